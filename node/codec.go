@@ -1,0 +1,213 @@
+package node
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"sync"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+// Marshaler is implemented by message types that bring their own encoding
+// (protobuf-generated types such as etcd's raftpb.Message). Their encoding
+// must be deterministic: equal values, equal bytes.
+type Marshaler interface {
+	Marshal() ([]byte, error)
+}
+
+// Unmarshaler is the decoding half of Marshaler, on the pointer type.
+type Unmarshaler interface {
+	Unmarshal([]byte) error
+}
+
+// CodecName identifies the encoding in trace headers.
+const CodecName = "cbor-core-deterministic/1"
+
+var (
+	encMode cbor.EncMode
+	decMode cbor.DecMode
+)
+
+func init() {
+	var err error
+	// Core deterministic encoding sorts map keys and uses shortest forms,
+	// which is what makes digests of equal messages equal.
+	if encMode, err = cbor.CoreDetEncOptions().EncMode(); err != nil {
+		panic(err)
+	}
+	if decMode, err = (cbor.DecOptions{MaxArrayElements: 1 << 24, MaxMapPairs: 1 << 24}).DecMode(); err != nil {
+		panic(err)
+	}
+}
+
+// Marshal encodes v canonically (deterministic CBOR). Handlers use it to
+// store structured values on Disk.
+func Marshal(v any) ([]byte, error) { return encMode.Marshal(v) }
+
+// Unmarshal decodes data produced by Marshal into v (a pointer).
+func Unmarshal(data []byte, v any) error { return decMode.Unmarshal(data, v) }
+
+type msgType struct {
+	name  string
+	typ   reflect.Type // the registered type (may be a pointer type)
+	own   bool         // encodes itself (Marshaler/Unmarshaler)
+	isPtr bool
+}
+
+// Codec maps registered message and input types to names and encodes their
+// values canonically. A system has one Codec; its names go into trace
+// headers so a trace can be decoded without guessing.
+type Codec struct {
+	mu     sync.RWMutex
+	byName map[string]*msgType
+	byType map[reflect.Type]*msgType
+}
+
+// NewCodec returns an empty codec.
+func NewCodec() *Codec {
+	return &Codec{byName: map[string]*msgType{}, byType: map[reflect.Type]*msgType{}}
+}
+
+// TypeName is the default name of a message type: its package name and type
+// name, e.g. "paxos.Collect" (pointers are named after their element).
+func TypeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Name() == "" {
+		return t.String()
+	}
+	pkg := t.PkgPath()
+	for i := len(pkg) - 1; i >= 0; i-- {
+		if pkg[i] == '/' {
+			pkg = pkg[i+1:]
+			break
+		}
+	}
+	if pkg == "" {
+		return t.Name()
+	}
+	return pkg + "." + t.Name()
+}
+
+// Register adds the type of sample under name (TypeName of it if name is
+// empty). Values received by handlers have exactly the registered type: a
+// struct registered by value arrives as a value, one registered by pointer
+// arrives as a pointer.
+func (c *Codec) Register(name string, sample any) error {
+	t := reflect.TypeOf(sample)
+	if t == nil {
+		return fmt.Errorf("register %q: nil sample", name)
+	}
+	if name == "" {
+		name = TypeName(t)
+	}
+	mt := &msgType{name: name, typ: t, isPtr: t.Kind() == reflect.Pointer}
+	base := t
+	if mt.isPtr {
+		base = t.Elem()
+	}
+	_, enc := reflect.New(base).Interface().(Marshaler)
+	_, dec := reflect.New(base).Interface().(Unmarshaler)
+	mt.own = enc && dec
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.byName[name]; ok && old.typ != t {
+		return fmt.Errorf("register %q: name already used by %v", name, old.typ)
+	}
+	if old, ok := c.byType[t]; ok && old.name != name {
+		return fmt.Errorf("register %v: already registered as %q", t, old.name)
+	}
+	c.byName[name] = mt
+	c.byType[t] = mt
+	return nil
+}
+
+// MustRegister is Register for package initialisation: it panics on error.
+func (c *Codec) MustRegister(samples ...any) *Codec {
+	for _, s := range samples {
+		if err := c.Register("", s); err != nil {
+			panic(err)
+		}
+	}
+	return c
+}
+
+// Names lists the registered names, sorted.
+func (c *Codec) Names() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	names := make([]string, 0, len(c.byName))
+	for n := range c.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Known reports whether name is registered.
+func (c *Codec) Known(name string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.byName[name]
+	return ok
+}
+
+// Encode returns the registered name of m's type and its canonical encoding.
+func (c *Codec) Encode(m Message) (string, []byte, error) {
+	t := reflect.TypeOf(m)
+	c.mu.RLock()
+	mt, ok := c.byType[t]
+	c.mu.RUnlock()
+	if !ok {
+		return "", nil, fmt.Errorf("message type %v is not registered with the system's codec", t)
+	}
+	if mt.own {
+		v := reflect.ValueOf(m)
+		if !mt.isPtr {
+			p := reflect.New(t)
+			p.Elem().Set(v)
+			v = p
+		}
+		b, err := v.Interface().(Marshaler).Marshal()
+		if err != nil {
+			return "", nil, fmt.Errorf("encode %s: %w", mt.name, err)
+		}
+		return mt.name, b, nil
+	}
+	b, err := encMode.Marshal(m)
+	if err != nil {
+		return "", nil, fmt.Errorf("encode %s: %w", mt.name, err)
+	}
+	return mt.name, b, nil
+}
+
+// Decode decodes a payload of the named type into a fresh value of the
+// registered type.
+func (c *Codec) Decode(name string, payload []byte) (Message, error) {
+	c.mu.RLock()
+	mt, ok := c.byName[name]
+	c.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("message type %q is not registered with the system's codec", name)
+	}
+	base := mt.typ
+	if mt.isPtr {
+		base = base.Elem()
+	}
+	p := reflect.New(base)
+	var err error
+	if mt.own {
+		err = p.Interface().(Unmarshaler).Unmarshal(payload)
+	} else {
+		err = decMode.Unmarshal(payload, p.Interface())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decode %s (%d bytes): %w", name, len(payload), err)
+	}
+	if mt.isPtr {
+		return p.Interface(), nil
+	}
+	return p.Elem().Interface(), nil
+}

@@ -1,0 +1,495 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/replaycheck/replaycheck/lamport"
+)
+
+// Source supplies the nondeterministic values a handler consumes. Each
+// driver has its own: the simulator's reads virtual time and the run's
+// seeded generator, the live runtime's reads the real clock and entropy, and
+// the replayer's serves back what the trace recorded. A Source that cannot
+// serve a value (a replay whose handler now asks for something the recording
+// does not have) panics with a *SourceError, which Dispatch returns.
+type Source interface {
+	Clock() int64                      // Unix ns
+	Seed() uint64                      // a per-event seed for Env.Rand
+	DiskGet(key string) ([]byte, bool) // a read of the node's durable store
+	CryptoRead(p []byte)               // bytes for a crypto/rand read
+}
+
+// SourceError is the panic value a Source uses to abort a dispatch.
+type SourceError struct{ Err error }
+
+func (e *SourceError) Error() string { return e.Err.Error() }
+func (e *SourceError) Unwrap() error { return e.Err }
+
+// Store is a node's durable key/value storage as a driver provides it.
+type Store interface {
+	Get(key string) ([]byte, bool)
+	Put(key string, value []byte)
+	Delete(key string)
+}
+
+// PanicError reports a handler that panicked during an event.
+type PanicError struct {
+	Node  ID
+	Seq   uint64
+	Kind  Kind
+	Value any
+	Stack string
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("node %s: handler panicked in %s event (seq %d): %v", e.Node, e.Kind, e.Seq, e.Value)
+}
+
+// PendingTimer is a timer set and neither fired nor cancelled.
+type PendingTimer struct {
+	ID   TimerID
+	Name string
+	Due  int64 // Unix ns
+}
+
+// Config builds an Instance.
+type Config struct {
+	ID      ID
+	Nodes   []ID           // every node of the system, including ID
+	New     func() Handler // the system's factory, bound to this node
+	Codec   *Codec
+	Store   Store // durable storage; writes go here
+	Verbose bool  // keep Debug-level log lines (otherwise Info and above)
+}
+
+// Instance is one node: its handler and runtime state. It is not safe for
+// concurrent use; drivers serialise events per node.
+type Instance struct {
+	id      ID
+	peers   []ID
+	known   map[ID]bool
+	factory func() Handler
+	codec   *Codec
+	store   Store
+	verbose bool
+
+	handler   Handler
+	up        bool
+	clock     lamport.Clock
+	seq       uint64
+	timers    map[TimerID]PendingTimer
+	nextTimer TimerID
+
+	// Valid during a dispatch only.
+	cur    *Event
+	src    Source
+	pcg    *rand.PCG
+	rnd    *rand.Rand
+	seeded bool
+	disk   diskView
+	log    *slog.Logger
+	digest *xxhash.Digest
+}
+
+// NewInstance builds a node that has not started yet; its first event must
+// be an init.
+func NewInstance(c Config) *Instance {
+	in := &Instance{
+		id:      c.ID,
+		known:   map[ID]bool{},
+		factory: c.New,
+		codec:   c.Codec,
+		store:   c.Store,
+		verbose: c.Verbose,
+		timers:  map[TimerID]PendingTimer{},
+		digest:  xxhash.New(),
+	}
+	for _, n := range c.Nodes {
+		in.known[n] = true
+		if n != c.ID {
+			in.peers = append(in.peers, n)
+		}
+	}
+	in.known[c.ID] = true
+	sort.Slice(in.peers, func(i, j int) bool { return in.peers[i] < in.peers[j] })
+	in.pcg = rand.NewPCG(0, 0)
+	in.rnd = rand.New(in.pcg)
+	in.disk.in = in
+	in.log = slog.New(&logHandler{in: in})
+	return in
+}
+
+// ID is the node's ID.
+func (in *Instance) ID() ID { return in.id }
+
+// Handler is the node's current handler (nil before init and while crashed).
+func (in *Instance) Handler() Handler { return in.handler }
+
+// Up reports whether the node is running (started and not crashed).
+func (in *Instance) Up() bool { return in.up }
+
+// Seq is the sequence number of the last event dispatched (0 before any).
+func (in *Instance) Seq() uint64 { return in.seq }
+
+// Lamport is the node's Lamport clock after its last event.
+func (in *Instance) Lamport() uint64 { return in.clock.Now() }
+
+// Store is the node's durable store.
+func (in *Instance) Store() Store { return in.store }
+
+// Codec is the system's codec.
+func (in *Instance) Codec() *Codec { return in.codec }
+
+// Timers lists pending timers, ordered by ID.
+func (in *Instance) Timers() []PendingTimer {
+	ts := make([]PendingTimer, 0, len(in.timers))
+	for _, t := range in.timers {
+		ts = append(ts, t)
+	}
+	slices.SortFunc(ts, func(a, b PendingTimer) int { return int(a.ID) - int(b.ID) })
+	return ts
+}
+
+// TimerPending reports whether timer id is still pending.
+func (in *Instance) TimerPending(id TimerID) bool {
+	_, ok := in.timers[id]
+	return ok
+}
+
+// Dispatch runs one event. The driver fills ev's inputs (Kind, Time, and
+// the message or timer fields); Dispatch sets Node, Seq and Lamport, runs
+// the handler with src supplying nondeterminism, and fills the consumed
+// values and effects. On error the instance must not be used further.
+func (in *Instance) Dispatch(ev *Event, src Source) (err error) {
+	if err := in.admit(ev); err != nil {
+		return err
+	}
+	ev.ResetOutputs()
+	ev.Node = in.id
+	in.seq++
+	ev.Seq = in.seq
+	if ev.Kind == KindRecv {
+		ev.Lamport = in.clock.Receive(ev.SendLamport)
+	} else {
+		ev.Lamport = in.clock.Tick()
+	}
+	in.cur, in.src, in.seeded = ev, src, false
+	in.digest.Reset()
+	defer func() {
+		if ev.DiskWrites > 0 {
+			ev.DiskDigest = in.digest.Sum64()
+		}
+		in.cur, in.src = nil, nil
+		if r := recover(); r != nil {
+			var se *SourceError
+			if e, ok := r.(error); ok && errors.As(e, &se) {
+				err = se.Err
+				return
+			}
+			err = &PanicError{Node: in.id, Seq: ev.Seq, Kind: ev.Kind, Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	switch ev.Kind {
+	case KindInit, KindRestart:
+		in.timers = map[TimerID]PendingTimer{}
+		in.nextTimer = 0
+		in.handler = in.factory()
+		in.up = true
+		in.handler.Init(in)
+	case KindCrash:
+		in.handler = nil
+		in.up = false
+		in.timers = map[TimerID]PendingTimer{}
+		in.nextTimer = 0
+	case KindRecv:
+		m, err := in.codec.Decode(ev.MsgType, ev.Payload)
+		if err != nil {
+			return fmt.Errorf("node %s seq %d: %w", in.id, ev.Seq, err)
+		}
+		in.handler.Receive(in, ev.From, m)
+	case KindTimer:
+		delete(in.timers, ev.TimerID)
+		in.handler.Timer(in, Timer{ID: ev.TimerID, Name: ev.TimerName})
+	case KindInput:
+		m, err := in.codec.Decode(ev.MsgType, ev.Payload)
+		if err != nil {
+			return fmt.Errorf("node %s seq %d: input: %w", in.id, ev.Seq, err)
+		}
+		in.handler.(Inputter).Input(in, m)
+	}
+	return nil
+}
+
+// admit checks that an event can happen in the node's current state.
+func (in *Instance) admit(ev *Event) error {
+	where := func(format string, args ...any) error {
+		return fmt.Errorf("node %s: %s event at seq %d: %s", in.id, ev.Kind, in.seq+1, fmt.Sprintf(format, args...))
+	}
+	switch ev.Kind {
+	case KindInit:
+		if in.seq != 0 {
+			return where("node already started")
+		}
+	case KindRestart:
+		if in.up {
+			return where("node is running (a restart follows a crash)")
+		}
+	case KindCrash:
+		if !in.up {
+			return where("node is not running")
+		}
+	case KindRecv, KindTimer, KindInput:
+		if !in.up {
+			return where("node is not running")
+		}
+		if ev.Kind == KindRecv && !in.known[ev.From] {
+			return where("sender %q is not a node of this system", ev.From)
+		}
+		if ev.Kind == KindTimer {
+			t, ok := in.timers[ev.TimerID]
+			if !ok {
+				return where("timer %d is not pending", ev.TimerID)
+			}
+			if ev.TimerName != t.Name {
+				return where("timer %d is named %q, not %q", ev.TimerID, t.Name, ev.TimerName)
+			}
+		}
+		if ev.Kind == KindInput {
+			if _, ok := in.handler.(Inputter); !ok {
+				return where("handler %T does not implement Input", in.handler)
+			}
+		}
+	default:
+		return where("invalid kind")
+	}
+	return nil
+}
+
+// The Instance is the Env of the event it is dispatching.
+
+func (in *Instance) active() *Event {
+	if in.cur == nil {
+		panic("node: Env used outside the event it was given to")
+	}
+	return in.cur
+}
+
+// Self implements Env.
+func (in *Instance) Self() ID { return in.id }
+
+// Peers implements Env.
+func (in *Instance) Peers() []ID { return slices.Clone(in.peers) }
+
+// Send implements Env.
+func (in *Instance) Send(to ID, m Message) {
+	ev := in.active()
+	if !in.known[to] {
+		panic(fmt.Sprintf("send %T to %q: not a node of this system", m, to))
+	}
+	name, payload, err := in.codec.Encode(m)
+	if err != nil {
+		panic(fmt.Sprintf("send to %s: %v", to, err))
+	}
+	ev.Sends = append(ev.Sends, Send{To: to, Type: name, Digest: xxhash.Sum64(payload), Payload: payload})
+}
+
+// After implements Env.
+func (in *Instance) After(d time.Duration, name string) TimerID {
+	ev := in.active()
+	d = max(d, 0)
+	in.nextTimer++
+	id := in.nextTimer
+	in.timers[id] = PendingTimer{ID: id, Name: name, Due: ev.Time + int64(d)}
+	ev.TimersSet = append(ev.TimersSet, TimerSet{ID: id, Name: name, After: d})
+	return id
+}
+
+// Cancel implements Env.
+func (in *Instance) Cancel(id TimerID) {
+	ev := in.active()
+	if _, ok := in.timers[id]; !ok {
+		return
+	}
+	delete(in.timers, id)
+	ev.TimersCancelled = append(ev.TimersCancelled, id)
+}
+
+// Now implements Env.
+func (in *Instance) Now() time.Time {
+	ev := in.active()
+	t := in.src.Clock()
+	ev.Nondet = append(ev.Nondet, Nondet{Kind: NondetClock, Int: t})
+	return time.Unix(0, t).UTC()
+}
+
+// Rand implements Env.
+func (in *Instance) Rand() *rand.Rand {
+	ev := in.active()
+	if !in.seeded {
+		seed := in.src.Seed()
+		ev.Nondet = append(ev.Nondet, Nondet{Kind: NondetSeed, Int: int64(seed)})
+		in.pcg.Seed(seed, seed^0x9e3779b97f4a7c15)
+		in.seeded = true
+	}
+	return in.rnd
+}
+
+// Disk implements Env.
+func (in *Instance) Disk() Disk {
+	in.active()
+	return &in.disk
+}
+
+// Log implements Env.
+func (in *Instance) Log() *slog.Logger {
+	in.active()
+	return in.log
+}
+
+// ReadCrypto serves a read of crypto/rand made by the handler during the
+// current event from the driver's Source and records it. It reports false
+// when no event is being dispatched.
+func (in *Instance) ReadCrypto(p []byte) bool {
+	if in.cur == nil {
+		return false
+	}
+	in.src.CryptoRead(p)
+	in.cur.Nondet = append(in.cur.Nondet, Nondet{Kind: NondetCrypto, Bytes: slices.Clone(p)})
+	return true
+}
+
+type diskView struct{ in *Instance }
+
+func (d *diskView) Get(key string) ([]byte, bool) {
+	ev := d.in.active()
+	v, ok := d.in.src.DiskGet(key)
+	v = slices.Clone(v)
+	ev.Nondet = append(ev.Nondet, Nondet{Kind: NondetDisk, Key: key, Found: ok, Bytes: v})
+	return slices.Clone(v), ok
+}
+
+func (d *diskView) Put(key string, value []byte) {
+	ev := d.in.active()
+	d.write(ev, 'P', key, value)
+	d.in.store.Put(key, slices.Clone(value))
+}
+
+func (d *diskView) Delete(key string) {
+	ev := d.in.active()
+	d.write(ev, 'D', key, nil)
+	d.in.store.Delete(key)
+}
+
+// write folds one write into the event's disk digest: op, key, value, each
+// length-prefixed so that different write sequences cannot collide by
+// concatenation.
+func (d *diskView) write(ev *Event, op byte, key string, value []byte) {
+	var hdr [17]byte
+	hdr[0] = op
+	putU64(hdr[1:], uint64(len(key)))
+	putU64(hdr[9:], uint64(len(value)))
+	d.in.digest.Write(hdr[:])
+	d.in.digest.WriteString(key)
+	d.in.digest.Write(value)
+	ev.DiskWrites++
+}
+
+func putU64(b []byte, v uint64) {
+	for i := range 8 {
+		b[i] = byte(v >> (8 * i))
+	}
+}
+
+// logHandler attaches log lines to the event being dispatched.
+type logHandler struct {
+	in    *Instance
+	attrs string
+}
+
+func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool {
+	return h.in.verbose || l >= slog.LevelInfo
+}
+
+func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
+	ev := h.in.cur
+	if ev == nil {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(h.attrs)
+	r.Attrs(func(a slog.Attr) bool {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.String())
+		return true
+	})
+	ev.Logs = append(ev.Logs, LogLine{Level: r.Level, Msg: r.Message, Attrs: b.String()})
+	return nil
+}
+
+func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	var b strings.Builder
+	b.WriteString(h.attrs)
+	for _, a := range as {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.String())
+	}
+	return &logHandler{in: h.in, attrs: b.String()}
+}
+
+func (h *logHandler) WithGroup(string) slog.Handler { return h }
+
+// MemStore is an in-memory Store: the simulator's disk (it outlives the
+// handler across a crash) and the replayer's.
+type MemStore struct {
+	m map[string][]byte
+}
+
+// NewMemStore returns an empty store.
+func NewMemStore() *MemStore { return &MemStore{m: map[string][]byte{}} }
+
+// Get implements Store.
+func (s *MemStore) Get(key string) ([]byte, bool) {
+	v, ok := s.m[key]
+	return v, ok
+}
+
+// Put implements Store.
+func (s *MemStore) Put(key string, value []byte) { s.m[key] = value }
+
+// Delete implements Store.
+func (s *MemStore) Delete(key string) { delete(s.m, key) }
+
+// Keys lists the stored keys, sorted.
+func (s *MemStore) Keys() []string {
+	ks := make([]string, 0, len(s.m))
+	for k := range s.m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Clone returns an independent copy (values are never mutated in place, so
+// they are shared).
+func (s *MemStore) Clone() *MemStore {
+	c := &MemStore{m: make(map[string][]byte, len(s.m))}
+	for k, v := range s.m {
+		c.m[k] = v
+	}
+	return c
+}
