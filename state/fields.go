@@ -1,0 +1,72 @@
+package state
+
+import (
+	"reflect"
+
+	"github.com/cespare/xxhash/v2"
+	"sync"
+	"time"
+)
+
+// field is one struct field that is part of the observed state.
+type field struct {
+	index int
+	name  string
+}
+
+// plan is what reflection needs to know about a struct type, computed once.
+type plan struct {
+	fields []field
+	id     uint64 // hash of the type's name, folded into state hashes
+}
+
+var planCache sync.Map // reflect.Type -> *plan
+
+// planOf returns the plan of struct type t: its observed fields are every
+// field except those tagged `replay:"-"` and blank ones.
+func planOf(t reflect.Type) *plan {
+	if p, ok := planCache.Load(t); ok {
+		return p.(*plan)
+	}
+	p := &plan{id: xxhash.Sum64String(t.String())}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Tag.Get("replay") == "-" || f.Name == "_" {
+			continue
+		}
+		p.fields = append(p.fields, field{index: i, name: f.Name})
+	}
+	planCache.Store(t, p)
+	return p
+}
+
+// fieldsOf lists the observed fields of struct type t.
+func fieldsOf(t reflect.Type) []field { return planOf(t).fields }
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// Internals of time.Time, read without unsafe so that times in unexported
+// fields and map values hash by instant, not by representation (monotonic
+// reading and location pointer are not part of the observed value).
+const (
+	hasMonotonic         = 1 << 63
+	nsecMask             = 1<<30 - 1
+	nsecShift            = 30
+	secondsPerDay  int64 = 86400
+	wallToInternal       = (1884*365 + 1884/4 - 1884/100 + 1884/400) * secondsPerDay
+	unixToInternal       = (1969*365 + 1969/4 - 1969/100 + 1969/400) * secondsPerDay
+)
+
+// timeInstant returns the Unix seconds and nanoseconds of a time.Time value
+// read field by field.
+func timeInstant(v reflect.Value) (sec int64, nsec int64) {
+	wall := v.Field(0).Uint()
+	ext := v.Field(1).Int()
+	nsec = int64(wall & nsecMask)
+	if wall&hasMonotonic != 0 {
+		sec = int64(wall<<1>>(nsecShift+1)) + wallToInternal
+	} else {
+		sec = ext
+	}
+	return sec - unixToInternal, nsec
+}

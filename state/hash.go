@@ -1,0 +1,317 @@
+package state
+
+import (
+	"encoding/binary"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// maxDepth bounds recursion through values that contain themselves without
+// a pointer (a slice of interfaces holding itself).
+const maxDepth = 4096
+
+// Hash returns a canonical 64-bit hash of v's observed state: equal states
+// hash equal regardless of map iteration order, pointer addresses or
+// allocation history, and aliasing (two fields pointing at one object) is
+// part of the state. v is usually a node's handler (a pointer to a struct).
+func Hash(v any) uint64 {
+	h := hasherPool.Get().(*hasher)
+	h.value(reflect.ValueOf(v), 0)
+	sum := h.sum()
+	h.reset()
+	hasherPool.Put(h)
+	return sum
+}
+
+var hasherPool = sync.Pool{New: func() any { return newHasher() }}
+
+func newHasher() *hasher {
+	return &hasher{d: xxhash.New(), buf: make([]byte, 0, hashBuf)}
+}
+
+// hashBuf is how much the hasher collects before feeding the digest: one
+// large write is much cheaper than many 9-byte ones.
+const hashBuf = 4096
+
+type refKey struct {
+	ptr uintptr
+	typ reflect.Type
+}
+
+type hasher struct {
+	d    *xxhash.Digest
+	seen map[refKey]uint64
+	buf  []byte
+	// scratch holds map entries being sorted, one slice per nesting level.
+	scratch [][]entry
+	depth   int
+}
+
+type entry struct{ k, v reflect.Value }
+
+func (h *hasher) flush() {
+	h.d.Write(h.buf)
+	h.buf = h.buf[:0]
+}
+
+func (h *hasher) sum() uint64 {
+	h.flush()
+	return h.d.Sum64()
+}
+
+func (h *hasher) reset() {
+	h.d.Reset()
+	h.buf = h.buf[:0]
+	clear(h.seen)
+	for i := range h.scratch {
+		clear(h.scratch[i])
+		h.scratch[i] = h.scratch[i][:0]
+	}
+}
+
+func (h *hasher) tag(b byte) {
+	if len(h.buf) >= hashBuf-16 {
+		h.flush()
+	}
+	h.buf = append(h.buf, b)
+}
+
+func (h *hasher) u64(b byte, x uint64) {
+	if len(h.buf) >= hashBuf-16 {
+		h.flush()
+	}
+	h.buf = append(h.buf, b)
+	h.buf = binary.LittleEndian.AppendUint64(h.buf, x)
+}
+
+func (h *hasher) raw(p string) {
+	if len(h.buf)+len(p) > hashBuf {
+		h.flush()
+		if len(p) > hashBuf/2 {
+			h.d.WriteString(p)
+			return
+		}
+	}
+	h.buf = append(h.buf, p...)
+}
+
+func (h *hasher) str(b byte, s string) {
+	h.u64(b, uint64(len(s)))
+	h.raw(s)
+}
+
+// ref reports whether the reference (pointer or map) was visited before,
+// hashing a back-reference to its first visit if so.
+func (h *hasher) ref(p uintptr, t reflect.Type) bool {
+	if h.seen == nil {
+		h.seen = map[refKey]uint64{}
+	}
+	k := refKey{p, t}
+	if n, ok := h.seen[k]; ok {
+		h.u64('@', n)
+		return true
+	}
+	h.seen[k] = uint64(len(h.seen))
+	return false
+}
+
+func (h *hasher) value(v reflect.Value, depth int) {
+	if depth > maxDepth {
+		h.tag('!')
+		return
+	}
+	if !v.IsValid() {
+		h.tag('0')
+		return
+	}
+	switch v.Kind() {
+	case reflect.Bool:
+		if v.Bool() {
+			h.tag('T')
+		} else {
+			h.tag('F')
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		h.u64('i', uint64(v.Int()))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		h.u64('u', v.Uint())
+	case reflect.Uintptr, reflect.UnsafePointer, reflect.Chan:
+		// Addresses and channels differ between runs of the same program.
+		h.tag('x')
+	case reflect.Float32, reflect.Float64:
+		h.u64('f', math.Float64bits(v.Float()))
+	case reflect.Complex64, reflect.Complex128:
+		c := v.Complex()
+		h.u64('c', math.Float64bits(real(c)))
+		h.u64('c', math.Float64bits(imag(c)))
+	case reflect.String:
+		h.str('s', v.String())
+	case reflect.Func:
+		if v.IsNil() {
+			h.tag('0')
+		} else {
+			h.tag('L')
+		}
+	case reflect.Pointer:
+		if v.IsNil() {
+			h.tag('0')
+			return
+		}
+		if h.ref(v.Pointer(), v.Type()) {
+			return
+		}
+		h.tag('*')
+		h.value(v.Elem(), depth+1)
+	case reflect.Interface:
+		if v.IsNil() {
+			h.tag('0')
+			return
+		}
+		e := v.Elem()
+		h.str('I', e.Type().String())
+		h.value(e, depth+1)
+	case reflect.Slice:
+		if v.IsNil() {
+			h.tag('0')
+			return
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			h.u64('b', uint64(v.Len()))
+			h.raw(string(v.Bytes()))
+			return
+		}
+		h.u64('[', uint64(v.Len()))
+		for i := range v.Len() {
+			h.value(v.Index(i), depth+1)
+		}
+	case reflect.Array:
+		h.u64('A', uint64(v.Len()))
+		for i := range v.Len() {
+			h.value(v.Index(i), depth+1)
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			h.tag('0')
+			return
+		}
+		if h.ref(v.Pointer(), v.Type()) {
+			return
+		}
+		h.u64('M', uint64(v.Len()))
+		es := h.sortedEntries(v)
+		for _, e := range es {
+			h.value(e.k, depth+1)
+			h.value(e.v, depth+1)
+		}
+		h.depth--
+	case reflect.Struct:
+		t := v.Type()
+		if t == timeType {
+			sec, nsec := timeInstant(v)
+			h.u64('t', uint64(sec))
+			h.u64('n', uint64(nsec))
+			return
+		}
+		p := planOf(t)
+		h.u64('S', p.id)
+		for _, f := range p.fields {
+			h.value(v.Field(f.index), depth+1)
+		}
+	}
+}
+
+// sortedEntries collects a map's entries in canonical key order into the
+// scratch slice of the current nesting level (released by the caller's
+// h.depth--).
+func (h *hasher) sortedEntries(m reflect.Value) []entry {
+	if h.depth == len(h.scratch) {
+		h.scratch = append(h.scratch, nil)
+	}
+	es := h.scratch[h.depth][:0]
+	it := m.MapRange()
+	for it.Next() {
+		es = append(es, entry{it.Key(), it.Value()})
+	}
+	h.scratch[h.depth] = es
+	h.depth++
+	if len(es) < 2 {
+		return es
+	}
+	switch m.Type().Key().Kind() {
+	case reflect.String:
+		slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.k.String(), b.k.String()) })
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		slices.SortFunc(es, func(a, b entry) int { return cmp3(a.k.Int(), b.k.Int()) })
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		slices.SortFunc(es, func(a, b entry) int { return cmp3(a.k.Uint(), b.k.Uint()) })
+	default:
+		// Rare key kinds (structs, arrays, floats, bools, pointers)
+		// take the general path.
+		for i, k := range SortedKeys(m) {
+			es[i] = entry{k, m.MapIndex(k)}
+		}
+	}
+	return es
+}
+
+// SortedKeys returns a map's keys in canonical order: natural order for
+// strings, numbers and booleans, and the order of their canonical hashes
+// for everything else.
+func SortedKeys(m reflect.Value) []reflect.Value {
+	keys := m.MapKeys()
+	if len(keys) < 2 {
+		return keys
+	}
+	switch m.Type().Key().Kind() {
+	case reflect.String:
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp3(a.Int(), b.Int()) })
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp3(a.Uint(), b.Uint()) })
+	case reflect.Float32, reflect.Float64:
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp3(a.Float(), b.Float()) })
+	case reflect.Bool:
+		slices.SortFunc(keys, func(a, b reflect.Value) int {
+			return cmp3(boolInt(a.Bool()), boolInt(b.Bool()))
+		})
+	default:
+		type keyed struct {
+			h uint64
+			k reflect.Value
+		}
+		ks := make([]keyed, len(keys))
+		for i, k := range keys {
+			sub := newHasher()
+			sub.value(k, 0)
+			ks[i] = keyed{sub.sum(), k}
+		}
+		slices.SortFunc(ks, func(a, b keyed) int { return cmp3(a.h, b.h) })
+		for i := range ks {
+			keys[i] = ks[i].k
+		}
+	}
+	return keys
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func cmp3[T int64 | uint64 | float64 | int](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,180 @@
+// Package system describes a distributed program to the drivers: how to
+// build its nodes, which message types it uses, which seeded bugs it has and
+// how the simulator exercises it. Bundled examples and users' own systems
+// register the same way, in a Registry the CLI is given.
+package system
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+)
+
+// Config is what a system's factory is told about the run. It is stored in
+// every trace header, so a replay rebuilds nodes exactly as recorded.
+type Config struct {
+	Bug    string            // "none" or one of the system's Bugs
+	Nodes  []node.ID         // every node of the run, sorted
+	Params map[string]string // system-specific settings (recorded verbatim)
+}
+
+// Param returns a parameter or def when it is unset.
+func (c Config) Param(name, def string) string {
+	if v, ok := c.Params[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Bug is a seeded defect a system can be built with.
+type Bug struct {
+	Name    string
+	Summary string
+}
+
+// SimDefaults are a system's default simulation settings; command-line flags
+// override them.
+type SimDefaults struct {
+	Nodes      int
+	LatencyMin time.Duration
+	LatencyMax time.Duration
+	Drop       float64 // probability a message is lost
+	Dup        float64 // probability a message is delivered twice
+	Churn      float64 // crashes per node per virtual second (0: none)
+	DownMin    time.Duration
+	DownMax    time.Duration
+	Steps      int           // stop after this many events
+	Time       time.Duration // stop at this virtual time
+}
+
+// Controller is what a scenario drives. The simulator implements it.
+// Everything a scenario schedules happens in virtual time, as events of the
+// recorded run.
+type Controller interface {
+	Nodes() []node.ID
+	Config() Config
+	// Now is the virtual time since the start of the run.
+	Now() time.Duration
+	// Rand is the scenario's generator, derived from the run's seed.
+	Rand() *rand.Rand
+	// At runs fn at virtual time t (now if t is in the past).
+	At(t time.Duration, fn func())
+	// Input delivers an external request to a node now.
+	Input(id node.ID, m node.Message)
+	// Crash and Restart a node now.
+	Crash(id node.ID)
+	Restart(id node.ID)
+	// Partition splits the network: messages between different groups are
+	// dropped, including those in flight. Nodes in no group form one more
+	// group. Heal removes the partition.
+	Partition(groups ...[]node.ID)
+	Heal()
+	// Handler returns a node's handler for inspection (nil while down).
+	Handler(id node.ID) node.Handler
+	// StopWhen ends the run after the first event at which cond holds.
+	StopWhen(cond func() bool)
+	// Stop ends the run now.
+	Stop()
+}
+
+// System is one distributed program.
+type System struct {
+	Name    string
+	Summary string
+	// Codec registers every message and input type the system uses.
+	Codec *node.Codec
+	// New builds a fresh handler for node id, at first start and at every
+	// restart. It must be deterministic given its arguments.
+	New func(id node.ID, cfg Config) node.Handler
+	// Bugs lists seeded defects; "none" (the correct program) is implied.
+	Bugs []Bug
+	// NodeName names the i-th node (0-based) of a simulated run; default
+	// "n1", "n2", ...
+	NodeName func(i int) node.ID
+	// Sim holds the default simulation settings.
+	Sim SimDefaults
+	// Scenario drives a simulated run (inputs, faults, a stop condition).
+	// Random churn, when enabled, runs in addition to it.
+	Scenario func(ctl Controller)
+}
+
+// BugNames lists the valid --bug values: "none" first, then the system's.
+func (s *System) BugNames() []string {
+	names := []string{"none"}
+	for _, b := range s.Bugs {
+		names = append(names, b.Name)
+	}
+	return names
+}
+
+// CheckBug returns an error listing the valid names when bug is not one.
+func (s *System) CheckBug(bug string) error {
+	if slices.Contains(s.BugNames(), bug) {
+		return nil
+	}
+	return fmt.Errorf("system %s has no bug %q (valid: %s)", s.Name, bug, strings.Join(s.BugNames(), ", "))
+}
+
+// NodeIDs names the nodes of an n-node simulated run, sorted.
+func (s *System) NodeIDs(n int) []node.ID {
+	ids := make([]node.ID, n)
+	for i := range ids {
+		if s.NodeName != nil {
+			ids[i] = s.NodeName(i)
+		} else {
+			ids[i] = node.ID(fmt.Sprintf("n%d", i+1))
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// Registry holds the systems a replay binary knows.
+type Registry struct {
+	systems map[string]*System
+}
+
+// NewRegistry returns a registry holding systems.
+func NewRegistry(systems ...*System) *Registry {
+	r := &Registry{systems: map[string]*System{}}
+	for _, s := range systems {
+		r.Register(s)
+	}
+	return r
+}
+
+// Register adds a system; a second system with the same name panics, since
+// that is a programming error in the binary's main.
+func (r *Registry) Register(s *System) {
+	if _, dup := r.systems[s.Name]; dup {
+		panic(fmt.Sprintf("system %q registered twice", s.Name))
+	}
+	r.systems[s.Name] = s
+}
+
+// Names lists registered systems, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.systems))
+	for n := range r.systems {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup finds a system by name, with an error listing the known ones.
+func (r *Registry) Lookup(name string) (*System, error) {
+	if s, ok := r.systems[name]; ok {
+		return s, nil
+	}
+	known := r.Names()
+	if len(known) == 0 {
+		return nil, fmt.Errorf("unknown system %q: this binary registers no systems", name)
+	}
+	return nil, fmt.Errorf("unknown system %q (known: %s)", name, strings.Join(known, ", "))
+}
