@@ -1,0 +1,213 @@
+// Package record is the trace format: an lz4 frame stream of length-prefixed
+// records (a header, one record per event, gaps, an end marker), a Writer
+// that keeps compression off the caller's path, and a Reader that recovers
+// every complete record of a damaged file and says what was lost and where.
+// docs/trace-format.md is the specification; this package implements it.
+package record
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"github.com/replaycheck/replaycheck/node"
+)
+
+// Format constants. Version changes when the layout of existing records
+// changes; new header keys and new optional record types do not change it.
+const (
+	Magic   = "replaycheck-trace"
+	Version = 1
+	// MaxRecord caps one record's length, so a damaged or hostile length
+	// cannot make a reader allocate without bound.
+	MaxRecord = 64 << 20
+)
+
+// Record type bytes. Types with the high bit set are optional extensions a
+// reader may skip; any other unknown type is an error.
+const (
+	TypeHeader byte = 'H'
+	TypeEvent  byte = 'E'
+	TypeGap    byte = 'G'
+	TypeEnd    byte = 'Z'
+
+	optionalBit byte = 0x80
+)
+
+// Header opens every segment of a trace. A file holds one segment per
+// writer session: a live node restarted with the same trace file appends a
+// new segment.
+type Header struct {
+	Magic   string `cbor:"magic"`
+	Version int    `cbor:"version"`
+	System  string `cbor:"system"`
+	// Nodes lists every node of the system, sorted; event records name
+	// nodes by their index in it.
+	Nodes []node.ID `cbor:"nodes"`
+	// Recorded lists the nodes whose events this segment holds.
+	Recorded []node.ID `cbor:"recorded"`
+	// Config is the system configuration the nodes were built with.
+	Bug    string            `cbor:"bug"`
+	Params map[string]string `cbor:"params,omitempty"`
+	// Run describes how the trace was made (seed, network settings, ...).
+	Run map[string]string `cbor:"run,omitempty"`
+	// Codec names the message encoding; Types is the message type table
+	// event records index into.
+	Codec string   `cbor:"codec"`
+	Types []string `cbor:"types"`
+	// Driver is "sim", "live" or "merge".
+	Driver string `cbor:"driver"`
+	// Start is the time origin (Unix ns); the first event's time is
+	// encoded relative to it.
+	Start int64 `cbor:"start"`
+	// Segment numbers the writer sessions of one file, from 0.
+	Segment int `cbor:"segment"`
+	// StateHashes says whether event records carry state hashes.
+	StateHashes bool `cbor:"state_hashes"`
+}
+
+// Gap says events of a node were not recorded (the recorder degraded: a
+// full disk, a slow disk, memory pressure). Seqs From..To (inclusive) are
+// missing; To is 0 when recording stopped for good.
+type Gap struct {
+	Node   node.ID `cbor:"node"`
+	From   uint64  `cbor:"from"`
+	To     uint64  `cbor:"to"`
+	Reason string  `cbor:"reason"`
+}
+
+// End closes a segment that its writer closed cleanly.
+type End struct {
+	Reason string `cbor:"reason"`
+	Events uint64 `cbor:"events"`
+	Time   int64  `cbor:"time"` // Unix ns at the end of the run
+	// Stats are the driver's counters (messages sent, dropped, ...).
+	Stats map[string]int64 `cbor:"stats,omitempty"`
+}
+
+var headerEnc cbor.EncMode
+
+func init() {
+	var err error
+	if headerEnc, err = cbor.CoreDetEncOptions().EncMode(); err != nil {
+		panic(err)
+	}
+}
+
+// encoder appends the binary encoding of records.
+type encoder struct {
+	b []byte
+}
+
+func (e *encoder) uvarint(x uint64) { e.b = binary.AppendUvarint(e.b, x) }
+func (e *encoder) varint(x int64)   { e.b = binary.AppendVarint(e.b, x) }
+func (e *encoder) byte1(x byte)     { e.b = append(e.b, x) }
+func (e *encoder) u64(x uint64)     { e.b = binary.LittleEndian.AppendUint64(e.b, x) }
+func (e *encoder) bytes(p []byte) {
+	e.uvarint(uint64(len(p)))
+	e.b = append(e.b, p...)
+}
+func (e *encoder) str(s string) {
+	e.uvarint(uint64(len(s)))
+	e.b = append(e.b, s...)
+}
+
+var errShort = errors.New("record body ends early")
+
+// decoder reads a record body; the first error sticks.
+type decoder struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *decoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	x, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail(errShort)
+		return 0
+	}
+	d.off += n
+	return x
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	x, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		d.fail(errShort)
+		return 0
+	}
+	d.off += n
+	return x
+}
+
+func (d *decoder) byte1() byte {
+	if d.err != nil || d.off >= len(d.b) {
+		d.fail(errShort)
+		return 0
+	}
+	d.off++
+	return d.b[d.off-1]
+}
+
+func (d *decoder) u64() uint64 {
+	if d.err != nil || len(d.b)-d.off < 8 {
+		d.fail(errShort)
+		return 0
+	}
+	x := binary.LittleEndian.Uint64(d.b[d.off:])
+	d.off += 8
+	return x
+}
+
+// raw returns a length-prefixed byte string, aliasing the record buffer.
+func (d *decoder) raw() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)-d.off) {
+		d.fail(errShort)
+		return nil
+	}
+	p := d.b[d.off : d.off+int(n)]
+	d.off += int(n)
+	return p
+}
+
+func (d *decoder) bytes() []byte {
+	p := d.raw()
+	if p == nil {
+		return nil
+	}
+	return append([]byte(nil), p...)
+}
+
+func (d *decoder) str() string { return string(d.raw()) }
+
+// count reads a list length, bounded by what the remaining body could hold
+// (every element takes at least one byte), so a damaged count cannot make
+// the reader allocate without bound.
+func (d *decoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)-d.off) || n > math.MaxInt32 {
+		d.fail(fmt.Errorf("list of %d elements in %d remaining bytes", n, len(d.b)-d.off))
+		return 0
+	}
+	return int(n)
+}

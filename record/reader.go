@@ -1,0 +1,399 @@
+package record
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/fxamacker/cbor/v2"
+	"github.com/pierrec/lz4/v4"
+
+	"github.com/replaycheck/replaycheck/node"
+)
+
+// RecordKind says what Reader.Next read.
+type RecordKind int
+
+// The record kinds Next returns.
+const (
+	RecEvent RecordKind = iota + 1
+	RecHeader
+	RecGap
+	RecEnd
+)
+
+// ErrNotTrace is wrapped by errors about input that is not a trace at all.
+var ErrNotTrace = errors.New("not a replaycheck trace")
+
+// DamageError describes a trace that could not be read to its end. Every
+// complete record before the damage was returned.
+type DamageError struct {
+	File      string
+	Truncated bool  // the file ends inside a block or record (vs corrupt data)
+	Offset    int64 // compressed offset from which nothing could be decoded
+	Size      int64 // file size (-1 if unknown)
+	Records   int   // complete records recovered
+	LastNode  node.ID
+	LastSeq   uint64
+	Cause     error
+}
+
+func (e *DamageError) Error() string {
+	what := "corrupt"
+	if e.Truncated {
+		what = "truncated"
+	}
+	lost := "the rest of the file"
+	if e.Size >= 0 {
+		lost = fmt.Sprintf("%d bytes", e.Size-e.Offset)
+	}
+	last := "no event"
+	if e.LastNode != "" {
+		last = fmt.Sprintf("the last event %s seq %d", e.LastNode, e.LastSeq)
+	}
+	return fmt.Sprintf("%s: trace %s: %s from byte offset %d could not be decoded (%v); %d complete records recovered, %s",
+		e.File, what, lost, e.Offset, e.Cause, e.Records, last)
+}
+
+func (e *DamageError) Unwrap() error { return e.Cause }
+
+// counter counts the compressed bytes the lz4 decoder consumed.
+type counter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// blocks remembers the compressed offset at the end of the last block the
+// lz4 decoder decoded without error: it consumes a whole block (and its
+// checksum) before it hands out any of it, and calls done as it does.
+type blocks struct {
+	cnt      *counter
+	lastGood int64
+}
+
+func (b *blocks) done(int) { b.lastGood = b.cnt.n }
+
+// Reader streams the records of a trace.
+type Reader struct {
+	name string
+	size int64
+	cnt  *counter
+	blk  *blocks
+	br   *bufio.Reader
+
+	first    *Header
+	hdr      *Header
+	tab      *tables
+	segments int
+	lastTime int64
+	buf      []byte
+
+	records   int
+	raw       int64 // decompressed bytes of complete records
+	lastNode  node.ID
+	lastSeq   uint64
+	ended     bool // the current segment has its end record
+	midRecord bool // the last read stopped inside a record
+	gap       Gap
+	end       End
+	err       error
+}
+
+// NewReader reads the header of the trace in r. name is used in errors;
+// size is the file size, or -1 if unknown.
+func NewReader(r io.Reader, name string, size int64) (*Reader, error) {
+	cnt := &counter{r: r}
+	blk := &blocks{cnt: cnt}
+	zr := lz4.NewReader(cnt)
+	if err := zr.Apply(lz4.ConcurrencyOption(1), lz4.OnBlockDoneOption(blk.done)); err != nil {
+		return nil, err
+	}
+	rd := &Reader{name: name, size: size, cnt: cnt, blk: blk, br: bufio.NewReaderSize(zr, 64<<10)}
+	typ, body, err := rd.readRecord()
+	if err != nil {
+		if errors.Is(err, io.EOF) && cnt.n == 0 {
+			return nil, fmt.Errorf("%s: %w: the file is empty", name, ErrNotTrace)
+		}
+		var de *DamageError
+		if errors.As(err, &de) && de.Offset == 0 {
+			return nil, fmt.Errorf("%s: %w: %v", name, ErrNotTrace, de.Cause)
+		}
+		return nil, fmt.Errorf("%s: %w: %v", name, ErrNotTrace, err)
+	}
+	if typ != TypeHeader {
+		return nil, fmt.Errorf("%s: %w: the first record is not a header", name, ErrNotTrace)
+	}
+	if err := rd.startSegment(body); err != nil {
+		return nil, err
+	}
+	rd.first = rd.hdr
+	return rd, nil
+}
+
+func (r *Reader) startSegment(body []byte) error {
+	var h Header
+	if err := cbor.Unmarshal(body, &h); err != nil {
+		return fmt.Errorf("%s: %w: unreadable header: %v", r.name, ErrNotTrace, err)
+	}
+	if h.Magic != Magic {
+		return fmt.Errorf("%s: %w: header magic %q", r.name, ErrNotTrace, h.Magic)
+	}
+	if h.Version != Version {
+		return fmt.Errorf("%s: trace format version %d is not supported (this build reads version %d)", r.name, h.Version, Version)
+	}
+	if r.first != nil {
+		if h.System != r.first.System {
+			return fmt.Errorf("%s: segment %d records system %q, the file's first segment %q", r.name, h.Segment, h.System, r.first.System)
+		}
+	}
+	r.hdr = &h
+	r.tab = newTables(&h)
+	r.lastTime = h.Start
+	r.segments++
+	r.ended = false
+	return nil
+}
+
+// readRecord reads one record's type and body (valid until the next call).
+func (r *Reader) readRecord() (byte, []byte, error) {
+	n, err := r.readUvarint()
+	if err != nil {
+		if err == io.EOF {
+			return 0, nil, io.EOF
+		}
+		// The file ends exactly after a block that ended a record: a
+		// writer that flushed and was never closed (a killed process).
+		// Nothing is lost; the segment is just not ended.
+		if errors.Is(err, io.ErrUnexpectedEOF) && r.cnt.n == r.blk.lastGood && !r.midRecord {
+			return 0, nil, io.EOF
+		}
+		return 0, nil, r.damage(err)
+	}
+	if n == 0 || n > MaxRecord {
+		return 0, nil, r.damage(fmt.Errorf("record length %d outside 1..%d", n, MaxRecord))
+	}
+	// Grow the buffer as data arrives, so a damaged length costs no more
+	// memory than the data actually present.
+	r.buf = r.buf[:0]
+	for remaining := int(n); remaining > 0; {
+		chunk := min(remaining, 1<<20)
+		start := len(r.buf)
+		r.buf = append(r.buf, make([]byte, chunk)...)
+		if _, err := io.ReadFull(r.br, r.buf[start:]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, nil, r.damage(err)
+		}
+		remaining -= chunk
+	}
+	r.raw += int64(uvarintLen(n)) + int64(n)
+	return r.buf[0], r.buf[1:], nil
+}
+
+func (r *Reader) readUvarint() (uint64, error) {
+	var x uint64
+	var s uint
+	r.midRecord = false
+	for i := 0; i < 10; i++ {
+		b, err := r.br.ReadByte()
+		if err != nil {
+			if i > 0 {
+				r.midRecord = true
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+			}
+			return 0, err
+		}
+		if b < 0x80 {
+			if i == 9 && b > 1 {
+				return 0, errors.New("record length overflows 64 bits")
+			}
+			return x | uint64(b)<<s, nil
+		}
+		x |= uint64(b&0x7f) << s
+		s += 7
+	}
+	return 0, errors.New("record length overflows 64 bits")
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+func (r *Reader) damage(cause error) error {
+	truncated := errors.Is(cause, io.ErrUnexpectedEOF) || errors.Is(cause, io.EOF)
+	off := r.blk.lastGood
+	return &DamageError{File: r.name, Truncated: truncated, Offset: off, Size: r.size,
+		Records: r.records, LastNode: r.lastNode, LastSeq: r.lastSeq, Cause: cause}
+}
+
+// Header is the header of the segment being read.
+func (r *Reader) Header() *Header { return r.hdr }
+
+// First is the header of the file's first segment.
+func (r *Reader) First() *Header { return r.first }
+
+// Gap is the gap record Next last returned.
+func (r *Reader) Gap() Gap { return r.gap }
+
+// End is the end record Next last returned.
+func (r *Reader) End() End { return r.end }
+
+// Ended reports whether the last segment read so far was closed cleanly.
+func (r *Reader) Ended() bool { return r.ended }
+
+// Records counts the complete records read, headers included.
+func (r *Reader) Records() int { return r.records }
+
+// Raw is the number of decompressed bytes read.
+func (r *Reader) Raw() int64 { return r.raw }
+
+// Compressed is the number of file bytes consumed so far.
+func (r *Reader) Compressed() int64 { return r.cnt.n }
+
+// Next reads the next record. An event is decoded into ev. At the end of
+// the file Next returns io.EOF; on damage, a *DamageError, and again on
+// every later call.
+func (r *Reader) Next(ev *node.Event) (RecordKind, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	for {
+		typ, body, err := r.readRecord()
+		if err != nil {
+			r.err = err
+			return 0, err
+		}
+		r.records++
+		switch typ {
+		case TypeEvent:
+			d := decoder{b: body}
+			if err := decodeEvent(&d, r.tab, ev, r.lastTime); err != nil {
+				r.records--
+				r.err = r.damage(fmt.Errorf("malformed event record after %s seq %d: %w", r.lastNode, r.lastSeq, err))
+				return 0, r.err
+			}
+			r.lastTime = ev.Time
+			r.lastNode, r.lastSeq = ev.Node, ev.Seq
+			return RecEvent, nil
+		case TypeHeader:
+			if err := r.startSegment(body); err != nil {
+				r.err = r.damage(err)
+				return 0, r.err
+			}
+			return RecHeader, nil
+		case TypeGap:
+			r.gap = Gap{}
+			if err := cbor.Unmarshal(body, &r.gap); err != nil {
+				r.err = r.damage(fmt.Errorf("malformed gap record: %w", err))
+				return 0, r.err
+			}
+			return RecGap, nil
+		case TypeEnd:
+			r.end = End{}
+			if err := cbor.Unmarshal(body, &r.end); err != nil {
+				r.err = r.damage(fmt.Errorf("malformed end record: %w", err))
+				return 0, r.err
+			}
+			r.ended = true
+			return RecEnd, nil
+		default:
+			if typ&optionalBit != 0 {
+				continue
+			}
+			r.records--
+			r.err = r.damage(fmt.Errorf("unknown record type 0x%02x", typ))
+			return 0, r.err
+		}
+	}
+}
+
+// File is a whole trace file read into memory.
+type File struct {
+	Path     string
+	Header   *Header   // the first segment's
+	Segments []*Header // every segment's, in order
+	Events   []*node.Event
+	Gaps     []Gap
+	Ends     []End
+	// Ended reports whether the last segment has its end record (a
+	// writer that was killed leaves none).
+	Ended bool
+	Size  int64 // bytes on disk
+	Raw   int64 // decompressed bytes of complete records
+	// Damage is set when the file could not be read to its end; Events
+	// then holds every complete event before the damage.
+	Damage *DamageError
+}
+
+// ReadFile reads a whole trace. The error is for files that are not traces
+// at all (or unreadable); damage past the header is reported in File.Damage.
+func ReadFile(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory, not a trace file", path)
+	}
+	return Read(f, path, st.Size())
+}
+
+// Read reads a whole trace from r (see ReadFile).
+func Read(r io.Reader, name string, size int64) (*File, error) {
+	rd, err := NewReader(r, name, size)
+	if err != nil {
+		return nil, err
+	}
+	tf := &File{Path: name, Header: rd.First(), Segments: []*Header{rd.First()}, Size: size}
+	for {
+		ev := new(node.Event)
+		kind, err := rd.Next(ev)
+		if err != nil {
+			if err != io.EOF {
+				var de *DamageError
+				if !errors.As(err, &de) {
+					return nil, err
+				}
+				tf.Damage = de
+			}
+			break
+		}
+		switch kind {
+		case RecEvent:
+			tf.Events = append(tf.Events, ev)
+		case RecHeader:
+			tf.Segments = append(tf.Segments, rd.Header())
+		case RecGap:
+			tf.Gaps = append(tf.Gaps, rd.Gap())
+		case RecEnd:
+			tf.Ends = append(tf.Ends, rd.End())
+		}
+	}
+	tf.Ended = rd.Ended()
+	tf.Raw = rd.Raw()
+	if size < 0 {
+		tf.Size = rd.Compressed()
+	}
+	return tf, nil
+}
