@@ -1,0 +1,566 @@
+// Package sim is the discrete-event simulator driver: every node of a
+// system in one process, virtual time, one seed for every choice (latency,
+// loss, duplication, churn, handler randomness), partitions and
+// crash/restart faults. Every run is recorded, and the same seed yields a
+// byte-identical trace.
+package sim
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/state"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// Epoch is virtual time zero, as Env.Now reports it.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+
+// Config is one simulated run. Zero fields take the system's defaults
+// (WithDefaults); Drop, Dup and Churn use negative values for "default".
+type Config struct {
+	Seed       uint64
+	Nodes      int
+	Steps      int           // stop after this many events
+	Time       time.Duration // stop at this virtual time
+	LatencyMin time.Duration
+	LatencyMax time.Duration
+	Drop       float64
+	Dup        float64
+	Churn      float64 // crashes per node per virtual second
+	DownMin    time.Duration
+	DownMax    time.Duration
+	MaxDown    int // at most this many nodes down at once (churn only); default a minority
+	Bug        string
+	Params     map[string]string
+	// NoStateHashes leaves per-event state hashes out of the trace.
+	NoStateHashes bool
+	// Log receives handler log lines; nil discards them.
+	Log io.Writer
+	// Observe is called after every event, in dispatch order, with the
+	// node that ran it. An error stops the run and is returned.
+	Observe func(ev *node.Event, in *node.Instance) error
+	// Progress is called every few thousand events.
+	Progress func(steps int, now time.Duration)
+}
+
+// Unset marks a float setting that should take the system's default.
+const Unset = -1.0
+
+// DefaultConfig returns a config whose every setting takes the system's
+// default.
+func DefaultConfig() Config {
+	return Config{Drop: Unset, Dup: Unset, Churn: Unset}
+}
+
+// WithDefaults fills unset fields from the system's defaults.
+func (c Config) WithDefaults(sys *system.System) Config {
+	d := sys.Sim
+	setInt := func(v *int, def, fallback int) {
+		if *v <= 0 {
+			*v = def
+		}
+		if *v <= 0 {
+			*v = fallback
+		}
+	}
+	setDur := func(v *time.Duration, def, fallback time.Duration) {
+		if *v <= 0 {
+			*v = def
+		}
+		if *v <= 0 {
+			*v = fallback
+		}
+	}
+	setInt(&c.Nodes, d.Nodes, 3)
+	setInt(&c.Steps, d.Steps, 100_000)
+	setDur(&c.Time, d.Time, time.Minute)
+	setDur(&c.LatencyMin, d.LatencyMin, time.Millisecond)
+	setDur(&c.LatencyMax, d.LatencyMax, 10*time.Millisecond)
+	setDur(&c.DownMin, d.DownMin, 50*time.Millisecond)
+	setDur(&c.DownMax, d.DownMax, 500*time.Millisecond)
+	if c.Drop < 0 {
+		c.Drop = d.Drop
+	}
+	if c.Dup < 0 {
+		c.Dup = d.Dup
+	}
+	if c.Churn < 0 {
+		c.Churn = d.Churn
+	}
+	if c.MaxDown <= 0 {
+		c.MaxDown = max(1, (c.Nodes-1)/2)
+	}
+	if c.Bug == "" {
+		c.Bug = "none"
+	}
+	c.LatencyMax = max(c.LatencyMax, c.LatencyMin)
+	c.DownMax = max(c.DownMax, c.DownMin)
+	return c
+}
+
+// Validate reports a setting no run can use.
+func (c Config) Validate() error {
+	switch {
+	case c.Nodes < 1:
+		return fmt.Errorf("--nodes %d: need at least one node", c.Nodes)
+	case c.Drop < 0 || c.Drop > 1:
+		return fmt.Errorf("--drop %v: a probability is between 0 and 1", c.Drop)
+	case c.Dup < 0 || c.Dup > 1:
+		return fmt.Errorf("--dup %v: a probability is between 0 and 1", c.Dup)
+	case c.Churn < 0 || math.IsInf(c.Churn, 0) || math.IsNaN(c.Churn):
+		return fmt.Errorf("--churn %v: a rate is 0 or more", c.Churn)
+	}
+	return nil
+}
+
+// Result summarises a finished run.
+type Result struct {
+	Steps  int
+	Time   time.Duration
+	Reason string
+	Stats  Stats
+}
+
+// Stats count what the network and the fault injector did.
+type Stats struct {
+	Sent, Delivered, Lost, Partitioned, ToDownNode, Duplicated int64
+	Crashes, Restarts, InputsLost                              int64
+}
+
+func (s Stats) asMap() map[string]int64 {
+	return map[string]int64{
+		"sent": s.Sent, "delivered": s.Delivered, "lost": s.Lost, "partitioned": s.Partitioned,
+		"to_down_node": s.ToDownNode, "duplicated": s.Duplicated, "crashes": s.Crashes,
+		"restarts": s.Restarts, "inputs_lost": s.InputsLost,
+	}
+}
+
+type simNode struct {
+	id          node.ID
+	inst        *node.Instance
+	store       *node.MemStore
+	incarnation int
+	src         source
+}
+
+// Sim is one run in progress. It implements system.Controller for the
+// system's scenario.
+type Sim struct {
+	sys      *system.System
+	cfg      Config
+	sysCfg   system.Config
+	ids      []node.ID
+	nodes    map[node.ID]*simNode
+	net      *rand.Rand // network, churn and handler seeds
+	scenRand *rand.Rand // the scenario's own stream
+	queue    queue
+	qseq     uint64
+	now      int64 // virtual ns since Epoch
+	steps    int
+	w        *record.Writer
+	groups   map[node.ID]int // partition: group of each node; nil when healed
+	down     int
+	stops    []func() bool
+	stopped  string
+	stats    Stats
+	err      error
+}
+
+// Run simulates sys under cfg (after WithDefaults) and writes the trace to
+// out.
+func Run(sys *system.System, cfg Config, out io.Writer) (*Result, error) {
+	if err := sys.CheckBug(cfg.Bug); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Sim{
+		sys:      sys,
+		cfg:      cfg,
+		ids:      sys.NodeIDs(cfg.Nodes),
+		nodes:    map[node.ID]*simNode{},
+		net:      rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
+		scenRand: rand.New(rand.NewPCG(cfg.Seed, 0x5ce7)),
+	}
+	s.sysCfg = system.Config{Bug: cfg.Bug, Nodes: s.ids, Params: cfg.Params}
+	h := record.Header{
+		System: sys.Name, Nodes: s.ids, Recorded: s.ids, Bug: cfg.Bug, Params: cfg.Params,
+		Run:   cfg.runParams(),
+		Types: sys.Codec.Names(), Driver: "sim", Start: Epoch, StateHashes: !cfg.NoStateHashes,
+	}
+	w, err := record.NewWriter(out, h, record.WriterOptions{})
+	if err != nil {
+		return nil, err
+	}
+	s.w = w
+	for _, id := range s.ids {
+		sn := &simNode{id: id, store: node.NewMemStore()}
+		sn.src = source{s: s, n: sn}
+		sn.inst = node.NewInstance(node.Config{
+			ID: id, Nodes: s.ids, Codec: sys.Codec, Store: sn.store,
+			New: func() node.Handler { return sys.New(id, s.sysCfg) },
+		})
+		s.nodes[id] = sn
+		s.push(&item{kind: itemInit, to: id})
+	}
+	if cfg.Churn > 0 {
+		for _, id := range s.ids {
+			s.scheduleCrash(id)
+		}
+	}
+	if sys.Scenario != nil {
+		sys.Scenario(s)
+	}
+	runErr := s.loop()
+	end := record.End{Reason: s.stopped, Time: Epoch + s.now, Stats: s.stats.asMap()}
+	if runErr != nil {
+		end.Reason = "error: " + runErr.Error()
+	}
+	if err := w.Close(end); err != nil && runErr == nil {
+		runErr = fmt.Errorf("write trace: %w", err)
+	}
+	res := &Result{Steps: s.steps, Time: time.Duration(s.now), Reason: s.stopped, Stats: s.stats}
+	return res, runErr
+}
+
+func (c Config) runParams() map[string]string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return map[string]string{
+		"seed": strconv.FormatUint(c.Seed, 10), "nodes": strconv.Itoa(c.Nodes),
+		"steps": strconv.Itoa(c.Steps), "time": c.Time.String(),
+		"latency": c.LatencyMin.String() + "-" + c.LatencyMax.String(),
+		"drop":    f(c.Drop), "dup": f(c.Dup), "churn": f(c.Churn),
+		"down": c.DownMin.String() + "-" + c.DownMax.String(), "max_down": strconv.Itoa(c.MaxDown),
+	}
+}
+
+func (s *Sim) loop() error {
+	for s.stopped == "" {
+		if s.steps >= s.cfg.Steps {
+			s.stopped = fmt.Sprintf("step limit (%d)", s.cfg.Steps)
+			break
+		}
+		if s.queue.Len() == 0 {
+			s.stopped = "no events left"
+			break
+		}
+		it := s.queue[0]
+		if it.at > int64(s.cfg.Time) {
+			s.stopped = fmt.Sprintf("time limit (%v)", s.cfg.Time)
+			break
+		}
+		heap.Pop(&s.queue)
+		s.now = it.at
+		if err := s.run(it); err != nil {
+			return err
+		}
+		if s.err != nil {
+			return s.err
+		}
+	}
+	return nil
+}
+
+func (s *Sim) run(it *item) error {
+	sn := s.nodes[it.to]
+	switch it.kind {
+	case itemCall:
+		it.fn()
+		return nil
+	case itemInit:
+		return s.dispatch(sn, &node.Event{Kind: node.KindInit})
+	case itemDeliver:
+		if !sn.inst.Up() {
+			s.stats.ToDownNode++
+			return nil
+		}
+		if s.partitioned(it.ev.From, it.to) {
+			s.stats.Partitioned++
+			return nil
+		}
+		s.stats.Delivered++
+		ev := it.ev
+		return s.dispatch(sn, &ev)
+	case itemTimer:
+		if !sn.inst.Up() || sn.incarnation != it.incarnation || !sn.inst.TimerPending(it.ev.TimerID) {
+			return nil
+		}
+		ev := it.ev
+		return s.dispatch(sn, &ev)
+	case itemInput:
+		if !sn.inst.Up() {
+			s.stats.InputsLost++
+			return nil
+		}
+		ev := it.ev
+		return s.dispatch(sn, &ev)
+	case itemCrash:
+		if !sn.inst.Up() {
+			return nil
+		}
+		s.stats.Crashes++
+		s.down++
+		sn.incarnation++
+		return s.dispatch(sn, &node.Event{Kind: node.KindCrash})
+	case itemRestart:
+		if sn.inst.Up() || sn.inst.Seq() == 0 {
+			return nil
+		}
+		s.stats.Restarts++
+		s.down--
+		return s.dispatch(sn, &node.Event{Kind: node.KindRestart})
+	}
+	return fmt.Errorf("sim: unknown queue item %d", it.kind)
+}
+
+func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
+	ev.Time = Epoch + s.now
+	if err := sn.inst.Dispatch(ev, sn.src); err != nil {
+		return fmt.Errorf("seed %d, event %d at %v: %w", s.cfg.Seed, s.steps, time.Duration(s.now), err)
+	}
+	if !s.cfg.NoStateHashes && sn.inst.Up() {
+		ev.StateHash, ev.HasStateHash = state.Hash(sn.inst.Handler()), true
+	}
+	if err := s.w.Append(ev); err != nil {
+		return fmt.Errorf("write trace: %w", err)
+	}
+	s.steps++
+	for i, snd := range ev.Sends {
+		s.send(ev, i, snd)
+	}
+	for _, t := range ev.TimersSet {
+		s.push(&item{at: s.now + int64(t.After), kind: itemTimer, to: sn.id, incarnation: sn.incarnation,
+			ev: node.Event{Kind: node.KindTimer, TimerID: t.ID, TimerName: t.Name}})
+	}
+	if s.cfg.Log != nil {
+		for _, l := range ev.Logs {
+			fmt.Fprintf(s.cfg.Log, "%v %s %s %s %s\n", time.Duration(s.now), sn.id, l.Level, l.Msg, l.Attrs)
+		}
+	}
+	if s.cfg.Observe != nil {
+		if err := s.cfg.Observe(ev, sn.inst); err != nil {
+			if errors.Is(err, ErrStopped) {
+				s.stopped = "stopped by observer"
+				return nil
+			}
+			return err
+		}
+	}
+	if s.cfg.Progress != nil && s.steps%4096 == 0 {
+		s.cfg.Progress(s.steps, time.Duration(s.now))
+	}
+	for _, cond := range s.stops {
+		if cond() {
+			s.stopped = "scenario done"
+			break
+		}
+	}
+	return nil
+}
+
+// send puts one message on the simulated network. A message to self is
+// never lost; others may be lost, duplicated, or cut by a partition.
+func (s *Sim) send(ev *node.Event, i int, snd node.Send) {
+	msg := node.Event{Kind: node.KindRecv, From: ev.Node, MsgSeq: ev.Seq, MsgIndex: uint32(i),
+		SendLamport: ev.Lamport, MsgType: snd.Type, Payload: snd.Payload}
+	if snd.To == ev.Node {
+		s.push(&item{at: s.now + s.latency(), kind: itemDeliver, to: snd.To, ev: msg})
+		return
+	}
+	s.stats.Sent++
+	if s.partitioned(ev.Node, snd.To) {
+		s.stats.Partitioned++
+		return
+	}
+	if s.cfg.Drop > 0 && s.net.Float64() < s.cfg.Drop {
+		s.stats.Lost++
+		return
+	}
+	s.push(&item{at: s.now + s.latency(), kind: itemDeliver, to: snd.To, ev: msg})
+	if s.cfg.Dup > 0 && s.net.Float64() < s.cfg.Dup {
+		s.stats.Duplicated++
+		s.push(&item{at: s.now + s.latency(), kind: itemDeliver, to: snd.To, ev: msg})
+	}
+}
+
+// latency draws a message delay in whole microseconds: real networks do not
+// deliver nanosecond-precise delays, and coarser times compress better.
+func (s *Sim) latency() int64 {
+	lo, hi := int64(s.cfg.LatencyMin), int64(s.cfg.LatencyMax)
+	if hi <= lo {
+		return lo
+	}
+	us := (hi - lo) / int64(time.Microsecond)
+	if us == 0 {
+		return lo
+	}
+	return lo + s.net.Int64N(us+1)*int64(time.Microsecond)
+}
+
+func (s *Sim) partitioned(a, b node.ID) bool {
+	if s.groups == nil || a == b {
+		return false
+	}
+	return s.groups[a] != s.groups[b]
+}
+
+// scheduleCrash draws the next random crash of a node: exponential
+// inter-arrival times at the churn rate.
+func (s *Sim) scheduleCrash(id node.ID) {
+	wait := s.net.ExpFloat64() / s.cfg.Churn * float64(time.Second)
+	s.push(&item{at: s.now + int64(wait), kind: itemCall, fn: func() {
+		sn := s.nodes[id]
+		if !sn.inst.Up() || s.down >= s.cfg.MaxDown {
+			s.scheduleCrash(id)
+			return
+		}
+		s.Crash(id)
+		down := s.cfg.DownMin + time.Duration(s.net.Int64N(int64(s.cfg.DownMax-s.cfg.DownMin)+1))
+		s.push(&item{at: s.now + int64(down), kind: itemCall, fn: func() {
+			s.Restart(id)
+			s.push(&item{at: s.now, kind: itemCall, fn: func() { s.scheduleCrash(id) }})
+		}})
+	}})
+}
+
+func (s *Sim) push(it *item) {
+	s.qseq++
+	it.seq = s.qseq
+	heap.Push(&s.queue, it)
+}
+
+// source serves a simulated node's nondeterminism from the run's generator.
+type source struct {
+	s *Sim
+	n *simNode
+}
+
+func (src source) Clock() int64                      { return Epoch + src.s.now }
+func (src source) Seed() uint64                      { return src.s.net.Uint64() }
+func (src source) DiskGet(key string) ([]byte, bool) { return src.n.store.Get(key) }
+func (src source) CryptoRead(p []byte) {
+	for i := range p {
+		p[i] = byte(src.s.net.Uint32())
+	}
+}
+
+// Controller implementation.
+
+// Nodes implements system.Controller.
+func (s *Sim) Nodes() []node.ID { return slices.Clone(s.ids) }
+
+// Config implements system.Controller.
+func (s *Sim) Config() system.Config { return s.sysCfg }
+
+// Now implements system.Controller.
+func (s *Sim) Now() time.Duration { return time.Duration(s.now) }
+
+// Rand implements system.Controller.
+func (s *Sim) Rand() *rand.Rand { return s.scenRand }
+
+// At implements system.Controller.
+func (s *Sim) At(t time.Duration, fn func()) {
+	s.push(&item{at: max(int64(t), s.now), kind: itemCall, fn: fn})
+}
+
+// Input implements system.Controller.
+func (s *Sim) Input(id node.ID, m node.Message) {
+	if s.checkNode(id) {
+		return
+	}
+	name, payload, err := s.sys.Codec.Encode(m)
+	if err != nil {
+		s.fail(fmt.Errorf("scenario input to %s: %w", id, err))
+		return
+	}
+	s.push(&item{at: s.now, kind: itemInput, to: id, ev: node.Event{Kind: node.KindInput, MsgType: name, Payload: payload}})
+}
+
+// Crash implements system.Controller.
+func (s *Sim) Crash(id node.ID) {
+	if !s.checkNode(id) {
+		s.push(&item{at: s.now, kind: itemCrash, to: id})
+	}
+}
+
+// Restart implements system.Controller.
+func (s *Sim) Restart(id node.ID) {
+	if !s.checkNode(id) {
+		s.push(&item{at: s.now, kind: itemRestart, to: id})
+	}
+}
+
+// Partition implements system.Controller.
+func (s *Sim) Partition(groups ...[]node.ID) {
+	g := map[node.ID]int{}
+	for _, id := range s.ids {
+		g[id] = len(groups) // nodes in no group form one more group
+	}
+	for i, grp := range groups {
+		for _, id := range grp {
+			if s.checkNode(id) {
+				return
+			}
+			g[id] = i
+		}
+	}
+	s.groups = g
+}
+
+// Heal implements system.Controller.
+func (s *Sim) Heal() { s.groups = nil }
+
+// Handler implements system.Controller.
+func (s *Sim) Handler(id node.ID) node.Handler {
+	if sn, ok := s.nodes[id]; ok && sn.inst.Up() {
+		return sn.inst.Handler()
+	}
+	return nil
+}
+
+// Instance returns a node's instance (for tests and observers).
+func (s *Sim) Instance(id node.ID) *node.Instance {
+	if sn, ok := s.nodes[id]; ok {
+		return sn.inst
+	}
+	return nil
+}
+
+// StopWhen implements system.Controller.
+func (s *Sim) StopWhen(cond func() bool) { s.stops = append(s.stops, cond) }
+
+// Stop implements system.Controller.
+func (s *Sim) Stop() {
+	if s.stopped == "" {
+		s.stopped = "scenario done"
+	}
+}
+
+func (s *Sim) checkNode(id node.ID) bool {
+	if _, ok := s.nodes[id]; !ok {
+		s.fail(fmt.Errorf("scenario names node %q, which is not in this run", id))
+		return true
+	}
+	return false
+}
+
+func (s *Sim) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// ErrStopped can be returned by an Observe function to end a run early
+// without an error.
+var ErrStopped = errors.New("stopped by observer")
