@@ -1,0 +1,134 @@
+// Package cli implements every `replay` verb. It is importable so that a
+// team can build a `replay` binary that knows its own systems:
+//
+//	func main() { os.Exit(cli.Main(system.NewRegistry(mysys.System))) }
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// Exit codes shared by every verb.
+const (
+	ExitOK         = 0
+	ExitViolations = 1 // the checker found violations; sim: the run failed
+	ExitBadInput   = 2 // unreadable trace, unknown system, bad flags, broken script
+	ExitDivergence = 3 // replay diverged from the recording
+)
+
+// exitError carries the exit code a failure maps to.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func badInput(format string, args ...any) error {
+	return &exitError{ExitBadInput, fmt.Errorf(format, args...)}
+}
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code, err}
+}
+
+// App is one invocation's environment.
+type App struct {
+	Registry *system.Registry
+	Stdout   io.Writer
+	Stderr   io.Writer
+	// Terminal reports whether progress may be drawn on Stderr.
+	Terminal bool
+}
+
+// Main runs the command line in os.Args with the given systems and returns
+// the exit code.
+func Main(reg *system.Registry) int {
+	app := &App{Registry: reg, Stdout: os.Stdout, Stderr: os.Stderr, Terminal: term.IsTerminal(int(os.Stderr.Fd()))}
+	return app.Run(os.Args[1:])
+}
+
+// Run executes one command line and returns its exit code.
+func (a *App) Run(args []string) int {
+	root := a.root()
+	root.SetArgs(args)
+	root.SetOut(a.Stdout)
+	root.SetErr(a.Stderr)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitBadInput
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	name := "replay"
+	if cmd != nil && cmd != root {
+		name = "replay " + cmd.Name()
+	}
+	msg := strings.TrimSpace(err.Error())
+	if msg != "" {
+		fmt.Fprintf(a.Stderr, "%s: %s\n", name, oneLine(msg))
+	}
+	return code
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+func (a *App) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "replay",
+		Short: "Record-and-replay predicate debugger for distributed systems",
+		Long: `replay re-executes recorded runs of distributed systems in causal (Lamport)
+order, checks Starlark predicates over the states of all nodes after every
+event, and lets you step forward and back through the run.
+
+Traces come from the simulator (replay sim) or from live binaries built with
+-tags record. Every event is numbered by its step in the causal order and
+printed as #STEP; the same number works in every verb.
+
+Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
+3 replay diverged from the recording.`,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return badInput("%v (see %s --help)", err, c.CommandPath())
+	})
+	root.AddCommand(a.simCmd(), a.infoCmd(), a.eventsCmd())
+	for _, c := range root.Commands() {
+		c.SilenceErrors, c.SilenceUsage = true, true
+	}
+	return root
+}
+
+// requireArgs is cobra.MinimumNArgs with an error that says what is missing.
+func requireArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return badInput("missing %s (see %s --help)", what, cmd.CommandPath())
+		}
+		return nil
+	}
+}

@@ -1,0 +1,330 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/replay"
+)
+
+type eventsFlags struct {
+	nodes  []string
+	kinds  []string
+	types  []string
+	from   int
+	limit  int
+	asJSON bool
+}
+
+func (a *App) eventsCmd() *cobra.Command {
+	var f eventsFlags
+	cmd := &cobra.Command{
+		Use:   "events FILE... [filters]",
+		Short: "List events in causal order, one line each, numbered by step",
+		Long: `List the events of one or more traces merged into causal order, one line
+per event:
+
+  #STEP L=LAMPORT t=TIME NODE KIND details
+
+details are, for a receive, the message (decoded when the system is known to
+this binary), its sender and the step that sent it; for a timer, its name;
+for an input, the request. After '->' come the event's effects: messages
+sent (receivers that never got them are listed as lost), timers set and
+cancelled, disk writes.`,
+		Example: `  replay events paxos.lz4 --limit 20
+  replay events paxos.lz4 --node n3 --kind recv,timer --from 400
+  replay events paxos.lz4 --type Last --json`,
+		Args: requireArgs(1, "FILE (a trace file)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runEvents(args, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.nodes, "node", nil, "only events of these nodes (comma-separated or repeated)")
+	fl.StringSliceVar(&f.kinds, "kind", nil, "only these kinds: init, recv, timer, input, restart, crash")
+	fl.StringSliceVar(&f.types, "type", nil, "only receives and inputs of these message types (full name or the part after the dot)")
+	fl.IntVar(&f.from, "from", 0, "start at this step")
+	fl.IntVar(&f.limit, "limit", 0, "print at most this many events (0: all)")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object per event")
+	return cmd
+}
+
+// loadTrace reads and merges traces, warning about damage on stderr.
+func (a *App) loadTrace(paths []string) (*replay.Trace, error) {
+	tr, err := replay.Load(paths...)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	for _, f := range tr.Files {
+		if f.Damage != nil {
+			fmt.Fprintf(a.Stderr, "warning: %v\n", f.Damage)
+		}
+	}
+	return tr, nil
+}
+
+func (a *App) runEvents(paths []string, f eventsFlags) error {
+	if f.from < 0 || f.limit < 0 {
+		return badInput("--from and --limit must not be negative")
+	}
+	kinds := map[node.Kind]bool{}
+	for _, k := range f.kinds {
+		kind, err := node.ParseKind(strings.TrimSpace(k))
+		if err != nil {
+			return badInput("--kind: %v", err)
+		}
+		kinds[kind] = true
+	}
+	tr, err := a.loadTrace(paths)
+	if err != nil {
+		return err
+	}
+	nodes := map[node.ID]bool{}
+	for _, n := range f.nodes {
+		id := node.ID(strings.TrimSpace(n))
+		if !containsID(tr.Nodes, id) {
+			return badInput("--node %s: no such node in the trace (nodes: %s)", id, joinIDs(tr.Nodes))
+		}
+		nodes[id] = true
+	}
+	if f.from > len(tr.Events) {
+		return badInput("--from %d: the trace has %d steps (#0..#%d)", f.from, len(tr.Events), len(tr.Events)-1)
+	}
+	r := newRenderer(a, tr)
+	printed := 0
+	for step := f.from; step < len(tr.Events); step++ {
+		ev := tr.Events[step]
+		if len(nodes) > 0 && !nodes[ev.Node] || len(kinds) > 0 && !kinds[ev.Kind] || !typeMatches(f.types, ev) {
+			continue
+		}
+		if f.asJSON {
+			if err := r.json(step, ev); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(a.Stdout, r.line(step, ev))
+		}
+		printed++
+		if f.limit > 0 && printed >= f.limit {
+			break
+		}
+	}
+	return nil
+}
+
+func typeMatches(types []string, ev *node.Event) bool {
+	if len(types) == 0 {
+		return true
+	}
+	if ev.MsgType == "" {
+		return false
+	}
+	for _, t := range types {
+		if t == ev.MsgType || strings.HasSuffix(ev.MsgType, "."+t) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsID(ids []node.ID, id node.ID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+func joinIDs(ids []node.ID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = string(id)
+	}
+	return strings.Join(s, " ")
+}
+
+// renderer turns events into the one-line story form.
+type renderer struct {
+	a     *App
+	tr    *replay.Trace
+	codec *node.Codec
+	enc   *json.Encoder
+}
+
+func newRenderer(a *App, tr *replay.Trace) *renderer {
+	r := &renderer{a: a, tr: tr, enc: json.NewEncoder(a.Stdout)}
+	if sys, err := a.Registry.Lookup(tr.Header.System); err == nil {
+		r.codec = sys.Codec
+	}
+	return r
+}
+
+// message renders a payload as Type{Field:value ...}, or Type(N bytes) when
+// the system is unknown to this binary.
+func (r *renderer) message(typ string, payload []byte) string {
+	if r.codec != nil {
+		if m, err := r.codec.Decode(typ, payload); err == nil {
+			return typ + shorten(formatValue(m), 120)
+		}
+	}
+	return fmt.Sprintf("%s(%d bytes)", typ, len(payload))
+}
+
+func formatValue(m any) string {
+	v := reflect.ValueOf(m)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	s := fmt.Sprintf("%+v", v.Interface())
+	if v.Kind() != reflect.Struct {
+		s = "(" + s + ")"
+	}
+	return s
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+func vtime(tr *replay.Trace, ev *node.Event) time.Duration {
+	return time.Duration(ev.Time - tr.Header.Start)
+}
+
+func (r *renderer) line(step int, ev *node.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d L=%d t=%v %s %s", step, ev.Lamport, vtime(r.tr, ev), ev.Node, ev.Kind)
+	if d := r.details(ev); d != "" {
+		b.WriteString(" ")
+		b.WriteString(d)
+	}
+	if e := r.effects(ev); e != "" {
+		b.WriteString(" -> ")
+		b.WriteString(e)
+	}
+	return b.String()
+}
+
+func (r *renderer) details(ev *node.Event) string {
+	switch ev.Kind {
+	case node.KindRecv:
+		s := r.message(ev.MsgType, ev.Payload) + " from " + string(ev.From)
+		if st, ok := r.tr.SendStep(ev); ok {
+			s += fmt.Sprintf(" (sent #%d)", st)
+		}
+		return s
+	case node.KindTimer:
+		return fmt.Sprintf("%s (timer %d)", ev.TimerName, ev.TimerID)
+	case node.KindInput:
+		return r.message(ev.MsgType, ev.Payload)
+	case node.KindCrash:
+		return "(volatile state and timers lost)"
+	}
+	return ""
+}
+
+func (r *renderer) effects(ev *node.Event) string {
+	var parts []string
+	// Group sends of one type, in order of first appearance.
+	type group struct {
+		typ       string
+		to, lost  []string
+		firstSeen int
+	}
+	var groups []*group
+	byType := map[string]*group{}
+	for i, s := range ev.Sends {
+		g := byType[s.Type]
+		if g == nil {
+			g = &group{typ: s.Type, firstSeen: i}
+			byType[s.Type] = g
+			groups = append(groups, g)
+		}
+		if len(r.tr.Receipts(ev.SentMsg(i))) > 0 {
+			g.to = append(g.to, string(s.To))
+		} else {
+			g.lost = append(g.lost, string(s.To))
+		}
+	}
+	for _, g := range groups {
+		s := g.typ + " to " + strings.Join(g.to, ",")
+		if len(g.to) == 0 {
+			s = g.typ + " to nobody"
+		}
+		if len(g.lost) > 0 {
+			s += " (never received: " + strings.Join(g.lost, ",") + ")"
+		}
+		parts = append(parts, s)
+	}
+	for _, t := range ev.TimersSet {
+		parts = append(parts, fmt.Sprintf("timer %s in %v", t.Name, t.After))
+	}
+	for _, id := range ev.TimersCancelled {
+		parts = append(parts, fmt.Sprintf("cancel timer %d", id))
+	}
+	if ev.DiskWrites > 0 {
+		parts = append(parts, fmt.Sprintf("%d disk write(s)", ev.DiskWrites))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// eventJSON is the --json form of one event.
+type eventJSON struct {
+	Step     int         `json:"step"`
+	Lamport  uint64      `json:"lamport"`
+	TimeNS   int64       `json:"time_ns"`
+	Node     node.ID     `json:"node"`
+	Seq      uint64      `json:"seq"`
+	Kind     string      `json:"kind"`
+	From     node.ID     `json:"from,omitempty"`
+	SentStep *int        `json:"sent_step,omitempty"`
+	MsgType  string      `json:"msg_type,omitempty"`
+	Message  string      `json:"message,omitempty"`
+	Timer    string      `json:"timer,omitempty"`
+	Sends    []sendJSON  `json:"sends,omitempty"`
+	Timers   []timerJSON `json:"timers_set,omitempty"`
+	Cancels  []uint64    `json:"timers_cancelled,omitempty"`
+	Disk     int         `json:"disk_writes,omitempty"`
+}
+
+type sendJSON struct {
+	To       node.ID `json:"to"`
+	Type     string  `json:"type"`
+	Received []int   `json:"received_at,omitempty"`
+}
+
+type timerJSON struct {
+	ID    uint64 `json:"id"`
+	Name  string `json:"name"`
+	After int64  `json:"after_ns"`
+}
+
+func (r *renderer) json(step int, ev *node.Event) error {
+	j := eventJSON{Step: step, Lamport: ev.Lamport, TimeNS: int64(vtime(r.tr, ev)), Node: ev.Node, Seq: ev.Seq,
+		Kind: ev.Kind.String(), From: ev.From, MsgType: ev.MsgType, Timer: ev.TimerName, Disk: ev.DiskWrites}
+	if ev.Kind == node.KindRecv || ev.Kind == node.KindInput {
+		j.Message = r.message(ev.MsgType, ev.Payload)
+	}
+	if st, ok := r.tr.SendStep(ev); ok {
+		j.SentStep = &st
+	}
+	for i, s := range ev.Sends {
+		j.Sends = append(j.Sends, sendJSON{To: s.To, Type: s.Type, Received: r.tr.Receipts(ev.SentMsg(i))})
+	}
+	for _, t := range ev.TimersSet {
+		j.Timers = append(j.Timers, timerJSON{ID: uint64(t.ID), Name: t.Name, After: int64(t.After)})
+	}
+	for _, id := range ev.TimersCancelled {
+		j.Cancels = append(j.Cancels, uint64(id))
+	}
+	return r.enc.Encode(j)
+}

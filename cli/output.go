@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// atomicFile is an output file that appears under its name only when
+// complete: it is written beside the target and renamed at Commit, so an
+// interrupted run never leaves a partial file that looks whole.
+type atomicFile struct {
+	*os.File
+	target string
+	done   bool
+}
+
+func createAtomic(path string) (*atomicFile, error) {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, badInput("output %s is a directory", path)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".partial-*")
+	if err != nil {
+		return nil, badInput("cannot create output in %s: %v", dir, err)
+	}
+	return &atomicFile{File: f, target: path}, nil
+}
+
+// Commit syncs and renames the file into place.
+func (f *atomicFile) Commit() error {
+	if err := f.Sync(); err != nil {
+		f.Abort()
+		return fmt.Errorf("write %s: %w", f.target, err)
+	}
+	if err := f.Close(); err != nil {
+		f.Abort()
+		return fmt.Errorf("write %s: %w", f.target, err)
+	}
+	if err := os.Rename(f.Name(), f.target); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", f.target, err)
+	}
+	f.done = true
+	return nil
+}
+
+// Abort removes the partial file; it is a no-op after Commit.
+func (f *atomicFile) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.Close()
+	os.Remove(f.Name())
+}

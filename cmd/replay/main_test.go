@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var replayBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "replay-e2e")
+	if err != nil {
+		panic(err)
+	}
+	replayBin = filepath.Join(dir, "replay")
+	if out, err := exec.Command("go", "build", "-o", replayBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build replay: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func replay(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(replayBin, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func mustOK(t *testing.T, r result) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// badInput asserts exit 2 with one line on stderr containing every want.
+func badInput(t *testing.T, r result, wants ...string) {
+	t.Helper()
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if lines := strings.Count(strings.TrimRight(r.stderr, "\n"), "\n"); lines != 0 || r.stderr == "" {
+		t.Fatalf("stderr is not one line: %q", r.stderr)
+	}
+	for _, w := range wants {
+		if !strings.Contains(r.stderr, w) {
+			t.Fatalf("stderr %q does not mention %q", r.stderr, w)
+		}
+	}
+	if strings.Contains(r.stderr+r.stdout, "goroutine ") {
+		t.Fatalf("panic output: %s", r.stderr)
+	}
+}
+
+func TestSimInfoEvents(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "t.lz4"))
+	r := replay(t, dir, "info", "t.lz4")
+	mustOK(t, r)
+	for _, want := range []string{"paxos (bug none)", "nodes        7: n1 n2 n3 n4 n5 n6 n7", "init", "recv", "timer", "crash", "restart", "bytes/event", "compression", "status       complete"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("info output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	var info struct {
+		Nodes  []string       `json:"nodes"`
+		Events int            `json:"events"`
+		ByKind map[string]int `json:"events_by_kind"`
+		Ended  bool           `json:"ended"`
+	}
+	r = replay(t, dir, "info", "--json", "t.lz4")
+	mustOK(t, r)
+	if err := json.Unmarshal([]byte(r.stdout), &info); err != nil {
+		t.Fatalf("info --json: %v\n%s", err, r.stdout)
+	}
+	sum := 0
+	for _, n := range info.ByKind {
+		sum += n
+	}
+	if len(info.Nodes) != 7 || info.Events == 0 || sum != info.Events || info.ByKind["init"] != 7 || !info.Ended {
+		t.Fatalf("info --json: %+v", info)
+	}
+
+	r = replay(t, dir, "events", "t.lz4", "--limit", "20")
+	mustOK(t, r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 20 {
+		t.Fatalf("--limit 20 printed %d lines", len(lines))
+	}
+	lineRE := regexp.MustCompile(`^#(\d+) L=\d+ t=\S+ n\d (init|recv|timer|input|restart|crash)`)
+	for i, l := range lines {
+		m := lineRE.FindStringSubmatch(l)
+		if m == nil || m[1] != fmt.Sprint(i) {
+			t.Fatalf("line %d does not read #%d L=.. t=.. NODE KIND: %q", i, i, l)
+		}
+	}
+	// Receives name the message, its sender and the sending step.
+	r = replay(t, dir, "events", "t.lz4", "--kind", "recv", "--node", "n3", "--limit", "5")
+	mustOK(t, r)
+	recvRE := regexp.MustCompile(`n3 recv paxos\.\w+\{.*\} from n\d \(sent #\d+\)`)
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if !recvRE.MatchString(l) {
+			t.Fatalf("receive line lacks message, sender or send step: %q", l)
+		}
+	}
+	r = replay(t, dir, "events", "t.lz4", "--type", "Collect", "--json", "--limit", "3")
+	mustOK(t, r)
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev struct {
+			Kind     string `json:"kind"`
+			MsgType  string `json:"msg_type"`
+			SentStep *int   `json:"sent_step"`
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.MsgType != "paxos.Collect" || ev.SentStep == nil {
+			t.Fatalf("events --json line %q: %v", l, err)
+		}
+	}
+}
+
+func TestSimDeterministicThroughCLI(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "5", "--bug", "spec", "-o", "a.lz4"))
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "5", "--bug", "spec", "-o", "b.lz4"))
+	a, _ := os.ReadFile(filepath.Join(dir, "a.lz4"))
+	b, _ := os.ReadFile(filepath.Join(dir, "b.lz4"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatal("same seed and flags, different trace files")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	badInput(t, replay(t, dir, "sim", "nosuch", "-o", "x.lz4"), "unknown system", "paxos")
+	badInput(t, replay(t, dir, "sim", "paxos", "--bug", "nosuch", "-o", "x.lz4"), "no bug", "latest-response", "spec", "no-persist")
+	badInput(t, replay(t, dir, "sim", "paxos", "--drop", "1.5", "-o", "x.lz4"), "--drop")
+	badInput(t, replay(t, dir, "sim", "paxos", "--latency", "9ms-1ms", "-o", "x.lz4"), "--latency")
+	badInput(t, replay(t, dir, "sim", "paxos", "--frobnicate"), "unknown flag", "--frobnicate")
+	badInput(t, replay(t, dir, "frobnicate"), "unknown command")
+	badInput(t, replay(t, dir, "sim"), "missing SYSTEM")
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("failed runs left files behind: %v", entries)
+	}
+
+	badInput(t, replay(t, dir, "info", "missing.lz4"), "missing.lz4")
+	os.WriteFile(filepath.Join(dir, "garbage.lz4"), []byte("this is not a trace at all"), 0o644)
+	badInput(t, replay(t, dir, "info", "garbage.lz4"), "garbage.lz4", "not a replaycheck trace")
+	badInput(t, replay(t, dir, "events", "garbage.lz4"), "garbage.lz4", "not a replaycheck trace")
+
+	mustOK(t, replay(t, dir, "sim", "paxos", "-o", "t.lz4"))
+	badInput(t, replay(t, dir, "events", "t.lz4", "--node", "n99"), "n99", "n1 n2")
+	badInput(t, replay(t, dir, "events", "t.lz4", "--kind", "bogus"), "bogus", "recv")
+	badInput(t, replay(t, dir, "events", "t.lz4", "--from", "99999999"), "--from")
+}
+
+func TestTruncatedTrace(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "2", "--time", "30s", "-o", "full.lz4"))
+	data, _ := os.ReadFile(filepath.Join(dir, "full.lz4"))
+	cut := len(data) * 2 / 3
+	os.WriteFile(filepath.Join(dir, "cut.lz4"), data[:cut], 0o644)
+	r := replay(t, dir, "info", "cut.lz4")
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "DAMAGED") || !strings.Contains(r.stdout, "truncated") || !strings.Contains(r.stdout, "byte offset") {
+		t.Fatalf("info on a truncated trace:\n%s", r.stdout)
+	}
+	r = replay(t, dir, "events", "cut.lz4")
+	mustOK(t, r)
+	if !strings.Contains(r.stderr, "warning: cut.lz4: trace truncated") {
+		t.Fatalf("events did not warn about the truncation: %q", r.stderr)
+	}
+	if n := strings.Count(r.stdout, "\n"); n < 100 {
+		t.Fatalf("only %d events recovered from two thirds of the file", n)
+	}
+}
+
+func TestHelpExplainsEveryFlag(t *testing.T) {
+	dir := t.TempDir()
+	r := replay(t, dir, "--help")
+	mustOK(t, r)
+	for _, verb := range []string{"sim", "info", "events"} {
+		if !strings.Contains(r.stdout, verb) {
+			t.Fatalf("replay --help does not list %s", verb)
+		}
+	}
+	wants := map[string][]string{
+		"sim":    {"--seed", "--nodes", "--steps", "--time", "--drop", "--bug", "--output", "--churn", "--dup", "--latency", "paxos", "latest-response"},
+		"info":   {"--json"},
+		"events": {"--node", "--kind", "--from", "--limit", "--json", "#STEP L=LAMPORT"},
+	}
+	for verb, ws := range wants {
+		r := replay(t, dir, verb, "--help")
+		mustOK(t, r)
+		for _, w := range ws {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("replay %s --help lacks %q", verb, w)
+			}
+		}
+	}
+}
