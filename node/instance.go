@@ -161,6 +161,25 @@ func (in *Instance) Timers() []PendingTimer {
 	return ts
 }
 
+// Resume sets the sequence number and Lamport clock of a node whose process
+// restarted, before its first event (a restart): the live driver reserves
+// them durably so that a new incarnation never reuses a seq or goes back in
+// Lamport time, even when the old one's last events were never recorded.
+func (in *Instance) Resume(seq, lamport uint64) {
+	in.seq = seq
+	in.clock.Set(lamport)
+}
+
+// Kill drops the handler and its timers without an event: a process that
+// died without recording a crash (kill -9). The next event must be a
+// restart.
+func (in *Instance) Kill() {
+	in.handler = nil
+	in.up = false
+	in.timers = map[TimerID]PendingTimer{}
+	in.nextTimer = 0
+}
+
 // TimerPending reports whether timer id is still pending.
 func (in *Instance) TimerPending(id TimerID) bool {
 	_, ok := in.timers[id]
@@ -186,7 +205,9 @@ func (in *Instance) Dispatch(ev *Event, src Source) (err error) {
 	}
 	in.cur, in.src, in.seeded = ev, src, false
 	in.digest.Reset()
+	leave := in.enterDispatch()
 	defer func() {
+		leave()
 		if ev.DiskWrites > 0 {
 			ev.DiskDigest = in.digest.Sum64()
 		}

@@ -2,6 +2,8 @@ package node
 
 import (
 	"bytes"
+	cryptorand "crypto/rand"
+	"math/big"
 	"encoding/binary"
 	"errors"
 	"strings"
@@ -252,3 +254,54 @@ func (s abortingSource) DiskGet(string) ([]byte, bool) {
 	panic(&SourceError{s.err})
 }
 func (s abortingSource) CryptoRead([]byte) { panic(&SourceError{s.err}) }
+
+// cryptoUser reads crypto/rand the way etcd raft does.
+type cryptoUser struct{ Drawn []byte }
+
+func (c *cryptoUser) Init(env Env) {}
+func (c *cryptoUser) Receive(env Env, from ID, m Message) {
+	b := make([]byte, 4)
+	cryptorand.Read(b)
+	n, _ := cryptorand.Int(cryptorand.Reader, big.NewInt(1000))
+	c.Drawn = append(b, byte(n.Int64()))
+}
+func (c *cryptoUser) Timer(env Env, t Timer) {}
+
+type cryptoSource struct{ fixedSource }
+
+func (s *cryptoSource) CryptoRead(p []byte) {
+	for i := range p {
+		p[i] = 7
+	}
+}
+
+func TestCryptoRandIntercepted(t *testing.T) {
+	InterceptCryptoRand()
+	h := &cryptoUser{}
+	in := NewInstance(Config{ID: "a", Nodes: []ID{"a"}, New: func() Handler { return h }, Codec: NewCodec().MustRegister(ptrMsg2{}), Store: NewMemStore()})
+	src := &cryptoSource{fixedSource{store: NewMemStore()}}
+	in.Dispatch(&Event{Kind: KindInit}, src)
+	_, payload, _ := in.Codec().Encode(ptrMsg2{})
+	ev := &Event{Kind: KindRecv, From: "a", MsgType: "node.ptrMsg2", Payload: payload}
+	if err := in.Dispatch(ev, src); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(h.Drawn[:4], []byte{7, 7, 7, 7}) {
+		t.Fatalf("crypto/rand.Read inside a handler was not served by the source: %v", h.Drawn)
+	}
+	crypto := 0
+	for _, n := range ev.Nondet {
+		if n.Kind == NondetCrypto {
+			crypto++
+		}
+	}
+	if crypto < 2 {
+		t.Fatalf("crypto reads recorded: %d, want 2 (Read and Int)", crypto)
+	}
+	// Outside a dispatch, and on other goroutines, the real reader serves.
+	b := make([]byte, 16)
+	cryptorand.Read(b)
+	if bytes.Equal(b, bytes.Repeat([]byte{7}, 16)) {
+		t.Fatal("a read outside any dispatch was intercepted")
+	}
+}

@@ -185,6 +185,9 @@ func Run(sys *system.System, cfg Config, out io.Writer) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if sys.CryptoRand {
+		node.InterceptCryptoRand()
+	}
 	s := &Sim{
 		sys:      sys,
 		cfg:      cfg,

@@ -98,6 +98,10 @@ type System struct {
 	NodeName func(i int) node.ID
 	// Sim holds the default simulation settings.
 	Sim SimDefaults
+	// CryptoRand declares that handler code reads crypto/rand (etcd raft
+	// does); drivers then install node.InterceptCryptoRand so those reads
+	// are recorded and replayed.
+	CryptoRand bool
 	// Scenario drives a simulated run (inputs, faults, a stop condition).
 	// Random churn, when enabled, runs in addition to it.
 	Scenario func(ctl Controller)

@@ -1,0 +1,69 @@
+package node
+
+import (
+	"bytes"
+	cryptorand "crypto/rand"
+	"io"
+	"runtime"
+	"strconv"
+	"sync"
+)
+
+// Third-party handler code may read crypto/rand directly: etcd raft draws
+// its randomized election timeout with crypto/rand.Int(crypto/rand.Reader,
+// ...). InterceptCryptoRand makes such reads replayable: while a handler
+// runs, its goroutine's reads are served by the driver's Source and
+// recorded; every other read (a transport's TLS, another goroutine) goes to
+// the real reader untouched.
+
+var (
+	interceptOnce sync.Once
+	intercepting  bool
+	original      io.Reader
+	dispatching   sync.Map // goroutine id -> *Instance
+)
+
+// InterceptCryptoRand installs the interception, once per process. Drivers
+// call it for systems that declare they read crypto/rand.
+func InterceptCryptoRand() {
+	interceptOnce.Do(func() {
+		original = cryptorand.Reader
+		cryptorand.Reader = routingReader{}
+		intercepting = true
+	})
+}
+
+type routingReader struct{}
+
+func (routingReader) Read(p []byte) (int, error) {
+	if in, ok := dispatching.Load(goroutineID()); ok {
+		if in.(*Instance).ReadCrypto(p) {
+			return len(p), nil
+		}
+	}
+	return original.Read(p)
+}
+
+// goroutineID parses the current goroutine's ID from its stack header
+// ("goroutine 123 [running]:"). Go has no public API for it; this is only
+// paid while interception is installed.
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseUint(string(b), 10, 64)
+	return id
+}
+
+// enterDispatch registers in as the handler running on this goroutine.
+func (in *Instance) enterDispatch() (leave func()) {
+	if !intercepting {
+		return func() {}
+	}
+	gid := goroutineID()
+	dispatching.Store(gid, in)
+	return func() { dispatching.Delete(gid) }
+}
