@@ -3,9 +3,9 @@ package node
 import (
 	"bytes"
 	cryptorand "crypto/rand"
-	"math/big"
 	"encoding/binary"
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
