@@ -120,110 +120,212 @@ func (h *hasher) ref(p uintptr, t reflect.Type) bool {
 	return false
 }
 
+// value hashes any value by dispatching to its type's compiled function.
 func (h *hasher) value(v reflect.Value, depth int) {
-	if depth > maxDepth {
-		h.tag('!')
-		return
-	}
 	if !v.IsValid() {
 		h.tag('0')
 		return
 	}
-	switch v.Kind() {
+	hashFnOf(v.Type())(h, v, depth)
+}
+
+// hashFunc hashes one value of a known type. Functions are compiled once
+// per type, so a walk does no per-value kind switch or cache lookup except
+// through interfaces.
+type hashFunc func(h *hasher, v reflect.Value, depth int)
+
+// hashFns holds finished functions only; compiling happens under
+// compileMu with the types in progress in compiling, so a recursive type
+// (a node pointing to its own type) calls itself through its cell, and no
+// other goroutine ever sees a half-built function.
+var (
+	hashFns   sync.Map // reflect.Type -> hashFunc
+	compileMu sync.Mutex
+	compiling = map[reflect.Type]*hashFunc{}
+)
+
+func hashFnOf(t reflect.Type) hashFunc {
+	if f, ok := hashFns.Load(t); ok {
+		return f.(hashFunc)
+	}
+	compileMu.Lock()
+	defer compileMu.Unlock()
+	return hashFnLocked(t)
+}
+
+// hashFnLocked returns t's function, compiling it if needed; compileMu is
+// held.
+func hashFnLocked(t reflect.Type) hashFunc {
+	if f, ok := hashFns.Load(t); ok {
+		return f.(hashFunc)
+	}
+	if cell, ok := compiling[t]; ok {
+		return func(h *hasher, v reflect.Value, depth int) { (*cell)(h, v, depth) }
+	}
+	cell := new(hashFunc)
+	compiling[t] = cell
+	f := compileHash(t)
+	*cell = f
+	delete(compiling, t)
+	hashFns.Store(t, f)
+	return f
+}
+
+// compileHash builds t's function; compileMu is held.
+func compileHash(t reflect.Type) hashFunc {
+	var f hashFunc
+	if isOpaque(t) {
+		return func(h *hasher, _ reflect.Value, _ int) { h.tag('o') }
+	}
+	switch t.Kind() {
 	case reflect.Bool:
-		if v.Bool() {
-			h.tag('T')
-		} else {
-			h.tag('F')
+		f = func(h *hasher, v reflect.Value, _ int) {
+			if v.Bool() {
+				h.tag('T')
+			} else {
+				h.tag('F')
+			}
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		h.u64('i', uint64(v.Int()))
+		f = func(h *hasher, v reflect.Value, _ int) { h.u64('i', uint64(v.Int())) }
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		h.u64('u', v.Uint())
+		f = func(h *hasher, v reflect.Value, _ int) { h.u64('u', v.Uint()) }
 	case reflect.Uintptr, reflect.UnsafePointer, reflect.Chan:
 		// Addresses and channels differ between runs of the same program.
-		h.tag('x')
+		f = func(h *hasher, _ reflect.Value, _ int) { h.tag('x') }
 	case reflect.Float32, reflect.Float64:
-		h.u64('f', math.Float64bits(v.Float()))
+		f = func(h *hasher, v reflect.Value, _ int) { h.u64('f', math.Float64bits(v.Float())) }
 	case reflect.Complex64, reflect.Complex128:
-		c := v.Complex()
-		h.u64('c', math.Float64bits(real(c)))
-		h.u64('c', math.Float64bits(imag(c)))
+		f = func(h *hasher, v reflect.Value, _ int) {
+			c := v.Complex()
+			h.u64('c', math.Float64bits(real(c)))
+			h.u64('c', math.Float64bits(imag(c)))
+		}
 	case reflect.String:
-		h.str('s', v.String())
+		f = func(h *hasher, v reflect.Value, _ int) { h.str('s', v.String()) }
 	case reflect.Func:
-		if v.IsNil() {
-			h.tag('0')
-		} else {
-			h.tag('L')
+		f = func(h *hasher, v reflect.Value, _ int) {
+			if v.IsNil() {
+				h.tag('0')
+			} else {
+				h.tag('L')
+			}
 		}
 	case reflect.Pointer:
-		if v.IsNil() {
-			h.tag('0')
-			return
+		elemFn := hashFnLazy(t.Elem())
+		f = func(h *hasher, v reflect.Value, depth int) {
+			if v.IsNil() {
+				h.tag('0')
+				return
+			}
+			if depth > maxDepth {
+				h.tag('!')
+				return
+			}
+			if h.ref(v.Pointer(), t) {
+				return
+			}
+			h.tag('*')
+			elemFn(h, v.Elem(), depth+1)
 		}
-		if h.ref(v.Pointer(), v.Type()) {
-			return
-		}
-		h.tag('*')
-		h.value(v.Elem(), depth+1)
 	case reflect.Interface:
-		if v.IsNil() {
-			h.tag('0')
-			return
+		f = func(h *hasher, v reflect.Value, depth int) {
+			if v.IsNil() {
+				h.tag('0')
+				return
+			}
+			if depth > maxDepth {
+				h.tag('!')
+				return
+			}
+			e := v.Elem()
+			h.str('I', e.Type().String())
+			hashFnOf(e.Type())(h, e, depth+1)
 		}
-		e := v.Elem()
-		h.str('I', e.Type().String())
-		h.value(e, depth+1)
 	case reflect.Slice:
-		if v.IsNil() {
-			h.tag('0')
-			return
+		if t.Elem().Kind() == reflect.Uint8 {
+			f = func(h *hasher, v reflect.Value, _ int) {
+				if v.IsNil() {
+					h.tag('0')
+					return
+				}
+				h.u64('b', uint64(v.Len()))
+				h.raw(string(v.Bytes()))
+			}
+			break
 		}
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			h.u64('b', uint64(v.Len()))
-			h.raw(string(v.Bytes()))
-			return
-		}
-		h.u64('[', uint64(v.Len()))
-		for i := range v.Len() {
-			h.value(v.Index(i), depth+1)
+		elem := hashFnLazy(t.Elem())
+		f = func(h *hasher, v reflect.Value, depth int) {
+			if v.IsNil() {
+				h.tag('0')
+				return
+			}
+			if depth > maxDepth {
+				h.tag('!')
+				return
+			}
+			h.u64('[', uint64(v.Len()))
+			for i := range v.Len() {
+				elem(h, v.Index(i), depth+1)
+			}
 		}
 	case reflect.Array:
-		h.u64('A', uint64(v.Len()))
-		for i := range v.Len() {
-			h.value(v.Index(i), depth+1)
+		elem := hashFnLazy(t.Elem())
+		f = func(h *hasher, v reflect.Value, depth int) {
+			h.u64('A', uint64(v.Len()))
+			for i := range v.Len() {
+				elem(h, v.Index(i), depth+1)
+			}
 		}
 	case reflect.Map:
-		if v.IsNil() {
-			h.tag('0')
-			return
+		key, val := hashFnLazy(t.Key()), hashFnLazy(t.Elem())
+		f = func(h *hasher, v reflect.Value, depth int) {
+			if v.IsNil() {
+				h.tag('0')
+				return
+			}
+			if depth > maxDepth {
+				h.tag('!')
+				return
+			}
+			if h.ref(v.Pointer(), t) {
+				return
+			}
+			h.u64('M', uint64(v.Len()))
+			for _, e := range h.sortedEntries(v) {
+				key(h, e.k, depth+1)
+				val(h, e.v, depth+1)
+			}
+			h.depth--
 		}
-		if h.ref(v.Pointer(), v.Type()) {
-			return
-		}
-		h.u64('M', uint64(v.Len()))
-		es := h.sortedEntries(v)
-		for _, e := range es {
-			h.value(e.k, depth+1)
-			h.value(e.v, depth+1)
-		}
-		h.depth--
 	case reflect.Struct:
-		t := v.Type()
 		if t == timeType {
-			sec, nsec := timeInstant(v)
-			h.u64('t', uint64(sec))
-			h.u64('n', uint64(nsec))
-			return
+			f = func(h *hasher, v reflect.Value, _ int) {
+				sec, nsec := timeInstant(v)
+				h.u64('t', uint64(sec))
+				h.u64('n', uint64(nsec))
+			}
+			break
 		}
 		p := planOf(t)
-		h.u64('S', p.id)
-		for _, f := range p.fields {
-			h.value(v.Field(f.index), depth+1)
+		fns := make([]hashFunc, len(p.fields))
+		for i, fl := range p.fields {
+			fns[i] = hashFnLazy(t.Field(fl.index).Type)
 		}
+		f = func(h *hasher, v reflect.Value, depth int) {
+			h.u64('S', p.id)
+			for i, fl := range p.fields {
+				fns[i](h, v.Field(fl.index), depth+1)
+			}
+		}
+	default:
+		f = func(h *hasher, _ reflect.Value, _ int) { h.tag('?') }
 	}
+	return f
 }
+
+// hashFnLazy is used for element types while compiling (compileMu held).
+func hashFnLazy(t reflect.Type) hashFunc { return hashFnLocked(t) }
 
 // sortedEntries collects a map's entries in canonical key order into the
 // scratch slice of the current nesting level (released by the caller's

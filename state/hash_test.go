@@ -10,14 +10,14 @@ type inner struct {
 	s string
 }
 
-type node struct {
+type tnode struct {
 	Name    string
 	count   int
 	M       map[string]int
 	K       map[inner]bool
 	P       *inner
 	Q       *inner
-	Self    *node
+	Self    *tnode
 	When    time.Time
 	private time.Time
 	Hidden  int `replay:"-"`
@@ -25,8 +25,8 @@ type node struct {
 	F       func()
 }
 
-func build(keysReversed bool) *node {
-	n := &node{Name: "a", count: 3, M: map[string]int{}, K: map[inner]bool{}}
+func build(keysReversed bool) *tnode {
+	n := &tnode{Name: "a", count: 3, M: map[string]int{}, K: map[inner]bool{}}
 	keys := []string{"x", "y", "z", "w", "v"}
 	if keysReversed {
 		for i := len(keys) - 1; i >= 0; i-- {
@@ -68,17 +68,17 @@ func TestHashCanonical(t *testing.T) {
 
 func TestHashSensitive(t *testing.T) {
 	base := Hash(build(false))
-	mutations := map[string]func(n *node){
-		"exported int in map": func(n *node) { n.M["x"] = 42 },
-		"unexported int":      func(n *node) { n.count++ },
-		"struct key map":      func(n *node) { n.K[inner{9, "q"}] = true },
-		"pointer target":      func(n *node) { n.P.N = 2 },
-		"aliasing broken":     func(n *node) { n.Q = &inner{1, "p"} },
-		"unexported time":     func(n *node) { n.private = time.Unix(8, 0) },
-		"interface content":   func(n *node) { n.Any = []any{1, "three"} },
-		"interface type":      func(n *node) { n.Any = []int{1} },
-		"func nil-ness":       func(n *node) { n.F = func() {} },
-		"nil vs empty map":    func(n *node) { n.M = nil },
+	mutations := map[string]func(n *tnode){
+		"exported int in map": func(n *tnode) { n.M["x"] = 42 },
+		"unexported int":      func(n *tnode) { n.count++ },
+		"struct key map":      func(n *tnode) { n.K[inner{9, "q"}] = true },
+		"pointer target":      func(n *tnode) { n.P.N = 2 },
+		"aliasing broken":     func(n *tnode) { n.Q = &inner{1, "p"} },
+		"unexported time":     func(n *tnode) { n.private = time.Unix(8, 0) },
+		"interface content":   func(n *tnode) { n.Any = []any{1, "three"} },
+		"interface type":      func(n *tnode) { n.Any = []int{1} },
+		"func nil-ness":       func(n *tnode) { n.F = func() {} },
+		"nil vs empty map":    func(n *tnode) { n.M = nil },
 	}
 	for name, mutate := range mutations {
 		n := build(false)
@@ -99,5 +99,35 @@ func TestHashTimeInternals(t *testing.T) {
 		if got := Hash(&holder{tm}); got != want {
 			t.Errorf("%v: hash %x, want %x (same instant without monotonic reading)", tm, got, want)
 		}
+	}
+}
+
+type selfRef struct {
+	V    int
+	Next *selfRef
+	Kids []selfRef
+	M    map[string]*selfRef
+}
+
+func TestHashRecursiveTypesConcurrently(t *testing.T) {
+	build := func(n int) *selfRef {
+		root := &selfRef{V: n, M: map[string]*selfRef{}}
+		root.Next = &selfRef{V: n + 1, Next: root}
+		root.Kids = []selfRef{{V: 7}, {V: 8, M: map[string]*selfRef{"up": root}}}
+		root.M["self"] = root
+		return root
+	}
+	want := Hash(build(1))
+	done := make(chan uint64)
+	for range 8 {
+		go func() { done <- Hash(build(1)) }()
+	}
+	for range 8 {
+		if got := <-done; got != want {
+			t.Fatal("concurrent hashes of equal recursive values differ")
+		}
+	}
+	if Hash(build(2)) == want {
+		t.Fatal("different recursive values hash equal")
 	}
 }
