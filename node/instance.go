@@ -514,3 +514,53 @@ func (s *MemStore) Clone() *MemStore {
 	}
 	return c
 }
+
+// Snapshot is a copy of an instance's complete state: handler, clock, seq,
+// timers and store. Replay keeps snapshots as checkpoints.
+type Snapshot struct {
+	handler   Handler
+	up        bool
+	seq       uint64
+	clock     uint64
+	timers    map[TimerID]PendingTimer
+	nextTimer TimerID
+	store     Store
+}
+
+// Copier deep-copies handlers and stores; package state provides one.
+// (node cannot import state: it imports nothing of ours but lamport.)
+type Copier struct {
+	Handler func(Handler) Handler
+	Store   func(Store) Store
+}
+
+func (c Copier) copy(h Handler, s Store) (Handler, Store) {
+	if h != nil {
+		h = c.Handler(h)
+	}
+	return h, c.Store(s)
+}
+
+// Snapshot copies the instance's state. It must not be called during a
+// dispatch.
+func (in *Instance) Snapshot(c Copier) *Snapshot {
+	h, st := c.copy(in.handler, in.store)
+	timers := make(map[TimerID]PendingTimer, len(in.timers))
+	for k, v := range in.timers {
+		timers[k] = v
+	}
+	return &Snapshot{handler: h, up: in.up, seq: in.seq, clock: in.clock.Now(),
+		timers: timers, nextTimer: in.nextTimer, store: st}
+}
+
+// Restore puts the instance back in a snapshot's state. The snapshot is
+// copied again, so it can be restored any number of times.
+func (in *Instance) Restore(s *Snapshot, c Copier) {
+	in.handler, in.store = c.copy(s.handler, s.store)
+	in.up, in.seq, in.nextTimer = s.up, s.seq, s.nextTimer
+	in.clock.Set(s.clock)
+	in.timers = make(map[TimerID]PendingTimer, len(s.timers))
+	for k, v := range s.timers {
+		in.timers[k] = v
+	}
+}

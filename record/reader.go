@@ -331,6 +331,10 @@ type File struct {
 	Events   []*node.Event
 	Gaps     []Gap
 	Ends     []End
+	// SegmentStart[i] is the index in Events of segment i's first event;
+	// SegmentEnded[i] whether segment i has its end record.
+	SegmentStart []int
+	SegmentEnded []bool
 	// Ended reports whether the last segment has its end record (a
 	// writer that was killed leaves none).
 	Ended bool
@@ -365,7 +369,8 @@ func Read(r io.Reader, name string, size int64) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	tf := &File{Path: name, Header: rd.First(), Segments: []*Header{rd.First()}, Size: size}
+	tf := &File{Path: name, Header: rd.First(), Segments: []*Header{rd.First()}, Size: size,
+		SegmentStart: []int{0}, SegmentEnded: []bool{false}}
 	for {
 		ev := new(node.Event)
 		kind, err := rd.Next(ev)
@@ -384,10 +389,13 @@ func Read(r io.Reader, name string, size int64) (*File, error) {
 			tf.Events = append(tf.Events, ev)
 		case RecHeader:
 			tf.Segments = append(tf.Segments, rd.Header())
+			tf.SegmentStart = append(tf.SegmentStart, len(tf.Events))
+			tf.SegmentEnded = append(tf.SegmentEnded, false)
 		case RecGap:
 			tf.Gaps = append(tf.Gaps, rd.Gap())
 		case RecEnd:
 			tf.Ends = append(tf.Ends, rd.End())
+			tf.SegmentEnded[len(tf.SegmentEnded)-1] = true
 		}
 	}
 	tf.Ended = rd.Ended()
