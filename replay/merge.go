@@ -26,15 +26,34 @@ type Trace struct {
 
 	stepOf map[nodeSeq]int // (node, seq) -> step
 	recvOf map[node.MsgID][]int
-	// Ends maps nodes to the step of their last event, for nodes whose
-	// recording ends before the run did (their state is unknown after).
-	Unknown map[node.ID]Truncation
+	// Unknown lists, per node, the stretches where its recording is
+	// missing (a killed process, damage, a recorder that fell behind):
+	// replay cannot know its state there.
+	Unknown map[node.ID][]Unknown
 }
 
-// Truncation says where a node's recording ends early and why.
-type Truncation struct {
-	LastStep int    // the node's last recorded step
-	Reason   string // what the trace says about it
+// Unknown is a stretch of steps during which a node's state is unknown:
+// after executing step After (its last recorded event) and before executing
+// step Until (a restart that rebuilds it from its disk), or to the end of
+// the trace when Until is -1.
+type Unknown struct {
+	After  int
+	Until  int
+	Reason string
+}
+
+// Covers reports whether the node's state is unknown once step pos has
+// executed.
+func (u Unknown) Covers(pos int) bool { return pos > u.After && (u.Until < 0 || pos < u.Until) }
+
+// UnknownAt returns the stretch covering position pos for a node, if any.
+func (t *Trace) UnknownAt(id node.ID, pos int) (Unknown, bool) {
+	for _, u := range t.Unknown[id] {
+		if u.Covers(pos) {
+			return u, true
+		}
+	}
+	return Unknown{}, false
 }
 
 type nodeSeq struct {
@@ -94,7 +113,7 @@ func Merge(files []*record.File) (*Trace, error) {
 	if len(files) == 0 {
 		return nil, errors.New("no trace files given")
 	}
-	t := &Trace{Files: files, Header: files[0].Header, stepOf: map[nodeSeq]int{}, recvOf: map[node.MsgID][]int{}, Unknown: map[node.ID]Truncation{}}
+	t := &Trace{Files: files, Header: files[0].Header, stepOf: map[nodeSeq]int{}, recvOf: map[node.MsgID][]int{}, Unknown: map[node.ID][]Unknown{}}
 	var problems []Problem
 	add := func(p Problem) {
 		if len(problems) < maxProblems {
@@ -234,42 +253,66 @@ func (t *Trace) validate(add func(Problem)) {
 	}
 }
 
-// findTruncations marks nodes whose recording ends before the run: a file
-// without an end record, damage, or a gap that never closes.
+// findTruncations finds where nodes' recordings stop before the run did: a
+// segment without an end record (killed process), damage, or a gap. From
+// the node's last event before the cut, its state is unknown until its next
+// restart event.
 func (t *Trace) findTruncations() {
-	lastStep := map[node.ID]int{}
-	for i, ev := range t.Events {
-		lastStep[ev.Node] = i
+	type cut struct {
+		node   node.ID
+		seq    uint64 // last seq recorded before the cut (0: none)
+		reason string
 	}
-	mark := func(id node.ID, reason string) {
-		if _, done := t.Unknown[id]; done {
-			return
-		}
-		if s, ok := lastStep[id]; ok {
-			t.Unknown[id] = Truncation{LastStep: s, Reason: reason}
-		}
-	}
+	var cuts []cut
 	for _, f := range t.Files {
-		reason := ""
-		switch {
-		case f.Damage != nil:
-			reason = f.Damage.Error()
-		case !f.Ended:
-			reason = f.Path + " has no end record (the recording process was killed or is still running)"
-		}
-		for _, g := range f.Gaps {
-			if g.To == 0 {
-				mark(g.Node, fmt.Sprintf("recording stopped at seq %d: %s", g.From, g.Reason))
+		for i, seg := range f.Segments {
+			last := len(f.Events)
+			if i+1 < len(f.SegmentStart) {
+				last = f.SegmentStart[i+1]
+			}
+			if f.SegmentEnded[i] {
+				continue
+			}
+			reason := fmt.Sprintf("%s: the recording of segment %d has no end record (the process was killed or is still running)", f.Path, seg.Segment)
+			if i == len(f.Segments)-1 && f.Damage != nil {
+				reason = f.Damage.Error()
+			}
+			lastSeq := map[node.ID]uint64{}
+			for _, ev := range f.Events[f.SegmentStart[i]:last] {
+				lastSeq[ev.Node] = ev.Seq
+			}
+			for _, id := range seg.Recorded {
+				cuts = append(cuts, cut{id, lastSeq[id], reason})
 			}
 		}
-		if reason == "" {
-			continue
+		for _, g := range f.Gaps {
+			to := "on"
+			if g.To != 0 {
+				to = fmt.Sprintf("..%d", g.To)
+			}
+			cuts = append(cuts, cut{g.Node, g.From - 1, fmt.Sprintf("%s: seqs %d%s of %s were not recorded: %s", f.Path, g.From, to, g.Node, g.Reason)})
 		}
-		// A file's damage cuts the nodes it records.
-		seg := f.Segments[len(f.Segments)-1]
-		for _, id := range seg.Recorded {
-			mark(id, reason)
+	}
+	for _, c := range cuts {
+		after := -1
+		if c.seq > 0 {
+			s, ok := t.stepOf[nodeSeq{c.node, c.seq}]
+			if !ok {
+				continue
+			}
+			after = s
 		}
+		until := -1
+		for s := after + 1; s < len(t.Events); s++ {
+			if ev := t.Events[s]; ev.Node == c.node && ev.Kind == node.KindRestart {
+				until = s
+				break
+			}
+		}
+		if until >= 0 && after >= 0 && t.Events[until].Seq == c.seq+1 {
+			continue // the restart follows the last recorded event: nothing was lost
+		}
+		t.Unknown[c.node] = append(t.Unknown[c.node], Unknown{After: after, Until: until, Reason: c.reason})
 	}
 }
 
@@ -293,3 +336,6 @@ func (t *Trace) SendStep(ev *node.Event) (int, bool) {
 // Receipts returns the steps at which message id was received (empty if it
 // never was: lost, or still in flight when the recording ended).
 func (t *Trace) Receipts(id node.MsgID) []int { return t.recvOf[id] }
+
+// Len is the number of steps.
+func (t *Trace) Len() int { return len(t.Events) }

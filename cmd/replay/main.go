@@ -1,16 +1,15 @@
 // Command replay is the record-and-replay predicate debugger with the
 // bundled example systems registered. To debug your own system, build the
-// same three lines with your system added to the registry.
+// same few lines with your system in the registry.
 package main
 
 import (
 	"os"
 
 	"github.com/replaycheck/replaycheck/cli"
-	"github.com/replaycheck/replaycheck/examples/paxos"
-	"github.com/replaycheck/replaycheck/system"
+	"github.com/replaycheck/replaycheck/examples"
 )
 
 func main() {
-	os.Exit(cli.Main(system.NewRegistry(paxos.System)))
+	os.Exit(cli.Main(examples.Registry()))
 }

@@ -22,6 +22,7 @@ package paxos
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -309,12 +310,29 @@ func (p *Process) onAccept(env node.Env, from node.ID, m Accept) {
 		l.Accepts[m.Round] = acc
 	}
 	acc[from] = m.Value
+	p.pruneAccepts()
 	if l.Decided || len(acc) < p.majority() {
 		return
 	}
 	l.Decided, l.Decision = true, m.Value
 	env.Cancel(p.timer)
 	env.Log().Info("learned decision", "round", m.Round, "value", m.Value)
+}
+
+// keptRounds bounds the accept table: a learner only needs recent rounds,
+// and an unbounded table would grow with every round of a long run.
+const keptRounds = 8
+
+// pruneAccepts drops the oldest rounds beyond keptRounds.
+func (p *Process) pruneAccepts() {
+	acc := p.Leader.Accepts
+	for len(acc) > keptRounds {
+		oldest := int64(math.MaxInt64)
+		for r := range acc {
+			oldest = min(oldest, r)
+		}
+		delete(acc, oldest)
+	}
 }
 
 // System describes paxos to the drivers.

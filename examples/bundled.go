@@ -1,0 +1,15 @@
+// Package examples lists the bundled example systems, each with seeded bugs.
+package examples
+
+import (
+	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// All returns every bundled system.
+func All() []*system.System {
+	return []*system.System{paxos.System}
+}
+
+// Registry returns a registry of every bundled system.
+func Registry() *system.Registry { return system.NewRegistry(All()...) }

@@ -1,0 +1,193 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/replaycheck/replaycheck/node"
+)
+
+// Divergence reports the first step at which re-execution did not do what
+// the recording says the node did.
+type Divergence struct {
+	Step     int
+	File     string
+	Node     node.ID
+	Seq      uint64
+	Event    string // the event, one line: "recv paxos.Last from n5"
+	What     string // what differs
+	Recorded string
+	Now      string
+	Causes   []string
+}
+
+func (d *Divergence) Error() string {
+	s := fmt.Sprintf("replay diverged at step #%d (%s seq %d, %s): %s", d.Step, d.Node, d.Seq, d.Event, d.What)
+	if d.Recorded != "" || d.Now != "" {
+		s += fmt.Sprintf(": recorded %s; replayed %s", d.Recorded, d.Now)
+	}
+	return s
+}
+
+// Report is the multi-line form printed by `replay verify`.
+func (d *Divergence) Report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "replay diverged at step #%d\n", d.Step)
+	fmt.Fprintf(&b, "  node:      %s seq %d (%s)\n", d.Node, d.Seq, d.File)
+	fmt.Fprintf(&b, "  event:     %s\n", d.Event)
+	fmt.Fprintf(&b, "  differs:   %s\n", d.What)
+	if d.Recorded != "" {
+		fmt.Fprintf(&b, "  recorded:  %s\n", d.Recorded)
+	}
+	if d.Now != "" {
+		fmt.Fprintf(&b, "  replayed:  %s\n", d.Now)
+	}
+	b.WriteString("  likely causes:\n")
+	for _, c := range d.Causes {
+		fmt.Fprintf(&b, "    - %s\n", c)
+	}
+	return b.String()
+}
+
+var (
+	causeMapOrder = "the handler iterates a Go map and lets the order decide what it sends, stores or consumes (sort the keys)"
+	causeTime     = "the handler reads time.Now/time.Since instead of env.Now()"
+	causeRand     = "the handler uses the global math/rand (or its own unrecorded generator) instead of env.Rand()"
+	causeGo       = "the handler starts a goroutine, uses select or channels, or shares package-level variables between nodes"
+	causeCode     = "the handler's code or a dependency changed since the trace was recorded (rebuild the replay binary from the recorded commit)"
+	causeState    = "state outside the handler struct (package-level variables, caches) that the recording run had and this one does not"
+)
+
+// describe renders an event as one line.
+func describe(ev *node.Event) string {
+	switch ev.Kind {
+	case node.KindRecv:
+		return fmt.Sprintf("recv %s from %s", ev.MsgType, ev.From)
+	case node.KindTimer:
+		return fmt.Sprintf("timer %s (id %d)", ev.TimerName, ev.TimerID)
+	case node.KindInput:
+		return "input " + ev.MsgType
+	}
+	return ev.Kind.String()
+}
+
+// diverged builds the report for a dispatch that failed or whose effects
+// differ. recordedPayload looks up what a recorded send carried, from the
+// receiver's trace.
+func (r *Replayer) diverged(step int, rec, now *node.Event, err error) *Divergence {
+	d := &Divergence{Step: step, File: r.tr.File(step), Node: rec.Node, Seq: rec.Seq, Event: describe(rec)}
+	var mm *mismatch
+	var pe *node.PanicError
+	switch {
+	case errors.As(err, &mm):
+		d.What = fmt.Sprintf("nondeterministic input %d", mm.index)
+		d.Recorded, d.Now = mm.recorded, mm.now
+		d.Causes = []string{causeMapOrder, causeTime, causeRand, causeGo, causeCode}
+	case errors.As(err, &pe):
+		d.What = "the handler panicked, but completed in the recorded run"
+		d.Recorded, d.Now = "the event completed", fmt.Sprintf("panic: %v", pe.Value)
+		d.Causes = []string{causeCode, causeState, causeMapOrder}
+	case err != nil:
+		d.What = err.Error()
+		d.Causes = []string{causeCode}
+	}
+	return d
+}
+
+// compare checks a re-executed event's effects against the recording; it
+// returns nil when they match.
+func (r *Replayer) compare(step int, rec, now *node.Event) *Divergence {
+	d := &Divergence{Step: step, File: r.tr.File(step), Node: rec.Node, Seq: rec.Seq, Event: describe(rec)}
+	set := func(what, recorded, replayed string, causes ...string) *Divergence {
+		d.What, d.Recorded, d.Now, d.Causes = what, recorded, replayed, causes
+		return d
+	}
+	if now.Seq != rec.Seq || now.Lamport != rec.Lamport {
+		return set("sequence number or Lamport clock", fmt.Sprintf("seq %d, clock %d", rec.Seq, rec.Lamport),
+			fmt.Sprintf("seq %d, clock %d", now.Seq, now.Lamport), causeCode)
+	}
+	if len(now.Sends) != len(rec.Sends) {
+		return set("number of messages sent", r.sendList(rec), r.sendList(now), causeMapOrder, causeRand, causeTime, causeCode)
+	}
+	for i := range rec.Sends {
+		a, b := rec.Sends[i], now.Sends[i]
+		if a.To != b.To || a.Type != b.Type || a.Digest != b.Digest {
+			return set(fmt.Sprintf("message %d of %d sent", i, len(rec.Sends)),
+				r.recordedSend(rec, i), r.replayedSend(now, i), causeMapOrder, causeRand, causeTime, causeCode)
+		}
+	}
+	if !reflect.DeepEqual(normTimers(rec.TimersSet), normTimers(now.TimersSet)) {
+		return set("timers set", timerList(rec.TimersSet), timerList(now.TimersSet), causeRand, causeTime, causeMapOrder, causeCode)
+	}
+	if fmt.Sprint(rec.TimersCancelled) != fmt.Sprint(now.TimersCancelled) {
+		return set("timers cancelled", fmt.Sprint(rec.TimersCancelled), fmt.Sprint(now.TimersCancelled), causeMapOrder, causeCode)
+	}
+	if rec.DiskWrites != now.DiskWrites || rec.DiskDigest != now.DiskDigest {
+		return set("disk writes", fmt.Sprintf("%d write(s), digest %016x", rec.DiskWrites, rec.DiskDigest),
+			fmt.Sprintf("%d write(s), digest %016x", now.DiskWrites, now.DiskDigest), causeMapOrder, causeRand, causeTime, causeCode)
+	}
+	return nil
+}
+
+func normTimers(ts []node.TimerSet) []node.TimerSet {
+	if len(ts) == 0 {
+		return nil
+	}
+	return ts
+}
+
+func timerList(ts []node.TimerSet) string {
+	if len(ts) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s (id %d) in %v", t.Name, t.ID, t.After))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (r *Replayer) sendList(ev *node.Event) string {
+	if len(ev.Sends) == 0 {
+		return "no messages"
+	}
+	var parts []string
+	for _, s := range ev.Sends {
+		parts = append(parts, s.Type+" to "+string(s.To))
+	}
+	return fmt.Sprintf("%d: %s", len(ev.Sends), strings.Join(parts, ", "))
+}
+
+// recordedSend shows a recorded send, with its content when the
+// receiver's trace has it.
+func (r *Replayer) recordedSend(ev *node.Event, i int) string {
+	s := ev.Sends[i]
+	out := fmt.Sprintf("%s to %s (digest %016x)", s.Type, s.To, s.Digest)
+	for _, step := range r.tr.Receipts(ev.SentMsg(i)) {
+		recv := r.tr.Events[step]
+		out += ": " + r.render(recv.MsgType, recv.Payload)
+		break
+	}
+	return out
+}
+
+func (r *Replayer) replayedSend(ev *node.Event, i int) string {
+	s := ev.Sends[i]
+	return fmt.Sprintf("%s to %s (digest %016x): %s", s.Type, s.To, xxhash.Sum64(s.Payload), r.render(s.Type, s.Payload))
+}
+
+func (r *Replayer) render(typ string, payload []byte) string {
+	m, err := r.sys.Codec.Decode(typ, payload)
+	if err != nil {
+		return fmt.Sprintf("%d bytes", len(payload))
+	}
+	s := fmt.Sprintf("%+v", m)
+	if len(s) > 200 {
+		s = s[:197] + "..."
+	}
+	return s
+}

@@ -1,0 +1,378 @@
+package replay_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/state"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// simulate runs sys and returns the merged trace of the run.
+func simulate(t testing.TB, sys *system.System, cfg sim.Config) *replay.Trace {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := sim.Run(sys, cfg.WithDefaults(sys), &buf); err != nil {
+		t.Fatalf("sim %s seed %d: %v", sys.Name, cfg.Seed, err)
+	}
+	f, err := record.Read(bytes.NewReader(buf.Bytes()), fmt.Sprintf("%s-%d.lz4", sys.Name, cfg.Seed), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := replay.Merge([]*record.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// withPartitions wraps a system's scenario with random partitions that
+// come and go, so replay is exercised across network splits too.
+func withPartitions(sys *system.System) *system.System {
+	s := *sys
+	inner := sys.Scenario
+	s.Scenario = func(ctl system.Controller) {
+		if inner != nil {
+			inner(ctl)
+		}
+		r := ctl.Rand()
+		nodes := ctl.Nodes()
+		for at := time.Duration(r.Int64N(int64(time.Second))); at < sys.Sim.Time; at += time.Duration(r.Int64N(int64(time.Second))) {
+			cut := 1 + r.IntN(len(nodes)-1)
+			group := append([]node.ID(nil), nodes[:cut]...)
+			ctl.At(at, func() { ctl.Partition(group) })
+			at += time.Duration(r.Int64N(int64(300 * time.Millisecond)))
+			ctl.At(at, ctl.Heal)
+		}
+	}
+	return &s
+}
+
+// TestReplayReproducesEveryBundledSystem: 200 seeds per bundled system and
+// bug, with loss, duplication, partitions and churn; every step must replay
+// with identical effects and identical state hashes.
+func TestReplayReproducesEveryBundledSystem(t *testing.T) {
+	reg := examples.Registry()
+	seeds := 200
+	if testing.Short() {
+		seeds = 20
+	}
+	for _, sys := range examples.All() {
+		psys := withPartitions(sys)
+		bugs := sys.BugNames()
+		steps, hashed := 0, 0
+		for seed := 1; seed <= seeds; seed++ {
+			bug := bugs[seed%len(bugs)] // every variant, seeds spread across them
+			cfg := sim.DefaultConfig()
+			cfg.Seed, cfg.Bug, cfg.Dup, cfg.Steps = uint64(seed), bug, 0.05, 3000
+			if sys.Sim.Churn == 0 {
+				cfg.Churn = 0.5
+			}
+			tr := simulate(t, psys, cfg)
+			r, err := replay.New(tr, reg, replay.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = r.RunTo(tr.Len()-1, func(step int) error {
+				if r.Replayed() == nil {
+					return fmt.Errorf("step %d was not replayed", step)
+				}
+				if r.Recorded().HasStateHash {
+					hashed++
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("%s bug %s seed %d: %v", sys.Name, bug, seed, err)
+			}
+			steps += tr.Len()
+		}
+		if hashed < steps/2 {
+			t.Fatalf("%s: only %d of %d steps had state hashes to compare", sys.Name, hashed, steps)
+		}
+		t.Logf("%s: %d seeds over bugs %v, %d steps replayed, %d state hashes equal, 0 divergences", sys.Name, seeds, bugs, steps, hashed)
+	}
+}
+
+// chooser is deliberately nondeterministic: on its second timer it sends
+// its peers' names in Go map iteration order.
+type chooser struct {
+	Peers map[node.ID]int
+	Ticks int
+}
+
+type Names struct{ List []node.ID }
+
+func (c *chooser) Init(env node.Env) {
+	c.Peers = map[node.ID]int{}
+	for i := range 200 {
+		c.Peers[node.ID(fmt.Sprintf("p%03d", i))] = i
+	}
+	env.After(time.Millisecond, "tick")
+}
+func (c *chooser) Receive(node.Env, node.ID, node.Message) {}
+func (c *chooser) Timer(env node.Env, _ node.Timer) {
+	c.Ticks++
+	env.After(time.Millisecond, "tick")
+	if c.Ticks < 2 || env.Self() != "n1" {
+		return
+	}
+	var names []node.ID
+	for range 3 { // three independent iterations: identical order by chance is hopeless
+		for p := range c.Peers {
+			names = append(names, p)
+		}
+	}
+	env.Send("n2", Names{List: names})
+}
+
+func TestNondeterministicHandlerDiverges(t *testing.T) {
+	sys := &system.System{Name: "chooser", Codec: node.NewCodec().MustRegister(Names{}),
+		New: func(node.ID, system.Config) node.Handler { return &chooser{} },
+		Sim: system.SimDefaults{Nodes: 2, Steps: 50}}
+	tr := simulate(t, sys, sim.Config{Seed: 1, NoStateHashes: true})
+	want := -1
+	for step, ev := range tr.Events {
+		if ev.Node == "n1" && ev.Kind == node.KindTimer && len(ev.Sends) > 0 {
+			want = step
+			break
+		}
+	}
+	if want < 0 {
+		t.Fatal("the test system never sent")
+	}
+	r, err := replay.New(tr, system.NewRegistry(sys), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.RunTo(tr.Len()-1, nil)
+	var d *replay.Divergence
+	if !errors.As(err, &d) {
+		t.Fatalf("replay did not diverge: %v", err)
+	}
+	if d.Step != want || d.Node != "n1" || !strings.Contains(d.Event, "timer tick") {
+		t.Fatalf("diverged at #%d (%s, %s), want #%d at n1's timer", d.Step, d.Node, d.Event, want)
+	}
+	if !strings.Contains(d.Report(), "map") || !strings.Contains(d.What, "message 0") {
+		t.Fatalf("report does not explain the likely cause:\n%s", d.Report())
+	}
+	// The replay stays stopped.
+	if err := r.Next(); !errors.As(err, &d) {
+		t.Fatalf("stepping after a divergence: %v", err)
+	}
+}
+
+func TestNondeterministicStateDetectedByHash(t *testing.T) {
+	// Same system, but the map order only decides state, not effects:
+	// only the state hash can catch it.
+	sys := &system.System{Name: "chooser2", Codec: node.NewCodec(),
+		New: func(node.ID, system.Config) node.Handler { return &stateChooser{} },
+		Sim: system.SimDefaults{Nodes: 1, Steps: 20}}
+	tr := simulate(t, sys, sim.Config{Seed: 1})
+	r, _ := replay.New(tr, system.NewRegistry(sys), replay.Options{})
+	err := r.RunTo(tr.Len()-1, nil)
+	var d *replay.Divergence
+	if !errors.As(err, &d) || !strings.Contains(d.What, "state") {
+		t.Fatalf("state-only nondeterminism not detected: %v", err)
+	}
+	r2, _ := replay.New(tr, system.NewRegistry(sys), replay.Options{SkipStateHashes: true})
+	if err := r2.RunTo(tr.Len()-1, nil); err != nil {
+		t.Fatalf("without state hashes the effects alone match, yet: %v", err)
+	}
+}
+
+type stateChooser struct {
+	M     map[int]bool
+	First []int
+}
+
+func (s *stateChooser) Init(env node.Env) {
+	s.M = map[int]bool{}
+	for i := range 300 {
+		s.M[i] = true
+	}
+	env.After(time.Millisecond, "tick")
+}
+func (s *stateChooser) Receive(node.Env, node.ID, node.Message) {}
+func (s *stateChooser) Timer(env node.Env, _ node.Timer) {
+	for range 3 {
+		for k := range s.M {
+			s.First = append(s.First, k)
+			break
+		}
+	}
+	env.After(time.Millisecond, "tick")
+}
+
+// hashesByStep replays straight through and records every replayed node's
+// state hash after every step.
+func hashesByStep(t testing.TB, tr *replay.Trace, opts replay.Options) (map[node.ID][]uint64, []node.ID) {
+	r, err := replay.New(tr, examples.Registry(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[node.ID][]uint64{}
+	err = r.RunTo(tr.Len()-1, func(int) error {
+		for _, id := range r.Nodes() {
+			out[id] = append(out[id], handlerHash(r.Instance(id).Handler()))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, r.Nodes()
+}
+
+func handlerHash(h node.Handler) uint64 {
+	if h == nil {
+		return 0
+	}
+	return state.Hash(h)
+}
+
+func TestPartialReplayMatchesFull(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed = 3
+	tr := simulate(t, paxos.System, cfg)
+	full, _ := hashesByStep(t, tr, replay.Options{})
+	subset := []node.ID{"n2", "n5", "n7"}
+	part, ids := hashesByStep(t, tr, replay.Options{Nodes: subset})
+	if len(ids) != 3 {
+		t.Fatalf("partial replay ran %v", ids)
+	}
+	for _, id := range subset {
+		for step := range full[id] {
+			if full[id][step] != part[id][step] {
+				t.Fatalf("%s after step %d: partial replay state differs from full replay", id, step)
+			}
+		}
+	}
+}
+
+func TestSeekAndBackAgreeWithStraightReplay(t *testing.T) {
+	for _, seed := range []uint64{1, 2} {
+		cfg := sim.DefaultConfig()
+		cfg.Seed, cfg.Bug = seed, "spec"
+		tr := simulate(t, paxos.System, cfg)
+		want, ids := hashesByStep(t, tr, replay.Options{})
+		r, err := replay.New(tr, examples.Registry(), replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := replay.NewCursor(r, 37)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(how string) {
+			t.Helper()
+			p := c.Pos()
+			for _, id := range ids {
+				var h uint64
+				if p >= 0 {
+					h = want[id][p]
+				}
+				if got := handlerHash(r.Instance(id).Handler()); got != h {
+					t.Fatalf("seed %d, %s to #%d: %s differs from the straight replay", seed, how, p, id)
+				}
+			}
+		}
+		rng := rand.New(rand.NewPCG(seed, 99))
+		for range 150 {
+			target := rng.IntN(tr.Len()+1) - 1
+			if err := c.Seek(target); err != nil {
+				t.Fatal(err)
+			}
+			check("seek")
+			for range rng.IntN(5) {
+				if c.Pos() < 0 {
+					break
+				}
+				if err := c.Back(); err != nil {
+					t.Fatal(err)
+				}
+				check("back")
+			}
+			for range rng.IntN(5) {
+				if err := c.Step(); err != nil {
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					t.Fatal(err)
+				}
+				check("step")
+			}
+		}
+		if err := c.Seek(tr.Len()); err == nil {
+			t.Fatal("seek past the end succeeded")
+		}
+	}
+}
+
+// TestTruncatedNodeStateUnknown cuts a live-style per-node recording: the
+// node's state is unknown after its last complete event.
+func TestTruncatedNodeStateUnknown(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Time, cfg.Steps = 4, time.Minute, 100_000 // several lz4 blocks
+	var buf bytes.Buffer
+	sys := paxos.System
+	if _, err := sim.Run(sys, cfg.WithDefaults(sys), &buf); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()[:buf.Len()*3/4]
+	f, err := record.Read(bytes.NewReader(data), "cut.lz4", int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Damage == nil {
+		t.Fatal("a trace cut at 3/4 reads as undamaged")
+	}
+	tr, err := replay.Merge([]*record.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := replay.New(tr, examples.Registry(), replay.Options{})
+	if err := r.RunTo(tr.Len()-1, nil); err != nil {
+		t.Fatalf("a truncated trace must replay up to the damage: %v", err)
+	}
+	// Each node is known through its own last recorded event and unknown
+	// after it: events it ran after the cut are lost.
+	unknownAtEnd := 0
+	for _, id := range tr.Nodes {
+		last := -1
+		for s, ev := range tr.Events {
+			if ev.Node == id {
+				last = s
+			}
+		}
+		reason, unknown := r.Unknown(id)
+		if last == tr.Len()-1 {
+			if unknown {
+				t.Fatalf("%s ran the last step, yet reads as unknown", id)
+			}
+			continue
+		}
+		if !unknown || !strings.Contains(reason, "truncated") {
+			t.Fatalf("%s after its last recorded step #%d: unknown=%v reason=%q", id, last, unknown, reason)
+		}
+		unknownAtEnd++
+		if u, ok := tr.UnknownAt(id, last); ok {
+			t.Fatalf("%s reads as unknown at its own last step: %+v", id, u)
+		}
+	}
+	if unknownAtEnd < len(tr.Nodes)-1 {
+		t.Fatalf("only %d nodes unknown at the end", unknownAtEnd)
+	}
+}

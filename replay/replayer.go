@@ -1,0 +1,234 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/state"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// Options configure a replay.
+type Options struct {
+	// Nodes restricts the replay to these nodes (partial replay). Messages
+	// from the others come from the receivers' traces. Empty: every node
+	// with recorded events.
+	Nodes []node.ID
+	// SkipStateHashes turns off the comparison of recorded state hashes
+	// (faster; divergence is then detected only through effects).
+	SkipStateHashes bool
+	// Verbose keeps Debug-level handler log lines.
+	Verbose bool
+}
+
+// Replayer re-executes a trace step by step, in causal order, on fresh
+// instances built by the system's factory, feeding each event the recorded
+// nondeterminism and checking its effects against the recording.
+type Replayer struct {
+	tr    *Trace
+	sys   *system.System
+	opts  Options
+	nodes map[node.ID]*rnode
+	ids   []node.ID // replayed nodes, sorted
+	pos   int       // the last executed step; -1 before the first
+	ran   bool      // whether step pos ran a handler here (its node is replayed and known)
+	buf   node.Event
+	src   recorded
+	err   error // sticky: a divergence ends the replay
+}
+
+type rnode struct {
+	id    node.ID
+	inst  *node.Instance
+	store *node.MemStore
+	// lastRun is the last step this node executed (-1: none), used to skip
+	// restoring nodes a checkpoint would not change.
+	lastRun int
+}
+
+// New prepares a replay of tr with the system registered under the trace's
+// system name.
+func New(tr *Trace, reg *system.Registry, opts Options) (*Replayer, error) {
+	sys, err := reg.Lookup(tr.Header.System)
+	if err != nil {
+		return nil, fmt.Errorf("cannot replay %s: %w", tr.Files[0].Path, err)
+	}
+	if err := sys.CheckBug(tr.Header.Bug); err != nil {
+		return nil, fmt.Errorf("cannot replay %s: %w", tr.Files[0].Path, err)
+	}
+	for _, name := range tr.Header.Types {
+		if !sys.Codec.Known(name) {
+			return nil, fmt.Errorf("cannot replay %s: message type %q in the trace is not registered by system %s in this binary (was the code changed since recording?)",
+				tr.Files[0].Path, name, sys.Name)
+		}
+	}
+	if sys.CryptoRand {
+		node.InterceptCryptoRand()
+	}
+	ids := opts.Nodes
+	if len(ids) == 0 {
+		ids = tr.Recorded
+	}
+	for _, id := range ids {
+		if !slices.Contains(tr.Nodes, id) {
+			return nil, fmt.Errorf("--nodes: %s is not a node of this trace (nodes: %s)", id, joinIDs(tr.Nodes))
+		}
+	}
+	r := &Replayer{tr: tr, sys: sys, opts: opts, nodes: map[node.ID]*rnode{}, pos: -1}
+	cfg := system.Config{Bug: tr.Header.Bug, Nodes: tr.Nodes, Params: tr.Header.Params}
+	for _, id := range ids {
+		store := node.NewMemStore()
+		r.nodes[id] = &rnode{id: id, store: store, lastRun: -1, inst: node.NewInstance(node.Config{
+			ID: id, Nodes: tr.Nodes, Codec: sys.Codec, Store: store, Verbose: opts.Verbose,
+			New: func() node.Handler { return sys.New(id, cfg) },
+		})}
+		r.ids = append(r.ids, id)
+	}
+	slices.Sort(r.ids)
+	return r, nil
+}
+
+func joinIDs(ids []node.ID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = string(id)
+	}
+	return strings.Join(s, " ")
+}
+
+// Trace is the trace being replayed.
+func (r *Replayer) Trace() *Trace { return r.tr }
+
+// System is the system the trace records.
+func (r *Replayer) System() *system.System { return r.sys }
+
+// Nodes lists the replayed nodes, sorted.
+func (r *Replayer) Nodes() []node.ID { return r.ids }
+
+// Pos is the last executed step (-1 before the first).
+func (r *Replayer) Pos() int { return r.pos }
+
+// Len is the number of steps in the trace.
+func (r *Replayer) Len() int { return len(r.tr.Events) }
+
+// Instance returns a replayed node's instance (nil if not replayed).
+func (r *Replayer) Instance(id node.ID) *node.Instance {
+	if n := r.nodes[id]; n != nil {
+		return n.inst
+	}
+	return nil
+}
+
+// Unknown reports whether a node's state is unknown at the current
+// position (its recording is missing there), and why.
+func (r *Replayer) Unknown(id node.ID) (string, bool) {
+	u, ok := r.tr.UnknownAt(id, r.pos)
+	return u.Reason, ok
+}
+
+// Recorded is the recorded event of the last executed step.
+func (r *Replayer) Recorded() *node.Event {
+	if r.pos < 0 {
+		return nil
+	}
+	return r.tr.Events[r.pos]
+}
+
+// Replayed is the re-executed event of the last step (with its regenerated
+// log lines), or nil if the step's node is not replayed or its state is
+// unknown there. It is valid until the next step.
+func (r *Replayer) Replayed() *node.Event {
+	if !r.ran {
+		return nil
+	}
+	return &r.buf
+}
+
+// Err is the divergence or failure that stopped the replay, if any.
+func (r *Replayer) Err() error { return r.err }
+
+// Next executes the next step. It returns io.EOF after the last step and a
+// *Divergence when the node did not do what the recording says.
+func (r *Replayer) Next() error {
+	if r.err != nil {
+		return r.err
+	}
+	step := r.pos + 1
+	if step >= len(r.tr.Events) {
+		return io.EOF
+	}
+	r.pos, r.ran = step, false
+	rec := r.tr.Events[step]
+	n := r.nodes[rec.Node]
+	if n == nil {
+		return nil
+	}
+	if _, unknown := r.tr.UnknownAt(rec.Node, step); unknown && rec.Kind != node.KindRestart {
+		return nil
+	}
+	// From here on the node's state changes, even if the step diverges.
+	n.lastRun = step
+	if rec.Kind == node.KindRestart {
+		// A restart after a process died without recording a crash
+		// (kill -9), or a trace that begins with a restart: the new
+		// incarnation continues from the recorded seq and clock.
+		if n.inst.Up() {
+			n.inst.Kill()
+		}
+		if rec.Seq != n.inst.Seq()+1 {
+			n.inst.Resume(rec.Seq-1, rec.Lamport-1)
+		}
+	}
+	ev := &r.buf
+	nondet, sends, set, cancelled, logs := ev.Nondet[:0], ev.Sends[:0], ev.TimersSet[:0], ev.TimersCancelled[:0], ev.Logs[:0]
+	*ev = rec.Inputs()
+	ev.Nondet, ev.Sends, ev.TimersSet, ev.TimersCancelled, ev.Logs = nondet, sends, set, cancelled, logs
+	r.src.reset(rec)
+	if err := n.inst.Dispatch(ev, &r.src); err != nil {
+		r.err = r.diverged(step, rec, ev, err)
+		return r.err
+	}
+	if err := r.src.unconsumed(); err != nil {
+		r.err = r.diverged(step, rec, ev, err)
+		return r.err
+	}
+	if d := r.compare(step, rec, ev); d != nil {
+		r.err = d
+		return r.err
+	}
+	if rec.HasStateHash && !r.opts.SkipStateHashes && n.inst.Up() {
+		if h := state.Hash(n.inst.Handler()); h != rec.StateHash {
+			r.err = &Divergence{Step: step, File: r.tr.File(step), Node: rec.Node, Seq: rec.Seq, Event: describe(rec),
+				What:     "the node's state after the event (its effects matched)",
+				Recorded: fmt.Sprintf("state hash %016x", rec.StateHash), Now: fmt.Sprintf("state hash %016x", h),
+				Causes: []string{causeMapOrder, causeState, causeCode,
+					"a field that should not be observed state (a cache, a handle) is not tagged replay:\"-\""}}
+			return r.err
+		}
+	}
+	r.ran = true
+	return nil
+}
+
+// RunTo executes steps up to and including step to (or to the end, if to
+// is beyond it), calling each (if not nil) after every step.
+func (r *Replayer) RunTo(to int, each func(step int) error) error {
+	for r.pos < to {
+		if err := r.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if each != nil {
+			if err := each(r.pos); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
