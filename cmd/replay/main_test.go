@@ -201,7 +201,7 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 	dir := t.TempDir()
 	r := replay(t, dir, "--help")
 	mustOK(t, r)
-	for _, verb := range []string{"sim", "info", "events"} {
+	for _, verb := range []string{"sim", "info", "events", "verify", "merge"} {
 		if !strings.Contains(r.stdout, verb) {
 			t.Fatalf("replay --help does not list %s", verb)
 		}
@@ -210,6 +210,8 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 		"sim":    {"--seed", "--nodes", "--steps", "--time", "--drop", "--bug", "--output", "--churn", "--dup", "--latency", "paxos", "latest-response"},
 		"info":   {"--json"},
 		"events": {"--node", "--kind", "--from", "--limit", "--json", "#STEP L=LAMPORT"},
+		"verify": {"--nodes", "--no-state-hashes", "--json", "0 divergences", "exits 3"},
+		"merge":  {"--output", "causal order", "gap records"},
 	}
 	for verb, ws := range wants {
 		r := replay(t, dir, verb, "--help")

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+)
+
+func TestVerify(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "3", "--dup", "0.1", "-o", "t.lz4"))
+	r := replay(t, dir, "verify", "t.lz4")
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "on 7 nodes: 0 divergences") {
+		t.Fatalf("verify: %s", r.stdout)
+	}
+	r = replay(t, dir, "verify", "t.lz4", "--nodes", "n1,n3,n5")
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "on 3 nodes: 0 divergences") {
+		t.Fatalf("partial verify: %s", r.stdout)
+	}
+	badInput(t, replay(t, dir, "verify", "t.lz4", "--nodes", "n42"), "n42")
+}
+
+// TestVerifyReportsTamperedStep changes one recorded random seed: replay
+// must stop at exactly that step, name the node and event, exit 3.
+func TestVerifyReportsTamperedStep(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "-o", "t.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := replay(t, dir, "events", "t.lz4", "--json")
+	mustOK(t, r)
+	// Pick the 50th event that drew a random seed, and note its step.
+	var victim *node.Event
+	seen := 0
+	for _, ev := range f.Events {
+		for i := range ev.Nondet {
+			if ev.Nondet[i].Kind == node.NondetSeed {
+				seen++
+				if seen == 50 {
+					ev.Nondet[i].Int ^= 0x5a5a
+					victim = ev
+				}
+			}
+		}
+	}
+	if victim == nil {
+		t.Fatal("no event drew 50 seeds")
+	}
+	step := -1
+	for i, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if strings.Contains(line, fmt.Sprintf(`"node":"%s","seq":%d,`, victim.Node, victim.Seq)) {
+			step = i
+		}
+	}
+	out, _ := os.Create(filepath.Join(dir, "tampered.lz4"))
+	w, _ := record.NewWriter(out, *f.Header, record.WriterOptions{})
+	for _, ev := range f.Events {
+		w.Append(ev)
+	}
+	w.Close(f.Ends[0])
+	out.Close()
+
+	r = replay(t, dir, "verify", "tampered.lz4")
+	if r.code != 3 {
+		t.Fatalf("verify of a tampered trace: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := fmt.Sprintf("replay diverged at step #%d", step)
+	if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, fmt.Sprintf("%s seq %d", victim.Node, victim.Seq)) {
+		t.Fatalf("report does not name step #%d, %s seq %d:\n%s", step, victim.Node, victim.Seq, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "likely causes") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("report or stderr malformed:\nstdout %s\nstderr %s", r.stdout, r.stderr)
+	}
+}
+
+func TestMerge(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "6", "-o", "t.lz4"))
+	mustOK(t, replay(t, dir, "merge", "t.lz4", "-o", "m.lz4"))
+	a := replay(t, dir, "events", "t.lz4")
+	b := replay(t, dir, "events", "m.lz4")
+	mustOK(t, a)
+	mustOK(t, b)
+	if a.stdout != b.stdout || a.stdout == "" {
+		t.Fatal("the merged trace lists different events than its input")
+	}
+	r := replay(t, dir, "verify", "m.lz4")
+	mustOK(t, r)
+	badInput(t, replay(t, dir, "merge", "t.lz4", "t.lz4", "-o", "twice.lz4"), "recorded twice")
+	badInput(t, replay(t, dir, "merge", "t.lz4"), "-o")
+	if _, err := os.Stat(filepath.Join(dir, "twice.lz4")); !os.IsNotExist(err) {
+		t.Fatal("a failed merge left its output file")
+	}
+}
