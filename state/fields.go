@@ -70,3 +70,13 @@ func timeInstant(v reflect.Value) (sec int64, nsec int64) {
 	}
 	return sec - unixToInternal, nsec
 }
+
+// TimeNanos returns the Unix nanoseconds of a time.Time value read field by
+// field (it may have been reached through unexported fields).
+func TimeNanos(v reflect.Value) int64 {
+	sec, nsec := timeInstant(v)
+	return sec*1e9 + nsec
+}
+
+// IsTime reports whether t is time.Time.
+func IsTime(t reflect.Type) bool { return t == timeType }

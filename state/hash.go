@@ -417,3 +417,14 @@ func cmp3[T int64 | uint64 | float64 | int](a, b T) int {
 	}
 	return 0
 }
+
+// HashValue is Hash for a reflect.Value (which may have been reached
+// through unexported fields).
+func HashValue(v reflect.Value) uint64 {
+	h := hasherPool.Get().(*hasher)
+	h.value(v, 0)
+	sum := h.sum()
+	h.reset()
+	hasherPool.Put(h)
+	return sum
+}

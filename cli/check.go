@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+)
+
+type checkFlags struct {
+	asJSON      bool
+	from, to    int
+	stopAtFirst bool
+	failOn      string
+	nodes       []string
+	maxSteps    uint64
+}
+
+func (a *App) checkCmd() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check FILE... PREDS.star",
+		Short: "Replay traces and check Starlark predicates after every step",
+		Long: `Replay the traces in causal order and, after every step, evaluate the
+predicates declared in PREDS.star over the states of all nodes.
+
+A safety predicate is violated at each step where it goes from holding to
+not holding: an exact point. A liveness predicate may be false for a while;
+each stretch where it is false is an interval, and the script's stability
+measures (aux) and alarm function decide which intervals are raised as
+alarms (by default: an interval still open at the end of the trace).
+
+The report gives, per violation, the predicate, the step, time, Lamport
+clock, node and event, the witness (the row a failing forall found) and the
+stability measures, then a summary, and ends with the command that opens the
+debugger at the first violation. See docs/predicates.md for the language.
+
+Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
+(unreadable trace, script error with file:line:col), 3 replay divergence.`,
+		Example: `  replay check paxos.lz4 scripts/paxos.star
+  replay check --json --stop-at-first paxos.lz4 scripts/paxos.star
+  replay check n1.lz4 n2.lz4 n3.lz4 scripts/raft.star --nodes 1,2`,
+		Args: requireArgs(2, "FILE... PREDS.star (trace files, then the predicates script)"),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runCheck(args, f) },
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.asJSON, "json", false, "print the report as one JSON object")
+	fl.IntVar(&f.from, "from", 0, "evaluate predicates from this step on (replay still starts at #0)")
+	fl.IntVar(&f.to, "to", -1, "stop after this step (-1: the end)")
+	fl.BoolVar(&f.stopAtFirst, "stop-at-first", false, "stop at the first violation --fail-on counts")
+	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "which findings make the exit code 1: safety, alarm, any (every violation, screened intervals too), none; comma-separated")
+	fl.StringSliceVar(&f.nodes, "nodes", nil, "replay only these nodes (partial replay; the others' rows are absent)")
+	fl.Uint64Var(&f.maxSteps, "max-steps", predicates.DefaultMaxSteps, "Starlark execution steps allowed per evaluation")
+	return cmd
+}
+
+// failPolicy parses --fail-on into a predicate over violations.
+func failPolicy(spec string) (func(*predicates.Violation) bool, error) {
+	var safety, alarm, any bool
+	for _, p := range strings.Split(spec, ",") {
+		switch strings.TrimSpace(p) {
+		case "safety":
+			safety = true
+		case "alarm":
+			alarm = true
+		case "any":
+			any = true
+		case "none":
+		default:
+			return nil, fmt.Errorf("--fail-on %q: want safety, alarm, any or none (comma-separated)", spec)
+		}
+	}
+	return func(v *predicates.Violation) bool {
+		return any || safety && v.Kind == "safety" || alarm && v.Kind == "liveness" && v.Alarm
+	}, nil
+}
+
+func splitScript(args []string) ([]string, string, error) {
+	script := args[len(args)-1]
+	if !strings.HasSuffix(script, ".star") {
+		return nil, "", badInput("the last argument %q is not a predicates script (*.star)", script)
+	}
+	return args[:len(args)-1], script, nil
+}
+
+func (a *App) runCheck(args []string, f checkFlags) error {
+	traces, script, err := splitScript(args)
+	if err != nil {
+		return err
+	}
+	counts, err := failPolicy(f.failOn)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	if f.from < 0 || (f.to >= 0 && f.to < f.from) {
+		return badInput("--from %d --to %d: want 0 <= FROM <= TO", f.from, f.to)
+	}
+	tr, err := a.loadTrace(traces)
+	if err != nil {
+		return err
+	}
+	r, err := replay.New(tr, a.Registry, replay.Options{Nodes: parseIDs(f.nodes)})
+	if err != nil {
+		return badInput("%v", err)
+	}
+	c, err := predicates.Load(script, r, predicates.Options{MaxSteps: f.maxSteps, From: f.from, To: f.to})
+	if err != nil {
+		return badInput("%v", err)
+	}
+	prog := a.progress()
+	start := time.Now()
+	rep, runErr := c.Run(predicates.RunOptions{StopAtFirst: f.stopAtFirst, Counts: counts,
+		Progress: func(step, total int) {
+			prog.update("checking: step %d of %d (%.0f%%)", step, total, 100*float64(step)/float64(total))
+		}})
+	prog.done()
+	elapsed := time.Since(start)
+	var d *replay.Divergence
+	if runErr != nil && !errors.As(runErr, &d) {
+		return withCode(ExitBadInput, runErr)
+	}
+	failing := 0
+	var first *predicates.Violation
+	for _, v := range rep.Violations {
+		if counts(v) {
+			failing++
+			if first == nil {
+				first = v
+			}
+		}
+	}
+	if f.asJSON {
+		out := struct {
+			*predicates.Report
+			Divergence *replay.Divergence `json:"divergence,omitempty"`
+			Seconds    float64            `json:"seconds"`
+		}{rep, d, elapsed.Seconds()}
+		if out.Violations == nil {
+			out.Violations = []*predicates.Violation{}
+		}
+		if out.Errors == nil {
+			out.Errors = []predicates.EvalFailure{}
+		}
+		enc := json.NewEncoder(a.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		rep.WriteText(a.Stdout, elapsed)
+		if d != nil {
+			fmt.Fprint(a.Stdout, d.Report())
+		}
+		if first != nil {
+			fmt.Fprintf(a.Stdout, "debug the first violation: replay debug %s --preds %s --at %d\n",
+				strings.Join(traces, " "), script, first.Step)
+		}
+	}
+	switch {
+	case d != nil:
+		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}
+	case failing > 0:
+		return &exitError{ExitViolations, fmt.Errorf("%d violation(s) (--fail-on %s); the first at step #%d: %s", failing, f.failOn, first.Step, first.Predicate)}
+	}
+	return nil
+}

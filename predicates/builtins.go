@@ -1,0 +1,445 @@
+package predicates
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+func systemConfig(tr *replay.Trace) system.Config {
+	return system.Config{Bug: tr.Header.Bug, Nodes: tr.Nodes, Params: tr.Header.Params}
+}
+
+func (c *Checker) builtins() starlark.StringDict {
+	b := func(name string, fn func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error)) *starlark.Builtin {
+		return starlark.NewBuiltin(name, fn)
+	}
+	return starlark.StringDict{
+		"table":         b("table", c.declTable),
+		"derived":       b("derived", c.declDerived),
+		"safety":        b("safety", c.declPredicate("safety")),
+		"liveness":      b("liveness", c.declPredicate("liveness")),
+		"forall":        b("forall", c.quantBuiltin(qForall)),
+		"exists":        b("exists", c.quantBuiltin(qExists)),
+		"count":         b("count", c.quantBuiltin(qCount)),
+		"implies":       b("implies", implies),
+		"now":           b("now", c.nowBuiltin),
+		"since_change":  b("since_change", c.sinceChange),
+		"timers":        b("timers", c.timersBuiltin),
+		"unknown_nodes": b("unknown_nodes", c.unknownNodes),
+		"nodes":         b("nodes", c.nodesBuiltin),
+		"struct":        starlark.NewBuiltin("struct", starlarkstruct.Make),
+		"event":         &eventValue{c: c},
+		"msgs":          &msgsValue{c: c},
+		"MICROSECOND":   starlark.MakeInt64(int64(time.Microsecond)),
+		"MILLISECOND":   starlark.MakeInt64(int64(time.Millisecond)),
+		"SECOND":        starlark.MakeInt64(int64(time.Second)),
+		"MINUTE":        starlark.MakeInt64(int64(time.Minute)),
+	}
+}
+
+func (c *Checker) declaring(name string) error {
+	if !c.loading {
+		return fmt.Errorf("%s: declarations are allowed only while the script loads, not inside predicates", name)
+	}
+	return nil
+}
+
+func (c *Checker) claimName(thread *starlark.Thread, kind, name string) error {
+	pos := thread.CallFrame(1).Pos
+	if prev, dup := c.names[name]; dup {
+		return fmt.Errorf("%s %q is already declared at %s", kind, name, prev)
+	}
+	c.names[name] = pos
+	return nil
+}
+
+// table(TYPE, columns=None, keep=1)
+func (c *Checker) declTable(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := c.declaring("table"); err != nil {
+		return nil, err
+	}
+	var typ string
+	var columns *starlark.List
+	keep := 1
+	if err := starlark.UnpackArgs("table", args, kwargs, "type", &typ, "columns?", &columns, "keep?", &keep); err != nil {
+		return nil, err
+	}
+	if keep < 1 {
+		return nil, fmt.Errorf("table(%q): keep must be at least 1, got %d", typ, keep)
+	}
+	t := &Table{c: c, id: len(c.tables) + 1, name: typ, keep: keep, pos: thread.CallFrame(1).Pos,
+		rows: map[rowKey]*rowState{}, byNode: map[node.ID][]*rowState{}, history: map[rowKey]*rowHistory{}}
+	if columns != nil {
+		t.columns = []string{}
+		for i := range columns.Len() {
+			s, ok := starlark.AsString(columns.Index(i))
+			if !ok {
+				return nil, fmt.Errorf("table(%q): columns must be field names (strings)", typ)
+			}
+			t.columns = append(t.columns, s)
+		}
+	}
+	c.tables = append(c.tables, t)
+	return t, nil
+}
+
+// derived(NAME, FN, keep=1)
+func (c *Checker) declDerived(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := c.declaring("derived"); err != nil {
+		return nil, err
+	}
+	var name string
+	var fn starlark.Callable
+	keep := 1
+	if err := starlark.UnpackArgs("derived", args, kwargs, "name", &name, "fn", &fn, "keep?", &keep); err != nil {
+		return nil, err
+	}
+	if keep < 1 {
+		return nil, fmt.Errorf("derived(%q): keep must be at least 1, got %d", name, keep)
+	}
+	if err := c.claimName(thread, "derived value", name); err != nil {
+		return nil, err
+	}
+	d := &Derived{c: c, name: name, pos: thread.CallFrame(1).Pos, fn: fn, keep: keep, id: len(c.derived) + 1}
+	d.frame = c.newFrame(frameDerived, nil)
+	c.derived = append(c.derived, d)
+	return d, nil
+}
+
+// safety(NAME, FN, aux=None) and liveness(NAME, FN, aux=None, alarm=None)
+func (c *Checker) declPredicate(kind string) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+	return func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if err := c.declaring(kind); err != nil {
+			return nil, err
+		}
+		var name string
+		var fn, aux, alarm starlark.Callable
+		params := []any{"name", &name, "fn", &fn, "aux?", &aux}
+		if kind == "liveness" {
+			params = append(params, "alarm?", &alarm)
+		}
+		if err := starlark.UnpackArgs(kind, args, kwargs, params...); err != nil {
+			return nil, err
+		}
+		if err := c.claimName(thread, "predicate", name); err != nil {
+			return nil, err
+		}
+		p := &Predicate{Name: name, Kind: kind, Pos: thread.CallFrame(1).Pos, fn: fn, aux: aux, alarm: alarm, holding: true}
+		p.frame = c.newFrame(framePredicate, nil)
+		c.preds = append(c.preds, p)
+		return starlark.None, nil
+	}
+}
+
+func (c *Checker) quantBuiltin(kind quantKind) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+	return func(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var xs starlark.Value
+		var fn starlark.Callable
+		if err := starlark.UnpackArgs(kind.String(), args, kwargs, "xs", &xs, "fn", &fn); err != nil {
+			return nil, err
+		}
+		return c.quantify(kind, thread, xs, fn)
+	}
+}
+
+func implies(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var a, c starlark.Value
+	if err := starlark.UnpackPositionalArgs("implies", args, kwargs, 2, &a, &c); err != nil {
+		return nil, err
+	}
+	return starlark.Bool(!bool(a.Truth()) || bool(c.Truth())), nil
+}
+
+func (c *Checker) nodeArg(name string, v starlark.Value) (node.ID, error) {
+	s, ok := starlark.AsString(v)
+	if !ok {
+		return "", fmt.Errorf("%s: want a node ID (a string), got %s", name, v.Type())
+	}
+	id := node.ID(s)
+	if _, known := c.nodeIdx[id]; !known {
+		return "", fmt.Errorf("%s: %q is not a node of this trace", name, s)
+	}
+	return id, nil
+}
+
+// now(node=None): the run's time (the latest event time of the steps so
+// far), or a node's (the time of its latest event), in ns since the start.
+func (c *Checker) nowBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var n starlark.Value = starlark.None
+	if err := starlark.UnpackArgs("now", args, kwargs, "node?", &n); err != nil {
+		return nil, err
+	}
+	if n == starlark.None {
+		c.read(timeDep)
+		return starlark.MakeInt64(c.now), nil
+	}
+	id, err := c.nodeArg("now", n)
+	if err != nil {
+		return nil, err
+	}
+	c.read(dep{depNode, c.nodeIdx[id]})
+	return starlark.MakeInt64(c.nodeNow[id]), nil
+}
+
+// since_change(x, field=None): time since a table, a row (or one of its
+// fields) or a derived value last changed.
+func (c *Checker) sinceChange(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var x starlark.Value
+	field := ""
+	if err := starlark.UnpackArgs("since_change", args, kwargs, "x", &x, "field?", &field); err != nil {
+		return nil, err
+	}
+	c.read(timeDep)
+	var at int64
+	switch v := x.(type) {
+	case *Table:
+		c.read(dep{depTableAny, v.id})
+		at = v.changed
+	case *Row:
+		rs := v.rs
+		c.read(dep{depRow, rs.id})
+		at = rs.hist.changed
+		if field != "" {
+			names := rs.table.columnNames(rs.v.Type())
+			i := slices.Index(names, field)
+			if i < 0 {
+				return nil, fmt.Errorf("since_change: %s has no column %q", rs.table.name, field)
+			}
+			at = rs.hist.fieldTime[i]
+		}
+	case *Derived:
+		c.read(dep{depDerived, v.id})
+		at = v.since
+	default:
+		return nil, fmt.Errorf("since_change: want a table, a row or a derived value, got %s", x.Type())
+	}
+	return starlark.MakeInt64(c.now - at), nil
+}
+
+// timers(node): names of the timers pending at a node, in the order set.
+func (c *Checker) timersBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var n starlark.Value
+	if err := starlark.UnpackArgs("timers", args, kwargs, "node", &n); err != nil {
+		return nil, err
+	}
+	id, err := c.nodeArg("timers", n)
+	if err != nil {
+		return nil, err
+	}
+	c.read(dep{depNode, c.nodeIdx[id]})
+	var names []starlark.Value
+	if inst := c.r.Instance(id); inst != nil && !c.unknown[id] {
+		for _, t := range inst.Timers() {
+			names = append(names, starlark.String(t.Name))
+		}
+	}
+	l := starlark.NewList(names)
+	l.Freeze()
+	return l, nil
+}
+
+func (c *Checker) unknownNodes(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackPositionalArgs("unknown_nodes", args, kwargs, 0); err != nil {
+		return nil, err
+	}
+	c.read(unknownDep)
+	var ids []string
+	for id, u := range c.unknown {
+		if u {
+			ids = append(ids, string(id))
+		}
+	}
+	sort.Strings(ids)
+	return stringList(ids), nil
+}
+
+func (c *Checker) nodesBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackPositionalArgs("nodes", args, kwargs, 0); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(c.r.Trace().Nodes))
+	for i, id := range c.r.Trace().Nodes {
+		ids[i] = string(id)
+	}
+	return stringList(ids), nil
+}
+
+func stringList(ss []string) *starlark.List {
+	vs := make([]starlark.Value, len(ss))
+	for i, s := range ss {
+		vs[i] = starlark.String(s)
+	}
+	l := starlark.NewList(vs)
+	l.Freeze()
+	return l
+}
+
+// eventValue is the `event` built-in: the step just executed.
+type eventValue struct{ c *Checker }
+
+func (e *eventValue) String() string        { return "event" }
+func (e *eventValue) Type() string          { return "event" }
+func (e *eventValue) Freeze()               {}
+func (e *eventValue) Truth() starlark.Bool  { return true }
+func (e *eventValue) Hash() (uint32, error) { return 0, fmt.Errorf("event is unhashable") }
+func (e *eventValue) AttrNames() []string {
+	return []string{"kind", "lamport", "msg_type", "node", "sender", "seq", "step", "time", "timer"}
+}
+func (e *eventValue) Attr(name string) (starlark.Value, error) {
+	c := e.c
+	if c.ev == nil {
+		return starlark.None, nil
+	}
+	c.read(evDep)
+	ev := c.ev
+	switch name {
+	case "step":
+		return starlark.MakeInt(c.step), nil
+	case "node":
+		return starlark.String(ev.Node), nil
+	case "kind":
+		return starlark.String(ev.Kind.String()), nil
+	case "lamport":
+		return starlark.MakeUint64(ev.Lamport), nil
+	case "seq":
+		return starlark.MakeUint64(ev.Seq), nil
+	case "time":
+		return starlark.MakeInt64(ev.Time - c.start), nil
+	case "msg_type":
+		if ev.MsgType == "" {
+			return starlark.None, nil
+		}
+		return starlark.String(ev.MsgType), nil
+	case "sender":
+		if ev.Kind != node.KindRecv {
+			return starlark.None, nil
+		}
+		return starlark.String(ev.From), nil
+	case "timer":
+		if ev.Kind != node.KindTimer {
+			return starlark.None, nil
+		}
+		return starlark.String(ev.TimerName), nil
+	}
+	return nil, nil
+}
+
+// msgWindow keeps the recent receives for msgs.recent.
+type msgWindow struct {
+	entries []msgEntry
+	span    int64 // the longest window asked for so far
+}
+
+type msgEntry struct {
+	at  int64
+	typ string
+}
+
+func (w *msgWindow) add(at int64, typ string) {
+	w.entries = append(w.entries, msgEntry{at, typ})
+	span := max(w.span, int64(time.Minute))
+	// Entries are appended in step order, roughly in time order; drop
+	// those that no window can reach any more.
+	i := 0
+	for i < len(w.entries) && w.entries[i].at < at-span {
+		i++
+	}
+	if i > len(w.entries)/2 {
+		w.entries = slices.Delete(w.entries, 0, i)
+	}
+}
+
+// msgsValue is the `msgs` built-in.
+type msgsValue struct{ c *Checker }
+
+func (m *msgsValue) String() string        { return "msgs" }
+func (m *msgsValue) Type() string          { return "msgs" }
+func (m *msgsValue) Freeze()               {}
+func (m *msgsValue) Truth() starlark.Bool  { return true }
+func (m *msgsValue) Hash() (uint32, error) { return 0, fmt.Errorf("msgs is unhashable") }
+func (m *msgsValue) AttrNames() []string   { return []string{"recent"} }
+func (m *msgsValue) Attr(name string) (starlark.Value, error) {
+	if name != "recent" {
+		return nil, nil
+	}
+	return starlark.NewBuiltin("msgs.recent", m.recent), nil
+}
+
+// msgs.recent(type=None, window=SECOND): messages received within the
+// window ending now, of one type or all.
+func (m *msgsValue) recent(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var typ starlark.Value = starlark.None
+	window := int64(time.Second)
+	if err := starlark.UnpackArgs("msgs.recent", args, kwargs, "type?", &typ, "window?", &window); err != nil {
+		return nil, err
+	}
+	if window <= 0 {
+		return nil, fmt.Errorf("msgs.recent: window must be positive, got %d", window)
+	}
+	c := m.c
+	c.read(msgsDep)
+	c.read(timeDep)
+	c.msgs.span = max(c.msgs.span, window)
+	want, filter := "", typ != starlark.None
+	if filter {
+		s, ok := starlark.AsString(typ)
+		if !ok {
+			return nil, fmt.Errorf("msgs.recent: type must be a message type name")
+		}
+		want = s
+	}
+	n := 0
+	for _, e := range c.msgs.entries {
+		if e.at > c.now-window && e.at <= c.now && (!filter || e.typ == want || hasSuffixDot(e.typ, want)) {
+			n++
+		}
+	}
+	return starlark.MakeInt(n), nil
+}
+
+func hasSuffixDot(full, short string) bool {
+	return len(full) > len(short) && full[len(full)-len(short)-1] == '.' && full[len(full)-len(short):] == short
+}
+
+// Derived as a Starlark value: call it for the value; .history() for the
+// kept versions.
+func (d *Derived) String() string        { return fmt.Sprintf("derived(%q)", d.name) }
+func (d *Derived) Type() string          { return "derived" }
+func (d *Derived) Freeze()               {}
+func (d *Derived) Truth() starlark.Bool  { return true }
+func (d *Derived) Hash() (uint32, error) { return uint32(d.id), nil }
+func (d *Derived) Name() string          { return d.name }
+func (d *Derived) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) > 0 || len(kwargs) > 0 {
+		return nil, fmt.Errorf("%s() takes no arguments", d.name)
+	}
+	d.c.read(dep{depDerived, d.id})
+	if d.value == nil {
+		return starlark.None, nil
+	}
+	return d.value, nil
+}
+func (d *Derived) AttrNames() []string { return []string{"history", "name"} }
+func (d *Derived) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "name":
+		return starlark.String(d.name), nil
+	case "history":
+		return starlark.NewBuiltin(d.name+".history", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+			d.c.read(dep{depDerived, d.id})
+			l := starlark.NewList(slices.Clone(d.hist))
+			l.Freeze()
+			return l, nil
+		}), nil
+	}
+	return nil, nil
+}

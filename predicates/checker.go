@@ -1,0 +1,460 @@
+package predicates
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/replay"
+)
+
+// Options tune a check.
+type Options struct {
+	// MaxSteps bounds the Starlark execution steps of one evaluation.
+	MaxSteps uint64
+	// From and To restrict evaluation to steps From..To (To < 0: the end).
+	// Replay still runs from the start; tables are kept throughout.
+	From, To int
+}
+
+// DefaultMaxSteps is the default Starlark step budget per evaluation.
+const DefaultMaxSteps = 10_000_000
+
+// Checker holds a loaded predicates script and evaluates it over a replay.
+type Checker struct {
+	path    string
+	r       *replay.Replayer
+	opts    Options
+	thread  *starlark.Thread
+	globals starlark.StringDict
+	loading bool
+
+	tables  []*Table
+	derived []*Derived
+	preds   []*Predicate
+	names   map[string]syntax.Position
+
+	index     index
+	cur       *frame
+	nextFrame int
+	nextRow   int
+	quants    map[quantKey]*quant
+	scan      *scanner
+
+	step     int
+	ev       *node.Event
+	start    int64
+	now      int64 // time frontier: the latest event time seen, since start
+	nodeNow  map[node.ID]int64
+	msgs     msgWindow
+	unknown  map[node.ID]bool
+	flips    map[int][]node.ID // steps at which a node's state becomes unknown or known
+	nodeIdx  map[node.ID]int
+	evaluate bool // first evaluated step: everything is dirty
+
+	report Report
+}
+
+// Predicate is one declared safety or liveness property.
+type Predicate struct {
+	Name  string
+	Kind  string // "safety" or "liveness"
+	Pos   syntax.Position
+	fn    starlark.Callable
+	aux   starlark.Callable
+	alarm starlark.Callable
+
+	frame    *frame
+	holding  bool
+	open     *Violation
+	disabled bool
+	Evals    int // how many times the predicate ran
+}
+
+// Derived is a value recomputed when what it read changed.
+type Derived struct {
+	c     *Checker
+	name  string
+	pos   syntax.Position
+	fn    starlark.Callable
+	keep  int
+	id    int
+	frame *frame
+	value starlark.Value
+	hist  []starlark.Value
+	since int64
+	Evals int
+	err   bool
+}
+
+// Load reads and runs the script at path (declarations happen at load) and
+// binds it to a replay that has not started.
+func Load(path string, r *replay.Replayer, opts Options) (*Checker, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read predicates: %w", err)
+	}
+	return LoadSource(path, src, r, opts)
+}
+
+// LoadSource is Load with the script's text given.
+func LoadSource(path string, src []byte, r *replay.Replayer, opts Options) (*Checker, error) {
+	if opts.MaxSteps == 0 {
+		opts.MaxSteps = DefaultMaxSteps
+	}
+	c := &Checker{
+		path: path, r: r, opts: opts, names: map[string]syntax.Position{},
+		index: index{}, quants: map[quantKey]*quant{}, nodeNow: map[node.ID]int64{},
+		unknown: map[node.ID]bool{}, start: r.Trace().Header.Start, step: -1, evaluate: true,
+	}
+	c.scan = &scanner{c: c, reach: map[reflect.Type]bool{}, seen: map[uintptr]bool{}}
+	c.report.Predicates = map[string]*PredicateStats{}
+	modules := map[string]*loadEntry{}
+	c.thread = &starlark.Thread{Name: "predicates", Load: c.loader(filepath.Dir(path), modules)}
+	c.thread.SetMaxExecutionSteps(opts.MaxSteps)
+	c.loading = true
+	globals, err := starlark.ExecFileOptions(fileOptions, c.thread, path, src, c.builtins())
+	c.loading = false
+	if err != nil {
+		return nil, &ScriptError{Err: scriptError(err)}
+	}
+	c.globals = globals
+	if len(c.preds) == 0 {
+		return nil, &ScriptError{Err: fmt.Errorf("%s: declares no predicates (call safety(...) or liveness(...))", path)}
+	}
+	if err := c.checkTableTypes(); err != nil {
+		return nil, &ScriptError{Err: err}
+	}
+	c.flips, c.nodeIdx = map[int][]node.ID{}, map[node.ID]int{}
+	for i, id := range r.Trace().Nodes {
+		c.nodeIdx[id] = i
+		if r.Instance(id) == nil {
+			c.unknown[id] = true // not replayed: nothing is known of it
+		}
+		for _, u := range r.Trace().Unknown[id] {
+			c.flips[u.After+1] = append(c.flips[u.After+1], id)
+			if u.Until >= 0 {
+				c.flips[u.Until] = append(c.flips[u.Until], id)
+			}
+		}
+	}
+	return c, nil
+}
+
+// ScriptError is a problem with the script itself (syntax, a declaration,
+// an error at load time), with its file:line:col.
+type ScriptError struct{ Err error }
+
+func (e *ScriptError) Error() string { return e.Err.Error() }
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
+
+// scriptError turns a Starlark error into "file:line:col: message".
+func scriptError(err error) error {
+	var ee *starlark.EvalError
+	if errors.As(err, &ee) {
+		if len(ee.CallStack) > 0 {
+			fr := ee.CallStack[len(ee.CallStack)-1]
+			return fmt.Errorf("%s: %s", fr.Pos, ee.Msg)
+		}
+		return errors.New(ee.Msg)
+	}
+	var se syntax.Error
+	if errors.As(err, &se) {
+		return fmt.Errorf("%s: %s", se.Pos, se.Msg)
+	}
+	return err
+}
+
+type loadEntry struct {
+	globals starlark.StringDict
+	err     error
+}
+
+// loader allows load() of files beside the script only.
+func (c *Checker) loader(dir string, modules map[string]*loadEntry) func(*starlark.Thread, string) (starlark.StringDict, error) {
+	return func(t *starlark.Thread, module string) (starlark.StringDict, error) {
+		if module != filepath.Base(module) || strings.HasPrefix(module, ".") || !strings.HasSuffix(module, ".star") {
+			return nil, fmt.Errorf("load(%q): only .star files beside the script can be loaded", module)
+		}
+		if e, ok := modules[module]; ok {
+			if e == nil {
+				return nil, fmt.Errorf("load(%q): cycle in load graph", module)
+			}
+			return e.globals, e.err
+		}
+		modules[module] = nil
+		p := filepath.Join(dir, module)
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("load(%q): %w", module, err)
+		}
+		g, err := starlark.ExecFileOptions(fileOptions, t, p, src, c.builtins())
+		modules[module] = &loadEntry{g, err}
+		return g, err
+	}
+}
+
+// checkTableTypes rejects tables whose type is nowhere in the system's
+// node state, listing the types that are.
+func (c *Checker) checkTableTypes() error {
+	sys := c.r.System()
+	tr := c.r.Trace()
+	h := sys.New(tr.Nodes[0], systemConfig(tr))
+	known := map[string]bool{}
+	open := false
+	var visit func(t reflect.Type)
+	seen := map[reflect.Type]bool{}
+	visit = func(t reflect.Type) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		if t.Name() != "" && t.Kind() == reflect.Struct {
+			known[node.TypeName(t)] = true
+		}
+		switch t.Kind() {
+		case reflect.Interface:
+			open = true
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			visit(t.Elem())
+		case reflect.Struct:
+			for i := range t.NumField() {
+				if t.Field(i).Tag.Get("replay") != "-" {
+					visit(t.Field(i).Type)
+				}
+			}
+		}
+	}
+	visit(reflect.TypeOf(h))
+	for _, t := range c.tables {
+		found := false
+		for name := range known {
+			if t.name == name || strings.HasSuffix(t.name, "/"+name) {
+				found = true
+			}
+		}
+		if !found && !open {
+			names := make([]string, 0, len(known))
+			for n := range known {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return fmt.Errorf("%s: table(%q): no type of that name is in %s's node state (types there: %s)",
+				t.pos, t.name, sys.Name, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// Tables, Derived and Predicates list the declarations.
+func (c *Checker) Tables() []*Table          { return c.tables }
+func (c *Checker) Predicates() []*Predicate  { return c.preds }
+func (c *Checker) DerivedValues() []*Derived { return c.derived }
+
+// Observe evaluates the script after the replayer executed a step.
+func (c *Checker) Observe() error {
+	step := c.r.Pos()
+	ev := c.r.Recorded()
+	c.step, c.ev = step, ev
+	t := ev.Time - c.start
+	if t > c.now {
+		c.now = t
+		c.changed(timeDep)
+	}
+	c.nodeNow[ev.Node] = max(c.nodeNow[ev.Node], t)
+	c.changed(evDep)
+	if ev.Kind == node.KindRecv {
+		c.msgs.add(t, ev.MsgType)
+		c.changed(msgsDep)
+	}
+	if inst := c.r.Instance(ev.Node); inst != nil && c.r.Replayed() != nil {
+		c.changed(dep{depNode, c.nodeIndex(ev.Node)})
+		c.scanNode(ev.Node, inst.Handler())
+	}
+	// Nodes whose state became unknown (or known again) with this step.
+	for _, id := range c.flips[step] {
+		_, unknown := c.r.Unknown(id)
+		if unknown != c.unknown[id] {
+			c.unknown[id] = unknown
+			c.changed(unknownDep)
+			if unknown {
+				c.scanNode(id, nil)
+			}
+		}
+	}
+	if step < c.opts.From || (c.opts.To >= 0 && step > c.opts.To) {
+		return nil
+	}
+	c.report.Steps++
+	return c.evaluateStep()
+}
+
+func (c *Checker) nodeIndex(id node.ID) int { return c.nodeIdx[id] }
+
+func (c *Checker) tableChanged(t *Table) {
+	t.changed = c.now
+	c.changed(dep{depTable, t.id})
+	c.changed(dep{depTableAny, t.id})
+}
+
+func (c *Checker) rowChanged(rs *rowState) {
+	rs.table.changed = c.now
+	c.changed(dep{depRow, rs.id})
+	c.changed(dep{depTableAny, rs.table.id})
+}
+
+func (c *Checker) evaluateStep() error {
+	if c.evaluate {
+		for _, d := range c.derived {
+			d.frame.dirty = true
+		}
+		for _, p := range c.preds {
+			p.frame.dirty = true
+		}
+		c.evaluate = false
+	}
+	for _, d := range c.derived {
+		if d.frame.dirty && !d.err {
+			c.evalDerived(d)
+		}
+	}
+	for _, p := range c.preds {
+		if p.disabled {
+			continue
+		}
+		if p.frame.dirty {
+			if err := c.evalPredicate(p); err != nil {
+				return err
+			}
+		} else if p.open != nil {
+			c.updateOpen(p)
+		}
+	}
+	return nil
+}
+
+// call runs a Starlark callable in a frame with the per-evaluation step
+// budget.
+func (c *Checker) call(f *frame, fn starlark.Callable, args starlark.Tuple) (starlark.Value, error) {
+	saved := c.cur
+	c.cur = f
+	c.thread.Uncancel()
+	c.thread.SetMaxExecutionSteps(c.thread.ExecutionSteps() + c.opts.MaxSteps)
+	v, err := starlark.Call(c.thread, fn, args, nil)
+	c.cur = saved
+	return v, err
+}
+
+func (c *Checker) evalDerived(d *Derived) {
+	c.forget(d.frame)
+	d.frame.witness = nil
+	v, err := c.call(d.frame, d.fn, nil)
+	d.frame.dirty = false
+	d.Evals++
+	if err != nil {
+		d.err = true
+		c.fail(d.name, "derived", err)
+		return
+	}
+	v = freeze(v)
+	if d.value != nil {
+		if eq, err := starlark.Equal(v, d.value); err == nil && eq {
+			return
+		}
+	}
+	d.value = v
+	d.since = c.now
+	d.hist = append(d.hist, v)
+	if len(d.hist) > d.keep {
+		d.hist = d.hist[len(d.hist)-d.keep:]
+	}
+	c.changed(dep{depDerived, d.id})
+}
+
+func (c *Checker) fail(name, what string, err error) {
+	c.report.Errors = append(c.report.Errors, EvalFailure{
+		Name: name, Step: c.step, Message: scriptError(err).Error(),
+	})
+}
+
+func (c *Checker) evalPredicate(p *Predicate) error {
+	c.forget(p.frame)
+	p.frame.witness = nil
+	v, err := c.call(p.frame, p.fn, nil)
+	p.frame.dirty = false
+	p.Evals++
+	if err != nil {
+		p.disabled = true
+		c.forget(p.frame)
+		c.fail(p.Name, p.Kind, err)
+		return nil
+	}
+	b, ok := v.(starlark.Bool)
+	if !ok {
+		p.disabled = true
+		c.fail(p.Name, p.Kind, fmt.Errorf("%s: %s %q returned %s, want True or False", p.Pos, p.Kind, p.Name, v.Type()))
+		return nil
+	}
+	holds := bool(b)
+	switch {
+	case p.Kind == "safety" && !holds && p.holding:
+		c.violation(p, nil)
+	case p.Kind == "liveness" && !holds && p.open == nil:
+		p.open = c.violation(p, nil)
+		c.updateOpen(p)
+	case p.Kind == "liveness" && !holds:
+		c.updateOpen(p)
+	case p.Kind == "liveness" && holds && p.open != nil:
+		p.open.EndStep = c.step
+		p.open.EndTime = c.now
+		p.open = nil
+	}
+	p.holding = holds
+	return nil
+}
+
+// updateOpen re-evaluates an open liveness interval's stability measures
+// and alarm at this step.
+func (c *Checker) updateOpen(p *Predicate) {
+	v := p.open
+	if p.aux != nil {
+		if aux, ok := c.evalAux(p, p.aux, nil); ok {
+			v.auxNow = aux
+			if !v.Alarm {
+				v.Aux = aux
+			}
+		}
+	}
+	if p.alarm != nil && !v.Alarm {
+		arg := starlark.Value(starlark.NewDict(0))
+		if v.auxNow != nil {
+			arg = v.auxNow
+		}
+		if r, ok := c.evalAux(p, p.alarm, starlark.Tuple{arg}); ok && bool(r.Truth()) {
+			v.Alarm = true
+			v.AlarmStep = c.step
+			v.Aux = v.auxNow
+		}
+	}
+}
+
+func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tuple) (starlark.Value, bool) {
+	f := c.newFrame(frameAux, nil)
+	v, err := c.call(f, fn, args)
+	c.forget(f)
+	if err != nil {
+		c.fail(p.Name, p.Kind+" aux", err)
+		return nil, false
+	}
+	return freeze(v), true
+}

@@ -1,0 +1,189 @@
+package predicates
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+	"go.starlark.net/syntax"
+
+	"github.com/replaycheck/replaycheck/state"
+)
+
+// toStarlark converts a Go value read from node state. Scalars become
+// Starlark scalars; slices and maps become frozen lists and dicts; structs
+// become lazy values whose fields convert on access. Times become Unix
+// nanoseconds; nil pointers, funcs and channels become None.
+func toStarlark(v reflect.Value) starlark.Value {
+	for v.IsValid() && (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) {
+		if v.IsNil() {
+			return starlark.None
+		}
+		v = v.Elem()
+	}
+	if !v.IsValid() {
+		return starlark.None
+	}
+	switch v.Kind() {
+	case reflect.Bool:
+		return starlark.Bool(v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return starlark.MakeInt64(v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return starlark.MakeUint64(v.Uint())
+	case reflect.Float32, reflect.Float64:
+		return starlark.Float(v.Float())
+	case reflect.String:
+		return starlark.String(v.String())
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			b := make([]byte, v.Len())
+			for i := range b {
+				b[i] = byte(v.Index(i).Uint())
+			}
+			return starlark.Bytes(b)
+		}
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			l := starlark.NewList(nil)
+			l.Freeze()
+			return l
+		}
+		elems := make([]starlark.Value, v.Len())
+		for i := range elems {
+			elems[i] = toStarlark(v.Index(i))
+		}
+		l := starlark.NewList(elems)
+		l.Freeze()
+		return l
+	case reflect.Map:
+		d := starlark.NewDict(v.Len())
+		for _, k := range state.SortedKeys(v) {
+			d.SetKey(toStarlark(k), toStarlark(v.MapIndex(k)))
+		}
+		d.Freeze()
+		return d
+	case reflect.Struct:
+		if state.IsTime(v.Type()) {
+			return starlark.MakeInt64(state.TimeNanos(v))
+		}
+		return &goStruct{v: v}
+	}
+	return starlark.None
+}
+
+// goStruct is a Go struct seen from Starlark: fields convert when read.
+type goStruct struct{ v reflect.Value }
+
+var (
+	_ starlark.HasAttrs   = (*goStruct)(nil)
+	_ starlark.Comparable = (*goStruct)(nil)
+)
+
+func (s *goStruct) String() string        { return fmt.Sprintf("%s%s", s.v.Type().Name(), fieldsString(s)) }
+func (s *goStruct) Type() string          { return s.v.Type().String() }
+func (s *goStruct) Freeze()               {}
+func (s *goStruct) Truth() starlark.Bool  { return true }
+func (s *goStruct) Hash() (uint32, error) { return uint32(state.HashValue(s.v)), nil }
+func (s *goStruct) Attr(name string) (starlark.Value, error) {
+	f, ok := s.v.Type().FieldByName(name)
+	if !ok || len(f.Index) != 1 || f.Tag.Get("replay") == "-" {
+		return nil, nil
+	}
+	return toStarlark(s.v.Field(f.Index[0])), nil
+}
+func (s *goStruct) AttrNames() []string { return observedFields(s.v.Type()) }
+func (s *goStruct) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
+	eq := state.HashValue(s.v) == state.HashValue(y.(*goStruct).v)
+	switch op {
+	case syntax.EQL:
+		return eq, nil
+	case syntax.NEQ:
+		return !eq, nil
+	}
+	return false, fmt.Errorf("%s %s %s is not supported", s.Type(), op, y.Type())
+}
+
+func observedFields(t reflect.Type) []string {
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Tag.Get("replay") != "-" && f.Name != "_" {
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
+func fieldsString(v starlark.HasAttrs) string {
+	var b strings.Builder
+	b.WriteString("(")
+	for i, n := range v.AttrNames() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		x, _ := v.Attr(n)
+		fmt.Fprintf(&b, "%s=%s", n, x)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// freeze turns a value that may refer to live node state (rows, lazy
+// structs) into plain frozen data, so it can be kept in a history.
+func freeze(v starlark.Value) starlark.Value {
+	switch x := v.(type) {
+	case *Row:
+		return x.snapshot()
+	case *goStruct:
+		return structSnapshot(x, nil)
+	case *starlark.List:
+		elems := make([]starlark.Value, x.Len())
+		for i := range elems {
+			elems[i] = freeze(x.Index(i))
+		}
+		l := starlark.NewList(elems)
+		l.Freeze()
+		return l
+	case starlark.Tuple:
+		t := make(starlark.Tuple, len(x))
+		for i := range t {
+			t[i] = freeze(x[i])
+		}
+		return t
+	case *starlark.Dict:
+		d := starlark.NewDict(x.Len())
+		for _, it := range x.Items() {
+			d.SetKey(freeze(it[0]), freeze(it[1]))
+		}
+		d.Freeze()
+		return d
+	}
+	v.Freeze()
+	return v
+}
+
+func structSnapshot(s starlark.HasAttrs, extra starlark.StringDict) *starlarkstruct.Struct {
+	fields := starlark.StringDict{}
+	for k, v := range extra {
+		fields[k] = v
+	}
+	names := s.AttrNames()
+	sort.Strings(names)
+	for _, n := range names {
+		if _, set := fields[n]; set {
+			continue
+		}
+		if x, err := s.Attr(n); err == nil && x != nil {
+			if _, isMethod := x.(*starlark.Builtin); isMethod {
+				continue
+			}
+			fields[n] = freeze(x)
+		}
+	}
+	st := starlarkstruct.FromStringDict(starlarkstruct.Default, fields)
+	st.Freeze()
+	return st
+}

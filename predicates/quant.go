@@ -1,0 +1,237 @@
+package predicates
+
+import (
+	"fmt"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+type quantKind uint8
+
+const (
+	qForall quantKind = iota + 1
+	qExists
+	qCount
+)
+
+func (k quantKind) String() string { return [...]string{"", "forall", "exists", "count"}[k] }
+
+// quant is the memo of one quantifier call site over a table, within one
+// parent evaluation: the body's result for every row, re-evaluated only for
+// rows whose reads changed, rows added, or when the body's captured
+// variables changed.
+type quant struct {
+	kind    quantKind
+	table   *Table
+	parent  *frame
+	inst    map[*rowState]*frame
+	epoch   int
+	free    []starlark.Value
+	dirty   []*frame
+	nTrue   int
+	started bool
+}
+
+type quantKey struct {
+	parent int
+	body   syntax.Position
+	table  int
+	kind   quantKind
+}
+
+// quantify implements forall, exists and count. Over a table it is
+// incremental; over any other iterable it simply loops.
+func (c *Checker) quantify(kind quantKind, thread *starlark.Thread, xs starlark.Value, fn starlark.Callable) (starlark.Value, error) {
+	t, isTable := xs.(*Table)
+	// Aux and alarm evaluations run once per step; memoising them would
+	// only accumulate memos.
+	if !isTable || c.cur == nil || c.cur.kind == frameAux {
+		return c.loop(kind, thread, xs, fn)
+	}
+	var pos syntax.Position
+	if f, ok := fn.(*starlark.Function); ok {
+		pos = f.Position()
+	}
+	key := quantKey{parent: c.cur.id, body: pos, table: t.id, kind: kind}
+	q := c.quants[key]
+	if q == nil {
+		q = &quant{kind: kind, table: t, parent: c.cur, inst: map[*rowState]*frame{}}
+		c.quants[key] = q
+		c.cur.quants = append(c.cur.quants, key)
+	}
+	c.read(dep{depTable, t.id})
+
+	// Captured variables changed: every row's body may answer differently.
+	if free := freeVars(fn); !q.started || !sameValues(free, q.free) {
+		q.free = free
+		for _, f := range q.inst {
+			c.markDirty(f)
+		}
+	}
+	if !q.started || q.epoch != t.epoch {
+		c.syncRows(q)
+	}
+	q.started = true
+	for len(q.dirty) > 0 {
+		f := q.dirty[len(q.dirty)-1]
+		q.dirty = q.dirty[:len(q.dirty)-1]
+		if !f.dirty || q.inst[f.row] != f {
+			continue
+		}
+		if err := c.evalInstance(thread, q, f, fn); err != nil {
+			return nil, err
+		}
+	}
+	c.cur.witness = q
+	switch kind {
+	case qForall:
+		return starlark.Bool(q.nTrue == len(q.inst)), nil
+	case qExists:
+		return starlark.Bool(q.nTrue > 0), nil
+	}
+	return starlark.MakeInt(q.nTrue), nil
+}
+
+// syncRows adds instances for new rows and drops those of removed rows.
+func (c *Checker) syncRows(q *quant) {
+	t := q.table
+	for _, rs := range t.sortedRows() {
+		if _, ok := q.inst[rs]; !ok {
+			f := c.newFrame(frameInstance, q.parent)
+			f.q, f.row = q, rs
+			f.dirty = false
+			q.inst[rs] = f
+			c.markDirty(f)
+		}
+	}
+	for rs, f := range q.inst {
+		if t.rows[rs.key] != rs {
+			if f.result {
+				q.nTrue--
+			}
+			c.dropFrame(f)
+			delete(q.inst, rs)
+		}
+	}
+	q.epoch = t.epoch
+}
+
+func (c *Checker) evalInstance(thread *starlark.Thread, q *quant, f *frame, fn starlark.Callable) error {
+	// Nested quantifiers keep their memos: they are keyed by this frame.
+	c.forget(f)
+	saved := c.cur
+	c.cur = f
+	c.read(dep{depRow, f.row.id})
+	v, err := starlark.Call(thread, fn, starlark.Tuple{&Row{rs: f.row}}, nil)
+	c.cur = saved
+	if err != nil {
+		return err
+	}
+	res := bool(v.Truth())
+	if res != f.result {
+		if res {
+			q.nTrue++
+		} else {
+			q.nTrue--
+		}
+	}
+	f.result = res
+	f.dirty = false
+	return nil
+}
+
+// dropFrame forgets a frame and everything memoised under it.
+func (c *Checker) dropFrame(f *frame) {
+	c.forget(f)
+	c.dropQuants(f)
+}
+
+func (c *Checker) dropQuants(f *frame) {
+	for _, k := range f.quants {
+		if q := c.quants[k]; q != nil {
+			for _, inst := range q.inst {
+				c.dropFrame(inst)
+			}
+			delete(c.quants, k)
+		}
+	}
+	f.quants = nil
+}
+
+// witnessRow is the row that decided a quantifier: the first failing row
+// of a false forall, the first holding row of a true exists.
+func (q *quant) witnessRow() *rowState {
+	if q == nil {
+		return nil
+	}
+	want := q.kind != qForall
+	for _, rs := range q.table.sortedRows() {
+		if f := q.inst[rs]; f != nil && f.result == want {
+			return rs
+		}
+	}
+	return nil
+}
+
+// loop evaluates a quantifier over a plain iterable.
+func (c *Checker) loop(kind quantKind, thread *starlark.Thread, xs starlark.Value, fn starlark.Callable) (starlark.Value, error) {
+	it, ok := xs.(starlark.Iterable)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a table or an iterable, got %s", kind, xs.Type())
+	}
+	iter := it.Iterate()
+	defer iter.Done()
+	n := 0
+	var x starlark.Value
+	for iter.Next(&x) {
+		v, err := starlark.Call(thread, fn, starlark.Tuple{x}, nil)
+		if err != nil {
+			return nil, err
+		}
+		t := bool(v.Truth())
+		switch {
+		case kind == qForall && !t:
+			return starlark.False, nil
+		case kind == qExists && t:
+			return starlark.True, nil
+		case t:
+			n++
+		}
+	}
+	switch kind {
+	case qForall:
+		return starlark.True, nil
+	case qExists:
+		return starlark.False, nil
+	}
+	return starlark.MakeInt(n), nil
+}
+
+func freeVars(fn starlark.Callable) []starlark.Value {
+	f, ok := fn.(*starlark.Function)
+	if !ok {
+		return []starlark.Value{fn}
+	}
+	vals := make([]starlark.Value, f.NumFreeVars())
+	for i := range vals {
+		_, vals[i] = f.FreeVar(i)
+	}
+	return vals
+}
+
+func sameValues(a, b []starlark.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] == b[i] {
+			continue
+		}
+		eq, err := starlark.Equal(a[i], b[i])
+		if err != nil || !eq {
+			return false
+		}
+	}
+	return true
+}

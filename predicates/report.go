@@ -1,0 +1,130 @@
+package predicates
+
+import (
+	"go.starlark.net/starlark"
+
+	"github.com/replaycheck/replaycheck/node"
+)
+
+// Violation is a safety violation (a point) or a liveness violation (an
+// interval from Step to EndStep, EndStep -1 while still open at the end).
+type Violation struct {
+	Predicate string    `json:"predicate"`
+	Kind      string    `json:"kind"`
+	Step      int       `json:"step"`
+	Lamport   uint64    `json:"lamport"`
+	Node      node.ID   `json:"node"`
+	Event     EventInfo `json:"event"`
+	Time      int64     `json:"time"` // ns since the start of the run
+	Witness   string    `json:"witness,omitempty"`
+	Aux       AuxValue  `json:"aux,omitempty"`
+	EndStep   int       `json:"end_step"`
+	Alarm     bool      `json:"alarm"`
+	AlarmStep int       `json:"alarm_step,omitempty"`
+	EndTime   int64     `json:"end_time,omitempty"`
+	auxNow    starlark.Value
+}
+
+// EventInfo describes the step's event in a report.
+type EventInfo struct {
+	Kind    string  `json:"kind"`
+	MsgType string  `json:"msg_type,omitempty"`
+	Sender  node.ID `json:"sender,omitempty"`
+	Timer   string  `json:"timer,omitempty"`
+}
+
+// AuxValue is a frozen Starlark value (the stability measures), printed as
+// Starlark and encoded as JSON.
+type AuxValue = starlark.Value
+
+// EvalFailure is a predicate or derived value that failed at a step (and
+// was disabled).
+type EvalFailure struct {
+	Name    string `json:"predicate"`
+	Step    int    `json:"step"`
+	Message string `json:"message"`
+}
+
+// PredicateStats counts one predicate's work and findings.
+type PredicateStats struct {
+	Kind       string `json:"kind"`
+	Evals      int    `json:"evaluations"`
+	Violations int    `json:"violations"`
+	Alarms     int    `json:"alarms"`
+	Screened   int    `json:"screened"`
+}
+
+// Report is what a check found.
+type Report struct {
+	Steps      int                        `json:"steps"` // steps evaluated
+	Violations []*Violation               `json:"violations"`
+	Errors     []EvalFailure              `json:"errors"`
+	Predicates map[string]*PredicateStats `json:"predicates"`
+}
+
+// violation records that p became violated at the current step.
+func (c *Checker) violation(p *Predicate, _ starlark.Value) *Violation {
+	ev := c.ev
+	v := &Violation{
+		Predicate: p.Name, Kind: p.Kind, Step: c.step, Lamport: ev.Lamport, Node: ev.Node,
+		Event: EventInfo{Kind: ev.Kind.String(), MsgType: ev.MsgType, Sender: ev.From, Timer: ev.TimerName},
+		Time:  c.now, EndStep: -1,
+	}
+	if ev.Kind != node.KindRecv {
+		v.Event.Sender = ""
+	}
+	if rs := p.frame.witness.witnessRow(); rs != nil {
+		v.Witness = string(rs.key.node)
+		if rs.key.path != "" {
+			v.Witness += " " + rs.key.path
+		}
+	}
+	if p.Kind == "safety" {
+		v.Alarm = true
+		if p.aux != nil {
+			if aux, ok := c.evalAux(p, p.aux, nil); ok {
+				v.Aux = aux
+			}
+		}
+	}
+	c.report.Violations = append(c.report.Violations, v)
+	return v
+}
+
+// Finish closes the check: liveness intervals still open at the end are
+// alarms unless an alarm function decided otherwise, and statistics are
+// filled in. It returns the report.
+func (c *Checker) Finish() *Report {
+	for _, p := range c.preds {
+		if p.open != nil && p.alarm == nil {
+			p.open.Alarm = true
+			p.open.AlarmStep = c.step
+		}
+		if p.open != nil {
+			p.open.Aux = firstNonNil(p.open.Aux, p.open.auxNow)
+		}
+	}
+	for _, p := range c.preds {
+		st := &PredicateStats{Kind: p.Kind, Evals: p.Evals}
+		c.report.Predicates[p.Name] = st
+	}
+	for _, v := range c.report.Violations {
+		st := c.report.Predicates[v.Predicate]
+		st.Violations++
+		if v.Kind == "liveness" {
+			if v.Alarm {
+				st.Alarms++
+			} else {
+				st.Screened++
+			}
+		}
+	}
+	return &c.report
+}
+
+func firstNonNil(a, b starlark.Value) starlark.Value {
+	if a != nil {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,60 @@
+package predicates
+
+import (
+	"errors"
+	"io"
+)
+
+// RunOptions control Run.
+type RunOptions struct {
+	// StopAtFirst ends the run at the first violation that counts.
+	StopAtFirst bool
+	// Counts decides which violations StopAtFirst stops at (default:
+	// safety violations and liveness alarms).
+	Counts func(*Violation) bool
+	// Progress is called every few thousand steps.
+	Progress func(step, total int)
+}
+
+// Run replays the whole trace, observing every step, and returns the
+// report. A replay divergence is returned as the error (with the report of
+// what was checked before it).
+func (c *Checker) Run(opts RunOptions) (*Report, error) {
+	counts := opts.Counts
+	if counts == nil {
+		counts = func(v *Violation) bool { return v.Kind == "safety" || v.Alarm }
+	}
+	total := c.r.Len()
+	seen := 0
+	for {
+		if err := c.r.Next(); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return c.Finish(), err
+		}
+		if err := c.Observe(); err != nil {
+			return c.Finish(), err
+		}
+		if opts.Progress != nil && c.step%2048 == 0 {
+			opts.Progress(c.step, total)
+		}
+		if c.opts.To >= 0 && c.step >= c.opts.To {
+			break
+		}
+		if opts.StopAtFirst {
+			for ; seen < len(c.report.Violations); seen++ {
+				if counts(c.report.Violations[seen]) {
+					return c.Finish(), nil
+				}
+			}
+			// Liveness alarms are decided while an interval is open.
+			for _, p := range c.preds {
+				if p.open != nil && p.open.Alarm {
+					return c.Finish(), nil
+				}
+			}
+		}
+	}
+	return c.Finish(), nil
+}

@@ -1,0 +1,418 @@
+package predicates
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/state"
+)
+
+// Table is one row per object of a Go type found in nodes' states.
+type Table struct {
+	c       *Checker
+	id      int
+	name    string   // as declared: "paxos.Agent" or a full import path
+	columns []string // observed columns; nil: every observed field
+	keep    int
+	pos     syntax.Position
+
+	rows    map[rowKey]*rowState
+	order   []*rowState // sorted by node, then path
+	sorted  bool
+	byNode  map[node.ID][]*rowState
+	epoch   int // incremented when rows are added or removed
+	changed int64
+	history map[rowKey]*rowHistory // kept across a node's crash
+}
+
+type rowKey struct {
+	node node.ID
+	path string
+}
+
+// rowState is one row: where it lives and its kept versions.
+type rowState struct {
+	id    int
+	table *Table
+	key   rowKey
+	v     reflect.Value // the live object
+	hash  uint64
+	hist  *rowHistory
+	seen  int // scan generation, to find removed rows
+}
+
+type rowHistory struct {
+	versions  []version // oldest first, the current one last; at most keep
+	fields    []uint64  // per-column hashes of the current version
+	changed   int64     // time of the last change
+	fieldTime []int64   // per column: time of its last change
+}
+
+type version struct {
+	step   int
+	fields starlark.StringDict
+}
+
+func (t *Table) String() string        { return fmt.Sprintf("table(%q)", t.name) }
+func (t *Table) Type() string          { return "table" }
+func (t *Table) Freeze()               {}
+func (t *Table) Truth() starlark.Bool  { return true }
+func (t *Table) Hash() (uint32, error) { return uint32(t.id), nil }
+
+var (
+	_ starlark.Iterable = (*Table)(nil)
+	_ starlark.Sequence = (*Table)(nil)
+	_ starlark.Mapping  = (*Table)(nil)
+	_ starlark.HasAttrs = (*Table)(nil)
+)
+
+func (t *Table) sortedRows() []*rowState {
+	if !t.sorted {
+		t.order = t.order[:0]
+		for _, r := range t.rows {
+			t.order = append(t.order, r)
+		}
+		sort.Slice(t.order, func(i, j int) bool {
+			a, b := t.order[i].key, t.order[j].key
+			if a.node != b.node {
+				return a.node < b.node
+			}
+			return a.path < b.path
+		})
+		t.sorted = true
+	}
+	return t.order
+}
+
+// Len implements starlark.Sequence.
+func (t *Table) Len() int {
+	t.c.read(dep{depTable, t.id})
+	return len(t.rows)
+}
+
+// Iterate implements starlark.Iterable.
+func (t *Table) Iterate() starlark.Iterator {
+	t.c.read(dep{depTable, t.id})
+	return &rowIter{rows: slices.Clone(t.sortedRows())}
+}
+
+type rowIter struct{ rows []*rowState }
+
+func (it *rowIter) Next(p *starlark.Value) bool {
+	if len(it.rows) == 0 {
+		return false
+	}
+	*p = &Row{rs: it.rows[0]}
+	it.rows = it.rows[1:]
+	return true
+}
+func (it *rowIter) Done() {}
+
+// Get implements starlark.Mapping: T[node_id] is the node's row.
+func (t *Table) Get(k starlark.Value) (starlark.Value, bool, error) {
+	id, ok := starlark.AsString(k)
+	if !ok {
+		return nil, false, fmt.Errorf("%s[%s]: want a node ID (a string)", t.name, k)
+	}
+	t.c.read(dep{depTable, t.id})
+	rows := t.byNode[node.ID(id)]
+	switch len(rows) {
+	case 0:
+		return nil, false, nil
+	case 1:
+		return &Row{rs: rows[0]}, true, nil
+	}
+	paths := make([]string, len(rows))
+	for i, r := range rows {
+		paths[i] = r.key.path
+	}
+	return nil, false, fmt.Errorf("%s[%q]: node %s has %d rows (paths %s); use %s.get(node, path=...)",
+		t.name, id, id, len(rows), strings.Join(paths, ", "), t.name)
+}
+
+// Attr implements starlark.HasAttrs.
+func (t *Table) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "name":
+		return starlark.String(t.name), nil
+	case "get":
+		return starlark.NewBuiltin(t.name+".get", t.get), nil
+	}
+	return nil, nil
+}
+
+func (t *Table) AttrNames() []string { return []string{"get", "name"} }
+
+func (t *Table) get(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var id string
+	var path starlark.Value = starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "node", &id, "path?", &path); err != nil {
+		return nil, err
+	}
+	t.c.read(dep{depTable, t.id})
+	for _, r := range t.byNode[node.ID(id)] {
+		if path == starlark.None {
+			return &Row{rs: r}, nil
+		}
+		if p, ok := starlark.AsString(path); ok && p == r.key.path {
+			return &Row{rs: r}, nil
+		}
+	}
+	return starlark.None, nil
+}
+
+// Row is one object of a table's type in one node's state.
+type Row struct{ rs *rowState }
+
+var (
+	_ starlark.HasAttrs   = (*Row)(nil)
+	_ starlark.Comparable = (*Row)(nil)
+)
+
+func (r *Row) String() string {
+	return fmt.Sprintf("%s(node=%q, path=%q)", r.rs.table.name, r.rs.key.node, r.rs.key.path)
+}
+func (r *Row) Type() string          { return "row" }
+func (r *Row) Freeze()               {}
+func (r *Row) Truth() starlark.Bool  { return true }
+func (r *Row) Hash() (uint32, error) { return uint32(r.rs.id), nil }
+func (r *Row) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
+	same := r.rs.key == y.(*Row).rs.key && r.rs.table == y.(*Row).rs.table
+	switch op {
+	case syntax.EQL:
+		return same, nil
+	case syntax.NEQ:
+		return !same, nil
+	}
+	return false, fmt.Errorf("rows support only == and !=")
+}
+
+// Attr implements starlark.HasAttrs: node, path, prev, history and the
+// object's fields.
+func (r *Row) Attr(name string) (starlark.Value, error) {
+	rs := r.rs
+	switch name {
+	case "node":
+		return starlark.String(rs.key.node), nil
+	case "path":
+		return starlark.String(rs.key.path), nil
+	case "prev":
+		return starlark.NewBuiltin("prev", r.prev), nil
+	case "history":
+		return starlark.NewBuiltin("history", r.history), nil
+	}
+	rs.table.c.read(dep{depRow, rs.id})
+	if !rs.table.hasColumn(name) {
+		return nil, nil
+	}
+	f, ok := rs.v.Type().FieldByName(name)
+	if !ok || len(f.Index) != 1 {
+		return nil, nil
+	}
+	return toStarlark(rs.v.Field(f.Index[0])), nil
+}
+
+func (r *Row) AttrNames() []string {
+	names := []string{"history", "node", "path", "prev"}
+	if r.rs.table.columns != nil {
+		return append(names, r.rs.table.columns...)
+	}
+	return append(names, observedFields(r.rs.v.Type())...)
+}
+
+func (t *Table) hasColumn(name string) bool {
+	return t.columns == nil || slices.Contains(t.columns, name)
+}
+
+// prev(FIELD, default): the field in the previous kept version.
+func (r *Row) prev(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var field string
+	var def starlark.Value = starlark.None
+	if err := starlark.UnpackArgs("prev", args, kwargs, "field", &field, "default?", &def); err != nil {
+		return nil, err
+	}
+	rs := r.rs
+	rs.table.c.read(dep{depRow, rs.id})
+	if !rs.table.hasColumn(field) {
+		return nil, fmt.Errorf("prev: %s has no column %q", rs.table.name, field)
+	}
+	vs := rs.hist.versions
+	if len(vs) < 2 {
+		return def, nil
+	}
+	if v, ok := vs[len(vs)-2].fields[field]; ok {
+		return v, nil
+	}
+	return def, nil
+}
+
+// history(FIELD): the field's value in every kept version, oldest first.
+func (r *Row) history(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var field string
+	if err := starlark.UnpackArgs("history", args, kwargs, "field", &field); err != nil {
+		return nil, err
+	}
+	rs := r.rs
+	rs.table.c.read(dep{depRow, rs.id})
+	if !rs.table.hasColumn(field) {
+		return nil, fmt.Errorf("history: %s has no column %q", rs.table.name, field)
+	}
+	var out []starlark.Value
+	for _, v := range rs.hist.versions {
+		if x, ok := v.fields[field]; ok {
+			out = append(out, x)
+		}
+	}
+	l := starlark.NewList(out)
+	l.Freeze()
+	return l, nil
+}
+
+// snapshot is a frozen copy of the row's current fields.
+func (r *Row) snapshot() starlark.Value {
+	fields := starlark.StringDict{"node": starlark.String(r.rs.key.node), "path": starlark.String(r.rs.key.path)}
+	return structSnapshot(&columnView{r.rs}, fields)
+}
+
+// columnView exposes a row's columns without recording dependencies.
+type columnView struct{ rs *rowState }
+
+func (c *columnView) Attr(name string) (starlark.Value, error) {
+	f, ok := c.rs.v.Type().FieldByName(name)
+	if !ok || len(f.Index) != 1 {
+		return nil, nil
+	}
+	return toStarlark(c.rs.v.Field(f.Index[0])), nil
+}
+func (c *columnView) AttrNames() []string {
+	if c.rs.table.columns != nil {
+		return c.rs.table.columns
+	}
+	return observedFields(c.rs.v.Type())
+}
+func (c *columnView) String() string        { return "columns" }
+func (c *columnView) Type() string          { return "columns" }
+func (c *columnView) Freeze()               {}
+func (c *columnView) Truth() starlark.Bool  { return true }
+func (c *columnView) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable") }
+
+// matches reports whether Go type t is the table's type.
+func (t *Table) matches(ty reflect.Type) bool {
+	if ty.Name() == "" {
+		return false
+	}
+	return t.name == node.TypeName(ty) || t.name == ty.PkgPath()+"."+ty.Name()
+}
+
+// hashColumns hashes the row's observed columns, each separately.
+func (t *Table) hashColumns(v reflect.Value, into []uint64) ([]uint64, uint64) {
+	into = into[:0]
+	var all uint64 = 14695981039346656037
+	for _, name := range t.columnNames(v.Type()) {
+		f, _ := v.Type().FieldByName(name)
+		h := state.HashValue(v.Field(f.Index[0]))
+		into = append(into, h)
+		all = (all ^ h) * 1099511628211
+	}
+	return into, all
+}
+
+func (t *Table) columnNames(ty reflect.Type) []string {
+	if t.columns != nil {
+		return t.columns
+	}
+	return observedFields(ty)
+}
+
+// upsert records that the row at key holds v after step; it returns the
+// row and whether its content changed.
+func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*rowState, bool) {
+	rs := t.rows[key]
+	added := false
+	if rs == nil {
+		t.c.nextRow++
+		rs = &rowState{id: t.c.nextRow, table: t, key: key}
+		rs.hist = t.history[key]
+		if rs.hist == nil {
+			rs.hist = &rowHistory{}
+			t.history[key] = rs.hist
+		}
+		t.rows[key] = rs
+		t.byNode[key.node] = append(t.byNode[key.node], rs)
+		t.sorted = false
+		t.epoch++
+		added = true
+	}
+	rs.v, rs.seen = v, gen
+	fields, h := t.hashColumns(v, nil)
+	if !added && h == rs.hash {
+		return rs, false
+	}
+	rs.hash = h
+	hist := rs.hist
+	if len(hist.fields) > 0 && slices.Equal(hist.fields, fields) {
+		// The same content as before a crash: not a new version.
+		return rs, added
+	}
+	names := t.columnNames(v.Type())
+	if len(hist.fieldTime) != len(names) {
+		hist.fieldTime = make([]int64, len(names))
+	}
+	for i := range names {
+		if i >= len(hist.fields) || hist.fields[i] != fields[i] {
+			hist.fieldTime[i] = now
+		}
+	}
+	hist.fields = fields
+	hist.changed = now
+	if t.keep > 1 {
+		snap := starlark.StringDict{}
+		for _, name := range names {
+			f, _ := v.Type().FieldByName(name)
+			snap[name] = freeze(toStarlark(v.Field(f.Index[0])))
+		}
+		hist.versions = append(hist.versions, version{step: step, fields: snap})
+		if len(hist.versions) > t.keep {
+			hist.versions = slices.Delete(hist.versions, 0, len(hist.versions)-t.keep)
+		}
+	} else {
+		hist.versions = hist.versions[:0]
+		hist.versions = append(hist.versions, version{step: step})
+	}
+	return rs, true
+}
+
+// remove drops a row (its node crashed, became unknown, or the object is
+// gone); its history is kept for when the same row reappears.
+func (t *Table) remove(rs *rowState) {
+	delete(t.rows, rs.key)
+	rows := t.byNode[rs.key.node]
+	if i := slices.Index(rows, rs); i >= 0 {
+		rows = slices.Delete(rows, i, i+1)
+	}
+	if len(rows) == 0 {
+		delete(t.byNode, rs.key.node)
+	} else {
+		t.byNode[rs.key.node] = rows
+	}
+	t.sorted = false
+	t.epoch++
+}
+
+// pathString builds row paths in the same form as state.Flatten.
+func fieldPath(parent, field string) string {
+	if parent == "" {
+		return field
+	}
+	return parent + "." + field
+}
+
+func indexPath(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
