@@ -132,3 +132,5 @@ func requireArgs(n int, what string) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -30,6 +30,9 @@ type simFlags struct {
 	output        string
 	noStateHashes bool
 	verbose       bool
+	seeds         string
+	check         string
+	failOn        string
 }
 
 func (a *App) simCmd() *cobra.Command {
@@ -49,6 +52,7 @@ Flags left unset take the system's defaults (shown by 'replay sim SYSTEM
 --help' is not possible before SYSTEM is known, so they are listed below per
 bundled system).`,
 		Example: `  replay sim paxos --seed 1 -o paxos.lz4
+  replay sim paxos --bug spec --seeds 1-200 --check scripts/paxos.star -o spec.lz4
   replay sim paxos --bug latest-response --seed 21 --drop 0.3 -o bug.lz4
   replay sim paxos --churn 0 --time 2s -o nochurn.lz4`,
 		Args: requireArgs(1, "SYSTEM (one of the registered systems)"),
@@ -70,6 +74,9 @@ bundled system).`,
 	fl.StringVarP(&f.output, "output", "o", "", "trace file to write (default: SYSTEM-SEED.lz4)")
 	fl.BoolVar(&f.noStateHashes, "no-state-hashes", false, "do not record a hash of each node's state after every event (smaller trace, weaker divergence detection)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print the handlers' log lines to stderr")
+	fl.StringVar(&f.seeds, "seeds", "", "hunt across seeds FROM-TO (with --check): stop at the first run with a violation, write its trace to -o")
+	fl.StringVar(&f.check, "check", "", "predicates script to check each run against (with --seeds)")
+	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "with --check: which findings count (safety, alarm, any, none)")
 	cmd.SetHelpTemplate(cmd.HelpTemplate() + a.systemsHelp())
 	return cmd
 }
@@ -148,6 +155,9 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	cfg, err := simConfig(sys, f)
 	if err != nil {
 		return err
+	}
+	if f.seeds != "" || f.check != "" {
+		return a.huntSeeds(sys, cfg, f)
 	}
 	out := f.output
 	if out == "" {

@@ -418,6 +418,14 @@ func (d *Derived) Freeze()               {}
 func (d *Derived) Truth() starlark.Bool  { return true }
 func (d *Derived) Hash() (uint32, error) { return uint32(d.id), nil }
 func (d *Derived) Name() string          { return d.name }
+
+// Value is the derived value's current value (None before it is computed).
+func (d *Derived) Value() starlark.Value {
+	if d.value == nil {
+		return starlark.None
+	}
+	return d.value
+}
 func (d *Derived) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if len(args) > 0 || len(kwargs) > 0 {
 		return nil, fmt.Errorf("%s() takes no arguments", d.name)

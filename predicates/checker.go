@@ -61,7 +61,19 @@ type Checker struct {
 	evaluate bool // first evaluated step: everything is dirty
 
 	report Report
+	last   StepStats
 }
+
+// StepStats says what the last step re-evaluated: the measure of
+// incremental evaluation.
+type StepStats struct {
+	Derived    []string // derived values recomputed
+	Predicates []string // predicates re-evaluated
+	Bodies     int      // quantifier bodies re-evaluated
+}
+
+// LastStep reports what the last observed step re-evaluated.
+func (c *Checker) LastStep() StepStats { return c.last }
 
 // Predicate is one declared safety or liveness property.
 type Predicate struct {
@@ -162,9 +174,12 @@ var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: t
 func scriptError(err error) error {
 	var ee *starlark.EvalError
 	if errors.As(err, &ee) {
-		if len(ee.CallStack) > 0 {
-			fr := ee.CallStack[len(ee.CallStack)-1]
-			return fmt.Errorf("%s: %s", fr.Pos, ee.Msg)
+		// The innermost frame with a place in the script: errors raised
+		// by built-ins point at the call.
+		for i := len(ee.CallStack) - 1; i >= 0; i-- {
+			if fr := ee.CallStack[i]; fr.Pos.Filename() != "<builtin>" {
+				return fmt.Errorf("%s: %s", fr.Pos, ee.Msg)
+			}
 		}
 		return errors.New(ee.Msg)
 	}
@@ -266,6 +281,7 @@ func (c *Checker) Observe() error {
 	step := c.r.Pos()
 	ev := c.r.Recorded()
 	c.step, c.ev = step, ev
+	c.last = StepStats{}
 	t := ev.Time - c.start
 	if t > c.now {
 		c.now = t
@@ -314,6 +330,7 @@ func (c *Checker) rowChanged(rs *rowState) {
 }
 
 func (c *Checker) evaluateStep() error {
+	c.last = StepStats{}
 	if c.evaluate {
 		for _, d := range c.derived {
 			d.frame.dirty = true
@@ -361,6 +378,7 @@ func (c *Checker) evalDerived(d *Derived) {
 	v, err := c.call(d.frame, d.fn, nil)
 	d.frame.dirty = false
 	d.Evals++
+	c.last.Derived = append(c.last.Derived, d.name)
 	if err != nil {
 		d.err = true
 		c.fail(d.name, "derived", err)
@@ -393,6 +411,7 @@ func (c *Checker) evalPredicate(p *Predicate) error {
 	v, err := c.call(p.frame, p.fn, nil)
 	p.frame.dirty = false
 	p.Evals++
+	c.last.Predicates = append(c.last.Predicates, p.Name)
 	if err != nil {
 		p.disabled = true
 		c.forget(p.frame)

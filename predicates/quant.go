@@ -120,6 +120,7 @@ func (c *Checker) syncRows(q *quant) {
 func (c *Checker) evalInstance(thread *starlark.Thread, q *quant, f *frame, fn starlark.Callable) error {
 	// Nested quantifiers keep their memos: they are keyed by this frame.
 	c.forget(f)
+	c.last.Bodies++
 	saved := c.cur
 	c.cur = f
 	c.read(dep{depRow, f.row.id})

@@ -107,7 +107,10 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 	}
 	for _, tb := range s.c.tables {
 		if tb.matches(t) {
-			rs, changed := tb.upsert(rowKey{s.id, path}, v, s.gen, s.step, s.now)
+			rs, added, changed := tb.upsert(rowKey{s.id, path}, v, s.gen, s.step, s.now)
+			if added {
+				s.c.tableChanged(tb)
+			}
 			if changed {
 				s.c.rowChanged(rs)
 			}

@@ -214,7 +214,7 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 		return nil, nil
 	}
 	f, ok := rs.v.Type().FieldByName(name)
-	if !ok || len(f.Index) != 1 {
+	if !ok || len(f.Index) != 1 || f.Tag.Get("replay") == "-" {
 		return nil, nil
 	}
 	return toStarlark(rs.v.Field(f.Index[0])), nil
@@ -333,8 +333,13 @@ func (t *Table) columnNames(ty reflect.Type) []string {
 }
 
 // upsert records that the row at key holds v after step; it returns the
-// row and whether its content changed.
-func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*rowState, bool) {
+// row, whether it is new, and whether its content changed.
+func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (rs *rowState, added, changed bool) {
+	rs, added, changed = t.upsertRow(key, v, gen, step, now)
+	return rs, added, changed
+}
+
+func (t *Table) upsertRow(key rowKey, v reflect.Value, gen, step int, now int64) (*rowState, bool, bool) {
 	rs := t.rows[key]
 	added := false
 	if rs == nil {
@@ -354,13 +359,13 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 	rs.v, rs.seen = v, gen
 	fields, h := t.hashColumns(v, nil)
 	if !added && h == rs.hash {
-		return rs, false
+		return rs, false, false
 	}
 	rs.hash = h
 	hist := rs.hist
 	if len(hist.fields) > 0 && slices.Equal(hist.fields, fields) {
 		// The same content as before a crash: not a new version.
-		return rs, added
+		return rs, added, false
 	}
 	names := t.columnNames(v.Type())
 	if len(hist.fieldTime) != len(names) {
@@ -387,7 +392,7 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 		hist.versions = hist.versions[:0]
 		hist.versions = append(hist.versions, version{step: step})
 	}
-	return rs, true
+	return rs, added, true
 }
 
 // remove drops a row (its node crashed, became unknown, or the object is

@@ -201,17 +201,19 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 	dir := t.TempDir()
 	r := replay(t, dir, "--help")
 	mustOK(t, r)
-	for _, verb := range []string{"sim", "info", "events", "verify", "merge"} {
+	for _, verb := range []string{"sim", "info", "events", "verify", "merge", "check", "demo"} {
 		if !strings.Contains(r.stdout, verb) {
 			t.Fatalf("replay --help does not list %s", verb)
 		}
 	}
 	wants := map[string][]string{
-		"sim":    {"--seed", "--nodes", "--steps", "--time", "--drop", "--bug", "--output", "--churn", "--dup", "--latency", "paxos", "latest-response"},
+		"sim":    {"--seed", "--nodes", "--steps", "--time", "--drop", "--bug", "--output", "--churn", "--dup", "--latency", "--seeds", "--check", "--fail-on", "paxos", "latest-response"},
 		"info":   {"--json"},
 		"events": {"--node", "--kind", "--from", "--limit", "--json", "#STEP L=LAMPORT"},
 		"verify": {"--nodes", "--no-state-hashes", "--json", "0 divergences", "exits 3"},
 		"merge":  {"--output", "causal order", "gap records"},
+		"check":  {"--json", "--from", "--to", "--stop-at-first", "--fail-on", "--nodes", "--max-steps", "Exit codes"},
+		"demo":   {"--output", "latest-response"},
 	}
 	for verb, ws := range wants {
 		r := replay(t, dir, verb, "--help")

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func paxosScript(t *testing.T) string {
+	p, err := filepath.Abs("../../scripts/paxos.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDemo(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now()
+	r := replay(t, dir, "demo")
+	mustOK(t, r)
+	if time.Since(start) > 10*time.Second {
+		t.Logf("demo took %v (the target is under 10s)", time.Since(start))
+	}
+	m := regexp.MustCompile(`replay debug replay-demo.lz4 --preds replay-demo.star --at (\d+)`).FindStringSubmatch(r.stdout)
+	if m == nil || !strings.Contains(r.stdout, "GlobalConsistency (safety) violated at step #"+m[1]) {
+		t.Fatalf("demo output lacks the violation or the debugger command:\n%s", r.stdout)
+	}
+	for _, f := range []string{"replay-demo.lz4", "replay-demo.star"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("demo did not leave %s: %v", f, err)
+		}
+	}
+	// The same trace fails replay check, at the same step.
+	r = replay(t, dir, "check", "replay-demo.lz4", "replay-demo.star")
+	if r.code != 1 || !strings.Contains(r.stdout, "violated at step #"+m[1]) {
+		t.Fatalf("check of the demo trace: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	script := paxosScript(t)
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "ok.lz4"))
+	r := replay(t, dir, "check", "ok.lz4", script)
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "GlobalConsistency                safety    0 violation(s)") {
+		t.Fatalf("clean check:\n%s", r.stdout)
+	}
+	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "spec", "--seed", "8", "-o", "spec.lz4"))
+	r = replay(t, dir, "check", "--json", "spec.lz4", script)
+	if r.code != 1 {
+		t.Fatalf("check of the spec bug: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var rep struct {
+		Steps      int `json:"steps"`
+		Violations []struct {
+			Predicate, Kind, Witness, Event string
+			Step                            int
+			Node                            string
+			Alarm                           bool
+			EndStep                         int `json:"end_step"`
+		} `json:"violations"`
+		Errors []any `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	if len(rep.Violations) == 0 || rep.Violations[0].Predicate != "AcceptedRoundIncreasing" || rep.Violations[0].Witness == "" || rep.Errors == nil {
+		t.Fatalf("--json report: %+v", rep)
+	}
+	// --fail-on none: the same findings, exit 0.
+	mustOK(t, replay(t, dir, "check", "--fail-on", "none", "spec.lz4", script))
+	// --to before the violation: nothing found.
+	mustOK(t, replay(t, dir, "check", "--to", "10", "spec.lz4", script))
+
+	broken := filepath.Join(dir, "broken.star")
+	os.WriteFile(broken, []byte("Agent = table(\"paxos.Agent\")\nsafety(\"X\", lambda: forall(Agent, lambda a: a.Rnd > ))\n"), 0o644)
+	badInput(t, replay(t, dir, "check", "ok.lz4", broken), "broken.star:2:")
+	badInput(t, replay(t, dir, "check", "ok.lz4", "missing.star"), "missing.star")
+	badInput(t, replay(t, dir, "check", "ok.lz4"), "missing FILE... PREDS.star")
+	badInput(t, replay(t, dir, "check", "ok.lz4", script, "--fail-on", "sometimes"), "--fail-on")
+}
+
+func TestHuntSeeds(t *testing.T) {
+	dir := t.TempDir()
+	script := paxosScript(t)
+	r := replay(t, dir, "sim", "paxos", "--bug", "spec", "--seeds", "1-50", "--check", script, "-o", "found.lz4")
+	if r.code != 1 {
+		t.Fatalf("hunt: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	m := regexp.MustCompile(`seed (\d+) fails`).FindStringSubmatch(r.stdout)
+	if m == nil || !strings.Contains(r.stdout, "reproduce: replay sim paxos --seed "+m[1]+" --bug spec -o found.lz4") {
+		t.Fatalf("hunt output:\n%s", r.stdout)
+	}
+	// The written trace is that run: checking it finds the same violation.
+	c := replay(t, dir, "check", "found.lz4", script)
+	if c.code != 1 || !strings.Contains(c.stdout, "AcceptedRoundIncreasing (safety) violated") {
+		t.Fatalf("check of the hunted trace: exit %d\n%s", c.code, c.stdout)
+	}
+	r = replay(t, dir, "sim", "paxos", "--seeds", "1-20", "--check", script, "-o", "none.lz4")
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "20 runs") || !strings.Contains(r.stdout, "no violation") {
+		t.Fatalf("clean hunt:\n%s", r.stdout)
+	}
+	badInput(t, replay(t, dir, "sim", "paxos", "--seeds", "9-2", "--check", script), "--seeds")
+	badInput(t, replay(t, dir, "sim", "paxos", "--seeds", "1-2"), "--check")
+}

@@ -1,0 +1,162 @@
+// Package simtest runs simulations with predicates checked, for tests
+// (Check, from go test) and for hunting bugs across seeds (Run, used by
+// `replay sim --seeds --check`). A run is simulated into memory, replayed
+// in causal order and checked, so steps are numbered exactly as every
+// `replay` verb numbers them.
+package simtest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// Result is one checked run.
+type Result struct {
+	Config  sim.Config
+	Sim     *sim.Result
+	Trace   []byte // the recorded trace
+	Report  *predicates.Report
+	Failing []*predicates.Violation // the violations Counts counted
+}
+
+// Options tune a checked run.
+type Options struct {
+	// Registry resolves the trace's system on replay; default: a registry
+	// with just the simulated system.
+	Registry *system.Registry
+	// Counts decides which violations fail the run; default: safety
+	// violations and liveness alarms.
+	Counts func(*predicates.Violation) bool
+	// StopAtFirst ends checking at the first counted violation.
+	StopAtFirst bool
+}
+
+// Run simulates sys under cfg (defaults applied), then replays the trace
+// and checks the script at scriptPath.
+func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*Result, error) {
+	cfg = cfg.WithDefaults(sys)
+	var buf bytes.Buffer
+	res, err := sim.Run(sys, cfg, &buf)
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("%s-seed%d.lz4", sys.Name, cfg.Seed)
+	f, err := record.Read(bytes.NewReader(buf.Bytes()), name, int64(buf.Len()))
+	if err != nil {
+		return nil, err
+	}
+	tr, err := replay.Merge([]*record.File{f})
+	if err != nil {
+		return nil, err
+	}
+	reg := opts.Registry
+	if reg == nil {
+		reg = system.NewRegistry(sys)
+	}
+	r, err := replay.New(tr, reg, replay.Options{})
+	if err != nil {
+		return nil, err
+	}
+	c, err := predicates.Load(scriptPath, r, predicates.Options{To: -1})
+	if err != nil {
+		return nil, err
+	}
+	counts := opts.Counts
+	if counts == nil {
+		counts = func(v *predicates.Violation) bool { return v.Kind == "safety" || v.Alarm }
+	}
+	rep, err := c.Run(predicates.RunOptions{StopAtFirst: opts.StopAtFirst, Counts: counts})
+	if err != nil {
+		return nil, fmt.Errorf("seed %d: %w", cfg.Seed, err)
+	}
+	out := &Result{Config: cfg, Sim: res, Trace: buf.Bytes(), Report: rep}
+	for _, v := range rep.Violations {
+		if counts(v) {
+			out.Failing = append(out.Failing, v)
+		}
+	}
+	return out, nil
+}
+
+// SimCommand is the `replay sim` command line that reproduces cfg: every
+// setting that differs from the system's defaults, plus the seed and bug.
+func SimCommand(sys *system.System, cfg sim.Config, output string) string {
+	def := sim.DefaultConfig().WithDefaults(sys)
+	args := []string{"replay", "sim", sys.Name, "--seed", strconv.FormatUint(cfg.Seed, 10)}
+	if cfg.Bug != "none" {
+		args = append(args, "--bug", cfg.Bug)
+	}
+	add := func(flag string, v, d any) {
+		if fmt.Sprint(v) != fmt.Sprint(d) {
+			args = append(args, flag, fmt.Sprint(v))
+		}
+	}
+	add("--nodes", cfg.Nodes, def.Nodes)
+	add("--steps", cfg.Steps, def.Steps)
+	add("--time", cfg.Time, def.Time)
+	add("--drop", cfg.Drop, def.Drop)
+	add("--dup", cfg.Dup, def.Dup)
+	add("--churn", cfg.Churn, def.Churn)
+	if cfg.LatencyMin != def.LatencyMin || cfg.LatencyMax != def.LatencyMax {
+		args = append(args, "--latency", cfg.LatencyMin.String()+"-"+cfg.LatencyMax.String())
+	}
+	keys := make([]string, 0, len(cfg.Params))
+	for k := range cfg.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "--param", k+"="+cfg.Params[k])
+	}
+	if cfg.NoStateHashes {
+		args = append(args, "--no-state-hashes")
+	}
+	return strings.Join(append(args, "-o", output), " ")
+}
+
+// Check simulates and checks, and fails t on a counted violation with the
+// report and the commands that reproduce the run and open the debugger at
+// the first violation. The trace is kept in the system's temp directory so
+// the debugger command works at once.
+func Check(t testing.TB, sys *system.System, cfg sim.Config, scriptPath string) *Result {
+	t.Helper()
+	res, err := Run(sys, cfg, scriptPath, Options{})
+	if err != nil {
+		t.Fatalf("simtest: %v", err)
+	}
+	if len(res.Failing) == 0 {
+		return res
+	}
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("replaycheck-%s-%s-seed%d.lz4", sys.Name, res.Config.Bug, res.Config.Seed))
+	kept := "the trace was kept at " + path
+	if err := os.WriteFile(path, res.Trace, 0o644); err != nil {
+		kept = "the trace could not be kept: " + err.Error()
+	}
+	t.Fatal(Failure(sys, res, scriptPath, path, kept))
+	return res
+}
+
+// Failure is the message Check fails a test with: the report, then the
+// commands that reproduce the run and open the debugger at the first
+// violation.
+func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string) string {
+	var b strings.Builder
+	res.Report.WriteText(&b, time.Duration(0))
+	v := res.Failing[0]
+	return fmt.Sprintf("%s seed %d: %d violation(s); the first: %s at step #%d\n%s%s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d",
+		sys.Name, res.Config.Seed, len(res.Failing), v.Predicate, v.Step, b.String(), kept,
+		SimCommand(sys, res.Config, tracePath), tracePath, scriptPath, v.Step)
+}

@@ -1,0 +1,47 @@
+package simtest_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/simtest"
+)
+
+const script = "../scripts/paxos.star"
+
+func TestCheckPassesCorrectPaxos(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		cfg := sim.DefaultConfig()
+		cfg.Seed = seed
+		res := simtest.Check(t, paxos.System, cfg, script)
+		if res.Report.Steps == 0 {
+			t.Fatal("nothing was checked")
+		}
+	}
+}
+
+func TestFailureNamesReproduction(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Bug, cfg.Time = 8, "spec", 6*time.Second
+	res, err := simtest.Run(paxos.System, cfg, script, simtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failing) == 0 {
+		t.Fatal("spec bug at seed 8 not found")
+	}
+	msg := simtest.Failure(paxos.System, res, script, "/tmp/x.lz4", "kept")
+	v := res.Failing[0]
+	for _, want := range []string{
+		"paxos seed 8", v.Predicate,
+		"reproduce: replay sim paxos --seed 8 --bug spec --time 6s -o /tmp/x.lz4",
+		"debug:     replay debug /tmp/x.lz4 --preds " + script + " --at ",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("failure message lacks %q:\n%s", want, msg)
+		}
+	}
+}
