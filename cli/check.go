@@ -130,7 +130,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	for _, v := range rep.Violations {
 		if counts(v) {
 			failing++
-			if first == nil {
+			if first == nil || v.Decided() < first.Decided() {
 				first = v
 			}
 		}

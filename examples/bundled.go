@@ -3,12 +3,13 @@ package examples
 
 import (
 	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/examples/randtree"
 	"github.com/replaycheck/replaycheck/system"
 )
 
 // All returns every bundled system.
 func All() []*system.System {
-	return []*system.System{paxos.System}
+	return []*system.System{paxos.System, randtree.System}
 }
 
 // Registry returns a registry of every bundled system.

@@ -91,12 +91,17 @@ func (c *Checker) violation(p *Predicate, _ starlark.Value) *Violation {
 	return v
 }
 
-// Finish closes the check: liveness intervals still open at the end are
-// alarms unless an alarm function decided otherwise, and statistics are
-// filled in. It returns the report.
-func (c *Checker) Finish() *Report {
+// Finish closes the check after its last step: liveness intervals still
+// open there are alarms unless an alarm function decided otherwise, and
+// statistics are filled in. It returns the report.
+func (c *Checker) Finish() *Report { return c.finish(true) }
+
+// finish closes the check; atEnd says whether checking reached the end of
+// its range. An interval open where a run was cut short (--stop-at-first)
+// has not been judged: it is reported open, not as an alarm.
+func (c *Checker) finish(atEnd bool) *Report {
 	for _, p := range c.preds {
-		if p.open != nil && p.alarm == nil {
+		if p.open != nil && p.alarm == nil && atEnd {
 			p.open.Alarm = true
 			p.open.AlarmStep = c.step
 		}
@@ -127,4 +132,14 @@ func firstNonNil(a, b starlark.Value) starlark.Value {
 		return a
 	}
 	return b
+}
+
+// Decided is the step at which a violation became a finding: a safety
+// violation at its step, a liveness interval when it became an alarm (or
+// when it opened, if it never did).
+func (v *Violation) Decided() int {
+	if v.Kind == "liveness" && v.Alarm {
+		return v.AlarmStep
+	}
+	return v.Step
 }

@@ -45,13 +45,13 @@ func (c *Checker) Run(opts RunOptions) (*Report, error) {
 		if opts.StopAtFirst {
 			for ; seen < len(c.report.Violations); seen++ {
 				if counts(c.report.Violations[seen]) {
-					return c.Finish(), nil
+					return c.finish(false), nil
 				}
 			}
 			// Liveness alarms are decided while an interval is open.
 			for _, p := range c.preds {
-				if p.open != nil && p.open.Alarm {
-					return c.Finish(), nil
+				if p.open != nil && p.open.Alarm && counts(p.open) {
+					return c.finish(false), nil
 				}
 			}
 		}

@@ -88,6 +88,9 @@ func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*
 			out.Failing = append(out.Failing, v)
 		}
 	}
+	// The first failure is the first decided (a liveness interval opens
+	// early but becomes an alarm only later).
+	sort.SliceStable(out.Failing, func(i, j int) bool { return out.Failing[i].Decided() < out.Failing[j].Decided() })
 	return out, nil
 }
 
