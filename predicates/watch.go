@@ -1,0 +1,101 @@
+package predicates
+
+import (
+	"fmt"
+
+	"go.starlark.net/starlark"
+
+	"github.com/replaycheck/replaycheck/replay"
+)
+
+// Holds reports each enabled predicate's value after the last observed
+// step (true: holding), by name.
+func (c *Checker) Holds() map[string]bool {
+	out := make(map[string]bool, len(c.preds))
+	for _, p := range c.preds {
+		if !p.disabled {
+			out[p.Name] = p.holding
+		}
+	}
+	return out
+}
+
+// Watcher evaluates Starlark expressions (watches) against the replayed
+// state at wherever a cursor stands, with the same built-ins as predicates
+// and the globals of a predicates script (its tables and helpers), if one
+// is given. Tables are rebuilt from the nodes' states by Sync; rows keep no
+// history there, so prev() returns its default and history() only the
+// current value.
+type Watcher struct {
+	c *Checker
+}
+
+// NewWatcher loads script (optional: "" for none) for its declarations
+// and binds the watcher to the replayer a cursor drives.
+func NewWatcher(r *replay.Replayer, script string) (*Watcher, error) {
+	src := []byte("safety(\"_watch\", lambda: True)\n")
+	path := "watch.star"
+	var c *Checker
+	var err error
+	if script != "" {
+		c, err = Load(script, r, Options{To: -1})
+	} else {
+		c, err = LoadSource(path, src, r, Options{To: -1})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Watcher{c: c}, nil
+}
+
+// Sync rebuilds the tables from the replayer's current position. Call it
+// after every cursor move before evaluating.
+func (w *Watcher) Sync() {
+	c := w.c
+	c.step = c.r.Pos()
+	c.ev = c.r.Recorded()
+	if c.ev != nil {
+		c.now = c.ev.Time - c.start
+	}
+	for _, t := range c.tables {
+		for _, rs := range t.rows {
+			t.remove(rs)
+		}
+		t.history = map[rowKey]*rowHistory{}
+	}
+	for _, id := range c.r.Trace().Nodes {
+		inst := c.r.Instance(id)
+		_, unknown := c.r.Unknown(id)
+		c.unknown[id] = inst == nil || unknown
+		if inst != nil && !unknown && inst.Handler() != nil {
+			c.scanNode(id, inst.Handler())
+		}
+	}
+}
+
+// Eval evaluates one expression and returns its value as Starlark prints
+// it.
+func (w *Watcher) Eval(expr string) (string, error) {
+	c := w.c
+	env := starlark.StringDict{}
+	for k, v := range c.builtins() {
+		env[k] = v
+	}
+	for k, v := range c.globals {
+		env[k] = v
+	}
+	c.thread.Uncancel()
+	c.thread.SetMaxExecutionSteps(c.thread.ExecutionSteps() + c.opts.MaxSteps)
+	saved := c.loading
+	c.loading = true // watches may declare ad-hoc tables: table("pkg.Type")
+	v, err := starlark.EvalOptions(fileOptions, c.thread, "watch", expr, env)
+	c.loading = saved
+	if err != nil {
+		return "", fmt.Errorf("%w", scriptError(err))
+	}
+	// An ad-hoc table declared by the expression is empty until scanned.
+	if _, ok := v.(*Table); ok {
+		w.Sync()
+	}
+	return v.String(), nil
+}
