@@ -9,7 +9,9 @@ require (
 	github.com/fxamacker/cbor/v2 v2.9.6
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/spf13/cobra v1.10.2
+	go.etcd.io/raft/v3 v3.7.0
 	golang.org/x/term v0.41.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (
@@ -26,5 +28,4 @@ require (
 	go.opentelemetry.io/otel/metric v1.41.0 // indirect
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
 	golang.org/x/sys v0.42.0 // indirect
-	google.golang.org/protobuf v1.36.11 // indirect
 )
