@@ -466,7 +466,11 @@ func (n *Node) dispatch(ev *node.Event) bool {
 		}
 	}
 	for _, l := range ev.Logs {
-		n.log.Log(context.Background(), l.Level, l.Msg, "seq", ev.Seq, "kind", ev.Kind.String(), "attrs", l.Attrs)
+		if l.Attrs == "" {
+			n.log.Log(context.Background(), l.Level, l.Msg, "seq", ev.Seq, "kind", ev.Kind.String())
+		} else {
+			n.log.Log(context.Background(), l.Level, l.Msg, "seq", ev.Seq, "kind", ev.Kind.String(), "attrs", l.Attrs)
+		}
 	}
 	n.checkWaiters()
 	return true
