@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/live"
 	"github.com/replaycheck/replaycheck/node"
@@ -24,7 +26,9 @@ var benchRounds = flag.Int("rounds", 5, "BenchmarkRecordingOverhead: rounds of (
 //
 // It reports the median write throughput of each build, the median of the
 // rounds' throughput ratios (recording / plain), and the trace bytes per
-// event and per write of the recording build.
+// event and per write of the recording build. Throughput on a shared
+// machine is noisy; the CPU time the node processes used per write (user +
+// system, from the OS) is the steadier measure of what recording costs.
 func BenchmarkRecordingOverhead(b *testing.B) {
 	dir := b.TempDir()
 	bins := map[bool]string{
@@ -36,6 +40,8 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 	for b.Loop() {
 		var rates = map[bool][]float64{}
 		var ratios []float64 // per round: recording / plain
+		var cpu = map[bool]time.Duration{}
+		var rounds []string
 		var bytes, events, writes int64
 		for round := range *benchRounds {
 			order := []bool{false, true}
@@ -60,6 +66,7 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 				for _, id := range c.ids {
 					c.stop(id)
 				}
+				cpu[rec] += c.cpu
 				if rec {
 					for _, id := range c.ids {
 						f, err := record.ReadFile(filepath.Join(c.traceDir, live.TraceFileName(node.ID(id))))
@@ -71,15 +78,22 @@ func BenchmarkRecordingOverhead(b *testing.B) {
 					}
 					writes += int64(warm.total() + w.total())
 				}
-				b.Logf("round %d, record=%v: %.0f writes/s", round, rec, rate)
 			}
 			ratios = append(ratios, rates[true][round]/rates[false][round])
+			rounds = append(rounds, fmt.Sprintf("round %d: plain %.0f, recording %.0f writes/s (ratio %.3f)",
+				round, rates[false][round], rates[true][round], ratios[round]))
+		}
+		perWrite := func(rec bool) float64 {
+			return float64(cpu[rec].Microseconds()) / float64(*benchRounds*(warm.total()+w.total()))
 		}
 		plain, recd := median(rates[false]), median(rates[true])
 		b.ReportMetric(plain, "plain-writes/s")
 		b.ReportMetric(recd, "record-writes/s")
 		b.ReportMetric(median(ratios), "throughput-ratio")
-		b.Logf("median throughput: plain %.0f, recording %.0f writes/s; per-round ratios %.3f", plain, recd, ratios)
+		b.ReportMetric(perWrite(false), "plain-cpu-µs/write")
+		b.ReportMetric(perWrite(true), "record-cpu-µs/write")
+		b.Logf("%s\nmedian throughput: plain %.0f, recording %.0f writes/s; median ratio %.3f\nCPU of the 3 processes per write: plain %.0f µs, recording %.0f µs (ratio %.3f)",
+			strings.Join(rounds, "\n"), plain, recd, median(ratios), perWrite(false), perWrite(true), perWrite(true)/perWrite(false))
 		b.ReportMetric(float64(bytes)/float64(events), "trace-B/event")
 		b.ReportMetric(float64(bytes)/float64(writes), "trace-B/write")
 		b.ReportMetric(float64(events)/float64(writes), "events/write")

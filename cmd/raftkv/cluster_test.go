@@ -77,6 +77,7 @@ type procCluster struct {
 	mu    sync.Mutex
 	procs map[string]*exec.Cmd
 	exits map[string]chan error
+	cpu   time.Duration // user+system CPU of the processes that exited
 }
 
 func newProcCluster(t testing.TB, bin, dir string, n int, record bool) *procCluster {
@@ -116,7 +117,16 @@ func (c *procCluster) start(id string) {
 		c.t.Fatal(err)
 	}
 	exit := make(chan error, 1)
-	go func() { exit <- cmd.Wait(); logf.Close() }()
+	go func() {
+		err := cmd.Wait()
+		if ps := cmd.ProcessState; ps != nil {
+			c.mu.Lock()
+			c.cpu += ps.UserTime() + ps.SystemTime()
+			c.mu.Unlock()
+		}
+		logf.Close()
+		exit <- err
+	}()
 	c.mu.Lock()
 	c.procs[id], c.exits[id] = cmd, exit
 	c.mu.Unlock()
