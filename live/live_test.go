@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -406,5 +408,76 @@ func TestUnitFileLeavesJoinableTails(t *testing.T) {
 		if last := tf.Events[len(tf.Events)-1]; last.Kind != node.KindRestart {
 			t.Fatalf("cut at %d: the new segment's event was not read", size)
 		}
+	}
+}
+
+// fullDisk accepts limit bytes, then fails with a short write, as a full
+// disk does; it records truncations.
+type fullDisk struct {
+	data      []byte
+	limit     int
+	truncated []int64
+}
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	room := d.limit - len(d.data)
+	if len(p) <= room {
+		d.data = append(d.data, p...)
+		return len(p), nil
+	}
+	d.data = append(d.data, p[:room]...)
+	return room, errors.New("no space left on device")
+}
+
+func (d *fullDisk) Truncate(size int64) error {
+	d.truncated = append(d.truncated, size)
+	d.data = d.data[:size]
+	return nil
+}
+
+func TestUnitFileCutsPartialWriteBack(t *testing.T) {
+	d := &fullDisk{limit: 40 << 10}
+	u := &unitFile{f: d}
+	stopped := make(chan error, 1)
+	h := record.Header{System: "livetest", Nodes: []node.ID{"1"}, Recorded: []node.ID{"1"}, Bug: "none",
+		Types: testSystem.Codec.Names(), Driver: "live"}
+	w, err := record.NewWriter(u, h, record.WriterOptions{FlushInterval: time.Millisecond, Lossy: true,
+		OnError: func(err error) { stopped <- err }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 5000 {
+		payload := make([]byte, 200)
+		for j := range payload {
+			payload[j] = byte(r.Uint32()) // incompressible, so the disk fills
+		}
+		w.Append(&node.Event{Node: "1", Seq: uint64(i + 1), Lamport: uint64(i + 1), Kind: node.KindInput,
+			MsgType: "live.Add", Payload: payload, Time: int64(i)})
+		if i%50 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	w.Close(record.End{Reason: "test"})
+	select {
+	case err := <-stopped:
+		if !strings.Contains(err.Error(), "recording stopped at 1 seq") {
+			t.Fatalf("OnError was told %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnError was not called when the disk filled")
+	}
+	if len(d.truncated) == 0 {
+		t.Fatal("the partial write was not cut back")
+	}
+	f, err := record.Read(bytes.NewReader(d.data), "full.lz4", int64(len(d.data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Events) == 0 {
+		t.Fatal("nothing recorded before the disk filled is readable")
+	}
+	if f.Damage != nil && f.Damage.Offset != int64(len(d.data)) {
+		t.Fatalf("the file ends inside a block: %v", f.Damage)
 	}
 }
