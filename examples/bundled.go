@@ -3,13 +3,14 @@ package examples
 
 import (
 	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/examples/raftkv"
 	"github.com/replaycheck/replaycheck/examples/randtree"
 	"github.com/replaycheck/replaycheck/system"
 )
 
 // All returns every bundled system.
 func All() []*system.System {
-	return []*system.System{paxos.System, randtree.System}
+	return []*system.System{paxos.System, randtree.System, raftkv.System}
 }
 
 // Registry returns a registry of every bundled system.

@@ -59,11 +59,22 @@ func goroutineID() uint64 {
 }
 
 // enterDispatch registers in as the handler running on this goroutine.
+//
+// Reading the goroutine ID costs a stack trace, so each instance reads it
+// once: a node's events always run on one goroutine (the live runtime's
+// loop, the simulator's or the replayer's single goroutine). Were an
+// instance ever dispatched elsewhere, its handler's crypto/rand reads
+// would reach the real reader unrecorded, and replay would report the
+// divergence at that event.
 func (in *Instance) enterDispatch() (leave func()) {
 	if !intercepting {
 		return func() {}
 	}
-	gid := goroutineID()
-	dispatching.Store(gid, in)
-	return func() { dispatching.Delete(gid) }
+	if in.gid == 0 {
+		in.gid = goroutineID()
+	}
+	dispatching.Store(in.gid, in)
+	return in.leaveDispatch
 }
+
+func (in *Instance) leaveDispatch() { dispatching.Delete(in.gid) }

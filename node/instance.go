@@ -100,6 +100,7 @@ type Instance struct {
 	disk   diskView
 	log    *slog.Logger
 	digest *xxhash.Digest
+	gid    uint64 // the goroutine this instance's events run on (crypto/rand routing)
 }
 
 // NewInstance builds a node that has not started yet; its first event must

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -59,16 +60,36 @@ func (e *DamageError) Error() string {
 
 func (e *DamageError) Unwrap() error { return e.Cause }
 
-// counter counts the compressed bytes the lz4 decoder consumed.
+// counter counts the compressed bytes the lz4 decoder consumed and keeps
+// the last four, so that a reader can tell an lz4 frame magic from a block
+// size.
 type counter struct {
-	r io.Reader
-	n int64
+	r    io.Reader
+	n    int64
+	tail [4]byte
 }
 
 func (c *counter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	if n >= len(c.tail) {
+		copy(c.tail[:], p[n-len(c.tail):n])
+	} else if n > 0 {
+		copy(c.tail[:], c.tail[n:])
+		copy(c.tail[len(c.tail)-n:], p[:n])
+	}
 	c.n += int64(n)
 	return n, err
+}
+
+// frameMagic opens every lz4 frame (0x184D2204, little-endian).
+var frameMagic = [4]byte{0x04, 0x22, 0x4d, 0x18}
+
+func newLZ4Reader(r io.Reader, blk *blocks) (*lz4.Reader, error) {
+	zr := lz4.NewReader(r)
+	if err := zr.Apply(lz4.ConcurrencyOption(1), lz4.OnBlockDoneOption(blk.done)); err != nil {
+		return nil, err
+	}
+	return zr, nil
 }
 
 // blocks remembers the compressed offset at the end of the last block the
@@ -102,6 +123,7 @@ type Reader struct {
 	lastSeq   uint64
 	ended     bool // the current segment has its end record
 	midRecord bool // the last read stopped inside a record
+	newFrame  bool // an unclosed frame was followed by a new one
 	gap       Gap
 	end       End
 	err       error
@@ -112,8 +134,8 @@ type Reader struct {
 func NewReader(r io.Reader, name string, size int64) (*Reader, error) {
 	cnt := &counter{r: r}
 	blk := &blocks{cnt: cnt}
-	zr := lz4.NewReader(cnt)
-	if err := zr.Apply(lz4.ConcurrencyOption(1), lz4.OnBlockDoneOption(blk.done)); err != nil {
+	zr, err := newLZ4Reader(cnt, blk)
+	if err != nil {
 		return nil, err
 	}
 	rd := &Reader{name: name, size: size, cnt: cnt, blk: blk, br: bufio.NewReaderSize(zr, 64<<10)}
@@ -169,6 +191,9 @@ func (r *Reader) readRecord() (byte, []byte, error) {
 		if err == io.EOF {
 			return 0, nil, io.EOF
 		}
+		if r.nextFrame() {
+			return r.readRecord()
+		}
 		// The file ends exactly after a block that ended a record: a
 		// writer that flushed and was never closed (a killed process).
 		// Nothing is lost; the segment is just not ended.
@@ -188,6 +213,9 @@ func (r *Reader) readRecord() (byte, []byte, error) {
 		start := len(r.buf)
 		r.buf = append(r.buf, make([]byte, chunk)...)
 		if _, err := io.ReadFull(r.br, r.buf[start:]); err != nil {
+			if r.nextFrame() {
+				return r.readRecord()
+			}
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
@@ -197,6 +225,27 @@ func (r *Reader) readRecord() (byte, []byte, error) {
 	}
 	r.raw += int64(uvarintLen(n)) + int64(n)
 	return r.buf[0], r.buf[1:], nil
+}
+
+// nextFrame reports whether the lz4 decoder stopped because a frame that
+// was never closed (its writer was killed) is followed by a new frame, as a
+// restarted live node appends one to its file, and if so resumes reading at
+// the new frame. The decoder then read the new frame's magic where it
+// expected the next block's size, right after the last good block. A record
+// the unclosed frame ended inside is lost, like the rest of the killed
+// writer's unflushed tail.
+func (r *Reader) nextFrame() bool {
+	if r.cnt.n != r.blk.lastGood+int64(len(frameMagic)) || r.cnt.tail != frameMagic {
+		return false
+	}
+	zr, err := newLZ4Reader(io.MultiReader(bytes.NewReader(frameMagic[:]), r.cnt), r.blk)
+	if err != nil {
+		return false
+	}
+	r.br.Reset(zr)
+	r.midRecord = false
+	r.newFrame = true
+	return true
 }
 
 func (r *Reader) readUvarint() (uint64, error) {
@@ -280,6 +329,12 @@ func (r *Reader) Next(ev *node.Event) (RecordKind, error) {
 			return 0, err
 		}
 		r.records++
+		if r.newFrame && typ != TypeHeader {
+			r.records--
+			r.err = r.damage(fmt.Errorf("an lz4 frame after an unclosed one begins with record type 0x%02x, not a segment header", typ))
+			return 0, r.err
+		}
+		r.newFrame = false
 		switch typ {
 		case TypeEvent:
 			d := decoder{b: body}

@@ -70,13 +70,22 @@ func TestReplayReproducesEveryBundledSystem(t *testing.T) {
 		seeds = 20
 	}
 	for _, sys := range examples.All() {
+		t.Run(sys.Name, func(t *testing.T) {
+			t.Parallel()
+			reproduce(t, sys, reg, seeds)
+		})
+	}
+}
+
+func reproduce(t *testing.T, sys *system.System, reg *system.Registry, seeds int) {
+	{
 		psys := withPartitions(sys)
 		bugs := sys.BugNames()
 		steps, hashed := 0, 0
 		for seed := 1; seed <= seeds; seed++ {
 			bug := bugs[seed%len(bugs)] // every variant, seeds spread across them
 			cfg := sim.DefaultConfig()
-			cfg.Seed, cfg.Bug, cfg.Dup, cfg.Steps = uint64(seed), bug, 0.05, 3000
+			cfg.Seed, cfg.Bug, cfg.Dup, cfg.Steps = uint64(seed), bug, 0.05, 2000
 			if sys.Sim.Churn == 0 {
 				cfg.Churn = 0.5
 			}

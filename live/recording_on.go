@@ -1,0 +1,97 @@
+//go:build record
+
+package live
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+)
+
+// Recording reports whether this binary was built with -tags record.
+const Recording = true
+
+// FlushInterval is how often the recorder hands what it holds to the file.
+// It bounds what a kill -9 loses: the events of at most the last interval
+// (plus a block being compressed at that moment).
+const FlushInterval = 100 * time.Millisecond
+
+// recorder writes one node's trace: one segment per process start,
+// appended to the node's file. It never stalls or crashes the node: the
+// writer is lossy (a full buffer drops events and records a gap), and a
+// write error stops recording with a log line saying where.
+type recorder struct {
+	w    *record.Writer
+	file *os.File
+	path string
+	cfg  recorderConfig
+	seg  int
+}
+
+func openRecorder(cfg recorderConfig) (*recorder, error) {
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("trace directory: %w", err)
+	}
+	path := filepath.Join(cfg.Dir, TraceFileName(cfg.Node))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open trace: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open trace: %w", err)
+	}
+	th := cfg.Header
+	h := record.Header{
+		System: th.System, Nodes: th.Nodes, Recorded: []node.ID{th.Node}, Bug: th.Bug, Params: th.Params,
+		Run: th.runInfo(), Types: th.Types, Driver: "live", Start: time.Now().UnixNano(),
+		Segment: th.Segment, StateHashes: th.StateHashes,
+	}
+	if st.Size() == 0 {
+		h.Segment = 0 // a new file (the old one was collected, or none yet)
+	}
+	uf := &unitFile{f: f, size: st.Size()}
+	r := &recorder{file: f, path: path, cfg: cfg}
+	w, err := record.NewWriter(uf, h, record.WriterOptions{
+		FlushInterval: FlushInterval,
+		Lossy:         true,
+		OnError: func(err error) {
+			cfg.Log.Error("recording stopped; the node keeps running", "trace", path, "err", err)
+		},
+	})
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start trace segment: %w", err)
+	}
+	r.w, r.seg = w, h.Segment
+	return r, nil
+}
+
+// append records one event; errors were already reported through OnError.
+func (r *recorder) append(ev *node.Event) { _ = r.w.Append(ev) }
+
+// segment is the number of the segment this process writes.
+func (r *recorder) segment() int { return r.seg }
+
+// close ends the segment and closes the file.
+func (r *recorder) close(reason string, ts TransportStats) error {
+	st := r.w.Stats()
+	end := record.End{Reason: reason, Time: time.Now().UnixNano(), Stats: map[string]int64{
+		"sent": ts.Sent, "dropped": ts.Dropped, "received": ts.Received, "rejected": ts.Rejected,
+		"recorder_dropped": int64(st.Dropped),
+	}}
+	err := r.w.Close(end)
+	if cerr := r.file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !errors.Is(err, record.ErrClosed) {
+		return fmt.Errorf("close trace %s: %w", r.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package live
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// unitFile writes an lz4 frame stream to a file so that every frame
+// header, data block and end mark reaches the file in one write call, and
+// a failed write is cut back to the last whole unit. The lz4 encoder
+// writes a block's size, data and checksum with separate calls; a process
+// killed between them would leave half a block, and the restarted node's
+// new frame appended after it would be unreadable. With whole units, a
+// killed writer leaves a file that ends at a block boundary, which readers
+// join with the next frame.
+//
+// Layout (lz4 frame format): magic (4 bytes), FLG, BD, optional content
+// size (8, FLG bit 3), optional dictionary id (4, FLG bit 0), header
+// checksum (1); then blocks: a 4-byte little-endian size (high bit: stored
+// uncompressed), the data, and a 4-byte checksum when FLG bit 4 is set; a
+// zero size is the end mark, followed by a 4-byte content checksum when FLG
+// bit 2 is set.
+type unitFile struct {
+	f    unitTarget
+	size int64 // bytes known to be in the file
+	buf  []byte
+	flg  byte
+	body bool // inside a frame, past its header
+	// parsed counts the buffered bytes already parsed (a frame header
+	// waiting for its first block).
+	parsed int
+}
+
+// unitTarget is what a unitFile writes to: an *os.File opened for append.
+type unitTarget interface {
+	Write(p []byte) (int, error)
+	Truncate(size int64) error
+}
+
+func (u *unitFile) Write(p []byte) (int, error) {
+	u.buf = append(u.buf, p...)
+	end, err := u.wholeUnits()
+	if err != nil {
+		return 0, err
+	}
+	if end == 0 {
+		return len(p), nil
+	}
+	n, err := u.f.Write(u.buf[:end])
+	if err != nil {
+		// Cut a partial write back, so that the file still ends at a
+		// unit boundary.
+		if n > 0 {
+			if terr := u.f.Truncate(u.size); terr != nil {
+				return 0, fmt.Errorf("%w (and cutting the partial write back failed: %v)", err, terr)
+			}
+		}
+		return 0, err
+	}
+	u.size += int64(n)
+	u.buf = append(u.buf[:0], u.buf[end:]...)
+	return len(p), nil
+}
+
+// wholeUnits returns the length of the longest prefix of buf made of whole
+// units, advancing the parse state past them. A frame header counts only
+// with the block that follows it: a file must not end in a frame with no
+// block, which no reader can tell from damage.
+func (u *unitFile) wholeUnits() (int, error) {
+	off, end := u.parsed, 0
+	for {
+		rest := u.buf[off:]
+		if !u.body {
+			if len(rest) < 5 {
+				break
+			}
+			if binary.LittleEndian.Uint32(rest) != 0x184D2204 {
+				return 0, fmt.Errorf("trace file writer: lz4 stream out of step (no frame magic at offset %d)", u.size+int64(off))
+			}
+			flg := rest[4]
+			n := 7
+			if flg&0x08 != 0 {
+				n += 8
+			}
+			if flg&0x01 != 0 {
+				n += 4
+			}
+			if len(rest) < n {
+				break
+			}
+			u.flg, u.body = flg, true
+			off += n
+			continue
+		}
+		if len(rest) < 4 {
+			break
+		}
+		size := binary.LittleEndian.Uint32(rest)
+		n := 4
+		if size == 0 {
+			if u.flg&0x04 != 0 {
+				n += 4
+			}
+			if len(rest) < n {
+				break
+			}
+			u.body = false
+			off += n
+			end = off
+			continue
+		}
+		n += int(size & 0x7fffffff)
+		if u.flg&0x10 != 0 {
+			n += 4
+		}
+		if len(rest) < n {
+			break
+		}
+		off += n
+		end = off
+	}
+	// Remember how far the parse got, relative to what stays buffered.
+	u.parsed = off - end
+	return end, nil
+}
