@@ -11,7 +11,6 @@ import (
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/predicates/internal/ring"
-	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/system"
@@ -31,11 +30,7 @@ func ringTrace(b *testing.B, nodes, steps int) *replay.Trace {
 	if _, err := sim.Run(ring.System, cfg.WithDefaults(ring.System), &buf); err != nil {
 		b.Fatal(err)
 	}
-	f, err := record.Read(bytes.NewReader(buf.Bytes()), "ring.lz4", int64(buf.Len()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	tr, err := replay.Merge([]*record.File{f})
+	tr, err := replay.FromBytes(buf.Bytes(), "ring.lz4")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,8 +110,7 @@ func BenchmarkCheckPaxos(b *testing.B) {
 		if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
 			b.Fatal(err)
 		}
-		f, _ := record.Read(bytes.NewReader(buf.Bytes()), "p.lz4", int64(buf.Len()))
-		tr, err := replay.Merge([]*record.File{f})
+		tr, err := replay.FromBytes(buf.Bytes(), "p.lz4")
 		if err != nil {
 			b.Fatal(err)
 		}

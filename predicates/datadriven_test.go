@@ -15,7 +15,6 @@ import (
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/predicates/internal/dd"
-	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/system"
@@ -131,11 +130,7 @@ func ddRun(t *testing.T, d *datadriven.TestData) (*replay.Trace, string) {
 	if _, err := sim.Run(&sys, cfg.WithDefaults(&sys), &buf); err != nil {
 		d.Fatalf(t, "sim: %v", err)
 	}
-	f, err := record.Read(bytes.NewReader(buf.Bytes()), "dd.lz4", int64(buf.Len()))
-	if err != nil {
-		d.Fatalf(t, "%v", err)
-	}
-	tr, err := replay.Merge([]*record.File{f})
+	tr, err := replay.FromBytes(buf.Bytes(), "dd.lz4")
 	if err != nil {
 		d.Fatalf(t, "%v", err)
 	}

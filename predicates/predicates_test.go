@@ -6,7 +6,6 @@ import (
 
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/predicates"
-	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/system"
@@ -19,8 +18,7 @@ func paxosTrace(t *testing.T, seed uint64, bug string) *replay.Trace {
 	if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := record.Read(bytes.NewReader(buf.Bytes()), "p.lz4", int64(buf.Len()))
-	tr, err := replay.Merge([]*record.File{f})
+	tr, err := replay.FromBytes(buf.Bytes(), "p.lz4")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/examples/paxos"
-	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 )
@@ -28,11 +27,7 @@ func paxosTrace(b *testing.B, n int, hashes bool) []byte {
 }
 
 func decode(b *testing.B, data []byte) *replay.Trace {
-	f, err := record.Read(bytes.NewReader(data), "bench.lz4", int64(len(data)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	tr, err := replay.Merge([]*record.File{f})
+	tr, err := replay.FromBytes(data, "bench.lz4")
 	if err != nil {
 		b.Fatal(err)
 	}

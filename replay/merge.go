@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -106,6 +107,16 @@ func Load(paths ...string) (*Trace, error) {
 		files = append(files, f)
 	}
 	return Merge(files)
+}
+
+// FromBytes reads one trace held in memory (a simulation written to a
+// buffer) and merges it.
+func FromBytes(data []byte, name string) (*Trace, error) {
+	f, err := record.Read(bytes.NewReader(data), name, int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	return Merge([]*record.File{f})
 }
 
 // Merge merges already-read files into causal order and validates them.

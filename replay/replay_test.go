@@ -27,11 +27,7 @@ func simulate(t testing.TB, sys *system.System, cfg sim.Config) *replay.Trace {
 	if _, err := sim.Run(sys, cfg.WithDefaults(sys), &buf); err != nil {
 		t.Fatalf("sim %s seed %d: %v", sys.Name, cfg.Seed, err)
 	}
-	f, err := record.Read(bytes.NewReader(buf.Bytes()), fmt.Sprintf("%s-%d.lz4", sys.Name, cfg.Seed), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := replay.Merge([]*record.File{f})
+	tr, err := replay.FromBytes(buf.Bytes(), fmt.Sprintf("%s-%d.lz4", sys.Name, cfg.Seed))
 	if err != nil {
 		t.Fatal(err)
 	}

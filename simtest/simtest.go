@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/predicates"
-	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/system"
@@ -54,11 +53,7 @@ func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*
 		return nil, err
 	}
 	name := fmt.Sprintf("%s-seed%d.lz4", sys.Name, cfg.Seed)
-	f, err := record.Read(bytes.NewReader(buf.Bytes()), name, int64(buf.Len()))
-	if err != nil {
-		return nil, err
-	}
-	tr, err := replay.Merge([]*record.File{f})
+	tr, err := replay.FromBytes(buf.Bytes(), name)
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,10 @@ package state
 import (
 	"reflect"
 
-	"github.com/cespare/xxhash/v2"
 	"sync"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // field is one struct field that is part of the observed state.

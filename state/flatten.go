@@ -61,16 +61,9 @@ func (f *flattener) walk(v reflect.Value, path string, depth int) {
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
-		if v.IsNil() {
-			f.leaf(path, "nil")
+		if f.reference(v, path) {
 			return
 		}
-		k := refKey{v.Pointer(), v.Type()}
-		if first, ok := f.seen[k]; ok {
-			f.leaf(path, "(same as "+first+")")
-			return
-		}
-		f.seen[k] = orDot(path)
 		f.walk(v.Elem(), path, depth+1)
 	case reflect.Interface:
 		if v.IsNil() {
@@ -91,16 +84,9 @@ func (f *flattener) walk(v reflect.Value, path string, depth int) {
 			f.walk(v.Field(fl.index), join(path, fl.name), depth+1)
 		}
 	case reflect.Map:
-		if v.IsNil() {
-			f.leaf(path, "nil")
+		if f.reference(v, path) {
 			return
 		}
-		k := refKey{v.Pointer(), v.Type()}
-		if first, ok := f.seen[k]; ok {
-			f.leaf(path, "(same as "+first+")")
-			return
-		}
-		f.seen[k] = orDot(path)
 		keys := SortedKeys(v)
 		if len(keys) == 0 {
 			f.leaf(path, "{}")
@@ -126,6 +112,22 @@ func (f *flattener) walk(v reflect.Value, path string, depth int) {
 	default:
 		f.leaf(path, Scalar(v))
 	}
+}
+
+// reference handles nil and already-visited pointers and maps; it reports
+// whether the value is done (a leaf was written).
+func (f *flattener) reference(v reflect.Value, path string) bool {
+	if v.IsNil() {
+		f.leaf(path, "nil")
+		return true
+	}
+	k := refKey{v.Pointer(), v.Type()}
+	if first, ok := f.seen[k]; ok {
+		f.leaf(path, "(same as "+first+")")
+		return true
+	}
+	f.seen[k] = orDot(path)
+	return false
 }
 
 func orDot(p string) string {

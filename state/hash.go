@@ -121,6 +121,21 @@ func (h *hasher) ref(p uintptr, t reflect.Type) bool {
 }
 
 // value hashes any value by dispatching to its type's compiled function.
+// reference handles what pointers and maps have in common: nil, too deep,
+// or already visited (hashed as a back-reference). It reports whether the
+// value is fully hashed.
+func (h *hasher) reference(v reflect.Value, t reflect.Type, depth int) bool {
+	switch {
+	case v.IsNil():
+		h.tag('0')
+	case depth > maxDepth:
+		h.tag('!')
+	default:
+		return h.ref(v.Pointer(), t)
+	}
+	return true
+}
+
 func (h *hasher) value(v reflect.Value, depth int) {
 	if !v.IsValid() {
 		h.tag('0')
@@ -214,15 +229,7 @@ func compileHash(t reflect.Type) hashFunc {
 	case reflect.Pointer:
 		elemFn := hashFnLazy(t.Elem())
 		f = func(h *hasher, v reflect.Value, depth int) {
-			if v.IsNil() {
-				h.tag('0')
-				return
-			}
-			if depth > maxDepth {
-				h.tag('!')
-				return
-			}
-			if h.ref(v.Pointer(), t) {
+			if h.reference(v, t, depth) {
 				return
 			}
 			h.tag('*')
@@ -280,15 +287,7 @@ func compileHash(t reflect.Type) hashFunc {
 	case reflect.Map:
 		key, val := hashFnLazy(t.Key()), hashFnLazy(t.Elem())
 		f = func(h *hasher, v reflect.Value, depth int) {
-			if v.IsNil() {
-				h.tag('0')
-				return
-			}
-			if depth > maxDepth {
-				h.tag('!')
-				return
-			}
-			if h.ref(v.Pointer(), t) {
+			if h.reference(v, t, depth) {
 				return
 			}
 			h.u64('M', uint64(v.Len()))

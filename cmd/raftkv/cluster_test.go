@@ -185,16 +185,6 @@ func (c *procCluster) logTail(id string) string {
 	return string(b)
 }
 
-type nodeStatus struct {
-	ID      uint64 `json:"id"`
-	Role    string `json:"role"`
-	Term    uint64 `json:"term"`
-	Leader  uint64 `json:"leader"`
-	Commit  uint64 `json:"commit"`
-	Applied uint64 `json:"applied"`
-	Keys    int    `json:"keys"`
-}
-
 func (c *procCluster) getJSON(id, path string, v any) error {
 	resp, err := c.client.Get("http://" + c.http[id] + path)
 	if err != nil {
@@ -207,8 +197,8 @@ func (c *procCluster) getJSON(id, path string, v any) error {
 	return json.NewDecoder(resp.Body).Decode(v)
 }
 
-func (c *procCluster) status(id string) (nodeStatus, error) {
-	var st nodeStatus
+func (c *procCluster) status(id string) (status, error) {
+	var st status
 	err := c.getJSON(id, "/status", &st)
 	return st, err
 }
@@ -271,10 +261,10 @@ func (c *procCluster) get(id, key string) (string, int, error) {
 
 // waitCaughtUp waits until every node has applied the same index and the
 // same number of keys.
-func (c *procCluster) waitCaughtUp(ids ...string) nodeStatus {
+func (c *procCluster) waitCaughtUp(ids ...string) status {
 	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	var last []nodeStatus
+	var last []status
 	for time.Now().Before(deadline) {
 		last = last[:0]
 		ok := true
@@ -298,5 +288,5 @@ func (c *procCluster) waitCaughtUp(ids ...string) nodeStatus {
 		time.Sleep(50 * time.Millisecond)
 	}
 	c.t.Fatalf("nodes did not catch up within 30 s: %+v", last)
-	return nodeStatus{}
+	return status{}
 }
