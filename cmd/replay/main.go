@@ -9,9 +9,10 @@ import (
 	"github.com/replaycheck/replaycheck/cli"
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/examples/replicastore"
+	"github.com/replaycheck/replaycheck/examples/transport"
 	"github.com/replaycheck/replaycheck/system"
 )
 
 func main() {
-	os.Exit(cli.Main(system.NewRegistry(paxos.System, replicastore.System)))
+	os.Exit(cli.Main(system.NewRegistry(paxos.System, replicastore.System, transport.System)))
 }
