@@ -5,12 +5,14 @@ import (
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/examples/raftkv"
 	"github.com/replaycheck/replaycheck/examples/randtree"
+	"github.com/replaycheck/replaycheck/examples/replicastore"
+	"github.com/replaycheck/replaycheck/examples/transport"
 	"github.com/replaycheck/replaycheck/system"
 )
 
 // All returns every bundled system.
 func All() []*system.System {
-	return []*system.System{paxos.System, randtree.System, raftkv.System}
+	return []*system.System{paxos.System, randtree.System, raftkv.System, replicastore.System, transport.System}
 }
 
 // Registry returns a registry of every bundled system.
