@@ -166,7 +166,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	case d != nil:
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}
 	case failing > 0:
-		return &exitError{ExitViolations, fmt.Errorf("%d violation(s) (--fail-on %s); the first at step #%d: %s", failing, f.failOn, first.Step, first.Predicate)}
+		return &exitError{ExitViolations, fmt.Errorf("%d violation(s) (--fail-on %s); the first: %s", failing, f.failOn, first.Headline())}
 	}
 	return nil
 }

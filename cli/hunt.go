@@ -85,11 +85,11 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			return err
 		}
 		v := res.Failing[0]
-		fmt.Fprintf(a.Stdout, "seed %d fails (%d of seeds %d-%d tried): %s at step #%d\n\n", seed, seed-from+1, from, to, v.Predicate, v.Step)
+		fmt.Fprintf(a.Stdout, "seed %d fails (%d of seeds %d-%d tried): %s\n\n", seed, seed-from+1, from, to, v.Headline())
 		res.Report.WriteText(a.Stdout, time.Since(runStart))
 		fmt.Fprintf(a.Stdout, "wrote %s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d\n",
 			out, simtest.SimCommand(sys, res.Config, out), out, f.check, v.Step)
-		return &exitError{ExitViolations, fmt.Errorf("seed %d: %s violated at step #%d", seed, v.Predicate, v.Step)}
+		return &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, v.Headline())}
 	}
 	prog.done()
 	fmt.Fprintf(a.Stdout, "seeds %d-%d of %s (bug %s): %d runs, %d steps checked in %v: no violation counted by --fail-on %s",

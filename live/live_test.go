@@ -363,7 +363,7 @@ func TestUnitFileLeavesJoinableTails(t *testing.T) {
 	u := &unitFile{f: sl}
 	h := record.Header{System: "livetest", Nodes: []node.ID{"1"}, Recorded: []node.ID{"1"}, Bug: "none",
 		Types: testSystem.Codec.Names(), Driver: "live"}
-	w, err := record.NewWriter(u, h, record.WriterOptions{FlushInterval: time.Millisecond})
+	w, err := record.NewWriter(u, h, record.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,9 @@ func TestUnitFileLeavesJoinableTails(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i%100 == 0 {
-			time.Sleep(2 * time.Millisecond)
+			if err := w.Flush(); err != nil { // a block boundary, as the flush interval makes
+				t.Fatal(err)
+			}
 		}
 	}
 	if err := w.Close(record.End{Reason: "test"}); err != nil {

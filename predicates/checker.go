@@ -14,6 +14,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/state"
 )
 
 // Options tune a check.
@@ -230,7 +231,7 @@ func (c *Checker) checkTableTypes() error {
 	var visit func(t reflect.Type)
 	seen := map[reflect.Type]bool{}
 	visit = func(t reflect.Type) {
-		if seen[t] {
+		if seen[t] || state.IsTime(t) {
 			return
 		}
 		seen[t] = true

@@ -15,9 +15,11 @@ import (
 
 // toStarlark converts a Go value read from node state. Scalars become
 // Starlark scalars; slices and maps become frozen lists and dicts; structs
-// become lazy values whose fields convert on access. Times become Unix
-// nanoseconds; nil pointers, funcs and channels become None.
-func toStarlark(v reflect.Value) starlark.Value {
+// become lazy values whose fields convert on access. A time.Time becomes
+// nanoseconds since origin (the start of the run), the scale of now() and
+// event.time, so `now() - row.SentAt` is an age; the zero time is None.
+// Nil pointers, funcs and channels become None.
+func toStarlark(v reflect.Value, origin int64) starlark.Value {
 	for v.IsValid() && (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) {
 		if v.IsNil() {
 			return starlark.None
@@ -53,7 +55,7 @@ func toStarlark(v reflect.Value) starlark.Value {
 		}
 		elems := make([]starlark.Value, v.Len())
 		for i := range elems {
-			elems[i] = toStarlark(v.Index(i))
+			elems[i] = toStarlark(v.Index(i), origin)
 		}
 		l := starlark.NewList(elems)
 		l.Freeze()
@@ -61,21 +63,27 @@ func toStarlark(v reflect.Value) starlark.Value {
 	case reflect.Map:
 		d := starlark.NewDict(v.Len())
 		for _, k := range state.SortedKeys(v) {
-			d.SetKey(toStarlark(k), toStarlark(v.MapIndex(k)))
+			d.SetKey(toStarlark(k, origin), toStarlark(v.MapIndex(k), origin))
 		}
 		d.Freeze()
 		return d
 	case reflect.Struct:
 		if state.IsTime(v.Type()) {
-			return starlark.MakeInt64(state.TimeNanos(v))
+			if v.IsZero() {
+				return starlark.None // Go's "not set"
+			}
+			return starlark.MakeInt64(state.TimeNanos(v) - origin)
 		}
-		return &goStruct{v: v}
+		return &goStruct{v: v, origin: origin}
 	}
 	return starlark.None
 }
 
 // goStruct is a Go struct seen from Starlark: fields convert when read.
-type goStruct struct{ v reflect.Value }
+type goStruct struct {
+	v      reflect.Value
+	origin int64
+}
 
 var (
 	_ starlark.HasAttrs   = (*goStruct)(nil)
@@ -92,7 +100,7 @@ func (s *goStruct) Attr(name string) (starlark.Value, error) {
 	if !ok || len(f.Index) != 1 || f.Tag.Get("replay") == "-" {
 		return nil, nil
 	}
-	return toStarlark(s.v.Field(f.Index[0])), nil
+	return toStarlark(s.v.Field(f.Index[0]), s.origin), nil
 }
 func (s *goStruct) AttrNames() []string { return observedFields(s.v.Type()) }
 func (s *goStruct) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {

@@ -1,6 +1,8 @@
 package predicates
 
 import (
+	"fmt"
+
 	"go.starlark.net/starlark"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -142,4 +144,13 @@ func (v *Violation) Decided() int {
 		return v.AlarmStep
 	}
 	return v.Step
+}
+
+// Headline is a violation in a few words: "P violated at step #12", or for
+// a liveness alarm "P alarm at step #40 (violated since #12)".
+func (v *Violation) Headline() string {
+	if v.Kind == "liveness" && v.Alarm {
+		return fmt.Sprintf("%s alarm at step #%d (violated since #%d)", v.Predicate, v.AlarmStep, v.Step)
+	}
+	return fmt.Sprintf("%s violated at step #%d", v.Predicate, v.Step)
 }

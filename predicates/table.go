@@ -217,7 +217,7 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 	if !ok || len(f.Index) != 1 || f.Tag.Get("replay") == "-" {
 		return nil, nil
 	}
-	return toStarlark(rs.v.Field(f.Index[0])), nil
+	return toStarlark(rs.v.Field(f.Index[0]), rs.table.c.start), nil
 }
 
 func (r *Row) AttrNames() []string {
@@ -290,7 +290,7 @@ func (c *columnView) Attr(name string) (starlark.Value, error) {
 	if !ok || len(f.Index) != 1 {
 		return nil, nil
 	}
-	return toStarlark(c.rs.v.Field(f.Index[0])), nil
+	return toStarlark(c.rs.v.Field(f.Index[0]), c.rs.table.c.start), nil
 }
 func (c *columnView) AttrNames() []string {
 	if c.rs.table.columns != nil {
@@ -382,7 +382,7 @@ func (t *Table) upsertRow(key rowKey, v reflect.Value, gen, step int, now int64)
 		snap := starlark.StringDict{}
 		for _, name := range names {
 			f, _ := v.Type().FieldByName(name)
-			snap[name] = freeze(toStarlark(v.Field(f.Index[0])))
+			snap[name] = freeze(toStarlark(v.Field(f.Index[0]), t.c.start))
 		}
 		hist.versions = append(hist.versions, version{step: step, fields: snap})
 		if len(hist.versions) > t.keep {

@@ -54,8 +54,12 @@ func (w *Watcher) Sync() {
 	c := w.c
 	c.step = c.r.Pos()
 	c.ev = c.r.Recorded()
-	if c.ev != nil {
-		c.now = c.ev.Time - c.start
+	// The time frontier: the latest event time among the steps so far.
+	c.now = 0
+	for _, id := range c.r.Trace().Nodes {
+		if s, ok := c.r.Trace().LastStepOf(id, c.step); ok {
+			c.now = max(c.now, c.r.Trace().Events[s].Time-c.start)
+		}
 	}
 	for _, t := range c.tables {
 		for _, rs := range t.rows {
@@ -63,7 +67,12 @@ func (w *Watcher) Sync() {
 		}
 		t.history = map[rowKey]*rowHistory{}
 	}
-	for _, id := range c.r.Trace().Nodes {
+	tr := c.r.Trace()
+	for _, id := range tr.Nodes {
+		c.nodeNow[id] = 0
+		if s, ok := tr.LastStepOf(id, c.step); ok {
+			c.nodeNow[id] = tr.Events[s].Time - c.start
+		}
 		inst := c.r.Instance(id)
 		_, unknown := c.r.Unknown(id)
 		c.unknown[id] = inst == nil || unknown

@@ -570,3 +570,29 @@ func TestUnclosedSegmentCutInsideRecordThenNewSegment(t *testing.T) {
 		}
 	}
 }
+
+func TestFlushMakesRecordsReadable(t *testing.T) {
+	evs := genEvents(50, 12)
+	pr := &lockedBuffer{}
+	w, err := NewWriter(pr, testHeader(), WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ev := range evs {
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		data := pr.bytes()
+		f, err := Read(bytes.NewReader(data), "flushed.lz4", int64(len(data)))
+		if err != nil || f.Damage != nil || len(f.Events) != i+1 {
+			t.Fatalf("after Flush %d: err=%v damage=%v events=%d", i, err, f.Damage, len(f.Events))
+		}
+	}
+	w.Close(End{})
+	if err := w.Flush(); err != ErrClosed {
+		t.Fatalf("Flush after Close: %v", err)
+	}
+}

@@ -67,8 +67,9 @@ type Writer struct {
 	err      error
 	closed   bool
 
-	wake chan struct{}
-	done chan struct{}
+	wake    chan struct{}
+	flushes chan chan error
+	done    chan struct{}
 }
 
 // ErrClosed is returned by Append after Close.
@@ -105,6 +106,7 @@ func NewWriter(out io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 		lastSeq:  map[node.ID]uint64{},
 		gaps:     map[node.ID]*Gap{},
 		wake:     make(chan struct{}, 1),
+		flushes:  make(chan chan error),
 		done:     make(chan struct{}),
 	}
 	w.drained = sync.NewCond(&w.mu)
@@ -220,6 +222,19 @@ func (w *Writer) Err() error {
 	return w.err
 }
 
+// Flush writes everything appended so far to the underlying writer as
+// complete lz4 blocks, and returns when it has. (Without it, records reach
+// the writer when a block fills, on the flush interval, and at Close.)
+func (w *Writer) Flush() error {
+	done := make(chan error, 1)
+	select {
+	case w.flushes <- done:
+		return <-done
+	case <-w.done:
+		return ErrClosed
+	}
+}
+
 // Close writes the end record, flushes and finishes the lz4 frame. It does
 // not close the underlying writer.
 func (w *Writer) Close(end End) error {
@@ -256,9 +271,12 @@ func (w *Writer) loop() {
 	}
 	for {
 		flush := false
+		var reply chan error
 		select {
 		case <-w.wake:
 		case <-tick:
+			flush = true
+		case reply = <-w.flushes:
 			flush = true
 		}
 		w.mu.Lock()
@@ -291,7 +309,11 @@ func (w *Writer) loop() {
 			}
 		}
 		w.drained.Broadcast()
+		ferr := w.err
 		w.mu.Unlock()
+		if reply != nil {
+			reply <- ferr
+		}
 		if closed {
 			return
 		}

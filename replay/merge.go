@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -31,6 +32,8 @@ type Trace struct {
 	// missing (a killed process, damage, a recorder that fell behind):
 	// replay cannot know its state there.
 	Unknown map[node.ID][]Unknown
+
+	byNode map[node.ID][]int // lazily: each node's steps
 }
 
 // Unknown is a stretch of steps during which a node's state is unknown:
@@ -347,6 +350,27 @@ func (t *Trace) SendStep(ev *node.Event) (int, bool) {
 // Receipts returns the steps at which message id was received (empty if it
 // never was: lost, or still in flight when the recording ended).
 func (t *Trace) Receipts(id node.MsgID) []int { return t.recvOf[id] }
+
+// NodeSteps lists the steps of a node's events, in order.
+func (t *Trace) NodeSteps(id node.ID) []int {
+	if t.byNode == nil {
+		t.byNode = map[node.ID][]int{}
+		for s, ev := range t.Events {
+			t.byNode[ev.Node] = append(t.byNode[ev.Node], s)
+		}
+	}
+	return t.byNode[id]
+}
+
+// LastStepOf returns the node's last step at or before pos (false if none).
+func (t *Trace) LastStepOf(id node.ID, pos int) (int, bool) {
+	steps := t.NodeSteps(id)
+	i := sort.SearchInts(steps, pos+1)
+	if i == 0 {
+		return 0, false
+	}
+	return steps[i-1], true
+}
 
 // Len is the number of steps.
 func (t *Trace) Len() int { return len(t.Events) }

@@ -154,7 +154,7 @@ func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string
 	var b strings.Builder
 	res.Report.WriteText(&b, time.Duration(0))
 	v := res.Failing[0]
-	return fmt.Sprintf("%s seed %d: %d violation(s); the first: %s at step #%d\n%s%s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d",
-		sys.Name, res.Config.Seed, len(res.Failing), v.Predicate, v.Step, b.String(), kept,
+	return fmt.Sprintf("%s seed %d: %d violation(s); the first: %s\n%s%s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d",
+		sys.Name, res.Config.Seed, len(res.Failing), v.Headline(), b.String(), kept,
 		SimCommand(sys, res.Config, tracePath), tracePath, scriptPath, v.Step)
 }

@@ -79,7 +79,7 @@ type Pending struct {
 	Seq    uint64
 	N      int
 	Body   string
-	SentAt int64 // Unix ns at which the application submitted it
+	SentAt time.Time // when the application submitted it
 	Sent   bool  // transmitted at least once on this connection
 }
 
@@ -177,7 +177,7 @@ func (e *Endpoint) Input(env node.Env, in node.Message) {
 		e.Sending[s.To] = c
 		e.open(env, c)
 	}
-	c.Unacked = append(c.Unacked, Pending{Seq: c.Next, N: s.N, Body: s.Body, SentAt: env.Now().UnixNano()})
+	c.Unacked = append(c.Unacked, Pending{Seq: c.Next, N: s.N, Body: s.Body, SentAt: env.Now()})
 	c.Next++
 	e.pump(env, c)
 }

@@ -80,7 +80,7 @@ func (c *checker) observe(ev *node.Event, in *node.Instance) error {
 			if len(out.Unacked) == 0 {
 				continue
 			}
-			wait := time.Duration(ev.Time - out.Unacked[0].SentAt)
+			wait := time.Duration(ev.Time - out.Unacked[0].SentAt.UnixNano())
 			c.maxWait = max(c.maxWait, wait)
 			if wait > alarmWait && c.alarm == "" {
 				c.alarm = fmt.Sprintf("step %d (%v): %s's message %d to %s unacknowledged for %v on connection %d (seq %d); %s",

@@ -30,6 +30,7 @@ type Cell struct {
 	Tags   map[string]int
 	Inner  Inner
 	Got    int
+	At     time.Time
 	Hidden int                     `replay:"-"`
 	timers map[string]node.TimerID `replay:"-"`
 }
@@ -98,6 +99,8 @@ func (c *Cell) Input(env node.Env, in node.Message) {
 		delete(c.timers, a[0])
 	case "send":
 		env.Send(node.ID(a[0]), Ping{})
+	case "stamp":
+		c.At = env.Now()
 	case "nop":
 	default:
 		panic("dd: unknown op " + cmd.Op)
