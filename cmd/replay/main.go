@@ -7,10 +7,11 @@ import (
 	"os"
 
 	"github.com/replaycheck/replaycheck/cli"
+	"github.com/replaycheck/replaycheck/examples/chord"
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/system"
 )
 
 func main() {
-	os.Exit(cli.Main(system.NewRegistry(paxos.System)))
+	os.Exit(cli.Main(system.NewRegistry(paxos.System, chord.System)))
 }
