@@ -37,9 +37,9 @@
 //
 // A member that loses every successor (the last one failed or left) is cut
 // off from the ring: it drops out and rejoins through the nodes it still
-// knows after a back-off. Only members answer ring requests (GetPred,
-// Ping, FindPred), so a node out of the ring looks failed to its
-// neighbours. Soft state is lost in a crash; the Disk keeps whether the
+// knows after a back-off. Only members serve the ring: a node out of it
+// refuses FindPred and does not answer GetPred or Ping, so to its
+// neighbours it looks failed. Soft state is lost in a crash; the Disk keeps whether the
 // node was a member, created the ring or left, and its last successor
 // list, so a restarted node rejoins on its own.
 package chord
