@@ -2,6 +2,7 @@
 package examples
 
 import (
+	"github.com/replaycheck/replaycheck/examples/chord"
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/examples/raftkv"
 	"github.com/replaycheck/replaycheck/examples/randtree"
@@ -12,7 +13,7 @@ import (
 
 // All returns every bundled system.
 func All() []*system.System {
-	return []*system.System{paxos.System, randtree.System, raftkv.System, replicastore.System, transport.System}
+	return []*system.System{paxos.System, chord.System, randtree.System, raftkv.System, replicastore.System, transport.System}
 }
 
 // Registry returns a registry of every bundled system.
