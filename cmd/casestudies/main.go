@@ -43,6 +43,20 @@ var studies = []study{
 		"stale-siblings":    "NoStaleSiblings",
 		"no-recovery-timer": "RecoveryTimerPending",
 	}},
+	{"chord", "scripts/chord.star", map[string]string{
+		"succ-succ-hash":  "RingConsistent",
+		"finger-slow":     "FingersCorrect",
+		"finger-boundary": "FingersCorrect",
+		"pred-self":       "PredSelfMeansAlone",
+		"pred-order":      "PointersOrdered",
+	}},
+	{"replicastore", "scripts/replicastore.star", map[string]string{
+		"balance-race":      "ReplicaDegree",
+		"transient-failure": "NoOrphanReplicas",
+	}},
+	{"transport", "scripts/transport.star", map[string]string{
+		"stale-syn": "AllAcknowledged",
+	}},
 	{"raftkv", "scripts/raft.star", nil},
 }
 
