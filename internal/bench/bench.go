@@ -1,0 +1,317 @@
+// Package bench measures the performance targets of the design, each as a
+// ratio against a baseline measured in the same run: `replay bench` prints
+// them, and the go test benchmarks call the same functions.
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/internal/ring"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// Result is one measurement against its baseline.
+type Result struct {
+	Name     string  `json:"name"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	Baseline string  `json:"baseline"` // what the ratio divides by, measured in the same run
+	Ratio    float64 `json:"ratio"`
+	Target   string  `json:"target,omitempty"`
+	Met      *bool   `json:"met,omitempty"`
+}
+
+func met(ok bool) *bool { return &ok }
+
+// PaxosTrace simulates paxos (seed 1, default scenario, long enough for
+// about n events) and returns the trace bytes.
+func PaxosTrace(n int, stateHashes bool) ([]byte, error) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Steps, cfg.Time, cfg.NoStateHashes = 1, n, 1000*time.Hour, !stateHashes
+	var buf bytes.Buffer
+	if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Simulate measures simulated events/s on the default paxos scenario
+// (seeds 1..runs), with state hashes against without.
+func Simulate(runs int) (Result, error) {
+	rate := func(hashes bool) (float64, error) {
+		events := 0
+		start := time.Now()
+		for seed := 1; seed <= runs; seed++ {
+			cfg := sim.DefaultConfig()
+			cfg.Seed, cfg.NoStateHashes = uint64(seed), !hashes
+			res, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), io.Discard)
+			if err != nil {
+				return 0, err
+			}
+			events += res.Steps
+		}
+		return float64(events) / time.Since(start).Seconds(), nil
+	}
+	with, err := rate(true)
+	if err != nil {
+		return Result{}, err
+	}
+	without, err := rate(false)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Name: "simulate paxos, state hashes on", Value: with, Unit: "events/s",
+		Baseline: fmt.Sprintf("%.0f events/s without state hashes", without), Ratio: without / with}, nil
+}
+
+// ReplayVsDecode measures, on one paxos trace of about n events, decoding
+// alone against decoding plus replay (target: replay within 3x of decode).
+func ReplayVsDecode(n int, stateHashes bool) (Result, error) {
+	data, err := PaxosTrace(n, stateHashes)
+	if err != nil {
+		return Result{}, err
+	}
+	reg := system.NewRegistry(paxos.System)
+	best := func(f func() error) (time.Duration, error) {
+		var b time.Duration
+		for i := 0; i < 3; i++ {
+			t0 := time.Now()
+			if err := f(); err != nil {
+				return 0, err
+			}
+			if d := time.Since(t0); i == 0 || d < b {
+				b = d
+			}
+		}
+		return b, nil
+	}
+	steps := 0
+	decode, err := best(func() error {
+		tr, err := replay.FromBytes(data, "bench.lz4")
+		steps = tr.Len()
+		return err
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	full, err := best(func() error {
+		tr, err := replay.FromBytes(data, "bench.lz4")
+		if err != nil {
+			return err
+		}
+		r, err := replay.New(tr, reg, replay.Options{})
+		if err != nil {
+			return err
+		}
+		return r.RunTo(tr.Len()-1, nil)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	ratio := float64(full) / float64(decode)
+	name := "replay paxos (decode + re-execute)"
+	if stateHashes {
+		name += ", comparing state hashes"
+	}
+	return Result{Name: name, Value: float64(steps) / full.Seconds(), Unit: "steps/s",
+		Baseline: fmt.Sprintf("%.0f steps/s decoding alone", float64(steps)/decode.Seconds()),
+		Ratio:    ratio, Target: "<= 3x", Met: met(ratio <= 3)}, nil
+}
+
+const ringScript = `
+Member = table("ring.Member")
+def consistent(m):
+    s = Member.get(m.Succ)
+    return s == None or s.Pred == m.node
+liveness("RingConsistent", lambda: forall(Member, consistent))
+`
+
+// RingTrace simulates the synthetic ring with the given number of members.
+func RingTrace(members, steps int) (*replay.Trace, error) {
+	cfg := sim.Config{Seed: 1, Nodes: members, Steps: steps, NoStateHashes: true}
+	var buf bytes.Buffer
+	if _, err := sim.Run(ring.System, cfg.WithDefaults(ring.System), &buf); err != nil {
+		return nil, err
+	}
+	return replay.FromBytes(buf.Bytes(), "ring.lz4")
+}
+
+// RingStepCost replays a ring trace checking ring consistency and returns
+// the checker's mean time per step after every member has started (replay
+// itself excluded), and the quantifier bodies it evaluated per step.
+func RingStepCost(tr *replay.Trace, members int) (time.Duration, float64, error) {
+	dir, err := os.MkdirTemp("", "replaycheck-bench")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "ring.star")
+	if err := os.WriteFile(script, []byte(ringScript), 0o644); err != nil {
+		return 0, 0, err
+	}
+	r, err := replay.New(tr, system.NewRegistry(ring.System), replay.Options{})
+	if err != nil {
+		return 0, 0, err
+	}
+	c, err := predicates.Load(script, r, predicates.Options{To: -1})
+	if err != nil {
+		return 0, 0, err
+	}
+	var spent time.Duration
+	steps, bodies := 0, 0
+	for {
+		if err := r.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			return 0, 0, err
+		}
+		t0 := time.Now()
+		if err := c.Observe(); err != nil {
+			return 0, 0, err
+		}
+		if r.Pos() >= 2*members {
+			spent += time.Since(t0)
+			steps++
+			bodies += c.LastStep().Bodies
+		}
+	}
+	return spent / time.Duration(steps), float64(bodies) / float64(steps), nil
+}
+
+// RingScaling checks ring consistency on a 10- and a 1,000-member ring and
+// compares the per-step checking cost (target: within 2x).
+func RingScaling(steps int) (Result, error) {
+	small, err := RingTrace(10, steps)
+	if err != nil {
+		return Result{}, err
+	}
+	large, err := RingTrace(1000, steps)
+	if err != nil {
+		return Result{}, err
+	}
+	var s, l time.Duration
+	for i := 0; i < 3; i++ { // best of three: the machine may be busy
+		ds, _, err := RingStepCost(small, 10)
+		if err != nil {
+			return Result{}, err
+		}
+		dl, _, err := RingStepCost(large, 1000)
+		if err != nil {
+			return Result{}, err
+		}
+		if i == 0 || ds < s {
+			s = ds
+		}
+		if i == 0 || dl < l {
+			l = dl
+		}
+	}
+	ratio := float64(l) / float64(s)
+	return Result{Name: "check ring consistency, 1,000 members", Value: float64(l.Nanoseconds()), Unit: "ns/step",
+		Baseline: fmt.Sprintf("%d ns/step with 10 members", s.Nanoseconds()), Ratio: ratio,
+		Target: "<= 2x", Met: met(ratio <= 2)}, nil
+}
+
+// CheckPaxos measures checking scripts/paxos.star against replay alone on
+// the default paxos runs of seeds 1..runs.
+func CheckPaxos(script string, runs int) (Result, error) {
+	reg := system.NewRegistry(paxos.System)
+	var replayT, checkT time.Duration
+	steps := 0
+	for seed := uint64(1); seed <= uint64(runs); seed++ {
+		cfg := sim.DefaultConfig()
+		cfg.Seed = seed
+		var buf bytes.Buffer
+		if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
+			return Result{}, err
+		}
+		tr, err := replay.FromBytes(buf.Bytes(), "p.lz4")
+		if err != nil {
+			return Result{}, err
+		}
+		t0 := time.Now()
+		r, _ := replay.New(tr, reg, replay.Options{})
+		if err := r.RunTo(tr.Len()-1, nil); err != nil {
+			return Result{}, err
+		}
+		t1 := time.Now()
+		r, _ = replay.New(tr, reg, replay.Options{})
+		c, err := predicates.Load(script, r, predicates.Options{To: -1})
+		if err != nil {
+			return Result{}, err
+		}
+		if _, err := c.Run(predicates.RunOptions{}); err != nil {
+			return Result{}, err
+		}
+		replayT += t1.Sub(t0)
+		checkT += time.Since(t1)
+		steps += tr.Len()
+	}
+	return Result{Name: "check paxos (replay + scripts/paxos.star)", Value: float64(steps) / checkT.Seconds(), Unit: "steps/s",
+		Baseline: fmt.Sprintf("%.0f steps/s replaying alone", float64(steps)/replayT.Seconds()),
+		Ratio:    checkT.Seconds() / replayT.Seconds()}, nil
+}
+
+// Seek measures cursor seeks on a paxos trace of about n events, after one
+// pass that builds the checkpoints (target for 1M events: <= 100 ms).
+func Seek(n, samples int) ([]Result, error) {
+	data, err := PaxosTrace(n, true)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := replay.FromBytes(data, "seek.lz4")
+	if err != nil {
+		return nil, err
+	}
+	r, err := replay.New(tr, system.NewRegistry(paxos.System), replay.Options{})
+	if err != nil {
+		return nil, err
+	}
+	c, err := replay.NewCursor(r, 0)
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	if err := c.Seek(tr.Len() - 1); err != nil {
+		return nil, err
+	}
+	index := time.Since(t0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var total, worst, back time.Duration
+	for i := 0; i < samples; i++ {
+		target := rng.IntN(tr.Len())
+		t1 := time.Now()
+		if err := c.Seek(target); err != nil {
+			return nil, err
+		}
+		d := time.Since(t1)
+		total += d
+		worst = max(worst, d)
+		if target > 0 {
+			t2 := time.Now()
+			if err := c.Back(); err != nil {
+				return nil, err
+			}
+			back += time.Since(t2)
+		}
+	}
+	mean := total / time.Duration(samples)
+	perStep := index / time.Duration(tr.Len())
+	return []Result{
+		{Name: fmt.Sprintf("seek to a random step of %d (mean of %d)", tr.Len(), samples), Value: float64(mean.Microseconds()) / 1000, Unit: "ms",
+			Baseline: fmt.Sprintf("one pass over the trace: %v (%v/step)", index.Round(time.Millisecond), perStep),
+			Ratio:    float64(mean) / float64(perStep), Target: "<= 100 ms", Met: met(mean <= 100*time.Millisecond)},
+		{Name: "worst seek", Value: float64(worst.Microseconds()) / 1000, Unit: "ms", Baseline: "the same seeks", Ratio: float64(worst) / float64(mean)},
+		{Name: "step back", Value: float64(back.Microseconds()) / 1000 / float64(samples), Unit: "ms", Baseline: "the mean seek", Ratio: float64(back) / float64(samples) / float64(mean)},
+	}, nil
+}
