@@ -47,6 +47,8 @@ type hasher struct {
 	d    *xxhash.Digest
 	seen map[refKey]uint64
 	buf  []byte
+	// flushed says whether buf was ever written to d.
+	flushed bool
 	// scratch holds map entries being sorted, one slice per nesting level.
 	scratch [][]entry
 	depth   int
@@ -57,14 +59,21 @@ type entry struct{ k, v reflect.Value }
 func (h *hasher) flush() {
 	h.d.Write(h.buf)
 	h.buf = h.buf[:0]
+	h.flushed = true
 }
 
 func (h *hasher) sum() uint64 {
+	if !h.flushed {
+		// Everything is still in the buffer: one-shot hashing is cheaper
+		// than streaming, and gives the same value.
+		return xxhash.Sum64(h.buf)
+	}
 	h.flush()
 	return h.d.Sum64()
 }
 
 func (h *hasher) reset() {
+	h.flushed = false
 	h.d.Reset()
 	h.buf = h.buf[:0]
 	clear(h.seen)
@@ -286,6 +295,29 @@ func compileHash(t reflect.Type) hashFunc {
 		}
 	case reflect.Map:
 		key, val := hashFnLazy(t.Key()), hashFnLazy(t.Elem())
+		if refFree(t.Key(), nil) && refFree(t.Elem(), nil) {
+			// Entries hold no references, so no back-reference numbering
+			// depends on the order they are visited in: hash each entry
+			// alone and sum, which needs no sorting.
+			f = func(h *hasher, v reflect.Value, depth int) {
+				if h.reference(v, t, depth) {
+					return
+				}
+				h.u64('m', uint64(v.Len()))
+				sub := hasherPool.Get().(*hasher)
+				var sum uint64
+				it := v.MapRange()
+				for it.Next() {
+					key(sub, it.Key(), depth+1)
+					val(sub, it.Value(), depth+1)
+					sum += sub.sum()
+					sub.reset()
+				}
+				hasherPool.Put(sub)
+				h.u64('+', sum)
+			}
+			break
+		}
 		f = func(h *hasher, v reflect.Value, depth int) {
 			if h.reference(v, t, depth) {
 				return
@@ -321,6 +353,34 @@ func compileHash(t reflect.Type) hashFunc {
 		f = func(h *hasher, _ reflect.Value, _ int) { h.tag('?') }
 	}
 	return f
+}
+
+// refFree reports whether values of type t can contain no pointer, map or
+// interface: nothing the hasher numbers as a back-reference.
+func refFree(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if isOpaque(t) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Interface, reflect.UnsafePointer:
+		return false
+	case reflect.Slice, reflect.Array:
+		return refFree(t.Elem(), seen)
+	case reflect.Struct:
+		if seen == nil {
+			seen = map[reflect.Type]bool{}
+		}
+		if seen[t] {
+			return false
+		}
+		seen[t] = true
+		for _, f := range planOf(t).fields {
+			if !refFree(t.Field(f.index).Type, seen) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // hashFnLazy is used for element types while compiling (compileMu held).

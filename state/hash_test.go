@@ -1,6 +1,7 @@
 package state
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -129,5 +130,52 @@ func TestHashRecursiveTypesConcurrently(t *testing.T) {
 	}
 	if Hash(build(2)) == want {
 		t.Fatal("different recursive values hash equal")
+	}
+}
+
+// TestRefFreeMapsHashCanonically: maps whose entries hold no references
+// take the order-independent path; equal maps built in different orders
+// and of different histories (deletions, growth) hash equal, and any
+// change of a key or value changes the hash.
+func TestRefFreeMapsHashCanonically(t *testing.T) {
+	type entry struct {
+		A int
+		B string
+		C [2]float64
+	}
+	type holder struct {
+		M map[string]entry
+		N map[int64][]byte
+	}
+	build := func(order []int, extra bool) *holder {
+		h := &holder{M: map[string]entry{}, N: map[int64][]byte{}}
+		if extra {
+			for i := range 500 { // grow, then delete: a different internal layout
+				h.M[fmt.Sprint("tmp", i)] = entry{}
+			}
+			for i := range 500 {
+				delete(h.M, fmt.Sprint("tmp", i))
+			}
+		}
+		for _, i := range order {
+			h.M[fmt.Sprint("k", i)] = entry{A: i, B: fmt.Sprint("v", i), C: [2]float64{float64(i), 0.5}}
+			h.N[int64(i)] = []byte{byte(i)}
+		}
+		return h
+	}
+	a := build([]int{1, 2, 3, 4, 5, 6, 7, 8, 9}, false)
+	b := build([]int{9, 8, 7, 6, 5, 4, 3, 2, 1}, true)
+	if Hash(a) != Hash(b) {
+		t.Fatal("equal maps built differently hash differently")
+	}
+	b.M["k3"] = entry{A: 3, B: "v3", C: [2]float64{3, 0.25}}
+	if Hash(a) == Hash(b) {
+		t.Fatal("a changed value did not change the hash")
+	}
+	c := build([]int{1, 2, 3, 4, 5, 6, 7, 8, 9}, false)
+	c.N[10] = c.N[9]
+	delete(c.N, 9)
+	if Hash(a) == Hash(c) {
+		t.Fatal("a moved value (other key) did not change the hash")
 	}
 }
