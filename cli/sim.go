@@ -48,9 +48,14 @@ draws) comes from --seed, so the same seed and flags produce a byte-identical
 trace. The run stops at --steps events, at --time of virtual time, or when the
 system's scenario says it is done.
 
-Flags left unset take the system's defaults (shown by 'replay sim SYSTEM
---help' is not possible before SYSTEM is known, so they are listed below per
-bundled system).`,
+Flags left unset take the system's defaults, listed below for every system
+this binary knows, with its seeded bugs.
+
+With --seeds FROM-TO --check PREDS.star, sim hunts across seeds: it checks
+each run and stops at the first with a violation --fail-on counts, writes
+that run's trace to -o and prints the seed, the report and the commands
+that reproduce the run and open the debugger at the violation (exit 1);
+if no seed fails it exits 0.`,
 		Example: `  replay sim paxos --seed 1 -o paxos.lz4
   replay sim paxos --bug spec --seeds 1-200 --check scripts/paxos.star -o spec.lz4
   replay sim paxos --bug latest-response --seed 21 --drop 0.3 -o bug.lz4
