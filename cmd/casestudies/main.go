@@ -64,6 +64,7 @@ type bugRow struct {
 	sys, bug, want        string
 	seeds                 []uint64 // seeds whose run violates want
 	firstStep, firstSteps int
+	firstHow              string // "alarm at #A (violated since #S)" or "#S"
 	firstCheck            time.Duration
 	others                map[string]int // other predicates counted, by seeds
 }
@@ -144,7 +145,11 @@ func run(out string, from, to uint64) error {
 				if len(row.seeds) == 0 {
 					for _, v := range res.Failing {
 						if v.Predicate == want {
-							row.firstStep = v.Step
+							row.firstStep = v.Decided()
+							row.firstHow = fmt.Sprintf("#%d", v.Step)
+							if v.Kind == "liveness" {
+								row.firstHow = fmt.Sprintf("alarm at #%d (violated since #%d)", v.AlarmStep, v.Step)
+							}
 							break
 						}
 					}
@@ -204,7 +209,7 @@ seed's run. Reproduce any row with
 		first, at, steps, took := "none", "-", "-", "-"
 		if len(b.seeds) > 0 {
 			first = fmt.Sprint(b.seeds[0])
-			at = fmt.Sprintf("#%d", b.firstStep)
+			at = b.firstHow
 			steps = fmt.Sprint(b.firstSteps)
 			took = b.firstCheck.Round(time.Millisecond).String()
 		}
