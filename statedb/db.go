@@ -192,13 +192,13 @@ func (db *DB) Step(step int) (*Step, error) {
 }
 
 // Steps calls fn for each step from from towards to (inclusive; backwards
-// when to < from) until fn returns false.
+// when to < from; to is clamped to the trace, a from outside it visits
+// nothing) until fn returns false.
 func (db *DB) Steps(from, to int, fn func(*Step) bool) error {
-	from = min(max(from, 0), db.meta.Steps-1)
-	to = min(max(to, 0), db.meta.Steps-1)
-	if db.meta.Steps == 0 {
+	if from < 0 || from >= db.meta.Steps {
 		return nil
 	}
+	to = min(max(to, 0), db.meta.Steps-1)
 	txn := db.bdb.NewTransactionAt(latest, false)
 	defer txn.Discard()
 	opts := badger.DefaultIteratorOptions
