@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
@@ -109,11 +111,22 @@ func (a *App) openDB(traces []string, preds, dir string, force bool) (*statedb.D
 			return nil, nil, badInput("--preds: %v", err)
 		}
 	}
+	// Ctrl-C abandons a build: nothing half-built is kept.
+	var interrupted atomic.Bool
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; ok {
+			interrupted.Store(true)
+		}
+	}()
 	prog := a.progress()
 	db, res, err := statedb.Ensure(traces, dir, statedb.Options{Registry: a.Registry, Preds: preds, Force: force,
 		Progress: func(phase string, done, total int) {
 			prog.update("%s %s step %d of %d", phase, bar(done, total, 30), done, total)
-		}})
+		},
+		Stop: interrupted.Load})
 	prog.done()
 	if err != nil {
 		var d *replay.Divergence

@@ -82,7 +82,13 @@ type Options struct {
 	Progress func(phase string, done, total int)
 	// Trace, if set, is the already loaded trace of the files.
 	Trace *replay.Trace
+	// Stop, if set, is polled during long phases; when it returns true the
+	// work ends with ErrStopped and nothing is kept.
+	Stop func() bool
 }
+
+// ErrStopped ends a build or a check that Options.Stop stopped.
+var ErrStopped = errors.New("stopped before the end: nothing was kept")
 
 // Opened says what Ensure did.
 type Opened struct {
@@ -145,7 +151,7 @@ func Ensure(traces []string, dir string, opts Options) (*DB, *Opened, error) {
 					return nil, nil, err
 				}
 			}
-			p, flips, err := CheckPredicates(res.Trace, opts.Registry, opts.Preds, opts.Progress)
+			p, flips, err := checkPredicates(res.Trace, opts.Registry, opts.Preds, opts.Progress, opts.Stop)
 			if err == nil {
 				err = db.SetPredicates(p, flips)
 			}
@@ -226,7 +232,7 @@ func Build(dir string, tr *replay.Trace, fingerprint string, opts Options) (*DB,
 	if checker != nil {
 		pc = newPredCollector(checker)
 	}
-	err = b.run(pc, opts.Progress)
+	err = b.run(pc, opts.Progress, opts.Stop)
 	if err == nil {
 		err = b.wb.Flush()
 	}
@@ -298,7 +304,7 @@ type nodeLeaves struct {
 	started bool
 }
 
-func (b *builder) run(pc *predCollector, progress func(string, int, int)) error {
+func (b *builder) run(pc *predCollector, progress func(string, int, int), stop func() bool) error {
 	tr := b.tr
 	n := tr.Len()
 	last := map[node.ID]int{}
@@ -356,8 +362,13 @@ func (b *builder) run(pc *predCollector, progress func(string, int, int)) error 
 		if err := b.wb.SetEntryAt(badger.NewEntry(stepKey(step), v), metaVersion); err != nil {
 			return fmt.Errorf("write the trace database: %w", err)
 		}
-		if progress != nil && (step%2048 == 0 || step == n-1) {
-			progress("indexing", step+1, n)
+		if step%2048 == 0 || step == n-1 {
+			if stop != nil && stop() {
+				return ErrStopped
+			}
+			if progress != nil {
+				progress("indexing", step+1, n)
+			}
 		}
 	}
 	return nil

@@ -144,6 +144,10 @@ func (pc *predCollector) results(script string, elapsed time.Duration) (*Predica
 // returns what it found with the steps where each predicate flips. State
 // hashes are not compared (the database build did).
 func CheckPredicates(tr *replay.Trace, reg *system.Registry, script string, progress func(string, int, int)) (*Predicates, []Flip, error) {
+	return checkPredicates(tr, reg, script, progress, nil)
+}
+
+func checkPredicates(tr *replay.Trace, reg *system.Registry, script string, progress func(string, int, int), stop func() bool) (*Predicates, []Flip, error) {
 	start := time.Now()
 	r, err := replay.New(tr, reg, replay.Options{SkipStateHashes: true})
 	if err != nil {
@@ -165,8 +169,13 @@ func CheckPredicates(tr *replay.Trace, reg *system.Registry, script string, prog
 		if err := pc.observe(step); err != nil {
 			return nil, nil, err
 		}
-		if progress != nil && (step%2048 == 0 || step == n-1) {
-			progress("checking", step+1, n)
+		if step%2048 == 0 || step == n-1 {
+			if stop != nil && stop() {
+				return nil, nil, ErrStopped
+			}
+			if progress != nil {
+				progress("checking", step+1, n)
+			}
 		}
 	}
 	p, flips := pc.results(script, time.Since(start))

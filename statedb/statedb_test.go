@@ -1,6 +1,7 @@
 package statedb
 
 import (
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -329,6 +330,14 @@ func TestFailedBuildLeavesNoDatabase(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("a failed build left files: %v", entries)
+	}
+	// A stopped build (Ctrl-C) keeps nothing either.
+	_, _, err = Ensure([]string{trace}, "", Options{Registry: registry, Stop: func() bool { return true }})
+	if !errors.Is(err, ErrStopped) {
+		t.Fatalf("a stopped build: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("a stopped build left files: %v", entries)
 	}
 	// A directory that is not a database is never replaced.
 	other := filepath.Join(dir, "other.db")

@@ -85,8 +85,10 @@ type Model struct {
 
 	// tasks are long jobs started by keys, for the view to run.
 	tasks   []*Task
-	running *Task  // the task that blocks keys, if any
-	busy    string // what it is doing
+	running  *Task  // the chunk task that owns the replay cursor and blocks keys
+	busy     string // what it is doing
+	recheck  *Task  // the re-check running in the background (keys still work)
+	checking string // its progress
 }
 
 // New opens a debugging session on a database.

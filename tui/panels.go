@@ -552,6 +552,8 @@ func (m *Model) StatusLines() []Line {
 		first = Line{{m.prompt.label, StyleHeader}, {string(m.prompt.text) + "█", StyleNormal}}
 	case m.busy != "":
 		first = line(StyleHeader, "%s", m.busy)
+	case m.checking != "":
+		first = line(StyleHeader, "%s (keys still work)", m.checking)
 	default:
 		pos := "start"
 		if m.cur != nil {

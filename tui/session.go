@@ -196,12 +196,9 @@ func (m *Model) TakeTasks() []*Task {
 	return t
 }
 
-// Busy says what a running task is doing ("" when idle).
-func (m *Model) Busy() string { return m.busy }
-
 // Progress records a background task's progress for the status line.
 func (m *Model) Progress(name string, done, total int) {
-	m.busy = fmt.Sprintf("%s: step %d of %d (%.0f%%)", name, done, total, 100*float64(done)/float64(max(total, 1)))
+	m.checking = fmt.Sprintf("%s: step %d of %d (%.0f%%)", name, done, total, 100*float64(done)/float64(max(total, 1)))
 }
 
 // RunTasks runs tasks to completion on the calling goroutine (tests and
@@ -378,7 +375,8 @@ func (m *Model) RunUntilChange(dir int) {
 	m.busy = "running (Esc stops)"
 }
 
-// start queues a task that blocks other keys until it finishes.
+// start queues a chunk task that owns the cursor and blocks other keys
+// until it finishes.
 func (m *Model) start(t *Task) {
 	m.tasks = append(m.tasks, t)
 	m.running = t
@@ -386,8 +384,11 @@ func (m *Model) start(t *Task) {
 
 // Finished tells the model a task ended.
 func (m *Model) Finished(t *Task) {
-	if t == m.running {
+	switch t {
+	case m.running:
 		m.running, m.busy = nil, ""
+	case m.recheck:
+		m.recheck, m.checking = nil, ""
 	}
 }
 
@@ -410,8 +411,8 @@ func (m *Model) Reload() {
 		m.fail("no predicates file: start with --preds FILE")
 		return
 	}
-	if m.busy != "" {
-		m.say("busy: %s", m.busy)
+	if m.recheck != nil {
+		m.say("already %s", m.checking)
 		return
 	}
 	tr := m.cfg.Trace
@@ -422,8 +423,8 @@ func (m *Model) Reload() {
 		err   error
 	)
 	before := m.violationCount()
-	m.busy = "re-checking " + script
-	m.start(&Task{
+	m.checking = "re-checking " + script
+	m.recheck = &Task{
 		Name: "re-checking",
 		Background: func(progress func(int, int)) {
 			if tr == nil {
@@ -445,13 +446,14 @@ func (m *Model) Reload() {
 				m.fail("%v", err)
 			}
 			m.setPredicates(res)
-			if m.sess != nil {
+			if m.sess != nil && m.running == nil {
 				m.sess.w = nil // the watches see the new script's tables too
+				m.evalWatches()
 			}
-			m.evalWatches()
 			m.say("re-checked %s: %d violation(s) (before: %d)%s", script, len(res.Violations), before, errorsNote(res))
 		},
-	})
+	}
+	m.tasks = append(m.tasks, m.recheck)
 }
 
 func errorsNote(p *statedb.Predicates) string {

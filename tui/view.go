@@ -79,7 +79,11 @@ func (v *View) run(t *Task) {
 	if t.Chunk != nil {
 		for {
 			done := make(chan bool, 1)
-			v.app.QueueUpdateDraw(func() { done <- t.Chunk() })
+			if t.Quiet {
+				v.app.QueueUpdate(func() { done <- t.Chunk() }) // nothing to redraw
+			} else {
+				v.app.QueueUpdateDraw(func() { done <- t.Chunk() })
+			}
 			if <-done {
 				break
 			}
