@@ -84,7 +84,7 @@ type Model struct {
 	quit   bool
 
 	// tasks are long jobs started by keys, for the view to run.
-	tasks   []*Task
+	tasks    []*Task
 	running  *Task  // the chunk task that owns the replay cursor and blocks keys
 	busy     string // what it is doing
 	recheck  *Task  // the re-check running in the background (keys still work)
