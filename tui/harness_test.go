@@ -10,7 +10,6 @@ import (
 	"github.com/gdamore/tcell/v2"
 
 	"github.com/replaycheck/replaycheck/examples/paxos"
-	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/scripts"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/statedb"
@@ -25,20 +24,7 @@ var registry = system.NewRegistry(paxos.System)
 func demoFiles(t testing.TB) (trace, script string) {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Bug = 21, "latest-response"
-	cfg = cfg.WithDefaults(paxos.System)
-	trace = filepath.Join(dir, "replay-demo.lz4")
-	f, err := os.Create(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sim.Run(paxos.System, cfg, f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	trace = simulate(t, filepath.Join(dir, "replay-demo.lz4"), "latest-response", 21, 0)
 	src, err := scripts.FS.ReadFile("paxos.star")
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +34,28 @@ func demoFiles(t testing.TB) (trace, script string) {
 		t.Fatal(err)
 	}
 	return trace, script
+}
+
+// simulate records a paxos run (virtual time d, or the default if 0).
+func simulate(t testing.TB, path, bug string, seed uint64, d time.Duration) string {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Bug = seed, bug
+	cfg = cfg.WithDefaults(paxos.System)
+	if d > 0 {
+		cfg.Time = d
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Run(paxos.System, cfg, f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // openDemo opens a model on the demo run at step at.
@@ -202,5 +210,3 @@ func (u *ui) waitFor(s string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
-
-func nodeID(s string) node.ID { return node.ID(s) }

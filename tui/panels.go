@@ -407,7 +407,11 @@ func (m *Model) State(w, h int) []Line {
 	}
 	switch {
 	case st.ns.Unknown != "":
-		return []Line{line(StyleUnknown, "state unknown: %s", st.ns.Unknown)}
+		var out []Line
+		for _, l := range wrap("state unknown: "+st.ns.Unknown, w) {
+			out = append(out, line(StyleUnknown, "%s", l))
+		}
+		return out
 	case len(st.leaves) == 0:
 		return []Line{line(StyleDim, "%s has not started yet", m.node)}
 	}

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gdamore/tcell/v2"
 
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/statedb"
 )
 
@@ -273,42 +275,63 @@ func TestDiffFilterAndNodes(t *testing.T) {
 }
 
 func TestUnknownStateIsShown(t *testing.T) {
-	trace, _ := demoFiles(t)
-	data, err := os.ReadFile(trace)
+	// A trace cut at two thirds: every node's recording ends early (no end
+	// record), so the nodes whose last event comes before the cut's last
+	// step have unknown state after it.
+	dir := t.TempDir()
+	full := simulate(t, filepath.Join(dir, "full.lz4"), "none", 2, 30*time.Second)
+	data, err := os.ReadFile(full)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Keep the first recorded segment's blocks only: the nodes' recordings
-	// end early (no end record).
-	cut := filepath.Join(filepath.Dir(trace), "cut.lz4")
-	os.WriteFile(cut, data[:len(data)*3/4], 0o644)
+	cut := filepath.Join(dir, "cut.lz4")
+	os.WriteFile(cut, data[:len(data)*2/3], 0o644)
 	db, _, err := statedb.Ensure([]string{cut}, "", statedb.Options{Registry: registry})
 	if err != nil {
-		t.Skipf("the cut trace does not load: %v", err)
+		t.Fatal(err)
 	}
 	defer db.Close()
-	var node string
+	var id node.ID
 	pos := -1
-	for id, us := range db.Meta().Unknown {
+	for n, us := range db.Meta().Unknown {
 		for _, un := range us {
-			if un.After+1 < db.Len() {
-				node, pos = string(id), un.After+1
+			if un.After+1 < db.Len() && (pos < 0 || n < id) {
+				id, pos = n, un.After+1
 			}
 		}
 	}
 	if pos < 0 {
-		t.Skip("no node's state becomes unknown before the end of the cut trace")
+		t.Fatalf("no node's state becomes unknown before the end of the cut trace: %+v", db.Meta().Unknown)
 	}
 	m, err := New(Config{DB: db, Traces: []string{cut}, Registry: registry, At: pos})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for m.node != nodeID(node) {
+	for m.Node() != id {
 		m.SelectNode(+1)
 	}
 	u := startUI(t, m)
-	if !strings.Contains(u.text(), "state unknown:") || !strings.Contains(u.text(), "no end record") {
-		t.Fatalf("%s at #%d is not shown as unknown:\n%s", node, pos, u.text())
+	if !strings.Contains(u.text(), "state unknown:") || !strings.Contains(u.text(), "truncated") {
+		t.Fatalf("%s at #%d is not shown as unknown:\n%s", id, pos, u.text())
+	}
+	// Its column in the message flow shows ? on the rows after its cut.
+	lines := strings.Split(u.text(), "\n")
+	marked := false
+	for i, l := range lines {
+		x := strings.Index(l, "n1  n2  n3")
+		if x < 0 {
+			continue
+		}
+		col := len([]rune(l[:x])) + slices.Index(db.Nodes(), id)*flowCell + 1
+		for _, row := range lines[i+1:] {
+			if r := []rune(row); col < len(r) && r[col] == '?' {
+				marked = true
+			}
+		}
+		break
+	}
+	if !marked {
+		t.Fatalf("the message flow does not mark %s's state unknown:\n%s", id, u.text())
 	}
 }
 
