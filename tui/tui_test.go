@@ -174,6 +174,19 @@ func TestHelpListsEveryKey(t *testing.T) {
 	}
 }
 
+func TestEnterOnAViolationJumpsThere(t *testing.T) {
+	m, _ := openDemo(t, 0)
+	u := startUI(t, m)
+	u.keys("\t\t") // Timeline, State, Violations
+	if st, ok := u.styleOf("GlobalConsistency safety #273"); !ok || st != styles[StyleSelected] {
+		t.Fatalf("the violation is not selected in the focused panel:\n%s", u.text())
+	}
+	u.press(tcell.KeyEnter, 0, 0)
+	if u.row("▶!#273 ") == "" || !strings.Contains(u.text(), "▶ GlobalConsistency safety #273") {
+		t.Fatalf("Enter on the violation did not jump to #273:\n%s", u.text())
+	}
+}
+
 func TestDocsExplainEveryKey(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "debugger.md"))
 	if err != nil {
