@@ -8,8 +8,11 @@ require (
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/dustin/go-humanize v1.0.1
 	github.com/fxamacker/cbor/v2 v2.9.6
+	github.com/gdamore/tcell/v2 v2.13.10
 	github.com/huandu/go-clone v1.7.3
 	github.com/pierrec/lz4/v4 v4.1.33
+	github.com/rivo/tview v0.42.0
+	github.com/rivo/uniseg v0.4.7
 	github.com/spf13/cobra v1.10.2
 	go.etcd.io/raft/v3 v3.7.0
 	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
@@ -19,11 +22,13 @@ require (
 
 require (
 	github.com/dgraph-io/ristretto/v2 v2.2.0 // indirect
+	github.com/gdamore/encoding v1.0.1 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/flatbuffers v25.2.10+incompatible // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/klauspost/compress v1.18.0 // indirect
+	github.com/lucasb-eyer/go-colorful v1.3.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
@@ -32,4 +37,5 @@ require (
 	go.opentelemetry.io/otel/metric v1.41.0 // indirect
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
 	golang.org/x/sys v0.42.0 // indirect
+	golang.org/x/text v0.31.0 // indirect
 )

@@ -81,7 +81,10 @@ func (a *App) runBench(events, seekEvents int, quick, asJSON bool) error {
 			b, err := bench.ReplayVsDecode(events, true)
 			return []bench.Result{a, b}, err
 		}},
-		{"check", func() ([]bench.Result, error) { r, err := bench.CheckPaxos(script, runs/2); return []bench.Result{r}, err }},
+		{"check", func() ([]bench.Result, error) {
+			r, err := bench.CheckPaxos(script, runs/2)
+			return []bench.Result{r}, err
+		}},
 		{"scaling", func() ([]bench.Result, error) { r, err := bench.RingScaling(ringSteps); return []bench.Result{r}, err }},
 		{"seek", func() ([]bench.Result, error) { return bench.Seek(seekEvents, 100) }},
 	}

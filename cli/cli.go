@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/gdamore/tcell/v2"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -56,6 +57,9 @@ type App struct {
 	Stderr   io.Writer
 	// Terminal reports whether progress may be drawn on Stderr.
 	Terminal bool
+	// Screen, if set, is where replay debug draws instead of the terminal
+	// (a tcell.SimulationScreen in tests).
+	Screen tcell.Screen
 }
 
 // Main runs the command line in os.Args with the given systems and returns
@@ -116,7 +120,7 @@ Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badInput("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(a.simCmd(), a.infoCmd(), a.eventsCmd(), a.verifyCmd(), a.mergeCmd(), a.checkCmd(), a.demoCmd(), a.benchCmd())
+	root.AddCommand(a.simCmd(), a.infoCmd(), a.eventsCmd(), a.verifyCmd(), a.mergeCmd(), a.checkCmd(), a.demoCmd(), a.indexCmd(), a.debugCmd(), a.benchCmd())
 	for _, c := range root.Commands() {
 		c.SilenceErrors, c.SilenceUsage = true, true
 	}

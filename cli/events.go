@@ -3,9 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -108,7 +106,7 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 				return err
 			}
 		} else {
-			fmt.Fprintln(a.Stdout, r.line(step, ev))
+			fmt.Fprintln(a.Stdout, r.Line(step, ev))
 		}
 		printed++
 		if f.limit > 0 && printed >= f.limit {
@@ -150,131 +148,25 @@ func joinIDs(ids []node.ID) string {
 	return strings.Join(s, " ")
 }
 
-// renderer turns events into the one-line story form.
+// renderer prints events as `replay events` does: replay.Renderer's
+// one-line form, or JSON.
 type renderer struct {
-	a     *App
-	tr    *replay.Trace
-	codec *node.Codec
-	enc   *json.Encoder
+	*replay.Renderer
+	tr  *replay.Trace
+	enc *json.Encoder
 }
 
 func newRenderer(a *App, tr *replay.Trace) *renderer {
-	r := &renderer{a: a, tr: tr, enc: json.NewEncoder(a.Stdout)}
+	return &renderer{Renderer: replay.NewRenderer(tr, a.codec(tr)), tr: tr, enc: json.NewEncoder(a.Stdout)}
+}
+
+// codec is the message codec of the trace's system, or nil when this
+// binary does not know the system (payloads are then shown by size).
+func (a *App) codec(tr *replay.Trace) *node.Codec {
 	if sys, err := a.Registry.Lookup(tr.Header.System); err == nil {
-		r.codec = sys.Codec
+		return sys.Codec
 	}
-	return r
-}
-
-// message renders a payload as Type{Field:value ...}, or Type(N bytes) when
-// the system is unknown to this binary.
-func (r *renderer) message(typ string, payload []byte) string {
-	if r.codec != nil {
-		if m, err := r.codec.Decode(typ, payload); err == nil {
-			return typ + shorten(formatValue(m), 120)
-		}
-	}
-	return fmt.Sprintf("%s(%d bytes)", typ, len(payload))
-}
-
-func formatValue(m any) string {
-	v := reflect.ValueOf(m)
-	for v.Kind() == reflect.Pointer && !v.IsNil() {
-		v = v.Elem()
-	}
-	s := fmt.Sprintf("%+v", v.Interface())
-	if v.Kind() != reflect.Struct {
-		s = "(" + s + ")"
-	}
-	return s
-}
-
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
-}
-
-func vtime(tr *replay.Trace, ev *node.Event) time.Duration {
-	return time.Duration(ev.Time - tr.Header.Start)
-}
-
-func (r *renderer) line(step int, ev *node.Event) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "#%d L=%d t=%v %s %s", step, ev.Lamport, vtime(r.tr, ev), ev.Node, ev.Kind)
-	if d := r.details(ev); d != "" {
-		b.WriteString(" ")
-		b.WriteString(d)
-	}
-	if e := r.effects(ev); e != "" {
-		b.WriteString(" -> ")
-		b.WriteString(e)
-	}
-	return b.String()
-}
-
-func (r *renderer) details(ev *node.Event) string {
-	switch ev.Kind {
-	case node.KindRecv:
-		s := r.message(ev.MsgType, ev.Payload) + " from " + string(ev.From)
-		if st, ok := r.tr.SendStep(ev); ok {
-			s += fmt.Sprintf(" (sent #%d)", st)
-		}
-		return s
-	case node.KindTimer:
-		return fmt.Sprintf("%s (timer %d)", ev.TimerName, ev.TimerID)
-	case node.KindInput:
-		return r.message(ev.MsgType, ev.Payload)
-	case node.KindCrash:
-		return "(volatile state and timers lost)"
-	}
-	return ""
-}
-
-func (r *renderer) effects(ev *node.Event) string {
-	var parts []string
-	// Group sends of one type, in order of first appearance.
-	type group struct {
-		typ       string
-		to, lost  []string
-		firstSeen int
-	}
-	var groups []*group
-	byType := map[string]*group{}
-	for i, s := range ev.Sends {
-		g := byType[s.Type]
-		if g == nil {
-			g = &group{typ: s.Type, firstSeen: i}
-			byType[s.Type] = g
-			groups = append(groups, g)
-		}
-		if len(r.tr.Receipts(ev.SentMsg(i))) > 0 {
-			g.to = append(g.to, string(s.To))
-		} else {
-			g.lost = append(g.lost, string(s.To))
-		}
-	}
-	for _, g := range groups {
-		s := g.typ + " to " + strings.Join(g.to, ",")
-		if len(g.to) == 0 {
-			s = g.typ + " to nobody"
-		}
-		if len(g.lost) > 0 {
-			s += " (never received: " + strings.Join(g.lost, ",") + ")"
-		}
-		parts = append(parts, s)
-	}
-	for _, t := range ev.TimersSet {
-		parts = append(parts, fmt.Sprintf("timer %s in %v", t.Name, t.After))
-	}
-	for _, id := range ev.TimersCancelled {
-		parts = append(parts, fmt.Sprintf("cancel timer %d", id))
-	}
-	if ev.DiskWrites > 0 {
-		parts = append(parts, fmt.Sprintf("%d disk write(s)", ev.DiskWrites))
-	}
-	return strings.Join(parts, "; ")
+	return nil
 }
 
 // eventJSON is the --json form of one event.
@@ -309,10 +201,10 @@ type timerJSON struct {
 }
 
 func (r *renderer) json(step int, ev *node.Event) error {
-	j := eventJSON{Step: step, Lamport: ev.Lamport, TimeNS: int64(vtime(r.tr, ev)), Node: ev.Node, Seq: ev.Seq,
+	j := eventJSON{Step: step, Lamport: ev.Lamport, TimeNS: int64(r.tr.Time(ev)), Node: ev.Node, Seq: ev.Seq,
 		Kind: ev.Kind.String(), From: ev.From, MsgType: ev.MsgType, Timer: ev.TimerName, Disk: ev.DiskWrites}
 	if ev.Kind == node.KindRecv || ev.Kind == node.KindInput {
-		j.Message = r.message(ev.MsgType, ev.Payload)
+		j.Message = r.Message(ev.MsgType, ev.Payload)
 	}
 	if st, ok := r.tr.SendStep(ev); ok {
 		j.SentStep = &st

@@ -64,8 +64,10 @@ func (c *Checker) claimName(thread *starlark.Thread, kind, name string) error {
 
 // table(TYPE, columns=None, keep=1)
 func (c *Checker) declTable(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	if err := c.declaring("table"); err != nil {
-		return nil, err
+	if !c.watching {
+		if err := c.declaring("table"); err != nil {
+			return nil, err
+		}
 	}
 	var typ string
 	var columns *starlark.List
@@ -87,6 +89,9 @@ func (c *Checker) declTable(thread *starlark.Thread, b *starlark.Builtin, args s
 			}
 			t.columns = append(t.columns, s)
 		}
+	}
+	if c.watching {
+		return c.watchTable(t), nil
 	}
 	c.tables = append(c.tables, t)
 	return t, nil

@@ -31,12 +31,13 @@ const DefaultMaxSteps = 10_000_000
 
 // Checker holds a loaded predicates script and evaluates it over a replay.
 type Checker struct {
-	path    string
-	r       *replay.Replayer
-	opts    Options
-	thread  *starlark.Thread
-	globals starlark.StringDict
-	loading bool
+	path     string
+	r        *replay.Replayer
+	opts     Options
+	thread   *starlark.Thread
+	globals  starlark.StringDict
+	loading  bool
+	watching bool // evaluating a watch: table() serves watchTable
 
 	tables  []*Table
 	derived []*Derived

@@ -2,6 +2,8 @@ package predicates
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 
 	"go.starlark.net/starlark"
 
@@ -47,6 +49,10 @@ func NewWatcher(r *replay.Replayer, script string) (*Watcher, error) {
 	}
 	return &Watcher{c: c}, nil
 }
+
+// Tables lists the tables the watcher knows (the script's and those
+// watches declared).
+func (w *Watcher) Tables() []*Table { return w.c.tables }
 
 // Sync rebuilds the tables from the replayer's current position. Call it
 // after every cursor move before evaluating.
@@ -95,16 +101,32 @@ func (w *Watcher) Eval(expr string) (string, error) {
 	}
 	c.thread.Uncancel()
 	c.thread.SetMaxExecutionSteps(c.thread.ExecutionSteps() + c.opts.MaxSteps)
-	saved := c.loading
-	c.loading = true // watches may declare ad-hoc tables: table("pkg.Type")
+	c.watching = true // table() may be called: it returns a filled table
 	v, err := starlark.EvalOptions(fileOptions, c.thread, "watch", expr, env)
-	c.loading = saved
+	c.watching = false
 	if err != nil {
 		return "", fmt.Errorf("%w", scriptError(err))
 	}
-	// An ad-hoc table declared by the expression is empty until scanned.
-	if _, ok := v.(*Table); ok {
-		w.Sync()
-	}
 	return v.String(), nil
+}
+
+// watchTable serves table() inside a watch: the table with the same type,
+// columns and keep if one exists (so repeated watches do not pile tables
+// up), else a new one filled from the current state at once.
+func (c *Checker) watchTable(t *Table) *Table {
+	for _, old := range c.tables {
+		if old.name == t.name && old.keep == t.keep && slices.Equal(old.columns, t.columns) {
+			return old
+		}
+	}
+	t.id = len(c.tables) + 1
+	c.tables = append(c.tables, t)
+	c.scan.reach = map[reflect.Type]bool{} // a new type to look for
+	for _, id := range c.r.Trace().Nodes {
+		inst := c.r.Instance(id)
+		if inst != nil && !c.unknown[id] && inst.Handler() != nil {
+			c.scanNode(id, inst.Handler())
+		}
+	}
+	return t
 }

@@ -201,7 +201,7 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 	dir := t.TempDir()
 	r := replay(t, dir, "--help")
 	mustOK(t, r)
-	for _, verb := range []string{"sim", "info", "events", "verify", "merge", "check", "demo"} {
+	for _, verb := range []string{"sim", "info", "events", "verify", "merge", "check", "demo", "index", "debug"} {
 		if !strings.Contains(r.stdout, verb) {
 			t.Fatalf("replay --help does not list %s", verb)
 		}
@@ -214,6 +214,8 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 		"merge":  {"--output", "causal order", "gap records"},
 		"check":  {"--json", "--from", "--to", "--stop-at-first", "--fail-on", "--nodes", "--max-steps", "Exit codes"},
 		"demo":   {"--output", "latest-response"},
+		"index":  {"--preds", "--db", "--force", "FILE.db", "fingerprint", "Exit codes"},
+		"debug":  {"--preds", "--at", "--db", "docs/debugger.md", "follow a", "re-check"},
 	}
 	for verb, ws := range wants {
 		r := replay(t, dir, verb, "--help")

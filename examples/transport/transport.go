@@ -80,7 +80,7 @@ type Pending struct {
 	N      int
 	Body   string
 	SentAt time.Time // when the application submitted it
-	Sent   bool  // transmitted at least once on this connection
+	Sent   bool      // transmitted at least once on this connection
 }
 
 // SendConn is the sending half of a connection to Peer.

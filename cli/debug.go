@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/statedb"
+	"github.com/replaycheck/replaycheck/tui"
+)
+
+type indexFlags struct {
+	preds string
+	db    string
+	force bool
+}
+
+func (a *App) indexCmd() *cobra.Command {
+	var f indexFlags
+	cmd := &cobra.Command{
+		Use:   "index FILE... [--preds P]",
+		Short: "Build the trace database the debugger reads (replay debug builds it too)",
+		Long: `Replay the traces once and store, in a database beside them, what the
+debugger needs to travel anywhere in the run without replaying from the
+start: the step index (node, seq, Lamport clock, kind, one-line summary, log
+lines, message links), every field of every node's state as versions keyed
+by step (so a field's history is one read), checkpoints of each node's
+state, and, with --preds, the predicates' violations and the steps where
+each predicate flips.
+
+The database is FILE.db for one trace file and FIRST+N.HASH.db beside the
+first of several (--db names another). It records a fingerprint of the
+trace files and is rebuilt when they change; an up-to-date database is
+reused, and a database without results for the --preds script as it is now
+is re-checked. A build writes to a temporary directory that appears under
+the database's name only when complete.
+
+Exit codes: 0 built or up to date, 2 bad input (unreadable trace, script
+error), 3 replay diverged from the recording (nothing is kept).`,
+		Example: `  replay index paxos.lz4 --preds scripts/paxos.star
+  replay index n1.lz4 n2.lz4 n3.lz4 --db /tmp/cluster.db`,
+		Args: requireArgs(1, "FILE (a trace file)"),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runIndex(args, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.preds, "preds", "", "predicates script whose results to store")
+	fl.StringVar(&f.db, "db", "", "database directory (default: beside the first trace file)")
+	fl.BoolVar(&f.force, "force", false, "rebuild even if the database is up to date")
+	return cmd
+}
+
+type debugFlags struct {
+	preds string
+	db    string
+	at    int
+}
+
+func (a *App) debugCmd() *cobra.Command {
+	var f debugFlags
+	cmd := &cobra.Command{
+		Use:   "debug FILE... [--preds P] [--at STEP]",
+		Short: "Time-travel debugger: step through the run, inspect any node at any step",
+		Long: `Open the time-travel debugger on the traces: a timeline of every step, the
+message flow around the cursor (one column per node, arrows from send to
+receipt, lost messages marked), the full state of any node at the cursor as
+a tree with the fields the step changed highlighted, a field's history, a
+diff against another step, the predicates' violations, and watches
+(Starlark expressions evaluated at the cursor).
+
+Step forward and back, on the same node, to the next violation, follow a
+message to its send or receipt, run until a predicate or watch changes,
+edit the predicates file and re-check the same run with r. Press ? for
+every key; docs/debugger.md walks through a session.
+
+The first open builds the trace database (see replay index) with a progress
+bar; later opens reuse it.`,
+		Example: `  replay debug paxos.lz4 --preds scripts/paxos.star --at 273
+  replay debug n1.lz4 n2.lz4 n3.lz4`,
+		Args: requireArgs(1, "FILE (a trace file)"),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runDebug(args, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.preds, "preds", "", "predicates script: violations, run-until-change, and tables for watches")
+	fl.IntVar(&f.at, "at", 0, "start with the cursor at this step")
+	fl.StringVar(&f.db, "db", "", "database directory (default: beside the first trace file)")
+	return cmd
+}
+
+// openDB builds or reuses the trace database, showing progress.
+func (a *App) openDB(traces []string, preds, dir string, force bool) (*statedb.DB, *statedb.Opened, error) {
+	for _, t := range traces {
+		if st, err := os.Stat(t); err != nil {
+			return nil, nil, badInput("%v", err)
+		} else if st.IsDir() {
+			return nil, nil, badInput("%s is a directory, not a trace file", t)
+		}
+	}
+	if preds != "" {
+		if _, err := os.Stat(preds); err != nil {
+			return nil, nil, badInput("--preds: %v", err)
+		}
+	}
+	// Ctrl-C abandons a build: nothing half-built is kept.
+	var interrupted atomic.Bool
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; ok {
+			interrupted.Store(true)
+		}
+	}()
+	prog := a.progress()
+	db, res, err := statedb.Ensure(traces, dir, statedb.Options{Registry: a.Registry, Preds: preds, Force: force,
+		Progress: func(phase string, done, total int) {
+			prog.update("%s %s step %d of %d", phase, bar(done, total, 30), done, total)
+		},
+		Stop: interrupted.Load})
+	prog.done()
+	if err != nil {
+		var d *replay.Divergence
+		var se *predicates.ScriptError
+		var pe *fs.PathError
+		switch {
+		case errors.As(err, &d):
+			fmt.Fprint(a.Stdout, d.Report())
+			return nil, nil, &exitError{ExitDivergence, fmt.Errorf("cannot index a trace that does not replay: %s", oneLine(d.Error()))}
+		case errors.As(err, &se), errors.As(err, &pe):
+			return nil, nil, badInput("%v", err)
+		}
+		return nil, nil, badInput("%v", err)
+	}
+	if res.Trace != nil {
+		for _, f := range res.Trace.Files {
+			if f.Damage != nil {
+				fmt.Fprintf(a.Stderr, "warning: %v\n", f.Damage)
+			}
+		}
+	}
+	return db, res, nil
+}
+
+// bar draws a progress bar of width cells.
+func bar(done, total, width int) string {
+	fill := 0
+	if total > 0 {
+		fill = done * width / total
+	}
+	return "[" + strings.Repeat("#", fill) + strings.Repeat(".", width-fill) + fmt.Sprintf("] %3.0f%%", 100*float64(done)/float64(max(total, 1)))
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func (a *App) runIndex(traces []string, f indexFlags) error {
+	db, res, err := a.openDB(traces, f.preds, f.db, f.force)
+	if err != nil {
+		return err
+	}
+	meta, p, dir := db.Meta(), db.Predicates(), db.Dir()
+	// Measured closed: an open Badger holds preallocated log files.
+	if err := db.Close(); err != nil {
+		return err
+	}
+	what := "up to date"
+	if res.Built {
+		what = fmt.Sprintf("built in %.2fs", meta.IndexSeconds)
+	}
+	fmt.Fprintf(a.Stdout, "%s: %s (%s): %d steps, %d nodes, %d field versions\n",
+		dir, what, humanize.IBytes(uint64(dirSize(dir))), meta.Steps, len(meta.Nodes), meta.Fields)
+	if p != nil {
+		checked := "stored"
+		if res.Checked {
+			checked = "checked"
+		}
+		fmt.Fprintf(a.Stdout, "predicates %s (%s): %d violation(s)\n", p.Script, checked, len(p.Violations))
+		for _, e := range p.Errors {
+			fmt.Fprintf(a.Stdout, "  error: %s\n", e)
+		}
+	}
+	fmt.Fprintf(a.Stdout, "next: replay debug %s", strings.Join(traces, " "))
+	if f.preds != "" {
+		fmt.Fprintf(a.Stdout, " --preds %s", f.preds)
+	}
+	fmt.Fprintln(a.Stdout)
+	return nil
+}
+
+func (a *App) runDebug(traces []string, f debugFlags) error {
+	if a.Screen == nil && !term.IsTerminal(int(os.Stdout.Fd())) {
+		return badInput("replay debug needs a terminal (to inspect a run without one: replay events, replay check)")
+	}
+	db, res, err := a.openDB(traces, f.preds, f.db, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if f.at < -1 || f.at >= db.Len() {
+		return badInput("--at %d: the trace has %d steps (#0..#%d)", f.at, db.Len(), db.Len()-1)
+	}
+	m, err := tui.New(tui.Config{DB: db, Traces: traces, Registry: a.Registry, Preds: f.preds, At: f.at, Trace: res.Trace})
+	if err != nil {
+		return badInput("%v", err)
+	}
+	return tui.NewView(m, a.Screen).Run()
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+
+	"github.com/replaycheck/replaycheck/examples"
+)
+
+// shotScreen keeps the text of the last frame shown, taken on the UI
+// goroutine, so a test can read it while (and after) the debugger runs.
+type shotScreen struct {
+	tcell.SimulationScreen
+	mu   sync.Mutex
+	shot string
+}
+
+func (s *shotScreen) Show() {
+	s.SimulationScreen.Show()
+	cells, w, h := s.GetContents()
+	var b strings.Builder
+	for y := range h {
+		for x := range w {
+			if r := cells[y*w+x].Runes; len(r) > 0 {
+				b.WriteString(string(r))
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteByte('\n')
+	}
+	s.mu.Lock()
+	s.shot = b.String()
+	s.mu.Unlock()
+}
+
+func (s *shotScreen) text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shot
+}
+
+func TestDebugVerbOpensAtTheViolation(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	trace := filepath.Join(dir, "replay-demo.lz4")
+	if code := app.Run([]string{"demo", "-o", trace}); code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, errb.String())
+	}
+	script := filepath.Join(dir, "replay-demo.star")
+
+	screen := &shotScreen{SimulationScreen: tcell.NewSimulationScreen("UTF-8")}
+	app.Screen = screen
+	done := make(chan int, 1)
+	go func() { done <- app.Run([]string{"debug", trace, "--preds", script, "--at", "273"}) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(screen.text(), "▶!#273 ") {
+		select {
+		case code := <-done:
+			t.Fatalf("debug exited %d before drawing: %s", code, errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the debugger never showed #273:\n%s", screen.text())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, want := range []string{"GlobalConsistency", "State of n6 at #273", "Message flow"} {
+		if !strings.Contains(screen.text(), want) {
+			t.Fatalf("the debugger lacks %q:\n%s", want, screen.text())
+		}
+	}
+	screen.InjectKey(tcell.KeyRune, 'q', 0)
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("debug exited %d: %s", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("q did not quit the debugger")
+	}
+	// The database stays beside the trace for the next session.
+	if _, err := os.Stat(trace + ".db"); err != nil {
+		t.Fatal(err)
+	}
+	// --at outside the trace is bad input.
+	if code := app.Run([]string{"debug", trace, "--at", "99999"}); code != ExitBadInput || !strings.Contains(errb.String(), "--at 99999") {
+		t.Fatalf("--at 99999: exit %d: %s", code, errb.String())
+	}
+}

@@ -1,0 +1,440 @@
+package statedb
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/dgraph-io/badger/v4"
+	"github.com/fxamacker/cbor/v2"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/state"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// SnapshotEvery is how many deltas of a node separate two checkpoints of
+// its whole state: a state read applies at most SnapshotEvery-1 deltas.
+const SnapshotEvery = 64
+
+// PathFor names the database of a set of trace files: FILE.db beside a
+// single file; beside the first of several, FIRST+N.HASH.db, where N counts
+// the other files and HASH identifies the set (so two sets starting with
+// the same file do not share a database).
+func PathFor(traces []string) string {
+	if len(traces) == 1 {
+		return traces[0] + ".db"
+	}
+	abs := make([]string, len(traces))
+	for i, t := range traces {
+		a, err := filepath.Abs(t)
+		if err != nil {
+			a = t
+		}
+		abs[i] = a
+	}
+	slices.Sort(abs)
+	h := xxhash.Sum64String(strings.Join(abs, "\x00"))
+	return fmt.Sprintf("%s+%d.%08x.db", traces[0], len(traces)-1, uint32(h))
+}
+
+// Fingerprint identifies the content of a set of trace files (in any
+// order) and the database schema: a database whose fingerprint differs is
+// stale.
+func Fingerprint(traces []string) (string, error) {
+	sums := make([]string, 0, len(traces))
+	for _, t := range traces {
+		f, err := os.Open(t)
+		if err != nil {
+			return "", err
+		}
+		h := xxhash.New()
+		n, err := io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", t, err)
+		}
+		sums = append(sums, fmt.Sprintf("%016x:%d", h.Sum64(), n))
+	}
+	slices.Sort(sums)
+	return fmt.Sprintf("v%d/%s", Schema, strings.Join(sums, ",")), nil
+}
+
+// Options control building and opening a database.
+type Options struct {
+	// Registry knows the trace's system (required to build).
+	Registry *system.Registry
+	// Preds is a predicates script whose results the database should hold
+	// ("" for none; a database keeps the results it has).
+	Preds string
+	// Force rebuilds the database even if it is up to date.
+	Force bool
+	// Progress is called during long phases ("indexing", "checking").
+	Progress func(phase string, done, total int)
+	// Trace, if set, is the already loaded trace of the files.
+	Trace *replay.Trace
+	// Stop, if set, is polled during long phases; when it returns true the
+	// work ends with ErrStopped and nothing is kept.
+	Stop func() bool
+}
+
+// ErrStopped ends a build or a check that Options.Stop stopped.
+var ErrStopped = errors.New("stopped before the end: nothing was kept")
+
+// Opened says what Ensure did.
+type Opened struct {
+	Built   bool          // the database was (re)built
+	Checked bool          // the predicates were (re)checked
+	Trace   *replay.Trace // the loaded trace, if it had to be loaded
+	Elapsed time.Duration
+}
+
+// Ensure opens the database of traces at dir (PathFor(traces) when dir is
+// ""), building it when it is missing, incomplete or stale, and checking
+// opts.Preds when the database lacks results for that script as it is now.
+func Ensure(traces []string, dir string, opts Options) (*DB, *Opened, error) {
+	start := time.Now()
+	if dir == "" {
+		dir = PathFor(traces)
+	}
+	fp, err := Fingerprint(traces)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := &Opened{Trace: opts.Trace}
+	var db *DB
+	if err := replaceable(dir); err != nil {
+		return nil, nil, err
+	}
+	if _, statErr := os.Stat(filepath.Join(dir, "MANIFEST")); statErr == nil && !opts.Force {
+		db, err = Open(dir)
+		switch {
+		case err == nil && db.meta.Fingerprint != fp: // stale
+			db.Close()
+			db = nil
+		case errors.Is(err, ErrIncomplete):
+			db = nil
+		case err != nil:
+			return nil, nil, err // locked by another process, unreadable, ...
+		}
+	}
+	if db == nil {
+		if res.Trace == nil {
+			if res.Trace, err = replay.Load(traces...); err != nil {
+				return nil, nil, err
+			}
+		}
+		if db, err = Build(dir, res.Trace, fp, opts); err != nil {
+			return nil, nil, err
+		}
+		res.Built, res.Checked = true, opts.Preds != ""
+	}
+	if opts.Preds != "" {
+		hash, err := ScriptHash(opts.Preds)
+		if err != nil {
+			db.Close()
+			return nil, nil, err
+		}
+		if p := db.Predicates(); p == nil || p.Hash != hash {
+			if res.Trace == nil {
+				if res.Trace, err = replay.Load(traces...); err != nil {
+					db.Close()
+					return nil, nil, err
+				}
+			}
+			p, flips, err := checkPredicates(res.Trace, opts.Registry, opts.Preds, opts.Progress, opts.Stop)
+			if err == nil {
+				err = db.SetPredicates(p, flips)
+			}
+			if err != nil {
+				db.Close()
+				return nil, nil, err
+			}
+			res.Checked = true
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return db, res, nil
+}
+
+// replaceable refuses a path that exists and is not a trace database, so
+// that rebuilding never deletes anything else.
+func replaceable(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("trace database %s: %w", dir, err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+		return fmt.Errorf("%s exists and is not a trace database: move it away or name another with --db", dir)
+	}
+	return nil
+}
+
+// Build indexes tr into a new database at dir, replacing whatever is there.
+// It replays the whole trace once (checking state hashes: a divergence
+// fails the build with a *replay.Divergence) and, if opts.Preds is set,
+// checks the predicates in the same pass. The database is written in a
+// temporary directory beside dir and renamed into place only when
+// complete.
+func Build(dir string, tr *replay.Trace, fingerprint string, opts Options) (*DB, error) {
+	start := time.Now()
+	for _, id := range tr.Nodes {
+		if strings.IndexByte(string(id), 0) >= 0 {
+			return nil, fmt.Errorf("node ID %q contains a NUL byte", id)
+		}
+	}
+	r, err := replay.New(tr, opts.Registry, replay.Options{})
+	if err != nil {
+		return nil, err
+	}
+	var checker *predicates.Checker
+	if opts.Preds != "" {
+		if checker, err = predicates.Load(opts.Preds, r, predicates.Options{To: -1}); err != nil {
+			return nil, err
+		}
+	}
+	if err := replaceable(dir); err != nil {
+		return nil, err
+	}
+	parent := filepath.Dir(dir)
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".partial-*")
+	if err != nil {
+		return nil, fmt.Errorf("create the trace database beside %s: %w", dir, err)
+	}
+	built := false
+	defer func() {
+		if !built {
+			os.RemoveAll(tmp)
+		}
+	}()
+	bdb, err := badger.OpenManaged(badgerOptions(tmp))
+	if err != nil {
+		return nil, fmt.Errorf("create trace database %s: %w", tmp, err)
+	}
+	b := &builder{tr: tr, r: r, bdb: bdb, wb: bdb.NewManagedWriteBatch(), nodes: map[node.ID]*nodeLeaves{},
+		render: replay.NewRenderer(tr, r.System().Codec)}
+	var pc *predCollector
+	if checker != nil {
+		pc = newPredCollector(checker)
+	}
+	err = b.run(pc, opts.Progress, opts.Stop)
+	if err == nil {
+		err = b.wb.Flush()
+	}
+	meta := Meta{Schema: Schema, Fingerprint: fingerprint, System: tr.Header.System, Bug: tr.Header.Bug,
+		Nodes: tr.Nodes, Steps: tr.Len(), Start: tr.Header.Start, Unknown: tr.Unknown,
+		SnapshotEvery: SnapshotEvery, Fields: b.fields}
+	for _, f := range tr.Files {
+		meta.Files = append(meta.Files, f.Path)
+	}
+	db := &DB{dir: tmp, bdb: bdb, meta: meta}
+	if err == nil && pc != nil {
+		p, flips := pc.results(opts.Preds, time.Since(start))
+		err = db.SetPredicates(p, flips)
+	}
+	if err == nil {
+		// Written last: a database without it is never opened.
+		meta.Complete = true
+		meta.IndexSeconds = time.Since(start).Seconds()
+		err = db.putMeta(meta)
+	}
+	if cerr := bdb.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("replace %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, fmt.Errorf("move the trace database into place: %w", err)
+	}
+	built = true
+	return Open(dir)
+}
+
+func (db *DB) putMeta(m Meta) error {
+	v, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	txn := db.bdb.NewTransactionAt(latest, true)
+	defer txn.Discard()
+	if err := txn.Set([]byte{nsMeta}, v); err != nil {
+		return err
+	}
+	if err := txn.CommitAt(metaVersion, nil); err != nil {
+		return fmt.Errorf("write %s: %w", db.dir, err)
+	}
+	db.meta = m
+	return nil
+}
+
+type builder struct {
+	tr     *replay.Trace
+	r      *replay.Replayer
+	bdb    *badger.DB
+	wb     *badger.WriteBatch
+	render *replay.Renderer
+	nodes  map[node.ID]*nodeLeaves
+	fields int
+}
+
+// nodeLeaves is a node's last written state.
+type nodeLeaves struct {
+	leaves  []state.Leaf
+	idx     map[string]int
+	deltas  int // since the last checkpoint
+	started bool
+}
+
+func (b *builder) run(pc *predCollector, progress func(string, int, int), stop func() bool) error {
+	tr := b.tr
+	n := tr.Len()
+	last := map[node.ID]int{}
+	prevOnNode := make([]int32, n) // filled in the first pass for the records
+	nextOnNode := make([]int32, n)
+	for step, ev := range tr.Events {
+		p, ok := last[ev.Node]
+		if !ok {
+			p = -1
+		} else {
+			nextOnNode[p] = int32(step)
+		}
+		prevOnNode[step] = int32(p)
+		nextOnNode[step] = -1
+		last[ev.Node] = step
+	}
+	for step := range n {
+		if err := b.r.Next(); err != nil {
+			return err
+		}
+		if pc != nil {
+			if err := pc.observe(step); err != nil {
+				return err
+			}
+		}
+		ev := tr.Events[step]
+		rec := Step{Node: ev.Node, Seq: ev.Seq, Lamport: ev.Lamport, Kind: ev.Kind, Time: int64(tr.Time(ev)),
+			MsgType: ev.MsgType, From: ev.From, SendStep: -1, Timer: ev.TimerName,
+			PrevOnNode: int(prevOnNode[step]), NextOnNode: int(nextOnNode[step])}
+		if s, ok := tr.SendStep(ev); ok {
+			rec.SendStep = s
+		}
+		for i, s := range ev.Sends {
+			rec.Sends = append(rec.Sends, Send{To: s.To, Type: s.Type, Receipts: tr.Receipts(ev.SentMsg(i))})
+		}
+		rec.Line = b.render.Line(step, ev)
+		if rep := b.r.Replayed(); rep != nil {
+			for _, l := range rep.Logs {
+				line := l.Level.String() + " " + l.Msg
+				if l.Attrs != "" {
+					line += " " + l.Attrs
+				}
+				rec.Logs = append(rec.Logs, line)
+			}
+			changed, err := b.writeState(step, ev.Node)
+			if err != nil {
+				return err
+			}
+			rec.Changed = changed
+		}
+		v, err := cbor.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		if err := b.wb.SetEntryAt(badger.NewEntry(stepKey(step), v), metaVersion); err != nil {
+			return fmt.Errorf("write the trace database: %w", err)
+		}
+		if step%2048 == 0 || step == n-1 {
+			if stop != nil && stop() {
+				return ErrStopped
+			}
+			if progress != nil {
+				progress("indexing", step+1, n)
+			}
+		}
+	}
+	return nil
+}
+
+// Leaves returns the observed state of a replayed node as the database
+// stores it: the pseudo-fields @status and @timers, then state.Flatten of
+// the handler (nothing more while the node is down).
+func Leaves(inst *node.Instance, start int64) []state.Leaf {
+	status := "down"
+	if inst.Up() {
+		status = "up"
+	}
+	var timers []string
+	for _, t := range inst.Timers() {
+		timers = append(timers, fmt.Sprintf("%s(%d) at %v", t.Name, t.ID, time.Duration(t.Due-start)))
+	}
+	out := []state.Leaf{{Path: StatusPath, Value: status}, {Path: TimersPath, Value: strings.Join(timers, ", ")}}
+	if h := inst.Handler(); h != nil && inst.Up() {
+		out = append(out, state.Flatten(h)...)
+	}
+	return out
+}
+
+// writeState writes what step changed in a node's state: the delta, the
+// new field versions and, every SnapshotEvery deltas, a checkpoint.
+func (b *builder) writeState(step int, id node.ID) (int, error) {
+	nl := b.nodes[id]
+	if nl == nil {
+		nl = &nodeLeaves{deltas: SnapshotEvery}
+		b.nodes[id] = nl
+	}
+	cur := Leaves(b.r.Instance(id), b.tr.Header.Start)
+	d, idx := diffLeaves(nl.leaves, nl.idx, cur)
+	nl.leaves, nl.idx = cur, idx
+	if d.empty() {
+		return 0, nil
+	}
+	ts := version(step)
+	set := func(k, v []byte) error { return b.wb.SetEntryAt(badger.NewEntry(k, v), ts) }
+	if err := set(nodeKey(nsDelta, id), d.encode()); err != nil {
+		return 0, err
+	}
+	for _, p := range d.removed {
+		if err := b.wb.DeleteAt(fieldKey(id, p), ts); err != nil {
+			return 0, err
+		}
+	}
+	for _, c := range d.set {
+		if err := set(fieldKey(id, c.path), []byte(c.value)); err != nil {
+			return 0, err
+		}
+	}
+	b.fields += len(d.removed) + len(d.set)
+	nl.deltas++
+	if nl.deltas >= SnapshotEvery {
+		if err := set(nodeKey(nsSnapshot, id), encodeLeaves(cur)); err != nil {
+			return 0, err
+		}
+		nl.deltas = 0
+	}
+	return len(d.removed) + len(d.set), nil
+}
+
+// IsDivergence reports whether err is a replay divergence.
+func IsDivergence(err error) bool {
+	var d *replay.Divergence
+	return errors.As(err, &d)
+}

@@ -1,0 +1,425 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gdamore/tcell/v2"
+
+	"github.com/replaycheck/replaycheck/state"
+)
+
+// KeyHelp is one line of the help: keys and what they do.
+type KeyHelp struct {
+	Keys string
+	What string
+}
+
+// Keys lists every key, as `?` shows them (and docs/debugger.md
+// documents them).
+var Keys = []KeyHelp{
+	{"→  .", "step forward"},
+	{"←  ,", "step back"},
+	{"Shift-→  >", "forward to the shown node's next step"},
+	{"Shift-←  <", "back to the shown node's previous step"},
+	{"v  V", "next / previous violation"},
+	{"m", "follow the message of this event: a receive to its send; a send to its receipt"},
+	{"M", "list the messages this event sent and go to a receipt"},
+	{"g", "go to a step (273, #273, +10, -10, end)"},
+	{"]  [", "run forward / backward until a predicate or a watch changes"},
+	{"r", "reload the predicates file and re-check the same run"},
+	{"w", "add a watch (a Starlark expression, as in predicates)"},
+	{"x", "remove the selected watch (Watches panel)"},
+	{"/", "filter the timeline (node=n1,n2 kind=recv type=Last REGEX); in State: find a field"},
+	{"{  }", "show the previous / next node's state"},
+	{"f", "the State panel follows the cursor's node again"},
+	{"h", "history of the selected field (State panel)"},
+	{"d", "diff the shown node's state against another step"},
+	{"Tab  Shift-Tab", "focus the next / previous panel"},
+	{"↑ ↓ PgUp PgDn", "Timeline: move between (filtered) steps; other panels: select"},
+	{"Home  End", "Timeline: first / last step"},
+	{"Enter", "Violations: jump there; State: fold or unfold; History: go to that step"},
+	{"Esc", "close a popup, cancel a prompt, stop a run"},
+	{"?", "this help"},
+	{"q  Ctrl-C", "quit"},
+}
+
+// popup is a list over the panels: help, a field's history, a diff, the
+// messages of an event.
+type popup struct {
+	title   string
+	items   []popupItem
+	sel     int
+	top     int
+	onEnter func(popupItem) // nil: lines are not selectable
+}
+
+type popupItem struct {
+	text  string
+	step  int
+	style Style
+}
+
+// prompt is a line of text being typed.
+type prompt struct {
+	label  string
+	text   []rune
+	onDone func(string)
+}
+
+// HandleKey applies one key press.
+func (m *Model) HandleKey(ev *tcell.EventKey) {
+	key, r := ev.Key(), ev.Rune()
+	if key == tcell.KeyCtrlC {
+		m.quit = true
+		return
+	}
+	if m.running != nil {
+		if key == tcell.KeyEscape {
+			m.Cancel()
+		}
+		return
+	}
+	if m.prompt != nil {
+		m.promptKey(key, r)
+		return
+	}
+	if m.popup != nil {
+		m.popupKey(key, r)
+		return
+	}
+	shift := ev.Modifiers()&tcell.ModShift != 0
+	switch key {
+	case tcell.KeyRight:
+		if shift {
+			m.StepNode(+1)
+		} else {
+			m.Step(+1)
+		}
+		return
+	case tcell.KeyLeft:
+		if shift {
+			m.StepNode(-1)
+		} else {
+			m.Step(-1)
+		}
+		return
+	case tcell.KeyTab:
+		m.focus = (m.focus + 1) % numPanels
+		return
+	case tcell.KeyBacktab:
+		m.focus = (m.focus + numPanels - 1) % numPanels
+		return
+	case tcell.KeyEscape:
+		m.say("")
+		return
+	case tcell.KeyUp, tcell.KeyDown, tcell.KeyPgUp, tcell.KeyPgDn, tcell.KeyHome, tcell.KeyEnd, tcell.KeyEnter, tcell.KeyDelete:
+		m.panelKey(key)
+		return
+	case tcell.KeyRune:
+	default:
+		return
+	}
+	switch r {
+	case 'q':
+		m.quit = true
+	case '?':
+		m.showHelp()
+	case '.':
+		m.Step(+1)
+	case ',':
+		m.Step(-1)
+	case '>':
+		m.StepNode(+1)
+	case '<':
+		m.StepNode(-1)
+	case 'v':
+		m.NextViolation(+1)
+	case 'V':
+		m.NextViolation(-1)
+	case 'm':
+		m.FollowMessage()
+	case 'M':
+		m.FollowSends()
+	case 'g':
+		m.ask("go to step: ", "", m.GoTo)
+	case ']':
+		m.RunUntilChange(+1)
+	case '[':
+		m.RunUntilChange(-1)
+	case 'r':
+		m.Reload()
+	case 'w':
+		m.ask("watch: ", "", m.AddWatch)
+	case 'x':
+		if m.focus == PanelWatches {
+			m.RemoveWatch()
+		}
+	case '/':
+		if m.focus == PanelState {
+			m.ask("find field: ", "", m.FindField)
+		} else {
+			current := ""
+			if m.filter != nil {
+				current = m.filter.text
+			}
+			m.ask("filter (node=.. kind=.. type=.. regex; empty clears): ", current, m.SetFilter)
+		}
+	case '{':
+		m.SelectNode(-1)
+	case '}':
+		m.SelectNode(+1)
+	case 'f':
+		m.Follow()
+	case 'h':
+		m.History()
+	case 'd':
+		def := ""
+		if m.cur != nil && m.cur.Node == m.node && m.cur.PrevOnNode >= 0 {
+			def = fmt.Sprint(m.cur.PrevOnNode)
+		} else if m.pos > 0 {
+			def = fmt.Sprint(m.pos - 1)
+		}
+		m.ask(fmt.Sprintf("diff %s at #%d against step: ", m.node, m.pos), def, m.Diff)
+	case ' ':
+		m.panelKey(tcell.KeyEnter)
+	}
+}
+
+func (m *Model) ask(label, initial string, done func(string)) {
+	m.prompt = &prompt{label: label, text: []rune(initial), onDone: done}
+}
+
+func (m *Model) promptKey(key tcell.Key, r rune) {
+	p := m.prompt
+	switch key {
+	case tcell.KeyEscape:
+		m.prompt = nil
+	case tcell.KeyEnter:
+		m.prompt = nil
+		p.onDone(string(p.text))
+	case tcell.KeyBackspace, tcell.KeyBackspace2:
+		if len(p.text) > 0 {
+			p.text = p.text[:len(p.text)-1]
+		}
+	case tcell.KeyCtrlU:
+		p.text = nil
+	case tcell.KeyRune:
+		p.text = append(p.text, r)
+	}
+}
+
+func (m *Model) popupKey(key tcell.Key, r rune) {
+	p := m.popup
+	switch {
+	case key == tcell.KeyEscape || key == tcell.KeyRune && (r == 'q' || r == '?'):
+		m.popup = nil
+	case key == tcell.KeyUp:
+		p.sel = max(0, p.sel-1)
+	case key == tcell.KeyDown:
+		p.sel = min(len(p.items)-1, p.sel+1)
+	case key == tcell.KeyPgUp:
+		p.sel = max(0, p.sel-10)
+	case key == tcell.KeyPgDn:
+		p.sel = min(len(p.items)-1, p.sel+10)
+	case key == tcell.KeyHome:
+		p.sel = 0
+	case key == tcell.KeyEnd:
+		p.sel = len(p.items) - 1
+	case key == tcell.KeyEnter && p.onEnter != nil && len(p.items) > 0:
+		p.onEnter(p.items[p.sel])
+	}
+}
+
+func (m *Model) panelKey(key tcell.Key) {
+	move := map[tcell.Key]int{tcell.KeyUp: -1, tcell.KeyDown: 1, tcell.KeyPgUp: -10, tcell.KeyPgDn: 10}[key]
+	switch m.focus {
+	case PanelTimeline:
+		switch {
+		case move != 0:
+			dir := 1
+			if move < 0 {
+				dir = -1
+			}
+			m.TimelineStep(dir, move*dir)
+		case key == tcell.KeyHome:
+			m.seekOrSay(0)
+		case key == tcell.KeyEnd:
+			m.seekOrSay(m.db.Len() - 1)
+		}
+	case PanelState:
+		rows := m.stateRows()
+		i := 0
+		for j, r := range rows {
+			if r.key == m.stateSel {
+				i = j
+			}
+		}
+		switch {
+		case move != 0 && len(rows) > 0:
+			i = min(max(0, i+move), len(rows)-1)
+			m.stateSel = rows[i].key
+		case key == tcell.KeyHome && len(rows) > 0:
+			m.stateSel = rows[0].key
+		case key == tcell.KeyEnd && len(rows) > 0:
+			m.stateSel = rows[len(rows)-1].key
+		case key == tcell.KeyEnter && len(rows) > 0 && !rows[i].leaf:
+			m.collapsed[rows[i].key] = !m.collapsed[rows[i].key]
+		}
+	case PanelViolations:
+		n := m.violationCount()
+		switch {
+		case move != 0 && n > 0:
+			m.violSel = min(max(0, m.violSel+move), n-1)
+		case key == tcell.KeyEnter && n > 0:
+			m.jumpToViolation(m.violSel)
+		}
+	case PanelWatches:
+		switch {
+		case move != 0 && len(m.watches) > 0:
+			m.watchSel = min(max(0, m.watchSel+move), len(m.watches)-1)
+		case key == tcell.KeyDelete:
+			m.RemoveWatch()
+		case key == tcell.KeyEnter && len(m.watches) > 0:
+			w := m.watches[m.watchSel]
+			m.ask("watch: ", w.expr, func(expr string) {
+				w.expr, w.at = expr, -2
+				m.evalWatches()
+			})
+		}
+	}
+}
+
+func (m *Model) showHelp() {
+	p := &popup{title: "keys (Esc closes)"}
+	for _, k := range Keys {
+		p.items = append(p.items, popupItem{text: fmt.Sprintf("%-16s %s", k.Keys, k.What), step: -1})
+	}
+	p.items = append(p.items,
+		popupItem{step: -1},
+		popupItem{text: "Message flow: one column per node; ● an event, ○───▶ a message from its sender, ✗ a message never received,", step: -1},
+		popupItem{text: "  ? state unknown (recording ended early), blank: node down or not started.", step: -1},
+		popupItem{text: "Timeline marks: ▶ the cursor, ! a violation, • the send or receipts of the cursor's messages.", step: -1},
+		popupItem{text: "State: fields the cursor's step changed are highlighted; @status and @timers are the runtime's view of the node.", step: -1})
+	m.popup = p
+}
+
+// FindField selects the first field of the shown state whose path
+// contains text, unfolding what hides it.
+func (m *Model) FindField(text string) {
+	ns, err := m.db.State(m.node, m.pos)
+	if err != nil {
+		m.fail("%v", err)
+		return
+	}
+	for _, l := range ns.Leaves {
+		if strings.Contains(l.Path, text) {
+			for k := range m.collapsed {
+				if isAncestor(k, l.Path) {
+					delete(m.collapsed, k)
+				}
+			}
+			m.stateSel = l.Path
+			m.focus = PanelState
+			m.say("%s = %s", l.Path, l.Value)
+			return
+		}
+	}
+	m.fail("no field of %s at #%d contains %q", m.node, m.pos, text)
+}
+
+// History shows the selected field's versions around the cursor.
+func (m *Model) History() {
+	path := m.stateSel
+	if path == "" {
+		m.say("select a field in the State panel first (Tab to focus it)")
+		return
+	}
+	rows := m.stateRows()
+	leaf := false
+	for _, r := range rows {
+		if r.key == path {
+			leaf = r.leaf
+		}
+	}
+	if !leaf {
+		m.say("%s is not a field: select a value to see its history", path)
+		return
+	}
+	vs, err := m.db.History(m.node, path, m.pos, 200, 200)
+	if err != nil {
+		m.fail("%v", err)
+		return
+	}
+	p := &popup{title: fmt.Sprintf("history of %s %s (%d versions around #%d; Enter goes there)", m.node, path, len(vs), m.pos)}
+	for i, v := range vs {
+		text := v.Value
+		if v.Removed {
+			text = "(gone)"
+		}
+		step, err := m.db.Step(v.Step)
+		what := ""
+		if err == nil {
+			what = "  " + strings.TrimPrefix(step.Line, fmt.Sprintf("#%d ", v.Step))
+		}
+		mark := "  "
+		if v.Step <= m.pos && (i == len(vs)-1 || vs[i+1].Step > m.pos) {
+			mark = "▶ "
+			p.sel = i
+		}
+		st := StyleNormal
+		if v.Step > m.pos {
+			st = StyleDim
+		}
+		p.items = append(p.items, popupItem{text: fmt.Sprintf("%s#%-7d %-24s%s", mark, v.Step, text, what), step: v.Step, style: st})
+	}
+	p.onEnter = func(it popupItem) {
+		m.popup = nil
+		m.seekOrSay(it.step)
+	}
+	m.popup = p
+}
+
+// Diff shows how the shown node's state at another step differs from its
+// state at the cursor.
+func (m *Model) Diff(other string) {
+	other = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(other), "#"))
+	var step int
+	if _, err := fmt.Sscan(other, &step); err != nil {
+		m.fail("diff against %q: want a step number", other)
+		return
+	}
+	if step < -1 || step >= m.db.Len() {
+		m.fail("step #%d is outside the trace (#0..#%d)", step, m.db.Len()-1)
+		return
+	}
+	a, err := m.db.State(m.node, step)
+	if err == nil {
+		var b *stateAt
+		b, err = m.stateAt(m.pos)
+		if err == nil {
+			m.showDiff(step, a.Leaves, b.leaves)
+			return
+		}
+	}
+	m.fail("%v", err)
+}
+
+func (m *Model) showDiff(other int, a, b []state.Leaf) {
+	changes := state.Diff(a, b)
+	p := &popup{title: fmt.Sprintf("%s: #%d → #%d, %d change(s)", m.node, other, m.pos, len(changes))}
+	for _, c := range changes {
+		old, now := c.Old, c.New
+		if old == "" {
+			old = "(none)"
+		}
+		if now == "" {
+			now = "(none)"
+		}
+		p.items = append(p.items, popupItem{text: fmt.Sprintf("%s: %s → %s", c.Path, old, now), step: -1})
+	}
+	if len(changes) == 0 {
+		p.items = append(p.items, popupItem{text: "(no difference)", step: -1})
+	}
+	m.popup = p
+}

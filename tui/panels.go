@@ -1,0 +1,595 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/state"
+	"github.com/replaycheck/replaycheck/statedb"
+)
+
+// Style is what a piece of text means; the view picks colors.
+type Style int
+
+// The styles.
+const (
+	StyleNormal    Style = iota
+	StyleDim             // context: later versions, unmatched rows
+	StyleCursor          // the cursor's row
+	StyleSelected        // the selected row of the focused panel
+	StyleChanged         // changed by the cursor's step
+	StyleViolation       // a violation
+	StyleLost            // a message never received
+	StyleLink            // the send or receipts of the cursor's messages
+	StyleHeader          // headings
+	StyleUnknown         // state unknown
+	StyleError
+)
+
+// Span is text in one style; a Line is a row of spans.
+type Span struct {
+	Text  string
+	Style Style
+}
+
+// Line is one row of a panel.
+type Line []Span
+
+// String is the line's text.
+func (l Line) String() string {
+	var b strings.Builder
+	for _, s := range l {
+		b.WriteString(s.Text)
+	}
+	return b.String()
+}
+
+func line(style Style, format string, args ...any) Line {
+	return Line{{fmt.Sprintf(format, args...), style}}
+}
+
+// linked lists the steps linked to the cursor's event by a message: the
+// send of what it received, the receipts of what it sent.
+func (m *Model) linked() map[int]bool {
+	out := map[int]bool{}
+	if m.cur == nil {
+		return out
+	}
+	if m.cur.SendStep >= 0 {
+		out[m.cur.SendStep] = true
+	}
+	for _, s := range m.cur.Sends {
+		for _, r := range s.Receipts {
+			out[r] = true
+		}
+	}
+	return out
+}
+
+// Title is a panel's title.
+func (m *Model) Title(p Panel) string {
+	switch p {
+	case PanelTimeline:
+		if m.filter != nil {
+			return fmt.Sprintf("Timeline  filter: %s", m.filter.text)
+		}
+		return "Timeline"
+	case PanelState:
+		how := "follows the cursor"
+		if !m.follow {
+			how = "pinned; f follows"
+		}
+		return fmt.Sprintf("State of %s at #%d (%s)", m.node, m.pos, how)
+	case PanelViolations:
+		if m.preds == nil {
+			return "Violations"
+		}
+		return fmt.Sprintf("Violations (%d) %s", len(m.preds.Violations), m.preds.Script)
+	case PanelWatches:
+		return fmt.Sprintf("Watches (%d)", len(m.watches))
+	}
+	return ""
+}
+
+// Timeline is the timeline panel's rows for a height: the cursor's step
+// with the (filtered) steps before and after it.
+func (m *Model) Timeline(h int) []Line {
+	if h <= 0 || m.db.Len() == 0 {
+		return nil
+	}
+	above := h / 3
+	var before, after []*statedb.Step
+	scan := func(from, to, want int, into *[]*statedb.Step) {
+		n := 0
+		m.db.Steps(from, to, func(s *statedb.Step) bool {
+			n++
+			if m.filter.match(s) {
+				*into = append(*into, s)
+			}
+			return len(*into) < want && n < maxScan
+		})
+	}
+	scan(m.pos-1, 0, above, &before)
+	slices.Reverse(before)
+	links := m.linked()
+	var out []Line
+	row := func(s *statedb.Step, cursor bool) {
+		mark, style := "  ", StyleNormal
+		switch {
+		case cursor:
+			mark, style = "▶ ", StyleCursor
+		case m.viol[s.Step]:
+			mark, style = "! ", StyleViolation
+		case links[s.Step]:
+			mark, style = "• ", StyleLink
+		}
+		if cursor && m.viol[s.Step] {
+			mark = "▶!"
+		}
+		if cursor && !m.filter.match(s) {
+			style = StyleDim
+		}
+		out = append(out, Line{{mark + s.Line, style}})
+	}
+	for _, s := range before {
+		row(s, false)
+	}
+	if m.cur != nil {
+		row(m.cur, true)
+	} else {
+		out = append(out, line(StyleCursor, "▶ (before the first step)"))
+	}
+	scan(m.pos+1, m.db.Len()-1, h-len(out), &after)
+	for _, s := range after {
+		row(s, false)
+	}
+	return out
+}
+
+// EventLines describe the cursor's event in full: its line (wrapped to
+// w), its log lines, its message links.
+func (m *Model) EventLines(w, h int) []Line {
+	c := m.cur
+	if c == nil {
+		return []Line{line(StyleDim, "before the first step: every node is yet to start")}
+	}
+	var out []Line
+	for _, l := range wrap(c.Line, w) {
+		out = append(out, line(StyleNormal, "%s", l))
+	}
+	if m.viol[c.Step] {
+		for _, v := range m.preds.Violations {
+			if v.Step == c.Step {
+				out = append(out, line(StyleViolation, "%s", describeViolation(v)))
+			}
+		}
+	}
+	if c.Kind == node.KindRecv && c.SendStep >= 0 {
+		out = append(out, line(StyleLink, "received from %s, sent at #%d (m follows it)", c.From, c.SendStep))
+	}
+	// One line per message type: where each message was received.
+	var types []string
+	got, lost := map[string][]string{}, map[string][]string{}
+	for _, s := range c.Sends {
+		if _, ok := got[s.Type]; !ok {
+			types = append(types, s.Type)
+			got[s.Type] = nil
+		}
+		if len(s.Receipts) == 0 {
+			lost[s.Type] = append(lost[s.Type], string(s.To))
+		} else {
+			got[s.Type] = append(got[s.Type], fmt.Sprintf("%s #%s", s.To, joinInts(s.Receipts)))
+		}
+	}
+	for _, t := range types {
+		l := Line{{t + " received: " + strings.Join(got[t], ", "), StyleLink}}
+		if len(got[t]) == 0 {
+			l = Line{{t + " received by nobody", StyleLost}}
+		}
+		if len(lost[t]) > 0 {
+			l = append(l, Span{"; never received: " + strings.Join(lost[t], ", "), StyleLost})
+		}
+		out = append(out, l)
+	}
+	for _, l := range c.Logs {
+		out = append(out, line(StyleDim, "log: %s", l))
+	}
+	if len(out) > h {
+		out = out[:h]
+	}
+	return out
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, " #")
+}
+
+func wrap(s string, w int) []string {
+	if w <= 0 {
+		return []string{s}
+	}
+	var out []string
+	for utf8.RuneCountInString(s) > w {
+		r := []rune(s)
+		cut := w
+		for i := w; i > w/2; i-- {
+			if r[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+		out = append(out, string(r[:cut]))
+		s = strings.TrimLeft(string(r[cut:]), " ")
+	}
+	return append(out, s)
+}
+
+// flowCell is the width of one node's column in the message flow.
+const flowCell = 4
+
+// Flow is the message flow panel: a space-time diagram of the steps around
+// the cursor, one column per node, each receive drawn as an arrow from its
+// sender's column, messages never received marked ✗ at their receiver.
+func (m *Model) Flow(w, h int) []Line {
+	nodes := m.db.Nodes()
+	if h <= 1 || len(nodes) == 0 {
+		return nil
+	}
+	col := map[node.ID]int{}
+	for i, id := range nodes {
+		col[id] = i
+	}
+	var hdr strings.Builder
+	for _, id := range nodes {
+		name := string(id)
+		if len(name) > flowCell-1 {
+			name = name[:flowCell-1]
+		}
+		fmt.Fprintf(&hdr, "%-*s", flowCell, name)
+	}
+	out := []Line{line(StyleHeader, "%s", hdr.String())}
+	rows := h - 1
+	first := max(0, m.pos-rows/2)
+	last := min(m.db.Len()-1, first+rows-1)
+	first = max(0, min(first, last-rows+1))
+	// Lifelines: whether each node is up at the first row.
+	up := map[node.ID]bool{}
+	for _, id := range nodes {
+		ns, err := m.db.State(id, first-1)
+		up[id] = err == nil && len(ns.Leaves) > 0 && ns.Leaves[0].Value == "up"
+	}
+	links := m.linked()
+	m.db.Steps(first, last, func(s *statedb.Step) bool {
+		cells := make([]rune, len(nodes)*flowCell)
+		styles := make([]Style, len(cells))
+		rowStyle := StyleNormal
+		switch {
+		case s.Step == m.pos:
+			rowStyle = StyleCursor
+		case links[s.Step]:
+			rowStyle = StyleLink
+		case m.viol[s.Step]:
+			rowStyle = StyleViolation
+		}
+		for i, id := range nodes {
+			c := i*flowCell + 1
+			for k := i * flowCell; k < (i+1)*flowCell; k++ {
+				cells[k] = ' '
+			}
+			switch _, unknown := m.db.Unknown(id, s.Step); {
+			case unknown:
+				cells[c] = '?'
+				styles[c] = StyleUnknown
+			case up[id]:
+				cells[c] = '│'
+				styles[c] = StyleDim
+			}
+		}
+		x := col[s.Node]*flowCell + 1
+		if s.Kind == node.KindRecv {
+			if f, ok := col[s.From]; ok && s.From != s.Node {
+				fx := f*flowCell + 1
+				lo, hi := min(fx, x), max(fx, x)
+				for k := lo + 1; k < hi; k++ {
+					cells[k], styles[k] = '─', rowStyle
+				}
+				cells[fx], styles[fx] = '○', rowStyle
+				if fx < x {
+					cells[x-1] = '▶'
+				} else {
+					cells[x+1] = '◀'
+				}
+			}
+		}
+		for _, snd := range s.Sends {
+			if len(snd.Receipts) == 0 && snd.To != s.Node {
+				if t, ok := col[snd.To]; ok {
+					cells[t*flowCell+1], styles[t*flowCell+1] = '✗', StyleLost
+				}
+			}
+		}
+		cells[x], styles[x] = glyph(s.Kind), rowStyle
+		switch s.Kind {
+		case node.KindCrash:
+			up[s.Node] = false
+		case node.KindInit, node.KindRestart:
+			up[s.Node] = true
+		}
+		var l Line
+		for k := 0; k < len(cells); {
+			j := k
+			for j < len(cells) && styles[j] == styles[k] {
+				j++
+			}
+			st := styles[k]
+			if rowStyle == StyleCursor && st != StyleLost {
+				st = StyleCursor
+			}
+			l = append(l, Span{string(cells[k:j]), st})
+			k = j
+		}
+		l = append(l, Span{" " + s.Line, rowStyle})
+		out = append(out, l)
+		return true
+	})
+	return out
+}
+
+func glyph(k node.Kind) rune {
+	switch k {
+	case node.KindInit:
+		return 'I'
+	case node.KindTimer:
+		return 'T'
+	case node.KindInput:
+		return 'P'
+	case node.KindCrash:
+		return 'X'
+	case node.KindRestart:
+		return 'R'
+	}
+	return '●'
+}
+
+// stateAt is a node's state prepared for the tree.
+type stateAt struct {
+	ns      *statedb.NodeState
+	leaves  []state.Leaf
+	removed []string
+}
+
+func (m *Model) stateAt(pos int) (*stateAt, error) {
+	ns, err := m.db.State(m.node, pos)
+	if err != nil {
+		return nil, err
+	}
+	st := &stateAt{ns: ns, leaves: ns.Leaves}
+	have := map[string]bool{}
+	for _, l := range ns.Leaves {
+		have[l.Path] = true
+	}
+	for p := range ns.Changed {
+		if !have[p] {
+			st.removed = append(st.removed, p)
+		}
+	}
+	slices.Sort(st.removed)
+	return st, nil
+}
+
+// stateRows is the State panel's tree at the cursor.
+func (m *Model) stateRows() []treeRow {
+	st, err := m.stateAt(m.pos)
+	if err != nil {
+		return nil
+	}
+	views := make([]leafView, len(st.leaves))
+	for i, l := range st.leaves {
+		views[i] = leafView{path: l.Path, value: l.Value, changed: st.ns.Changed[l.Path]}
+	}
+	return buildTree(views, m.collapsed)
+}
+
+// State is the State panel: the shown node's state at the cursor as a
+// tree, fields the cursor's step changed highlighted.
+func (m *Model) State(w, h int) []Line {
+	st, err := m.stateAt(m.pos)
+	if err != nil {
+		return []Line{line(StyleError, "%v", err)}
+	}
+	switch {
+	case st.ns.Unknown != "":
+		var out []Line
+		for _, l := range wrap("state unknown: "+st.ns.Unknown, w) {
+			out = append(out, line(StyleUnknown, "%s", l))
+		}
+		return out
+	case len(st.leaves) == 0:
+		return []Line{line(StyleDim, "%s has not started yet", m.node)}
+	}
+	rows := m.stateRows()
+	sel := -1
+	for i, r := range rows {
+		if r.key == m.stateSel {
+			sel = i
+		}
+	}
+	if sel < 0 && len(rows) > 0 {
+		sel = 0
+		m.stateSel = rows[0].key
+	}
+	extra := 0
+	if len(st.removed) > 0 {
+		extra = 1 + len(st.removed)
+	}
+	body := max(1, h-extra)
+	if sel < m.stateTop {
+		m.stateTop = sel
+	}
+	if sel >= m.stateTop+body {
+		m.stateTop = sel - body + 1
+	}
+	m.stateTop = max(0, min(m.stateTop, len(rows)-body))
+	var out []Line
+	for i := m.stateTop; i < len(rows) && len(out) < body; i++ {
+		r := rows[i]
+		indent := strings.Repeat("  ", r.depth)
+		style := StyleNormal
+		if r.changed {
+			style = StyleChanged
+		}
+		var text string
+		switch {
+		case r.leaf:
+			text = fmt.Sprintf("%s%s = %s", indent, r.label, r.value)
+		case m.collapsed[r.key]:
+			text = fmt.Sprintf("%s▸ %s", indent, r.label)
+		default:
+			text = fmt.Sprintf("%s▾ %s", indent, r.label)
+		}
+		if r.changed && r.leaf {
+			text += "  ◀ changed"
+		}
+		if i == sel && m.focus == PanelState {
+			style = StyleSelected
+		}
+		out = append(out, Line{{text, style}})
+	}
+	if len(st.removed) > 0 {
+		out = append(out, line(StyleChanged, "removed by #%d:", m.pos))
+		for _, p := range st.removed {
+			out = append(out, line(StyleChanged, "  %s", p))
+		}
+	}
+	return out
+}
+
+// Violations is the Violations panel: the checker's report.
+func (m *Model) Violations(w, h int) []Line {
+	if m.preds == nil {
+		return []Line{line(StyleDim, "no predicates checked (start with --preds FILE)")}
+	}
+	var out []Line
+	for i, v := range m.preds.Violations {
+		mark := "  "
+		if v.Step == m.pos {
+			mark = "▶ "
+		}
+		where := fmt.Sprintf("#%d", v.Step)
+		if v.Kind == "liveness" {
+			end := "end"
+			if v.EndStep >= 0 {
+				end = fmt.Sprintf("#%d", v.EndStep)
+			}
+			alarm := "screened"
+			if v.Alarm {
+				alarm = "alarm"
+			}
+			where = fmt.Sprintf("#%d..%s %s", v.Step, end, alarm)
+		}
+		text := fmt.Sprintf("%s%s %s %s %s %s", mark, v.Predicate, v.Kind, where, v.Node, v.Event)
+		if v.Witness != "" {
+			text += " witness " + v.Witness
+		}
+		if v.Aux != "" {
+			text += " " + v.Aux
+		}
+		style := StyleViolation
+		if i == m.violSel && m.focus == PanelViolations {
+			style = StyleSelected
+		}
+		out = append(out, Line{{text, style}})
+	}
+	if len(m.preds.Violations) == 0 {
+		out = append(out, line(StyleDim, "no violations in %d steps", m.preds.Steps))
+	}
+	for _, e := range m.preds.Errors {
+		out = append(out, line(StyleError, "error: %s", e))
+	}
+	if sel := m.violSel; sel >= h && len(out) > h {
+		out = out[sel-h+1:]
+	}
+	return out
+}
+
+// Watches is the Watches panel.
+func (m *Model) Watches(w, h int) []Line {
+	if len(m.watches) == 0 {
+		return []Line{line(StyleDim, "w adds a watch: a Starlark expression over the nodes' states, e.g. [a.AcceptedValue for a in Agent]")}
+	}
+	var out []Line
+	for i, wt := range m.watches {
+		exprStyle, style := StyleHeader, StyleNormal
+		switch {
+		case wt.err:
+			style = StyleError
+		case wt.changed:
+			style = StyleChanged
+		}
+		if i == m.watchSel && m.focus == PanelWatches {
+			exprStyle = StyleSelected
+		}
+		for _, l := range wrap(wt.expr, w) {
+			out = append(out, line(exprStyle, "%s", l))
+		}
+		for _, l := range wrap("= "+wt.value, w-2) {
+			out = append(out, line(style, "  %s", l))
+		}
+	}
+	return out
+}
+
+// StatusLines are the two bottom lines: the prompt or the last message,
+// and a reminder of the main keys.
+func (m *Model) StatusLines() []Line {
+	var first Line
+	switch {
+	case m.prompt != nil:
+		first = Line{{m.prompt.label, StyleHeader}, {string(m.prompt.text) + "█", StyleNormal}}
+	case m.busy != "":
+		first = line(StyleHeader, "%s", m.busy)
+	case m.checking != "":
+		first = line(StyleHeader, "%s (keys still work)", m.checking)
+	default:
+		pos := "start"
+		if m.cur != nil {
+			pos = fmt.Sprintf("#%d/%d t=%v", m.pos, m.db.Len()-1, time.Duration(m.cur.Time))
+		}
+		style := StyleNormal
+		if m.err {
+			style = StyleError
+		}
+		first = Line{{pos + "  ", StyleHeader}, {m.status, style}}
+	}
+	hint := line(StyleDim, "? help  q quit  ←→ step  <> node step  v/V violation  m follow message  g go to  ]/[ run until change  r re-check  w watch  / filter  h history  d diff  Tab panel")
+	return []Line{first, hint}
+}
+
+// PopupView is what the open popup shows.
+type PopupView struct {
+	Title      string
+	Lines      []Line
+	Sel        int  // the selected line (scrolled into view)
+	Selectable bool // whether Sel is highlighted (Enter acts on it)
+}
+
+// Popup describes the open popup (ok false: none).
+func (m *Model) Popup() (PopupView, bool) {
+	p := m.popup
+	if p == nil {
+		return PopupView{}, false
+	}
+	v := PopupView{Title: p.title, Sel: p.sel, Selectable: p.onEnter != nil}
+	for _, it := range p.items {
+		v.Lines = append(v.Lines, Line{{it.text, it.style}})
+	}
+	return v, true
+}

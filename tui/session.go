@@ -1,0 +1,479 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/statedb"
+)
+
+// session is the replay behind watches: the database answers everything
+// else, so the trace is loaded and replayed only once a watch needs it.
+type session struct {
+	tr   *replay.Trace
+	r    *replay.Replayer
+	cur  *replay.Cursor
+	w    *predicates.Watcher
+	warm int // the cursor has checkpoints up to this step
+}
+
+// warmChunk is how many steps one warm-up chunk replays.
+const warmChunk = 4096
+
+func (m *Model) openSession() error {
+	if m.sess != nil {
+		return nil
+	}
+	tr := m.cfg.Trace
+	if tr == nil {
+		var err error
+		if tr, err = replay.Load(m.cfg.Traces...); err != nil {
+			return fmt.Errorf("load the trace for watches: %w", err)
+		}
+		m.cfg.Trace = tr
+	}
+	// The database build compared state hashes over the whole run: seeks
+	// need not compare them again.
+	r, err := replay.New(tr, m.cfg.Registry, replay.Options{SkipStateHashes: true})
+	if err != nil {
+		return err
+	}
+	c, err := replay.NewCursor(r, m.cfg.CheckpointEvery)
+	if err != nil {
+		return err
+	}
+	m.sess = &session{tr: tr, r: r, cur: c, warm: -1}
+	// Checkpoints are taken as the cursor first passes each stretch:
+	// replay the whole run in chunks while the user reads, so that any
+	// later jump replays at most one checkpoint interval.
+	m.tasks = append(m.tasks, &Task{Name: "warm-up", Chunk: m.warmUp, Quiet: true})
+	return nil
+}
+
+// warmUp replays one chunk ahead of the checkpoints taken so far.
+func (m *Model) warmUp() bool {
+	s := m.sess
+	if s == nil || s.warm >= m.db.Len()-1 {
+		return true
+	}
+	if m.running != nil {
+		return false // the running task owns the cursor
+	}
+	target := min(s.warm+warmChunk, m.db.Len()-1)
+	if s.cur.Pos() < s.warm {
+		if err := s.cur.Seek(s.warm); err != nil {
+			return true
+		}
+	}
+	if err := s.cur.Seek(target); err != nil {
+		return true
+	}
+	s.warm = target
+	return s.warm >= m.db.Len()-1
+}
+
+// watcher returns the session's watcher, loading the predicates file for
+// its tables and helpers (or nothing, if it does not load).
+func (m *Model) watcher() (*predicates.Watcher, error) {
+	if err := m.openSession(); err != nil {
+		return nil, err
+	}
+	if m.sess.w != nil {
+		return m.sess.w, nil
+	}
+	script := m.script()
+	w, err := predicates.NewWatcher(m.sess.r, script)
+	if err != nil && script != "" {
+		m.fail("watches run without %s: %v", script, err)
+		w, err = predicates.NewWatcher(m.sess.r, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.sess.w = w
+	return w, nil
+}
+
+func (m *Model) script() string {
+	if m.cfg.Preds != "" {
+		return m.cfg.Preds
+	}
+	if m.preds != nil {
+		return m.preds.Script
+	}
+	return ""
+}
+
+// watch is one Starlark expression evaluated at the cursor.
+type watch struct {
+	expr    string
+	value   string
+	err     bool
+	at      int  // the position of the last evaluation
+	changed bool // differs from the evaluation one step away
+}
+
+// values evaluates every watch at the session cursor's position.
+func (m *Model) values(w *predicates.Watcher) []string {
+	w.Sync()
+	out := make([]string, len(m.watches))
+	for i, wt := range m.watches {
+		v, err := w.Eval(wt.expr)
+		if err != nil {
+			v = "error: " + err.Error()
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// evalWatches evaluates the watches at the cursor.
+func (m *Model) evalWatches() {
+	if len(m.watches) == 0 {
+		return
+	}
+	w, err := m.watcher()
+	if err == nil {
+		err = m.sess.cur.Seek(m.pos)
+	}
+	if err != nil {
+		for _, wt := range m.watches {
+			wt.value, wt.err = err.Error(), true
+		}
+		return
+	}
+	vals := m.values(w)
+	for i, wt := range m.watches {
+		near := wt.at == m.pos-1 || wt.at == m.pos+1
+		wt.changed = near && wt.value != vals[i]
+		wt.value, wt.at = vals[i], m.pos
+		wt.err = len(vals[i]) > 7 && vals[i][:7] == "error: "
+	}
+}
+
+// AddWatch adds a watch expression.
+func (m *Model) AddWatch(expr string) {
+	if expr == "" {
+		return
+	}
+	m.watches = append(m.watches, &watch{expr: expr, at: -2})
+	m.watchSel = len(m.watches) - 1
+	m.evalWatches()
+	m.say("watching %s", expr)
+}
+
+// RemoveWatch removes the selected watch.
+func (m *Model) RemoveWatch() {
+	if len(m.watches) == 0 {
+		return
+	}
+	m.watches = slices.Delete(m.watches, m.watchSel, m.watchSel+1)
+	m.watchSel = max(0, min(m.watchSel, len(m.watches)-1))
+}
+
+// Task is long work a key started, for the view to run. Chunk tasks run
+// on the UI goroutine a chunk at a time until Chunk returns true;
+// background tasks run Background off the UI goroutine (it must not touch
+// the model) and then Done on it.
+type Task struct {
+	Name       string
+	Chunk      func() bool
+	Background func(progress func(done, total int))
+	Done       func()
+	// Quiet tasks (the warm-up) neither block keys nor show in the status.
+	Quiet    bool
+	canceled bool
+}
+
+// TakeTasks hands the tasks started since the last call to the view.
+func (m *Model) TakeTasks() []*Task {
+	t := m.tasks
+	m.tasks = nil
+	return t
+}
+
+// Progress records a background task's progress for the status line.
+func (m *Model) Progress(name string, done, total int) {
+	m.checking = fmt.Sprintf("%s: step %d of %d (%.0f%%)", name, done, total, 100*float64(done)/float64(max(total, 1)))
+}
+
+// RunTasks runs tasks to completion on the calling goroutine (tests and
+// non-interactive use).
+func (m *Model) RunTasks() {
+	for {
+		ts := m.TakeTasks()
+		if len(ts) == 0 {
+			return
+		}
+		// The warm-up waits for the task that owns the cursor.
+		slices.SortStableFunc(ts, func(a, b *Task) int { return boolInt(a.Quiet) - boolInt(b.Quiet) })
+		for _, t := range ts {
+			if t.Chunk != nil {
+				for !t.Chunk() {
+				}
+			}
+			if t.Background != nil {
+				t.Background(func(int, int) {})
+			}
+			if t.Done != nil {
+				t.Done()
+			}
+			m.Finished(t)
+		}
+	}
+}
+
+// runChunk is how many steps a run-until task evaluates per chunk.
+const runChunk = 256
+
+// RunUntilChange moves forward (+1) or back (-1) to the nearest step that
+// changes a predicate's value (from the stored results) or a watch's
+// value: a conditional breakpoint.
+func (m *Model) RunUntilChange(dir int) {
+	flip, flips, hasFlip, err := m.db.NextFlip(m.pos, dir > 0)
+	if err != nil {
+		m.fail("%v", err)
+		return
+	}
+	flipSay := func() {
+		m.seekOrSay(flip)
+		var parts []string
+		for _, f := range flips {
+			state := "holds again"
+			if !f.Holds {
+				state = "became false"
+			}
+			parts = append(parts, f.Predicate+" "+state)
+		}
+		m.say("#%d: %s", flip, joinComma(parts))
+	}
+	if len(m.watches) == 0 {
+		if hasFlip {
+			flipSay()
+		} else {
+			m.say("no predicate changes %s #%d (add watches with w to stop on them too)", map[bool]string{true: "after", false: "before"}[dir > 0], m.pos)
+		}
+		return
+	}
+	w, err := m.watcher()
+	if err != nil {
+		m.fail("%v", err)
+		return
+	}
+	cur := m.sess.cur
+	limit := m.db.Len() - 1
+	if dir < 0 {
+		limit = 0
+	}
+	if hasFlip {
+		limit = flip
+	}
+	found := func(step int, before, after []string) {
+		m.seekOrSay(step)
+		if hasFlip && step == flip {
+			flipSay()
+			return
+		}
+		var changed []string
+		for i, wt := range m.watches {
+			if before[i] != after[i] {
+				changed = append(changed, fmt.Sprintf("%s: %s -> %s", wt.expr, before[i], after[i]))
+			}
+		}
+		m.say("#%d changes %s", step, joinComma(changed))
+	}
+	task := &Task{Name: "running"}
+	if dir > 0 {
+		if m.pos >= limit && !hasFlip {
+			m.say("at the last step")
+			return
+		}
+		if err := cur.Seek(m.pos); err != nil {
+			m.fail("%v", err)
+			return
+		}
+		prev := m.values(w)
+		task.Chunk = func() bool {
+			for range runChunk {
+				if task.canceled {
+					m.seekOrSay(cur.Pos())
+					m.say("stopped at #%d", cur.Pos())
+					return true
+				}
+				if cur.Pos() >= limit {
+					if hasFlip {
+						flipSay()
+					} else {
+						m.seekOrSay(limit)
+						m.say("no predicate or watch changes after #%d", m.pos)
+					}
+					return true
+				}
+				if err := cur.Step(); err != nil {
+					m.fail("%v", err)
+					return true
+				}
+				vals := m.values(w)
+				if !slices.Equal(vals, prev) {
+					found(cur.Pos(), prev, vals)
+					return true
+				}
+			}
+			m.busy = fmt.Sprintf("running forward: #%d (Esc stops)", cur.Pos())
+			return false
+		}
+	} else {
+		if m.pos <= 0 {
+			m.say("at the start")
+			return
+		}
+		from, hi := m.pos, m.pos-1
+		task.Chunk = func() bool {
+			if task.canceled {
+				m.say("stopped; still at #%d", m.pos)
+				return true
+			}
+			lo := max(limit, hi-runChunk+1)
+			if err := cur.Seek(lo - 1); err != nil {
+				m.fail("%v", err)
+				return true
+			}
+			prev := m.values(w)
+			last, lastBefore, lastAfter := -1, []string(nil), []string(nil)
+			for t := lo; t <= hi; t++ {
+				if err := cur.Step(); err != nil && !errors.Is(err, io.EOF) {
+					m.fail("%v", err)
+					return true
+				}
+				vals := m.values(w)
+				if !slices.Equal(vals, prev) {
+					last, lastBefore, lastAfter = t, prev, vals
+				}
+				prev = vals
+			}
+			switch {
+			case last >= 0:
+				found(last, lastBefore, lastAfter)
+			case lo == limit && hasFlip:
+				flipSay()
+			case lo == limit:
+				m.seekOrSay(0)
+				m.say("no predicate or watch changes before #%d", from)
+			default:
+				hi = lo - 1
+				m.busy = fmt.Sprintf("running backward: #%d (Esc stops)", lo)
+				return false
+			}
+			return true
+		}
+	}
+	m.start(task)
+	m.busy = "running (Esc stops)"
+}
+
+// start queues a chunk task that owns the cursor and blocks other keys
+// until it finishes.
+func (m *Model) start(t *Task) {
+	m.tasks = append(m.tasks, t)
+	m.running = t
+}
+
+// Finished tells the model a task ended.
+func (m *Model) Finished(t *Task) {
+	switch t {
+	case m.running:
+		m.running, m.busy = nil, ""
+	case m.recheck:
+		m.recheck, m.checking = nil, ""
+	}
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}
+
+// Reload re-reads the predicates file and re-checks the same run (in the
+// background), then shows the new results and stores them in the database.
+func (m *Model) Reload() {
+	script := m.script()
+	if script == "" {
+		m.fail("no predicates file: start with --preds FILE")
+		return
+	}
+	if m.recheck != nil {
+		m.say("already %s", m.checking)
+		return
+	}
+	tr := m.cfg.Trace
+	traces, reg := m.cfg.Traces, m.cfg.Registry
+	var (
+		res   *statedb.Predicates
+		flips []statedb.Flip
+		err   error
+	)
+	before := m.violationCount()
+	m.checking = "re-checking " + script
+	m.recheck = &Task{
+		Name: "re-checking",
+		Background: func(progress func(int, int)) {
+			if tr == nil {
+				if tr, err = replay.Load(traces...); err != nil {
+					return
+				}
+			}
+			res, flips, err = statedb.CheckPredicates(tr, reg, script, func(_ string, done, total int) { progress(done, total) })
+		},
+		Done: func() {
+			if m.cfg.Trace == nil {
+				m.cfg.Trace = tr
+			}
+			if err != nil {
+				m.fail("re-check failed; the previous results stay: %v", err)
+				return
+			}
+			if err := m.db.SetPredicates(res, flips); err != nil {
+				m.fail("%v", err)
+			}
+			m.setPredicates(res)
+			if m.sess != nil && m.running == nil {
+				m.sess.w = nil // the watches see the new script's tables too
+				m.evalWatches()
+			}
+			m.say("re-checked %s: %d violation(s) (before: %d)%s", script, len(res.Violations), before, errorsNote(res))
+		},
+	}
+	m.tasks = append(m.tasks, m.recheck)
+}
+
+func errorsNote(p *statedb.Predicates) string {
+	if len(p.Errors) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d predicate error(s): %s", len(p.Errors), p.Errors[0])
+}
+
+// Cancel asks the running task to stop (chunk tasks stop at their next
+// chunk; a background re-check runs to its end but keeps its result).
+func (m *Model) Cancel() {
+	if m.running != nil {
+		m.running.canceled = true
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,374 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/statedb"
+)
+
+// The session of the issue: open the paxos demo trace, jump to the first
+// violation, step back, follow a message to its sender, read a field's
+// history, reload the predicates, and check what the screen shows.
+func TestDebugSessionOnTheDemoTrace(t *testing.T) {
+	m, script := openDemo(t, 0)
+	u := startUI(t, m)
+	if r := u.row("▶ #0 "); !strings.Contains(r, "n1 init") {
+		t.Fatalf("the cursor does not start at #0:\n%s", u.text())
+	}
+
+	// v: the first violation.
+	u.keys("v")
+	if r := u.row("▶!#273 "); !strings.Contains(r, "n6 recv paxos.Begin{Round:82 Value:x7} from n5 (sent #263)") {
+		t.Fatalf("v did not go to the violation at #273:\n%s", u.text())
+	}
+	for _, want := range []string{
+		"GlobalConsistency (safety) violated at #273",
+		`aux {"decisions": ["x5", "x7"]}`,
+		"State of n6 at #273",
+	} {
+		if !strings.Contains(u.text(), want) {
+			t.Fatalf("after v the screen lacks %q:\n%s", want, u.text())
+		}
+	}
+	// The fields the step changed are highlighted.
+	if r := u.row(`AcceptedValue = "x7"`); !strings.Contains(r, "◀ changed") {
+		t.Fatalf("n6's accepted value is not marked changed at #273:\n%s", u.text())
+	}
+	if st, _ := u.styleOf(`AcceptedValue = "x7"`); st != styles[StyleChanged] {
+		t.Fatalf("a changed field is drawn in %v, want the changed style", st)
+	}
+	if r := u.row("Promised = 82"); strings.Contains(r, "changed") {
+		t.Fatalf("an unchanged field is marked changed: %q", r)
+	}
+
+	// ←: one step back.
+	u.press(tcell.KeyLeft, 0, 0)
+	if r := u.row("▶ #272 "); !strings.Contains(r, "n5 recv paxos.Accept{Round:82 Value:x7}") || !strings.Contains(u.text(), "State of n5 at #272") {
+		t.Fatalf("← did not step back to #272:\n%s", u.text())
+	}
+	if r := u.row("! #273 "); r == "" {
+		t.Fatalf("the violation's row is not marked in the timeline:\n%s", u.text())
+	}
+
+	// → m: back to the violation, then to the send of the Begin it received.
+	u.press(tcell.KeyRight, 0, 0)
+	u.keys("m")
+	if r := u.row("▶ #263 "); !strings.Contains(r, "n5 recv paxos.Last{Round:82 AcceptedRound:35 AcceptedValue:x7} from n3") {
+		t.Fatalf("m did not follow the Begin to its send at #263:\n%s", u.text())
+	}
+	for _, want := range []string{
+		"followed paxos.Begin from n5 back to its send at #263",
+		"State of n5 at #263",
+		"paxos.Begin received: n5 #267, n1 #264, n4 #265, n6 #273, n7 #274; never received: n2, n3",
+	} {
+		if !strings.Contains(u.text(), want) {
+			t.Fatalf("after m the screen lacks %q:\n%s", want, u.text())
+		}
+	}
+	// The receipts of #263's Begin are marked in the timeline.
+	if r := u.row("• #264 "); r == "" {
+		t.Fatalf("#264 is not marked as a receipt of #263's message:\n%s", u.text())
+	}
+
+	// Tab / h: the history of the field the leader took its value from.
+	u.keys("\t/Lasts[3].Last.AcceptedValue\n")
+	if !strings.Contains(u.text(), `Leader.Lasts[3].Last.AcceptedValue = "x7"`) {
+		t.Fatalf("find field did not select Leader.Lasts[3].Last.AcceptedValue:\n%s", u.text())
+	}
+	u.keys("h")
+	if !strings.Contains(u.text(), "history of n5 Leader.Lasts[3].Last.AcceptedValue") {
+		t.Fatalf("h did not open the history:\n%s", u.text())
+	}
+	cur := u.row(`▶ #263 `, `"x7"`)
+	if !strings.Contains(cur, `"x7"`) || !strings.Contains(cur, "n5 recv paxos.Last{Round:82 AcceptedRound:35") {
+		t.Fatalf("the history does not show the version written at #263: %q\n%s", cur, u.text())
+	}
+	// The version before it: Lasts[3] went away when n5 started its
+	// round at #157 (Lasts reset).
+	prev := u.row("  #157 ")
+	if !strings.Contains(prev, "(gone)") || !strings.Contains(prev, "n5 timer round") {
+		t.Fatalf("the history lacks the earlier version at #157: %q\n%s", prev, u.text())
+	}
+	// Enter on an earlier version goes there.
+	u.press(tcell.KeyUp, 0, 0)
+	u.press(tcell.KeyEnter, 0, 0)
+	if r := u.row("▶ #157 "); !strings.Contains(r, "n5 timer round") {
+		t.Fatalf("Enter in the history did not go to #157:\n%s", u.text())
+	}
+
+	// When was x5 chosen? A watch over every agent, and [ back through
+	// its changes: n7's accept at #158 made x5 a majority in round 47.
+	u.keys("g263\n")
+	u.keys("w[(a.node, a.AcceptedRound, a.AcceptedValue) for a in Agent]\n")
+	if !strings.Contains(u.text(), `("n5", 56, "x5"), ("n6", 0, ""), ("n7", 47, "x5")]`) {
+		t.Fatalf("the watch at #263:\n%s", u.text())
+	}
+	for _, want := range []int{238, 233, 216, 215, 158} {
+		u.keys("[")
+		u.waitFor(fmt.Sprintf("#%d changes [(a.node", want))
+	}
+	if r := u.row("▶ #158 "); !strings.Contains(r, "n7 recv paxos.Begin{Round:47 Value:x5}") {
+		t.Fatalf("[ did not reach #158:\n%s", u.text())
+	}
+
+	// r: refine the predicates (Paxos P2b) and re-check the same run; the
+	// new predicate catches the first agent that accepted the bad value.
+	src, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, append(src, p2b...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.keys("r")
+	u.waitFor("re-checked")
+	for _, want := range []string{"2 violation(s) (before: 1)", "Violations (2)", "AcceptsOnlyTheChosenValue safety #264 n1"} {
+		if !strings.Contains(u.text(), want) {
+			t.Fatalf("after r the screen lacks %q:\n%s", want, u.text())
+		}
+	}
+	u.keys("v")
+	if r := u.row("▶!#264 "); !strings.Contains(r, "n1 recv paxos.Begin{Round:82 Value:x7}") ||
+		!strings.Contains(u.text(), "AcceptsOnlyTheChosenValue (safety) violated at #264: n1 recv paxos.Begin from n5; witness n1 Agent") {
+		t.Fatalf("v after the re-check:\n%s", u.text())
+	}
+	// A broken script leaves the results as they were.
+	os.WriteFile(script, append(src, "safety(\"broken\", lambda: nosuchname)\n"...), 0o644)
+	u.keys("r")
+	u.waitFor("re-check failed")
+	if !strings.Contains(u.text(), "Violations (2)") || !strings.Contains(u.text(), "replay-demo.star:") {
+		t.Fatalf("a failed re-check:\n%s", u.text())
+	}
+	u.screen.InjectKey(tcell.KeyRune, 'q', 0)
+	select {
+	case err := <-u.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("q did not quit")
+	}
+}
+
+func TestHelpListsEveryKey(t *testing.T) {
+	m, _ := openDemo(t, 0)
+	u := startUI(t, m)
+	u.keys("?")
+	for _, k := range Keys {
+		if r := u.row(k.What); !strings.Contains(r, k.Keys) {
+			t.Fatalf("help lacks %q %q:\n%s", k.Keys, k.What, u.text())
+		}
+	}
+	u.press(tcell.KeyEscape, 0, 0)
+	if strings.Contains(u.text(), "this help") {
+		t.Fatal("Esc did not close the help")
+	}
+}
+
+func TestEnterOnAViolationJumpsThere(t *testing.T) {
+	m, _ := openDemo(t, 0)
+	u := startUI(t, m)
+	u.keys("\t\t") // Timeline, State, Violations
+	if st, ok := u.styleOf("GlobalConsistency safety #273"); !ok || st != styles[StyleSelected] {
+		t.Fatalf("the violation is not selected in the focused panel:\n%s", u.text())
+	}
+	u.press(tcell.KeyEnter, 0, 0)
+	if u.row("▶!#273 ") == "" || !strings.Contains(u.text(), "▶ GlobalConsistency safety #273") {
+		t.Fatalf("Enter on the violation did not jump to #273:\n%s", u.text())
+	}
+}
+
+func TestDocsExplainEveryKey(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "debugger.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range Keys {
+		for _, key := range strings.Fields(k.Keys) {
+			if !strings.Contains(string(doc), "`"+key+"`") {
+				t.Errorf("docs/debugger.md does not document the key `%s` (%s)", key, k.What)
+			}
+		}
+	}
+}
+
+func TestWatchesAndRunUntilAWatchChanges(t *testing.T) {
+	m, _ := openDemo(t, 263)
+	u := startUI(t, m)
+	u.keys("w[a.AcceptedValue for a in Agent]\n")
+	if !strings.Contains(u.text(), `= ["x5", "x5", "x7", "x5", "x5", "", "x5"]`) {
+		t.Fatalf("the watch's value at #263:\n%s", u.text())
+	}
+	// ]: forward to the next step that changes it: n1 accepts x7 at #264.
+	u.keys("]")
+	u.waitFor("#264 changes")
+	if r := u.row("▶ #264 "); !strings.Contains(r, "n1 recv paxos.Begin{Round:82 Value:x7}") {
+		t.Fatalf("] did not stop at #264:\n%s", u.text())
+	}
+	if !strings.Contains(u.text(), `= ["x7", "x5", "x7", "x5", "x5", "", "x5"]`) {
+		t.Fatalf("the watch at #264:\n%s", u.text())
+	}
+	// [: back to the last step before #264 that changed it (n2's restart
+	// at #238 brought its agent back from disk).
+	u.keys("[")
+	u.waitFor("#238 changes")
+	if r := u.row("▶ #238 "); !strings.Contains(r, "n2 restart") {
+		t.Fatalf("[ did not stop at #238:\n%s", u.text())
+	}
+	// Without a watch change in the way, ] stops where a predicate flips.
+	u.keys("\t\t\tx") // focus Watches, remove the watch
+	u.keys("]")
+	u.waitFor("GlobalConsistency became false")
+	if u.row("▶!#273 ") == "" {
+		t.Fatalf("] did not stop at the predicate's flip:\n%s", u.text())
+	}
+}
+
+func TestDiffFilterAndNodes(t *testing.T) {
+	m, _ := openDemo(t, 263)
+	u := startUI(t, m)
+	u.keys("d\n") // the default: the node's previous step
+	for _, want := range []string{"n5: #261 → #263, 5 change(s)", `Leader.Lasts[3].Last.AcceptedValue: (none) → "x7"`, "Leader.Phase: 1 → 2"} {
+		if !strings.Contains(u.text(), want) {
+			t.Fatalf("the diff lacks %q:\n%s", want, u.text())
+		}
+	}
+	u.press(tcell.KeyEscape, 0, 0)
+
+	// A filter keeps the timeline to n5's receives of Last messages.
+	u.keys("/node=n5 type=Last\n")
+	u.press(tcell.KeyDown, 0, 0)
+	if r := u.row("▶ #266 "); !strings.Contains(r, "n5 recv paxos.Last") {
+		t.Fatalf("Down with a filter did not go to n5's next Last at #266:\n%s", u.text())
+	}
+	for _, l := range strings.Split(u.text(), "\n") {
+		if strings.Contains(l, "#26") && strings.Contains(l, " L=") && !strings.Contains(l, "recv paxos.Last") && strings.Contains(l, "│  #") {
+			t.Fatalf("the filtered timeline shows %q", l)
+		}
+	}
+	u.keys("/") // Ctrl-U clears the prompt; an empty filter clears the filter
+	u.press(tcell.KeyCtrlU, 0, 0)
+	u.press(tcell.KeyEnter, 0, 0)
+	if strings.Contains(u.text(), "filter: node=n5") {
+		t.Fatalf("the filter was not cleared:\n%s", u.text())
+	}
+
+	// } pins another node; > steps on it; f follows the cursor again.
+	u.keys("}")
+	if !strings.Contains(u.text(), "State of n6 at #266 (pinned") {
+		t.Fatalf("} did not show n6:\n%s", u.text())
+	}
+	u.keys(">")
+	if r := u.row("▶ #268 "); !strings.Contains(r, "n6 recv paxos.Accept") {
+		t.Fatalf("> did not go to n6's next step #268:\n%s", u.text())
+	}
+	u.keys("f<")
+	if !strings.Contains(u.text(), "State of n6 at #262 (follows") {
+		t.Fatalf("< did not go to n6's previous step #262:\n%s", u.text())
+	}
+
+	// M lists the messages of a step with several; lost ones are marked.
+	u.keys("g262\nM")
+	if !strings.Contains(u.text(), "messages sent at #262") || !strings.Contains(u.text(), "paxos.Collect to n2: never received") {
+		t.Fatalf("M at #262:\n%s", u.text())
+	}
+	u.press(tcell.KeyEnter, 0, 0)
+	if !strings.Contains(u.text(), "followed a message from #262 to its receipt") {
+		t.Fatalf("Enter in the message list:\n%s", u.text())
+	}
+}
+
+func TestUnknownStateIsShown(t *testing.T) {
+	// A trace cut at two thirds: every node's recording ends early (no end
+	// record), so the nodes whose last event comes before the cut's last
+	// step have unknown state after it.
+	dir := t.TempDir()
+	full := simulate(t, filepath.Join(dir, "full.lz4"), "none", 2, 30*time.Second)
+	data, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.lz4")
+	os.WriteFile(cut, data[:len(data)*2/3], 0o644)
+	db, _, err := statedb.Ensure([]string{cut}, "", statedb.Options{Registry: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var id node.ID
+	pos := -1
+	for n, us := range db.Meta().Unknown {
+		for _, un := range us {
+			if un.After+1 < db.Len() && (pos < 0 || n < id) {
+				id, pos = n, un.After+1
+			}
+		}
+	}
+	if pos < 0 {
+		t.Fatalf("no node's state becomes unknown before the end of the cut trace: %+v", db.Meta().Unknown)
+	}
+	m, err := New(Config{DB: db, Traces: []string{cut}, Registry: registry, At: pos})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m.Node() != id {
+		m.SelectNode(+1)
+	}
+	u := startUI(t, m)
+	if !strings.Contains(u.text(), "state unknown:") || !strings.Contains(u.text(), "truncated") {
+		t.Fatalf("%s at #%d is not shown as unknown:\n%s", id, pos, u.text())
+	}
+	// Its column in the message flow shows ? on the rows after its cut.
+	lines := strings.Split(u.text(), "\n")
+	marked := false
+	for i, l := range lines {
+		x := strings.Index(l, "n1  n2  n3")
+		if x < 0 {
+			continue
+		}
+		col := len([]rune(l[:x])) + slices.Index(db.Nodes(), id)*flowCell + 1
+		for _, row := range lines[i+1:] {
+			if r := []rune(row); col < len(r) && r[col] == '?' {
+				marked = true
+			}
+		}
+		break
+	}
+	if !marked {
+		t.Fatalf("the message flow does not mark %s's state unknown:\n%s", id, u.text())
+	}
+}
+
+// p2b is the refined predicate of docs/debugger.md's walkthrough.
+const p2b = `
+def chosen_round():
+    majority = len(nodes()) // 2 + 1
+    votes = {}
+    for a in Agent:
+        if a.AcceptedRound > 0:
+            key = (a.AcceptedRound, a.AcceptedValue)
+            votes[key] = votes.get(key, 0) + 1
+    for key, n in votes.items():
+        if n >= majority:
+            return key
+    return None
+
+choice = derived("choice", chosen_round, keep = 10)
+
+def first_choice():
+    h = [c for c in choice.history() if c != None]
+    return h[0] if h else None
+
+safety("AcceptsOnlyTheChosenValue",
+       lambda: first_choice() == None or forall(Agent,
+           lambda a: a.AcceptedRound <= first_choice()[0] or a.AcceptedValue == first_choice()[1]))
+`

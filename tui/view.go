@@ -1,0 +1,217 @@
+package tui
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+	"github.com/rivo/uniseg"
+)
+
+// View draws a Model with tview and feeds it keys. It holds no state of
+// its own beyond the widgets.
+type View struct {
+	app *tview.Application
+	m   *Model
+
+	// handled counts keys handled; drawn is handled as of the last draw
+	// (tests wait on them).
+	handled atomic.Int64
+	drawn   atomic.Int64
+}
+
+// NewView builds the widgets for a model. screen nil means the terminal.
+func NewView(m *Model, screen tcell.Screen) *View {
+	v := &View{app: tview.NewApplication(), m: m}
+	if screen != nil {
+		v.app.SetScreen(screen)
+	}
+	timeline := v.panel(PanelTimeline, func(w, h int) []Line { return m.Timeline(h) })
+	event := v.panel(-1, func(w, h int) []Line { return m.EventLines(w, h) })
+	event.title = func() string { return "Event" }
+	flow := v.panel(-1, func(w, h int) []Line { return m.Flow(w, h) })
+	flow.title = func() string { return "Message flow" }
+	st := v.panel(PanelState, m.State)
+	viol := v.panel(PanelViolations, m.Violations)
+	watches := v.panel(PanelWatches, m.Watches)
+	status := &panel{Box: tview.NewBox(), render: func(w, h int) []Line { return m.StatusLines() }}
+
+	left := tview.NewFlex().SetDirection(tview.FlexRow).
+		AddItem(timeline, 0, 5, false).
+		AddItem(event, 7, 0, false).
+		AddItem(flow, 0, 5, false)
+	right := tview.NewFlex().SetDirection(tview.FlexRow).
+		AddItem(st, 0, 5, false).
+		AddItem(viol, 0, 2, false).
+		AddItem(watches, 0, 2, false)
+	body := tview.NewFlex().AddItem(left, 0, 3, false).AddItem(right, 0, 2, false)
+	main := tview.NewFlex().SetDirection(tview.FlexRow).AddItem(body, 0, 1, false).AddItem(status, 2, 0, false)
+	v.app.SetRoot(&overlay{Flex: main, m: m}, true)
+	v.app.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
+		m.HandleKey(ev)
+		v.handled.Add(1)
+		if m.Quit() {
+			v.app.Stop()
+			return nil
+		}
+		v.startTasks()
+		return nil
+	})
+	v.app.SetAfterDrawFunc(func(tcell.Screen) { v.drawn.Store(v.handled.Load()) })
+	return v
+}
+
+// Run shows the debugger until the user quits.
+func (v *View) Run() error {
+	v.startTasks()
+	return v.app.Run()
+}
+
+// startTasks runs the tasks the model started.
+func (v *View) startTasks() {
+	for _, t := range v.m.TakeTasks() {
+		go v.run(t)
+	}
+}
+
+func (v *View) run(t *Task) {
+	if t.Chunk != nil {
+		for {
+			done := make(chan bool, 1)
+			if t.Quiet {
+				v.app.QueueUpdate(func() { done <- t.Chunk() }) // nothing to redraw
+			} else {
+				v.app.QueueUpdateDraw(func() { done <- t.Chunk() })
+			}
+			if <-done {
+				break
+			}
+			if t.Quiet {
+				time.Sleep(2 * time.Millisecond) // keys come first
+			}
+		}
+	}
+	if t.Background != nil {
+		var last time.Time
+		t.Background(func(done, total int) {
+			if time.Since(last) > 100*time.Millisecond {
+				last = time.Now()
+				v.app.QueueUpdateDraw(func() { v.m.Progress(t.Name, done, total) })
+			}
+		})
+	}
+	v.app.QueueUpdateDraw(func() {
+		if t.Done != nil {
+			t.Done()
+		}
+		v.m.Finished(t)
+		v.startTasks()
+	})
+}
+
+// panel is a bordered box whose lines come from the model at draw time.
+type panel struct {
+	*tview.Box
+	v      *View
+	which  Panel
+	title  func() string
+	render func(w, h int) []Line
+}
+
+func (v *View) panel(which Panel, render func(w, h int) []Line) *panel {
+	p := &panel{Box: tview.NewBox().SetBorder(true), v: v, which: which, render: render}
+	p.title = func() string { return v.m.Title(which) }
+	return p
+}
+
+func (p *panel) Draw(screen tcell.Screen) {
+	if p.title != nil {
+		p.SetTitle(" " + p.title() + " ").SetTitleAlign(tview.AlignLeft)
+		color := tcell.ColorGray
+		if p.which >= 0 && p.v.m.Focus() == p.which {
+			color = tcell.ColorYellow
+		}
+		p.SetBorderColor(color).SetTitleColor(color)
+	}
+	p.DrawForSubclass(screen, p)
+	x, y, w, h := p.GetInnerRect()
+	for i, l := range p.render(w, h) {
+		if i >= h {
+			break
+		}
+		drawLine(screen, x, y+i, w, l)
+	}
+}
+
+// overlay draws the layout, then the open popup over it.
+type overlay struct {
+	*tview.Flex
+	m *Model
+}
+
+func (o *overlay) Draw(screen tcell.Screen) {
+	o.Flex.Draw(screen)
+	pv, ok := o.m.Popup()
+	if !ok {
+		return
+	}
+	sw, sh := screen.Size()
+	w, h := sw*4/5, min(sh*3/4, len(pv.Lines)+2)
+	h = max(h, 5)
+	x, y := (sw-w)/2, (sh-h)/2
+	box := tview.NewBox().SetBorder(true).SetTitle(" " + pv.Title + " ").SetTitleAlign(tview.AlignLeft).
+		SetBorderColor(tcell.ColorAqua).SetTitleColor(tcell.ColorAqua)
+	box.SetRect(x, y, w, h)
+	box.Draw(screen)
+	ix, iy, iw, ih := box.GetInnerRect()
+	top := 0
+	if pv.Sel >= ih {
+		top = min(pv.Sel-ih/2, len(pv.Lines)-ih) // the selection in the middle
+	}
+	for i := top; i < len(pv.Lines) && i-top < ih; i++ {
+		l := pv.Lines[i]
+		if pv.Selectable && i == pv.Sel {
+			l = Line{{l.String(), StyleSelected}}
+		}
+		drawLine(screen, ix, iy+i-top, iw, l)
+	}
+}
+
+var styles = map[Style]tcell.Style{
+	StyleNormal:    tcell.StyleDefault,
+	StyleDim:       tcell.StyleDefault.Foreground(tcell.ColorGray),
+	StyleCursor:    tcell.StyleDefault.Background(tcell.ColorTeal).Foreground(tcell.ColorWhite).Bold(true),
+	StyleSelected:  tcell.StyleDefault.Reverse(true),
+	StyleChanged:   tcell.StyleDefault.Foreground(tcell.ColorYellow).Bold(true),
+	StyleViolation: tcell.StyleDefault.Foreground(tcell.ColorRed),
+	StyleLost:      tcell.StyleDefault.Foreground(tcell.ColorRed).Bold(true),
+	StyleLink:      tcell.StyleDefault.Foreground(tcell.ColorAqua),
+	StyleHeader:    tcell.StyleDefault.Bold(true),
+	StyleUnknown:   tcell.StyleDefault.Foreground(tcell.ColorFuchsia),
+	StyleError:     tcell.StyleDefault.Foreground(tcell.ColorRed).Bold(true),
+}
+
+// drawLine writes a line's spans from x, clipped to w cells; a cursor or
+// selected line fills the whole width.
+func drawLine(screen tcell.Screen, x, y, w int, l Line) {
+	end := x + w
+	for _, s := range l {
+		st := styles[s.Style]
+		g := uniseg.NewGraphemes(s.Text)
+		for g.Next() && x < end {
+			rs := g.Runes()
+			cw := max(1, g.Width())
+			if x+cw > end {
+				return
+			}
+			screen.SetContent(x, y, rs[0], rs[1:], st)
+			x += cw
+		}
+	}
+	if len(l) > 0 && (l[len(l)-1].Style == StyleCursor || l[len(l)-1].Style == StyleSelected) {
+		for ; x < end; x++ {
+			screen.SetContent(x, y, ' ', nil, styles[l[len(l)-1].Style])
+		}
+	}
+}
