@@ -437,7 +437,8 @@ func (c *Checker) evalPredicate(p *Predicate) error {
 		c.updateOpen(p)
 	case p.Kind == "liveness" && holds && p.open != nil:
 		p.open.EndStep = c.step
-		p.open.EndTime = c.now
+		p.open.EndTime = c.ev.Time - c.start
+		p.open.Duration = c.now - p.open.opened
 		p.open = nil
 	}
 	p.holding = holds

@@ -61,7 +61,7 @@ func writeViolation(w io.Writer, v *Violation) {
 	} else {
 		end := "still open at the end"
 		if v.EndStep >= 0 {
-			end = fmt.Sprintf("until #%d (%v)", v.EndStep, time.Duration(v.EndTime-v.Time))
+			end = fmt.Sprintf("until #%d (%v)", v.EndStep, time.Duration(v.Duration))
 		}
 		fmt.Fprintf(w, "%s (liveness) violated from step #%d, %s; alarm at #%d\n", v.Predicate, v.Step, end, v.AlarmStep)
 	}

@@ -17,14 +17,19 @@ type Violation struct {
 	Lamport   uint64    `json:"lamport"`
 	Node      node.ID   `json:"node"`
 	Event     EventInfo `json:"event"`
-	Time      int64     `json:"time"` // ns since the start of the run
+	Time      int64     `json:"time"` // the event's time, ns since the start of the run
 	Witness   string    `json:"witness,omitempty"`
 	Aux       AuxValue  `json:"aux,omitempty"`
 	EndStep   int       `json:"end_step"`
 	Alarm     bool      `json:"alarm"`
 	AlarmStep int       `json:"alarm_step,omitempty"`
-	EndTime   int64     `json:"end_time,omitempty"`
-	auxNow    starlark.Value
+	EndTime   int64     `json:"end_time,omitempty"` // the closing event's time
+	// Duration is how long a closed liveness interval lasted, measured on
+	// the time frontier (the latest time of the steps so far), which never
+	// goes backwards: causal order is not time order.
+	Duration int64 `json:"duration,omitempty"`
+	opened   int64 // the frontier when the interval opened
+	auxNow   starlark.Value
 }
 
 // EventInfo describes the step's event in a report.
@@ -70,7 +75,7 @@ func (c *Checker) violation(p *Predicate, _ starlark.Value) *Violation {
 	v := &Violation{
 		Predicate: p.Name, Kind: p.Kind, Step: c.step, Lamport: ev.Lamport, Node: ev.Node,
 		Event: EventInfo{Kind: ev.Kind.String(), MsgType: ev.MsgType, Sender: ev.From, Timer: ev.TimerName},
-		Time:  c.now, EndStep: -1,
+		Time:  ev.Time - c.start, EndStep: -1, opened: c.now,
 	}
 	if ev.Kind != node.KindRecv {
 		v.Event.Sender = ""
