@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -160,19 +159,6 @@ func bar(done, total, width int) string {
 	return "[" + strings.Repeat("#", fill) + strings.Repeat(".", width-fill) + fmt.Sprintf("] %3.0f%%", 100*float64(done)/float64(max(total, 1)))
 }
 
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
-}
-
 func (a *App) runIndex(traces []string, f indexFlags) error {
 	db, res, err := a.openDB(traces, f.preds, f.db, f.force)
 	if err != nil {
@@ -188,7 +174,7 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		what = fmt.Sprintf("built in %.2fs", meta.IndexSeconds)
 	}
 	fmt.Fprintf(a.Stdout, "%s: %s (%s): %d steps, %d nodes, %d field versions\n",
-		dir, what, humanize.IBytes(uint64(dirSize(dir))), meta.Steps, len(meta.Nodes), meta.Fields)
+		dir, what, humanize.IBytes(uint64(statedb.SizeOnDisk(dir))), meta.Steps, len(meta.Nodes), meta.Fields)
 	if p != nil {
 		checked := "stored"
 		if res.Checked {

@@ -158,3 +158,20 @@ func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string
 		sys.Name, res.Config.Seed, len(res.Failing), v.Headline(), b.String(), kept,
 		SimCommand(sys, res.Config, tracePath), tracePath, scriptPath, v.Step)
 }
+
+// Record simulates sys under cfg (defaults applied) into the trace file at
+// path, failing t on any error, and returns path.
+func Record(t testing.TB, sys *system.System, cfg sim.Config, path string) string {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Run(sys, cfg.WithDefaults(sys), f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -1,7 +1,6 @@
 package statedb_test
 
 import (
-	"io/fs"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -34,22 +33,9 @@ func BenchmarkIndex1M(b *testing.B) {
 		b.ReportMetric(float64(db.Meta().Fields)/bigSteps, "fields/step")
 		db.Close()
 	}
-	size := dirSize(dir)
+	size := statedb.SizeOnDisk(dir)
 	b.ReportMetric(float64(size)/(1<<20), "MiB")
 	b.ReportMetric(float64(size)/bigSteps, "B/step")
-}
-
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // BenchmarkReopen1M opens the up-to-date database (fingerprinting the

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"path/filepath"
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
@@ -394,4 +396,18 @@ func (db *DB) versions(key []byte, readTs uint64, fn func(Version) bool) error {
 		}
 	}
 	return nil
+}
+
+// SizeOnDisk is the total size of the files under dir (a database).
+func SizeOnDisk(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/scripts"
 	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/simtest"
 	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -31,18 +32,7 @@ func simulate(t testing.TB, dir, name, bug string, seed uint64, mutate func(*sim
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	path := filepath.Join(dir, name)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sim.Run(paxos.System, cfg, f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return simtest.Record(t, paxos.System, cfg, filepath.Join(dir, name))
 }
 
 // demo is the paxos demo run: latest-response at seed 21, where

@@ -12,6 +12,7 @@ import (
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/scripts"
 	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/simtest"
 	"github.com/replaycheck/replaycheck/statedb"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -45,17 +46,7 @@ func simulate(t testing.TB, path, bug string, seed uint64, d time.Duration) stri
 	if d > 0 {
 		cfg.Time = d
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sim.Run(paxos.System, cfg, f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return simtest.Record(t, paxos.System, cfg, path)
 }
 
 // openDemo opens a model on the demo run at step at.
