@@ -11,6 +11,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/system"
 )
 
@@ -214,8 +215,7 @@ func (c *Checker) sinceChange(_ *starlark.Thread, b *starlark.Builtin, args star
 		c.read(dep{depRow, rs.id})
 		at = rs.hist.changed
 		if field != "" {
-			names := rs.table.columnNames(rs.v.Type())
-			i := slices.Index(names, field)
+			i := slices.IndexFunc(rs.table.columnsOf(rs.v.Type()), func(f state.Field) bool { return f.Name == field })
 			if i < 0 {
 				return nil, fmt.Errorf("since_change: %s has no column %q", rs.table.name, field)
 			}

@@ -129,7 +129,7 @@ func LoadSource(path string, src []byte, r *replay.Replayer, opts Options) (*Che
 		index: index{}, quants: map[quantKey]*quant{}, nodeNow: map[node.ID]int64{},
 		unknown: map[node.ID]bool{}, start: r.Trace().Header.Start, step: -1, evaluate: true,
 	}
-	c.scan = &scanner{c: c, reach: map[reflect.Type]bool{}, seen: map[uintptr]bool{}}
+	c.scan = newScanner(c)
 	c.report.Predicates = map[string]*PredicateStats{}
 	modules := map[string]*loadEntry{}
 	c.thread = &starlark.Thread{Name: "predicates", Load: c.loader(filepath.Dir(path), modules)}
@@ -227,7 +227,7 @@ func (c *Checker) checkTableTypes() error {
 	sys := c.r.System()
 	tr := c.r.Trace()
 	h := sys.New(tr.Nodes[0], systemConfig(tr))
-	known := map[string]bool{}
+	known := map[string]reflect.Type{}
 	open := false
 	var visit func(t reflect.Type)
 	seen := map[reflect.Type]bool{}
@@ -237,7 +237,7 @@ func (c *Checker) checkTableTypes() error {
 		}
 		seen[t] = true
 		if t.Name() != "" && t.Kind() == reflect.Struct {
-			known[node.TypeName(t)] = true
+			known[node.TypeName(t)] = t
 		}
 		switch t.Kind() {
 		case reflect.Interface:
@@ -255,9 +255,16 @@ func (c *Checker) checkTableTypes() error {
 	visit(reflect.TypeOf(h))
 	for _, t := range c.tables {
 		found := false
-		for name := range known {
-			if t.name == name || strings.HasSuffix(t.name, "/"+name) {
-				found = true
+		for name, ty := range known {
+			if t.name != name && !strings.HasSuffix(t.name, "/"+name) {
+				continue
+			}
+			found = true
+			for _, col := range t.columns {
+				if _, ok := state.FieldByName(ty, col); !ok {
+					return fmt.Errorf("%s: table(%q): column %q is not an observed field of %s (fields: %s)",
+						t.pos, t.name, col, name, strings.Join(fieldNames(state.Fields(ty)), ", "))
+				}
 			}
 		}
 		if !found && !open {

@@ -96,13 +96,9 @@ func (s *goStruct) Freeze()               {}
 func (s *goStruct) Truth() starlark.Bool  { return true }
 func (s *goStruct) Hash() (uint32, error) { return uint32(state.HashValue(s.v)), nil }
 func (s *goStruct) Attr(name string) (starlark.Value, error) {
-	f, ok := s.v.Type().FieldByName(name)
-	if !ok || len(f.Index) != 1 || f.Tag.Get("replay") == "-" {
-		return nil, nil
-	}
-	return toStarlark(s.v.Field(f.Index[0]), s.origin), nil
+	return fieldValue(s.v, name, s.origin), nil
 }
-func (s *goStruct) AttrNames() []string { return observedFields(s.v.Type()) }
+func (s *goStruct) AttrNames() []string { return fieldNames(state.Fields(s.v.Type())) }
 func (s *goStruct) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
 	eq := state.HashValue(s.v) == state.HashValue(y.(*goStruct).v)
 	switch op {
@@ -114,13 +110,21 @@ func (s *goStruct) CompareSameType(op syntax.Token, y starlark.Value, depth int)
 	return false, fmt.Errorf("%s %s %s is not supported", s.Type(), op, y.Type())
 }
 
-func observedFields(t reflect.Type) []string {
-	var names []string
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Tag.Get("replay") != "-" && f.Name != "_" {
-			names = append(names, f.Name)
-		}
+// fieldValue reads the observed field name of struct value v, converted;
+// nil when v's type has no such observed field (Starlark then reports a
+// missing attribute).
+func fieldValue(v reflect.Value, name string, origin int64) starlark.Value {
+	f, ok := state.FieldByName(v.Type(), name)
+	if !ok {
+		return nil
+	}
+	return toStarlark(v.Field(f.Index), origin)
+}
+
+func fieldNames(fs []state.Field) []string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Name
 	}
 	return names
 }

@@ -13,12 +13,32 @@ import (
 type scanner struct {
 	c     *Checker
 	reach map[reflect.Type]bool
+	match map[reflect.Type][]*Table // the tables whose type a Go type is
 	seen  map[uintptr]bool
 	gen   int
 	step  int
 	now   int64
 	id    node.ID
 	dirty []*rowState
+}
+
+func newScanner(c *Checker) *scanner {
+	return &scanner{c: c, reach: map[reflect.Type]bool{}, match: map[reflect.Type][]*Table{}, seen: map[uintptr]bool{}}
+}
+
+// matching lists the tables whose type t is, computed once per type.
+func (s *scanner) matching(t reflect.Type) []*Table {
+	if m, ok := s.match[t]; ok {
+		return m
+	}
+	var m []*Table
+	for _, tb := range s.c.tables {
+		if tb.matches(t) {
+			m = append(m, tb)
+		}
+	}
+	s.match[t] = m
+	return m
 }
 
 // reaches reports whether a value of type t can hold an object of some
@@ -28,12 +48,7 @@ func (s *scanner) reaches(t reflect.Type) bool {
 		return r
 	}
 	s.reach[t] = false // provisional, for recursive types
-	r := false
-	for _, tb := range s.c.tables {
-		if tb.matches(t) {
-			r = true
-		}
-	}
+	r := len(s.matching(t)) > 0
 	if !r {
 		switch t.Kind() {
 		case reflect.Interface:
@@ -105,15 +120,13 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 	if !s.reaches(t) {
 		return
 	}
-	for _, tb := range s.c.tables {
-		if tb.matches(t) {
-			rs, added, changed := tb.upsert(rowKey{s.id, path}, v, s.gen, s.step, s.now)
-			if added {
-				s.c.tableChanged(tb)
-			}
-			if changed {
-				s.c.rowChanged(rs)
-			}
+	for _, tb := range s.matching(t) {
+		rs, added, changed := tb.upsert(rowKey{s.id, path}, v, s.gen, s.step, s.now)
+		if added {
+			s.c.tableChanged(tb)
+		}
+		if changed {
+			s.c.rowChanged(rs)
 		}
 	}
 	switch v.Kind() {

@@ -24,6 +24,7 @@ type Table struct {
 	keep    int
 	pos     syntax.Position
 
+	cols    map[reflect.Type][]state.Field // resolved columns, per Go type
 	rows    map[rowKey]*rowState
 	order   []*rowState // sorted by node, then path
 	sorted  bool
@@ -213,19 +214,12 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 	if !rs.table.hasColumn(name) {
 		return nil, nil
 	}
-	f, ok := rs.v.Type().FieldByName(name)
-	if !ok || len(f.Index) != 1 || f.Tag.Get("replay") == "-" {
-		return nil, nil
-	}
-	return toStarlark(rs.v.Field(f.Index[0]), rs.table.c.start), nil
+	return fieldValue(rs.v, name, rs.table.c.start), nil
 }
 
 func (r *Row) AttrNames() []string {
 	names := []string{"history", "node", "path", "prev"}
-	if r.rs.table.columns != nil {
-		return append(names, r.rs.table.columns...)
-	}
-	return append(names, observedFields(r.rs.v.Type())...)
+	return append(names, fieldNames(r.rs.table.columnsOf(r.rs.v.Type()))...)
 }
 
 func (t *Table) hasColumn(name string) bool {
@@ -286,17 +280,13 @@ func (r *Row) snapshot() starlark.Value {
 type columnView struct{ rs *rowState }
 
 func (c *columnView) Attr(name string) (starlark.Value, error) {
-	f, ok := c.rs.v.Type().FieldByName(name)
-	if !ok || len(f.Index) != 1 {
+	if !c.rs.table.hasColumn(name) {
 		return nil, nil
 	}
-	return toStarlark(c.rs.v.Field(f.Index[0]), c.rs.table.c.start), nil
+	return fieldValue(c.rs.v, name, c.rs.table.c.start), nil
 }
 func (c *columnView) AttrNames() []string {
-	if c.rs.table.columns != nil {
-		return c.rs.table.columns
-	}
-	return observedFields(c.rs.v.Type())
+	return fieldNames(c.rs.table.columnsOf(c.rs.v.Type()))
 }
 func (c *columnView) String() string        { return "columns" }
 func (c *columnView) Type() string          { return "columns" }
@@ -304,7 +294,8 @@ func (c *columnView) Freeze()               {}
 func (c *columnView) Truth() starlark.Bool  { return true }
 func (c *columnView) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable") }
 
-// matches reports whether Go type t is the table's type.
+// matches reports whether Go type t is the table's type. The scanner
+// caches the answer per type.
 func (t *Table) matches(ty reflect.Type) bool {
 	if ty.Name() == "" {
 		return false
@@ -312,34 +303,43 @@ func (t *Table) matches(ty reflect.Type) bool {
 	return t.name == node.TypeName(ty) || t.name == ty.PkgPath()+"."+ty.Name()
 }
 
-// hashColumns hashes the row's observed columns, each separately.
-func (t *Table) hashColumns(v reflect.Value, into []uint64) ([]uint64, uint64) {
-	into = into[:0]
-	var all uint64 = 14695981039346656037
-	for _, name := range t.columnNames(v.Type()) {
-		f, _ := v.Type().FieldByName(name)
-		h := state.HashValue(v.Field(f.Index[0]))
-		into = append(into, h)
-		all = (all ^ h) * 1099511628211
+// columnsOf returns the table's columns in struct type ty, resolved once
+// per type: every observed field, or those named by columns= (a name that
+// is not an observed field was rejected when the script loaded).
+func (t *Table) columnsOf(ty reflect.Type) []state.Field {
+	if cols, ok := t.cols[ty]; ok {
+		return cols
 	}
-	return into, all
+	cols := state.Fields(ty)
+	if t.columns != nil {
+		cols = nil
+		for _, name := range t.columns {
+			if f, ok := state.FieldByName(ty, name); ok {
+				cols = append(cols, f)
+			}
+		}
+	}
+	if t.cols == nil {
+		t.cols = map[reflect.Type][]state.Field{}
+	}
+	t.cols[ty] = cols
+	return cols
 }
 
-func (t *Table) columnNames(ty reflect.Type) []string {
-	if t.columns != nil {
-		return t.columns
+// hashColumns hashes the row's columns, each separately.
+func (t *Table) hashColumns(v reflect.Value, cols []state.Field) ([]uint64, uint64) {
+	hashes := make([]uint64, len(cols))
+	var all uint64 = 14695981039346656037
+	for i, f := range cols {
+		hashes[i] = state.HashValue(v.Field(f.Index))
+		all = (all ^ hashes[i]) * 1099511628211
 	}
-	return observedFields(ty)
+	return hashes, all
 }
 
 // upsert records that the row at key holds v after step; it returns the
 // row, whether it is new, and whether its content changed.
-func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (rs *rowState, added, changed bool) {
-	rs, added, changed = t.upsertRow(key, v, gen, step, now)
-	return rs, added, changed
-}
-
-func (t *Table) upsertRow(key rowKey, v reflect.Value, gen, step int, now int64) (*rowState, bool, bool) {
+func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*rowState, bool, bool) {
 	rs := t.rows[key]
 	added := false
 	if rs == nil {
@@ -357,7 +357,8 @@ func (t *Table) upsertRow(key rowKey, v reflect.Value, gen, step int, now int64)
 		added = true
 	}
 	rs.v, rs.seen = v, gen
-	fields, h := t.hashColumns(v, nil)
+	cols := t.columnsOf(v.Type())
+	fields, h := t.hashColumns(v, cols)
 	if !added && h == rs.hash {
 		return rs, false, false
 	}
@@ -367,11 +368,10 @@ func (t *Table) upsertRow(key rowKey, v reflect.Value, gen, step int, now int64)
 		// The same content as before a crash: not a new version.
 		return rs, added, false
 	}
-	names := t.columnNames(v.Type())
-	if len(hist.fieldTime) != len(names) {
-		hist.fieldTime = make([]int64, len(names))
+	if len(hist.fieldTime) != len(cols) {
+		hist.fieldTime = make([]int64, len(cols))
 	}
-	for i := range names {
+	for i := range cols {
 		if i >= len(hist.fields) || hist.fields[i] != fields[i] {
 			hist.fieldTime[i] = now
 		}
@@ -380,9 +380,8 @@ func (t *Table) upsertRow(key rowKey, v reflect.Value, gen, step int, now int64)
 	hist.changed = now
 	if t.keep > 1 {
 		snap := starlark.StringDict{}
-		for _, name := range names {
-			f, _ := v.Type().FieldByName(name)
-			snap[name] = freeze(toStarlark(v.Field(f.Index[0]), t.c.start))
+		for _, f := range cols {
+			snap[f.Name] = freeze(toStarlark(v.Field(f.Index), t.c.start))
 		}
 		hist.versions = append(hist.versions, version{step: step, fields: snap})
 		if len(hist.versions) > t.keep {

@@ -2,7 +2,6 @@ package predicates
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 
 	"go.starlark.net/starlark"
@@ -121,7 +120,7 @@ func (c *Checker) watchTable(t *Table) *Table {
 	}
 	t.id = len(c.tables) + 1
 	c.tables = append(c.tables, t)
-	c.scan.reach = map[reflect.Type]bool{} // a new type to look for
+	c.scan = newScanner(c) // a new type to look for
 	for _, id := range c.r.Trace().Nodes {
 		inst := c.r.Instance(id)
 		if inst != nil && !c.unknown[id] && inst.Handler() != nil {

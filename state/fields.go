@@ -2,22 +2,23 @@ package state
 
 import (
 	"reflect"
-
 	"sync"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
 
-// field is one struct field that is part of the observed state.
-type field struct {
-	index int
-	name  string
+// Field is one struct field that is part of the observed state: every
+// field except blank ones and those tagged `replay:"-"`.
+type Field struct {
+	Name  string
+	Index int // for reflect.Value.Field
 }
 
 // plan is what reflection needs to know about a struct type, computed once.
 type plan struct {
-	fields []field
+	fields []Field
+	byName map[string]Field
 	id     uint64 // hash of the type's name, folded into state hashes
 }
 
@@ -29,20 +30,28 @@ func planOf(t reflect.Type) *plan {
 	if p, ok := planCache.Load(t); ok {
 		return p.(*plan)
 	}
-	p := &plan{id: xxhash.Sum64String(t.String())}
+	p := &plan{id: xxhash.Sum64String(t.String()), byName: map[string]Field{}}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Tag.Get("replay") == "-" || f.Name == "_" {
 			continue
 		}
-		p.fields = append(p.fields, field{index: i, name: f.Name})
+		p.fields = append(p.fields, Field{Name: f.Name, Index: i})
+		p.byName[f.Name] = Field{Name: f.Name, Index: i}
 	}
 	planCache.Store(t, p)
 	return p
 }
 
-// fieldsOf lists the observed fields of struct type t.
-func fieldsOf(t reflect.Type) []field { return planOf(t).fields }
+// Fields lists the observed fields of struct type t, in declaration order.
+// The list is computed once per type; callers must not modify it.
+func Fields(t reflect.Type) []Field { return planOf(t).fields }
+
+// FieldByName finds an observed field of struct type t.
+func FieldByName(t reflect.Type, name string) (Field, bool) {
+	f, ok := planOf(t).byName[name]
+	return f, ok
+}
 
 var timeType = reflect.TypeFor[time.Time]()
 

@@ -76,12 +76,12 @@ func (f *flattener) walk(v reflect.Value, path string, depth int) {
 			f.leaf(path, Scalar(v))
 			return
 		}
-		fs := fieldsOf(v.Type())
+		fs := Fields(v.Type())
 		if len(fs) == 0 {
 			f.leaf(path, "{}")
 		}
 		for _, fl := range fs {
-			f.walk(v.Field(fl.index), join(path, fl.name), depth+1)
+			f.walk(v.Field(fl.Index), join(path, fl.Name), depth+1)
 		}
 	case reflect.Map:
 		if f.reference(v, path) {

@@ -341,12 +341,12 @@ func compileHash(t reflect.Type) hashFunc {
 		p := planOf(t)
 		fns := make([]hashFunc, len(p.fields))
 		for i, fl := range p.fields {
-			fns[i] = hashFnLazy(t.Field(fl.index).Type)
+			fns[i] = hashFnLazy(t.Field(fl.Index).Type)
 		}
 		f = func(h *hasher, v reflect.Value, depth int) {
 			h.u64('S', p.id)
 			for i, fl := range p.fields {
-				fns[i](h, v.Field(fl.index), depth+1)
+				fns[i](h, v.Field(fl.Index), depth+1)
 			}
 		}
 	default:
@@ -375,7 +375,7 @@ func refFree(t reflect.Type, seen map[reflect.Type]bool) bool {
 		}
 		seen[t] = true
 		for _, f := range planOf(t).fields {
-			if !refFree(t.Field(f.index).Type, seen) {
+			if !refFree(t.Field(f.Index).Type, seen) {
 				return false
 			}
 		}
