@@ -1,6 +1,7 @@
 package state
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
 	"reflect"
@@ -134,13 +135,19 @@ func (h *hasher) ref(p uintptr, t reflect.Type) bool {
 // or already visited (hashed as a back-reference). It reports whether the
 // value is fully hashed.
 func (h *hasher) reference(v reflect.Value, t reflect.Type, depth int) bool {
+	return h.absent(v, depth) || h.ref(v.Pointer(), t)
+}
+
+// absent hashes what nilable values have in common: nil, or nested too
+// deep to follow. It reports whether the value is fully hashed.
+func (h *hasher) absent(v reflect.Value, depth int) bool {
 	switch {
 	case v.IsNil():
 		h.tag('0')
 	case depth > maxDepth:
 		h.tag('!')
 	default:
-		return h.ref(v.Pointer(), t)
+		return false
 	}
 	return true
 }
@@ -246,12 +253,7 @@ func compileHash(t reflect.Type) hashFunc {
 		}
 	case reflect.Interface:
 		f = func(h *hasher, v reflect.Value, depth int) {
-			if v.IsNil() {
-				h.tag('0')
-				return
-			}
-			if depth > maxDepth {
-				h.tag('!')
+			if h.absent(v, depth) {
 				return
 			}
 			e := v.Elem()
@@ -272,12 +274,7 @@ func compileHash(t reflect.Type) hashFunc {
 		}
 		elem := hashFnLazy(t.Elem())
 		f = func(h *hasher, v reflect.Value, depth int) {
-			if v.IsNil() {
-				h.tag('0')
-				return
-			}
-			if depth > maxDepth {
-				h.tag('!')
+			if h.absent(v, depth) {
 				return
 			}
 			h.u64('[', uint64(v.Len()))
@@ -403,21 +400,40 @@ func (h *hasher) sortedEntries(m reflect.Value) []entry {
 	if len(es) < 2 {
 		return es
 	}
-	switch m.Type().Key().Kind() {
-	case reflect.String:
-		slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.k.String(), b.k.String()) })
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		slices.SortFunc(es, func(a, b entry) int { return cmp3(a.k.Int(), b.k.Int()) })
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		slices.SortFunc(es, func(a, b entry) int { return cmp3(a.k.Uint(), b.k.Uint()) })
-	default:
-		// Rare key kinds (structs, arrays, floats, bools, pointers)
-		// take the general path.
-		for i, k := range SortedKeys(m) {
-			es[i] = entry{k, m.MapIndex(k)}
-		}
+	if order := keyOrder(m.Type().Key().Kind()); order != nil {
+		slices.SortFunc(es, func(a, b entry) int { return order(a.k, b.k) })
+		return es
+	}
+	// Keys without a natural order take the general path.
+	for i, k := range SortedKeys(m) {
+		es[i] = entry{k, m.MapIndex(k)}
 	}
 	return es
+}
+
+// keyOrder is the natural order of map keys of a kind (strings, numbers,
+// booleans), or nil for kinds ordered by their canonical hash.
+func keyOrder(k reflect.Kind) func(a, b reflect.Value) int {
+	switch k {
+	case reflect.String:
+		return func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) }
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return func(a, b reflect.Value) int { return cmp.Compare(a.Int(), b.Int()) }
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return func(a, b reflect.Value) int { return cmp.Compare(a.Uint(), b.Uint()) }
+	case reflect.Float32, reflect.Float64:
+		return func(a, b reflect.Value) int { return cmp.Compare(a.Float(), b.Float()) }
+	case reflect.Bool:
+		return func(a, b reflect.Value) int {
+			if a.Bool() == b.Bool() {
+				return 0
+			} else if b.Bool() {
+				return -1
+			}
+			return 1
+		}
+	}
+	return nil
 }
 
 // SortedKeys returns a map's keys in canonical order: natural order for
@@ -428,53 +444,25 @@ func SortedKeys(m reflect.Value) []reflect.Value {
 	if len(keys) < 2 {
 		return keys
 	}
-	switch m.Type().Key().Kind() {
-	case reflect.String:
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp3(a.Int(), b.Int()) })
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp3(a.Uint(), b.Uint()) })
-	case reflect.Float32, reflect.Float64:
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp3(a.Float(), b.Float()) })
-	case reflect.Bool:
-		slices.SortFunc(keys, func(a, b reflect.Value) int {
-			return cmp3(boolInt(a.Bool()), boolInt(b.Bool()))
-		})
-	default:
-		type keyed struct {
-			h uint64
-			k reflect.Value
-		}
-		ks := make([]keyed, len(keys))
-		for i, k := range keys {
-			sub := newHasher()
-			sub.value(k, 0)
-			ks[i] = keyed{sub.sum(), k}
-		}
-		slices.SortFunc(ks, func(a, b keyed) int { return cmp3(a.h, b.h) })
-		for i := range ks {
-			keys[i] = ks[i].k
-		}
+	if order := keyOrder(m.Type().Key().Kind()); order != nil {
+		slices.SortFunc(keys, order)
+		return keys
+	}
+	type keyed struct {
+		h uint64
+		k reflect.Value
+	}
+	ks := make([]keyed, len(keys))
+	for i, k := range keys {
+		sub := newHasher()
+		sub.value(k, 0)
+		ks[i] = keyed{sub.sum(), k}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Compare(a.h, b.h) })
+	for i := range ks {
+		keys[i] = ks[i].k
 	}
 	return keys
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func cmp3[T int64 | uint64 | float64 | int](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // HashValue is Hash for a reflect.Value (which may have been reached
