@@ -136,5 +136,3 @@ func requireArgs(n int, what string) cobra.PositionalArgs {
 		return nil
 	}
 }
-
-func errorsAs(err error, target any) bool { return errors.As(err, target) }

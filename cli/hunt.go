@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -58,7 +59,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		if err != nil {
 			prog.done()
 			var se *predicates.ScriptError
-			if errorsAs(err, &se) {
+			if errors.As(err, &se) {
 				return badInput("%v", err)
 			}
 			return withCode(ExitViolations, fmt.Errorf("seed %d: %w", seed, err))

@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -145,11 +147,7 @@ func printInfo(a *App, in fileInfo) {
 	row("system", "%s (bug %s)", in.System, in.Bug)
 	driver := in.Driver
 	if len(in.Run) > 0 {
-		keys := make([]string, 0, len(in.Run))
-		for k := range in.Run {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(in.Run))
 		var parts []string
 		for _, k := range keys {
 			parts = append(parts, k+"="+in.Run[k])
@@ -182,11 +180,7 @@ func printInfo(a *App, in fileInfo) {
 	}
 	row("per node", "%s", strings.Join(per, ", "))
 	if len(in.MessageTypes) > 0 {
-		types := make([]string, 0, len(in.MessageTypes))
-		for t := range in.MessageTypes {
-			types = append(types, t)
-		}
-		sort.Strings(types)
+		types := slices.Sorted(maps.Keys(in.MessageTypes))
 		var parts []string
 		for _, t := range types {
 			parts = append(parts, fmt.Sprintf("%s %d", t, in.MessageTypes[t]))
@@ -210,11 +204,7 @@ func printInfo(a *App, in fileInfo) {
 		row("ended", "%s", in.EndReason)
 	}
 	if len(in.EndStats) > 0 {
-		keys := make([]string, 0, len(in.EndStats))
-		for k := range in.EndStats {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(in.EndStats))
 		var parts []string
 		for _, k := range keys {
 			parts = append(parts, fmt.Sprintf("%s=%d", k, in.EndStats[k]))

@@ -91,7 +91,7 @@ func (a *App) systemsHelp() string {
 	b.WriteString("\nSystems in this binary:\n")
 	for _, name := range a.Registry.Names() {
 		s, _ := a.Registry.Lookup(name)
-		d := s.Sim
+		d := sim.DefaultConfig().WithDefaults(s) // what a run without flags uses
 		fmt.Fprintf(&b, "  %s: %s\n    defaults: %d nodes, latency %v-%v, drop %g, dup %g, churn %g/s, %d steps, %v\n",
 			s.Name, s.Summary, d.Nodes, d.LatencyMin, d.LatencyMax, d.Drop, d.Dup, d.Churn, d.Steps, d.Time)
 		fmt.Fprintf(&b, "    bugs: %s\n", strings.Join(s.BugNames(), ", "))

@@ -2,8 +2,9 @@ package node
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/fxamacker/cbor/v2"
@@ -138,12 +139,7 @@ func (c *Codec) MustRegister(samples ...any) *Codec {
 func (c *Codec) Names() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	names := make([]string, 0, len(c.byName))
-	for n := range c.byName {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(c.byName))
 }
 
 // Known reports whether name is registered.

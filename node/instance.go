@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
@@ -498,12 +499,7 @@ func (s *MemStore) Delete(key string) { delete(s.m, key) }
 
 // Keys lists the stored keys, sorted.
 func (s *MemStore) Keys() []string {
-	ks := make([]string, 0, len(s.m))
-	for k := range s.m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
+	return slices.Sorted(maps.Keys(s.m))
 }
 
 // Clone returns an independent copy (values are never mutated in place, so

@@ -3,10 +3,11 @@ package predicates
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -268,11 +269,7 @@ func (c *Checker) checkTableTypes() error {
 			}
 		}
 		if !found && !open {
-			names := make([]string, 0, len(known))
-			for n := range known {
-				names = append(names, n)
-			}
-			sort.Strings(names)
+			names := slices.Sorted(maps.Keys(known))
 			return fmt.Errorf("%s: table(%q): no type of that name is in %s's node state (types there: %s)",
 				t.pos, t.name, sys.Name, strings.Join(names, ", "))
 		}

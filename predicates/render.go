@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,11 +35,7 @@ func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 		}
 		writeViolation(w, v)
 	}
-	names := make([]string, 0, len(r.Predicates))
-	for n := range r.Predicates {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(r.Predicates))
 	rate := float64(r.Steps) / max(elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(w, "checked %d steps in %v (%.0f steps/s)\n", r.Steps, elapsed.Round(time.Millisecond), rate)
 	for _, n := range names {

@@ -8,8 +8,10 @@ package simtest
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -111,11 +113,7 @@ func SimCommand(sys *system.System, cfg sim.Config, output string) string {
 	if cfg.LatencyMin != def.LatencyMin || cfg.LatencyMax != def.LatencyMax {
 		args = append(args, "--latency", cfg.LatencyMin.String()+"-"+cfg.LatencyMax.String())
 	}
-	keys := make([]string, 0, len(cfg.Params))
-	for k := range cfg.Params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(cfg.Params))
 	for _, k := range keys {
 		args = append(args, "--param", k+"="+cfg.Params[k])
 	}

@@ -6,6 +6,7 @@ package system
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -163,12 +164,7 @@ func (r *Registry) Register(s *System) {
 
 // Names lists registered systems, sorted.
 func (r *Registry) Names() []string {
-	names := make([]string, 0, len(r.systems))
-	for n := range r.systems {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(r.systems))
 }
 
 // Lookup finds a system by name, with an error listing the known ones.

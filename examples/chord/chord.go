@@ -891,13 +891,8 @@ var System = &system.System{
 		{Name: "pred-order", Summary: "predecessor updated before the successor list; the successor then lies between predecessor and node"},
 	},
 	Sim: system.SimDefaults{
-		Nodes:      10,
-		LatencyMin: time.Millisecond,
-		LatencyMax: 10 * time.Millisecond,
-		DownMin:    50 * time.Millisecond,
-		DownMax:    500 * time.Millisecond,
-		Steps:      100_000,
-		Time:       5 * time.Second,
+		Nodes: 10,
+		Time:  5 * time.Second,
 	},
 	Scenario: scenario,
 }

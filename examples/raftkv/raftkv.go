@@ -472,7 +472,6 @@ var System = &system.System{
 	CryptoRand: true,
 	Sim: system.SimDefaults{
 		Nodes:      3,
-		LatencyMin: time.Millisecond,
 		LatencyMax: 5 * time.Millisecond,
 		Drop:       0.01,
 		Steps:      200_000,

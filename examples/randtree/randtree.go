@@ -592,15 +592,9 @@ var System = &system.System{
 		{Name: "no-recovery-timer", Summary: "a node that starts a tree by itself schedules no recovery timer"},
 	},
 	Sim: system.SimDefaults{
-		Nodes:      12,
-		LatencyMin: time.Millisecond,
-		LatencyMax: 10 * time.Millisecond,
-		Drop:       0.02,
-		Churn:      0,
-		DownMin:    50 * time.Millisecond,
-		DownMax:    500 * time.Millisecond,
-		Steps:      100_000,
-		Time:       4 * time.Second,
+		Nodes: 12,
+		Drop:  0.02,
+		Time:  4 * time.Second,
 	},
 	Scenario: scenario,
 }

@@ -883,13 +883,11 @@ var System = &system.System{
 		{Name: "transient-failure", Summary: "a node restarting faster than failure detection loses its index and nobody republishes to it: orphan replicas"},
 	},
 	Sim: system.SimDefaults{
-		Nodes:      8,
-		LatencyMin: time.Millisecond,
-		LatencyMax: 10 * time.Millisecond,
-		Drop:       0.05,
-		Dup:        0.02,
-		Steps:      200_000,
-		Time:       24 * time.Second,
+		Nodes: 8,
+		Drop:  0.05,
+		Dup:   0.02,
+		Steps: 200_000,
+		Time:  24 * time.Second,
 	},
 	Scenario: scenario,
 }

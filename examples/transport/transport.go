@@ -339,7 +339,6 @@ var System = &system.System{
 	},
 	Sim: system.SimDefaults{
 		Nodes:      4,
-		LatencyMin: time.Millisecond,
 		LatencyMax: 80 * time.Millisecond,
 		Drop:       0.05,
 		Dup:        0.1,
