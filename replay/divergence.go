@@ -3,7 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
-	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -79,7 +79,7 @@ func describe(ev *node.Event) string {
 // differ. recordedPayload looks up what a recorded send carried, from the
 // receiver's trace.
 func (r *Replayer) diverged(step int, rec, now *node.Event, err error) *Divergence {
-	d := &Divergence{Step: step, File: r.tr.File(step), Node: rec.Node, Seq: rec.Seq, Event: describe(rec)}
+	d := r.divergence(step, rec)
 	var mm *mismatch
 	var pe *node.PanicError
 	switch {
@@ -98,11 +98,17 @@ func (r *Replayer) diverged(step int, rec, now *node.Event, err error) *Divergen
 	return d
 }
 
+// divergence starts the report of a divergence at step: where it is.
+func (r *Replayer) divergence(step int, rec *node.Event) *Divergence {
+	return &Divergence{Step: step, File: r.tr.File(step), Node: rec.Node, Seq: rec.Seq, Event: describe(rec)}
+}
+
 // compare checks a re-executed event's effects against the recording; it
-// returns nil when they match.
+// returns nil when they match. It runs at every step, so nothing is
+// formatted or allocated unless something differs.
 func (r *Replayer) compare(step int, rec, now *node.Event) *Divergence {
-	d := &Divergence{Step: step, File: r.tr.File(step), Node: rec.Node, Seq: rec.Seq, Event: describe(rec)}
 	set := func(what, recorded, replayed string, causes ...string) *Divergence {
+		d := r.divergence(step, rec)
 		d.What, d.Recorded, d.Now, d.Causes = what, recorded, replayed, causes
 		return d
 	}
@@ -120,10 +126,10 @@ func (r *Replayer) compare(step int, rec, now *node.Event) *Divergence {
 				r.recordedSend(rec, i), r.replayedSend(now, i), causeMapOrder, causeRand, causeTime, causeCode)
 		}
 	}
-	if !reflect.DeepEqual(normTimers(rec.TimersSet), normTimers(now.TimersSet)) {
+	if !slices.Equal(rec.TimersSet, now.TimersSet) {
 		return set("timers set", timerList(rec.TimersSet), timerList(now.TimersSet), causeRand, causeTime, causeMapOrder, causeCode)
 	}
-	if fmt.Sprint(rec.TimersCancelled) != fmt.Sprint(now.TimersCancelled) {
+	if !slices.Equal(rec.TimersCancelled, now.TimersCancelled) {
 		return set("timers cancelled", fmt.Sprint(rec.TimersCancelled), fmt.Sprint(now.TimersCancelled), causeMapOrder, causeCode)
 	}
 	if rec.DiskWrites != now.DiskWrites || rec.DiskDigest != now.DiskDigest {
@@ -131,13 +137,6 @@ func (r *Replayer) compare(step int, rec, now *node.Event) *Divergence {
 			fmt.Sprintf("%d write(s), digest %016x", now.DiskWrites, now.DiskDigest), causeMapOrder, causeRand, causeTime, causeCode)
 	}
 	return nil
-}
-
-func normTimers(ts []node.TimerSet) []node.TimerSet {
-	if len(ts) == 0 {
-		return nil
-	}
-	return ts
 }
 
 func timerList(ts []node.TimerSet) string {

@@ -202,11 +202,12 @@ func (r *Replayer) Next() error {
 	}
 	if rec.HasStateHash && !r.opts.SkipStateHashes && n.inst.Up() {
 		if h := state.Hash(n.inst.Handler()); h != rec.StateHash {
-			r.err = &Divergence{Step: step, File: r.tr.File(step), Node: rec.Node, Seq: rec.Seq, Event: describe(rec),
-				What:     "the node's state after the event (its effects matched)",
-				Recorded: fmt.Sprintf("state hash %016x", rec.StateHash), Now: fmt.Sprintf("state hash %016x", h),
-				Causes: []string{causeMapOrder, causeState, causeCode,
-					"a field that should not be observed state (a cache, a handle) is not tagged replay:\"-\""}}
+			d := r.divergence(step, rec)
+			d.What = "the node's state after the event (its effects matched)"
+			d.Recorded, d.Now = fmt.Sprintf("state hash %016x", rec.StateHash), fmt.Sprintf("state hash %016x", h)
+			d.Causes = []string{causeMapOrder, causeState, causeCode,
+				"a field that should not be observed state (a cache, a handle) is not tagged replay:\"-\""}
+			r.err = d
 			return r.err
 		}
 	}
