@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // Third-party handler code may read crypto/rand directly: etcd raft draws
@@ -18,9 +19,12 @@ import (
 
 var (
 	interceptOnce sync.Once
-	intercepting  bool
-	original      io.Reader
-	dispatching   sync.Map // goroutine id -> *Instance
+	// intercepting is read on every dispatch, from whichever goroutine
+	// drives the node (tests run drivers in parallel), while the first
+	// caller of InterceptCryptoRand sets it: hence atomic.
+	intercepting atomic.Bool
+	original     io.Reader
+	dispatching  sync.Map // goroutine id -> *Instance
 )
 
 // InterceptCryptoRand installs the interception, once per process. Drivers
@@ -29,7 +33,7 @@ func InterceptCryptoRand() {
 	interceptOnce.Do(func() {
 		original = cryptorand.Reader
 		cryptorand.Reader = routingReader{}
-		intercepting = true
+		intercepting.Store(true)
 	})
 }
 
@@ -67,7 +71,7 @@ func goroutineID() uint64 {
 // would reach the real reader unrecorded, and replay would report the
 // divergence at that event.
 func (in *Instance) enterDispatch() (leave func()) {
-	if !intercepting {
+	if !intercepting.Load() {
 		return func() {}
 	}
 	if in.gid == 0 {
