@@ -24,6 +24,10 @@ const (
 	ExitViolations = 1 // the checker found violations; sim: the run failed
 	ExitBadInput   = 2 // unreadable trace, unknown system, bad flags, broken script
 	ExitDivergence = 3 // replay diverged from the recording
+	// ExitPredicateError: a predicate raised, returned a non-bool or ran
+	// out of its budget, so the run was not fully checked. It outranks
+	// ExitViolations: a run with both exits 4.
+	ExitPredicateError = 4
 )
 
 // exitError carries the exit code a failure maps to.
@@ -112,7 +116,8 @@ Traces come from the simulator (replay sim) or from live binaries built with
 printed as #STEP; the same number works in every verb.
 
 Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
-3 replay diverged from the recording.`,
+3 replay diverged from the recording, 4 a predicate could not be evaluated
+(the run was not fully checked).`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
