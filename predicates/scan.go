@@ -43,34 +43,56 @@ func (s *scanner) matching(t reflect.Type) []*Table {
 
 // reaches reports whether a value of type t can hold an object of some
 // table's type. Interfaces might hold anything.
+//
+// Types can be recursive (A holds *B, B holds *A), so the answer is a
+// search over every type reachable from t, and only complete answers are
+// cached: caching a provisional answer while a cycle is open would make
+// which rows are found depend on which type happened to be asked first.
 func (s *scanner) reaches(t reflect.Type) bool {
 	if r, ok := s.reach[t]; ok {
 		return r
 	}
-	s.reach[t] = false // provisional, for recursive types
-	r := len(s.matching(t)) > 0
-	if !r {
-		switch t.Kind() {
-		case reflect.Interface:
-			r = true
-		case reflect.Pointer, reflect.Slice, reflect.Array:
-			r = s.reaches(t.Elem())
-		case reflect.Map:
-			r = s.reaches(t.Elem())
+	seen := map[reflect.Type]bool{t: true}
+	stack := []reflect.Type{t}
+	push := func(u reflect.Type) {
+		if !seen[u] {
+			seen[u] = true
+			stack = append(stack, u)
+		}
+	}
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if r, ok := s.reach[u]; ok {
+			if r {
+				s.reach[t] = true
+				return true
+			}
+			continue // a cached false is complete: nothing below u matches
+		}
+		if u.Kind() == reflect.Interface || len(s.matching(u)) > 0 {
+			s.reach[t] = true
+			return true
+		}
+		switch u.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			push(u.Elem())
 		case reflect.Struct:
-			if !state.IsTime(t) {
-				for i := range t.NumField() {
-					f := t.Field(i)
-					if f.Tag.Get("replay") != "-" && s.reaches(f.Type) {
-						r = true
-						break
+			if !state.IsTime(u) {
+				for i := range u.NumField() {
+					if f := u.Field(i); f.Tag.Get("replay") != "-" {
+						push(f.Type)
 					}
 				}
 			}
 		}
 	}
-	s.reach[t] = r
-	return r
+	// Nothing reachable from t matches, so nothing reachable from any type
+	// seen on the way does either.
+	for u := range seen {
+		s.reach[u] = false
+	}
+	return false
 }
 
 // scan walks a node's handler and upserts the rows found; rows of the node
