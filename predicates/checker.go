@@ -3,11 +3,8 @@ package predicates
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -15,7 +12,6 @@ import (
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
-	"github.com/replaycheck/replaycheck/state"
 )
 
 // Options tune a check.
@@ -220,61 +216,6 @@ func (c *Checker) loader(dir string, modules map[string]*loadEntry) func(*starla
 		modules[module] = &loadEntry{g, err}
 		return g, err
 	}
-}
-
-// checkTableTypes rejects tables whose type is nowhere in the system's
-// node state, listing the types that are.
-func (c *Checker) checkTableTypes() error {
-	sys := c.r.System()
-	tr := c.r.Trace()
-	h := sys.New(tr.Nodes[0], systemConfig(tr))
-	known := map[string]reflect.Type{}
-	open := false
-	var visit func(t reflect.Type)
-	seen := map[reflect.Type]bool{}
-	visit = func(t reflect.Type) {
-		if seen[t] || state.IsTime(t) {
-			return
-		}
-		seen[t] = true
-		if t.Name() != "" && t.Kind() == reflect.Struct {
-			known[node.TypeName(t)] = t
-		}
-		switch t.Kind() {
-		case reflect.Interface:
-			open = true
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-			visit(t.Elem())
-		case reflect.Struct:
-			for i := range t.NumField() {
-				if t.Field(i).Tag.Get("replay") != "-" {
-					visit(t.Field(i).Type)
-				}
-			}
-		}
-	}
-	visit(reflect.TypeOf(h))
-	for _, t := range c.tables {
-		found := false
-		for name, ty := range known {
-			if t.name != name && !strings.HasSuffix(t.name, "/"+name) {
-				continue
-			}
-			found = true
-			for _, col := range t.columns {
-				if _, ok := state.FieldByName(ty, col); !ok {
-					return fmt.Errorf("%s: table(%q): column %q is not an observed field of %s (fields: %s)",
-						t.pos, t.name, col, name, strings.Join(fieldNames(state.Fields(ty)), ", "))
-				}
-			}
-		}
-		if !found && !open {
-			names := slices.Sorted(maps.Keys(known))
-			return fmt.Errorf("%s: table(%q): no type of that name is in %s's node state (types there: %s)",
-				t.pos, t.name, sys.Name, strings.Join(names, ", "))
-		}
-	}
-	return nil
 }
 
 // Tables, Derived and Predicates list the declarations.
