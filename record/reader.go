@@ -124,9 +124,12 @@ type Reader struct {
 	ended     bool // the current segment has its end record
 	midRecord bool // the last read stopped inside a record
 	newFrame  bool // an unclosed frame was followed by a new one
-	gap       Gap
-	end       End
-	err       error
+	// frameStart is the file offset of the frame nextFrame last moved to
+	// (0: the first).
+	frameStart int64
+	gap        Gap
+	end        End
+	err        error
 }
 
 // NewReader reads the header of the trace in r. name is used in errors;
@@ -160,17 +163,28 @@ func NewReader(r io.Reader, name string, size int64) (*Reader, error) {
 	return rd, nil
 }
 
-func (r *Reader) startSegment(body []byte) error {
+// decodeHeader decodes and checks a header record's body. Its errors do
+// not name the file.
+func decodeHeader(body []byte) (*Header, error) {
 	var h Header
 	if err := cbor.Unmarshal(body, &h); err != nil {
-		return fmt.Errorf("%s: %w: unreadable header: %v", r.name, ErrNotTrace, err)
+		return nil, fmt.Errorf("%w: unreadable header: %v", ErrNotTrace, err)
 	}
 	if h.Magic != Magic {
-		return fmt.Errorf("%s: %w: header magic %q", r.name, ErrNotTrace, h.Magic)
+		return nil, fmt.Errorf("%w: header magic %q", ErrNotTrace, h.Magic)
 	}
 	if h.Version != Version {
-		return fmt.Errorf("%s: trace format version %d is not supported (this build reads version %d)", r.name, h.Version, Version)
+		return nil, fmt.Errorf("trace format version %d is not supported (this build reads version %d)", h.Version, Version)
 	}
+	return &h, nil
+}
+
+func (r *Reader) startSegment(body []byte) error {
+	hp, err := decodeHeader(body)
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.name, err)
+	}
+	h := *hp
 	if r.first != nil {
 		if h.System != r.first.System {
 			return fmt.Errorf("%s: segment %d records system %q, the file's first segment %q", r.name, h.Segment, h.System, r.first.System)
@@ -185,14 +199,30 @@ func (r *Reader) startSegment(body []byte) error {
 }
 
 // readRecord reads one record's type and body (valid until the next call).
+// It moves on to a new lz4 frame that follows an unclosed one (nextFrame),
+// in a loop: each move consumes that frame's magic, so it ends.
 func (r *Reader) readRecord() (byte, []byte, error) {
+	for {
+		typ, body, err := r.readRecordInFrame()
+		if err == errNextFrame {
+			continue
+		}
+		return typ, body, err
+	}
+}
+
+// errNextFrame says that readRecordInFrame moved to a new frame and the
+// record must be read again from there.
+var errNextFrame = errors.New("continued in the next lz4 frame")
+
+func (r *Reader) readRecordInFrame() (byte, []byte, error) {
 	n, err := r.readUvarint()
 	if err != nil {
 		if err == io.EOF {
 			return 0, nil, io.EOF
 		}
 		if r.nextFrame() {
-			return r.readRecord()
+			return 0, nil, errNextFrame
 		}
 		// The file ends exactly after a block that ended a record: a
 		// writer that flushed and was never closed (a killed process).
@@ -214,7 +244,7 @@ func (r *Reader) readRecord() (byte, []byte, error) {
 		r.buf = append(r.buf, make([]byte, chunk)...)
 		if _, err := io.ReadFull(r.br, r.buf[start:]); err != nil {
 			if r.nextFrame() {
-				return r.readRecord()
+				return 0, nil, errNextFrame
 			}
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
@@ -234,10 +264,16 @@ func (r *Reader) readRecord() (byte, []byte, error) {
 // expected the next block's size, right after the last good block. A record
 // the unclosed frame ended inside is lost, like the rest of the killed
 // writer's unflushed tail.
+//
+// The unclosed frame must have yielded at least one block since it began
+// (lastGood > frameStart): otherwise the magic is the current frame's own,
+// re-read after a frame that ends right after its magic, and moving on
+// would read the same four bytes forever.
 func (r *Reader) nextFrame() bool {
-	if r.cnt.n != r.blk.lastGood+int64(len(frameMagic)) || r.cnt.tail != frameMagic {
+	if r.cnt.n != r.blk.lastGood+int64(len(frameMagic)) || r.cnt.tail != frameMagic || r.blk.lastGood <= r.frameStart {
 		return false
 	}
+	r.frameStart = r.blk.lastGood
 	zr, err := newLZ4Reader(io.MultiReader(bytes.NewReader(frameMagic[:]), r.cnt), r.blk)
 	if err != nil {
 		return false
