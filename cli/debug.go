@@ -43,7 +43,10 @@ first of several (--db names another). It records a fingerprint of the
 trace files and is rebuilt when they change; an up-to-date database is
 reused, and a database without results for the --preds script as it is now
 is re-checked. A build writes to a temporary directory that appears under
-the database's name only when complete.
+the database's name only when complete; the database it replaces is moved
+aside and removed once no debugger reads it. One process at a time builds a
+database (another waits for it and says so); any number of debuggers read
+it at once.
 
 Exit codes: 0 built or up to date, 2 bad input (unreadable trace, script
 error), 3 replay diverged from the recording (nothing is kept).`,
@@ -125,7 +128,14 @@ func (a *App) openDB(traces []string, preds, dir string, force bool) (*statedb.D
 		Progress: func(phase string, done, total int) {
 			prog.update("%s %s step %d of %d", phase, bar(done, total, 30), done, total)
 		},
-		Stop: interrupted.Load})
+		Stop: interrupted.Load,
+		Waiting: func(pid int) {
+			who := "another replay"
+			if pid > 0 {
+				who = fmt.Sprintf("another replay (pid %d)", pid)
+			}
+			fmt.Fprintf(a.Stderr, "%s is building the trace database beside %s; waiting for it to finish (Ctrl-C stops)\n", who, traces[0])
+		}})
 	prog.done()
 	if err != nil {
 		var d *replay.Divergence
@@ -172,6 +182,9 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 	what := "up to date"
 	if res.Built {
 		what = fmt.Sprintf("built in %.2fs", meta.IndexSeconds)
+		if res.Why != "new" {
+			what += " (" + res.Why + ")"
+		}
 	}
 	fmt.Fprintf(a.Stdout, "%s: %s (%s): %d steps, %d nodes, %d field versions\n",
 		dir, what, humanize.IBytes(uint64(statedb.SizeOnDisk(dir))), meta.Steps, len(meta.Nodes), meta.Fields)

@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/replaycheck/replaycheck/statedb"
 )
 
 // atomicFile is an output file that appears under its name only when
 // complete: it is written beside the target and renamed at Commit, so an
-// interrupted run never leaves a partial file that looks whole.
+// interrupted run never leaves a partial file that looks whole. The
+// partial file is locked while it is written; creating one removes the
+// partials of the same target that killed runs left (statedb.RemoveStale).
 type atomicFile struct {
 	*os.File
 	target string
@@ -20,7 +24,7 @@ func createAtomic(path string) (*atomicFile, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, badInput("output %s is a directory", path)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".partial-*")
+	f, err := statedb.CreatePartial(path)
 	if err != nil {
 		return nil, badInput("cannot create output in %s: %v", dir, err)
 	}

@@ -85,6 +85,10 @@ type Options struct {
 	// Stop, if set, is polled during long phases; when it returns true the
 	// work ends with ErrStopped and nothing is kept.
 	Stop func() bool
+	// Waiting, if set, is called once when another process is building
+	// the same database and this one waits for it to finish, with that
+	// process's pid (0: unknown).
+	Waiting func(pid int)
 }
 
 // ErrStopped ends a build or a check that Options.Stop stopped.
@@ -96,11 +100,16 @@ type Opened struct {
 	Checked bool          // the predicates were (re)checked
 	Trace   *replay.Trace // the loaded trace, if it had to be loaded
 	Elapsed time.Duration
+	// Why is why it was built: "new", "forced", "the trace changed",
+	// "damaged: ...", "incomplete".
+	Why string
 }
 
 // Ensure opens the database of traces at dir (PathFor(traces) when dir is
-// ""), building it when it is missing, incomplete or stale, and checking
-// opts.Preds when the database lacks results for that script as it is now.
+// ""), building it when it is missing, incomplete, damaged or stale, and
+// checking opts.Preds when the database lacks results for that script as
+// it is now. One process at a time builds a database (the others wait for
+// it, see Options.Waiting); any number read it.
 func Ensure(traces []string, dir string, opts Options) (*DB, *Opened, error) {
 	start := time.Now()
 	if dir == "" {
@@ -110,33 +119,42 @@ func Ensure(traces []string, dir string, opts Options) (*DB, *Opened, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	res := &Opened{Trace: opts.Trace}
-	var db *DB
+	res := &Opened{Trace: opts.Trace, Why: "forced"}
 	if err := replaceable(dir); err != nil {
 		return nil, nil, err
 	}
-	if _, statErr := os.Stat(filepath.Join(dir, "MANIFEST")); statErr == nil && !opts.Force {
-		db, err = Open(dir)
-		switch {
-		case err == nil && db.meta.Fingerprint != fp: // stale
-			db.Close()
-			db = nil
-		case errors.Is(err, ErrIncomplete):
-			db = nil
-		case err != nil:
-			return nil, nil, err // locked by another process, unreadable, ...
+	RemoveStale(dir, staleAge) // databases swapped out that no one reads any more
+	var db *DB
+	if !opts.Force {
+		if db, res.Why, err = openCurrent(dir, fp); err != nil {
+			return nil, nil, err
 		}
 	}
 	if db == nil {
-		if res.Trace == nil {
-			if res.Trace, err = replay.Load(traces...); err != nil {
+		unlock, waited, err := lockBuild(dir, opts.Waiting, opts.Stop)
+		if err != nil {
+			return nil, nil, err
+		}
+		if waited && !opts.Force {
+			// The build we waited for may have made what we need.
+			if db, res.Why, err = openCurrent(dir, fp); err != nil {
+				unlock()
 				return nil, nil, err
 			}
 		}
-		if db, err = Build(dir, res.Trace, fp, opts); err != nil {
+		if db == nil {
+			if res.Trace == nil {
+				res.Trace, err = replay.Load(traces...)
+			}
+			if err == nil {
+				db, err = build(dir, res.Trace, fp, opts)
+			}
+			res.Built, res.Checked = err == nil, err == nil && opts.Preds != ""
+		}
+		unlock()
+		if err != nil {
 			return nil, nil, err
 		}
-		res.Built, res.Checked = true, opts.Preds != ""
 	}
 	if opts.Preds != "" {
 		hash, err := ScriptHash(opts.Preds)
@@ -166,6 +184,34 @@ func Ensure(traces []string, dir string, opts Options) (*DB, *Opened, error) {
 	return db, res, nil
 }
 
+// openCurrent opens the database at dir if it is complete and indexes the
+// traces of fingerprint fp. It returns nil and why not when it must be
+// (re)built, and an error only when it cannot be opened nor replaced.
+func openCurrent(dir, fp string) (*DB, string, error) {
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
+		return nil, "new", nil
+	}
+	db, err := Open(dir)
+	var damaged *DamagedError
+	switch {
+	case err == nil && db.meta.Fingerprint != fp:
+		db.Close()
+		return nil, "the trace changed", nil
+	case err == nil:
+		return db, "", nil
+	case errors.Is(err, ErrIncomplete):
+		return nil, "incomplete", nil
+	case errors.As(err, &damaged):
+		return nil, "damaged: " + oneLine(damaged.Err.Error()), nil
+	}
+	return nil, "", err
+}
+
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
 // replaceable refuses a path that exists and is not a trace database, so
 // that rebuilding never deletes anything else.
 func replaceable(dir string) error {
@@ -185,13 +231,25 @@ func replaceable(dir string) error {
 	return nil
 }
 
-// Build indexes tr into a new database at dir, replacing whatever is there.
-// It replays the whole trace once (checking state hashes: a divergence
-// fails the build with a *replay.Divergence) and, if opts.Preds is set,
-// checks the predicates in the same pass. The database is written in a
-// temporary directory beside dir and renamed into place only when
-// complete.
+// Build indexes tr into a new database at dir, replacing whatever is there
+// (waiting for another process building it, see Ensure). It replays the
+// whole trace once (checking state hashes: a divergence fails the build
+// with a *replay.Divergence) and, if opts.Preds is set, checks the
+// predicates in the same pass.
 func Build(dir string, tr *replay.Trace, fingerprint string, opts Options) (*DB, error) {
+	unlock, _, err := lockBuild(dir, opts.Waiting, opts.Stop)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return build(dir, tr, fingerprint, opts)
+}
+
+// build is Build with the build lock held. The database is written in a
+// temporary directory beside dir and swapped in only when complete; the
+// database it replaces is moved aside and removed once no reader holds it
+// (now, or by a later build). Leftovers of killed builds go first.
+func build(dir string, tr *replay.Trace, fingerprint string, opts Options) (*DB, error) {
 	start := time.Now()
 	for _, id := range tr.Nodes {
 		if strings.IndexByte(string(id), 0) >= 0 {
@@ -211,8 +269,9 @@ func Build(dir string, tr *replay.Trace, fingerprint string, opts Options) (*DB,
 	if err := replaceable(dir); err != nil {
 		return nil, err
 	}
+	RemoveStale(dir, 0) // the build lock is ours: no one else makes partials of dir
 	parent := filepath.Dir(dir)
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".partial-*")
+	tmp, err := os.MkdirTemp(parent, partialPrefixes(dir)[0]+"*")
 	if err != nil {
 		return nil, fmt.Errorf("create the trace database beside %s: %w", dir, err)
 	}
@@ -259,14 +318,39 @@ func Build(dir string, tr *replay.Trace, fingerprint string, opts Options) (*DB,
 	if err != nil {
 		return nil, err
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, fmt.Errorf("replace %s: %w", dir, err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return nil, fmt.Errorf("move the trace database into place: %w", err)
+	if err := swapIn(tmp, dir); err != nil {
+		return nil, err
 	}
 	built = true
 	return Open(dir)
+}
+
+// swapIn renames the database at tmp to dir. A database already at dir
+// is moved aside first, not deleted: debuggers may be reading it (the
+// files they have open stay theirs); it is removed here if nobody is, or
+// by a later build once they are done.
+func swapIn(tmp, dir string) error {
+	if _, err := os.Stat(dir); err != nil {
+		if err := os.Rename(tmp, dir); err != nil {
+			return fmt.Errorf("move the trace database into place: %w", err)
+		}
+		return nil
+	}
+	old := filepath.Join(filepath.Dir(dir), fmt.Sprintf("%s%d-%d", partialPrefixes(dir)[1], os.Getpid(), time.Now().UnixNano()))
+	if err := os.Rename(dir, old); err != nil {
+		return fmt.Errorf("move the previous trace database %s aside: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.Rename(old, dir)
+		return fmt.Errorf("move the trace database into place: %w", err)
+	}
+	if f, err := os.Open(old); err == nil {
+		if ok, err := tryLock(f, false); err == nil && ok {
+			os.RemoveAll(old)
+		}
+		f.Close()
+	}
+	return nil
 }
 
 func (db *DB) putMeta(m Meta) error {

@@ -20,7 +20,8 @@ import (
 )
 
 // Schema is the layout version; a database of another schema is rebuilt.
-const Schema = 1
+// 2: predicate results moved out of the store into predsFile.
+const Schema = 2
 
 // Meta describes a database and the traces it indexes.
 type Meta struct {
@@ -82,8 +83,8 @@ type DB struct {
 	dir   string
 	bdb   *badger.DB
 	meta  Meta
-	gen   uint32      // current predicate results generation (0: none)
 	preds *Predicates // nil: none
+	flips []Flip      // of preds, in step order
 }
 
 // ErrIncomplete is returned by Open for a directory that is not a complete
@@ -109,11 +110,17 @@ func (quietLogger) Warningf(string, ...any) {}
 func (quietLogger) Infof(string, ...any)    {}
 func (quietLogger) Debugf(string, ...any)   {}
 
-// Open opens a complete database.
+// Open opens a complete database for reading. Any number of processes
+// may read one database at once: a finished database is never written to
+// again (a rebuild makes a new one beside it and swaps it in; predicate
+// results live in a file of their own).
 func Open(dir string) (*DB, error) {
-	bdb, err := badger.OpenManaged(badgerOptions(dir))
+	if who := inUse(dir); who != "" {
+		return nil, fmt.Errorf("trace database %s is open for writing by %s, an older replay: close it, or name another database with --db", dir, who)
+	}
+	bdb, err := badger.OpenManaged(badgerOptions(dir).WithReadOnly(true))
 	if err != nil {
-		return nil, fmt.Errorf("open trace database %s: %w", dir, err)
+		return nil, &DamagedError{Dir: dir, Err: err}
 	}
 	db := &DB{dir: dir, bdb: bdb}
 	if err := db.load(); err != nil {
@@ -122,6 +129,20 @@ func Open(dir string) (*DB, error) {
 	}
 	return db, nil
 }
+
+// DamagedError is a database that exists but cannot be read (a file cut
+// short by a full disk or a kill while it was written by an older replay,
+// ...). Ensure rebuilds it.
+type DamagedError struct {
+	Dir string
+	Err error
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("trace database %s is damaged and cannot be read (replay index --force rebuilds it): %v", e.Dir, e.Err)
+}
+
+func (e *DamagedError) Unwrap() error { return e.Err }
 
 func (db *DB) load() error {
 	txn := db.bdb.NewTransactionAt(latest, false)
@@ -139,7 +160,7 @@ func (db *DB) load() error {
 	if !db.meta.Complete {
 		return fmt.Errorf("%s: %w", db.dir, ErrIncomplete)
 	}
-	return db.loadPredicates(txn)
+	return db.loadPredicates()
 }
 
 // Close closes the database.

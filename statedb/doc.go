@@ -15,10 +15,13 @@
 //   - per node, the changes of each step (a delta) and, every SnapshotEvery
 //     changes, the whole flattened state (a checkpoint): the state at step s
 //     is a read at version s of the checkpoint plus the few deltas after it;
-//   - the results of a predicates script: violations and the steps where
-//     each predicate flips, so "run until a predicate changes" is one seek.
+//   - beside the store, in a file of its own (predsFile), the results of a
+//     predicates script: violations and the steps where each predicate
+//     flips, so "run until a predicate changes" is one search.
 //
-// A database is built in a temporary directory and renamed into place when
+// A database is built in a temporary directory and swapped into place when
 // complete; it records a fingerprint of the trace files and is rebuilt when
-// they change.
+// they change. The store is never written after its build: readers open it
+// read-only, so any number of processes share it, and one process at a
+// time builds (a lock file beside it; see partial.go for leftovers).
 package statedb

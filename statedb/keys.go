@@ -17,8 +17,6 @@ const (
 	nsField    = 'F' // F node 0 path -> value, one version per change
 	nsDelta    = 'D' // D node 0 -> delta, one version per step that changed the node
 	nsSnapshot = 'C' // C node 0 -> every leaf, a version every SnapshotEvery deltas
-	nsPredGen  = 'G' // G -> current predicate results generation (version = generation)
-	nsPred     = 'P' // P gen(4) ('I' | 'V' idx(4) | 'F' step(8)) -> predicate results
 )
 
 // Versions: step s is written at version s+1 (Badger versions start at 1);
@@ -44,11 +42,6 @@ func nodeKey(ns byte, id node.ID) []byte {
 
 func fieldKey(id node.ID, path string) []byte {
 	return append(nodeKey(nsField, id), path...)
-}
-
-func predKey(gen uint32, kind byte) []byte {
-	k := binary.BigEndian.AppendUint32([]byte{nsPred}, gen)
-	return append(k, kind)
 }
 
 // Pseudo-fields stored with each node's state: what the runtime knows of

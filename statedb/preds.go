@@ -1,18 +1,17 @@
 package statedb
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/dgraph-io/badger/v4"
 	"github.com/fxamacker/cbor/v2"
 	"go.starlark.net/starlark"
 
@@ -58,7 +57,7 @@ type Violation struct {
 // Flip is a step after which a predicate's value differs from its value
 // before the step (predicates hold before the first step).
 type Flip struct {
-	Step      int    `cbor:"-"`
+	Step      int    `cbor:"3,keyasint"`
 	Predicate string `cbor:"1,keyasint"`
 	Holds     bool   `cbor:"2,keyasint"`
 }
@@ -185,67 +184,72 @@ func checkPredicates(tr *replay.Trace, reg *system.Registry, script string, prog
 // Predicates returns the stored predicate results (nil: none).
 func (db *DB) Predicates() *Predicates { return db.preds }
 
-func (db *DB) loadPredicates(txn *badger.Txn) error {
-	item, err := txn.Get([]byte{nsPredGen})
-	if errors.Is(err, badger.ErrKeyNotFound) {
+// predsFile holds the predicate results in the database's directory. They
+// live beside the Badger store, not in it, so that the store is written
+// only while it is built: readers open it read-only and share it, and a
+// re-check replaces this one file (atomically, by rename), whoever else
+// is reading.
+const predsFile = "predicates.cbor"
+
+// storedPredicates is the content of predsFile.
+type storedPredicates struct {
+	// Fingerprint is the database's: results written by a reader of a
+	// database since rebuilt from another trace are not taken.
+	Fingerprint string `cbor:"1,keyasint"`
+	Info        []byte `cbor:"2,keyasint"` // Predicates as JSON
+	Flips       []Flip `cbor:"3,keyasint"`
+}
+
+func (db *DB) loadPredicates() error {
+	b, err := os.ReadFile(filepath.Join(db.dir, predsFile))
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", db.dir, err)
-	}
-	db.gen = uint32(item.Version())
-	if item, err = txn.Get(predKey(db.gen, 'I')); err != nil {
 		return fmt.Errorf("read the predicate results in %s: %w", db.dir, err)
 	}
+	var sp storedPredicates
 	var p Predicates
-	if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &p) }); err != nil {
-		return fmt.Errorf("read the predicate results in %s: %w", db.dir, err)
+	if cbor.Unmarshal(b, &sp) != nil || json.Unmarshal(sp.Info, &p) != nil || sp.Fingerprint != db.meta.Fingerprint {
+		return nil // damaged or of another trace: as if never checked
 	}
-	db.preds = &p
+	db.preds, db.flips = &p, sp.Flips
 	return nil
 }
 
-// SetPredicates replaces the stored predicate results.
+// SetPredicates replaces the stored predicate results. The results are
+// kept in memory even if storing them fails.
 func (db *DB) SetPredicates(p *Predicates, flips []Flip) error {
-	gen := db.gen + 1
+	flips = slices.Clone(flips)
+	slices.SortStableFunc(flips, func(a, b Flip) int { return a.Step - b.Step })
+	db.preds, db.flips = p, flips
 	info, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
-	wb := db.bdb.NewManagedWriteBatch()
-	defer wb.Cancel()
-	if err := wb.SetEntryAt(badger.NewEntry(predKey(gen, 'I'), info), metaVersion); err != nil {
+	b, err := cbor.Marshal(storedPredicates{Fingerprint: db.meta.Fingerprint, Info: info, Flips: flips})
+	if err != nil {
 		return err
 	}
-	for i := 0; i < len(flips); {
-		j := i
-		for j < len(flips) && flips[j].Step == flips[i].Step {
-			j++
+	target := filepath.Join(db.dir, predsFile)
+	f, err := CreatePartial(target)
+	if err == nil {
+		_, err = f.Write(b)
+		if err == nil {
+			err = f.Sync()
 		}
-		v, err := cbor.Marshal(flips[i:j])
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(f.Name(), target)
+		}
 		if err != nil {
-			return err
+			os.Remove(f.Name())
 		}
-		k := binary.BigEndian.AppendUint64(predKey(gen, 'F'), uint64(flips[i].Step))
-		if err := wb.SetEntryAt(badger.NewEntry(k, v), metaVersion); err != nil {
-			return err
-		}
-		i = j
 	}
-	// The generation pointer goes last: until it is written, readers see
-	// the previous results.
-	if err := wb.SetEntryAt(badger.NewEntry([]byte{nsPredGen}, nil), uint64(gen)); err != nil {
-		return err
-	}
-	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("write the predicate results to %s: %w", db.dir, err)
-	}
-	old := db.gen
-	db.gen, db.preds = gen, p
-	if old > 0 {
-		if err := db.bdb.DropPrefix(predKey(old, 'I')[:5]); err != nil {
-			return fmt.Errorf("drop old predicate results in %s: %w", db.dir, err)
-		}
+	if err != nil {
+		return fmt.Errorf("store the predicate results in %s (they are kept for this session only): %w", db.dir, err)
 	}
 	return nil
 }
@@ -253,37 +257,27 @@ func (db *DB) SetPredicates(p *Predicates, flips []Flip) error {
 // NextFlip finds the nearest step after pos (forward) or before pos
 // (backward) where any predicate flips, with its flips.
 func (db *DB) NextFlip(pos int, forward bool) (int, []Flip, bool, error) {
-	if db.gen == 0 {
-		return 0, nil, false, nil
-	}
-	prefix := predKey(db.gen, 'F')
-	target := pos + 1
-	if !forward {
-		target = pos - 1
-		if target < 0 {
+	fs := db.flips
+	var i int
+	if forward {
+		i, _ = slices.BinarySearchFunc(fs, pos+1, func(f Flip, step int) int { return f.Step - step })
+		if i >= len(fs) {
 			return 0, nil, false, nil
 		}
+	} else {
+		i, _ = slices.BinarySearchFunc(fs, pos, func(f Flip, step int) int { return f.Step - step })
+		if i == 0 {
+			return 0, nil, false, nil
+		}
+		i--
 	}
-	txn := db.bdb.NewTransactionAt(latest, false)
-	defer txn.Discard()
-	opts := badger.DefaultIteratorOptions
-	opts.Prefix = prefix
-	opts.Reverse = !forward
-	opts.PrefetchValues = false
-	it := txn.NewIterator(opts)
-	defer it.Close()
-	it.Seek(binary.BigEndian.AppendUint64(slices.Clone(prefix), uint64(max(target, 0))))
-	if !it.Valid() {
-		return 0, nil, false, nil
+	step := fs[i].Step
+	lo, hi := i, i
+	for lo > 0 && fs[lo-1].Step == step {
+		lo--
 	}
-	item := it.Item()
-	step := int(binary.BigEndian.Uint64(item.Key()[len(prefix):]))
-	var flips []Flip
-	if err := item.Value(func(v []byte) error { return cbor.Unmarshal(v, &flips) }); err != nil {
-		return 0, nil, false, err
+	for hi < len(fs) && fs[hi].Step == step {
+		hi++
 	}
-	for i := range flips {
-		flips[i].Step = step
-	}
-	return step, flips, true, nil
+	return step, slices.Clone(fs[lo:hi]), true, nil
 }

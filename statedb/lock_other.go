@@ -1,0 +1,15 @@
+//go:build !unix
+
+package statedb
+
+import (
+	"os"
+	"time"
+)
+
+// tryLock always succeeds where advisory locks are not available: builds
+// are then not serialised, and leftovers are judged by age alone.
+func tryLock(*os.File, bool) (bool, error) { return true, nil }
+
+// staleAge: with no locks to tell a live build, only day-old leftovers go.
+const staleAge = 24 * time.Hour
