@@ -41,8 +41,14 @@ clock, node and event, the witness (the row a failing forall found) and the
 stability measures, then a summary, and ends with the command that opens the
 debugger at the first violation. See docs/predicates.md for the language.
 
+A predicate, derived value or stability measure that fails while
+evaluating (raises, returns a non-bool, runs out of its step, memory or
+time budget) is disabled and the others go on; the failure goes to stderr
+and the run counts as not fully checked.
+
 Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
-(unreadable trace, script error with file:line:col), 3 replay divergence.`,
+(unreadable trace, script error with file:line:col), 3 replay divergence,
+4 a predicate could not be evaluated (this outranks violations).`,
 		Example: `  replay check paxos.lz4 scripts/paxos.star
   replay check --json --stop-at-first paxos.lz4 scripts/paxos.star
   replay check n1.lz4 n2.lz4 n3.lz4 scripts/raft.star --nodes 1,2`,
@@ -154,6 +160,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		}
 	} else {
 		rep.WriteText(a.Stdout, elapsed)
+		rep.WriteErrors(a.Stderr)
 		if d != nil {
 			fmt.Fprint(a.Stdout, d.Report())
 		}
@@ -165,6 +172,11 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	switch {
 	case d != nil:
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}
+	case len(rep.Errors) > 0:
+		if f.asJSON {
+			rep.WriteErrors(a.Stderr)
+		}
+		return &exitError{ExitPredicateError, fmt.Errorf("%d evaluation error(s) (above): the run was not fully checked", len(rep.Errors))}
 	case failing > 0:
 		return &exitError{ExitViolations, fmt.Errorf("%d violation(s) (--fail-on %s); the first: %s", failing, f.failOn, first.Headline())}
 	}

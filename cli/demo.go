@@ -113,6 +113,10 @@ func (a *App) runDemo(output string) error {
 		return err
 	}
 	rep.WriteText(w, time.Since(checkStart))
+	if err := rep.Err(); err != nil {
+		rep.WriteErrors(a.Stderr)
+		return &exitError{ExitPredicateError, fmt.Errorf("demo: %w", err)}
+	}
 	if len(rep.Violations) == 0 {
 		return fmt.Errorf("demo: the check found no violation at seed %d; the bundled paxos or its script changed", demoSeed)
 	}

@@ -28,7 +28,8 @@ func parseSeeds(spec string) (uint64, uint64, error) {
 }
 
 // huntSeeds runs seeds in order, checking each run, and stops at the first
-// with a counted violation.
+// with a counted violation (exit 1) or whose check failed to evaluate
+// (exit 4: that seed was not fully checked).
 func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if f.seeds == "" || f.check == "" {
 		return badInput("--seeds and --check go together: --seeds FROM-TO --check PREDS.star")
@@ -56,7 +57,8 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		prog.update("seed %d (%d of %d), %d steps checked", seed, seed-from+1, to-from+1, steps)
 		runStart := time.Now()
 		res, err := simtest.Run(sys, cfg, f.check, simtest.Options{Registry: a.Registry, Counts: counts, StopAtFirst: true})
-		if err != nil {
+		var evalErr *predicates.EvalError
+		if err != nil && !(errors.As(err, &evalErr) && res != nil) {
 			prog.done()
 			var se *predicates.ScriptError
 			if errors.As(err, &se) {
@@ -70,9 +72,11 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 				screened++
 			}
 		}
-		if len(res.Failing) == 0 {
+		if len(res.Failing) == 0 && evalErr == nil {
 			continue
 		}
+		// A seed whose check failed to evaluate is not clean: stop there,
+		// as at a violation, with the trace and the commands.
 		prog.done()
 		file, err := createAtomic(out)
 		if err != nil {
@@ -84,6 +88,15 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		}
 		if err := file.Commit(); err != nil {
 			return err
+		}
+		if evalErr != nil {
+			at := evalErr.Failures[0].Step
+			fmt.Fprintf(a.Stdout, "seed %d could not be fully checked (%d of seeds %d-%d tried): a predicate failed at step #%d\n\n", seed, seed-from+1, from, to, at)
+			res.Report.WriteText(a.Stdout, time.Since(runStart))
+			res.Report.WriteErrors(a.Stderr)
+			fmt.Fprintf(a.Stdout, "wrote %s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d\n",
+				out, simtest.SimCommand(sys, res.Config, out), out, f.check, at)
+			return &exitError{ExitPredicateError, fmt.Errorf("seed %d: %d evaluation error(s) (above): the seed was not fully checked", seed, len(evalErr.Failures))}
 		}
 		v := res.Failing[0]
 		fmt.Fprintf(a.Stdout, "seed %d fails (%d of seeds %d-%d tried): %s\n\n", seed, seed-from+1, from, to, v.Headline())

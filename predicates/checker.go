@@ -87,7 +87,10 @@ type Predicate struct {
 	holding  bool
 	open     *Violation
 	disabled bool
-	Evals    int // how many times the predicate ran
+	// auxFailed, alarmFailed: the stability measure or alarm function
+	// failed once (reported then) and is not run again.
+	auxFailed, alarmFailed bool
+	Evals                  int // how many times the predicate ran
 }
 
 // Derived is a value recomputed when what it read changed.
@@ -348,7 +351,7 @@ func (c *Checker) evalDerived(d *Derived) {
 
 func (c *Checker) fail(name, what string, err error) {
 	c.report.Errors = append(c.report.Errors, EvalFailure{
-		Name: name, Step: c.step, Message: scriptError(err).Error(),
+		Name: name, Kind: what, Step: c.step, Message: scriptError(err).Error(),
 	})
 }
 
@@ -394,20 +397,20 @@ func (c *Checker) evalPredicate(p *Predicate) error {
 // and alarm at this step.
 func (c *Checker) updateOpen(p *Predicate) {
 	v := p.open
-	if p.aux != nil {
-		if aux, ok := c.evalAux(p, p.aux, nil); ok {
+	if p.aux != nil && !p.auxFailed {
+		if aux, ok := c.evalAux(p, p.aux, nil, &p.auxFailed); ok {
 			v.auxNow = aux
 			if !v.Alarm {
 				v.Aux = aux
 			}
 		}
 	}
-	if p.alarm != nil && !v.Alarm {
+	if p.alarm != nil && !p.alarmFailed && !v.Alarm {
 		arg := starlark.Value(starlark.NewDict(0))
 		if v.auxNow != nil {
 			arg = v.auxNow
 		}
-		if r, ok := c.evalAux(p, p.alarm, starlark.Tuple{arg}); ok && bool(r.Truth()) {
+		if r, ok := c.evalAux(p, p.alarm, starlark.Tuple{arg}, &p.alarmFailed); ok && bool(r.Truth()) {
 			v.Alarm = true
 			v.AlarmStep = c.step
 			v.Aux = v.auxNow
@@ -415,12 +418,19 @@ func (c *Checker) updateOpen(p *Predicate) {
 	}
 }
 
-func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tuple) (starlark.Value, bool) {
+// evalAux runs a predicate's aux or alarm function; a failure is reported
+// once and sets *failed, so the function is not run again.
+func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tuple, failed *bool) (starlark.Value, bool) {
 	f := c.newFrame(frameAux, nil)
 	v, err := c.call(f, fn, args)
 	c.forget(f)
 	if err != nil {
-		c.fail(p.Name, p.Kind+" aux", err)
+		what := p.Kind + " aux"
+		if failed == &p.alarmFailed {
+			what = "liveness alarm"
+		}
+		c.fail(p.Name, what, err)
+		*failed = true
 		return nil, false
 	}
 	return freeze(v), true

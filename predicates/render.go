@@ -38,17 +38,35 @@ func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 	names := slices.Sorted(maps.Keys(r.Predicates))
 	rate := float64(r.Steps) / max(elapsed.Seconds(), 1e-9)
 	fmt.Fprintf(w, "checked %d steps in %v (%.0f steps/s)\n", r.Steps, elapsed.Round(time.Millisecond), rate)
-	for _, n := range names {
-		st := r.Predicates[n]
-		switch st.Kind {
-		case "safety":
-			fmt.Fprintf(w, "  %-32s safety    %d violation(s)\n", n, st.Violations)
-		default:
-			fmt.Fprintf(w, "  %-32s liveness  %d alarm(s), %d interval(s) screened by stability measures\n", n, st.Alarms, st.Screened)
+	failed := map[string]int{}
+	for _, e := range r.Errors {
+		if _, seen := failed[e.Name]; !seen && (e.Kind == "safety" || e.Kind == "liveness") {
+			failed[e.Name] = e.Step
 		}
 	}
+	for _, n := range names {
+		st := r.Predicates[n]
+		note := ""
+		if step, ok := failed[n]; ok {
+			note = fmt.Sprintf("; failed at #%d, not checked after", step)
+		}
+		switch st.Kind {
+		case "safety":
+			fmt.Fprintf(w, "  %-32s safety    %d violation(s)%s\n", n, st.Violations, note)
+		default:
+			fmt.Fprintf(w, "  %-32s liveness  %d alarm(s), %d interval(s) screened by stability measures%s\n", n, st.Alarms, st.Screened, note)
+		}
+	}
+	if len(r.Errors) > 0 {
+		fmt.Fprintf(w, "  %d evaluation error(s): the run was not fully checked\n", len(r.Errors))
+	}
+}
+
+// WriteErrors writes one line per evaluation failure ("error: ..."); they
+// belong on stderr.
+func (r *Report) WriteErrors(w io.Writer) {
 	for _, e := range r.Errors {
-		fmt.Fprintf(w, "error: %s failed at step #%d and was disabled: %s\n", e.Name, e.Step, e.Message)
+		fmt.Fprintf(w, "error: %s\n", e)
 	}
 }
 

@@ -44,12 +44,49 @@ type EventInfo struct {
 // Starlark and encoded as JSON.
 type AuxValue = starlark.Value
 
-// EvalFailure is a predicate or derived value that failed at a step (and
-// was disabled).
+// EvalFailure is a predicate, derived value or stability measure that
+// failed at a step (and was disabled): the run was not fully checked.
 type EvalFailure struct {
 	Name    string `json:"predicate"`
+	Kind    string `json:"kind"` // safety, liveness, derived, or "safety aux", "liveness aux", "liveness alarm"
 	Step    int    `json:"step"`
 	Message string `json:"message"`
+}
+
+// String is the failure in one line.
+func (e EvalFailure) String() string {
+	what := e.Name
+	switch e.Kind {
+	case "derived":
+		what = "derived value " + e.Name
+	case "safety aux", "liveness aux":
+		what = "the aux of " + e.Name
+	case "liveness alarm":
+		what = "the alarm of " + e.Name
+	}
+	return fmt.Sprintf("%s failed at step #%d and was disabled: %s", what, e.Step, e.Message)
+}
+
+// EvalError is returned (by simtest, and by Report.Err) when something
+// failed to evaluate: the run was not fully checked, whatever else the
+// report says.
+type EvalError struct{ Failures []EvalFailure }
+
+func (e *EvalError) Error() string {
+	msg := e.Failures[0].String()
+	if n := len(e.Failures) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more)", n)
+	}
+	return msg + "; the run was not fully checked"
+}
+
+// Err is an *EvalError if a predicate, derived value or stability measure
+// failed to evaluate, nil otherwise.
+func (r *Report) Err() error {
+	if len(r.Errors) == 0 {
+		return nil
+	}
+	return &EvalError{Failures: r.Errors}
 }
 
 // PredicateStats counts one predicate's work and findings.
@@ -88,8 +125,8 @@ func (c *Checker) violation(p *Predicate, _ starlark.Value) *Violation {
 	}
 	if p.Kind == "safety" {
 		v.Alarm = true
-		if p.aux != nil {
-			if aux, ok := c.evalAux(p, p.aux, nil); ok {
+		if p.aux != nil && !p.auxFailed {
+			if aux, ok := c.evalAux(p, p.aux, nil, &p.auxFailed); ok {
 				v.Aux = aux
 			}
 		}

@@ -7,7 +7,8 @@ import (
 
 // RunOptions control Run.
 type RunOptions struct {
-	// StopAtFirst ends the run at the first violation that counts.
+	// StopAtFirst ends the run at the first violation that counts, or at
+	// the first evaluation error (the run is not fully checked then).
 	StopAtFirst bool
 	// Counts decides which violations StopAtFirst stops at (default:
 	// safety violations and liveness alarms).
@@ -18,7 +19,9 @@ type RunOptions struct {
 
 // Run replays the whole trace, observing every step, and returns the
 // report. A replay divergence is returned as the error (with the report of
-// what was checked before it).
+// what was checked before it). Evaluation failures are in the report
+// (Report.Err): predicates that failed were disabled and the others went
+// on.
 func (c *Checker) Run(opts RunOptions) (*Report, error) {
 	counts := opts.Counts
 	if counts == nil {
@@ -43,6 +46,9 @@ func (c *Checker) Run(opts RunOptions) (*Report, error) {
 			break
 		}
 		if opts.StopAtFirst {
+			if len(c.report.Errors) > 0 {
+				return c.finish(false), nil
+			}
 			for ; seen < len(c.report.Violations); seen++ {
 				if counts(c.report.Violations[seen]) {
 					return c.finish(false), nil

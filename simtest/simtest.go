@@ -7,6 +7,7 @@ package simtest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -46,7 +47,11 @@ type Options struct {
 }
 
 // Run simulates sys under cfg (defaults applied), then replays the trace
-// and checks the script at scriptPath.
+// and checks the script at scriptPath. If a predicate, derived value or
+// stability measure failed to evaluate, the run was not fully checked:
+// Run returns the result together with an error wrapping a
+// *predicates.EvalError, so a caller that only looks at Failing cannot
+// take the seed for clean.
 func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*Result, error) {
 	cfg = cfg.WithDefaults(sys)
 	var buf bytes.Buffer
@@ -88,6 +93,9 @@ func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*
 	// The first failure is the first decided (a liveness interval opens
 	// early but becomes an alarm only later).
 	sort.SliceStable(out.Failing, func(i, j int) bool { return out.Failing[i].Decided() < out.Failing[j].Decided() })
+	if err := rep.Err(); err != nil {
+		return out, fmt.Errorf("seed %d: %w", cfg.Seed, err)
+	}
 	return out, nil
 }
 
@@ -123,17 +131,20 @@ func SimCommand(sys *system.System, cfg sim.Config, output string) string {
 	return strings.Join(append(args, "-o", output), " ")
 }
 
-// Check simulates and checks, and fails t on a counted violation with the
-// report and the commands that reproduce the run and open the debugger at
-// the first violation. The trace is kept in the system's temp directory so
-// the debugger command works at once.
+// Check simulates and checks, and fails t on a counted violation, or on a
+// predicate that failed to evaluate, with the report and the commands that
+// reproduce the run and open the debugger at the first violation (or
+// failure). The trace is kept in the system's temp directory so the
+// debugger command works at once.
 func Check(t testing.TB, sys *system.System, cfg sim.Config, scriptPath string) *Result {
 	t.Helper()
 	res, err := Run(sys, cfg, scriptPath, Options{})
-	if err != nil {
+	var evalErr *predicates.EvalError
+	if err != nil && !(errors.As(err, &evalErr) && res != nil) {
 		t.Fatalf("simtest: %v", err)
+		return res
 	}
-	if len(res.Failing) == 0 {
+	if len(res.Failing) == 0 && evalErr == nil {
 		return res
 	}
 	path := filepath.Join(os.TempDir(), fmt.Sprintf("replaycheck-%s-%s-seed%d.lz4", sys.Name, res.Config.Bug, res.Config.Seed))
@@ -147,10 +158,18 @@ func Check(t testing.TB, sys *system.System, cfg sim.Config, scriptPath string) 
 
 // Failure is the message Check fails a test with: the report, then the
 // commands that reproduce the run and open the debugger at the first
-// violation.
+// violation. Evaluation failures come first: the run was not fully
+// checked.
 func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string) string {
 	var b strings.Builder
 	res.Report.WriteText(&b, time.Duration(0))
+	if err := res.Report.Err(); err != nil {
+		var e strings.Builder
+		res.Report.WriteErrors(&e)
+		return fmt.Sprintf("%s seed %d: %v\n%s%s%s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d",
+			sys.Name, res.Config.Seed, err, e.String(), b.String(), kept,
+			SimCommand(sys, res.Config, tracePath), tracePath, scriptPath, res.Report.Errors[0].Step)
+	}
 	v := res.Failing[0]
 	return fmt.Sprintf("%s seed %d: %d violation(s); the first: %s\n%s%s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d",
 		sys.Name, res.Config.Seed, len(res.Failing), v.Headline(), b.String(), kept,
