@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,13 @@ func FuzzReader(f *testing.F) {
 			if tf != nil {
 				t.Fatal("error with a file")
 			}
+			var de *DamageError
+			if errors.As(err, &de) == errors.Is(err, ErrNotTrace) {
+				t.Fatalf("an error that is not exactly one of damage and not-a-trace: %v", err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("a message of several lines: %q", err)
+			}
 			return
 		}
 		if tf.Damage != nil && tf.Ended && len(tf.Ends) == 0 {
@@ -56,8 +64,8 @@ func FuzzReader(f *testing.F) {
 		}
 		if tf.Damage != nil {
 			var de *DamageError
-			if !errors.As(tf.Damage, &de) || de.Offset > int64(len(data)) {
-				t.Fatalf("damage offset %d beyond %d bytes", tf.Damage.Offset, len(data))
+			if !errors.As(tf.Damage, &de) || de.Offset > int64(len(data)) || de.LostFrom > de.Offset {
+				t.Fatalf("damage offset %d (lost from %d) beyond %d bytes", tf.Damage.Offset, tf.Damage.LostFrom, len(data))
 			}
 		}
 		for _, ev := range tf.Events {

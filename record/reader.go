@@ -3,6 +3,7 @@ package record
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -25,20 +26,31 @@ const (
 	RecEnd
 )
 
-// ErrNotTrace is wrapped by errors about input that is not a trace at all.
+// ErrNotTrace is wrapped by errors about input that is not a trace at all:
+// not an lz4 frame, or an lz4 frame that holds something else.
 var ErrNotTrace = errors.New("not a replaycheck trace")
 
 // DamageError describes a trace that could not be read to its end. Every
-// complete record before the damage was returned.
+// complete record before the damage was returned. As an error from
+// NewReader, ReadFile or Read, it says the damage came before the first
+// segment header was complete: nothing could be recovered (Nothing).
 type DamageError struct {
 	File      string
-	Truncated bool  // the file ends inside a block or record (vs corrupt data)
-	Offset    int64 // compressed offset from which nothing could be decoded
-	Size      int64 // file size (-1 if unknown)
-	Records   int   // complete records recovered
-	LastNode  node.ID
-	LastSeq   uint64
-	Cause     error
+	Truncated bool // the file or the data ends inside a block or record (vs corrupt data)
+	// Offset is the file offset of the damage: the start of the lz4 block
+	// (or frame) that could not be decoded, or of the block holding the
+	// malformed record.
+	Offset int64
+	// LostFrom is the file offset of the lz4 block that holds the first
+	// byte not recovered (the start of the record the damage cut short);
+	// everything after it is lost. LostFrom <= Offset.
+	LostFrom int64
+	Size     int64 // file size (-1 if unknown)
+	Records  int   // complete records recovered after the first header
+	Nothing  bool  // damage before the first header: nothing was recovered
+	LastNode node.ID
+	LastSeq  uint64
+	Cause    error
 }
 
 func (e *DamageError) Error() string {
@@ -46,31 +58,62 @@ func (e *DamageError) Error() string {
 	if e.Truncated {
 		what = "truncated"
 	}
-	lost := "the rest of the file"
-	if e.Size >= 0 {
-		lost = fmt.Sprintf("%d bytes", e.Size-e.Offset)
+	msg := fmt.Sprintf("%s: trace %s at byte offset %d: %v", e.File, what, e.Offset, e.Cause)
+	if e.Nothing {
+		return msg + "; nothing could be recovered"
 	}
 	last := "no event"
 	if e.LastNode != "" {
 		last = fmt.Sprintf("the last event %s seq %d", e.LastNode, e.LastSeq)
 	}
-	return fmt.Sprintf("%s: trace %s: %s from byte offset %d could not be decoded (%v); %d complete records recovered, %s",
-		e.File, what, lost, e.Offset, e.Cause, e.Records, last)
+	lost := "the rest of the file"
+	if e.Size >= 0 {
+		lost = fmt.Sprintf("the rest of the file, %d bytes from byte offset %d", e.Size-e.LostFrom, e.LostFrom)
+	} else {
+		lost += fmt.Sprintf(" from byte offset %d", e.LostFrom)
+	}
+	if e.LostFrom != e.Offset {
+		lost += " (the lz4 block holding the first record not recovered)"
+	}
+	return fmt.Sprintf("%s; %d complete records recovered (%s); lost: %s", msg, e.Records, last, lost)
 }
 
 func (e *DamageError) Unwrap() error { return e.Cause }
 
 // counter counts the compressed bytes the lz4 decoder consumed and keeps
 // the last four, so that a reader can tell an lz4 frame magic from a block
-// size.
+// size, and the first five (magic and frame flags), so that it can tell an
+// lz4 file from another and where its first block begins.
 type counter struct {
-	r    io.Reader
-	n    int64
-	tail [4]byte
+	r     io.Reader
+	n     int64
+	tail  [4]byte
+	head  [5]byte
+	headN int
+}
+
+// firstBlock is the file offset of the first frame's first block (the end
+// of its header: magic, flags, block descriptor, optional content size and
+// dictionary id, header checksum), or 0 if the flags were not read.
+func (c *counter) firstBlock() int64 {
+	if c.headN < len(c.head) {
+		return 0
+	}
+	n := int64(7)
+	if flg := c.head[4]; flg&0x08 != 0 {
+		n += 8
+	}
+	if c.head[4]&0x01 != 0 {
+		n += 4
+	}
+	return n
 }
 
 func (c *counter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	if c.headN < len(c.head) {
+		c.headN += copy(c.head[c.headN:], p[:n])
+	}
 	if n >= len(c.tail) {
 		copy(c.tail[:], p[n-len(c.tail):n])
 	} else if n > 0 {
@@ -92,15 +135,65 @@ func newLZ4Reader(r io.Reader, blk *blocks) (*lz4.Reader, error) {
 	return zr, nil
 }
 
-// blocks remembers the compressed offset at the end of the last block the
-// lz4 decoder decoded without error: it consumes a whole block (and its
-// checksum) before it hands out any of it, and calls done as it does.
+// blocks maps decompressed positions to the lz4 blocks they came from. The
+// lz4 decoder consumes a whole block (and its checksum) before it hands out
+// any of it, and calls done for every piece it hands out.
 type blocks struct {
-	cnt      *counter
+	cnt *counter
+	// lastGood is the file offset at the end of the last block decoded
+	// without error.
 	lastGood int64
+	raw      int64 // decompressed bytes handed out
+	// starts lists the blocks handed out that may still hold unread
+	// bytes, oldest first: where each begins in the decompressed stream
+	// and in the file.
+	starts []blockStart
 }
 
-func (b *blocks) done(int) { b.lastGood = b.cnt.n }
+type blockStart struct{ raw, file int64 }
+
+func (b *blocks) done(n int) {
+	if b.cnt.n != b.lastGood {
+		b.starts = append(b.starts, blockStart{raw: b.raw, file: b.lastGood})
+		b.lastGood = b.cnt.n
+	}
+	b.raw += int64(n)
+}
+
+// fileOffset returns the file offset of the block holding decompressed
+// position pos (the next block to decode when pos is past every decoded
+// byte), and forgets the blocks before it: positions asked for never go
+// back.
+func (b *blocks) fileOffset(pos int64) int64 {
+	if pos >= b.raw {
+		b.starts = b.starts[:0]
+		return b.lastGood
+	}
+	i := 0
+	for i+1 < len(b.starts) && b.starts[i+1].raw <= pos {
+		i++
+	}
+	b.starts = append(b.starts[:0], b.starts[i:]...)
+	if len(b.starts) == 0 {
+		return b.lastGood
+	}
+	return b.starts[0].file
+}
+
+// lastErr remembers the last error the lz4 decoder returned, which the
+// buffered reader above it may report as a plain end of data.
+type lastErr struct {
+	r   io.Reader
+	err error
+}
+
+func (l *lastErr) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if err != nil {
+		l.err = err
+	}
+	return n, err
+}
 
 // Reader streams the records of a trace.
 type Reader struct {
@@ -108,7 +201,12 @@ type Reader struct {
 	size int64
 	cnt  *counter
 	blk  *blocks
+	zr   *lastErr
 	br   *bufio.Reader
+	pos  int64 // decompressed bytes consumed
+	// recStart is the decompressed position of the record being read or
+	// last read.
+	recStart int64
 
 	first    *Header
 	hdr      *Header
@@ -117,13 +215,12 @@ type Reader struct {
 	lastTime int64
 	buf      []byte
 
-	records   int
-	raw       int64 // decompressed bytes of complete records
-	lastNode  node.ID
-	lastSeq   uint64
-	ended     bool // the current segment has its end record
-	midRecord bool // the last read stopped inside a record
-	newFrame  bool // an unclosed frame was followed by a new one
+	records  int
+	raw      int64 // decompressed bytes of complete records
+	lastNode node.ID
+	lastSeq  uint64
+	ended    bool // the current segment has its end record
+	newFrame bool // an unclosed frame was followed by a new one
 	// frameStart is the file offset of the frame nextFrame last moved to
 	// (0: the first).
 	frameStart int64
@@ -133,7 +230,9 @@ type Reader struct {
 }
 
 // NewReader reads the header of the trace in r. name is used in errors;
-// size is the file size, or -1 if unknown.
+// size is the file size, or -1 if unknown. A file that is not a trace gets
+// an error wrapping ErrNotTrace; a trace damaged before its header is
+// complete, a *DamageError (nothing could be recovered).
 func NewReader(r io.Reader, name string, size int64) (*Reader, error) {
 	cnt := &counter{r: r}
 	blk := &blocks{cnt: cnt}
@@ -141,26 +240,75 @@ func NewReader(r io.Reader, name string, size int64) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &Reader{name: name, size: size, cnt: cnt, blk: blk, br: bufio.NewReaderSize(zr, 64<<10)}
+	src := &lastErr{r: zr}
+	rd := &Reader{name: name, size: size, cnt: cnt, blk: blk, zr: src, br: bufio.NewReaderSize(src, 64<<10)}
+	// Tell a foreign file from a damaged trace before reading the header:
+	// an lz4 file whose data does not begin like a header record is not
+	// a trace, however it goes on.
+	head, perr := rd.br.Peek(16)
+	if len(head) == 0 {
+		return nil, rd.beforeHeader(perr)
+	}
+	if !plausibleHeader(head) {
+		return nil, fmt.Errorf("%s: %w: an lz4 file whose data does not begin with a trace header", name, ErrNotTrace)
+	}
 	typ, body, err := rd.readRecord()
 	if err != nil {
-		if errors.Is(err, io.EOF) && cnt.n == 0 {
-			return nil, fmt.Errorf("%s: %w: the file is empty", name, ErrNotTrace)
-		}
 		var de *DamageError
-		if errors.As(err, &de) && de.Offset == 0 {
-			return nil, fmt.Errorf("%s: %w: %v", name, ErrNotTrace, de.Cause)
+		if errors.As(err, &de) {
+			de.Nothing = true
+			return nil, de
 		}
-		return nil, fmt.Errorf("%s: %w: %v", name, ErrNotTrace, err)
+		return nil, rd.beforeHeader(err)
 	}
 	if typ != TypeHeader {
 		return nil, fmt.Errorf("%s: %w: the first record is not a header", name, ErrNotTrace)
 	}
 	if err := rd.startSegment(body); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	rd.first = rd.hdr
 	return rd, nil
+}
+
+// beforeHeader describes a failure to decode anything: the file is empty,
+// is not an lz4 frame, holds no data, or its first block is damaged.
+func (r *Reader) beforeHeader(err error) error {
+	head := r.cnt.head[:min(r.cnt.headN, len(frameMagic))]
+	switch {
+	case r.cnt.n == 0:
+		return fmt.Errorf("%s: %w: the file is empty", r.name, ErrNotTrace)
+	case !bytes.HasPrefix(frameMagic[:], head):
+		return fmt.Errorf("%s: %w: not an lz4 file (it begins with % x)", r.name, ErrNotTrace, head)
+	case err == io.EOF:
+		return fmt.Errorf("%s: %w: an lz4 file with no data", r.name, ErrNotTrace)
+	}
+	de := r.readDamage()
+	de.Nothing = true
+	return de
+}
+
+// plausibleHeader reports whether the first decompressed bytes can begin a
+// header record: a length, the type byte, a CBOR map.
+func plausibleHeader(head []byte) bool {
+	n, k := binary.Uvarint(head)
+	if k < 0 || (k == 0 && len(head) >= binary.MaxVarintLen64) {
+		return false
+	}
+	if k == 0 {
+		return true // too short to tell: let the damage report say why
+	}
+	if n < 2 || n > MaxRecord {
+		return false
+	}
+	rest := head[k:]
+	if len(rest) > 0 && rest[0] != TypeHeader {
+		return false
+	}
+	if len(rest) > 1 && rest[1]>>5 != 5 { // CBOR major type 5: a map
+		return false
+	}
+	return true
 }
 
 // decodeHeader decodes and checks a header record's body. Its errors do
@@ -182,12 +330,12 @@ func decodeHeader(body []byte) (*Header, error) {
 func (r *Reader) startSegment(body []byte) error {
 	hp, err := decodeHeader(body)
 	if err != nil {
-		return fmt.Errorf("%s: %w", r.name, err)
+		return err
 	}
 	h := *hp
 	if r.first != nil {
 		if h.System != r.first.System {
-			return fmt.Errorf("%s: segment %d records system %q, the file's first segment %q", r.name, h.Segment, h.System, r.first.System)
+			return fmt.Errorf("segment %d records system %q, the file's first segment %q", h.Segment, h.System, r.first.System)
 		}
 	}
 	r.hdr = &h
@@ -216,6 +364,10 @@ func (r *Reader) readRecord() (byte, []byte, error) {
 var errNextFrame = errors.New("continued in the next lz4 frame")
 
 func (r *Reader) readRecordInFrame() (byte, []byte, error) {
+	r.recStart = r.pos
+	if len(r.blk.starts) > 16 {
+		r.blk.fileOffset(r.recStart) // forget the blocks read past
+	}
 	n, err := r.readUvarint()
 	if err != nil {
 		if err == io.EOF {
@@ -227,10 +379,13 @@ func (r *Reader) readRecordInFrame() (byte, []byte, error) {
 		// The file ends exactly after a block that ended a record: a
 		// writer that flushed and was never closed (a killed process).
 		// Nothing is lost; the segment is just not ended.
-		if errors.Is(err, io.ErrUnexpectedEOF) && r.cnt.n == r.blk.lastGood && !r.midRecord {
+		if errors.Is(err, io.ErrUnexpectedEOF) && r.cnt.n == r.blk.lastGood && r.pos == r.recStart {
 			return 0, nil, io.EOF
 		}
-		return 0, nil, r.damage(err)
+		if err == errLengthOverflow {
+			return 0, nil, r.damage(err)
+		}
+		return 0, nil, r.readDamage()
 	}
 	if n == 0 || n > MaxRecord {
 		return 0, nil, r.damage(fmt.Errorf("record length %d outside 1..%d", n, MaxRecord))
@@ -242,14 +397,13 @@ func (r *Reader) readRecordInFrame() (byte, []byte, error) {
 		chunk := min(remaining, 1<<20)
 		start := len(r.buf)
 		r.buf = append(r.buf, make([]byte, chunk)...)
-		if _, err := io.ReadFull(r.br, r.buf[start:]); err != nil {
+		k, err := io.ReadFull(r.br, r.buf[start:])
+		r.pos += int64(k)
+		if err != nil {
 			if r.nextFrame() {
 				return 0, nil, errNextFrame
 			}
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return 0, nil, r.damage(err)
+			return 0, nil, r.readDamage()
 		}
 		remaining -= chunk
 	}
@@ -273,13 +427,13 @@ func (r *Reader) nextFrame() bool {
 	if r.cnt.n != r.blk.lastGood+int64(len(frameMagic)) || r.cnt.tail != frameMagic || r.blk.lastGood <= r.frameStart {
 		return false
 	}
-	r.frameStart = r.blk.lastGood
 	zr, err := newLZ4Reader(io.MultiReader(bytes.NewReader(frameMagic[:]), r.cnt), r.blk)
 	if err != nil {
 		return false
 	}
-	r.br.Reset(zr)
-	r.midRecord = false
+	r.frameStart = r.blk.lastGood
+	r.zr.r, r.zr.err = zr, nil
+	r.br.Reset(r.zr)
 	r.newFrame = true
 	return true
 }
@@ -287,29 +441,28 @@ func (r *Reader) nextFrame() bool {
 func (r *Reader) readUvarint() (uint64, error) {
 	var x uint64
 	var s uint
-	r.midRecord = false
 	for i := 0; i < 10; i++ {
 		b, err := r.br.ReadByte()
 		if err != nil {
-			if i > 0 {
-				r.midRecord = true
-				if err == io.EOF {
-					err = io.ErrUnexpectedEOF
-				}
+			if i > 0 && err == io.EOF {
+				err = io.ErrUnexpectedEOF
 			}
 			return 0, err
 		}
+		r.pos++
 		if b < 0x80 {
 			if i == 9 && b > 1 {
-				return 0, errors.New("record length overflows 64 bits")
+				return 0, errLengthOverflow
 			}
 			return x | uint64(b)<<s, nil
 		}
 		x |= uint64(b&0x7f) << s
 		s += 7
 	}
-	return 0, errors.New("record length overflows 64 bits")
+	return 0, errLengthOverflow
 }
+
+var errLengthOverflow = errors.New("record length overflows 64 bits")
 
 func uvarintLen(x uint64) int {
 	n := 1
@@ -320,11 +473,65 @@ func uvarintLen(x uint64) int {
 	return n
 }
 
-func (r *Reader) damage(cause error) error {
-	truncated := errors.Is(cause, io.ErrUnexpectedEOF) || errors.Is(cause, io.EOF)
-	off := r.blk.lastGood
-	return &DamageError{File: r.name, Truncated: truncated, Offset: off, Size: r.size,
+// damage reports a malformed record: the one that began at recStart,
+// located at the lz4 block holding its start.
+func (r *Reader) damage(cause error) *DamageError {
+	lostFrom := r.blk.fileOffset(r.recStart)
+	return &DamageError{File: r.name, Offset: lostFrom, LostFrom: lostFrom, Size: r.size,
 		Records: r.records, LastNode: r.lastNode, LastSeq: r.lastSeq, Cause: cause}
+}
+
+// readDamage reports a failure to read the record that began at recStart:
+// the data ends inside it, or the lz4 decoder failed (a checksum, the file
+// ending inside a block), which is damage at the block it could not
+// decode.
+func (r *Reader) readDamage() *DamageError {
+	de := r.damage(nil)
+	de.Truncated = true
+	switch zerr := r.zr.err; {
+	case zerr == io.EOF:
+		de.Cause = errors.New("the data ends inside a record")
+	default:
+		de.Offset = r.blk.lastGood
+		de.Truncated = zerr == nil || errors.Is(zerr, io.ErrUnexpectedEOF)
+		where := "the lz4 data from there"
+		if de.Offset == 0 {
+			// Nothing of the first frame decoded: say whether its
+			// header or its first block is at fault.
+			if fb := r.cnt.firstBlock(); fb == 0 || r.cnt.n <= fb {
+				where = "the lz4 frame header"
+			} else {
+				de.Offset, where = fb, "the first lz4 block"
+			}
+		}
+		de.Cause = describeLZ4(zerr, r.size, where)
+	}
+	return de
+}
+
+// describeLZ4 puts an lz4 decoding error in words; where says where in
+// the file it struck.
+func describeLZ4(err error, size int64, where string) error {
+	switch {
+	case err == nil, errors.Is(err, io.ErrUnexpectedEOF):
+		if size >= 0 {
+			return fmt.Errorf("the file ends at byte %d, inside %s", size, where)
+		}
+		return fmt.Errorf("the file ends inside %s", where)
+	case errors.Is(err, lz4.ErrInvalidBlockChecksum):
+		return fmt.Errorf("a block checksum fails in %s", where)
+	case errors.Is(err, lz4.ErrInvalidFrameChecksum):
+		return fmt.Errorf("a frame content checksum fails in %s", where)
+	case errors.Is(err, lz4.ErrInvalidHeaderChecksum):
+		return fmt.Errorf("the header checksum fails in %s", where)
+	case errors.Is(err, lz4.ErrInvalidFrame):
+		return fmt.Errorf("no lz4 frame magic where a frame should begin in %s", where)
+	case errors.Is(err, lz4.ErrOptionInvalidBlockSize), errors.Is(err, lz4.ErrInvalidFrameDescriptor):
+		return fmt.Errorf("an invalid lz4 frame header or block size in %s (%v)", where, err)
+	case errors.Is(err, lz4.ErrInvalidSourceShortBuffer), errors.Is(err, lz4.ErrInvalidContentSize):
+		return fmt.Errorf("an lz4 block that does not decompress in %s (%v)", where, err)
+	}
+	return fmt.Errorf("read error in %s: %w", where, err)
 }
 
 // Header is the header of the segment being read.
