@@ -115,6 +115,9 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
+	if n := r.Len(); f.from > 0 && f.from >= n {
+		return badInput("--from %d: the trace has %d steps (#0..#%d), so nothing would be checked", f.from, n, n-1)
+	}
 	c, err := predicates.Load(script, r, predicates.Options{MaxSteps: f.maxSteps, From: f.from, To: f.to})
 	if err != nil {
 		return badInput("%v", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -228,6 +229,22 @@ func (c *Checker) sinceChange(_ *starlark.Thread, b *starlark.Builtin, args star
 		return nil, fmt.Errorf("since_change: want a table, a row or a derived value, got %s", x.Type())
 	}
 	return starlark.MakeInt64(c.now - at), nil
+}
+
+// checkField fails unless field is a column of the row: an observed field
+// of its Go type, among columns= if the table restricts them. prev() and
+// history() would otherwise answer a misspelt name with their default.
+func (rs *rowState) checkField(fn, field string) error {
+	t := rs.table
+	cols := t.columnsOf(rs.v.Type())
+	if slices.ContainsFunc(cols, func(f state.Field) bool { return f.Name == field }) {
+		return nil
+	}
+	what := "field"
+	if t.columns != nil {
+		what = "column"
+	}
+	return fmt.Errorf("%s(%q): %s rows have no %s %q (%ss: %s)", fn, field, t.name, what, field, what, strings.Join(fieldNames(cols), ", "))
 }
 
 // timers(node): names of the timers pending at a node, in the order set.

@@ -235,8 +235,8 @@ func (r *Row) prev(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	rs := r.rs
 	rs.table.c.read(dep{depRow, rs.id})
-	if !rs.table.hasColumn(field) {
-		return nil, fmt.Errorf("prev: %s has no column %q", rs.table.name, field)
+	if err := rs.checkField("prev", field); err != nil {
+		return nil, err
 	}
 	vs := rs.hist.versions
 	if len(vs) < 2 {
@@ -256,8 +256,8 @@ func (r *Row) history(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 	}
 	rs := r.rs
 	rs.table.c.read(dep{depRow, rs.id})
-	if !rs.table.hasColumn(field) {
-		return nil, fmt.Errorf("history: %s has no column %q", rs.table.name, field)
+	if err := rs.checkField("history", field); err != nil {
+		return nil, err
 	}
 	var out []starlark.Value
 	for _, v := range rs.hist.versions {

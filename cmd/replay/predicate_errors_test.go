@@ -95,3 +95,11 @@ safety("Raises", lambda: event.step < 45 or fail("boom"))
 	r = replay(t, dir, "sim", "paxos", "--seeds", "1-3", "--check", raises, "-o", "hunt.lz4")
 	predicateError(t, r, "seed 1", "Raises", "boom")
 }
+
+// TestCheckFromBeyondTheTrace: --from past the last step checks nothing;
+// that is bad input, not a clean run.
+func TestCheckFromBeyondTheTrace(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "ok.lz4"))
+	badInput(t, replay(t, dir, "check", "--from", "999999", "ok.lz4", paxosScript(t)), "--from 999999", "steps")
+}
