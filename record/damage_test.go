@@ -108,8 +108,8 @@ func TestForeignFilesAreNotTraces(t *testing.T) {
 // as a record of unknown mandatory type 0x01 before event bad.
 func multiBlock(t *testing.T, evs []*node.Event, cuts []int, bad int) ([]byte, []int64) {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testHeader(), WriterOptions{})
+	buf := &lockedBuffer{}
+	w, err := NewWriter(buf, testHeader(), WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +117,10 @@ func multiBlock(t *testing.T, evs []*node.Event, cuts []int, bad int) ([]byte, [
 	next := 0
 	for i, ev := range evs {
 		if next < len(cuts) && i == cuts[next] {
-			w.flushNow(t)
-			ends = append(ends, int64(buf.Len()))
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			ends = append(ends, int64(len(buf.bytes())))
 			next++
 		}
 		if i == bad {
@@ -133,7 +135,7 @@ func multiBlock(t *testing.T, evs []*node.Event, cuts []int, bad int) ([]byte, [
 	if err := w.Close(End{Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes(), ends
+	return buf.bytes(), ends
 }
 
 // The bytes lost to a malformed record count from the lz4 block that holds

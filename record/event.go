@@ -1,7 +1,9 @@
 package record
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -48,6 +50,9 @@ func (t *tables) typ(name string) (uint64, error) {
 // encodeEvent appends an event record body (without length and type byte).
 // prev is the time of the previous event record in the segment.
 func encodeEvent(e *encoder, t *tables, ev *node.Event, prev int64) error {
+	if ev.Seq == 0 {
+		return errors.New("seq 0 (seqs start at 1)")
+	}
 	ni, err := t.node(ev.Node)
 	if err != nil {
 		return err
@@ -178,6 +183,9 @@ func decodeEvent(d *decoder, t *tables, ev *node.Event, prev int64) error {
 	ev.Kind = node.Kind(d.byte1())
 	flags := d.byte1()
 	ev.Time = prev + d.varint()
+	if d.err == nil && ev.Seq == 0 {
+		return errors.New("seq 0 (seqs start at 1)")
+	}
 	if d.err == nil && (ev.Kind < node.KindInit || ev.Kind > node.KindCrash) {
 		return fmt.Errorf("invalid event kind %d", ev.Kind)
 	}
@@ -241,7 +249,11 @@ func decodeEvent(d *decoder, t *tables, ev *node.Event, prev int64) error {
 			ev.TimersCancelled[i] = node.TimerID(d.uvarint())
 		}
 	}
-	ev.DiskWrites = int(d.uvarint())
+	if w := d.uvarint(); w > math.MaxInt32 {
+		d.fail(fmt.Errorf("%d disk writes", w))
+	} else {
+		ev.DiskWrites = int(w)
+	}
 	if ev.DiskWrites > 0 {
 		ev.DiskDigest = d.u64()
 	}

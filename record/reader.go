@@ -324,6 +324,10 @@ func decodeHeader(body []byte) (*Header, error) {
 	if h.Version != Version {
 		return nil, fmt.Errorf("trace format version %d is not supported (this build reads version %d)", h.Version, Version)
 	}
+	if h.Codec != node.CodecName {
+		// Replay could not decode a single message.
+		return nil, fmt.Errorf("message codec %q is not supported (this build reads %s)", h.Codec, node.CodecName)
+	}
 	return &h, nil
 }
 
@@ -335,7 +339,9 @@ func (r *Reader) startSegment(body []byte) error {
 	h := *hp
 	if r.first != nil {
 		if h.System != r.first.System {
-			return fmt.Errorf("segment %d records system %q, the file's first segment %q", h.Segment, h.System, r.first.System)
+			// Named by its place in the file: the number in its
+			// header may be anything.
+			return fmt.Errorf("segment %d records system %q, but segment 0 records %q", r.segments, h.System, r.first.System)
 		}
 	}
 	r.hdr = &h
@@ -571,54 +577,102 @@ func (r *Reader) Next(ev *node.Event) (RecordKind, error) {
 			r.err = err
 			return 0, err
 		}
-		r.records++
-		if r.newFrame && typ != TypeHeader {
-			r.records--
-			r.err = r.damage(fmt.Errorf("an lz4 frame after an unclosed one begins with record type 0x%02x, not a segment header", typ))
+		kind, err := r.decode(typ, body, ev)
+		if err != nil {
+			r.err = r.damage(err)
 			return 0, r.err
 		}
-		r.newFrame = false
-		switch typ {
-		case TypeEvent:
-			d := decoder{b: body}
-			if err := decodeEvent(&d, r.tab, ev, r.lastTime); err != nil {
-				r.records--
-				r.err = r.damage(fmt.Errorf("malformed event record after %s seq %d: %w", r.lastNode, r.lastSeq, err))
-				return 0, r.err
-			}
-			r.lastTime = ev.Time
-			r.lastNode, r.lastSeq = ev.Node, ev.Seq
-			return RecEvent, nil
-		case TypeHeader:
-			if err := r.startSegment(body); err != nil {
-				r.err = r.damage(err)
-				return 0, r.err
-			}
-			return RecHeader, nil
-		case TypeGap:
-			r.gap = Gap{}
-			if err := cbor.Unmarshal(body, &r.gap); err != nil {
-				r.err = r.damage(fmt.Errorf("malformed gap record: %w", err))
-				return 0, r.err
-			}
-			return RecGap, nil
-		case TypeEnd:
-			r.end = End{}
-			if err := cbor.Unmarshal(body, &r.end); err != nil {
-				r.err = r.damage(fmt.Errorf("malformed end record: %w", err))
-				return 0, r.err
-			}
-			r.ended = true
-			return RecEnd, nil
-		default:
-			if typ&optionalBit != 0 {
-				continue
-			}
-			r.records--
-			r.err = r.damage(fmt.Errorf("unknown record type 0x%02x", typ))
-			return 0, r.err
+		r.records++
+		if kind != 0 {
+			return kind, nil
 		}
 	}
+}
+
+// decode decodes one record read by readRecord; kind 0 is an optional
+// record, skipped.
+func (r *Reader) decode(typ byte, body []byte, ev *node.Event) (RecordKind, error) {
+	if r.newFrame && typ != TypeHeader {
+		return 0, fmt.Errorf("an lz4 frame after an unclosed one begins with record type 0x%02x (%s), not a segment header", typ, typeName(typ))
+	}
+	// An end record closes its segment: only a new segment may follow
+	// (and optional records, which a reader skips wherever they are).
+	if r.ended && typ != TypeHeader && typ&optionalBit == 0 {
+		return 0, fmt.Errorf("record type 0x%02x (%s) after the segment's end record", typ, typeName(typ))
+	}
+	switch typ {
+	case TypeEvent:
+		if err := decodeEvent(&decoder{b: body}, r.tab, ev, r.lastTime); err != nil {
+			if r.lastNode == "" {
+				return 0, fmt.Errorf("malformed event record (the first event of the file): %w", err)
+			}
+			return 0, fmt.Errorf("malformed event record after %s seq %d: %w", r.lastNode, r.lastSeq, err)
+		}
+		r.lastTime = ev.Time
+		r.lastNode, r.lastSeq = ev.Node, ev.Seq
+		return RecEvent, nil
+	case TypeHeader:
+		if err := r.startSegment(body); err != nil {
+			return 0, err
+		}
+		r.newFrame = false
+		return RecHeader, nil
+	case TypeGap:
+		g, err := r.decodeGap(body)
+		if err != nil {
+			return 0, err
+		}
+		r.gap = g
+		return RecGap, nil
+	case TypeEnd:
+		r.end = End{}
+		if err := cbor.Unmarshal(body, &r.end); err != nil {
+			return 0, fmt.Errorf("malformed end record: %w", err)
+		}
+		r.ended = true
+		return RecEnd, nil
+	}
+	if typ&optionalBit != 0 {
+		return 0, nil
+	}
+	return 0, fmt.Errorf("unknown record type 0x%02x", typ)
+}
+
+// decodeGap decodes a gap record and checks it against the segment's
+// header: a gap of a node the trace does not have, or a seq range that
+// cannot be one, would make replay mark the wrong stretch unknown.
+func (r *Reader) decodeGap(body []byte) (Gap, error) {
+	var g Gap
+	if err := cbor.Unmarshal(body, &g); err != nil {
+		return g, fmt.Errorf("malformed gap record: %w", err)
+	}
+	if _, ok := r.tab.nodeIdx[g.Node]; !ok {
+		return g, fmt.Errorf("gap record for node %q, which is not in the header's node list", g.Node)
+	}
+	if g.From == 0 {
+		return g, fmt.Errorf("gap record for %s from seq 0 (seqs start at 1)", g.Node)
+	}
+	if g.To != 0 && g.To < g.From {
+		return g, fmt.Errorf("gap record for %s from seq %d to seq %d: the range is backwards", g.Node, g.From, g.To)
+	}
+	return g, nil
+}
+
+func typeName(typ byte) string {
+	switch typ {
+	case TypeHeader:
+		return "header"
+	case TypeEvent:
+		return "event"
+	case TypeGap:
+		return "gap"
+	case TypeEnd:
+		return "end"
+	}
+	if typ&optionalBit != 0 {
+		return "optional"
+	}
+	return "unknown"
 }
 
 // File is a whole trace file read into memory.
