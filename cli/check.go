@@ -30,8 +30,9 @@ func (a *App) checkCmd() *cobra.Command {
 		Long: `Replay the traces in causal order and, after every step, evaluate the
 predicates declared in PREDS.star over the states of all nodes.
 
-A safety predicate is violated at each step where it goes from holding to
-not holding: an exact point. A liveness predicate may be false for a while;
+A safety violation is an exact point, reported once per distinct break:
+each witness row (node and path) that starts failing, also while the
+predicate is already false for other rows. A liveness predicate may be false for a while;
 each stretch where it is false is an interval, and the script's stability
 measures (aux) and alarm function decide which intervals are raised as
 alarms (by default: an interval still open at the end of the trace).

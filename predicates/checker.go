@@ -90,7 +90,10 @@ type Predicate struct {
 	// auxFailed, alarmFailed: the stability measure or alarm function
 	// failed once (reported then) and is not run again.
 	auxFailed, alarmFailed bool
-	Evals                  int // how many times the predicate ran
+	// breaks are a safety predicate's open breaks, by witness: reported
+	// once, until the witness is seen satisfying the predicate.
+	breaks map[breakKey]bool
+	Evals  int // how many times the predicate ran
 }
 
 // Derived is a value recomputed when what it read changed.
@@ -376,10 +379,10 @@ func (c *Checker) evalPredicate(p *Predicate) error {
 	}
 	holds := bool(b)
 	switch {
-	case p.Kind == "safety" && !holds && p.holding:
-		c.violation(p, nil)
+	case p.Kind == "safety":
+		c.safetyBreaks(p, holds)
 	case p.Kind == "liveness" && !holds && p.open == nil:
-		p.open = c.violation(p, nil)
+		p.open = c.violation(p, p.frame.witness.witnessRow())
 		c.updateOpen(p)
 	case p.Kind == "liveness" && !holds:
 		c.updateOpen(p)
@@ -391,6 +394,75 @@ func (c *Checker) evalPredicate(p *Predicate) error {
 	}
 	p.holding = holds
 	return nil
+}
+
+// breakKey identifies one break of a safety predicate: its witness row
+// (table, node, path: where the object lives, not its values), or the
+// zero key for a violation that names no row.
+type breakKey struct {
+	table int
+	row   rowKey
+}
+
+// safetyBreaks reports each distinct break of a safety predicate once.
+// The witnesses of a violation are all the rows that decide its last
+// quantifier (a forall's failing rows, an exists' holding rows); a
+// violation without them is one break of the predicate as a whole. A
+// break ends when its witness is present and not failing (or the
+// predicate holds while it is present). A witness that disappears (its
+// node crashed, the object was removed) and comes back still failing is
+// the same break: rows are identified by node and path, so nothing tells
+// a restored row from a new one.
+func (c *Checker) safetyBreaks(p *Predicate, holds bool) {
+	var rows []*rowState
+	failing := map[breakKey]bool{}
+	if !holds {
+		if q := p.frame.witness; q != nil && q.kind != qCount {
+			rows = q.witnessRows()
+		}
+		for _, rs := range rows {
+			failing[breakKey{rs.table.id, rs.key}] = true
+		}
+		if len(rows) == 0 {
+			failing[breakKey{}] = true
+		}
+	}
+	for k := range p.breaks {
+		if !failing[k] && c.present(k) {
+			delete(p.breaks, k)
+		}
+	}
+	if holds {
+		return
+	}
+	if p.breaks == nil {
+		p.breaks = map[breakKey]bool{}
+	}
+	if len(rows) == 0 {
+		if !p.breaks[breakKey{}] {
+			p.breaks[breakKey{}] = true
+			var w *rowState
+			if q := p.frame.witness; q != nil {
+				w = q.witnessRow() // shown, though not what identifies the break
+			}
+			c.violation(p, w)
+		}
+		return
+	}
+	for _, rs := range rows {
+		if k := (breakKey{rs.table.id, rs.key}); !p.breaks[k] {
+			p.breaks[k] = true
+			c.violation(p, rs)
+		}
+	}
+}
+
+// present reports whether a break's witness row exists now.
+func (c *Checker) present(k breakKey) bool {
+	if k.table == 0 {
+		return true
+	}
+	return c.tables[k.table-1].rows[k.row] != nil
 }
 
 // updateOpen re-evaluates an open liveness interval's stability measures

@@ -2,6 +2,8 @@ package predicates
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -31,6 +33,11 @@ type quant struct {
 	dirty   []*frame
 	nTrue   int
 	started bool
+	// deciding holds the rows whose body result decides the quantifier
+	// against its neutral answer: a forall's failing rows, an exists' or
+	// count's holding rows. Kept up to date so that a violation's
+	// witnesses cost the number of such rows, not of all rows.
+	deciding map[*rowState]struct{}
 }
 
 type quantKey struct {
@@ -56,7 +63,7 @@ func (c *Checker) quantify(kind quantKind, thread *starlark.Thread, xs starlark.
 	key := quantKey{parent: c.cur.id, body: pos, table: t.id, kind: kind}
 	q := c.quants[key]
 	if q == nil {
-		q = &quant{kind: kind, table: t, parent: c.cur, inst: map[*rowState]*frame{}}
+		q = &quant{kind: kind, table: t, parent: c.cur, inst: map[*rowState]*frame{}, deciding: map[*rowState]struct{}{}}
 		c.quants[key] = q
 		c.cur.quants = append(c.cur.quants, key)
 	}
@@ -112,6 +119,7 @@ func (c *Checker) syncRows(q *quant) {
 			}
 			c.dropFrame(f)
 			delete(q.inst, rs)
+			delete(q.deciding, rs)
 		}
 	}
 	q.epoch = t.epoch
@@ -139,8 +147,17 @@ func (c *Checker) evalInstance(thread *starlark.Thread, q *quant, f *frame, fn s
 	}
 	f.result = res
 	f.dirty = false
+	if res == q.want() {
+		q.deciding[f.row] = struct{}{}
+	} else {
+		delete(q.deciding, f.row)
+	}
 	return nil
 }
+
+// want is the body result that decides the quantifier: false for forall,
+// true for exists and count.
+func (q *quant) want() bool { return q.kind != qForall }
 
 // dropFrame forgets a frame and everything memoised under it.
 func (c *Checker) dropFrame(f *frame) {
@@ -163,16 +180,29 @@ func (c *Checker) dropQuants(f *frame) {
 // witnessRow is the row that decided a quantifier: the first failing row
 // of a false forall, the first holding row of a true exists.
 func (q *quant) witnessRow() *rowState {
-	if q == nil {
-		return nil
-	}
-	want := q.kind != qForall
-	for _, rs := range q.table.sortedRows() {
-		if f := q.inst[rs]; f != nil && f.result == want {
-			return rs
-		}
+	if rows := q.witnessRows(); len(rows) > 0 {
+		return rows[0]
 	}
 	return nil
+}
+
+// witnessRows are all the rows that decided the quantifier, by node, then
+// path.
+func (q *quant) witnessRows() []*rowState {
+	if q == nil || len(q.deciding) == 0 {
+		return nil
+	}
+	rows := make([]*rowState, 0, len(q.deciding))
+	for rs := range q.deciding {
+		rows = append(rows, rs)
+	}
+	slices.SortFunc(rows, func(a, b *rowState) int {
+		if c := strings.Compare(string(a.key.node), string(b.key.node)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key.path, b.key.path)
+	})
+	return rows
 }
 
 // loop evaluates a quantifier over a plain iterable.

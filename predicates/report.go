@@ -106,8 +106,9 @@ type Report struct {
 	Predicates map[string]*PredicateStats `json:"predicates"`
 }
 
-// violation records that p became violated at the current step.
-func (c *Checker) violation(p *Predicate, _ starlark.Value) *Violation {
+// violation records that p became violated at the current step, with
+// witness w (nil: none).
+func (c *Checker) violation(p *Predicate, w *rowState) *Violation {
 	ev := c.ev
 	v := &Violation{
 		Predicate: p.Name, Kind: p.Kind, Step: c.step, Lamport: ev.Lamport, Node: ev.Node,
@@ -117,10 +118,10 @@ func (c *Checker) violation(p *Predicate, _ starlark.Value) *Violation {
 	if ev.Kind != node.KindRecv {
 		v.Event.Sender = ""
 	}
-	if rs := p.frame.witness.witnessRow(); rs != nil {
-		v.Witness = string(rs.key.node)
-		if rs.key.path != "" {
-			v.Witness += " " + rs.key.path
+	if w != nil {
+		v.Witness = string(w.key.node)
+		if w.key.path != "" {
+			v.Witness += " " + w.key.path
 		}
 	}
 	if p.Kind == "safety" {
