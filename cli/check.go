@@ -147,16 +147,10 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	}
 	if f.asJSON {
 		out := struct {
-			*predicates.Report
+			*predicates.ReportJSON
 			Divergence *replay.Divergence `json:"divergence,omitempty"`
 			Seconds    float64            `json:"seconds"`
-		}{rep, d, elapsed.Seconds()}
-		if out.Violations == nil {
-			out.Violations = []*predicates.Violation{}
-		}
-		if out.Errors == nil {
-			out.Errors = []predicates.EvalFailure{}
-		}
+		}{rep.JSON(), d, elapsed.Seconds()}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {

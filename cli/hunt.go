@@ -68,7 +68,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		}
 		steps += res.Report.Steps
 		for _, v := range res.Report.Violations {
-			if v.Kind == "liveness" && !v.Alarm {
+			if v.Status() == "screened" {
 				screened++
 			}
 		}

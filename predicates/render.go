@@ -11,6 +11,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+
+	"github.com/replaycheck/replaycheck/node"
 )
 
 // Describe renders a violation's event as in `replay events`.
@@ -27,17 +29,22 @@ func (v *Violation) Describe() string {
 	return e.Kind
 }
 
-// WriteText writes the human report: each violation, then a summary.
+// WriteText writes the human report: each finding (safety violations,
+// liveness alarms), then a summary. Screened and unjudged intervals are
+// only counted there: they are not violations.
 func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 	for _, v := range r.Violations {
-		if v.Kind == "liveness" && !v.Alarm {
-			continue // screened intervals are summarised below
+		if v.Finding() {
+			r.writeViolation(w, v)
 		}
-		writeViolation(w, v)
 	}
 	names := slices.Sorted(maps.Keys(r.Predicates))
 	rate := float64(r.Steps) / max(elapsed.Seconds(), 1e-9)
-	fmt.Fprintf(w, "checked %d steps in %v (%.0f steps/s)\n", r.Steps, elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(w, "checked %d steps in %v (%.0f steps/s)", r.Steps, elapsed.Round(time.Millisecond), rate)
+	if !r.Complete {
+		fmt.Fprintf(w, "; checking stopped early, after #%d", r.LastStep)
+	}
+	fmt.Fprintln(w)
 	failed := map[string]int{}
 	for _, e := range r.Errors {
 		if _, seen := failed[e.Name]; !seen && (e.Kind == "safety" || e.Kind == "liveness") {
@@ -47,8 +54,11 @@ func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 	for _, n := range names {
 		st := r.Predicates[n]
 		note := ""
+		if st.Unjudged > 0 {
+			note = fmt.Sprintf(", %d still open when checking stopped (not judged)", st.Unjudged)
+		}
 		if step, ok := failed[n]; ok {
-			note = fmt.Sprintf("; failed at #%d, not checked after", step)
+			note += fmt.Sprintf("; failed at #%d, not checked after", step)
 		}
 		switch st.Kind {
 		case "safety":
@@ -70,13 +80,16 @@ func (r *Report) WriteErrors(w io.Writer) {
 	}
 }
 
-func writeViolation(w io.Writer, v *Violation) {
+func (r *Report) writeViolation(w io.Writer, v *Violation) {
 	if v.Kind == "safety" {
 		fmt.Fprintf(w, "%s (safety) violated at step #%d\n", v.Predicate, v.Step)
 	} else {
 		end := "still open at the end"
-		if v.EndStep >= 0 {
+		switch {
+		case v.EndStep >= 0:
 			end = fmt.Sprintf("until #%d (%v)", v.EndStep, time.Duration(v.Duration))
+		case !r.Complete:
+			end = fmt.Sprintf("still open when checking stopped at #%d", r.LastStep)
 		}
 		fmt.Fprintf(w, "%s (liveness) violated from step #%d, %s; alarm at #%d\n", v.Predicate, v.Step, end, v.AlarmStep)
 	}
@@ -89,14 +102,81 @@ func writeViolation(w io.Writer, v *Violation) {
 	}
 }
 
-// MarshalJSON encodes a violation with its aux as plain JSON.
+// ReportJSON is a report's JSON form: findings, screened intervals and
+// unjudged ones in separate lists, so that the length of "violations" is
+// what the text report lists.
+type ReportJSON struct {
+	Steps    int  `json:"steps"`
+	Complete bool `json:"complete"` // false: checking stopped early
+	LastStep int  `json:"last_step"`
+	// Violations: safety violations and liveness alarms.
+	Violations []*Violation `json:"violations"`
+	// Screened: liveness intervals the stability measures screened out.
+	Screened []*Violation `json:"screened"`
+	// Unjudged: intervals still open, without an alarm, where checking
+	// stopped early.
+	Unjudged   []*Violation               `json:"unjudged,omitempty"`
+	Errors     []EvalFailure              `json:"errors"`
+	Predicates map[string]*PredicateStats `json:"predicates"`
+}
+
+// JSON is the report in its JSON form.
+func (r *Report) JSON() *ReportJSON {
+	out := &ReportJSON{Steps: r.Steps, Complete: r.Complete, LastStep: r.LastStep,
+		Violations: []*Violation{}, Screened: []*Violation{}, Errors: r.Errors, Predicates: r.Predicates}
+	for _, v := range r.Violations {
+		switch v.Status() {
+		case "screened":
+			out.Screened = append(out.Screened, v)
+		case "unjudged":
+			out.Unjudged = append(out.Unjudged, v)
+		default:
+			out.Violations = append(out.Violations, v)
+		}
+	}
+	if out.Errors == nil {
+		out.Errors = []EvalFailure{}
+	}
+	return out
+}
+
+// MarshalJSON encodes the report as ReportJSON.
+func (r *Report) MarshalJSON() ([]byte, error) { return json.Marshal(r.JSON()) }
+
+// MarshalJSON encodes a violation with its aux as plain JSON: a safety
+// violation as a point; a liveness interval with its end and alarm.
 func (v *Violation) MarshalJSON() ([]byte, error) {
-	type plain Violation
-	out := struct {
-		*plain
-		Event string `json:"event"`
-		Aux   any    `json:"aux,omitempty"`
-	}{plain: (*plain)(v), Event: v.Describe(), Aux: toJSON(v.Aux)}
+	type point struct {
+		Predicate string  `json:"predicate"`
+		Kind      string  `json:"kind"`
+		Status    string  `json:"status"`
+		Step      int     `json:"step"`
+		Lamport   uint64  `json:"lamport"`
+		Node      node.ID `json:"node"`
+		Event     string  `json:"event"`
+		Time      int64   `json:"time"`
+		Witness   string  `json:"witness,omitempty"`
+		Aux       any     `json:"aux,omitempty"`
+	}
+	p := point{v.Predicate, v.Kind, v.Status(), v.Step, v.Lamport, v.Node, v.Describe(), v.Time, v.Witness, toJSON(v.Aux)}
+	if v.Kind != "liveness" {
+		return json.Marshal(p)
+	}
+	type interval struct {
+		point
+		EndStep   int    `json:"end_step"`
+		Alarm     bool   `json:"alarm"`
+		AlarmStep *int   `json:"alarm_step,omitempty"`
+		EndTime   *int64 `json:"end_time,omitempty"`
+		Duration  *int64 `json:"duration,omitempty"`
+	}
+	out := interval{point: p, EndStep: v.EndStep, Alarm: v.Alarm}
+	if v.Alarm {
+		out.AlarmStep = &v.AlarmStep
+	}
+	if v.EndStep >= 0 {
+		out.EndTime, out.Duration = &v.EndTime, &v.Duration
+	}
 	return json.Marshal(out)
 }
 

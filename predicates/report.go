@@ -1,6 +1,7 @@
 package predicates
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"go.starlark.net/starlark"
@@ -9,7 +10,9 @@ import (
 )
 
 // Violation is a safety violation (a point) or a liveness violation (an
-// interval from Step to EndStep, EndStep -1 while still open at the end).
+// interval from Step to EndStep, EndStep -1 while still open where
+// checking ended). Its JSON form depends on the kind (see MarshalJSON);
+// the struct tags below are not used for it.
 type Violation struct {
 	Predicate string    `json:"predicate"`
 	Kind      string    `json:"kind"`
@@ -20,17 +23,43 @@ type Violation struct {
 	Time      int64     `json:"time"` // the event's time, ns since the start of the run
 	Witness   string    `json:"witness,omitempty"`
 	Aux       AuxValue  `json:"aux,omitempty"`
-	EndStep   int       `json:"end_step"`
-	Alarm     bool      `json:"alarm"`
-	AlarmStep int       `json:"alarm_step,omitempty"`
-	EndTime   int64     `json:"end_time,omitempty"` // the closing event's time
+	// The rest is for liveness intervals. Alarm: the interval was raised
+	// (by its alarm function, or open at the end of a run without one);
+	// never set for a safety violation, which is a finding as it is.
+	EndStep   int   `json:"end_step"`
+	Alarm     bool  `json:"alarm"`
+	AlarmStep int   `json:"alarm_step,omitempty"`
+	EndTime   int64 `json:"end_time,omitempty"` // the closing event's time
 	// Duration is how long a closed liveness interval lasted, measured on
 	// the time frontier (the latest time of the steps so far), which never
 	// goes backwards: causal order is not time order.
 	Duration int64 `json:"duration,omitempty"`
 	opened   int64 // the frontier when the interval opened
 	auxNow   starlark.Value
+	// unjudged: open, without an alarm, where checking stopped before
+	// the end of its range (--stop-at-first, a divergence).
+	unjudged bool
 }
+
+// Status says what a violation is: "violation" (safety), or for a
+// liveness interval "alarm" (raised), "screened" (judged and not raised:
+// the stability measures screened it out) or "unjudged" (still open
+// without an alarm where checking stopped early).
+func (v *Violation) Status() string {
+	switch {
+	case v.Kind != "liveness":
+		return "violation"
+	case v.Alarm:
+		return "alarm"
+	case v.unjudged:
+		return "unjudged"
+	}
+	return "screened"
+}
+
+// Finding reports whether v is a finding: a safety violation or a
+// liveness alarm (what --fail-on counts by default).
+func (v *Violation) Finding() bool { return v.Kind == "safety" || v.Alarm }
 
 // EventInfo describes the step's event in a report.
 type EventInfo struct {
@@ -91,19 +120,43 @@ func (r *Report) Err() error {
 
 // PredicateStats counts one predicate's work and findings.
 type PredicateStats struct {
-	Kind       string `json:"kind"`
-	Evals      int    `json:"evaluations"`
-	Violations int    `json:"violations"`
-	Alarms     int    `json:"alarms"`
-	Screened   int    `json:"screened"`
+	Kind  string `json:"kind"`
+	Evals int    `json:"evaluations"`
+	// Violations counts findings: safety violations, or liveness alarms.
+	Violations int `json:"violations"`
+	// Liveness only: alarms, intervals screened out by the stability
+	// measures, and intervals left unjudged where checking stopped early.
+	Alarms   int `json:"alarms"`
+	Screened int `json:"screened"`
+	Unjudged int `json:"unjudged"`
 }
 
-// Report is what a check found.
+// MarshalJSON leaves the liveness counts out of a safety predicate's.
+func (st *PredicateStats) MarshalJSON() ([]byte, error) {
+	if st.Kind == "liveness" {
+		type plain PredicateStats
+		return json.Marshal((*plain)(st))
+	}
+	return json.Marshal(struct {
+		Kind       string `json:"kind"`
+		Evals      int    `json:"evaluations"`
+		Violations int    `json:"violations"`
+	}{st.Kind, st.Evals, st.Violations})
+}
+
+// Report is what a check found. Violations holds every safety violation
+// and liveness interval (Status tells them apart); its JSON form
+// separates them (see ReportJSON).
 type Report struct {
-	Steps      int                        `json:"steps"` // steps evaluated
-	Violations []*Violation               `json:"violations"`
-	Errors     []EvalFailure              `json:"errors"`
-	Predicates map[string]*PredicateStats `json:"predicates"`
+	Steps      int // steps evaluated
+	Violations []*Violation
+	Errors     []EvalFailure
+	Predicates map[string]*PredicateStats
+	// Complete: checking reached the end of its range; false when it
+	// stopped early (at the first finding, at a divergence).
+	Complete bool
+	// LastStep is the last step observed (-1: none).
+	LastStep int
 }
 
 // violation records that p became violated at the current step, with
@@ -125,7 +178,6 @@ func (c *Checker) violation(p *Predicate, w *rowState) *Violation {
 		}
 	}
 	if p.Kind == "safety" {
-		v.Alarm = true
 		if p.aux != nil && !p.auxFailed {
 			if aux, ok := c.evalAux(p, p.aux, nil, &p.auxFailed); ok {
 				v.Aux = aux
@@ -142,31 +194,42 @@ func (c *Checker) violation(p *Predicate, w *rowState) *Violation {
 func (c *Checker) Finish() *Report { return c.finish(true) }
 
 // finish closes the check; atEnd says whether checking reached the end of
-// its range. An interval open where a run was cut short (--stop-at-first)
-// has not been judged: it is reported open, not as an alarm.
+// its range. An interval open where a run was cut short (--stop-at-first,
+// a divergence) has not been judged: it is reported open and unjudged,
+// not as an alarm, unless its alarm function already raised it.
 func (c *Checker) finish(atEnd bool) *Report {
 	for _, p := range c.preds {
-		if p.open != nil && p.alarm == nil && atEnd {
+		if p.open == nil {
+			continue
+		}
+		p.open.unjudged = false
+		switch {
+		case p.open.Alarm:
+		case !atEnd:
+			p.open.unjudged = true
+		case p.alarm == nil:
 			p.open.Alarm = true
 			p.open.AlarmStep = c.step
 		}
-		if p.open != nil {
-			p.open.Aux = firstNonNil(p.open.Aux, p.open.auxNow)
-		}
+		p.open.Aux = firstNonNil(p.open.Aux, p.open.auxNow)
 	}
+	c.report.Complete, c.report.LastStep = atEnd, c.step
 	for _, p := range c.preds {
 		st := &PredicateStats{Kind: p.Kind, Evals: p.Evals}
 		c.report.Predicates[p.Name] = st
 	}
 	for _, v := range c.report.Violations {
 		st := c.report.Predicates[v.Predicate]
-		st.Violations++
-		if v.Kind == "liveness" {
-			if v.Alarm {
-				st.Alarms++
-			} else {
-				st.Screened++
-			}
+		switch v.Status() {
+		case "violation":
+			st.Violations++
+		case "alarm":
+			st.Violations++
+			st.Alarms++
+		case "screened":
+			st.Screened++
+		case "unjudged":
+			st.Unjudged++
 		}
 	}
 	return &c.report

@@ -25,7 +25,7 @@ type RunOptions struct {
 func (c *Checker) Run(opts RunOptions) (*Report, error) {
 	counts := opts.Counts
 	if counts == nil {
-		counts = func(v *Violation) bool { return v.Kind == "safety" || v.Alarm }
+		counts = (*Violation).Finding
 	}
 	total := c.r.Len()
 	seen := 0
@@ -34,10 +34,10 @@ func (c *Checker) Run(opts RunOptions) (*Report, error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return c.Finish(), err
+			return c.finish(false), err
 		}
 		if err := c.Observe(); err != nil {
-			return c.Finish(), err
+			return c.finish(false), err
 		}
 		if opts.Progress != nil && c.step%2048 == 0 {
 			opts.Progress(c.step, total)

@@ -1,0 +1,96 @@
+package predicates_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+func checkPaxos(t *testing.T, src string, opts predicates.RunOptions) *predicates.Report {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "p.star")
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.New(paxosTrace(t, 1, "none"), system.NewRegistry(paxos.System), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := predicates.Load(script, r, predicates.Options{To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Run(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestReportShape: in JSON a safety violation carries no alarm (a liveness
+// notion); screened intervals are listed as screened, not as violations;
+// each entry says what it is.
+func TestReportShape(t *testing.T) {
+	rep := checkPaxos(t, `
+safety("Breaks", lambda: event.step != 40)
+liveness("Blip", lambda: event.step != 50)
+`, predicates.RunOptions{})
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Violations []map[string]any `json:"violations"`
+		Screened   []map[string]any `json:"screened"`
+		Complete   bool             `json:"complete"`
+		Predicates map[string]map[string]any
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Violations) != 1 || out.Violations[0]["predicate"] != "Breaks" || out.Violations[0]["status"] != "violation" {
+		t.Fatalf("violations: %s", b)
+	}
+	for _, k := range []string{"alarm", "alarm_step", "end_step"} {
+		if _, ok := out.Violations[0][k]; ok {
+			t.Errorf("a safety violation carries %q: %s", k, b)
+		}
+	}
+	if len(out.Screened) != 1 || out.Screened[0]["predicate"] != "Blip" || out.Screened[0]["status"] != "screened" || out.Screened[0]["alarm"] != false {
+		t.Fatalf("screened: %s", b)
+	}
+	if !out.Complete || out.Predicates["Blip"]["screened"] != float64(1) || out.Predicates["Blip"]["violations"] != float64(0) {
+		t.Fatalf("summary: %s", b)
+	}
+}
+
+// TestStoppedEarlyIsNotTheEnd: when checking stops at the first finding,
+// an interval still open there is open where checking stopped, not at the
+// end of the run; one without an alarm yet is not judged.
+func TestStoppedEarlyIsNotTheEnd(t *testing.T) {
+	rep := checkPaxos(t, `
+liveness("Late", lambda: event.step < 100, alarm = lambda aux: True)
+liveness("Pending", lambda: event.step < 90, alarm = lambda aux: event.step > 1000000)
+`, predicates.RunOptions{StopAtFirst: true})
+	var b strings.Builder
+	rep.WriteText(&b, time.Second)
+	text := b.String()
+	if strings.Contains(text, "at the end") || !strings.Contains(text, "still open when checking stopped at #100") {
+		t.Fatalf("report:\n%s", text)
+	}
+	if !strings.Contains(text, "1 still open when checking stopped (not judged)") {
+		t.Fatalf("the unjudged interval is not said to be unjudged:\n%s", text)
+	}
+	js, _ := json.Marshal(rep)
+	if !strings.Contains(string(js), `"status":"unjudged"`) || !strings.Contains(string(js), `"complete":false`) {
+		t.Fatalf("json: %s", js)
+	}
+}
