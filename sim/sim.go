@@ -56,6 +56,35 @@ type Config struct {
 // Unset marks a float setting that should take the system's default.
 const Unset = -1.0
 
+// Limits of a simulated run, beyond which it would exhaust memory or spin
+// without advancing.
+const (
+	// MaxNodes bounds a run's size: every node's instance knows every
+	// other node, so the driver alone needs memory quadratic in the
+	// number of nodes (about 0.1 GB at 1000, 6.5 GB at 100000). A system
+	// may set a lower limit in its Validate hook.
+	MaxNodes = 1000
+	// MaxChurn bounds the crash rate per node per virtual second. A
+	// crashed node stays down for DownMin at least and a crash that
+	// would exceed MaxDown is redrawn, so higher rates add no crashes,
+	// only redraws: at 1e9 the run never got past its first millisecond.
+	MaxChurn = 1000.0
+)
+
+// CheckConfig reports a run of sys under cfg (after WithDefaults) that
+// cannot be done: an unknown bug, a setting out of range, or a
+// configuration the system's own Validate hook refuses. Run calls it;
+// front ends call it to refuse a run before preparing its output.
+func CheckConfig(sys *system.System, cfg Config) error {
+	if err := sys.CheckBug(cfg.Bug); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	return sys.CheckConfig(system.Config{Bug: cfg.Bug, Nodes: sys.NodeIDs(cfg.Nodes), Params: cfg.Params})
+}
+
 // DefaultConfig returns a config whose every setting takes the system's
 // default.
 func DefaultConfig() Config {
@@ -108,19 +137,43 @@ func (c Config) WithDefaults(sys *system.System) Config {
 	return c
 }
 
-// Validate reports a setting no run can use.
+// Validate reports a setting no run can use (after WithDefaults). Errors
+// name the `replay sim` flag of the setting. Comparisons are written so
+// that NaN fails them.
 func (c Config) Validate() error {
 	switch {
 	case c.Nodes < 1:
 		return fmt.Errorf("--nodes %d: need at least one node", c.Nodes)
-	case c.Drop < 0 || c.Drop > 1:
+	case c.Nodes > MaxNodes:
+		return fmt.Errorf("--nodes %d: the simulator runs at most %d nodes (memory grows with the square of the number of nodes)", c.Nodes, MaxNodes)
+	case c.Steps < 1:
+		return fmt.Errorf("--steps %d: need at least one step", c.Steps)
+	case c.Time <= 0:
+		return fmt.Errorf("--time %v: need a positive virtual time", c.Time)
+	case !(c.Drop >= 0 && c.Drop <= 1):
 		return fmt.Errorf("--drop %v: a probability is between 0 and 1", c.Drop)
-	case c.Dup < 0 || c.Dup > 1:
+	case !(c.Dup >= 0 && c.Dup <= 1):
 		return fmt.Errorf("--dup %v: a probability is between 0 and 1", c.Dup)
-	case c.Churn < 0 || math.IsInf(c.Churn, 0) || math.IsNaN(c.Churn):
-		return fmt.Errorf("--churn %v: a rate is 0 or more", c.Churn)
+	case !(c.Churn >= 0 && c.Churn <= MaxChurn):
+		return fmt.Errorf("--churn %v: a rate is between 0 and at most %g crashes per node per virtual second", c.Churn, MaxChurn)
+	case c.LatencyMin <= 0 || c.LatencyMax < c.LatencyMin:
+		return fmt.Errorf("--latency %v-%v: want 0 < MIN <= MAX", c.LatencyMin, c.LatencyMax)
+	case c.DownMin <= 0 || c.DownMax < c.DownMin:
+		return fmt.Errorf("--down %v-%v: want 0 < MIN <= MAX", c.DownMin, c.DownMax)
+	case c.MaxDown < 1 || c.MaxDown > c.Nodes:
+		return fmt.Errorf("--max-down %d: between 1 and the number of nodes (%d)", c.MaxDown, c.Nodes)
 	}
 	return nil
+}
+
+// after is the virtual time d after now, saturating at the last
+// representable instant: a delay beyond it (a tiny churn rate, a huge
+// timer) means "never", not a wrap into the past.
+func after(now, d int64) int64 {
+	if d > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + d
 }
 
 // Result summarises a finished run.
@@ -179,10 +232,7 @@ type Sim struct {
 // Run simulates sys under cfg (after WithDefaults) and writes the trace to
 // out.
 func Run(sys *system.System, cfg Config, out io.Writer) (*Result, error) {
-	if err := sys.CheckBug(cfg.Bug); err != nil {
-		return nil, err
-	}
-	if err := cfg.Validate(); err != nil {
+	if err := CheckConfig(sys, cfg); err != nil {
 		return nil, err
 	}
 	if sys.CryptoRand {
@@ -343,7 +393,7 @@ func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
 		s.send(ev, i, snd)
 	}
 	for _, t := range ev.TimersSet {
-		s.push(&item{at: s.now + int64(t.After), kind: itemTimer, to: sn.id, incarnation: sn.incarnation,
+		s.push(&item{at: after(s.now, int64(t.After)), kind: itemTimer, to: sn.id, incarnation: sn.incarnation,
 			ev: node.Event{Kind: node.KindTimer, TimerID: t.ID, TimerName: t.Name}})
 	}
 	if s.cfg.Log != nil {
@@ -378,7 +428,7 @@ func (s *Sim) send(ev *node.Event, i int, snd node.Send) {
 	msg := node.Event{Kind: node.KindRecv, From: ev.Node, MsgSeq: ev.Seq, MsgIndex: uint32(i),
 		SendLamport: ev.Lamport, MsgType: snd.Type, Payload: snd.Payload}
 	if snd.To == ev.Node {
-		s.push(&item{at: s.now + s.latency(), kind: itemDeliver, to: snd.To, ev: msg})
+		s.push(&item{at: after(s.now, s.latency()), kind: itemDeliver, to: snd.To, ev: msg})
 		return
 	}
 	s.stats.Sent++
@@ -390,10 +440,10 @@ func (s *Sim) send(ev *node.Event, i int, snd node.Send) {
 		s.stats.Lost++
 		return
 	}
-	s.push(&item{at: s.now + s.latency(), kind: itemDeliver, to: snd.To, ev: msg})
+	s.push(&item{at: after(s.now, s.latency()), kind: itemDeliver, to: snd.To, ev: msg})
 	if s.cfg.Dup > 0 && s.net.Float64() < s.cfg.Dup {
 		s.stats.Duplicated++
-		s.push(&item{at: s.now + s.latency(), kind: itemDeliver, to: snd.To, ev: msg})
+		s.push(&item{at: after(s.now, s.latency()), kind: itemDeliver, to: snd.To, ev: msg})
 	}
 }
 
@@ -422,7 +472,10 @@ func (s *Sim) partitioned(a, b node.ID) bool {
 // inter-arrival times at the churn rate.
 func (s *Sim) scheduleCrash(id node.ID) {
 	wait := s.net.ExpFloat64() / s.cfg.Churn * float64(time.Second)
-	s.push(&item{at: s.now + int64(wait), kind: itemCall, fn: func() {
+	// Beyond 2^62 ns (146 years) the conversion to int64 could overflow;
+	// after then saturates: such a crash never comes.
+	at := after(s.now, int64(min(wait, 1<<62)))
+	s.push(&item{at: at, kind: itemCall, fn: func() {
 		sn := s.nodes[id]
 		if !sn.inst.Up() || s.down >= s.cfg.MaxDown {
 			s.scheduleCrash(id)
@@ -430,7 +483,7 @@ func (s *Sim) scheduleCrash(id node.ID) {
 		}
 		s.Crash(id)
 		down := s.cfg.DownMin + time.Duration(s.net.Int64N(int64(s.cfg.DownMax-s.cfg.DownMin)+1))
-		s.push(&item{at: s.now + int64(down), kind: itemCall, fn: func() {
+		s.push(&item{at: after(s.now, int64(down)), kind: itemCall, fn: func() {
 			s.Restart(id)
 			s.push(&item{at: s.now, kind: itemCall, fn: func() { s.scheduleCrash(id) }})
 		}})

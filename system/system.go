@@ -106,6 +106,19 @@ type System struct {
 	// Scenario drives a simulated run (inputs, faults, a stop condition).
 	// Random churn, when enabled, runs in addition to it.
 	Scenario func(ctl Controller)
+	// Validate, if set, rejects a run the system cannot do (too many nodes
+	// for its key space, a malformed or unknown parameter) before any node
+	// is built, so the user gets one clear error instead of a panic inside
+	// a handler or a run that never ends. Optional: nil accepts every run.
+	Validate func(cfg Config) error
+}
+
+// CheckConfig runs the system's Validate hook, if it has one.
+func (s *System) CheckConfig(cfg Config) error {
+	if s.Validate == nil {
+		return nil
+	}
+	return s.Validate(cfg)
 }
 
 // BugNames lists the valid --bug values: "none" first, then the system's.
