@@ -4,8 +4,10 @@ package live
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -70,5 +72,23 @@ func TestRecordsSegmentPerProcess(t *testing.T) {
 	}
 	if kinds[node.KindInit] != 1 || kinds[node.KindRestart] != 1 || kinds[node.KindInput] != 11 {
 		t.Fatalf("events by kind: %v", kinds)
+	}
+}
+
+// A node name over the trace format's limit makes a recording node refuse
+// to start, with the writer's clear error, instead of writing a trace every
+// verb would choke on.
+func TestRecordingRefusesOverlongNodeName(t *testing.T) {
+	addrs, lns := cluster(t, 1)
+	long := node.ID(strings.Repeat("p", record.MaxNameLen+1))
+	addrs[long] = "127.0.0.1:1"
+	n, err := Start(Options{System: testSystem, ID: "1", Addrs: addrs, DataDir: t.TempDir(), Listener: lns["1"],
+		TraceDir: t.TempDir(), Logger: quietLogger()})
+	if err == nil {
+		n.Close("test")
+		t.Fatal("a node with a 257-byte peer name started recording")
+	}
+	if want := fmt.Sprintf("(%d bytes) is longer than %d bytes", record.MaxNameLen+1, record.MaxNameLen); !strings.Contains(err.Error(), want) {
+		t.Fatalf("%v does not say %q", err, want)
 	}
 }

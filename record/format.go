@@ -26,6 +26,31 @@ const (
 	MaxRecord = 64 << 20
 )
 
+// Limits on what headers, gaps and ends may hold. Every verb prints node
+// names on every line and keeps per-node state, so a hostile or broken
+// trace must not be able to make them huge. Writers refuse to exceed them
+// (reasons are clipped instead); readers refuse traces that do.
+const (
+	// MaxNameLen caps node names, the system, bug, driver and codec
+	// names, and param, run and stats keys, in bytes.
+	MaxNameLen = 256
+	// MaxTypeNameLen caps message type names (Go type names with their
+	// package paths and type arguments).
+	MaxTypeNameLen = 1024
+	// MaxNodes caps the nodes of a system: at about 65 KB per simulated
+	// node, 10,000 nodes already need some 650 MB.
+	MaxNodes = 10000
+	// MaxTypes caps the message type table.
+	MaxTypes = 10000
+	// MaxEntries caps the params and run entries of a header and the
+	// stats of an end record.
+	MaxEntries = 1024
+	// MaxValueLen caps a param or run value, in bytes.
+	MaxValueLen = 64 << 10
+	// MaxReasonLen caps the reason of a gap or end record, in bytes.
+	MaxReasonLen = 4096
+)
+
 // Record type bytes. Types with the high bit set are optional extensions a
 // reader may skip; any other unknown type is an error.
 const (

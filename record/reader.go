@@ -324,6 +324,9 @@ func decodeHeader(body []byte) (*Header, error) {
 	if h.Version != Version {
 		return nil, fmt.Errorf("trace format version %d is not supported (this build reads version %d)", h.Version, Version)
 	}
+	if err := h.check(); err != nil {
+		return nil, err
+	}
 	if h.Codec != node.CodecName {
 		// Replay could not decode a single message.
 		return nil, fmt.Errorf("message codec %q is not supported (this build reads %s)", h.Codec, node.CodecName)
@@ -629,6 +632,9 @@ func (r *Reader) decode(typ byte, body []byte, ev *node.Event) (RecordKind, erro
 		if err := cbor.Unmarshal(body, &r.end); err != nil {
 			return 0, fmt.Errorf("malformed end record: %w", err)
 		}
+		if err := r.end.check(); err != nil {
+			return 0, err
+		}
 		r.ended = true
 		return RecEnd, nil
 	}
@@ -646,14 +652,8 @@ func (r *Reader) decodeGap(body []byte) (Gap, error) {
 	if err := cbor.Unmarshal(body, &g); err != nil {
 		return g, fmt.Errorf("malformed gap record: %w", err)
 	}
-	if _, ok := r.tab.nodeIdx[g.Node]; !ok {
-		return g, fmt.Errorf("gap record for node %q, which is not in the header's node list", g.Node)
-	}
-	if g.From == 0 {
-		return g, fmt.Errorf("gap record for %s from seq 0 (seqs start at 1)", g.Node)
-	}
-	if g.To != 0 && g.To < g.From {
-		return g, fmt.Errorf("gap record for %s from seq %d to seq %d: the range is backwards", g.Node, g.From, g.To)
+	if err := g.check(r.tab); err != nil {
+		return g, err
 	}
 	return g, nil
 }

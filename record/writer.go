@@ -82,8 +82,8 @@ func NewWriter(out io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	if h.Codec == "" {
 		h.Codec = node.CodecName
 	}
-	if len(h.Nodes) == 0 {
-		return nil, errors.New("trace header lists no nodes")
+	if err := h.check(); err != nil {
+		return nil, fmt.Errorf("cannot record this run: %w", err)
 	}
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = 8 << 20
@@ -195,6 +195,10 @@ func (w *Writer) flushGaps() {
 // Gap records that seqs from..to of a node were not recorded (to = 0: from
 // there on).
 func (w *Writer) Gap(g Gap) error {
+	g.Reason = clipReason(g.Reason)
+	if err := g.check(w.tab); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -245,6 +249,7 @@ func (w *Writer) Close(end End) error {
 	}
 	if w.err == nil {
 		w.flushGaps()
+		end.Reason = clipReason(end.Reason)
 		end.Events = w.stats.Events
 		if b, err := headerEnc.Marshal(end); err == nil {
 			w.appendRecord(TypeEnd, b)

@@ -1,0 +1,164 @@
+package record
+
+import (
+	"errors"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/replaycheck/replaycheck/node"
+)
+
+// check enforces the limits on a header (see MaxNameLen and the others):
+// writers call it before starting a segment, readers on every header read.
+func (h *Header) check() error {
+	if err := checkName("system name", h.System, MaxNameLen, false); err != nil {
+		return err
+	}
+	for _, f := range []struct{ what, s string }{{"bug name", h.Bug}, {"driver name", h.Driver}, {"codec name", h.Codec}} {
+		if err := checkName(f.what, f.s, MaxNameLen, true); err != nil {
+			return err
+		}
+	}
+	if len(h.Nodes) == 0 {
+		return errors.New("the trace header lists no nodes")
+	}
+	if len(h.Nodes) > MaxNodes {
+		return fmt.Errorf("the trace header lists %d nodes (at most %d)", len(h.Nodes), MaxNodes)
+	}
+	nodes := make(map[node.ID]bool, len(h.Nodes))
+	for _, id := range h.Nodes {
+		if err := checkName("node name", string(id), MaxNameLen, false); err != nil {
+			return err
+		}
+		if nodes[id] {
+			return fmt.Errorf("node %q is listed twice", id)
+		}
+		nodes[id] = true
+	}
+	if len(h.Recorded) > len(h.Nodes) {
+		return fmt.Errorf("%d recorded nodes of %d", len(h.Recorded), len(h.Nodes))
+	}
+	for _, id := range h.Recorded {
+		if !nodes[id] {
+			return fmt.Errorf("recorded node %s is not in the node list", clip(string(id)))
+		}
+	}
+	if len(h.Types) > MaxTypes {
+		return fmt.Errorf("%d message types (at most %d)", len(h.Types), MaxTypes)
+	}
+	types := make(map[string]bool, len(h.Types))
+	for _, t := range h.Types {
+		if err := checkName("message type name", t, MaxTypeNameLen, false); err != nil {
+			return err
+		}
+		if types[t] {
+			return fmt.Errorf("message type %q is listed twice", t)
+		}
+		types[t] = true
+	}
+	if err := checkMap("params", "param", h.Params); err != nil {
+		return err
+	}
+	if err := checkMap("run", "run", h.Run); err != nil {
+		return err
+	}
+	if h.Segment < 0 {
+		return fmt.Errorf("segment %d", h.Segment)
+	}
+	return nil
+}
+
+func checkMap(plural, what string, m map[string]string) error {
+	if len(m) > MaxEntries {
+		return fmt.Errorf("%d %s (at most %d)", len(m), plural, MaxEntries)
+	}
+	for k, v := range m {
+		if err := checkName(what+" key", k, MaxNameLen, false); err != nil {
+			return err
+		}
+		if len(v) > MaxValueLen {
+			return fmt.Errorf("%s %s: value of %d bytes is longer than %d bytes", what, k, len(v), MaxValueLen)
+		}
+	}
+	return nil
+}
+
+// checkName checks a name that is printed on one line: bounded, valid
+// UTF-8, no control characters (a newline in a node name would forge
+// output lines).
+func checkName(what, s string, limit int, emptyOK bool) error {
+	switch {
+	case s == "" && !emptyOK:
+		return fmt.Errorf("empty %s", what)
+	case len(s) > limit:
+		return fmt.Errorf("%s %s (%d bytes) is longer than %d bytes", what, clip(s), len(s), limit)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%s %s is not valid UTF-8", what, clip(s))
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%s %s contains a control character", what, clip(s))
+		}
+	}
+	return nil
+}
+
+// clip quotes the start of a string that may be huge, for a message.
+func clip(s string) string {
+	const show = 32
+	if len(s) <= show {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := show
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q…", s[:cut])
+}
+
+// check enforces the limits on a gap record against the segment's node
+// table: replay would mark the wrong stretch unknown otherwise.
+func (g *Gap) check(t *tables) error {
+	if _, ok := t.nodeIdx[g.Node]; !ok {
+		return fmt.Errorf("gap record for node %s, which is not in the header's node list", clip(string(g.Node)))
+	}
+	if g.From == 0 {
+		return fmt.Errorf("gap record for %s from seq 0 (seqs start at 1)", g.Node)
+	}
+	if g.To != 0 && g.To < g.From {
+		return fmt.Errorf("gap record for %s from seq %d to seq %d: the range is backwards", g.Node, g.From, g.To)
+	}
+	if len(g.Reason) > MaxReasonLen {
+		return fmt.Errorf("gap record reason of %d bytes is longer than %d bytes", len(g.Reason), MaxReasonLen)
+	}
+	return nil
+}
+
+func (e *End) check() error {
+	if len(e.Reason) > MaxReasonLen {
+		return fmt.Errorf("end record reason of %d bytes is longer than %d bytes", len(e.Reason), MaxReasonLen)
+	}
+	if len(e.Stats) > MaxEntries {
+		return fmt.Errorf("end record with %d stats (at most %d)", len(e.Stats), MaxEntries)
+	}
+	for k := range e.Stats {
+		if err := checkName("end record stats key", k, MaxNameLen, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clipReason shortens a reason a writer was given to MaxReasonLen bytes:
+// a writer must not refuse to record why recording ended.
+func clipReason(s string) string {
+	if len(s) <= MaxReasonLen {
+		return s
+	}
+	cut := MaxReasonLen - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

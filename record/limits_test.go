@@ -1,0 +1,147 @@
+package record
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/node"
+)
+
+// hostileHeaders are headers that break one limit each, with what the
+// error must say.
+func hostileHeaders() map[string]struct {
+	h    Header
+	want string
+} {
+	huge := strings.Repeat("n", 10<<20)
+	many := make([]node.ID, MaxNodes+1)
+	for i := range many {
+		many[i] = node.ID(fmt.Sprintf("n%06d", i))
+	}
+	with := func(f func(*Header)) Header {
+		h := testHeader()
+		h.Nodes = append([]node.ID(nil), h.Nodes...)
+		f(&h)
+		return h
+	}
+	return map[string]struct {
+		h    Header
+		want string
+	}{
+		"huge node name": {with(func(h *Header) { h.Nodes[2] = node.ID(huge) }), fmt.Sprintf("node name %q… (10485760 bytes) is longer than %d bytes", strings.Repeat("n", 32), MaxNameLen)},
+		"too many nodes": {with(func(h *Header) { h.Nodes, h.Recorded = many, many[:1] }), fmt.Sprintf("%d nodes (at most %d)", MaxNodes+1, MaxNodes)},
+		"no nodes":       {with(func(h *Header) { h.Nodes, h.Recorded = nil, nil }), "lists no nodes"},
+		"empty node":     {with(func(h *Header) { h.Nodes[0] = "" }), "empty node name"},
+		"newline":        {with(func(h *Header) { h.Nodes[0] = "a\nb" }), `node name "a\nb" contains a control character`},
+		"duplicate node": {with(func(h *Header) { h.Nodes[1] = "a" }), `node "a" is listed twice`},
+		"recorded stray": {with(func(h *Header) { h.Recorded = []node.ID{"zz"} }), `recorded node "zz" is not in the node list`},
+		"long system":    {with(func(h *Header) { h.System = strings.Repeat("s", 300) }), "system name"},
+		"no system":      {with(func(h *Header) { h.System = "" }), "empty system name"},
+		"long bug":       {with(func(h *Header) { h.Bug = strings.Repeat("b", 300) }), "bug name"},
+		"long param key": {with(func(h *Header) { h.Params = map[string]string{strings.Repeat("k", 300): "v"} }), "param key"},
+		"long param value": {with(func(h *Header) { h.Params = map[string]string{"k": strings.Repeat("v", MaxValueLen+1)} }),
+			fmt.Sprintf("param k: value of %d bytes is longer than %d bytes", MaxValueLen+1, MaxValueLen)},
+		"many params":    {with(func(h *Header) { h.Params = manyEntries(MaxEntries + 1) }), fmt.Sprintf("%d params (at most %d)", MaxEntries+1, MaxEntries)},
+		"long run key":   {with(func(h *Header) { h.Run = map[string]string{strings.Repeat("k", 300): "v"} }), "run key"},
+		"long type":      {with(func(h *Header) { h.Types = []string{strings.Repeat("t", MaxTypeNameLen+1)} }), "message type name"},
+		"long driver":    {with(func(h *Header) { h.Driver = strings.Repeat("d", 300) }), "driver name"},
+		"neg segment":    {with(func(h *Header) { h.Segment = -1 }), "segment -1"},
+		"duplicate type": {with(func(h *Header) { h.Types = []string{"t.Ping", "t.Ping"} }), `message type "t.Ping" is listed twice`},
+	}
+}
+
+func manyEntries(n int) map[string]string {
+	m := map[string]string{}
+	for i := range n {
+		m[fmt.Sprint(i)] = "x"
+	}
+	return m
+}
+
+// A writer refuses to start a trace whose header breaks a limit, so that
+// the simulator and live nodes fail with a clear error instead of writing
+// a trace every verb chokes on.
+func TestWriterRefusesHeadersOverLimits(t *testing.T) {
+	for name, c := range hostileHeaders() {
+		w, err := NewWriter(io.Discard, c.h, WriterOptions{})
+		if err == nil {
+			w.Close(End{})
+			t.Errorf("%s: header accepted", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %.300q does not say %q", name, err, c.want)
+		}
+		if len(err.Error()) > 400 {
+			t.Errorf("%s: a %d-byte message", name, len(err.Error()))
+		}
+	}
+}
+
+// A reader refuses such a header too (a hostile or foreign writer), with a
+// short message naming the file.
+func TestReaderRefusesHeadersOverLimits(t *testing.T) {
+	for name, c := range hostileHeaders() {
+		file := strings.ReplaceAll(name, " ", "-") + ".lz4"
+		_, err := readBounded(t, file, rawTrace(headerRec(t, c.h)))
+		if err == nil {
+			t.Errorf("%s: header accepted", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), file+": ") {
+			t.Errorf("%s: %.300q does not say %q", name, err, c.want)
+		}
+		if len(err.Error()) > 400 {
+			t.Errorf("%s: a %d-byte message", name, len(err.Error()))
+		}
+	}
+}
+
+// Gap and end records have bounded strings; a writer clips reasons it is
+// given, a reader refuses longer ones.
+func TestGapAndEndReasonsBounded(t *testing.T) {
+	long := strings.Repeat("r", MaxReasonLen+10)
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Gap(Gap{Node: "zz", From: 1}); err == nil || !strings.Contains(err.Error(), `node "zz"`) {
+		t.Fatalf("gap of an unknown node: %v", err)
+	}
+	if err := w.Gap(Gap{Node: "a", From: 0}); err == nil {
+		t.Fatal("gap from seq 0 accepted")
+	}
+	if err := w.Gap(Gap{Node: "a", From: 1, Reason: long}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(End{Reason: long}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := readBounded(t, "clipped.lz4", buf.Bytes())
+	if err != nil || f.Damage != nil {
+		t.Fatalf("%v %v", err, f.Damage)
+	}
+	if len(f.Gaps[0].Reason) > MaxReasonLen || len(f.Ends[0].Reason) > MaxReasonLen {
+		t.Fatalf("reasons of %d and %d bytes", len(f.Gaps[0].Reason), len(f.Ends[0].Reason))
+	}
+
+	h := headerRec(t, testHeader())
+	wantDamage(t, "long-gap.lz4", rawTrace(h, cborRec(t, TypeGap, Gap{Node: "a", From: 1, Reason: long})), 0,
+		fmt.Sprintf("gap record reason of %d bytes is longer than %d bytes", len(long), MaxReasonLen))
+	wantDamage(t, "long-end.lz4", rawTrace(h, cborRec(t, TypeEnd, End{Reason: long})), 0,
+		fmt.Sprintf("end record reason of %d bytes is longer than %d bytes", len(long), MaxReasonLen))
+	wantDamage(t, "many-stats.lz4", rawTrace(h, cborRec(t, TypeEnd, End{Stats: manyStats(MaxEntries + 1)})), 0,
+		fmt.Sprintf("end record with %d stats (at most %d)", MaxEntries+1, MaxEntries))
+}
+
+func manyStats(n int) map[string]int64 {
+	m := map[string]int64{}
+	for i := range n {
+		m[fmt.Sprint(i)] = 1
+	}
+	return m
+}
