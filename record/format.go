@@ -104,6 +104,18 @@ type Gap struct {
 	Reason string  `cbor:"reason"`
 }
 
+// Seqs says which seqs the gap covers: "seq 5", "seqs 5..9" or "seqs 5
+// onwards".
+func (g Gap) Seqs() string {
+	switch {
+	case g.To == 0:
+		return fmt.Sprintf("seqs %d onwards", g.From)
+	case g.To == g.From:
+		return fmt.Sprintf("seq %d", g.From)
+	}
+	return fmt.Sprintf("seqs %d..%d", g.From, g.To)
+}
+
 // End closes a segment that its writer closed cleanly.
 type End struct {
 	Reason string `cbor:"reason"`

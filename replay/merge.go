@@ -231,6 +231,9 @@ func (t *Trace) validate(add func(Problem)) {
 		file := t.Files[t.fileOf[i]].Path
 		prev := last[ev.Node]
 		switch {
+		case ev.Seq == 0:
+			add(Problem{file, ev.Node, ev.Seq, "seq 0 (seqs start at 1)"})
+			continue
 		case prev == nil && ev.Seq != 1 && ev.Kind != node.KindRestart && !covered(ev.Node, 1, ev.Seq-1):
 			add(Problem{file, ev.Node, ev.Seq, fmt.Sprintf("the node's recording starts at seq %d: seqs 1..%d are missing", ev.Seq, ev.Seq-1)})
 		case prev != nil && ev.Seq <= prev.Seq:
@@ -287,7 +290,9 @@ func (t *Trace) findTruncations() {
 			if f.SegmentEnded[i] {
 				continue
 			}
-			reason := fmt.Sprintf("%s: the recording of segment %d has no end record (the process was killed or is still running)", f.Path, seg.Segment)
+			// The segment is named by its place in the file, which is
+			// what its header's number should be, but need not.
+			reason := fmt.Sprintf("%s: the recording of segment %d has no end record (the process was killed or is still running)", f.Path, i)
 			if i == len(f.Segments)-1 && f.Damage != nil {
 				reason = f.Damage.Error()
 			}
@@ -300,11 +305,10 @@ func (t *Trace) findTruncations() {
 			}
 		}
 		for _, g := range f.Gaps {
-			to := "on"
-			if g.To != 0 {
-				to = fmt.Sprintf("..%d", g.To)
+			if g.From == 0 {
+				continue // not a gap (readers refuse it)
 			}
-			cuts = append(cuts, cut{g.Node, g.From - 1, fmt.Sprintf("%s: seqs %d%s of %s were not recorded: %s", f.Path, g.From, to, g.Node, g.Reason)})
+			cuts = append(cuts, cut{g.Node, g.From - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason)})
 		}
 	}
 	for _, c := range cuts {
