@@ -193,7 +193,18 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		if res.Checked {
 			checked = "checked"
 		}
-		fmt.Fprintf(a.Stdout, "predicates %s (%s): %d violation(s)\n", p.Script, checked, len(p.Violations))
+		// Counted as replay check counts: screened intervals are not violations.
+		violations := 0
+		for _, v := range p.Violations {
+			if v.Kind != "liveness" || v.Alarm {
+				violations++
+			}
+		}
+		screened := ""
+		if n := len(p.Violations) - violations; n > 0 {
+			screened = fmt.Sprintf(", %d liveness interval(s) screened by stability measures", n)
+		}
+		fmt.Fprintf(a.Stdout, "predicates %s (%s): %d violation(s)%s\n", p.Script, checked, violations, screened)
 		for _, e := range p.Errors {
 			fmt.Fprintf(a.Stdout, "  error: %s\n", e)
 		}

@@ -44,7 +44,7 @@ func redraw(m *Model) {
 	m.State(70, 26)
 	m.Violations(70, 8)
 	m.Watches(70, 8)
-	m.StatusLines()
+	m.StatusLines(180)
 }
 
 func benchMoves(b *testing.B, watch bool, move func(m *Model, rng *rand.Rand)) {

@@ -23,34 +23,37 @@ var Keys = []KeyHelp{
 	{"Shift-→  >", "forward to the shown node's next step"},
 	{"Shift-←  <", "back to the shown node's previous step"},
 	{"v  V", "next / previous violation"},
+	{"s", "v and V stop at liveness intervals the stability measures screened too (or not)"},
 	{"m", "follow the message of this event: a receive to its send; a send to its receipt"},
 	{"M", "list the messages this event sent and go to a receipt"},
 	{"g", "go to a step (273, #273, +10, -10, end)"},
 	{"]  [", "run forward / backward until a predicate or a watch changes"},
 	{"r", "reload the predicates file and re-check the same run"},
 	{"w", "add a watch (a Starlark expression, as in predicates)"},
-	{"x", "remove the selected watch (Watches panel)"},
+	{"x", "remove the selected watch (Watches panel; Enter edits it)"},
 	{"/", "filter the timeline (node=n1,n2 kind=recv type=Last REGEX); in State: find a field"},
 	{"{  }", "show the previous / next node's state"},
 	{"f", "the State panel follows the cursor's node again"},
-	{"h", "history of the selected field (State panel)"},
+	{"h", "history of the selected field (State panel): every version, Enter goes there"},
 	{"d", "diff the shown node's state against another step"},
 	{"Tab  Shift-Tab", "focus the next / previous panel"},
 	{"↑ ↓ PgUp PgDn", "Timeline: move between (filtered) steps; other panels: select"},
 	{"Home  End", "Timeline: first / last step"},
 	{"Enter", "Violations: jump there; State: fold or unfold; History: go to that step"},
-	{"Esc", "close a popup, cancel a prompt, stop a run"},
+	{"Esc", "close a popup (any key it has no use for closes it and acts), cancel a prompt, stop a run"},
 	{"?", "this help"},
 	{"q  Ctrl-C", "quit"},
 }
 
 // popup is a list over the panels: help, a field's history, a diff, the
-// messages of an event.
+// messages of an event. A popup whose lines are selectable scrolls with
+// its selection; another scrolls by its first shown line.
 type popup struct {
 	title   string
 	items   []popupItem
 	sel     int
-	top     int
+	top     int             // the first shown line (of the wrapped lines when not selectable)
+	rows    int             // how many lines the last draw showed (for PgUp/PgDn and clamping)
 	onEnter func(popupItem) // nil: lines are not selectable
 }
 
@@ -58,6 +61,9 @@ type popupItem struct {
 	text  string
 	step  int
 	style Style
+	// indent is where a wrapped line's continuation starts (lines of
+	// selectable popups are not wrapped).
+	indent int
 }
 
 // prompt is a line of text being typed.
@@ -84,8 +90,7 @@ func (m *Model) HandleKey(ev *tcell.EventKey) {
 		m.promptKey(key, r)
 		return
 	}
-	if m.popup != nil {
-		m.popupKey(key, r)
+	if m.popup != nil && m.popupKey(key, r) {
 		return
 	}
 	shift := ev.Modifiers()&tcell.ModShift != 0
@@ -137,6 +142,8 @@ func (m *Model) HandleKey(ev *tcell.EventKey) {
 		m.NextViolation(+1)
 	case 'V':
 		m.NextViolation(-1)
+	case 's':
+		m.ToggleScreened()
 	case 'm':
 		m.FollowMessage()
 	case 'M':
@@ -152,8 +159,13 @@ func (m *Model) HandleKey(ev *tcell.EventKey) {
 	case 'w':
 		m.ask("watch: ", "", m.AddWatch)
 	case 'x':
-		if m.focus == PanelWatches {
+		switch {
+		case len(m.watches) == 0:
+			m.say("no watch to remove (w adds one; x removes the one selected in the Watches panel)")
+		case m.focus == PanelWatches:
 			m.RemoveWatch()
+		default:
+			m.say("x removes the watch selected in the Watches panel: Tab there, select it with ↑↓, then x")
 		}
 	case '/':
 		if m.focus == PanelState {
@@ -172,6 +184,10 @@ func (m *Model) HandleKey(ev *tcell.EventKey) {
 	case 'f':
 		m.Follow()
 	case 'h':
+		if m.focus != PanelState {
+			m.say("h shows the history of the field selected in the State panel: Tab there and select a field (/ finds one)")
+			return
+		}
 		m.History()
 	case 'd':
 		def := ""
@@ -209,26 +225,31 @@ func (m *Model) promptKey(key tcell.Key, r rune) {
 	}
 }
 
-func (m *Model) popupKey(key tcell.Key, r rune) {
+// popupKey applies a key to the open popup and reports whether the popup
+// used it. Any other key closes the popup and is not swallowed: the
+// caller applies it as if no popup had been open (a key typed before the
+// popup showed does what it was typed for).
+func (m *Model) popupKey(key tcell.Key, r rune) bool {
 	p := m.popup
+	page := max(1, p.rows-1)
+	move := map[tcell.Key]int{tcell.KeyUp: -1, tcell.KeyDown: 1, tcell.KeyPgUp: -page, tcell.KeyPgDn: page,
+		tcell.KeyHome: -1 << 30, tcell.KeyEnd: 1 << 30}[key]
 	switch {
 	case key == tcell.KeyEscape || key == tcell.KeyRune && (r == 'q' || r == '?'):
 		m.popup = nil
-	case key == tcell.KeyUp:
-		p.sel = max(0, p.sel-1)
-	case key == tcell.KeyDown:
-		p.sel = min(len(p.items)-1, p.sel+1)
-	case key == tcell.KeyPgUp:
-		p.sel = max(0, p.sel-10)
-	case key == tcell.KeyPgDn:
-		p.sel = min(len(p.items)-1, p.sel+10)
-	case key == tcell.KeyHome:
-		p.sel = 0
-	case key == tcell.KeyEnd:
-		p.sel = len(p.items) - 1
+	case move != 0 && p.onEnter != nil:
+		p.sel = min(max(0, p.sel+move), len(p.items)-1)
+	case move != 0:
+		p.top = max(0, p.top+move) // clamped when drawn, to the wrapped lines
 	case key == tcell.KeyEnter && p.onEnter != nil && len(p.items) > 0:
 		p.onEnter(p.items[p.sel])
+	case key == tcell.KeyEnter:
+		m.popup = nil
+	default:
+		m.popup = nil
+		return false
 	}
+	return true
 }
 
 func (m *Model) panelKey(key tcell.Key) {
@@ -267,7 +288,7 @@ func (m *Model) panelKey(key tcell.Key) {
 			m.collapsed[rows[i].key] = !m.collapsed[rows[i].key]
 		}
 	case PanelViolations:
-		n := m.violationCount()
+		n := m.listedCount()
 		switch {
 		case move != 0 && n > 0:
 			m.violSel = min(max(0, m.violSel+move), n-1)
@@ -291,16 +312,15 @@ func (m *Model) panelKey(key tcell.Key) {
 }
 
 func (m *Model) showHelp() {
-	p := &popup{title: "keys (Esc closes)"}
+	p := &popup{title: "keys (↑↓ PgUp PgDn scroll, Esc closes)"}
 	for _, k := range Keys {
-		p.items = append(p.items, popupItem{text: fmt.Sprintf("%-16s %s", k.Keys, k.What), step: -1})
+		p.items = append(p.items, popupItem{text: fmt.Sprintf("%-16s %s", k.Keys, k.What), step: -1, indent: 17})
 	}
 	p.items = append(p.items,
 		popupItem{step: -1},
-		popupItem{text: "Message flow: one column per node; ● an event, ○───▶ a message from its sender, ✗ a message never received,", step: -1},
-		popupItem{text: "  ? state unknown (recording ended early), blank: node down or not started.", step: -1},
-		popupItem{text: "Timeline marks: ▶ the cursor, ! a violation, • the send or receipts of the cursor's messages.", step: -1},
-		popupItem{text: "State: fields the cursor's step changed are highlighted; @status and @timers are the runtime's view of the node.", step: -1})
+		popupItem{text: "Message flow: one column per node; ● an event, ○───▶ a message from its sender, ✗ a message of this step never received (beside a ○ when it was to the sender), ? state unknown (recording ended early), blank: node down or not started.", step: -1, indent: 2},
+		popupItem{text: "Timeline marks: ▶ the cursor, ! a violation, ~ a liveness interval screened by its stability measures (not a violation), • the send or receipts of the cursor's messages.", step: -1, indent: 2},
+		popupItem{text: "State: fields the cursor's step changed are highlighted; @status and @timers are the runtime's view of the node; times are since the start of the run.", step: -1, indent: 2})
 	m.popup = p
 }
 
@@ -321,7 +341,7 @@ func (m *Model) FindField(text string) {
 			}
 			m.stateSel = l.Path
 			m.focus = PanelState
-			m.say("%s = %s", l.Path, l.Value)
+			m.say("%s = %s", l.Path, m.showValue(l.Value))
 			return
 		}
 	}
@@ -353,7 +373,7 @@ func (m *Model) History() {
 	}
 	p := &popup{title: fmt.Sprintf("history of %s %s (%d versions around #%d; Enter goes there)", m.node, path, len(vs), m.pos)}
 	for i, v := range vs {
-		text := v.Value
+		text := m.showValue(v.Value)
 		if v.Removed {
 			text = "(gone)"
 		}
@@ -409,7 +429,7 @@ func (m *Model) showDiff(other int, a, b []state.Leaf) {
 	changes := state.Diff(a, b)
 	p := &popup{title: fmt.Sprintf("%s: #%d → #%d, %d change(s)", m.node, other, m.pos, len(changes))}
 	for _, c := range changes {
-		old, now := c.Old, c.New
+		old, now := m.showValue(c.Old), m.showValue(c.New)
 		if old == "" {
 			old = "(none)"
 		}

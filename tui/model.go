@@ -56,7 +56,16 @@ type Model struct {
 	cfg   Config
 	db    *statedb.DB
 	preds *statedb.Predicates
-	viol  map[int]bool // steps with a violation
+	viol  map[int]bool // steps with a violation that counts (as replay check counts)
+	// screenedAt holds the steps where a liveness interval opened that
+	// its stability measures screened: not a violation, shown as such.
+	screenedAt map[int]bool
+	// withScreened makes v and V stop at screened intervals too (s).
+	withScreened bool
+	// recheckErr is why the last re-check failed ("": it did not).
+	recheckErr string
+	// hint is the empty Watches panel's text for the script hintFor.
+	hint, hintFor string
 
 	pos int           // the cursor: steps 0..pos have executed
 	cur *statedb.Step // the step at pos (nil at -1)
@@ -110,27 +119,68 @@ func New(cfg Config) (*Model, error) {
 	}
 	m.status = fmt.Sprintf("%d steps, %d nodes; press ? for help", m.db.Len(), len(m.db.Nodes()))
 	if m.preds != nil {
-		m.status += fmt.Sprintf("; %s: %d violation(s)", m.preds.Script, len(m.preds.Violations))
+		m.status += fmt.Sprintf("; %s: %s", m.preds.Script, m.countsText())
 	}
 	return m, nil
 }
 
 func (m *Model) setPredicates(p *statedb.Predicates) {
 	m.preds = p
-	m.viol = map[int]bool{}
+	m.viol, m.screenedAt = map[int]bool{}, map[int]bool{}
 	if p != nil {
 		for _, v := range p.Violations {
-			m.viol[v.Step] = true
+			if counts(v) {
+				m.viol[v.Step] = true
+			} else {
+				m.screenedAt[v.Step] = true
+			}
 		}
 	}
-	m.violSel = min(m.violSel, max(0, m.violationCount()-1))
+	m.violSel = min(m.violSel, max(0, m.listedCount()-1))
 }
 
+// counts reports whether a finding is a violation as `replay check`
+// counts them by default: a safety violation, or a liveness interval that
+// became an alarm. An interval the stability measures screened is not.
+func counts(v statedb.Violation) bool { return v.Kind != "liveness" || v.Alarm }
+
+// violationCount is how many violations count; screenedCount how many
+// liveness intervals were screened.
 func (m *Model) violationCount() int {
+	n := 0
+	if m.preds != nil {
+		for _, v := range m.preds.Violations {
+			if counts(v) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (m *Model) screenedCount() int {
+	if m.preds == nil {
+		return 0
+	}
+	return len(m.preds.Violations) - m.violationCount()
+}
+
+// listedCount is how many rows the Violations panel lists: every finding,
+// screened intervals included.
+func (m *Model) listedCount() int {
 	if m.preds == nil {
 		return 0
 	}
 	return len(m.preds.Violations)
+}
+
+// countsText is "N violation(s)", with the screened intervals if any.
+func (m *Model) countsText() string {
+	s := fmt.Sprintf("%d violation(s)", m.violationCount())
+	if n := m.screenedCount(); n > 0 {
+		s += fmt.Sprintf(", %d liveness interval(s) screened by stability measures (s: v stops there too)", n)
+	}
+	return s
 }
 
 // Pos is the cursor: the last executed step (-1: before the first).
@@ -168,6 +218,10 @@ func (m *Model) Seek(pos int) error {
 			return err
 		}
 		cur = s
+	}
+	if pos != m.pos {
+		// What the status line said was about where the cursor was.
+		m.status, m.err = "", false
 	}
 	m.pos, m.cur = pos, cur
 	if m.follow && cur != nil {
@@ -239,15 +293,26 @@ func dirWord(dir int) string {
 	return "earlier"
 }
 
-// NextViolation moves to the next (+1) or previous (-1) violation.
+// NextViolation moves to the next (+1) or previous (-1) violation, and
+// to screened liveness intervals too when ToggleScreened asked.
 func (m *Model) NextViolation(dir int) {
-	if m.violationCount() == 0 {
-		m.say("no violations (load predicates with --preds, or r to re-check)")
+	if m.violationCount() == 0 && (!m.withScreened || m.screenedCount() == 0) {
+		switch {
+		case m.preds == nil:
+			m.say("no violations (load predicates with --preds, or r to re-check)")
+		case m.screenedCount() > 0:
+			m.say("no violations; %d liveness interval(s) were screened by stability measures (s: v stops there too)", m.screenedCount())
+		default:
+			m.say("no violations")
+		}
 		return
 	}
 	vs := m.preds.Violations
 	best := -1
 	for i, v := range vs {
+		if !counts(v) && !m.withScreened {
+			continue
+		}
 		if dir > 0 && v.Step > m.pos && (best < 0 || v.Step < vs[best].Step) ||
 			dir < 0 && v.Step < m.pos && (best < 0 || v.Step > vs[best].Step) {
 			best = i
@@ -258,6 +323,20 @@ func (m *Model) NextViolation(dir int) {
 		return
 	}
 	m.jumpToViolation(best)
+}
+
+// ToggleScreened makes v and V stop at the liveness intervals the
+// stability measures screened too, or no longer.
+func (m *Model) ToggleScreened() {
+	m.withScreened = !m.withScreened
+	switch {
+	case m.screenedCount() == 0:
+		m.say("no liveness interval was screened")
+	case m.withScreened:
+		m.say("v and V stop at the %d screened liveness interval(s) too (s: not any more)", m.screenedCount())
+	default:
+		m.say("v and V stop at violations only (s: at screened liveness intervals too)")
+	}
 }
 
 func (m *Model) jumpToViolation(i int) {
@@ -274,7 +353,11 @@ func describeViolation(v statedb.Violation) string {
 		if v.EndStep >= 0 {
 			end = fmt.Sprintf("until #%d", v.EndStep)
 		}
-		s = fmt.Sprintf("%s (liveness) violated from #%d, %s: %s %s", v.Predicate, v.Step, end, v.Node, v.Event)
+		if v.Alarm {
+			s = fmt.Sprintf("%s (liveness) violated from #%d, %s; alarm at #%d: %s %s", v.Predicate, v.Step, end, v.AlarmStep, v.Node, v.Event)
+		} else {
+			s = fmt.Sprintf("%s (liveness) false from #%d, %s; screened by its stability measures, not a violation: %s %s", v.Predicate, v.Step, end, v.Node, v.Event)
+		}
 	}
 	if v.Witness != "" {
 		s += "; witness " + v.Witness

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -88,7 +90,10 @@ func (m *Model) Title(p Panel) string {
 		if m.preds == nil {
 			return "Violations"
 		}
-		return fmt.Sprintf("Violations (%d) %s", len(m.preds.Violations), m.preds.Script)
+		if n := m.screenedCount(); n > 0 {
+			return fmt.Sprintf("Violations (%d; %d screened) %s", m.violationCount(), n, m.preds.Script)
+		}
+		return fmt.Sprintf("Violations (%d) %s", m.violationCount(), m.preds.Script)
 	case PanelWatches:
 		return fmt.Sprintf("Watches (%d)", len(m.watches))
 	}
@@ -126,9 +131,13 @@ func (m *Model) Timeline(h int) []Line {
 			mark, style = "! ", StyleViolation
 		case links[s.Step]:
 			mark, style = "• ", StyleLink
+		case m.screenedAt[s.Step]:
+			mark = "~ "
 		}
 		if cursor && m.viol[s.Step] {
 			mark = "▶!"
+		} else if cursor && m.screenedAt[s.Step] {
+			mark = "▶~"
 		}
 		if cursor && !m.filter.match(s) {
 			style = StyleDim
@@ -161,10 +170,14 @@ func (m *Model) EventLines(w, h int) []Line {
 	for _, l := range wrap(c.Line, w) {
 		out = append(out, line(StyleNormal, "%s", l))
 	}
-	if m.viol[c.Step] {
+	if m.viol[c.Step] || m.screenedAt[c.Step] {
 		for _, v := range m.preds.Violations {
 			if v.Step == c.Step {
-				out = append(out, line(StyleViolation, "%s", describeViolation(v)))
+				st := StyleViolation
+				if !counts(v) {
+					st = StyleDim
+				}
+				out = append(out, line(st, "%s", describeViolation(v)))
 			}
 		}
 	}
@@ -294,6 +307,7 @@ func (m *Model) Flow(w, h int) []Line {
 			}
 		}
 		x := col[s.Node]*flowCell + 1
+		sender, away := -1, 0 // the sender's cell, and the side facing away from the arrow
 		if s.Kind == node.KindRecv {
 			if f, ok := col[s.From]; ok && s.From != s.Node {
 				fx := f*flowCell + 1
@@ -302,17 +316,24 @@ func (m *Model) Flow(w, h int) []Line {
 					cells[k], styles[k] = '─', rowStyle
 				}
 				cells[fx], styles[fx] = '○', rowStyle
+				sender, away = fx, -1
 				if fx < x {
 					cells[x-1] = '▶'
 				} else {
-					cells[x+1] = '◀'
+					cells[x+1], away = '◀', +1
 				}
 			}
 		}
 		for _, snd := range s.Sends {
 			if len(snd.Receipts) == 0 && snd.To != s.Node {
 				if t, ok := col[snd.To]; ok {
-					cells[t*flowCell+1], styles[t*flowCell+1] = '✗', StyleLost
+					c := t*flowCell + 1
+					if c == sender {
+						// The sender's ○ stays: the lost message to it is
+						// marked beside it, away from the arrow.
+						c += away
+					}
+					cells[c], styles[c] = '✗', StyleLost
 				}
 			}
 		}
@@ -449,7 +470,7 @@ func (m *Model) State(w, h int) []Line {
 		var text string
 		switch {
 		case r.leaf:
-			text = fmt.Sprintf("%s%s = %s", indent, r.label, r.value)
+			text = fmt.Sprintf("%s%s = %s", indent, r.label, m.showValue(r.value))
 		case m.collapsed[r.key]:
 			text = fmt.Sprintf("%s▸ %s", indent, r.label)
 		default:
@@ -475,7 +496,11 @@ func (m *Model) State(w, h int) []Line {
 // Violations is the Violations panel: the checker's report.
 func (m *Model) Violations(w, h int) []Line {
 	if m.preds == nil {
-		return []Line{line(StyleDim, "no predicates checked (start with --preds FILE)")}
+		out := []Line{line(StyleDim, "no predicates checked (start with --preds FILE)")}
+		if m.recheckErr != "" {
+			out = append(out, line(StyleError, "re-check failed: %s", m.recheckErr))
+		}
+		return out
 	}
 	var out []Line
 	for i, v := range m.preds.Violations {
@@ -503,16 +528,24 @@ func (m *Model) Violations(w, h int) []Line {
 			text += " " + v.Aux
 		}
 		style := StyleViolation
+		if !counts(v) {
+			style = StyleDim // screened: not a violation
+		}
 		if i == m.violSel && m.focus == PanelViolations {
 			style = StyleSelected
 		}
 		out = append(out, Line{{text, style}})
 	}
-	if len(m.preds.Violations) == 0 {
+	if m.violationCount() == 0 {
 		out = append(out, line(StyleDim, "no violations in %d steps", m.preds.Steps))
 	}
 	for _, e := range m.preds.Errors {
 		out = append(out, line(StyleError, "error: %s", e))
+	}
+	if m.recheckErr != "" {
+		for _, l := range wrap("re-check failed; these are the previous results: "+m.recheckErr, w) {
+			out = append(out, line(StyleError, "%s", l))
+		}
 	}
 	if sel := m.violSel; sel >= h && len(out) > h {
 		out = out[sel-h+1:]
@@ -523,7 +556,11 @@ func (m *Model) Violations(w, h int) []Line {
 // Watches is the Watches panel.
 func (m *Model) Watches(w, h int) []Line {
 	if len(m.watches) == 0 {
-		return []Line{line(StyleDim, "w adds a watch: a Starlark expression over the nodes' states, e.g. [a.AcceptedValue for a in Agent]")}
+		var out []Line
+		for _, l := range wrap(m.watchHint(), w) {
+			out = append(out, line(StyleDim, "%s", l))
+		}
+		return out
 	}
 	var out []Line
 	for i, wt := range m.watches {
@@ -543,13 +580,46 @@ func (m *Model) Watches(w, h int) []Line {
 		for _, l := range wrap("= "+wt.value, w-2) {
 			out = append(out, line(style, "  %s", l))
 		}
+		if wt.changed && len(wt.delta) > 0 {
+			for _, l := range wrap(fmt.Sprintf("changed by #%d: %s", wt.deltaStep, strings.Join(wt.delta, "; ")), w-2) {
+				out = append(out, line(StyleChanged, "  %s", l))
+			}
+		}
 	}
 	return out
 }
 
-// StatusLines are the two bottom lines: the prompt or the last message,
-// and a reminder of the main keys.
-func (m *Model) StatusLines() []Line {
+// tableDecl finds the tables a predicates script declares (NAME =
+// table(...)), for examples that work on the trace at hand.
+var tableDecl = regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*table\(`)
+
+// watchHint is the empty Watches panel's text, with examples that work
+// on this trace: its first node's timers, and the first table of the
+// predicates file, if it declares one.
+func (m *Model) watchHint() string {
+	script := m.script()
+	if m.hintFor != script || m.hint == "" {
+		m.hintFor = script
+		var examples []string
+		if src, err := os.ReadFile(script); script != "" && err == nil {
+			if t := tableDecl.FindSubmatch(src); t != nil {
+				examples = append(examples, fmt.Sprintf("[r for r in %s]", t[1]))
+			}
+		}
+		if nodes := m.db.Nodes(); len(nodes) > 0 {
+			examples = append(examples, fmt.Sprintf("timers(%q)", nodes[0]))
+		}
+		examples = append(examples, "unknown_nodes()")
+		m.hint = "w adds a watch: a Starlark expression evaluated at the cursor, e.g. " + strings.Join(examples, ", ") +
+			`; the predicates file's tables and functions work too (to watch another type, add T = table("pkg.Type") to it and press r)`
+	}
+	return m.hint
+}
+
+// StatusLines are the two bottom lines for a width: the prompt or the
+// last message, and a reminder of the main keys (a message too long for
+// one line takes both).
+func (m *Model) StatusLines(w int) []Line {
 	var first Line
 	switch {
 	case m.prompt != nil:
@@ -567,7 +637,18 @@ func (m *Model) StatusLines() []Line {
 		if m.err {
 			style = StyleError
 		}
-		first = Line{{pos + "  ", StyleHeader}, {m.status, style}}
+		prefix := pos + "  "
+		if full := prefix + m.status; w > 0 && utf8.RuneCountInString(full) > w {
+			ls := wrap(full, w)
+			first := []rune(ls[0])
+			n := min(len(first), utf8.RuneCountInString(prefix))
+			second := []rune(strings.Join(ls[1:], " "))
+			if len(second) > w {
+				second = append(second[:max(0, w-1)], '…')
+			}
+			return []Line{{{string(first[:n]), StyleHeader}, {string(first[n:]), style}}, {{string(second), style}}}
+		}
+		first = Line{{prefix, StyleHeader}, {m.status, style}}
 	}
 	hint := line(StyleDim, "? help  q quit  ←→ step  <> node step  v/V violation  m follow message  g go to  ]/[ run until change  r re-check  w watch  / filter  h history  d diff  Tab panel")
 	return []Line{first, hint}
@@ -581,6 +662,65 @@ type PopupView struct {
 	Selectable bool // whether Sel is highlighted (Enter acts on it)
 }
 
+// PopupWindow is what the open popup shows in at most w x h cells: lines
+// wrapped to w unless they are selectable, scrolled to the popup's
+// position (or its selection), with the position in the title when not
+// everything fits.
+func (m *Model) PopupWindow(w, h int) (PopupView, bool) {
+	p := m.popup
+	if p == nil {
+		return PopupView{}, false
+	}
+	h = max(1, h)
+	v := PopupView{Title: p.title, Selectable: p.onEnter != nil, Sel: -1}
+	var all []Line
+	for _, it := range p.items {
+		if v.Selectable || w <= 0 {
+			all = append(all, Line{{it.text, it.style}})
+			continue
+		}
+		for _, l := range wrapIndent(it.text, w, it.indent) {
+			all = append(all, Line{{l, it.style}})
+		}
+	}
+	if v.Selectable {
+		if p.sel < p.top {
+			p.top = p.sel
+		}
+		if p.sel >= p.top+h {
+			p.top = p.sel - h + 1
+		}
+	}
+	p.top = max(0, min(p.top, len(all)-h))
+	p.rows = min(h, len(all))
+	v.Lines = all[p.top:min(len(all), p.top+h)]
+	if v.Selectable {
+		v.Sel = p.sel - p.top
+	}
+	if len(all) > h {
+		v.Title += fmt.Sprintf("  lines %d-%d of %d", p.top+1, p.top+len(v.Lines), len(all))
+	}
+	return v, true
+}
+
+// wrapIndent wraps s to w cells, starting continuation lines with indent
+// spaces.
+func wrapIndent(s string, w, indent int) []string {
+	if indent >= w/2 {
+		indent = 2
+	}
+	first := wrap(s, w)
+	if len(first) <= 1 {
+		return first
+	}
+	out := []string{first[0]}
+	rest := strings.TrimLeft(strings.Join(first[1:], " "), " ")
+	for _, l := range wrap(rest, w-indent) {
+		out = append(out, strings.Repeat(" ", indent)+l)
+	}
+	return out
+}
+
 // Popup describes the open popup (ok false: none).
 func (m *Model) Popup() (PopupView, bool) {
 	p := m.popup
@@ -592,4 +732,21 @@ func (m *Model) Popup() (PopupView, bool) {
 		v.Lines = append(v.Lines, Line{{it.text, it.style}})
 	}
 	return v, true
+}
+
+// showValue is a field's value as the debugger shows it: a time.Time
+// (stored as an RFC 3339 date, state.Scalar) as the time since the start
+// of the run, like every other time on the screen.
+func (m *Model) showValue(v string) string {
+	if len(v) < len("2006-01-02T15:04:05Z") || v[4] != '-' || v[10] != 'T' {
+		return v
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return v
+	}
+	if t.IsZero() {
+		return "zero time"
+	}
+	return fmt.Sprintf("t=%v", time.Duration(t.UnixNano()-m.db.Meta().Start))
 }

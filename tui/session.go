@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
@@ -115,6 +116,10 @@ type watch struct {
 	err     bool
 	at      int  // the position of the last evaluation
 	changed bool // differs from the evaluation one step away
+	// delta says element by element how step deltaStep changed the value
+	// (reprDiff), when changed.
+	delta     []string
+	deltaStep int
 }
 
 // values evaluates every watch at the session cursor's position.
@@ -150,6 +155,15 @@ func (m *Model) evalWatches() {
 	for i, wt := range m.watches {
 		near := wt.at == m.pos-1 || wt.at == m.pos+1
 		wt.changed = near && wt.value != vals[i]
+		wt.delta = nil
+		if wt.changed {
+			// Said as the change the later of the two steps made.
+			before, after, step := wt.value, vals[i], m.pos
+			if wt.at > m.pos {
+				before, after, step = vals[i], wt.value, wt.at
+			}
+			wt.delta, wt.deltaStep = reprDiff(before, after), step
+		}
 		wt.value, wt.at = vals[i], m.pos
 		wt.err = len(vals[i]) > 7 && vals[i][:7] == "error: "
 	}
@@ -278,13 +292,17 @@ func (m *Model) RunUntilChange(dir int) {
 			flipSay()
 			return
 		}
+		// Element by element, the change first: a whole value does not fit
+		// a status line. The Watches panel shows the same.
 		var changed []string
 		for i, wt := range m.watches {
-			if before[i] != after[i] {
-				changed = append(changed, fmt.Sprintf("%s: %s -> %s", wt.expr, before[i], after[i]))
+			wt.changed, wt.delta = before[i] != after[i], nil
+			if wt.changed {
+				wt.delta, wt.deltaStep = reprDiff(before[i], after[i]), step
+				changed = append(changed, fmt.Sprintf("%s in %s", strings.Join(wt.delta, ", "), wt.expr))
 			}
 		}
-		m.say("#%d changes %s", step, joinComma(changed))
+		m.say("#%d changes %s", step, strings.Join(changed, "; "))
 	}
 	task := &Task{Name: "running"}
 	if dir > 0 {
@@ -439,18 +457,23 @@ func (m *Model) Reload() {
 				m.cfg.Trace = tr
 			}
 			if err != nil {
+				// Said now, and kept in the Violations panel (the status
+				// line speaks of the cursor and clears when it moves).
+				m.recheckErr = err.Error()
 				m.fail("re-check failed; the previous results stay: %v", err)
 				return
 			}
-			if err := m.db.SetPredicates(res, flips); err != nil {
-				m.fail("%v", err)
-			}
+			m.recheckErr = ""
+			storeErr := m.db.SetPredicates(res, flips)
 			m.setPredicates(res)
 			if m.sess != nil && m.running == nil {
 				m.sess.w = nil // the watches see the new script's tables too
 				m.evalWatches()
 			}
-			m.say("re-checked %s: %d violation(s) (before: %d)%s", script, len(res.Violations), before, errorsNote(res))
+			m.say("re-checked %s: %s (before: %d)%s", script, m.countsText(), before, errorsNote(res))
+			if storeErr != nil {
+				m.fail("re-checked %s: %s; %v", script, m.countsText(), storeErr)
+			}
 		},
 	}
 	m.tasks = append(m.tasks, m.recheck)

@@ -35,7 +35,7 @@ func NewView(m *Model, screen tcell.Screen) *View {
 	st := v.panel(PanelState, m.State)
 	viol := v.panel(PanelViolations, m.Violations)
 	watches := v.panel(PanelWatches, m.Watches)
-	status := &panel{Box: tview.NewBox(), render: func(w, h int) []Line { return m.StatusLines() }}
+	status := &panel{Box: tview.NewBox(), render: func(w, h int) []Line { return m.StatusLines(w) }}
 
 	left := tview.NewFlex().SetDirection(tview.FlexRow).
 		AddItem(timeline, 0, 5, false).
@@ -152,29 +152,24 @@ type overlay struct {
 
 func (o *overlay) Draw(screen tcell.Screen) {
 	o.Flex.Draw(screen)
-	pv, ok := o.m.Popup()
+	sw, sh := screen.Size()
+	w := sw * 4 / 5
+	pv, ok := o.m.PopupWindow(w-2, max(3, sh*3/4-2))
 	if !ok {
 		return
 	}
-	sw, sh := screen.Size()
-	w, h := sw*4/5, min(sh*3/4, len(pv.Lines)+2)
-	h = max(h, 5)
+	h := max(5, len(pv.Lines)+2)
 	x, y := (sw-w)/2, (sh-h)/2
 	box := tview.NewBox().SetBorder(true).SetTitle(" " + pv.Title + " ").SetTitleAlign(tview.AlignLeft).
 		SetBorderColor(tcell.ColorAqua).SetTitleColor(tcell.ColorAqua)
 	box.SetRect(x, y, w, h)
 	box.Draw(screen)
-	ix, iy, iw, ih := box.GetInnerRect()
-	top := 0
-	if pv.Sel >= ih {
-		top = min(pv.Sel-ih/2, len(pv.Lines)-ih) // the selection in the middle
-	}
-	for i := top; i < len(pv.Lines) && i-top < ih; i++ {
-		l := pv.Lines[i]
+	ix, iy, iw, _ := box.GetInnerRect()
+	for i, l := range pv.Lines {
 		if pv.Selectable && i == pv.Sel {
 			l = Line{{l.String(), StyleSelected}}
 		}
-		drawLine(screen, ix, iy+i-top, iw, l)
+		drawLine(screen, ix, iy+i, iw, l)
 	}
 }
 

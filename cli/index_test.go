@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/scripts"
+)
+
+// replay index counts violations as replay check does: liveness
+// intervals the stability measures screened are not violations (issue 10,
+// item 5).
+func TestIndexCountsViolationsAsCheckDoes(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	trace := filepath.Join(dir, "rt.lz4")
+	if code := app.Run([]string{"sim", "randtree", "--bug", "no-recovery-timer", "--seed", "1", "-o", trace}); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	src, _ := scripts.FS.ReadFile("randtree.star")
+	script := filepath.Join(dir, "randtree.star")
+	os.WriteFile(script, src, 0o644)
+
+	out.Reset()
+	app.Run([]string{"check", trace, script})
+	m := regexp.MustCompile(`replay check: (\d+) violation\(s\)`).FindStringSubmatch(errb.String() + out.String())
+	if m == nil {
+		t.Fatalf("check's count:\n%s%s", out.String(), errb.String())
+	}
+	out.Reset()
+	if code := app.Run([]string{"index", trace, "--preds", script}); code != 0 {
+		t.Fatalf("index: exit %d: %s", code, errb.String())
+	}
+	if !regexp.MustCompile(`\): ` + m[1] + ` violation\(s\), \d+ liveness interval\(s\) screened`).MatchString(out.String()) {
+		t.Fatalf("check counts %s violation(s); index says:\n%s", m[1], out.String())
+	}
+}
