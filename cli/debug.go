@@ -150,6 +150,9 @@ func (a *App) openDB(traces []string, preds, dir string, force bool) (*statedb.D
 		}
 		return nil, nil, badInput("%v", err)
 	}
+	if res.Warning != "" {
+		fmt.Fprintf(a.Stderr, "warning: %s\n", res.Warning)
+	}
 	if res.Trace != nil {
 		for _, f := range res.Trace.Files {
 			if f.Damage != nil {

@@ -103,6 +103,9 @@ type Opened struct {
 	// Why is why it was built: "new", "forced", "the trace changed",
 	// "damaged: ...", "incomplete".
 	Why string
+	// Warning is something the caller should tell (results that could not
+	// be stored).
+	Warning string
 }
 
 // Ensure opens the database of traces at dir (PathFor(traces) when dir is
@@ -170,12 +173,14 @@ func Ensure(traces []string, dir string, opts Options) (*DB, *Opened, error) {
 				}
 			}
 			p, flips, err := checkPredicates(res.Trace, opts.Registry, opts.Preds, opts.Progress, opts.Stop)
-			if err == nil {
-				err = db.SetPredicates(p, flips)
-			}
 			if err != nil {
 				db.Close()
 				return nil, nil, err
+			}
+			// Results that cannot be stored (a database on read-only
+			// media) still serve this session.
+			if err := db.SetPredicates(p, flips); err != nil {
+				res.Warning = err.Error()
 			}
 			res.Checked = true
 		}

@@ -112,7 +112,7 @@ func lockBuild(dir string, waiting func(pid int), stop func() bool) (unlock func
 	for {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
-			return nil, waited, fmt.Errorf("take the build lock of %s: %w", dir, err)
+			return nil, waited, fmt.Errorf("cannot build the trace database %s (name a writable place with --db): %w", dir, err)
 		}
 		ok, err := tryLock(f, false)
 		if err != nil {

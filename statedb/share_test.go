@@ -254,3 +254,31 @@ func TestASecondBuilderWaitsForTheFirst(t *testing.T) {
 		t.Fatalf("left beside the trace: %v", left)
 	}
 }
+
+// A database that cannot be read (here a memtable a killed writer left,
+// as older versions that opened databases read-write could) is rebuilt,
+// not an error (item 13: "while opening memtables").
+func TestADamagedDatabaseIsRebuilt(t *testing.T) {
+	trace, script := demo(t)
+	db, _ := ensure(t, []string{trace}, Options{Preds: script})
+	dir := db.Dir()
+	db.Close()
+	b := make([]byte, 1<<20)
+	for i := 20; i < len(b); i++ {
+		b[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "00005.mem"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, res, err := Ensure([]string{trace}, "", Options{Registry: registry, Preds: script})
+	if err != nil {
+		t.Fatalf("a damaged database was not rebuilt: %v", err)
+	}
+	defer db.Close()
+	if !res.Built || !strings.HasPrefix(res.Why, "damaged") {
+		t.Fatalf("opening a damaged database: %+v", res)
+	}
+	if p := db.Predicates(); p == nil || len(p.Violations) == 0 {
+		t.Fatalf("the rebuilt database's predicate results: %+v", p)
+	}
+}
