@@ -32,6 +32,20 @@ func (c Config) Param(name, def string) string {
 	return def
 }
 
+// CheckParams reports a parameter that is not one of known: a misspelt
+// --param would otherwise be recorded and silently ignored.
+func (c Config) CheckParams(known ...string) error {
+	for _, k := range slices.Sorted(maps.Keys(c.Params)) {
+		switch {
+		case len(known) == 0:
+			return fmt.Errorf("unknown parameter %q (takes none)", k)
+		case !slices.Contains(known, k):
+			return fmt.Errorf("unknown parameter %q (known: %s)", k, strings.Join(slices.Sorted(slices.Values(known)), ", "))
+		}
+	}
+	return nil
+}
+
 // Bug is a seeded defect a system can be built with.
 type Bug struct {
 	Name    string

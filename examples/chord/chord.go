@@ -220,7 +220,14 @@ const (
 // New builds a node. Parameters: bits (ring of 2^bits positions, default
 // 9) and succs (successor list length, default 3).
 func New(id node.ID, cfg system.Config) node.Handler {
-	bits := intParam(cfg, "bits", defaultBits, 4, 30)
+	bits, err := intParam(cfg, "bits", defaultBits, 4, 30)
+	if err != nil {
+		panic(err.Error())
+	}
+	succs, err := intParam(cfg, "succs", defaultSuccs, 1, 16)
+	if err != nil {
+		panic(err.Error())
+	}
 	positions := ringPositions(cfg.Nodes, bits)
 	p := &Node{
 		Self:     id,
@@ -228,7 +235,7 @@ func New(id node.ID, cfg system.Config) node.Handler {
 		RingSize: 1 << bits,
 		Ring:     positions,
 		Pending:  map[uint64]Request{},
-		cfg:      config{bug: cfg.Bug, bits: bits, succs: intParam(cfg, "succs", defaultSuccs, 1, 16)},
+		cfg:      config{bug: cfg.Bug, bits: bits, succs: succs},
 		r:        ring{size: 1 << bits},
 	}
 	// Until it creates or joins a ring, a node is a ring of one.
@@ -240,12 +247,41 @@ func New(id node.ID, cfg system.Config) node.Handler {
 	return p
 }
 
-func intParam(cfg system.Config, name string, def, lo, hi int) int {
+func intParam(cfg system.Config, name string, def, lo, hi int) (int, error) {
 	v, err := strconv.Atoi(cfg.Param(name, strconv.Itoa(def)))
 	if err != nil || v < lo || v > hi {
-		panic(fmt.Sprintf("chord: --param %s=%q: want an integer in %d..%d", name, cfg.Param(name, ""), lo, hi))
+		return 0, fmt.Errorf("chord: --param %s=%q: want an integer in %d..%d", name, cfg.Param(name, ""), lo, hi)
 	}
-	return v
+	return v, nil
+}
+
+// validate refuses, before any node is built, a run New or the scenario
+// could not do.
+func validate(cfg system.Config) error {
+	if err := cfg.CheckParams("bits", "succs", "leave_at"); err != nil {
+		return fmt.Errorf("chord: %w", err)
+	}
+	bits, err := intParam(cfg, "bits", defaultBits, 4, 30)
+	if err != nil {
+		return err
+	}
+	if _, err := intParam(cfg, "succs", defaultSuccs, 1, 16); err != nil {
+		return err
+	}
+	if _, err := leaveAt(cfg); err != nil {
+		return err
+	}
+	return fits(len(cfg.Nodes), bits)
+}
+
+// leaveAt is when the scenario's departure happens; 0 means none.
+func leaveAt(cfg system.Config) (time.Duration, error) {
+	v := cfg.Param("leave_at", defaultLeaveAt.String())
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("chord: --param leave_at=%q: want a duration of 0 or more, e.g. 2s (0: nobody leaves)", v)
+	}
+	return d, nil
 }
 
 // Init implements node.Handler: start the periodic timers and, after a
@@ -895,6 +931,7 @@ var System = &system.System{
 		Time:  5 * time.Second,
 	},
 	Scenario: scenario,
+	Validate: validate,
 }
 
 // Scenario timing: joins spread over the first 50 ms, one departure at
@@ -916,12 +953,12 @@ func scenario(ctl system.Controller) {
 		at := joinFrom + time.Duration(ctl.Rand().Int64N(int64(joinTo-joinFrom)))
 		ctl.At(at, func() { ctl.Input(id, JoinRing{Via: boot}) })
 	}
-	leaveAt, err := time.ParseDuration(ctl.Config().Param("leave_at", defaultLeaveAt.String()))
+	at, err := leaveAt(ctl.Config())
 	if err != nil {
-		panic(fmt.Sprintf("chord: --param leave_at: %v", err))
+		panic(err.Error())
 	}
-	if leaveAt > 0 {
+	if at > 0 {
 		leaver := nodes[ctl.Rand().IntN(len(nodes))]
-		ctl.At(leaveAt, func() { ctl.Input(leaver, LeaveRing{}) })
+		ctl.At(at, func() { ctl.Input(leaver, LeaveRing{}) })
 	}
 }

@@ -3,6 +3,7 @@ package chord
 import (
 	"crypto/sha1"
 	"encoding/binary"
+	"fmt"
 	"slices"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -21,6 +22,9 @@ func hashKey(name string, bits int) int {
 // map.
 func ringPositions(nodes []node.ID, bits int) map[node.ID]int {
 	size := 1 << bits
+	if err := fits(len(nodes), bits); err != nil {
+		panic(err.Error()) // Validate refuses such runs; a hostile trace header can still ask
+	}
 	sorted := slices.Clone(nodes)
 	slices.Sort(sorted)
 	taken := map[int]bool{}
@@ -34,6 +38,19 @@ func ringPositions(nodes []node.ID, bits int) map[node.ID]int {
 		pos[id] = k
 	}
 	return pos
+}
+
+// fits reports a ring of 2^bits positions too small for n nodes: the
+// position search would never end.
+func fits(n, bits int) error {
+	if n <= 1<<bits {
+		return nil
+	}
+	need := bits
+	for 1<<need < n {
+		need++
+	}
+	return fmt.Errorf("chord: %d nodes need at least %d ring positions, the ring has %d (2^%d); use --param bits=%d or more", n, n, 1<<bits, bits, need)
 }
 
 // ring does interval arithmetic on a ring of size positions.

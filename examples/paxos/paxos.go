@@ -354,6 +354,12 @@ var System = &system.System{
 		Time:  5 * time.Second,
 	},
 	Scenario: scenario,
+	Validate: func(cfg system.Config) error {
+		if err := cfg.CheckParams(); err != nil {
+			return fmt.Errorf("paxos: %w", err)
+		}
+		return nil
+	},
 }
 
 // scenario: every process gets a client proposal at a random moment of

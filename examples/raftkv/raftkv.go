@@ -478,6 +478,31 @@ var System = &system.System{
 		Time:       6 * time.Second,
 	},
 	Scenario: scenario,
+	Validate: validate,
+}
+
+// maxWrites bounds the "writes" parameter: the scenario schedules every
+// write up front.
+const maxWrites = 100_000
+
+// validate refuses, before any node is built, parameters the simulated
+// run cannot use. (tickParam and the scenario fall back to the defaults,
+// which a live node started with a bad value still does.)
+func validate(cfg system.Config) error {
+	if err := cfg.CheckParams("tick", "writes"); err != nil {
+		return fmt.Errorf("raftkv: %w", err)
+	}
+	if v := cfg.Param("tick", ""); v != "" {
+		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			return fmt.Errorf("raftkv: --param tick=%q: want a positive duration, e.g. 10ms", v)
+		}
+	}
+	if v := cfg.Param("writes", ""); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > maxWrites {
+			return fmt.Errorf("raftkv: --param writes=%q: want an integer in 0..%d", v, maxWrites)
+		}
+	}
+	return nil
 }
 
 func codec() *node.Codec {

@@ -156,14 +156,44 @@ func NumericID(id node.ID) int {
 
 // New builds a node. The "fanout" parameter bounds the number of children.
 func New(id node.ID, cfg system.Config) node.Handler {
-	fanout, err := strconv.Atoi(cfg.Param("fanout", strconv.Itoa(DefaultFanout)))
-	if err != nil || fanout < 1 {
-		panic(fmt.Sprintf("randtree: --param fanout=%q: want a positive integer", cfg.Param("fanout", "")))
+	fanout, err := fanoutParam(cfg)
+	if err != nil {
+		panic(err.Error())
 	}
 	if NumericID(id) < 0 {
 		panic(fmt.Sprintf("randtree: node name %q has no numeric ID (want n1, n2, ...)", id))
 	}
 	return &Node{Self: id, ID: NumericID(id), Fanout: fanout, nodes: len(cfg.Nodes), bug: cfg.Bug}
+}
+
+func fanoutParam(cfg system.Config) (int, error) {
+	fanout, err := strconv.Atoi(cfg.Param("fanout", strconv.Itoa(DefaultFanout)))
+	if err != nil || fanout < 1 {
+		return 0, fmt.Errorf("randtree: --param fanout=%q: want a positive integer", cfg.Param("fanout", ""))
+	}
+	return fanout, nil
+}
+
+// maxResets bounds the "resets" parameter: the scenario schedules every
+// reset up front.
+const maxResets = 10_000
+
+// validate refuses, before any node is built, parameters New or the
+// scenario cannot use (the scenario used to fall back to the default
+// number of resets silently).
+func validate(cfg system.Config) error {
+	if err := cfg.CheckParams("fanout", "resets"); err != nil {
+		return fmt.Errorf("randtree: %w", err)
+	}
+	if _, err := fanoutParam(cfg); err != nil {
+		return err
+	}
+	if v := cfg.Param("resets", ""); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > maxResets {
+			return fmt.Errorf("randtree: --param resets=%q: want an integer in 0..%d", v, maxResets)
+		}
+	}
+	return nil
 }
 
 // memberKey marks on disk that the node was told to be in the overlay, as
@@ -597,6 +627,7 @@ var System = &system.System{
 		Time:  4 * time.Second,
 	},
 	Scenario: scenario,
+	Validate: validate,
 }
 
 // Scenario timing: joins spread over the first joinWindow in random order

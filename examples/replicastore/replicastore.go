@@ -235,11 +235,9 @@ type Node struct {
 
 // New builds a node.
 func New(id node.ID, cfg system.Config) node.Handler {
-	target := DefaultTarget
-	if v := cfg.Param("target", ""); v != "" {
-		if _, err := fmt.Sscanf(v, "%d", &target); err != nil || target < 1 {
-			panic(fmt.Sprintf("replicastore: param target=%q: want a positive integer", v))
-		}
+	target, err := targetParam(cfg)
+	if err != nil {
+		panic(err.Error())
 	}
 	n := &Node{
 		Self: id, Target: target, bug: cfg.Bug,
@@ -890,6 +888,25 @@ var System = &system.System{
 		Time:  24 * time.Second,
 	},
 	Scenario: scenario,
+	Validate: func(cfg system.Config) error {
+		if err := cfg.CheckParams("target"); err != nil {
+			return fmt.Errorf("replicastore: %w", err)
+		}
+		_, err := targetParam(cfg)
+		return err
+	},
+}
+
+// targetParam reads the "target" parameter: how many replicas each
+// object should have.
+func targetParam(cfg system.Config) (int, error) {
+	target := DefaultTarget
+	if v := cfg.Param("target", ""); v != "" {
+		if _, err := fmt.Sscanf(v, "%d", &target); err != nil || target < 1 {
+			return 0, fmt.Errorf("replicastore: --param target=%q: want a positive integer", v)
+		}
+	}
+	return target, nil
 }
 
 // Scenario timing: objects are created in the first seconds, nodes crash

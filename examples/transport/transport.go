@@ -346,6 +346,22 @@ var System = &system.System{
 		Time:       16 * time.Second,
 	},
 	Scenario: scenario,
+	Validate: validate,
+}
+
+// maxNodes bounds a run: the scenario schedules every message of every
+// ordered pair of nodes up front (about 300 per pair), so memory grows
+// with the square of the number of nodes (0.65 GB at 50).
+const maxNodes = 32
+
+func validate(cfg system.Config) error {
+	if err := cfg.CheckParams(); err != nil {
+		return fmt.Errorf("transport: %w", err)
+	}
+	if n := len(cfg.Nodes); n > maxNodes {
+		return fmt.Errorf("transport: %d nodes: at most %d (every node streams to every other, scheduled up front)", n, maxNodes)
+	}
+	return nil
 }
 
 // Scenario timing: applications stream until trafficEnd and crashes stop
