@@ -28,6 +28,10 @@ func TestStalePartialOutputsAreRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chtimes(stale, old, old)
+	// Killed half a minute ago, as a user who kills and reruns would.
+	recent := filepath.Join(dir, ".run.lz4.partial-777")
+	os.WriteFile(recent, nil, 0o644)
+	os.Chtimes(recent, time.Now().Add(-30*time.Second), time.Now().Add(-30*time.Second))
 	// Not ours: another name, and a name that only looks alike.
 	other := filepath.Join(dir, ".other.lz4.partial-1")
 	lookalike := filepath.Join(dir, ".run.lz4.partial-notes")
@@ -44,8 +48,10 @@ func TestStalePartialOutputsAreRemoved(t *testing.T) {
 	if err := f.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Error("the stale partial output was not removed")
+	for _, p := range []string{stale, recent} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("the stale partial output %s was not removed", filepath.Base(p))
+		}
 	}
 	for _, p := range []string{live.Name(), other, lookalike, target} {
 		if _, err := os.Stat(p); err != nil {

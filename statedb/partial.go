@@ -29,7 +29,9 @@ func partialPrefixes(target string) []string {
 // complete, locked until closed so that RemoveStale leaves it alone. It
 // first removes target's stale leftovers.
 func CreatePartial(target string) (*os.File, error) {
-	RemoveStale(target, staleAge)
+	// The file is locked a moment after it is created: a few seconds
+	// cover that moment many times over.
+	RemoveStale(target, 10*time.Second)
 	f, err := os.CreateTemp(filepath.Dir(target), partialPrefixes(target)[0]+"*")
 	if err != nil {
 		return nil, err
