@@ -275,6 +275,17 @@ func (n *Node) Err() error {
 	return n.failure
 }
 
+// RecordingErr is the error that stopped the node's recording (a full
+// disk, an I/O error), if any: the node keeps running without it, Close
+// does not report it again, and the trace ends with a notice saying so
+// when the writer could append one.
+func (n *Node) RecordingErr() error {
+	if !Recording || n.rec == nil {
+		return nil
+	}
+	return n.rec.err()
+}
+
 // Stats reports the transport's counters.
 func (n *Node) Stats() TransportStats { return n.tr.stats() }
 

@@ -3,7 +3,6 @@ package live
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -428,7 +428,7 @@ func (d *fullDisk) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	d.data = append(d.data, p[:room]...)
-	return room, errors.New("no space left on device")
+	return room, fmt.Errorf("write t.lz4: %w", syscall.ENOSPC)
 }
 
 func (d *fullDisk) Truncate(size int64) error {
@@ -463,7 +463,7 @@ func TestUnitFileCutsPartialWriteBack(t *testing.T) {
 	w.Close(record.End{Reason: "test"})
 	select {
 	case err := <-stopped:
-		if !strings.Contains(err.Error(), "recording stopped at 1 seq") {
+		if !strings.Contains(err.Error(), "recording stopped: disk full at seq") {
 			t.Fatalf("OnError was told %v", err)
 		}
 	case <-time.After(5 * time.Second):
@@ -479,7 +479,12 @@ func TestUnitFileCutsPartialWriteBack(t *testing.T) {
 	if len(f.Events) == 0 {
 		t.Fatal("nothing recorded before the disk filled is readable")
 	}
-	if f.Damage != nil && f.Damage.Offset != int64(len(d.data)) {
+	if f.Damage != nil {
 		t.Fatalf("the file ends inside a block: %v", f.Damage)
+	}
+	// The space the cut-back write freed holds the writer's stop notice.
+	last := f.Events[len(f.Events)-1].Seq
+	if want := fmt.Sprintf("recording stopped: disk full at seq %d", last); len(f.Gaps) != 1 || f.Gaps[0].Reason != want || f.Gaps[0].From != last+1 {
+		t.Fatalf("gaps %+v, want one from %d saying %q", f.Gaps, last+1, want)
 	}
 }

@@ -27,10 +27,26 @@ const FlushInterval = 100 * time.Millisecond
 // write error stops recording with a log line saying where.
 type recorder struct {
 	w    *record.Writer
-	file *os.File
+	file traceFile
 	path string
 	cfg  recorderConfig
 	seg  int
+}
+
+// traceFile is what a recorder writes: an *os.File opened for appending.
+type traceFile interface {
+	unitTarget
+	Stat() (os.FileInfo, error)
+	Close() error
+}
+
+// openTraceFile opens a node's trace file; tests swap in one that fills up.
+var openTraceFile = func(path string) (traceFile, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 func openRecorder(cfg recorderConfig) (*recorder, error) {
@@ -38,7 +54,7 @@ func openRecorder(cfg recorderConfig) (*recorder, error) {
 		return nil, fmt.Errorf("trace directory: %w", err)
 	}
 	path := filepath.Join(cfg.Dir, TraceFileName(cfg.Node))
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := openTraceFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open trace: %w", err)
 	}
@@ -62,6 +78,8 @@ func openRecorder(cfg recorderConfig) (*recorder, error) {
 		FlushInterval: FlushInterval,
 		Lossy:         true,
 		OnError: func(err error) {
+			// err says "recording stopped: disk full at seq N ...";
+			// the writer also appends that to the trace if it can.
 			cfg.Log.Error("recording stopped; the node keeps running", "trace", path, "err", err)
 		},
 	})
@@ -87,6 +105,14 @@ func (r *recorder) close(reason string, ts TransportStats) error {
 		"recorder_dropped": int64(st.Dropped),
 	}}
 	err := r.w.Close(end)
+	var stopped *record.StoppedError
+	if errors.As(err, &stopped) {
+		// Recording stopped earlier (or while closing), was logged when
+		// it did, and the trace says so: stopping the node is no
+		// failure. Say it again as the node goes.
+		r.cfg.Log.Warn("the trace ends early", "trace", r.path, "err", err)
+		err = nil
+	}
 	if cerr := r.file.Close(); err == nil {
 		err = cerr
 	}
@@ -95,3 +121,6 @@ func (r *recorder) close(reason string, ts TransportStats) error {
 	}
 	return nil
 }
+
+// err is the error that stopped recording, if any.
+func (r *recorder) err() error { return r.w.Err() }

@@ -5,10 +5,16 @@ package live
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"math/rand/v2"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
@@ -91,4 +97,121 @@ func TestRecordingRefusesOverlongNodeName(t *testing.T) {
 	if want := fmt.Sprintf("(%d bytes) is longer than %d bytes", record.MaxNameLen+1, record.MaxNameLen); !strings.Contains(err.Error(), want) {
 		t.Fatalf("%v does not say %q", err, want)
 	}
+}
+
+// fillingFile is a trace file on a disk with limit bytes of room: a write
+// that does not fit writes what fits and fails with ENOSPC.
+type fillingFile struct {
+	*os.File
+	mu    sync.Mutex
+	size  int64
+	limit int64
+}
+
+func (f *fillingFile) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	room := f.limit - f.size
+	if int64(len(p)) <= room {
+		n, err := f.File.Write(p)
+		f.size += int64(n)
+		return n, err
+	}
+	n, _ := f.File.Write(p[:room])
+	f.size += int64(n)
+	return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+}
+
+func (f *fillingFile) Truncate(size int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.size = size
+	return f.File.Truncate(size)
+}
+
+func (f *fillingFile) grow(n int64) {
+	f.mu.Lock()
+	f.limit += n
+	f.mu.Unlock()
+}
+
+// A full disk stops the recording, not the node: it keeps serving, its
+// Close at SIGTERM succeeds, its log says "recording stopped: disk full
+// at seq N", and so does the trace, which replay info then reports
+// instead of blaming a kill.
+func TestDiskFullStopsRecordingNotTheNode(t *testing.T) {
+	var file *fillingFile
+	defer func(open func(string) (traceFile, error)) { openTraceFile = open }(openTraceFile)
+	openTraceFile = func(path string) (traceFile, error) {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		file = &fillingFile{File: f, limit: 200 << 10}
+		return file, nil
+	}
+	addrs, lns := cluster(t, 1)
+	traces := t.TempDir()
+	var logs lockedLog
+	n, err := Start(Options{System: testSystem, ID: "1", Addrs: addrs, DataDir: t.TempDir(), Listener: lns["1"],
+		TraceDir: traces, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	ctx := context.Background()
+	for i := 0; n.RecordingErr() == nil; i++ {
+		if i == 2000 {
+			t.Fatal("the disk never filled")
+		}
+		v := make([]byte, 1500)
+		for j := range v {
+			v[j] = 'a' + byte(r.IntN(26))
+		}
+		if err := n.Input(ctx, Add{Value: string(v)}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // let the flush interval cut blocks
+	}
+	for range 5 {
+		if err := n.Input(ctx, Add{Value: "after"}); err != nil {
+			t.Fatalf("the node stopped serving when recording stopped: %v", err)
+		}
+	}
+	file.grow(64 << 10) // space freed before the node is stopped
+	if err := n.Close("signal: terminated"); err != nil {
+		t.Fatalf("Close after recording stopped: %v (a SIGTERM would exit non-zero)", err)
+	}
+	f, err := record.ReadFile(filepath.Join(traces, TraceFileName("1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Damage != nil || len(f.Events) == 0 {
+		t.Fatalf("damage %v, %d events", f.Damage, len(f.Events))
+	}
+	last := f.Events[len(f.Events)-1].Seq
+	want := fmt.Sprintf("recording stopped: disk full at seq %d", last)
+	if len(f.Gaps) != 1 || f.Gaps[0].Reason != want || f.Gaps[0].From != last+1 || !f.Ended {
+		t.Fatalf("gaps %+v, ended %v: want one saying %q", f.Gaps, f.Ended, want)
+	}
+	if !strings.Contains(logs.String(), want) {
+		t.Fatalf("the log does not say %q:\n%s", want, logs.String())
+	}
+}
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -48,6 +48,10 @@ func (u *unitFile) Write(p []byte) (int, error) {
 	}
 	n, err := u.f.Write(u.buf[:end])
 	if err != nil {
+		// The frame is abandoned (its writer stops at the first
+		// error): forget what is buffered of it, so that the next
+		// write, a stop notice, starts a new frame.
+		u.buf, u.body, u.parsed = u.buf[:0], false, 0
 		// Cut a partial write back, so that the file still ends at a
 		// unit boundary.
 		if n > 0 {

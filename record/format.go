@@ -92,6 +92,11 @@ type Header struct {
 	Segment int `cbor:"segment"`
 	// StateHashes says whether event records carry state hashes.
 	StateHashes bool `cbor:"state_hashes"`
+	// Continues marks a writer's stop notice: a frame it appended after a
+	// write error (a full disk) stopped its segment, holding only gap
+	// and end records that belong to that segment. Readers fold it into
+	// the segment before.
+	Continues bool `cbor:"continues,omitempty"`
 }
 
 // Gap says events of a node were not recorded (the recorder degraded: a

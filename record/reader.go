@@ -221,6 +221,7 @@ type Reader struct {
 	lastSeq  uint64
 	ended    bool // the current segment has its end record
 	newFrame bool // an unclosed frame was followed by a new one
+	notice   bool // reading a writer's stop notice (Header.Continues)
 	// frameStart is the file offset of the frame nextFrame last moved to
 	// (0: the first).
 	frameStart int64
@@ -264,7 +265,11 @@ func NewReader(r io.Reader, name string, size int64) (*Reader, error) {
 	if typ != TypeHeader {
 		return nil, fmt.Errorf("%s: %w: the first record is not a header", name, ErrNotTrace)
 	}
-	if err := rd.startSegment(body); err != nil {
+	h, err := decodeHeader(body)
+	if err == nil {
+		err = rd.startSegment(h)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	rd.first = rd.hdr
@@ -334,11 +339,7 @@ func decodeHeader(body []byte) (*Header, error) {
 	return &h, nil
 }
 
-func (r *Reader) startSegment(body []byte) error {
-	hp, err := decodeHeader(body)
-	if err != nil {
-		return err
-	}
+func (r *Reader) startSegment(hp *Header) error {
 	h := *hp
 	if r.first != nil {
 		if h.System != r.first.System {
@@ -351,7 +352,7 @@ func (r *Reader) startSegment(body []byte) error {
 	r.tab = newTables(&h)
 	r.lastTime = h.Start
 	r.segments++
-	r.ended = false
+	r.ended, r.notice = false, false
 	return nil
 }
 
@@ -605,6 +606,9 @@ func (r *Reader) decode(typ byte, body []byte, ev *node.Event) (RecordKind, erro
 	}
 	switch typ {
 	case TypeEvent:
+		if r.notice {
+			return 0, errors.New("an event record in a writer's stop notice")
+		}
 		if err := decodeEvent(&decoder{b: body}, r.tab, ev, r.lastTime); err != nil {
 			if r.lastNode == "" {
 				return 0, fmt.Errorf("malformed event record (the first event of the file): %w", err)
@@ -615,7 +619,20 @@ func (r *Reader) decode(typ byte, body []byte, ev *node.Event) (RecordKind, erro
 		r.lastNode, r.lastSeq = ev.Node, ev.Seq
 		return RecEvent, nil
 	case TypeHeader:
-		if err := r.startSegment(body); err != nil {
+		h, err := decodeHeader(body)
+		if err != nil {
+			return 0, err
+		}
+		if h.Continues && !r.ended {
+			// A writer's stop notice: its gap and end records
+			// belong to the segment it could not go on writing.
+			if h.System != r.hdr.System || h.Segment != r.hdr.Segment {
+				return 0, fmt.Errorf("a stop notice for segment %d of system %q follows segment %d of %q", h.Segment, h.System, r.hdr.Segment, r.hdr.System)
+			}
+			r.notice, r.newFrame = true, false
+			return 0, nil
+		}
+		if err := r.startSegment(h); err != nil {
 			return 0, err
 		}
 		r.newFrame = false

@@ -1,10 +1,12 @@
 package record
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/pierrec/lz4/v4"
@@ -53,6 +55,8 @@ type Writer struct {
 	out  io.Writer
 	zw   *lz4.Writer
 
+	hdr Header // for a stop notice
+
 	mu       sync.Mutex
 	drained  *sync.Cond
 	pending  []byte
@@ -60,12 +64,33 @@ type Writer struct {
 	scratch  encoder
 	tab      *tables
 	lastTime int64
-	lastSeq  map[node.ID]uint64
 	gaps     map[node.ID]*Gap
 	gapOrder []node.ID
 	stats    Stats
 	err      error
 	closed   bool
+	// What reached the file, for a writer stopped by a write error:
+	// taken is the stream offset of pending[0]; inflight lists the event
+	// records not yet known to be in the file (from inHead on), with the
+	// stream offset where each ends; written is the last seq of each
+	// node in the file, lost the first seq of each node refused after
+	// the error.
+	taken    int64
+	inflight []inflightEvent
+	inHead   int
+	written  map[node.ID]uint64
+	writtenN uint64
+	lost     map[node.ID]uint64
+	noticed  bool // the stop notice is in the file
+
+	// The compressor's side, used by the loop alone: zout collects what
+	// it emits until a whole block (or frame end) can go to out in one
+	// write; zin counts the stream bytes given to it, zfill those of the
+	// block it is filling, zdone those in blocks written to out.
+	zout  bytes.Buffer
+	zin   int64
+	zfill int
+	zdone int64
 
 	wake    chan struct{}
 	flushes chan chan error
@@ -88,11 +113,6 @@ func NewWriter(out io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = 8 << 20
 	}
-	zw := lz4.NewWriter(out)
-	if err := zw.Apply(lz4.BlockSizeOption(blockSize), lz4.BlockChecksumOption(true),
-		lz4.ChecksumOption(true), lz4.ConcurrencyOption(1)); err != nil {
-		return nil, fmt.Errorf("configure lz4: %w", err)
-	}
 	hb, err := headerEnc.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("encode trace header: %w", err)
@@ -100,19 +120,38 @@ func NewWriter(out io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 	w := &Writer{
 		opts:     opts,
 		out:      out,
-		zw:       zw,
+		hdr:      h,
 		tab:      newTables(&h),
 		lastTime: h.Start,
-		lastSeq:  map[node.ID]uint64{},
 		gaps:     map[node.ID]*Gap{},
+		written:  map[node.ID]uint64{},
+		lost:     map[node.ID]uint64{},
 		wake:     make(chan struct{}, 1),
 		flushes:  make(chan chan error),
 		done:     make(chan struct{}),
+	}
+	if w.zw, err = newLZ4Writer(&w.zout); err != nil {
+		return nil, err
 	}
 	w.drained = sync.NewCond(&w.mu)
 	w.appendRecord(TypeHeader, hb)
 	go w.loop()
 	return w, nil
+}
+
+type inflightEvent struct {
+	end  int64 // stream offset after the record
+	node node.ID
+	seq  uint64
+}
+
+func newLZ4Writer(out io.Writer) (*lz4.Writer, error) {
+	zw := lz4.NewWriter(out)
+	if err := zw.Apply(lz4.BlockSizeOption(blockSize), lz4.BlockChecksumOption(true),
+		lz4.ChecksumOption(true), lz4.ConcurrencyOption(1)); err != nil {
+		return nil, fmt.Errorf("configure lz4: %w", err)
+	}
+	return zw, nil
 }
 
 func (w *Writer) appendRecord(typ byte, body []byte) {
@@ -142,6 +181,9 @@ func (w *Writer) Append(ev *node.Event) error {
 		return ErrClosed
 	}
 	if w.err != nil {
+		if _, ok := w.lost[ev.Node]; !ok {
+			w.lost[ev.Node] = ev.Seq
+		}
 		return w.err
 	}
 	for len(w.pending) > w.opts.MaxPending {
@@ -161,9 +203,9 @@ func (w *Writer) Append(ev *node.Event) error {
 		return fmt.Errorf("record event %s seq %d: %w", ev.Node, ev.Seq, err)
 	}
 	w.lastTime = ev.Time
-	w.lastSeq[ev.Node] = ev.Seq
 	w.stats.Events++
 	w.appendRecord(TypeEvent, w.scratch.b)
+	w.inflight = append(w.inflight, inflightEvent{end: w.taken + int64(len(w.pending)), node: ev.Node, seq: ev.Seq})
 	return nil
 }
 
@@ -288,34 +330,48 @@ func (w *Writer) loop() {
 		buf := w.pending
 		w.pending = w.spare[:0]
 		w.spare = nil
+		w.taken += int64(len(buf))
 		closed, failed := w.closed, w.err != nil
 		w.drained.Broadcast()
 		w.mu.Unlock()
 
 		var err error
 		if !failed && len(buf) > 0 {
-			_, err = w.zw.Write(buf)
+			err = w.compress(buf)
 			if err == nil && flush {
-				err = w.zw.Flush()
+				err = w.zflush(w.zw.Flush)
 			}
 		}
 		if !failed && err == nil && closed {
-			err = w.zw.Close()
+			err = w.zflush(w.zw.Close)
 		}
 		w.mu.Lock()
 		w.spare = buf[:0]
 		if err == nil && !failed {
 			w.stats.Raw += int64(len(buf))
 		}
-		if err != nil && w.err == nil {
-			w.err = w.stoppedError(err)
+		w.markWritten()
+		var notice []byte
+		switch {
+		case err != nil && w.err == nil:
+			w.err = w.stopped(err)
 			if w.opts.OnError != nil {
 				go w.opts.OnError(w.err)
 			}
+			notice = w.notice()
+		case failed && closed && !w.noticed:
+			notice = w.notice() // the disk may have room again
 		}
 		w.drained.Broadcast()
 		ferr := w.err
 		w.mu.Unlock()
+		if notice != nil {
+			if _, err := w.out.Write(notice); err == nil {
+				w.mu.Lock()
+				w.noticed = true
+				w.mu.Unlock()
+			}
+		}
 		if reply != nil {
 			reply <- ferr
 		}
@@ -325,16 +381,167 @@ func (w *Writer) loop() {
 	}
 }
 
-func (w *Writer) stoppedError(err error) error {
-	var parts []string
-	for id, seq := range w.lastSeq {
-		parts = append(parts, fmt.Sprintf("%s seq %d", id, seq))
+// compress hands buf to the compressor a block at a time, and each block
+// it completes to out in one write, so that it is known which stream bytes
+// reached out (zdone) when a write fails. The lz4 output is the same as
+// from one call.
+func (w *Writer) compress(buf []byte) error {
+	for len(buf) > 0 {
+		n := min(len(buf), blockSizeByte-w.zfill)
+		if _, err := w.zw.Write(buf[:n]); err != nil {
+			return err
+		}
+		buf = buf[n:]
+		w.zin += int64(n)
+		w.zfill += n
+		if w.zfill == blockSizeByte {
+			w.zfill = 0
+			if err := w.emit(); err != nil {
+				return err
+			}
+		}
 	}
-	where := "before any event"
-	if len(parts) == 1 {
-		where = "at " + parts[0]
-	} else if len(parts) > 1 {
-		where = fmt.Sprintf("after %d events", w.stats.Events)
+	return nil
+}
+
+// zflush runs the compressor's Flush or Close, which emit the block being
+// filled (and for Close the frame's end), and writes what they emitted.
+func (w *Writer) zflush(f func() error) error {
+	if err := f(); err != nil {
+		return err
 	}
-	return fmt.Errorf("recording stopped %s: %w", where, err)
+	w.zfill = 0
+	return w.emit()
+}
+
+func (w *Writer) emit() error {
+	if w.zout.Len() == 0 {
+		return nil
+	}
+	_, err := w.out.Write(w.zout.Bytes())
+	w.zout.Reset()
+	if err != nil {
+		return err
+	}
+	w.zdone = w.zin - int64(w.zfill)
+	return nil
+}
+
+// markWritten moves the event records now in the file out of inflight.
+func (w *Writer) markWritten() {
+	for w.inHead < len(w.inflight) && w.inflight[w.inHead].end <= w.zdone {
+		e := w.inflight[w.inHead]
+		w.written[e.node] = e.seq
+		w.writtenN++
+		w.inHead++
+	}
+	if w.inHead > 1024 && w.inHead > len(w.inflight)/2 {
+		w.inflight = append(w.inflight[:0], w.inflight[w.inHead:]...)
+		w.inHead = 0
+	}
+}
+
+// StoppedError is the error that stopped a Writer: a write to its file
+// failed, and nothing after the last record in the file was recorded.
+type StoppedError struct {
+	Cause    error
+	DiskFull bool
+	// Last is the last seq of each node that reached the file; Events
+	// counts the event records that did.
+	Last   map[node.ID]uint64
+	Events uint64
+	// Recorded lists the nodes the segment records.
+	Recorded []node.ID
+}
+
+func (e *StoppedError) Error() string {
+	what := "write error"
+	if e.DiskFull {
+		what = "disk full"
+	}
+	if len(e.Recorded) == 1 {
+		id := e.Recorded[0]
+		if seq, ok := e.Last[id]; ok {
+			return fmt.Sprintf("recording stopped: %s at seq %d of node %s: %v", what, seq, id, e.Cause)
+		}
+		return fmt.Sprintf("recording stopped: %s before any event of node %s reached the trace: %v", what, id, e.Cause)
+	}
+	return fmt.Sprintf("recording stopped: %s after %d events: %v", what, e.Events, e.Cause)
+}
+
+func (e *StoppedError) Unwrap() error { return e.Cause }
+
+func (w *Writer) stopped(err error) *StoppedError {
+	last := make(map[node.ID]uint64, len(w.written))
+	for id, seq := range w.written {
+		last[id] = seq
+	}
+	return &StoppedError{Cause: err, DiskFull: errors.Is(err, syscall.ENOSPC), Last: last, Events: w.writtenN, Recorded: w.hdr.Recorded}
+}
+
+// notice builds the frame a stopped writer appends so that the trace says
+// why it ends (see Header.Continues): a copy of the header, a gap from
+// each recorded node's first seq not in the file on, and an end record.
+// It is one small frame, written in one call, so that it fits in the space
+// the failed write left, or not at all.
+func (w *Writer) notice() []byte {
+	se, _ := w.err.(*StoppedError)
+	if se == nil {
+		return nil
+	}
+	what := "write error"
+	if se.DiskFull {
+		what = "disk full"
+	}
+	h := w.hdr
+	h.Continues = true
+	var e encoder
+	add := func(typ byte, v any) {
+		b, err := headerEnc.Marshal(v)
+		if err != nil {
+			return
+		}
+		e.uvarint(uint64(len(b) + 1))
+		e.byte1(typ)
+		e.b = append(e.b, b...)
+	}
+	add(TypeHeader, h)
+	for _, id := range h.Recorded {
+		g := Gap{Node: id, To: 0}
+		if seq, ok := w.written[id]; ok {
+			g.From = seq + 1
+			g.Reason = fmt.Sprintf("recording stopped: %s at seq %d", what, seq)
+		} else {
+			g.From = w.firstLost(id)
+			if g.From == 0 {
+				continue // nothing of the node was recorded or refused
+			}
+			g.Reason = fmt.Sprintf("recording stopped: %s before seq %d", what, g.From)
+		}
+		add(TypeGap, g)
+	}
+	add(TypeEnd, End{Reason: clipReason(se.Error()), Events: se.Events, Time: w.lastTime})
+	var b bytes.Buffer
+	zw, err := newLZ4Writer(&b)
+	if err != nil {
+		return nil
+	}
+	if _, err := zw.Write(e.b); err != nil || zw.Close() != nil {
+		return nil
+	}
+	return b.Bytes()
+}
+
+// firstLost is the first seq of a node none of whose events reached the
+// file: the first still in flight, dropped, or refused (0 if none).
+func (w *Writer) firstLost(id node.ID) uint64 {
+	for _, e := range w.inflight[w.inHead:] {
+		if e.node == id {
+			return e.seq
+		}
+	}
+	if g, ok := w.gaps[id]; ok {
+		return g.From
+	}
+	return w.lost[id]
 }
