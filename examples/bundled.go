@@ -2,6 +2,7 @@
 package examples
 
 import (
+	"github.com/replaycheck/replaycheck/examples/chainrep"
 	"github.com/replaycheck/replaycheck/examples/chord"
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/examples/raftkv"
@@ -13,7 +14,7 @@ import (
 
 // All returns every bundled system.
 func All() []*system.System {
-	return []*system.System{paxos.System, chord.System, randtree.System, raftkv.System, replicastore.System, transport.System}
+	return []*system.System{paxos.System, chord.System, randtree.System, raftkv.System, replicastore.System, transport.System, chainrep.System}
 }
 
 // Registry returns a registry of every bundled system.
