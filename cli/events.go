@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +20,8 @@ type eventsFlags struct {
 	from   int
 	limit  int
 	asJSON bool
+	// limitGiven: --limit 0 is refused, not read as "all".
+	limitGiven bool
 }
 
 func (a *App) eventsCmd() *cobra.Command {
@@ -40,15 +44,16 @@ cancelled, disk writes.`,
   replay events paxos.lz4 --type Last --json`,
 		Args: requireArgs(1, "FILE (a trace file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.limitGiven = cmd.Flags().Changed("limit")
 			return a.runEvents(args, f)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.nodes, "node", nil, "only events of these nodes (comma-separated or repeated)")
 	fl.StringSliceVar(&f.kinds, "kind", nil, "only these kinds: init, recv, timer, input, restart, crash")
-	fl.StringSliceVar(&f.types, "type", nil, "only receives and inputs of these message types (full name or the part after the dot)")
+	fl.StringSliceVar(&f.types, "type", nil, "only receives and inputs of these message types (full name or the part after the dot; each must name a type of the trace)")
 	fl.IntVar(&f.from, "from", 0, "start at this step")
-	fl.IntVar(&f.limit, "limit", 0, "print at most this many events (0: all)")
+	fl.IntVar(&f.limit, "limit", 0, "print at most this many events, at least 1 (default: all)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object per event")
 	return cmd
 }
@@ -68,8 +73,11 @@ func (a *App) loadTrace(paths []string) (*replay.Trace, error) {
 }
 
 func (a *App) runEvents(paths []string, f eventsFlags) error {
-	if f.from < 0 || f.limit < 0 {
-		return badInput("--from and --limit must not be negative")
+	if f.from < 0 {
+		return badInput("--from %d: want a step, 0 or more", f.from)
+	}
+	if f.limit < 0 || f.limitGiven && f.limit == 0 {
+		return badInput("--limit %d: want at least 1 (omit --limit for every event)", f.limit)
 	}
 	kinds := map[node.Kind]bool{}
 	for _, k := range f.kinds {
@@ -91,8 +99,11 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 		}
 		nodes[id] = true
 	}
-	if f.from > len(tr.Events) {
+	if f.from > 0 && f.from >= len(tr.Events) {
 		return badInput("--from %d: the trace has %d steps (#0..#%d)", f.from, len(tr.Events), len(tr.Events)-1)
+	}
+	if err := a.checkTypes(tr, f.types); err != nil {
+		return err
 	}
 	r := newRenderer(a, tr)
 	printed := 0
@@ -111,6 +122,38 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 		printed++
 		if f.limit > 0 && printed >= f.limit {
 			break
+		}
+	}
+	return nil
+}
+
+// checkTypes refuses a --type that names no message type of the trace (as
+// --kind refuses an unknown kind): a typo would otherwise print nothing
+// and exit 0, like a filter that matched no event.
+func (a *App) checkTypes(tr *replay.Trace, types []string) error {
+	if len(types) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	for _, f := range tr.Files {
+		for _, h := range f.Segments {
+			for _, t := range h.Types {
+				known[t] = true
+			}
+		}
+	}
+	if c := a.codec(tr); c != nil {
+		for _, t := range c.Names() {
+			known[t] = true
+		}
+	}
+	names := slices.Sorted(maps.Keys(known))
+	for _, t := range types {
+		if !slices.ContainsFunc(names, func(n string) bool { return n == t || strings.HasSuffix(n, "."+t) }) {
+			if len(names) == 0 {
+				return badInput("--type %s: the trace has no message types", t)
+			}
+			return badInput("--type %s: no message type of the trace has that name (types: %s)", t, strings.Join(names, ", "))
 		}
 	}
 	return nil

@@ -33,6 +33,11 @@ type simFlags struct {
 	seeds         string
 	check         string
 	failOn        string
+	down          string
+	maxDown       int
+	// changed reports whether a flag was given: 0 and -1 are refused
+	// when given, never taken to mean "the default".
+	changed func(name string) bool
 }
 
 func (a *App) simCmd() *cobra.Command {
@@ -60,20 +65,23 @@ if no seed fails it exits 0.`,
   replay sim paxos --bug spec --seeds 1-200 --check scripts/paxos.star -o spec.lz4
   replay sim paxos --bug latest-response --seed 21 --drop 0.3 -o bug.lz4
   replay sim paxos --churn 0 --time 2s -o nochurn.lz4`,
-		Args: requireArgs(1, "SYSTEM (one of the registered systems)"),
+		Args: oneSystem,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.changed = cmd.Flags().Changed
 			return a.runSim(cmd, args[0], f)
 		},
 	}
 	fl := cmd.Flags()
 	fl.Uint64Var(&f.seed, "seed", 1, "seed for every random choice of the run")
-	fl.IntVar(&f.nodes, "nodes", 0, "number of nodes (default: the system's)")
-	fl.IntVar(&f.steps, "steps", 0, "stop after this many events (default: the system's)")
-	fl.DurationVar(&f.time, "time", 0, "stop at this virtual time, e.g. 5s (default: the system's)")
+	fl.IntVar(&f.nodes, "nodes", 0, fmt.Sprintf("number of nodes, 1..%d (default: the system's)", sim.MaxNodes))
+	fl.IntVar(&f.steps, "steps", 0, "stop after this many events, at least 1 (default: the system's)")
+	fl.DurationVar(&f.time, "time", 0, "stop at this virtual time, more than 0, e.g. 5s (default: the system's)")
 	fl.Float64Var(&f.drop, "drop", sim.Unset, "probability that a message is lost, 0..1 (default: the system's)")
 	fl.Float64Var(&f.dup, "dup", sim.Unset, "probability that a message is delivered twice, 0..1 (default: the system's)")
-	fl.Float64Var(&f.churn, "churn", sim.Unset, "random crashes per node per virtual second; 0 turns churn off (default: the system's)")
+	fl.Float64Var(&f.churn, "churn", sim.Unset, fmt.Sprintf("random crashes per node per virtual second, 0..%g; 0 turns churn off (default: the system's)", sim.MaxChurn))
 	fl.StringVar(&f.latency, "latency", "", "message latency range MIN-MAX, e.g. 1ms-10ms (default: the system's)")
+	fl.StringVar(&f.down, "down", "", "how long a node crashed by churn stays down, MIN-MAX, e.g. 50ms-500ms (default: the system's)")
+	fl.IntVar(&f.maxDown, "max-down", 0, "at most this many nodes down at once under churn, 1..nodes (default: a minority)")
 	fl.StringVar(&f.bug, "bug", "none", "seeded bug to build the nodes with; 'none' is the correct program")
 	fl.StringArrayVar(&f.params, "param", nil, "system-specific setting KEY=VALUE (repeatable)")
 	fl.StringVarP(&f.output, "output", "o", "", "trace file to write (default: SYSTEM-SEED.lz4)")
@@ -102,35 +110,85 @@ func (a *App) systemsHelp() string {
 	return b.String()
 }
 
-// simConfig turns flags into a sim.Config for sys.
+// oneSystem takes exactly one SYSTEM: a second word is a mistake (a
+// misspelt flag, say), not something to ignore.
+func oneSystem(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return badInput("missing SYSTEM (one of the registered systems; see %s --help)", cmd.CommandPath())
+	case len(args) > 1:
+		return badInput("want one SYSTEM, got %d: %s", len(args), strings.Join(args, " "))
+	}
+	return nil
+}
+
+// simConfig turns flags into a sim.Config for sys. A numeric flag that
+// is given must hold a usable value: a given 0 or -1 is refused, never
+// read as "the system's default" (which is what leaving the flag out
+// means), so a typo cannot silently run another experiment.
 func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
+	changed := f.changed
+	if changed == nil {
+		changed = func(string) bool { return false }
+	}
 	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Nodes, cfg.Steps, cfg.Time = f.seed, f.nodes, f.steps, f.time
-	cfg.Drop, cfg.Dup, cfg.Churn, cfg.Bug = f.drop, f.dup, f.churn, f.bug
-	cfg.NoStateHashes = f.noStateHashes
-	if f.nodes < 0 || f.steps < 0 || f.time < 0 {
-		return cfg, badInput("--nodes, --steps and --time must not be negative")
-	}
-	if f.drop != sim.Unset && (f.drop < 0 || f.drop > 1) {
-		return cfg, badInput("--drop %v: a probability is between 0 and 1", f.drop)
-	}
-	if f.dup != sim.Unset && (f.dup < 0 || f.dup > 1) {
-		return cfg, badInput("--dup %v: a probability is between 0 and 1", f.dup)
-	}
-	if f.churn != sim.Unset && f.churn < 0 {
-		return cfg, badInput("--churn %v: a rate is 0 or more", f.churn)
-	}
-	if f.latency != "" {
-		lo, hi, ok := strings.Cut(f.latency, "-")
-		min, err1 := time.ParseDuration(lo)
-		max, err2 := time.ParseDuration(hi)
-		if !ok || err1 != nil || err2 != nil || min < 0 || max < min {
-			return cfg, badInput("--latency %q: want MIN-MAX durations with MIN <= MAX, e.g. 1ms-10ms", f.latency)
+	cfg.Seed, cfg.Bug, cfg.NoStateHashes = f.seed, f.bug, f.noStateHashes
+	if changed("nodes") {
+		if f.nodes < 1 { // above sim.MaxNodes: sim.CheckConfig says why
+			return cfg, badInput("--nodes %d: want 1..%d (omit --nodes for the system's default)", f.nodes, sim.MaxNodes)
 		}
-		cfg.LatencyMin, cfg.LatencyMax = min, max
-		if min == 0 {
-			cfg.LatencyMin = 1 // a zero would mean "the system's default"
+		cfg.Nodes = f.nodes
+	}
+	if changed("steps") {
+		if f.steps < 1 {
+			return cfg, badInput("--steps %d: want at least 1 (omit --steps for the system's default)", f.steps)
 		}
+		cfg.Steps = f.steps
+	}
+	if changed("time") {
+		if f.time <= 0 {
+			return cfg, badInput("--time %v: want a virtual time above 0, e.g. 5s (omit --time for the system's default)", f.time)
+		}
+		cfg.Time = f.time
+	}
+	prob := func(name string, v float64, to *float64) error {
+		if !changed(name) {
+			return nil
+		}
+		if !(v >= 0 && v <= 1) { // NaN fails too
+			return badInput("--%s %v: a probability is between 0 and 1 (omit --%s for the system's default)", name, v, name)
+		}
+		*to = v
+		return nil
+	}
+	if err := prob("drop", f.drop, &cfg.Drop); err != nil {
+		return cfg, err
+	}
+	if err := prob("dup", f.dup, &cfg.Dup); err != nil {
+		return cfg, err
+	}
+	if changed("churn") {
+		if !(f.churn >= 0) { // above sim.MaxChurn: sim.CheckConfig says why
+			return cfg, badInput("--churn %v: a rate is between 0 (no churn) and %g crashes per node per virtual second (omit --churn for the system's default)", f.churn, sim.MaxChurn)
+		}
+		cfg.Churn = f.churn
+	}
+	var err error
+	if changed("latency") {
+		if cfg.LatencyMin, cfg.LatencyMax, err = durationRange("latency", f.latency); err != nil {
+			return cfg, err
+		}
+	}
+	if changed("down") {
+		if cfg.DownMin, cfg.DownMax, err = durationRange("down", f.down); err != nil {
+			return cfg, err
+		}
+	}
+	if changed("max-down") {
+		if f.maxDown < 1 {
+			return cfg, badInput("--max-down %d: want at least 1 (omit --max-down for a minority of the nodes)", f.maxDown)
+		}
+		cfg.MaxDown = f.maxDown
 	}
 	if len(f.params) > 0 {
 		cfg.Params = map[string]string{}
@@ -139,17 +197,32 @@ func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
 			if !ok || k == "" {
 				return cfg, badInput("--param %q: want KEY=VALUE", p)
 			}
+			if old, dup := cfg.Params[k]; dup {
+				return cfg, badInput("--param %s given twice (%q and %q)", k, old, v)
+			}
 			cfg.Params[k] = v
 		}
 	}
-	if err := sys.CheckBug(f.bug); err != nil {
+	if err := sys.CheckBug(f.bug); err != nil { // before WithDefaults reads "" as "none"
 		return cfg, badInput("%v", err)
 	}
 	cfg = cfg.WithDefaults(sys)
-	if err := cfg.Validate(); err != nil {
+	if err := sim.CheckConfig(sys, cfg); err != nil {
 		return cfg, badInput("%v", err)
 	}
 	return cfg, nil
+}
+
+// durationRange parses a --latency or --down MIN-MAX. A zero MIN or MAX
+// becomes 1ns: in a sim.Config zero means "the system's default".
+func durationRange(flag, spec string) (lo, hi time.Duration, err error) {
+	a, b, ok := strings.Cut(spec, "-")
+	lo, err1 := time.ParseDuration(a)
+	hi, err2 := time.ParseDuration(b)
+	if !ok || err1 != nil || err2 != nil || lo < 0 || hi < lo {
+		return 0, 0, badInput("--%s %q: want MIN-MAX durations with 0 <= MIN <= MAX, e.g. 1ms-10ms", flag, spec)
+	}
+	return max(lo, 1), max(hi, 1), nil
 }
 
 func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
@@ -161,8 +234,14 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.changed != nil && f.changed("output") && f.output == "" {
+		return badInput("-o: empty file name (omit -o for %s-%d.lz4)", sys.Name, cfg.Seed)
+	}
 	if f.seeds != "" || f.check != "" {
 		return a.huntSeeds(sys, cfg, f)
+	}
+	if f.changed != nil && f.changed("fail-on") {
+		return badInput("--fail-on goes with a hunt: --seeds FROM-TO --check PREDS.star")
 	}
 	out := f.output
 	if out == "" {

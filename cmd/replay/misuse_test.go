@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+
+	"github.com/replaycheck/replaycheck/cli"
+	"github.com/replaycheck/replaycheck/examples"
+)
+
+// misuse is one wrong invocation and what its single stderr line must say.
+type misuse struct {
+	args []string
+	want []string // substrings of the stderr line
+	// open names the owner of a case that fails today in a file this
+	// test's author does not own; such a failure is logged, not fatal,
+	// until its owner fixes it (then the mark goes).
+	open string
+}
+
+// runApp runs one command line in-process, in dir, with a simulated
+// screen so that a debugger that wrongly starts cannot take the terminal.
+func runApp(t *testing.T, dir string, args []string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	scr := tcell.NewSimulationScreen("")
+	app := &cli.App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb, Screen: scr}
+	done := make(chan int, 1)
+	go func() { done <- app.Run(args) }()
+	deadline := time.After(90 * time.Second)
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case code = <-done:
+			return out.String(), errb.String(), code
+		case <-tick.C:
+			// A debugger that started anyway is told to quit: the case
+			// fails on its exit code, and the next one can run.
+			scr.InjectKey(tcell.KeyCtrlC, 0, tcell.ModNone)
+		case <-deadline:
+			t.Fatalf("replay %s did not end", strings.Join(args, " "))
+		}
+	}
+}
+
+// misuseFixtures makes, in dir, a small trace, a predicates script, a
+// directory, a regular file, a garbage file and an empty file.
+func misuseFixtures(t *testing.T, dir, scriptPath string) {
+	t.Helper()
+	if _, stderr, code := runApp(t, dir, []string{"sim", "paxos", "--time", "1s", "-o", "t.lz4"}); code != 0 {
+		t.Fatalf("fixture trace: exit %d: %s", code, stderr)
+	}
+	script, err := os.ReadFile(scriptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"preds.star": script, "garbage.lz4": []byte("this is not a trace at all"), "empty.lz4": nil,
+		"file": []byte("a regular file"), "bad.star": []byte("def broken(:\n"),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "adir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if p != dir {
+			rel, _ := filepath.Rel(dir, p)
+			names = append(names, rel)
+		}
+		return nil
+	})
+	return names
+}
+
+// TestMisuse runs wrong invocations of every verb through cli.App: each
+// must exit 2 with exactly one line on stderr saying what is wrong, print
+// nothing on stdout, and leave no file behind.
+func TestMisuse(t *testing.T) {
+	script, err := filepath.Abs("../../scripts/paxos.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	misuseFixtures(t, dir, script)
+	sim := func(args ...string) []string { return append([]string{"sim"}, args...) }
+	cases := []misuse{
+		// the root
+		{args: []string{"frobnicate"}, want: []string{"unknown command", "frobnicate"}},
+		{args: []string{"--frobnicate"}, want: []string{"unknown flag", "--frobnicate"}},
+
+		// sim: system, bug, arguments
+		{args: sim(), want: []string{"missing SYSTEM"}},
+		{args: sim("nosuch", "-o", "x.lz4"), want: []string{`unknown system "nosuch"`, "paxos"}},
+		{args: sim("paxos", "chord", "-o", "x.lz4"), want: []string{"one SYSTEM", "chord"}},
+		{args: sim("paxos", "--bug", "nosuch", "-o", "x.lz4"), want: []string{`no bug "nosuch"`, "latest-response"}},
+		{args: sim("paxos", "--bug", "", "-o", "x.lz4"), want: []string{`no bug ""`}},
+		{args: sim("paxos", "--frobnicate"), want: []string{"unknown flag", "--frobnicate"}},
+		// sim: numbers
+		{args: sim("paxos", "--seed", "abc"), want: []string{"--seed", "abc"}},
+		{args: sim("paxos", "--seed", "-1"), want: []string{"--seed", "-1"}},
+		{args: sim("paxos", "--nodes", "x"), want: []string{"--nodes", "x"}},
+		{args: sim("paxos", "--nodes", "0"), want: []string{"--nodes 0", "omit"}},
+		{args: sim("paxos", "--nodes", "-3"), want: []string{"--nodes -3"}},
+		{args: sim("paxos", "--nodes", "100000"), want: []string{"--nodes 100000", "at most 1000"}},
+		{args: sim("paxos", "--steps", "0"), want: []string{"--steps 0", "omit"}},
+		{args: sim("paxos", "--steps", "-1"), want: []string{"--steps -1"}},
+		{args: sim("paxos", "--time", "0s"), want: []string{"--time 0s", "omit"}},
+		{args: sim("paxos", "--time", "-1s"), want: []string{"--time -1s"}},
+		{args: sim("paxos", "--time", "5"), want: []string{"--time", "5"}},
+		{args: sim("paxos", "--drop", "1.5"), want: []string{"--drop 1.5", "between 0 and 1"}},
+		{args: sim("paxos", "--drop", "-1"), want: []string{"--drop -1", "between 0 and 1"}},
+		{args: sim("paxos", "--drop", "NaN"), want: []string{"--drop NaN"}},
+		{args: sim("paxos", "--dup", "2"), want: []string{"--dup 2"}},
+		{args: sim("paxos", "--dup", "-1"), want: []string{"--dup -1"}},
+		{args: sim("paxos", "--churn", "-1"), want: []string{"--churn -1"}},
+		{args: sim("paxos", "--churn", "1e9"), want: []string{"--churn 1e+09", "at most 1000"}},
+		{args: sim("paxos", "--churn", "NaN"), want: []string{"--churn NaN"}},
+		{args: sim("paxos", "--churn", "Inf"), want: []string{"--churn +Inf"}},
+		{args: sim("paxos", "--latency", "9ms-1ms"), want: []string{"--latency", "MIN <= MAX"}},
+		{args: sim("paxos", "--latency", "5ms"), want: []string{"--latency", "MIN-MAX"}},
+		{args: sim("paxos", "--latency", "x-y"), want: []string{"--latency"}},
+		{args: sim("paxos", "--latency", "-1ms-2ms"), want: []string{"--latency"}},
+		{args: sim("paxos", "--down", "9ms-1ms"), want: []string{"--down", "MIN <= MAX"}},
+		{args: sim("paxos", "--max-down", "0"), want: []string{"--max-down 0"}},
+		{args: sim("paxos", "--max-down", "8"), want: []string{"--max-down 8", "7"}},
+		// sim: parameters
+		{args: sim("paxos", "--param", "noequals"), want: []string{"--param", "KEY=VALUE"}},
+		{args: sim("paxos", "--param", "=v"), want: []string{"--param", "KEY=VALUE"}},
+		{args: sim("chord", "--param", "bits=10", "--param", "bits=12"), want: []string{"--param bits", "twice"}},
+		{args: sim("paxos", "--param", "bits=9"), want: []string{`unknown parameter "bits"`}},
+		{args: sim("chord", "--param", "bits=x"), want: []string{"bits", "4..30"}},
+		{args: sim("chord", "--param", "bitz=12"), want: []string{`unknown parameter "bitz"`, "bits"}},
+		{args: sim("chord", "--nodes", "800"), want: []string{"800 nodes need at least 800 ring positions", "--param bits=10"}},
+		{args: sim("transport", "--nodes", "100"), want: []string{"transport", "at most 32"}},
+		{args: sim("randtree", "--param", "fanout=0"), want: []string{"fanout"}},
+		{args: sim("raftkv", "--param", "tick=bogus"), want: []string{"tick"}},
+		// sim: output
+		{args: sim("paxos", "-o", ""), want: []string{"-o", "empty"}},
+		{args: sim("paxos", "-o", "adir"), want: []string{"adir", "directory"}},
+		{args: sim("paxos", "-o", "nodir/x.lz4"), want: []string{"nodir"}},
+		{args: sim("paxos", "-o", "file/x.lz4"), want: []string{"file"}},
+		// sim: hunting
+		{args: sim("paxos", "--seeds", "5-1", "--check", "preds.star"), want: []string{"--seeds", "5-1"}},
+		{args: sim("paxos", "--seeds", "x", "--check", "preds.star"), want: []string{"--seeds", "x"}},
+		{args: sim("paxos", "--seeds", "1-3"), want: []string{"--seeds", "--check"}},
+		{args: sim("paxos", "--seeds", "1-3", "--check", "missing.star"), want: []string{"missing.star"}},
+		{args: sim("paxos", "--seeds", "1-3", "--check", "preds.star", "--fail-on", "bogus"), want: []string{"--fail-on", "bogus"}},
+
+		// info
+		{args: []string{"info"}, want: []string{"missing FILE"}},
+		{args: []string{"info", "missing.lz4"}, want: []string{"missing.lz4"}},
+		{args: []string{"info", "adir"}, want: []string{"adir", "directory"}},
+		{args: []string{"info", "garbage.lz4"}, want: []string{"garbage.lz4", "not a replaycheck trace"}},
+		{args: []string{"info", "empty.lz4"}, want: []string{"empty.lz4"}},
+		{args: []string{"info", "t.lz4", "--frobnicate"}, want: []string{"unknown flag", "--frobnicate"}},
+
+		// events
+		{args: []string{"events"}, want: []string{"missing FILE"}},
+		{args: []string{"events", "missing.lz4"}, want: []string{"missing.lz4"}},
+		{args: []string{"events", "adir"}, want: []string{"adir", "directory"}},
+		{args: []string{"events", "garbage.lz4"}, want: []string{"garbage.lz4", "not a replaycheck trace"}},
+		{args: []string{"events", "t.lz4", "--kind", "bogus"}, want: []string{"bogus", "recv"}},
+		{args: []string{"events", "t.lz4", "--type", "bogus"}, want: []string{"--type bogus", "Collect"}},
+		{args: []string{"events", "t.lz4", "--node", "n99"}, want: []string{"n99", "n1"}},
+		{args: []string{"events", "t.lz4", "--from", "-1"}, want: []string{"--from -1"}},
+		{args: []string{"events", "t.lz4", "--from", "99999999"}, want: []string{"--from 99999999"}},
+		{args: []string{"events", "t.lz4", "--from", "x"}, want: []string{"--from", "x"}},
+		{args: []string{"events", "t.lz4", "--limit", "-1"}, want: []string{"--limit -1"}},
+		{args: []string{"events", "t.lz4", "--limit", "0"}, want: []string{"--limit 0", "omit"}},
+
+		// verify
+		{args: []string{"verify"}, want: []string{"missing FILE"}},
+		{args: []string{"verify", "missing.lz4"}, want: []string{"missing.lz4"}},
+		{args: []string{"verify", "adir"}, want: []string{"adir", "directory"}},
+		{args: []string{"verify", "garbage.lz4"}, want: []string{"garbage.lz4"}},
+		{args: []string{"verify", "t.lz4", "--nodes", "n99"}, want: []string{"n99"}},
+
+		// merge
+		{args: []string{"merge"}, want: []string{"missing FILE"}},
+		{args: []string{"merge", "t.lz4"}, want: []string{"-o"}},
+		{args: []string{"merge", "missing.lz4", "-o", "m.lz4"}, want: []string{"missing.lz4"}},
+		{args: []string{"merge", "t.lz4", "-o", "t.lz4"}, want: []string{"also an input"}},
+		{args: []string{"merge", "t.lz4", "-o", "adir"}, want: []string{"adir", "directory"}},
+		{args: []string{"merge", "t.lz4", "-o", "nodir/m.lz4"}, want: []string{"nodir"}},
+
+		// check
+		{args: []string{"check"}, want: []string{"missing FILE"}},
+		{args: []string{"check", "t.lz4"}, want: []string{"missing FILE", "PREDS.star"}},
+		{args: []string{"check", "t.lz4", "missing.star"}, want: []string{"missing.star"}},
+		{args: []string{"check", "t.lz4", "adir"}, want: []string{"adir"}},
+		{args: []string{"check", "missing.lz4", "preds.star"}, want: []string{"missing.lz4"}},
+		{args: []string{"check", "t.lz4", "bad.star"}, want: []string{"bad.star:1"}},
+		{args: []string{"check", "t.lz4", "preds.star", "--from", "-1"}, want: []string{"--from"}},
+		{args: []string{"check", "t.lz4", "preds.star", "--from", "99999999"}, want: []string{"--from 99999999"}},
+		{args: []string{"check", "t.lz4", "preds.star", "--to", "-5"}, want: []string{"--to"}, open: "helper P (cli/check.go)"},
+		{args: []string{"check", "t.lz4", "preds.star", "--fail-on", "bogus"}, want: []string{"--fail-on", "bogus"}},
+		{args: []string{"check", "t.lz4", "preds.star", "--nodes", "n99"}, want: []string{"n99"}},
+		{args: []string{"check", "t.lz4", "preds.star", "--max-steps", "0"}, want: []string{"--max-steps"}, open: "helper P (cli/check.go)"},
+
+		// demo
+		{args: []string{"demo", "extra"}, want: []string{"extra"}},
+		{args: []string{"demo", "-o", "adir"}, want: []string{"adir", "directory"}, open: "cli/demo.go (no owner in issue 10)"},
+		{args: []string{"demo", "-o", "nodir/d.lz4"}, want: []string{"nodir"}, open: "cli/demo.go (no owner in issue 10)"},
+
+		// index and debug
+		{args: []string{"index"}, want: []string{"missing FILE"}},
+		{args: []string{"index", "missing.lz4"}, want: []string{"missing.lz4"}},
+		{args: []string{"index", "adir"}, want: []string{"adir", "directory"}},
+		{args: []string{"index", "garbage.lz4"}, want: []string{"garbage.lz4"}},
+		{args: []string{"index", "t.lz4", "--preds", "missing.star"}, want: []string{"missing.star"}},
+		{args: []string{"debug"}, want: []string{"missing FILE"}},
+		{args: []string{"debug", "missing.lz4"}, want: []string{"missing.lz4"}},
+		{args: []string{"debug", "adir"}, want: []string{"adir", "directory"}},
+		{args: []string{"debug", "t.lz4", "--at", "-1"}, want: []string{"--at"}, open: "helper T (cli/debug.go)"},
+		{args: []string{"debug", "t.lz4", "--preds", "missing.star"}, want: []string{"missing.star"}},
+
+		// bench
+		{args: []string{"bench", "extra"}, want: []string{"extra"}},
+		{args: []string{"bench", "--events", "0"}, want: []string{"--events"}},
+		{args: []string{"bench", "--events", "-1"}, want: []string{"--events"}},
+	}
+	before := listDir(t, dir)
+	for _, c := range cases {
+		name := strings.Join(c.args, " ")
+		stdout, stderr, code := runApp(t, dir, c.args)
+		var problems []string
+		if code != cli.ExitBadInput {
+			problems = append(problems, fmt.Sprintf("exit %d, want 2", code))
+		}
+		if lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n"); stderr == "" || len(lines) != 1 {
+			problems = append(problems, "stderr is not one line")
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr, w) {
+				problems = append(problems, fmt.Sprintf("stderr does not say %q", w))
+			}
+		}
+		if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
+			problems = append(problems, "a panic")
+		}
+		if stdout != "" {
+			problems = append(problems, "stdout is not empty")
+		}
+		if after := listDir(t, dir); !slices.Equal(before, after) {
+			problems = append(problems, "files left behind: "+strings.Join(diff(after, before), " "))
+			for _, p := range diff(after, before) {
+				os.RemoveAll(filepath.Join(dir, p))
+			}
+		}
+		switch {
+		case len(problems) == 0 && c.open != "":
+			t.Logf("replay %s: passes now; remove its open mark (%s)", name, c.open)
+		case len(problems) == 0:
+		case c.open != "":
+			t.Logf("known open, %s: replay %s: %s\n  stdout: %q\n  stderr: %q", c.open, name, strings.Join(problems, "; "), clip(stdout), stderr)
+		default:
+			t.Errorf("replay %s: %s\n  stdout: %q\n  stderr: %q", name, strings.Join(problems, "; "), clip(stdout), stderr)
+		}
+	}
+}
+
+func diff(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}
