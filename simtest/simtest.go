@@ -99,36 +99,63 @@ func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*
 	return out, nil
 }
 
-// SimCommand is the `replay sim` command line that reproduces cfg: every
-// setting that differs from the system's defaults, plus the seed and bug.
+// SimCommand is the `replay sim` command line that reproduces cfg: the
+// seed, and every setting that differs from what the command line would
+// take by default, quoted for a POSIX shell. Every sim.Config field that
+// changes the trace has its flag here; a test walks the fields by
+// reflection so a new one cannot be forgotten.
 func SimCommand(sys *system.System, cfg sim.Config, output string) string {
-	def := sim.DefaultConfig().WithDefaults(sys)
+	cfg = cfg.WithDefaults(sys)
+	// The defaults the printed command gets: MaxDown's depends on the
+	// number of nodes, which is printed first.
+	def := sim.DefaultConfig()
+	def.Nodes = cfg.Nodes
+	def = def.WithDefaults(sys)
 	args := []string{"replay", "sim", sys.Name, "--seed", strconv.FormatUint(cfg.Seed, 10)}
-	if cfg.Bug != "none" {
-		args = append(args, "--bug", cfg.Bug)
-	}
-	add := func(flag string, v, d any) {
-		if fmt.Sprint(v) != fmt.Sprint(d) {
-			args = append(args, flag, fmt.Sprint(v))
+	add := func(differs bool, flag, value string) {
+		if differs {
+			args = append(args, flag, value)
 		}
 	}
-	add("--nodes", cfg.Nodes, def.Nodes)
-	add("--steps", cfg.Steps, def.Steps)
-	add("--time", cfg.Time, def.Time)
-	add("--drop", cfg.Drop, def.Drop)
-	add("--dup", cfg.Dup, def.Dup)
-	add("--churn", cfg.Churn, def.Churn)
-	if cfg.LatencyMin != def.LatencyMin || cfg.LatencyMax != def.LatencyMax {
-		args = append(args, "--latency", cfg.LatencyMin.String()+"-"+cfg.LatencyMax.String())
-	}
-	keys := slices.Sorted(maps.Keys(cfg.Params))
-	for _, k := range keys {
+	float := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	span := func(lo, hi time.Duration) string { return lo.String() + "-" + hi.String() }
+	add(cfg.Bug != def.Bug, "--bug", cfg.Bug)
+	add(cfg.Nodes != sim.DefaultConfig().WithDefaults(sys).Nodes, "--nodes", strconv.Itoa(cfg.Nodes))
+	add(cfg.Steps != def.Steps, "--steps", strconv.Itoa(cfg.Steps))
+	add(cfg.Time != def.Time, "--time", cfg.Time.String())
+	add(cfg.Drop != def.Drop, "--drop", float(cfg.Drop))
+	add(cfg.Dup != def.Dup, "--dup", float(cfg.Dup))
+	add(cfg.Churn != def.Churn, "--churn", float(cfg.Churn))
+	add(cfg.LatencyMin != def.LatencyMin || cfg.LatencyMax != def.LatencyMax, "--latency", span(cfg.LatencyMin, cfg.LatencyMax))
+	add(cfg.DownMin != def.DownMin || cfg.DownMax != def.DownMax, "--down", span(cfg.DownMin, cfg.DownMax))
+	add(cfg.MaxDown != def.MaxDown, "--max-down", strconv.Itoa(cfg.MaxDown))
+	for _, k := range slices.Sorted(maps.Keys(cfg.Params)) {
 		args = append(args, "--param", k+"="+cfg.Params[k])
 	}
 	if cfg.NoStateHashes {
 		args = append(args, "--no-state-hashes")
 	}
-	return strings.Join(append(args, "-o", output), " ")
+	args = append(args, "-o", output)
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote leaves a word made of safe characters alone and puts any
+// other in single quotes, so a printed command pastes into a shell as is.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Check simulates and checks, and fails t on a counted violation, or on a
