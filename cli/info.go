@@ -212,17 +212,26 @@ func printInfo(a *App, in fileInfo) {
 		row("run stats", "%s", strings.Join(parts, " "))
 	}
 	for _, g := range in.Gaps {
-		to := "on"
-		if g.To != 0 {
-			to = fmt.Sprintf("..%d", g.To)
+		row("gap", "%s %s not recorded: %s", g.Node, g.Seqs(), g.Reason)
+	}
+	var open []record.Gap // gaps to the end: recording stopped early
+	for _, g := range in.Gaps {
+		if g.To == 0 {
+			open = append(open, g)
 		}
-		row("gap", "%s seq %d%s not recorded: %s", g.Node, g.From, to, g.Reason)
 	}
 	switch {
 	case in.Damage != "":
 		row("status", "DAMAGED: %s", in.Damage)
 	case !in.Ended:
-		row("status", "incomplete: no end record (the recording process was killed or is still running); every flushed event is readable")
+		row("status", "incomplete: no end record (the recording process was killed or is still running, or its recording stopped on a write error: see its log); every flushed event is readable")
+	case len(open) > 0:
+		more := ""
+		if len(open) > 1 {
+			more = fmt.Sprintf("; and %d more nodes", len(open)-1)
+		}
+		g := open[0]
+		row("status", "incomplete: %s (%s %s not recorded%s)", g.Reason, g.Node, g.Seqs(), more)
 	default:
 		row("status", "complete")
 	}

@@ -104,7 +104,11 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 			if u.Until >= 0 {
 				until = fmt.Sprintf("its restart at #%d", u.Until)
 			}
-			res.Unknown[id] = append(res.Unknown[id], fmt.Sprintf("state unknown after #%d until %s: %s", u.After, until, u.Reason))
+			after := fmt.Sprintf("after #%d", u.After)
+			if u.After < 0 {
+				after = "from the start" // nothing of the node was recorded before
+			}
+			res.Unknown[id] = append(res.Unknown[id], fmt.Sprintf("state unknown %s until %s: %s", after, until, u.Reason))
 		}
 	}
 	var d *replay.Divergence

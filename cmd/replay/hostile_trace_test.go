@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+	"github.com/pierrec/lz4/v4"
+
+	"github.com/replaycheck/replaycheck/cli"
+	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+)
+
+// app runs one command line in process, as cli.Main does, and fails the
+// test if it does not return within a minute.
+func app(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		a := &cli.App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+		done <- a.Run(args)
+	}()
+	select {
+	case code := <-done:
+		return result{out.String(), errb.String(), code}
+	case <-time.After(time.Minute):
+		t.Fatalf("replay %s did not return within a minute", strings.Join(args, " "))
+		return result{}
+	}
+}
+
+// records splits a decompressed record stream into whole records.
+func records(t *testing.T, raw []byte) [][]byte {
+	t.Helper()
+	var recs [][]byte
+	for len(raw) > 0 {
+		n, k := binary.Uvarint(raw)
+		if k <= 0 || int(n) > len(raw)-k {
+			t.Fatal("not a record stream")
+		}
+		recs = append(recs, raw[:k+int(n)])
+		raw = raw[k+int(n):]
+	}
+	return recs
+}
+
+func record1(typ byte, body []byte) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(body)+1))
+	return append(append(b, typ), body...)
+}
+
+func compress(t *testing.T, recs ...[]byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := lz4.NewWriter(&buf)
+	for _, r := range recs {
+		zw.Write(r)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func decompress(t *testing.T, data []byte) []byte {
+	t.Helper()
+	raw, err := io.ReadAll(lz4.NewReader(bytes.NewReader(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func cborOf(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := cbor.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// headerWith is the header of a real trace changed by f, encoded.
+func headerWith(t *testing.T, data []byte, f func(*record.Header)) []byte {
+	t.Helper()
+	hdr := records(t, decompress(t, data))[0]
+	_, k := binary.Uvarint(hdr)
+	var h record.Header
+	if err := cbor.Unmarshal(hdr[k+1:], &h); err != nil {
+		t.Fatal(err)
+	}
+	f(&h)
+	return record1(record.TypeHeader, cborOf(t, h))
+}
+
+// unclosed writes a trace's records again through a writer that is flushed
+// and never closed, as a killed recorder leaves its file.
+func unclosed(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := record.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf lockedBuf
+	w, err := record.NewWriter(&buf, *f.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range f.Events {
+		w.Append(ev)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.bytes()
+	w.Close(record.End{})
+	return data
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
+}
+
+// Hostile trace files, read by every verb that reads traces: each gives
+// its documented exit code and one clear line on stderr naming the file
+// and what is wrong; no panic, no hang.
+func TestHostileTraces(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.lz4")
+	mustOK(t, app(t, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", small))
+	good, err := os.ReadFile(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := records(t, decompress(t, good))
+	flipped := bytes.Clone(good)
+	flipped[len(flipped)/2] ^= 0x20
+	seqZero := bytes.Clone(recs[5]) // an event of a node whose seqs are small
+	seqZero[3] = 0                  // length, type, node index, seq
+	if recs[5][1] != record.TypeEvent || recs[5][3] >= 0x80 {
+		t.Fatal("record 5 is not an event with a one-byte seq")
+	}
+	manyNodes := make([]node.ID, record.MaxNodes+1)
+	for i := range manyNodes {
+		manyNodes[i] = node.ID(fmt.Sprintf("n%d", i))
+	}
+	withRecs := func(at int, extra ...[]byte) []byte {
+		all := append(append(append([][]byte{}, recs[:at]...), extra...), recs[at:]...)
+		return compress(t, all...)
+	}
+	unknownGap := record1(record.TypeGap, cborOf(t, record.Gap{Node: "zz", From: 1}))
+
+	type hostile struct {
+		data []byte
+		want []string
+		// recoverable: records before the damage are read; verbs warn
+		// and go on with them.
+		recoverable bool
+	}
+	files := map[string]hostile{
+		"magic.lz4":          {data: []byte{0x04, 0x22, 0x4d, 0x18}, want: []string{"trace truncated at byte offset 0", "nothing could be recovered"}},
+		"first-flipped.lz4":  {data: flipped, want: []string{"trace corrupt at byte offset 7", "checksum", "nothing could be recovered"}},
+		"first-cut.lz4":      {data: good[:len(good)/2], want: []string{"trace truncated", "nothing could be recovered"}},
+		"empty.lz4":          {data: nil, want: []string{"not a replaycheck trace", "empty"}},
+		"text.lz4":           {data: []byte("just some text\n"), want: []string{"not a replaycheck trace", "not an lz4 file"}},
+		"foreign-lz4.lz4":    {data: compress(t, []byte("an lz4 file holding something else")), want: []string{"not a replaycheck trace"}},
+		"huge-node-name.lz4": {data: compress(t, headerWith(t, good, func(h *record.Header) { h.Nodes[0] = node.ID(strings.Repeat("x", 10<<20)) })), want: []string{"node name", "(10485760 bytes) is longer than 256 bytes"}},
+		"many-nodes.lz4":     {data: compress(t, headerWith(t, good, func(h *record.Header) { h.Nodes = manyNodes; h.Recorded = nil })), want: []string{"10001 nodes (at most 10000)"}},
+		"codec.lz4":          {data: compress(t, headerWith(t, good, func(h *record.Header) { h.Codec = "json/7" })), want: []string{`message codec "json/7" is not supported`}},
+		"unclosed-then-magic.lz4": {data: append(unclosed(t, small), 0x04, 0x22, 0x4d, 0x18), recoverable: true,
+			want: []string{"trace truncated", "328 complete records recovered"}},
+		"closed-then-magic.lz4": {data: append(bytes.Clone(good), 0x04, 0x22, 0x4d, 0x18), recoverable: true,
+			want: []string{"trace truncated", "lost: the rest of the file"}},
+		"after-end.lz4":   {data: withRecs(len(recs), recs[len(recs)-2]), recoverable: true, want: []string{"record type 0x45 (event) after the segment's end record"}},
+		"gap-unknown.lz4": {data: withRecs(40, unknownGap), recoverable: true, want: []string{`gap record for node "zz", which is not in the header's node list`}},
+		"seq-zero.lz4":    {data: withRecs(5, seqZero), recoverable: true, want: []string{"seq 0 (seqs start at 1)"}},
+		"bogus-type.lz4":  {data: withRecs(30, record1(0x07, []byte("x"))), recoverable: true, want: []string{"unknown record type 0x07"}},
+		"backwards-gap.lz4": {data: withRecs(30, record1(record.TypeGap, cborOf(t, record.Gap{Node: "n1", From: 9, To: 3}))), recoverable: true,
+			want: []string{"from seq 9 to seq 3: the range is backwards"}},
+	}
+	script := filepath.Join("..", "..", "scripts", "paxos.star")
+	for name, h := range files {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, h.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		verbs := [][]string{
+			{"info", path},
+			{"events", path},
+			{"verify", path},
+			{"check", path, script},
+			{"merge", path, "-o", filepath.Join(dir, "merged-"+name)},
+			{"index", path, "--db", filepath.Join(dir, name+".db")},
+		}
+		for _, args := range verbs {
+			t.Run(name+"/"+args[0], func(t *testing.T) {
+				start := time.Now()
+				r := app(t, args...)
+				if d := time.Since(start); d > 30*time.Second {
+					t.Errorf("took %v", d)
+				}
+				if strings.Contains(r.stderr+r.stdout, "goroutine ") || strings.Contains(r.stderr, "panic") {
+					t.Fatalf("panic: %s", r.stderr)
+				}
+				lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+				switch {
+				case !h.recoverable:
+					if r.code != 2 || len(lines) != 1 || r.stderr == "" {
+						t.Fatalf("exit %d, stderr %d lines, want exit 2 and one line:\n%.2000s", r.code, len(lines), r.stderr)
+					}
+				case args[0] == "info":
+					// info reports damage as the file's status.
+					if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, "DAMAGED: "+path) {
+						t.Fatalf("exit %d, stderr %q, stdout:\n%s", r.code, r.stderr, r.stdout)
+					}
+					for _, l := range strings.Split(r.stdout, "\n") {
+						if strings.HasPrefix(l, "status") {
+							lines = []string{l}
+						}
+					}
+				default:
+					if r.code != 0 && !(args[0] == "check" && r.code == 1) || len(lines) != 1 || !strings.HasPrefix(lines[0], "warning: "+path+": ") {
+						t.Fatalf("exit %d, want 0 and one warning line:\n%.2000s", r.code, r.stderr)
+					}
+				}
+				if !strings.Contains(lines[0], path) {
+					t.Errorf("%q does not name the file", lines[0])
+				}
+				for _, w := range h.want {
+					if !strings.Contains(lines[0], w) {
+						t.Errorf("%.500q does not say %q", lines[0], w)
+					}
+				}
+				if len(lines[0]) > 1000 {
+					t.Errorf("a %d-byte line", len(lines[0]))
+				}
+			})
+		}
+	}
+}
+
+// fillingDisk fails, with ENOSPC, the first write that does not fit in
+// room, then has the space that write would have used again (a live
+// recorder cuts a partial write back).
+type fillingDisk struct {
+	buf  bytes.Buffer
+	room int
+	full bool
+}
+
+func (d *fillingDisk) Write(p []byte) (int, error) {
+	if len(p) > d.room && !d.full {
+		d.full, d.room = true, len(p)
+		return 0, fmt.Errorf("write n.lz4: %w", syscall.ENOSPC)
+	}
+	if len(p) > d.room {
+		return 0, fmt.Errorf("write n.lz4: %w", syscall.ENOSPC)
+	}
+	d.room -= len(p)
+	return d.buf.Write(p)
+}
+
+// A trace whose recording a full disk stopped says so in info and verify,
+// instead of blaming a kill.
+func TestDiskFullTraceSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.lz4")
+	mustOK(t, app(t, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", small))
+	f, err := record.ReadFile(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &fillingDisk{room: 6000}
+	w, err := record.NewWriter(d, *f.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ev := range f.Events {
+		if w.Append(ev) != nil {
+			break
+		}
+		if i%20 == 19 {
+			w.Flush()
+		}
+	}
+	w.Close(record.End{Reason: "time limit"})
+	path := filepath.Join(dir, "full.lz4")
+	os.WriteFile(path, d.buf.Bytes(), 0o644)
+
+	r := app(t, "info", path)
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "status       incomplete: recording stopped: disk full at seq") || strings.Contains(r.stdout, "killed") {
+		t.Fatalf("info:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "seqs ") || strings.Contains(r.stdout, "on not recorded") {
+		t.Fatalf("gap rows:\n%s", r.stdout)
+	}
+	r = app(t, "verify", path)
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "recording stopped: disk full at seq") || strings.Contains(r.stdout, "#-1") {
+		t.Fatalf("verify:\n%s", r.stdout)
+	}
+}
