@@ -623,12 +623,11 @@ func (r *Reader) decode(typ byte, body []byte, ev *node.Event) (RecordKind, erro
 		if err != nil {
 			return 0, err
 		}
-		if h.Continues && !r.ended {
+		if h.Continues && !r.ended && h.System == r.hdr.System && h.Segment == r.hdr.Segment {
 			// A writer's stop notice: its gap and end records
 			// belong to the segment it could not go on writing.
-			if h.System != r.hdr.System || h.Segment != r.hdr.Segment {
-				return 0, fmt.Errorf("a stop notice for segment %d of system %q follows segment %d of %q", h.Segment, h.System, r.hdr.Segment, r.hdr.System)
-			}
+			// (A notice whose segment wrote nothing at all follows
+			// another segment, and is a segment of its own.)
 			r.notice, r.newFrame = true, false
 			return 0, nil
 		}

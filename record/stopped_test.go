@@ -171,3 +171,31 @@ func (f *fullAfter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// A writer that fails on its first block leaves a notice that stands as a
+// segment of its own, even after a killed writer's unclosed segment.
+func TestNoticeOfAnEmptySegment(t *testing.T) {
+	killed, n := unclosedTrace(t, 50)
+	d := &fillingDisk{room: 0}
+	h := testHeader()
+	h.Segment, h.Recorded = 1, []node.ID{"a"}
+	w, err := NewWriter(d, h, WriterOptions{Lossy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Append(&node.Event{Node: "a", Seq: 70000, Lamport: 70000, Kind: node.KindRestart})
+	w.Flush()
+	d.grow(4096)
+	w.Close(End{})
+	data := append(bytes.Clone(killed), d.bytes()...)
+	f, err := Read(bytes.NewReader(data), "restarted.lz4", int64(len(data)))
+	if err != nil || f.Damage != nil {
+		t.Fatalf("%v %v", err, f.Damage)
+	}
+	if len(f.Segments) != 2 || len(f.Events) != n || len(f.Gaps) != 1 || f.Gaps[0].From != 70000 || !f.Ended {
+		t.Fatalf("segments %d events %d gaps %+v ended %v", len(f.Segments), len(f.Events), f.Gaps, f.Ended)
+	}
+	if want := "recording stopped: disk full before seq 70000"; f.Gaps[0].Reason != want {
+		t.Fatalf("gap reason %q, want %q", f.Gaps[0].Reason, want)
+	}
+}
