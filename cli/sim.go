@@ -54,7 +54,16 @@ trace. The run stops at --steps events, at --time of virtual time, or when the
 system's scenario says it is done.
 
 Flags left unset take the system's defaults, listed below for every system
-this binary knows, with its seeded bugs.
+this binary knows, with its seeded bugs. A flag that is given must hold a
+usable value: 0 or -1 is an error, not "the default" (omit the flag for
+that).
+
+Limits: at most ` + fmt.Sprint(sim.MaxNodes) + ` nodes (memory grows with the square of the
+number of nodes) and --churn at most ` + fmt.Sprint(sim.MaxChurn) + ` crashes per node per virtual
+second. A system may refuse a run it cannot do before it starts: chord
+needs a ring position per node (--param bits=N gives 2^N positions),
+transport runs at most 32 nodes, and every bundled system refuses a
+--param it does not know.
 
 With --seeds FROM-TO --check PREDS.star, sim hunts across seeds: it checks
 each run and stops at the first with a violation --fail-on counts, writes
@@ -76,9 +85,9 @@ if no seed fails it exits 0.`,
 	fl.IntVar(&f.nodes, "nodes", 0, fmt.Sprintf("number of nodes, 1..%d (default: the system's)", sim.MaxNodes))
 	fl.IntVar(&f.steps, "steps", 0, "stop after this many events, at least 1 (default: the system's)")
 	fl.DurationVar(&f.time, "time", 0, "stop at this virtual time, more than 0, e.g. 5s (default: the system's)")
-	fl.Float64Var(&f.drop, "drop", sim.Unset, "probability that a message is lost, 0..1 (default: the system's)")
-	fl.Float64Var(&f.dup, "dup", sim.Unset, "probability that a message is delivered twice, 0..1 (default: the system's)")
-	fl.Float64Var(&f.churn, "churn", sim.Unset, fmt.Sprintf("random crashes per node per virtual second, 0..%g; 0 turns churn off (default: the system's)", sim.MaxChurn))
+	fl.Float64Var(&f.drop, "drop", 0, "probability that a message is lost, 0..1 (default: the system's)")
+	fl.Float64Var(&f.dup, "dup", 0, "probability that a message is delivered twice, 0..1 (default: the system's)")
+	fl.Float64Var(&f.churn, "churn", 0, fmt.Sprintf("random crashes per node per virtual second, 0..%g; 0 turns churn off (default: the system's)", sim.MaxChurn))
 	fl.StringVar(&f.latency, "latency", "", "message latency range MIN-MAX, e.g. 1ms-10ms (default: the system's)")
 	fl.StringVar(&f.down, "down", "", "how long a node crashed by churn stays down, MIN-MAX, e.g. 50ms-500ms (default: the system's)")
 	fl.IntVar(&f.maxDown, "max-down", 0, "at most this many nodes down at once under churn, 1..nodes (default: a minority)")

@@ -163,6 +163,7 @@ func TestMisuse(t *testing.T) {
 		{args: sim("paxos", "--seeds", "1-3"), want: []string{"--seeds", "--check"}},
 		{args: sim("paxos", "--seeds", "1-3", "--check", "missing.star"), want: []string{"missing.star"}},
 		{args: sim("paxos", "--seeds", "1-3", "--check", "preds.star", "--fail-on", "bogus"), want: []string{"--fail-on", "bogus"}},
+		{args: sim("paxos", "--fail-on", "any"), want: []string{"--fail-on", "--seeds"}},
 
 		// info
 		{args: []string{"info"}, want: []string{"missing FILE"}},
