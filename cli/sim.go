@@ -246,7 +246,8 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if f.changed != nil && f.changed("output") && f.output == "" {
 		return badInput("-o: empty file name (omit -o for %s-%d.lz4)", sys.Name, cfg.Seed)
 	}
-	if f.seeds != "" || f.check != "" {
+	// A given but empty --seeds or --check is a hunt missing its half.
+	if f.seeds != "" || f.check != "" || f.changed != nil && (f.changed("seeds") || f.changed("check")) {
 		return a.huntSeeds(sys, cfg, f)
 	}
 	if f.changed != nil && f.changed("fail-on") {

@@ -164,6 +164,8 @@ func TestMisuse(t *testing.T) {
 		{args: sim("paxos", "--seeds", "1-3", "--check", "missing.star"), want: []string{"missing.star"}},
 		{args: sim("paxos", "--seeds", "1-3", "--check", "preds.star", "--fail-on", "bogus"), want: []string{"--fail-on", "bogus"}},
 		{args: sim("paxos", "--fail-on", "any"), want: []string{"--fail-on", "--seeds"}},
+		{args: sim("paxos", "--seeds", ""), want: []string{"--seeds"}},
+		{args: sim("paxos", "--check", ""), want: []string{"--check"}},
 
 		// info
 		{args: []string{"info"}, want: []string{"missing FILE"}},
