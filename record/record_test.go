@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -275,26 +276,19 @@ func TestKilledWriterLeavesReadablePrefix(t *testing.T) {
 }
 
 type lockedBuffer struct {
-	mu  chan struct{}
+	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (l *lockedBuffer) lock() {
-	if l.mu == nil {
-		l.mu = make(chan struct{}, 1)
-	}
-	l.mu <- struct{}{}
-}
-
 func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.lock()
-	defer func() { <-l.mu }()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.buf.Write(p)
 }
 
 func (l *lockedBuffer) bytes() []byte {
-	l.lock()
-	defer func() { <-l.mu }()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return bytes.Clone(l.buf.Bytes())
 }
 
