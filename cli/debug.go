@@ -208,8 +208,10 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 			screened = fmt.Sprintf(", %d liveness interval(s) screened by stability measures", n)
 		}
 		fmt.Fprintf(a.Stdout, "predicates %s (%s): %d violation(s)%s\n", p.Script, checked, violations, screened)
+		// A predicate that could not be evaluated means the stored results
+		// are incomplete: say so where errors go, and exit as check does.
 		for _, e := range p.Errors {
-			fmt.Fprintf(a.Stdout, "  error: %s\n", e)
+			fmt.Fprintf(a.Stderr, "replay index: predicate error: %s\n", e)
 		}
 	}
 	fmt.Fprintf(a.Stdout, "next: replay debug %s", strings.Join(traces, " "))
@@ -217,6 +219,9 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		fmt.Fprintf(a.Stdout, " --preds %s", f.preds)
 	}
 	fmt.Fprintln(a.Stdout)
+	if p != nil && len(p.Errors) > 0 {
+		return &exitError{ExitPredicateError, fmt.Errorf("%d predicate error(s): the run was not fully checked", len(p.Errors))}
+	}
 	return nil
 }
 
@@ -224,12 +229,16 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	if a.Screen == nil && !term.IsTerminal(int(os.Stdout.Fd())) {
 		return badInput("replay debug needs a terminal (to inspect a run without one: replay events, replay check)")
 	}
+	// Steps are #0 onwards; say so before spending an index build on it.
+	if f.at < 0 {
+		return badInput("--at %d: steps are numbered from #0", f.at)
+	}
 	db, res, err := a.openDB(traces, f.preds, f.db, false)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if f.at < -1 || f.at >= db.Len() {
+	if f.at >= db.Len() {
 		return badInput("--at %d: the trace has %d steps (#0..#%d)", f.at, db.Len(), db.Len()-1)
 	}
 	m, err := tui.New(tui.Config{DB: db, Traces: traces, Registry: a.Registry, Preds: f.preds, At: f.at, Trace: res.Trace})

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestIndexWithABrokenPredicateDoesNotPass: replay index stores the
+// predicate results for the debugger; when a predicate could not be
+// evaluated the results are incomplete, so the error goes to stderr and
+// the exit code is 4, as for replay check.
+func TestIndexWithABrokenPredicateDoesNotPass(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--steps", "200", "-o", "t.lz4"))
+	script := "Agent = table(\"paxos.Agent\")\nsafety(\"Broken\", lambda: len(Agent) // 0 == 0)\n"
+	if err := os.WriteFile(filepath.Join(dir, "p.star"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := replay(t, dir, "index", "t.lz4", "--preds", "p.star")
+	if r.code != 4 {
+		t.Fatalf("index with a failing predicate: exit %d, want 4\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "Broken") || strings.Contains(r.stdout, "Broken failed") {
+		t.Fatalf("the predicate error belongs on stderr\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+	}
+}
