@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/predicates"
@@ -20,6 +22,8 @@ type checkFlags struct {
 	failOn      string
 	nodes       []string
 	maxSteps    uint64
+	memory      string
+	timeBudget  time.Duration
 }
 
 func (a *App) checkCmd() *cobra.Command {
@@ -45,7 +49,11 @@ debugger at the first violation. See docs/predicates.md for the language.
 A predicate, derived value or stability measure that fails while
 evaluating (raises, returns a non-bool, runs out of its step, memory or
 time budget) is disabled and the others go on; the failure goes to stderr
-and the run counts as not fully checked.
+and the run counts as not fully checked. The budgets hold for the
+script's load and for each evaluation: --max-steps Starlark steps,
+--script-memory of heap growth, --script-time of wall-clock time. The
+script (and every module it loads) must be a regular file of at most
+4 MiB in its own folder, symlinks resolved.
 
 Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
 (unreadable trace, script error with file:line:col), 3 replay divergence,
@@ -64,7 +72,22 @@ Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
 	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "which findings make the exit code 1: safety, alarm, any (every violation, screened intervals too), none; comma-separated")
 	fl.StringSliceVar(&f.nodes, "nodes", nil, "replay only these nodes (partial replay; the others' rows are absent)")
 	fl.Uint64Var(&f.maxSteps, "max-steps", predicates.DefaultMaxSteps, "Starlark execution steps allowed per evaluation")
+	fl.StringVar(&f.memory, "script-memory", humanize.IBytes(predicates.DefaultMemoryBudget),
+		"how much the script's load and each evaluation may grow the heap (e.g. 64MiB, 1GiB)")
+	fl.DurationVar(&f.timeBudget, "script-time", predicates.DefaultTimeBudget, "how long the script's load and each evaluation may run")
 	return cmd
+}
+
+// scriptBudgets parses --script-memory and checks --script-time.
+func scriptBudgets(memory string, t time.Duration) (int64, error) {
+	n, err := humanize.ParseBytes(memory)
+	if err != nil || n == 0 || n > math.MaxInt64 {
+		return 0, fmt.Errorf("--script-memory %q: want a size such as 256MiB or 1GiB", memory)
+	}
+	if t <= 0 {
+		return 0, fmt.Errorf("--script-time %v: want a positive duration such as 10s", t)
+	}
+	return int64(n), nil
 }
 
 // failPolicy parses --fail-on into a predicate over violations.
@@ -105,6 +128,10 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
+	memory, err := scriptBudgets(f.memory, f.timeBudget)
+	if err != nil {
+		return badInput("%v", err)
+	}
 	if f.from < 0 || (f.to >= 0 && f.to < f.from) {
 		return badInput("--from %d --to %d: want 0 <= FROM <= TO", f.from, f.to)
 	}
@@ -119,7 +146,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if n := r.Len(); f.from > 0 && f.from >= n {
 		return badInput("--from %d: the trace has %d steps (#0..#%d), so nothing would be checked", f.from, n, n-1)
 	}
-	c, err := predicates.Load(script, r, predicates.Options{MaxSteps: f.maxSteps, From: f.from, To: f.to})
+	c, err := predicates.Load(script, r, predicates.Options{MaxSteps: f.maxSteps, MemoryBudget: memory, TimeBudget: f.timeBudget, From: f.from, To: f.to})
 	if err != nil {
 		return badInput("%v", err)
 	}

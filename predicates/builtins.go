@@ -24,7 +24,7 @@ func (c *Checker) builtins() starlark.StringDict {
 	b := func(name string, fn func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error)) *starlark.Builtin {
 		return starlark.NewBuiltin(name, fn)
 	}
-	return starlark.StringDict{
+	d := starlark.StringDict{
 		"table":         b("table", c.declTable),
 		"derived":       b("derived", c.declDerived),
 		"safety":        b("safety", c.declPredicate("safety")),
@@ -46,6 +46,8 @@ func (c *Checker) builtins() starlark.StringDict {
 		"SECOND":        starlark.MakeInt64(int64(time.Second)),
 		"MINUTE":        starlark.MakeInt64(int64(time.Minute)),
 	}
+	c.sandboxBuiltins(d)
+	return d
 }
 
 func (c *Checker) declaring(name string) error {

@@ -3,9 +3,9 @@ package predicates
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -16,8 +16,15 @@ import (
 
 // Options tune a check.
 type Options struct {
-	// MaxSteps bounds the Starlark execution steps of one evaluation.
+	// MaxSteps bounds the Starlark execution steps of one evaluation
+	// (and of the script's load); 0: DefaultMaxSteps.
 	MaxSteps uint64
+	// MemoryBudget bounds, in bytes, how much the load and each
+	// evaluation may grow the heap; 0: DefaultMemoryBudget.
+	MemoryBudget int64
+	// TimeBudget bounds how long the load and each evaluation may run;
+	// 0: DefaultTimeBudget.
+	TimeBudget time.Duration
 	// From and To restrict evaluation to steps From..To (To < 0: the end).
 	// Replay still runs from the start; tables are kept throughout.
 	From, To int
@@ -32,6 +39,7 @@ type Checker struct {
 	r        *replay.Replayer
 	opts     Options
 	thread   *starlark.Thread
+	budget   *budget
 	globals  starlark.StringDict
 	loading  bool
 	watching bool // evaluating a watch: table() serves watchTable
@@ -114,10 +122,13 @@ type Derived struct {
 
 // Load reads and runs the script at path (declarations happen at load) and
 // binds it to a replay that has not started.
+//
+// The script must be a regular file of at most MaxScriptBytes inside its
+// folder once symlinks are resolved (as must every module it loads).
 func Load(path string, r *replay.Replayer, opts Options) (*Checker, error) {
-	src, err := os.ReadFile(path)
+	src, err := readScript(filepath.Dir(path), path)
 	if err != nil {
-		return nil, fmt.Errorf("read predicates: %w", err)
+		return nil, &ScriptError{Err: fmt.Errorf("read predicates: %w", err)}
 	}
 	return LoadSource(path, src, r, opts)
 }
@@ -126,6 +137,12 @@ func Load(path string, r *replay.Replayer, opts Options) (*Checker, error) {
 func LoadSource(path string, src []byte, r *replay.Replayer, opts Options) (*Checker, error) {
 	if opts.MaxSteps == 0 {
 		opts.MaxSteps = DefaultMaxSteps
+	}
+	if opts.MemoryBudget <= 0 {
+		opts.MemoryBudget = DefaultMemoryBudget
+	}
+	if opts.TimeBudget <= 0 {
+		opts.TimeBudget = DefaultTimeBudget
 	}
 	c := &Checker{
 		path: path, r: r, opts: opts, names: map[string]syntax.Position{},
@@ -136,10 +153,14 @@ func LoadSource(path string, src []byte, r *replay.Replayer, opts Options) (*Che
 	c.report.Predicates = map[string]*PredicateStats{}
 	modules := map[string]*loadEntry{}
 	c.thread = &starlark.Thread{Name: "predicates", Load: c.loader(filepath.Dir(path), modules)}
-	c.thread.SetMaxExecutionSteps(opts.MaxSteps)
+	c.budget = newBudget(c.thread, opts)
+	c.budget.begin("load")
 	c.loading = true
-	globals, err := starlark.ExecFileOptions(fileOptions, c.thread, path, src, c.builtins())
+	globals, err := c.exec(path, src)
 	c.loading = false
+	if err == nil {
+		err = c.budget.err
+	}
 	if err != nil {
 		return nil, &ScriptError{Err: scriptError(err)}
 	}
@@ -214,11 +235,11 @@ func (c *Checker) loader(dir string, modules map[string]*loadEntry) func(*starla
 		}
 		modules[module] = nil
 		p := filepath.Join(dir, module)
-		src, err := os.ReadFile(p)
+		src, err := readScript(dir, p)
 		if err != nil {
 			return nil, fmt.Errorf("load(%q): %w", module, err)
 		}
-		g, err := starlark.ExecFileOptions(fileOptions, t, p, src, c.builtins())
+		g, err := c.exec(p, src)
 		modules[module] = &loadEntry{g, err}
 		return g, err
 	}
@@ -318,10 +339,12 @@ func (c *Checker) evaluateStep() error {
 func (c *Checker) call(f *frame, fn starlark.Callable, args starlark.Tuple) (starlark.Value, error) {
 	saved := c.cur
 	c.cur = f
-	c.thread.Uncancel()
-	c.thread.SetMaxExecutionSteps(c.thread.ExecutionSteps() + c.opts.MaxSteps)
+	c.budget.begin("evaluation")
 	v, err := starlark.Call(c.thread, fn, args, nil)
 	c.cur = saved
+	if err == nil && c.budget.err != nil {
+		err = c.budget.err // a budgeted iterator was cut short
+	}
 	return v, err
 }
 
@@ -337,7 +360,11 @@ func (c *Checker) evalDerived(d *Derived) {
 		c.fail(d.name, "derived", err)
 		return
 	}
-	v = freeze(v)
+	if v, err = freezeChecked(v); err != nil {
+		d.err = true
+		c.fail(d.name, "derived", fmt.Errorf("%s: derived(%q): %w", d.pos, d.name, err))
+		return
+	}
 	if d.value != nil {
 		if eq, err := starlark.Equal(v, d.value); err == nil && eq {
 			return
@@ -505,5 +532,10 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 		*failed = true
 		return nil, false
 	}
-	return freeze(v), true
+	if v, err = freezeChecked(v); err != nil {
+		c.fail(p.Name, p.Kind+" aux", fmt.Errorf("%s: %w", p.Pos, err))
+		*failed = true
+		return nil, false
+	}
+	return v, true
 }

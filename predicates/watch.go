@@ -98,11 +98,25 @@ func (w *Watcher) Eval(expr string) (string, error) {
 	for k, v := range c.globals {
 		env[k] = v
 	}
-	c.thread.Uncancel()
-	c.thread.SetMaxExecutionSteps(c.thread.ExecutionSteps() + c.opts.MaxSteps)
+	e, err := fileOptions.ParseExpr("watch", expr, 0)
+	if err != nil {
+		return "", fmt.Errorf("%w", scriptError(err))
+	}
+	e = guardExpr(e)
+	c.budget.begin("evaluation")
 	c.watching = true // table() may be called: it returns a filled table
-	v, err := starlark.EvalOptions(fileOptions, c.thread, "watch", expr, env)
+	v, err := starlark.EvalExprOptions(fileOptions, c.thread, e, env)
 	c.watching = false
+	if err == nil {
+		err = c.budget.err
+	}
+	if err == nil {
+		// The value is shown: printing it must stay within the budgets.
+		var n uint64
+		if n, err = c.printSize(v); err == nil {
+			err = c.budget.reserve(n)
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("%w", scriptError(err))
 	}

@@ -44,6 +44,11 @@ type Options struct {
 	Counts func(*predicates.Violation) bool
 	// StopAtFirst ends checking at the first counted violation.
 	StopAtFirst bool
+	// MaxSteps, MemoryBudget and TimeBudget bound the script's load and
+	// each evaluation (see predicates.Options; 0: the defaults).
+	MaxSteps     uint64
+	MemoryBudget int64
+	TimeBudget   time.Duration
 }
 
 // Run simulates sys under cfg (defaults applied), then replays the trace
@@ -72,7 +77,7 @@ func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	c, err := predicates.Load(scriptPath, r, predicates.Options{To: -1})
+	c, err := predicates.Load(scriptPath, r, predicates.Options{To: -1, MaxSteps: opts.MaxSteps, MemoryBudget: opts.MemoryBudget, TimeBudget: opts.TimeBudget})
 	if err != nil {
 		return nil, err
 	}

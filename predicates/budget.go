@@ -1,0 +1,185 @@
+package predicates
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/metrics"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"go.starlark.net/starlark"
+)
+
+// Budgets of one script load and of one evaluation (a predicate, derived
+// value, aux or alarm function, or a watch), besides MaxSteps.
+const (
+	// DefaultMemoryBudget is how much one load or evaluation may grow
+	// the heap.
+	DefaultMemoryBudget = 256 << 20
+	// DefaultTimeBudget is how long one load or evaluation may run.
+	DefaultTimeBudget = 10 * time.Second
+)
+
+const (
+	// pollSteps: the interpreter hands control back every so many
+	// Starlark steps to check the clock and the heap.
+	pollSteps = 1024
+	// pollElems: a budgeted iterator checks every so many elements.
+	pollElems = 4096
+	// smallAlloc: allocations below it are only summed up, and the heap
+	// is looked at once they add up to pollBytes.
+	smallAlloc = 64 << 10
+	pollBytes  = 4 << 20
+	// maxIntBits bounds the integers a product may make, and those that
+	// can be printed: math/big's conversions are superlinear.
+	maxIntBits = 1 << 20
+	// maxIntChars bounds the strings int() parses.
+	maxIntChars = 1 << 18
+	// maxDepth bounds how deeply nested a value may be to be printed or
+	// kept (Starlark's printer is quadratic in the depth).
+	maxDepth = 64
+	// maxCallDepth bounds recursion: Starlark's own limit (100,000 calls)
+	// lets the Go stack grow to about 400 MB.
+	maxCallDepth = 10_000
+)
+
+// budget enforces the step, memory and time budgets of the evaluation
+// running on a thread. Starlark has no allocation hook, so memory is
+// bounded in three ways: the built-ins and operators that can allocate
+// without bound in one call are replaced by ones that estimate the
+// allocation first (sandbox.go); large ranges and string views iterate
+// through budgeted iterators; and every pollSteps steps the interpreter
+// calls back (through OnMaxSteps) to compare the heap's growth since the
+// evaluation began with the budget. The heap is the process's: an
+// evaluation that finds it over budget collects garbage and looks again
+// before failing.
+type budget struct {
+	thread   *starlark.Thread
+	maxSteps uint64
+	memory   uint64
+	time     time.Duration
+
+	what      string // "load" or "evaluation", for messages
+	stepLimit uint64
+	start     time.Time
+	deadline  time.Time
+	base      uint64 // heap at the start, lowered by a collection
+	pending   uint64 // small allocations since the heap was last read
+	sample    []metrics.Sample
+	err       error // a budget exceeded inside a built-in
+}
+
+func newBudget(t *starlark.Thread, opts Options) *budget {
+	b := &budget{thread: t, maxSteps: opts.MaxSteps, memory: uint64(opts.MemoryBudget), time: opts.TimeBudget,
+		sample: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
+	t.OnMaxSteps = b.onMaxSteps
+	return b
+}
+
+// begin starts a load or an evaluation with fresh budgets.
+func (b *budget) begin(what string) {
+	b.thread.Uncancel()
+	b.what, b.err, b.pending = what, nil, 0
+	b.stepLimit = satAdd(b.thread.Steps, b.maxSteps)
+	b.start = time.Now()
+	b.deadline = b.start.Add(b.time)
+	b.base = b.heap()
+	b.arm()
+}
+
+func satAdd(a, b uint64) uint64 {
+	if a > math.MaxUint64-b {
+		return math.MaxUint64
+	}
+	return a + b
+}
+
+func (b *budget) arm() {
+	b.thread.SetMaxExecutionSteps(min(b.stepLimit, satAdd(b.thread.Steps, pollSteps)))
+}
+
+func (b *budget) onMaxSteps(t *starlark.Thread) {
+	if t.Steps >= b.stepLimit {
+		t.Cancel("too many steps")
+		return
+	}
+	if d := t.CallStackDepth(); d > maxCallDepth {
+		b.fail(fmt.Errorf("calls nested %d deep (at most %d)", d, maxCallDepth))
+		return
+	}
+	if err := b.check(0); err != nil {
+		b.fail(err)
+		return
+	}
+	b.arm()
+}
+
+// fail records a budget exceeded where no error can be returned (an
+// iterator) and cancels the thread, so the evaluation fails at its next
+// step.
+func (b *budget) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+	b.thread.Cancel(err.Error())
+}
+
+func (b *budget) heap() uint64 {
+	metrics.Read(b.sample)
+	return b.sample[0].Value.Uint64()
+}
+
+// used is the heap's growth since the evaluation began.
+func (b *budget) used() uint64 {
+	h := b.heap()
+	if h < b.base {
+		b.base = h
+	}
+	return h - b.base
+}
+
+// check fails if the time is up or if n more bytes would take the heap's
+// growth past the memory budget.
+func (b *budget) check(n uint64) error {
+	if now := time.Now(); now.After(b.deadline) {
+		return fmt.Errorf("time budget exceeded: the %s ran for %v; the budget is %v (--script-time)",
+			b.what, now.Sub(b.start).Round(time.Millisecond), b.time)
+	}
+	if n > b.memory {
+		return b.memoryError(n, 0)
+	}
+	used := b.used()
+	if used+n > b.memory {
+		// Garbage counts until it is collected: look again after a
+		// collection before failing.
+		runtime.GC()
+		if used = b.used(); used+n > b.memory {
+			return b.memoryError(n, used)
+		}
+	}
+	return nil
+}
+
+func (b *budget) memoryError(n, used uint64) error {
+	what := fmt.Sprintf("the %s grew the heap by %s", b.what, humanize.IBytes(used))
+	if n > 0 {
+		what = fmt.Sprintf("%s more would be needed", humanize.IBytes(n))
+		if used > 0 {
+			what = fmt.Sprintf("%s more would be needed after %s", humanize.IBytes(n), humanize.IBytes(used))
+		}
+	}
+	return fmt.Errorf("memory budget exceeded: %s; the budget is %s per %s (--script-memory)", what, humanize.IBytes(b.memory), b.what)
+}
+
+// reserve is called before a built-in allocates about n bytes at once.
+// Small allocations only add up until they are worth a look at the heap.
+func (b *budget) reserve(n uint64) error {
+	if n < smallAlloc {
+		if b.pending += n; b.pending < pollBytes {
+			return nil
+		}
+		b.pending, n = 0, 0
+	}
+	return b.check(n)
+}

@@ -1,0 +1,631 @@
+package predicates
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+	"go.starlark.net/syntax"
+)
+
+// The budgeted replacements of Starlark's allocating built-ins, operators
+// and methods. Each estimates what it is about to allocate, checks it
+// against the memory budget, then does what the original does. Scripts
+// reach the operators and methods through the rewriting in rewrite.go.
+
+// Names of the hidden built-ins the rewritten syntax calls. A middle dot
+// cannot start a Starlark identifier, so no script can name them.
+const (
+	opPlus       = "·+"
+	opStar       = "·*"
+	opPercent    = "·%"
+	opAugPlus    = "·+="
+	opAugStar    = "·*="
+	opAugPercent = "·%="
+	opAttr       = "·."
+)
+
+// guardedMethods are the methods ·. wraps: those whose result can be far
+// larger than their receiver and arguments.
+var guardedMethods = map[string]bool{
+	"join": true, "replace": true, "format": true, "split": true, "rsplit": true, "splitlines": true,
+	"elems": true, "elem_ords": true, "codepoints": true, "codepoint_ords": true,
+	"extend": true, "union": true, "update": true, "symmetric_difference": true,
+}
+
+// sandboxBuiltins are the predeclared names that shadow Starlark's
+// universe and serve the rewritten syntax.
+func (c *Checker) sandboxBuiltins(d starlark.StringDict) {
+	b := c.budget
+	perElem := func(size uint64) func(starlark.Tuple, []starlark.Tuple) (uint64, error) {
+		return func(args starlark.Tuple, _ []starlark.Tuple) (uint64, error) {
+			if len(args) == 0 {
+				return 0, nil
+			}
+			n, made := elemCount(args[0])
+			return mul(n, size+made), nil
+		}
+	}
+	d["list"] = c.guard("list", perElem(16))
+	d["tuple"] = c.guard("tuple", perElem(16))
+	d["reversed"] = c.guard("reversed", perElem(16))
+	d["sorted"] = c.guard("sorted", perElem(32)) // values and keys
+	d["set"] = c.guard("set", perElem(80))
+	d["dict"] = c.guard("dict", perElem(80))
+	d["enumerate"] = c.guard("enumerate", perElem(48))
+	d["bytes"] = c.guard("bytes", perElem(1))
+	d["zip"] = c.guard("zip", func(args starlark.Tuple, _ []starlark.Tuple) (uint64, error) {
+		rows := uint64(math.MaxUint64)
+		for _, a := range args {
+			n, _ := elemCount(a)
+			rows = min(rows, n)
+		}
+		if len(args) == 0 {
+			return 0, nil
+		}
+		return mul(rows, 16+16*uint64(len(args))), nil
+	})
+	printed := func(args starlark.Tuple, kwargs []starlark.Tuple) (uint64, error) {
+		var n uint64
+		for _, a := range args {
+			if _, ok := a.(starlark.String); ok {
+				n += uint64(len(a.(starlark.String)))
+				continue
+			}
+			s, err := c.printSize(a)
+			if err != nil {
+				return 0, err
+			}
+			n += s
+		}
+		return n, nil
+	}
+	d["str"] = c.guard("str", func(args starlark.Tuple, kwargs []starlark.Tuple) (uint64, error) {
+		if len(args) == 1 {
+			if _, ok := args[0].(starlark.String); ok {
+				return 0, nil // str of a string is itself
+			}
+		}
+		return printed(args, kwargs)
+	})
+	d["repr"] = c.guard("repr", func(args starlark.Tuple, _ []starlark.Tuple) (uint64, error) {
+		var n uint64
+		for _, a := range args {
+			s, err := c.printSize(a)
+			if err != nil {
+				return 0, err
+			}
+			n += s
+		}
+		return n, nil
+	})
+	d["print"] = c.guard("print", func(args starlark.Tuple, kwargs []starlark.Tuple) (uint64, error) {
+		n, err := printed(args, kwargs)
+		return 2 * n, err // the line and its buffer
+	})
+	d["fail"] = c.guard("fail", printed)
+	d["int"] = c.guard("int", func(args starlark.Tuple, _ []starlark.Tuple) (uint64, error) {
+		if len(args) > 0 {
+			if s, ok := starlark.AsString(args[0]); ok && len(s) > maxIntChars {
+				return 0, fmt.Errorf("a string of %d characters is too long to convert (at most %d)", len(s), maxIntChars)
+			}
+		}
+		return 0, nil
+	})
+	d["range"] = starlark.NewBuiltin("range", func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		v, err := starlark.Universe["range"].(*starlark.Builtin).CallInternal(thread, args, kwargs)
+		if err != nil {
+			return nil, err
+		}
+		return &lazyRange{r: v.(starlark.Sliceable), b: b}, nil
+	})
+	d[opPlus] = c.binary(syntax.PLUS, false)
+	d[opStar] = c.binary(syntax.STAR, false)
+	d[opPercent] = c.binary(syntax.PERCENT, false)
+	d[opAugPlus] = c.binary(syntax.PLUS, true)
+	d[opAugStar] = c.binary(syntax.STAR, true)
+	d[opAugPercent] = c.binary(syntax.PERCENT, true)
+	d[opAttr] = starlark.NewBuiltin(opAttr, c.attr)
+}
+
+// guard wraps the universe built-in name: estimate, check, call.
+func (c *Checker) guard(name string, estimate func(starlark.Tuple, []starlark.Tuple) (uint64, error)) *starlark.Builtin {
+	orig := starlark.Universe[name].(*starlark.Builtin)
+	return starlark.NewBuiltin(name, func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		return c.guarded(name, thread, orig, args, kwargs, estimate)
+	})
+}
+
+func (c *Checker) guarded(name string, thread *starlark.Thread, orig *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple,
+	estimate func(starlark.Tuple, []starlark.Tuple) (uint64, error)) (starlark.Value, error) {
+	n, err := estimate(args, kwargs)
+	if err == nil {
+		err = c.budget.reserve(n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	v, err := orig.CallInternal(thread, args, kwargs)
+	if err == nil && c.budget.err != nil {
+		// A budgeted iterator stopped early: the result is cut short.
+		return nil, fmt.Errorf("%s: %w", name, c.budget.err)
+	}
+	return v, err
+}
+
+// mul multiplies sizes, saturating.
+func mul(a, b uint64) uint64 {
+	if a != 0 && b > math.MaxUint64/a {
+		return math.MaxUint64
+	}
+	return a * b
+}
+
+// elemCount is how many elements iterating v yields (0 if unknown) and
+// the bytes each costs if it is made on the fly (a string's elements),
+// not merely referred to.
+func elemCount(v starlark.Value) (uint64, uint64) {
+	n := starlark.Len(v)
+	if _, isString := v.(starlark.String); n < 0 || isString {
+		return 0, 0
+	}
+	switch v.Type() {
+	case "string.elems", "string.codepoints":
+		return uint64(n), 16
+	}
+	return uint64(n), 0
+}
+
+// size is about how many bytes a value of a built-in type holds, for the
+// operators' estimates.
+func size(v starlark.Value) uint64 {
+	switch x := v.(type) {
+	case starlark.String:
+		return uint64(len(x))
+	case starlark.Bytes:
+		return uint64(len(x))
+	case *starlark.List:
+		return 16 * uint64(x.Len())
+	case starlark.Tuple:
+		return 16 * uint64(len(x))
+	case starlark.Int:
+		return uint64(x.BigInt().BitLen()/8 + 8)
+	}
+	return 0
+}
+
+// binary is the budgeted form of x op y (aug: of x op= y, returning y for
+// the augmented assignment to apply).
+func (c *Checker) binary(op syntax.Token, aug bool) *starlark.Builtin {
+	name := op.String()
+	if aug {
+		name += "="
+	}
+	return starlark.NewBuiltin(name, func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if len(args) != 2 || len(kwargs) != 0 {
+			return nil, fmt.Errorf("%s: internal error: want two operands", name)
+		}
+		x, y := args[0], args[1]
+		n, err := c.binarySize(op, x, y)
+		if err == nil {
+			err = c.budget.reserve(n)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s %s %s: %w", x.Type(), op, y.Type(), err)
+		}
+		if aug {
+			return y, nil
+		}
+		return starlark.Binary(op, x, y)
+	})
+}
+
+// binarySize estimates the result of x op y in bytes, or fails for a
+// product of integers too large to compute in bounded time.
+func (c *Checker) binarySize(op syntax.Token, x, y starlark.Value) (uint64, error) {
+	switch op {
+	case syntax.PLUS:
+		if _, ok := x.(starlark.Int); ok {
+			return 0, nil
+		}
+		return size(x) + size(y), nil
+	case syntax.STAR:
+		xi, xInt := x.(starlark.Int)
+		yi, yInt := y.(starlark.Int)
+		var seq starlark.Value
+		var count starlark.Int
+		switch {
+		case xInt && yInt:
+			if bits := xi.BigInt().BitLen() + yi.BigInt().BitLen(); bits > maxIntBits {
+				return 0, fmt.Errorf("the product would be too large (%d bits; at most %d)", bits, maxIntBits)
+			}
+			return 0, nil
+		case yInt:
+			seq, count = x, yi // repeat: seq * n
+		case xInt:
+			seq, count = y, xi // n * seq
+		default:
+			return 0, nil
+		}
+		k, ok := count.Int64()
+		if !ok || k <= 0 {
+			return 0, nil // Starlark refuses, or makes nothing
+		}
+		return mul(size(seq), uint64(k)), nil
+	case syntax.PERCENT:
+		s, ok := x.(starlark.String)
+		if !ok {
+			return 0, nil
+		}
+		var args []starlark.Value
+		switch a := y.(type) {
+		case starlark.Tuple:
+			args = a
+		case *starlark.Dict:
+			for _, kv := range a.Items() {
+				args = append(args, kv[1])
+			}
+		default:
+			args = []starlark.Value{y}
+		}
+		return c.formatSize(string(s), strings.Count(string(s), "%"), args)
+	}
+	return 0, nil
+}
+
+// formatSize bounds a format's result: every placeholder may print the
+// largest argument.
+func (c *Checker) formatSize(format string, holes int, args []starlark.Value) (uint64, error) {
+	var largest uint64
+	for _, a := range args {
+		n, err := c.printSize(a)
+		if err != nil {
+			return 0, err
+		}
+		largest = max(largest, n)
+	}
+	return uint64(len(format)) + mul(uint64(holes), largest), nil
+}
+
+// attr is x.name for the guarded method names: the method, budgeted.
+func (c *Checker) attr(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) != 2 || len(kwargs) != 0 {
+		return nil, fmt.Errorf("%s: internal error: want a value and a name", opAttr)
+	}
+	x := args[0]
+	name, _ := starlark.AsString(args[1])
+	v, err := getAttr(thread, x, name)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(*starlark.Builtin)
+	if !ok || m.Receiver() != x {
+		return v, nil // a field, not a built-in method
+	}
+	estimate := c.methodSize(x, name)
+	if estimate == nil {
+		return v, nil
+	}
+	return starlark.NewBuiltin(name, func(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		return c.guarded(name, thread, m, args, kwargs, estimate)
+	}).BindReceiver(x), nil
+}
+
+// getAttr is x.name with Starlark's own errors (and spelling hints).
+func getAttr(thread *starlark.Thread, x starlark.Value, name string) (starlark.Value, error) {
+	v, err := starlark.Universe["getattr"].(*starlark.Builtin).CallInternal(thread, starlark.Tuple{x, starlark.String(name)}, nil)
+	if err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "getattr: "))
+	}
+	return v, nil
+}
+
+// methodSize is the estimate of a guarded method of x, nil if the method
+// needs none.
+func (c *Checker) methodSize(x starlark.Value, name string) func(starlark.Tuple, []starlark.Tuple) (uint64, error) {
+	if s, ok := x.(starlark.String); ok {
+		return c.stringMethodSize(string(s), name)
+	}
+	_, isList := x.(*starlark.List)
+	_, isSet := x.(*starlark.Set)
+	if isList && name == "extend" || isSet && (name == "union" || name == "update" || name == "symmetric_difference") {
+		per := uint64(16)
+		if isSet {
+			per = 80
+		}
+		return func(args starlark.Tuple, _ []starlark.Tuple) (uint64, error) {
+			var n uint64
+			for _, a := range args {
+				k, made := elemCount(a)
+				n += mul(k, per+made)
+			}
+			return n, nil
+		}
+	}
+	return nil
+}
+
+func (c *Checker) stringMethodSize(s, name string) func(starlark.Tuple, []starlark.Tuple) (uint64, error) {
+	n := uint64(len(s))
+	switch name {
+	case "join":
+		return func(args starlark.Tuple, _ []starlark.Tuple) (uint64, error) {
+			if len(args) != 1 {
+				return 0, nil
+			}
+			var total, count uint64
+			if it, ok := args[0].(starlark.Indexable); ok {
+				if _, isString := args[0].(starlark.String); !isString {
+					for i := range it.Len() {
+						count++
+						if e, ok := it.Index(i).(starlark.String); ok {
+							total += uint64(len(e))
+						}
+					}
+				}
+			}
+			if count > 0 {
+				total += mul(n, count-1)
+			}
+			return total, nil
+		}
+	case "replace":
+		return func(args starlark.Tuple, _ []starlark.Tuple) (uint64, error) {
+			if len(args) < 2 {
+				return 0, nil
+			}
+			old, ok1 := starlark.AsString(args[0])
+			repl, ok2 := starlark.AsString(args[1])
+			if !ok1 || !ok2 || len(repl) <= len(old) {
+				return 0, nil
+			}
+			k := uint64(strings.Count(s, old))
+			if len(args) > 2 {
+				if lim, ok := args[2].(starlark.Int); ok {
+					if l, ok := lim.Int64(); ok && l >= 0 {
+						k = min(k, uint64(l))
+					}
+				}
+			}
+			return n + mul(k, uint64(len(repl)-len(old))), nil
+		}
+	case "format":
+		return func(args starlark.Tuple, kwargs []starlark.Tuple) (uint64, error) {
+			vals := append([]starlark.Value(nil), args...)
+			for _, kv := range kwargs {
+				vals = append(vals, kv[1])
+			}
+			return c.formatSize(s, strings.Count(s, "{"), vals)
+		}
+	case "split", "rsplit", "splitlines":
+		return func(args starlark.Tuple, _ []starlark.Tuple) (uint64, error) {
+			pieces := n/2 + 1
+			if sep, ok := starlark.AsString(firstOr(args)); ok && sep != "" && name != "splitlines" {
+				pieces = uint64(strings.Count(s, sep)) + 1
+			} else if name == "splitlines" {
+				pieces = uint64(strings.Count(s, "\n")+strings.Count(s, "\r")) + 1
+			}
+			return mul(pieces, 48), nil // a slot and a string each
+		}
+	case "elems", "elem_ords", "codepoints", "codepoint_ords":
+		// The view is lazy, but whatever materialises it allocates about
+		// this much, in calls that cannot check as they go.
+		return func(starlark.Tuple, []starlark.Tuple) (uint64, error) { return mul(n, 32), nil }
+	}
+	return nil
+}
+
+func firstOr(args starlark.Tuple) starlark.Value {
+	if len(args) == 0 {
+		return starlark.None
+	}
+	return args[0]
+}
+
+// printSize is about the length of v printed (by str, repr, print or a
+// format), computed without printing it. It fails for values nested more
+// than maxDepth deep, integers too large to print in bounded time, and
+// sizes beyond the memory budget (it stops counting there).
+func (c *Checker) printSize(v starlark.Value) (uint64, error) {
+	p := &sizer{b: c.budget, limit: c.budget.memory, onPath: map[starlark.Value]bool{}}
+	err := p.walk(v, 0)
+	return p.n, err
+}
+
+type sizer struct {
+	b      *budget
+	limit  uint64
+	n      uint64
+	visits int
+	onPath map[starlark.Value]bool // the containers being printed (cycles print as ...)
+}
+
+var errTooBig = errors.New("too big") // the count passed the limit: stop
+
+func (p *sizer) walk(v starlark.Value, depth int) error {
+	if depth > maxDepth {
+		return fmt.Errorf("a value nested more than %d levels deep cannot be printed", maxDepth)
+	}
+	if p.visits++; p.visits%(1<<16) == 0 {
+		if err := p.b.check(0); err != nil {
+			return err
+		}
+	}
+	if p.n > p.limit {
+		return nil // over the budget anyway: the caller's check fails
+	}
+	switch x := v.(type) {
+	case starlark.String:
+		p.n += uint64(len(x)) + 2
+	case starlark.Bytes:
+		p.n += 4*uint64(len(x)) + 3
+	case starlark.Int:
+		bits := x.BigInt().BitLen()
+		if bits > maxIntBits {
+			return fmt.Errorf("an integer of %d bits is too large to print (at most %d)", bits, maxIntBits)
+		}
+		p.n += uint64(bits)/3 + 2
+	case *starlark.List:
+		return p.container(x, depth, x.Len(), x.Index)
+	case starlark.Tuple:
+		return p.container(x, depth, len(x), x.Index)
+	case *starlark.Dict:
+		items := x.Items()
+		return p.container(x, depth, len(items), func(i int) starlark.Value { return items[i] })
+	case *starlark.Set:
+		return p.container(x, depth, x.Len(), func(i int) starlark.Value { return nil })
+	case *starlarkstruct.Struct:
+		return p.fields(x, depth)
+	case *goStruct:
+		return p.fields(x, depth)
+	default:
+		p.n += uint64(len(v.String()))
+	}
+	return nil
+}
+
+func (p *sizer) container(x starlark.Value, depth, n int, at func(int) starlark.Value) error {
+	p.n += 8 // brackets, "set([", "...": about that
+	if _, hashable := x.(starlark.Tuple); !hashable {
+		if p.onPath[x] {
+			return nil
+		}
+		p.onPath[x] = true
+		defer delete(p.onPath, x)
+	}
+	if s, ok := x.(*starlark.Set); ok {
+		it := s.Iterate()
+		defer it.Done()
+		var e starlark.Value
+		for it.Next(&e) {
+			p.n += 2
+			if err := p.walk(e, depth+1); err != nil || p.n > p.limit {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := range n {
+		p.n += 2 // ", "
+		if err := p.walk(at(i), depth+1); err != nil || p.n > p.limit {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *sizer) fields(x starlark.HasAttrs, depth int) error {
+	p.n += 16
+	for _, name := range x.AttrNames() {
+		f, err := x.Attr(name)
+		if err != nil || f == nil {
+			continue
+		}
+		p.n += uint64(len(name)) + 3
+		if err := p.walk(f, depth+1); err != nil || p.n > p.limit {
+			return err
+		}
+	}
+	return nil
+}
+
+// lazyRange is range(...) with a budgeted iterator: built-ins that walk a
+// range in Go (max, all, set.union, ...) stop when the time or memory
+// budget runs out instead of running on for billions of elements.
+type lazyRange struct {
+	r starlark.Sliceable // Starlark's own range value
+	b *budget
+}
+
+var (
+	_ starlark.Sliceable  = (*lazyRange)(nil)
+	_ starlark.Container  = (*lazyRange)(nil)
+	_ starlark.Comparable = (*lazyRange)(nil)
+)
+
+func (r *lazyRange) String() string        { return r.r.String() }
+func (r *lazyRange) Type() string          { return "range" }
+func (r *lazyRange) Freeze()               {}
+func (r *lazyRange) Truth() starlark.Bool  { return r.r.Truth() }
+func (r *lazyRange) Hash() (uint32, error) { return r.r.Hash() }
+func (r *lazyRange) Len() int              { return r.r.Len() }
+func (r *lazyRange) Index(i int) starlark.Value {
+	return r.r.Index(i)
+}
+func (r *lazyRange) Slice(start, end, step int) starlark.Value {
+	return &lazyRange{r: r.r.Slice(start, end, step).(starlark.Sliceable), b: r.b}
+}
+func (r *lazyRange) Has(y starlark.Value) (bool, error) { return r.r.(starlark.Container).Has(y) }
+func (r *lazyRange) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
+	return r.r.(starlark.Comparable).CompareSameType(op, y.(*lazyRange).r, depth)
+}
+func (r *lazyRange) Iterate() starlark.Iterator { return &rangeIter{r: r, n: r.r.Len()} }
+
+type rangeIter struct {
+	r    *lazyRange
+	i, n int
+}
+
+func (it *rangeIter) Next(p *starlark.Value) bool {
+	if it.i >= it.n {
+		return false
+	}
+	if it.i%pollElems == pollElems-1 {
+		if err := it.r.b.check(0); err != nil {
+			it.r.b.fail(err)
+			return false
+		}
+	}
+	*p = it.r.r.Index(it.i)
+	it.i++
+	return true
+}
+
+func (it *rangeIter) Done() {}
+
+// freezeChecked is freeze for values a script made (derived values,
+// stability measures): they are kept and printed in reports, so they must
+// neither contain themselves nor be nested too deeply to print.
+func freezeChecked(v starlark.Value) (starlark.Value, error) {
+	if err := keepable(v, 0, map[starlark.Value]bool{}); err != nil {
+		return nil, err
+	}
+	return freeze(v), nil
+}
+
+func keepable(v starlark.Value, depth int, onPath map[starlark.Value]bool) error {
+	if depth > maxDepth {
+		return fmt.Errorf("the value is nested more than %d levels deep", maxDepth)
+	}
+	var elems []starlark.Value
+	switch x := v.(type) {
+	case *starlark.List:
+		for i := range x.Len() {
+			elems = append(elems, x.Index(i))
+		}
+	case starlark.Tuple:
+		elems = x
+	case *starlark.Dict:
+		for _, it := range x.Items() {
+			elems = append(elems, it[0], it[1])
+		}
+	default:
+		return nil
+	}
+	if _, isTuple := v.(starlark.Tuple); !isTuple {
+		if onPath[v] {
+			return fmt.Errorf("the value contains itself")
+		}
+		onPath[v] = true
+		defer delete(onPath, v)
+	}
+	for _, e := range elems {
+		if err := keepable(e, depth+1, onPath); err != nil {
+			return err
+		}
+	}
+	return nil
+}

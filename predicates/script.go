@@ -1,0 +1,89 @@
+package predicates
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+	"go.starlark.net/starlark"
+)
+
+// MaxScriptBytes caps a predicates script and every module it loads.
+const MaxScriptBytes = 4 << 20
+
+// readScript reads the script at path, which must be, once symlinks are
+// resolved, a regular file of at most MaxScriptBytes inside dir (the
+// script's folder): a symlink to /dev/zero, a FIFO or a file elsewhere is
+// refused before it is opened.
+func readScript(dir, path string) ([]byte, error) {
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		what := "not a regular file"
+		switch m := fi.Mode(); {
+		case m.IsDir():
+			what += ": a directory"
+		case m&os.ModeNamedPipe != 0:
+			what += ": a named pipe"
+		case m&os.ModeSocket != 0:
+			what += ": a socket"
+		case m&os.ModeDevice != 0:
+			what += ": a device"
+		}
+		if real != path {
+			what += " (" + real + ")"
+		}
+		return nil, fmt.Errorf("%s is %s", path, what)
+	}
+	rel, err := filepath.Rel(realDir, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return nil, fmt.Errorf("%s resolves to %s, outside the script's folder %s", path, real, realDir)
+	}
+	if fi.Size() > MaxScriptBytes {
+		return nil, fmt.Errorf("%s is %s, larger than the %s a script may be", path, humanize.IBytes(uint64(fi.Size())), humanize.IBytes(MaxScriptBytes))
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, MaxScriptBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(src) > MaxScriptBytes {
+		return nil, fmt.Errorf("%s grew larger than the %s a script may be while it was read", path, humanize.IBytes(MaxScriptBytes))
+	}
+	return src, nil
+}
+
+// exec parses a script, rewrites it to keep it within its budgets, and
+// runs it on the checker's thread with the predeclared names.
+func (c *Checker) exec(path string, src []byte) (starlark.StringDict, error) {
+	f, err := fileOptions.Parse(path, src, 0)
+	if err != nil {
+		return nil, err
+	}
+	guardFile(f)
+	predeclared := c.builtins()
+	prog, err := starlark.FileProgram(f, predeclared.Has)
+	if err != nil {
+		return nil, err
+	}
+	g, err := prog.Init(c.thread, predeclared)
+	g.Freeze()
+	return g, err
+}
