@@ -65,6 +65,7 @@ type budget struct {
 	start     time.Time
 	deadline  time.Time
 	base      uint64 // heap at the start, lowered by a collection
+	baseRead  bool   // base is read at the first look, not per evaluation
 	pending   uint64 // small allocations since the heap was last read
 	sample    []metrics.Sample
 	err       error // a budget exceeded inside a built-in
@@ -84,7 +85,11 @@ func (b *budget) begin(what string) {
 	b.stepLimit = satAdd(b.thread.Steps, b.maxSteps)
 	b.start = time.Now()
 	b.deadline = b.start.Add(b.time)
-	b.base = b.heap()
+	// Most evaluations never look at the heap; reading it costs more than
+	// a short evaluation. It is read at the first look instead: what was
+	// allocated before that is at most pollSteps steps' worth of small
+	// allocations, as every large one looks first.
+	b.baseRead = false
 	b.arm()
 }
 
@@ -130,11 +135,12 @@ func (b *budget) heap() uint64 {
 	return b.sample[0].Value.Uint64()
 }
 
-// used is the heap's growth since the evaluation began.
+// used is the heap's growth since the evaluation began (since it was
+// first looked at).
 func (b *budget) used() uint64 {
 	h := b.heap()
-	if h < b.base {
-		b.base = h
+	if !b.baseRead || h < b.base {
+		b.base, b.baseRead = h, true
 	}
 	return h - b.base
 }
