@@ -132,8 +132,14 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
+	if f.to < -1 {
+		return badInput("--to %d: want a step, or -1 for the end", f.to)
+	}
 	if f.from < 0 || (f.to >= 0 && f.to < f.from) {
 		return badInput("--from %d --to %d: want 0 <= FROM <= TO", f.from, f.to)
+	}
+	if f.maxSteps == 0 {
+		return badInput("--max-steps 0: want at least 1 (the default is %d)", predicates.DefaultMaxSteps)
 	}
 	tr, err := a.loadTrace(traces)
 	if err != nil {

@@ -58,13 +58,21 @@ func (a *App) runDemo(output string) error {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Bug = demoSeed, demoBug
 	cfg = cfg.WithDefaults(sys)
-	fmt.Fprintf(w, "1. Simulating %d Paxos processes with the %q bug: seed %d, message loss %g, churn %g crashes/node/s, %v of virtual time.\n",
-		cfg.Nodes, demoBug, cfg.Seed, cfg.Drop, cfg.Churn, cfg.Time)
+	// Both outputs are created before anything is printed, so a bad -o
+	// is one line on stderr.
 	out, err := createAtomic(output)
 	if err != nil {
 		return err
 	}
 	defer out.Abort()
+	script := strings.TrimSuffix(output, filepath.Ext(output)) + ".star"
+	sf, err := createAtomic(script)
+	if err != nil {
+		return err
+	}
+	defer sf.Abort()
+	fmt.Fprintf(w, "1. Simulating %d Paxos processes with the %q bug: seed %d, message loss %g, churn %g crashes/node/s, %v of virtual time.\n",
+		cfg.Nodes, demoBug, cfg.Seed, cfg.Drop, cfg.Churn, cfg.Time)
 	res, err := sim.Run(sys, cfg, out)
 	if err != nil {
 		return fmt.Errorf("demo simulation: %w", err)
@@ -74,16 +82,10 @@ func (a *App) runDemo(output string) error {
 	}
 	fmt.Fprintf(w, "   %d events recorded to %s (%s).\n", res.Steps, output, res.Reason)
 
-	script := strings.TrimSuffix(output, filepath.Ext(output)) + ".star"
 	src, err := scripts.FS.ReadFile("paxos.star")
 	if err != nil {
 		return err
 	}
-	sf, err := createAtomic(script)
-	if err != nil {
-		return err
-	}
-	defer sf.Abort()
 	if _, err := sf.Write(src); err != nil {
 		return err
 	}
