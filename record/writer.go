@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -73,12 +74,12 @@ type Writer struct {
 	// taken is the stream offset of pending[0]; inflight lists the event
 	// records not yet known to be in the file (from inHead on), with the
 	// stream offset where each ends; written is the last seq of each
-	// node in the file, lost the first seq of each node refused after
-	// the error.
+	// node in the file (0: none; by index in the header's nodes), lost
+	// the first seq of each node refused after the error.
 	taken    int64
 	inflight []inflightEvent
 	inHead   int
-	written  map[node.ID]uint64
+	written  []uint64
 	writtenN uint64
 	lost     map[node.ID]uint64
 	noticed  bool // the stop notice is in the file
@@ -124,7 +125,7 @@ func NewWriter(out io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 		tab:      newTables(&h),
 		lastTime: h.Start,
 		gaps:     map[node.ID]*Gap{},
-		written:  map[node.ID]uint64{},
+		written:  make([]uint64, len(h.Nodes)),
 		lost:     map[node.ID]uint64{},
 		wake:     make(chan struct{}, 1),
 		flushes:  make(chan chan error),
@@ -140,8 +141,8 @@ func NewWriter(out io.Writer, h Header, opts WriterOptions) (*Writer, error) {
 }
 
 type inflightEvent struct {
-	end  int64 // stream offset after the record
-	node node.ID
+	end  int64  // stream offset after the record
+	node uint64 // index in the header's nodes
 	seq  uint64
 }
 
@@ -205,7 +206,8 @@ func (w *Writer) Append(ev *node.Event) error {
 	w.lastTime = ev.Time
 	w.stats.Events++
 	w.appendRecord(TypeEvent, w.scratch.b)
-	w.inflight = append(w.inflight, inflightEvent{end: w.taken + int64(len(w.pending)), node: ev.Node, seq: ev.Seq})
+	ni, _ := binary.Uvarint(w.scratch.b) // an event body begins with its node's index
+	w.inflight = append(w.inflight, inflightEvent{end: w.taken + int64(len(w.pending)), node: ni, seq: ev.Seq})
 	return nil
 }
 
@@ -472,9 +474,11 @@ func (e *StoppedError) Error() string {
 func (e *StoppedError) Unwrap() error { return e.Cause }
 
 func (w *Writer) stopped(err error) *StoppedError {
-	last := make(map[node.ID]uint64, len(w.written))
-	for id, seq := range w.written {
-		last[id] = seq
+	last := map[node.ID]uint64{}
+	for i, seq := range w.written {
+		if seq != 0 {
+			last[w.tab.nodes[i]] = seq
+		}
 	}
 	return &StoppedError{Cause: err, DiskFull: errors.Is(err, syscall.ENOSPC), Last: last, Events: w.writtenN, Recorded: w.hdr.Recorded}
 }
@@ -508,7 +512,7 @@ func (w *Writer) notice() []byte {
 	add(TypeHeader, h)
 	for _, id := range h.Recorded {
 		g := Gap{Node: id, To: 0}
-		if seq, ok := w.written[id]; ok {
+		if seq := w.written[w.tab.nodeIdx[id]]; seq != 0 {
 			g.From = seq + 1
 			g.Reason = fmt.Sprintf("recording stopped: %s at seq %d", what, seq)
 		} else {
@@ -535,8 +539,9 @@ func (w *Writer) notice() []byte {
 // firstLost is the first seq of a node none of whose events reached the
 // file: the first still in flight, dropped, or refused (0 if none).
 func (w *Writer) firstLost(id node.ID) uint64 {
+	i := w.tab.nodeIdx[id]
 	for _, e := range w.inflight[w.inHead:] {
-		if e.node == id {
+		if e.node == i {
 			return e.seq
 		}
 	}
