@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
-	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/predicates"
@@ -21,9 +19,7 @@ type checkFlags struct {
 	stopAtFirst bool
 	failOn      string
 	nodes       []string
-	maxSteps    uint64
-	memory      string
-	timeBudget  time.Duration
+	budgets     scriptBudgetFlags
 }
 
 func (a *App) checkCmd() *cobra.Command {
@@ -71,23 +67,8 @@ Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
 	fl.BoolVar(&f.stopAtFirst, "stop-at-first", false, "stop at the first violation --fail-on counts")
 	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "which findings make the exit code 1: safety, alarm, any (every violation, screened intervals too), none; comma-separated")
 	fl.StringSliceVar(&f.nodes, "nodes", nil, "replay only these nodes (partial replay; the others' rows are absent)")
-	fl.Uint64Var(&f.maxSteps, "max-steps", predicates.DefaultMaxSteps, "Starlark execution steps allowed per evaluation")
-	fl.StringVar(&f.memory, "script-memory", humanize.IBytes(predicates.DefaultMemoryBudget),
-		"how much the script's load and each evaluation may grow the heap (e.g. 64MiB, 1GiB)")
-	fl.DurationVar(&f.timeBudget, "script-time", predicates.DefaultTimeBudget, "how long the script's load and each evaluation may run")
+	f.budgets.register(fl)
 	return cmd
-}
-
-// scriptBudgets parses --script-memory and checks --script-time.
-func scriptBudgets(memory string, t time.Duration) (int64, error) {
-	n, err := humanize.ParseBytes(memory)
-	if err != nil || n == 0 || n > math.MaxInt64 {
-		return 0, fmt.Errorf("--script-memory %q: want a size such as 256MiB or 1GiB", memory)
-	}
-	if t <= 0 {
-		return 0, fmt.Errorf("--script-time %v: want a positive duration such as 10s", t)
-	}
-	return int64(n), nil
 }
 
 // failPolicy parses --fail-on into a predicate over violations.
@@ -128,18 +109,15 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
-	memory, err := scriptBudgets(f.memory, f.timeBudget)
+	maxSteps, memory, timeBudget, err := f.budgets.parse()
 	if err != nil {
-		return badInput("%v", err)
+		return err
 	}
 	if f.to < -1 {
 		return badInput("--to %d: want a step, or -1 for the end", f.to)
 	}
 	if f.from < 0 || (f.to >= 0 && f.to < f.from) {
 		return badInput("--from %d --to %d: want 0 <= FROM <= TO", f.from, f.to)
-	}
-	if f.maxSteps == 0 {
-		return badInput("--max-steps 0: want at least 1 (the default is %d)", predicates.DefaultMaxSteps)
 	}
 	tr, err := a.loadTrace(traces)
 	if err != nil {
@@ -152,7 +130,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if n := r.Len(); f.from > 0 && f.from >= n {
 		return badInput("--from %d: the trace has %d steps (#0..#%d), so nothing would be checked", f.from, n, n-1)
 	}
-	c, err := predicates.Load(script, r, predicates.Options{MaxSteps: f.maxSteps, MemoryBudget: memory, TimeBudget: f.timeBudget, From: f.from, To: f.to})
+	c, err := predicates.Load(script, r, predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to})
 	if err != nil {
 		return badInput("%v", err)
 	}

@@ -42,6 +42,10 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
+	maxSteps, memory, timeBudget, err := f.budgets.parse()
+	if err != nil {
+		return err
+	}
 	if _, err := os.Stat(f.check); err != nil {
 		return badInput("--check: %v", err)
 	}
@@ -56,7 +60,8 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		cfg.Seed = seed
 		prog.update("seed %d (%d of %d), %d steps checked", seed, seed-from+1, to-from+1, steps)
 		runStart := time.Now()
-		res, err := simtest.Run(sys, cfg, f.check, simtest.Options{Registry: a.Registry, Counts: counts, StopAtFirst: true})
+		res, err := simtest.Run(sys, cfg, f.check, simtest.Options{Registry: a.Registry, Counts: counts, StopAtFirst: true,
+			MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget})
 		var evalErr *predicates.EvalError
 		if err != nil && !(errors.As(err, &evalErr) && res != nil) {
 			prog.done()

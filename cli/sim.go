@@ -33,6 +33,7 @@ type simFlags struct {
 	seeds         string
 	check         string
 	failOn        string
+	budgets       scriptBudgetFlags
 	down          string
 	maxDown       int
 	// changed reports whether a flag was given: 0 and -1 are refused
@@ -99,6 +100,7 @@ if no seed fails it exits 0.`,
 	fl.StringVar(&f.seeds, "seeds", "", "hunt across seeds FROM-TO (with --check): stop at the first run with a violation, write its trace to -o")
 	fl.StringVar(&f.check, "check", "", "predicates script to check each run against (with --seeds)")
 	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "with --check: which findings count (safety, alarm, any, none)")
+	f.budgets.register(fl)
 	cmd.SetHelpTemplate(cmd.HelpTemplate() + a.systemsHelp())
 	return cmd
 }
@@ -250,8 +252,10 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if f.seeds != "" || f.check != "" || f.changed != nil && (f.changed("seeds") || f.changed("check")) {
 		return a.huntSeeds(sys, cfg, f)
 	}
-	if f.changed != nil && f.changed("fail-on") {
-		return badInput("--fail-on goes with a hunt: --seeds FROM-TO --check PREDS.star")
+	for _, name := range []string{"fail-on", "max-steps", "script-memory", "script-time"} {
+		if f.changed != nil && f.changed(name) {
+			return badInput("--%s goes with a hunt: --seeds FROM-TO --check PREDS.star", name)
+		}
 	}
 	out := f.output
 	if out == "" {

@@ -14,6 +14,10 @@ import (
 // MaxScriptBytes caps a predicates script and every module it loads.
 const MaxScriptBytes = 4 << 20
 
+// ReadScript reads a predicates script as Load would, with the same
+// refusals: for tools that hash or show a script before loading it.
+func ReadScript(path string) ([]byte, error) { return readScript(filepath.Dir(path), path) }
+
 // readScript reads the script at path, which must be, once symlinks are
 // resolved, a regular file of at most MaxScriptBytes inside dir (the
 // script's folder): a symlink to /dev/zero, a FIFO or a file elsewhere is

@@ -66,7 +66,9 @@ type Flip struct {
 // that of every .star file beside it (which it may load()).
 func ScriptHash(script string) (string, error) {
 	h := xxhash.New()
-	main, err := os.ReadFile(script)
+	// The same refusals as loading: a symlink to /dev/zero must not hang
+	// hashing before the loader gets to say no.
+	main, err := predicates.ReadScript(script)
 	if err != nil {
 		return "", fmt.Errorf("read predicates: %w", err)
 	}
@@ -77,13 +79,12 @@ func ScriptHash(script string) (string, error) {
 		if filepath.Base(p) == filepath.Base(script) {
 			continue
 		}
-		f, err := os.Open(p)
+		src, err := predicates.ReadScript(p)
 		if err != nil {
-			continue
+			continue // not loadable, so it cannot change the results
 		}
 		io.WriteString(h, "\x00"+filepath.Base(p)+"\x00")
-		io.Copy(h, f)
-		f.Close()
+		h.Write(src)
 	}
 	return fmt.Sprintf("%016x", h.Sum64()), nil
 }

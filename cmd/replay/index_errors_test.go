@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestIndexWithABrokenPredicateDoesNotPass: replay index stores the
@@ -24,5 +25,24 @@ func TestIndexWithABrokenPredicateDoesNotPass(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "Broken") || strings.Contains(r.stdout, "Broken failed") {
 		t.Fatalf("the predicate error belongs on stderr\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+	}
+}
+
+// TestIndexRefusesAScriptThatIsADevice: the database hashes the script
+// before loading it; a --preds symlinked to /dev/zero must be refused
+// there as the loader refuses it, not read forever.
+func TestIndexRefusesAScriptThatIsADevice(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--steps", "50", "-o", "t.lz4"))
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.star")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan result, 1)
+	go func() { done <- replay(t, dir, "index", "t.lz4", "--preds", "zero.star") }()
+	select {
+	case r := <-done:
+		badInput(t, r, "zero.star", "not a regular file")
+	case <-time.After(30 * time.Second):
+		t.Fatal("replay index --preds <symlink to /dev/zero> did not finish in 30s")
 	}
 }
