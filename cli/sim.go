@@ -36,6 +36,7 @@ type simFlags struct {
 	budgets       scriptBudgetFlags
 	down          string
 	maxDown       int
+	schedule      string
 	// changed reports whether a flag was given: 0 and -1 are refused
 	// when given, never taken to mean "the default".
 	changed func(name string) bool
@@ -98,6 +99,7 @@ if no seed fails it exits 0.`,
 	fl.BoolVar(&f.noStateHashes, "no-state-hashes", false, "do not record a hash of each node's state after every event (smaller trace, weaker divergence detection)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print the handlers' log lines to stderr")
 	fl.StringVar(&f.seeds, "seeds", "", "hunt across seeds FROM-TO (with --check): stop at the first run with a violation, write its trace to -o")
+	fl.StringVar(&f.schedule, "schedule", "", "re-run exactly the run a schedule names: a schedule file (replay schedule) or a simulated trace")
 	fl.StringVar(&f.check, "check", "", "predicates script to check each run against (with --seeds)")
 	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "with --check: which findings count (safety, alarm, any, none)")
 	f.budgets.register(fl)
@@ -224,6 +226,29 @@ func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
 	return cfg, nil
 }
 
+// scheduleConfig is the configuration that re-runs the schedule named by
+// --schedule. The schedule fixes every setting, so a flag that would
+// change the run is refused rather than ignored.
+func scheduleConfig(sys *system.System, f simFlags) (sim.Config, error) {
+	for _, name := range []string{"seed", "nodes", "steps", "time", "drop", "dup", "churn", "latency", "down", "max-down", "bug", "param", "no-state-hashes", "seeds", "check"} {
+		if f.changed(name) {
+			return sim.Config{}, badInput("--%s cannot change a run --schedule names (edit the schedule instead)", name)
+		}
+	}
+	sc, err := loadSchedule(f.schedule)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if err := sc.Check(sys); err != nil {
+		return sim.Config{}, badInput("--schedule %s: %v", f.schedule, err)
+	}
+	cfg := sc.Config().WithDefaults(sys)
+	if err := sim.CheckConfig(sys, cfg); err != nil {
+		return cfg, badInput("--schedule %s: %v", f.schedule, err)
+	}
+	return cfg, nil
+}
+
 // durationRange parses a --latency or --down MIN-MAX. A zero MIN or MAX
 // becomes 1ns: in a sim.Config zero means "the system's default".
 func durationRange(flag, spec string) (lo, hi time.Duration, err error) {
@@ -241,7 +266,12 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
-	cfg, err := simConfig(sys, f)
+	var cfg sim.Config
+	if f.changed != nil && f.changed("schedule") {
+		cfg, err = scheduleConfig(sys, f)
+	} else {
+		cfg, err = simConfig(sys, f)
+	}
 	if err != nil {
 		return err
 	}
@@ -260,6 +290,9 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	out := f.output
 	if out == "" {
 		out = fmt.Sprintf("%s-%d.lz4", sys.Name, cfg.Seed)
+		if f.schedule != "" {
+			out = fmt.Sprintf("%s-schedule.lz4", sys.Name)
+		}
 	}
 	file, err := createAtomic(out)
 	if err != nil {
@@ -327,7 +360,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	fmt.Fprintf(w, "wrote %s: %s, %.1f bytes/event\n", out, humanize.IBytes(uint64(size)), perEvent)
 	if runErr != nil {
 		fmt.Fprintf(w, "the run stopped on an error; the trace holds every event up to it\n")
-		return withCode(ExitViolations, runErr)
+		return scheduleExit(runErr)
 	}
 	fmt.Fprintf(w, "next: replay info %s; replay events %s --limit 20\n", out, out)
 	return nil

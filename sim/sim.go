@@ -51,6 +51,9 @@ type Config struct {
 	Observe func(ev *node.Event, in *node.Instance) error
 	// Progress is called every few thousand events.
 	Progress func(steps int, now time.Duration)
+	// Chooser makes the run's nondeterministic decisions; nil: the
+	// Seeded chooser for Seed, which is what a seed alone reproduces.
+	Chooser Chooser
 }
 
 // Unset marks a float setting that should take the system's default.
@@ -214,7 +217,7 @@ type Sim struct {
 	sysCfg   system.Config
 	ids      []node.ID
 	nodes    map[node.ID]*simNode
-	net      *rand.Rand // network, churn and handler seeds
+	chooser  Chooser    // network, churn, order and handler seeds
 	scenRand *rand.Rand // the scenario's own stream
 	queue    queue
 	qseq     uint64
@@ -243,13 +246,23 @@ func Run(sys *system.System, cfg Config, out io.Writer) (*Result, error) {
 		cfg:      cfg,
 		ids:      sys.NodeIDs(cfg.Nodes),
 		nodes:    map[node.ID]*simNode{},
-		net:      rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
+		chooser:  cfg.Chooser,
 		scenRand: rand.New(rand.NewPCG(cfg.Seed, 0x5ce7)),
 	}
+	if s.chooser == nil {
+		s.chooser = NewSeeded(cfg.Seed)
+	}
 	s.sysCfg = system.Config{Bug: cfg.Bug, Nodes: s.ids, Params: cfg.Params}
+	run := cfg.runParams()
+	// A trace names the chooser that made it; none named means Seeded,
+	// which keeps seeded traces byte-identical to those made before
+	// choosers existed.
+	if _, seeded := s.chooser.(*Seeded); !seeded {
+		run["chooser"] = s.chooser.Describe()
+	}
 	h := record.Header{
 		System: sys.Name, Nodes: s.ids, Recorded: s.ids, Bug: cfg.Bug, Params: cfg.Params,
-		Run:   cfg.runParams(),
+		Run:   run,
 		Types: sys.Codec.Names(), Driver: "sim", Start: Epoch, StateHashes: !cfg.NoStateHashes,
 	}
 	w, err := record.NewWriter(out, h, record.WriterOptions{})
@@ -299,28 +312,148 @@ func (c Config) runParams() map[string]string {
 }
 
 func (s *Sim) loop() error {
+	c := &Choice{s: s}
 	for s.stopped == "" {
 		if s.steps >= s.cfg.Steps {
 			s.stopped = fmt.Sprintf("step limit (%d)", s.cfg.Steps)
 			break
 		}
-		if s.queue.Len() == 0 {
-			s.stopped = "no events left"
-			break
+		c.built = false
+		d, err := s.chooser.Next(c)
+		if err != nil {
+			return err
 		}
-		it := s.queue[0]
-		if it.at > int64(s.cfg.Time) {
-			s.stopped = fmt.Sprintf("time limit (%v)", s.cfg.Time)
-			break
+		switch {
+		case d.Stop != "":
+			s.stopped = d.Stop
+		case d.Crash != "" || d.Restart != "":
+			err = s.inject(d)
+		case d.Advance:
+			_, err = s.runDue(max(s.now, int64(d.At)), math.MaxUint64)
+		case d.InTimeOrder:
+			err = s.runEarliest()
+		default:
+			err = s.runChosen(c, d)
 		}
-		heap.Pop(&s.queue)
-		s.now = it.at
-		if err := s.run(it); err != nil {
+		if err != nil {
 			return err
 		}
 		if s.err != nil {
 			return s.err
 		}
+	}
+	return nil
+}
+
+// runEarliest runs the queue's earliest item at its own time.
+func (s *Sim) runEarliest() error {
+	if s.queue.Len() == 0 {
+		s.stopped = "no events left"
+		return nil
+	}
+	it := s.queue[0]
+	if it.at > int64(s.cfg.Time) {
+		s.stopped = fmt.Sprintf("time limit (%v)", s.cfg.Time)
+		return nil
+	}
+	heap.Pop(&s.queue)
+	s.now = it.at
+	return s.run(it)
+}
+
+// runChosen runs the event a chooser picked, at the time it picked, after
+// every scenario action and item that runs no handler due before it.
+// With nothing enabled (only such items are due) it runs the earliest.
+func (s *Sim) runChosen(c *Choice, d Decision) error {
+	en := c.Enabled()
+	if len(en) == 0 {
+		return s.runEarliest()
+	}
+	if d.Index < 0 || d.Index >= len(en) {
+		return fmt.Errorf("chooser %s picked event %d of %d", s.chooser.Describe(), d.Index, len(en))
+	}
+	p := en[d.Index]
+	at := int64(d.At)
+	if at < max(s.now, int64(p.Earliest)) || at > int64(p.Latest) {
+		return fmt.Errorf("chooser %s runs %s at %v, outside its window %v..%v", s.chooser.Describe(), p,
+			d.At, max(time.Duration(s.now), p.Earliest), p.Latest)
+	}
+	if at > int64(s.cfg.Time) {
+		s.stopped = fmt.Sprintf("time limit (%v)", s.cfg.Time)
+		return nil
+	}
+	if done, err := s.runDue(at, p.it.seq); done || err != nil {
+		return err
+	}
+	if p.it.index < 0 || !s.wouldRun(p.it) {
+		return nil // what ran before it made it moot (a crash of its node)
+	}
+	heap.Remove(&s.queue, p.it.index)
+	s.now = at
+	return s.run(p.it)
+}
+
+// runDue runs, in time order, the scenario actions and items that run no
+// handler whose time is up before (at, seq). A message to a down node is
+// due only once its whole latency window has passed: until then it may
+// still arrive after the node restarts (or a partition heals).
+func (s *Sim) runDue(at int64, seq uint64) (done bool, err error) {
+	for {
+		var due *item
+		for _, it := range s.queue {
+			if it.latest > at || it.latest == at && it.seq >= seq || s.wouldRun(it) {
+				continue
+			}
+			if due == nil || it.latest < due.latest || it.latest == due.latest && it.seq < due.seq {
+				due = it
+			}
+		}
+		if due == nil {
+			return false, nil
+		}
+		heap.Remove(&s.queue, due.index)
+		s.now = max(s.now, due.latest)
+		if err := s.run(due); err != nil {
+			return true, err
+		}
+		if s.stopped != "" || s.err != nil {
+			return true, nil
+		}
+	}
+}
+
+// inject crashes or restarts a node on a chooser's decision, at its time
+// (after what is due before it); a crash schedules the restart after
+// Down (0: never).
+func (s *Sim) inject(d Decision) error {
+	id, kind, verb := d.Crash, itemCrash, "crashes"
+	if d.Restart != "" {
+		id, kind, verb = d.Restart, itemRestart, "restarts"
+	}
+	at := max(s.now, int64(d.At))
+	if at > int64(s.cfg.Time) {
+		s.stopped = fmt.Sprintf("time limit (%v)", s.cfg.Time)
+		return nil
+	}
+	if done, err := s.runDue(at, 0); done || err != nil {
+		return err
+	}
+	it := &item{at: at, kind: kind, to: id}
+	if sn, ok := s.nodes[id]; !ok || !s.wouldRun(it) {
+		state := "not a node of this run"
+		if ok && sn.inst.Up() {
+			state = "up"
+		} else if ok {
+			state = "down"
+		}
+		return fmt.Errorf("chooser %s %s %q at %v, but it is %s", s.chooser.Describe(), verb, id, time.Duration(at), state)
+	}
+	s.now = at
+	if err := s.run(it); err != nil {
+		return err
+	}
+	if d.Crash != "" && d.Down > 0 {
+		s.push(&item{at: after(s.now, int64(d.Down)), kind: itemRestart, to: id})
 	}
 	return nil
 }
@@ -428,7 +561,7 @@ func (s *Sim) send(ev *node.Event, i int, snd node.Send) {
 	msg := node.Event{Kind: node.KindRecv, From: ev.Node, MsgSeq: ev.Seq, MsgIndex: uint32(i),
 		SendLamport: ev.Lamport, MsgType: snd.Type, Payload: snd.Payload}
 	if snd.To == ev.Node {
-		s.push(&item{at: after(s.now, s.latency()), kind: itemDeliver, to: snd.To, ev: msg})
+		s.deliverLater(snd.To, msg)
 		return
 	}
 	s.stats.Sent++
@@ -436,29 +569,23 @@ func (s *Sim) send(ev *node.Event, i int, snd node.Send) {
 		s.stats.Partitioned++
 		return
 	}
-	if s.cfg.Drop > 0 && s.net.Float64() < s.cfg.Drop {
+	if s.chooser.Lose(msg.Msg(), snd.To, s.cfg.Drop) {
 		s.stats.Lost++
 		return
 	}
-	s.push(&item{at: after(s.now, s.latency()), kind: itemDeliver, to: snd.To, ev: msg})
-	if s.cfg.Dup > 0 && s.net.Float64() < s.cfg.Dup {
+	s.deliverLater(snd.To, msg)
+	if s.chooser.Duplicate(msg.Msg(), snd.To, s.cfg.Dup) {
 		s.stats.Duplicated++
-		s.push(&item{at: after(s.now, s.latency()), kind: itemDeliver, to: snd.To, ev: msg})
+		s.deliverLater(snd.To, msg)
 	}
 }
 
-// latency draws a message delay in whole microseconds: real networks do not
-// deliver nanosecond-precise delays, and coarser times compress better.
-func (s *Sim) latency() int64 {
-	lo, hi := int64(s.cfg.LatencyMin), int64(s.cfg.LatencyMax)
-	if hi <= lo {
-		return lo
-	}
-	us := (hi - lo) / int64(time.Microsecond)
-	if us == 0 {
-		return lo
-	}
-	return lo + s.net.Int64N(us+1)*int64(time.Microsecond)
+// deliverLater queues a delivery: at the time the chooser picks, and no
+// later than the latency range allows (the window an exploring chooser
+// chooses within).
+func (s *Sim) deliverLater(to node.ID, msg node.Event) {
+	lat := s.chooser.Latency(s.cfg.LatencyMin, s.cfg.LatencyMax)
+	s.push(&item{at: after(s.now, int64(lat)), latest: after(s.now, int64(max(lat, s.cfg.LatencyMax))), kind: itemDeliver, to: to, ev: msg})
 }
 
 func (s *Sim) partitioned(a, b node.ID) bool {
@@ -471,10 +598,8 @@ func (s *Sim) partitioned(a, b node.ID) bool {
 // scheduleCrash draws the next random crash of a node: exponential
 // inter-arrival times at the churn rate.
 func (s *Sim) scheduleCrash(id node.ID) {
-	wait := s.net.ExpFloat64() / s.cfg.Churn * float64(time.Second)
-	// Beyond 2^62 ns (146 years) the conversion to int64 could overflow;
-	// after then saturates: such a crash never comes.
-	at := after(s.now, int64(min(wait, 1<<62)))
+	// after saturates: a wait beyond the end of time never comes.
+	at := after(s.now, int64(s.chooser.ChurnWait(s.cfg.Churn)))
 	s.push(&item{at: at, kind: itemCall, fn: func() {
 		sn := s.nodes[id]
 		if !sn.inst.Up() || s.down >= s.cfg.MaxDown {
@@ -482,7 +607,7 @@ func (s *Sim) scheduleCrash(id node.ID) {
 			return
 		}
 		s.Crash(id)
-		down := s.cfg.DownMin + time.Duration(s.net.Int64N(int64(s.cfg.DownMax-s.cfg.DownMin)+1))
+		down := s.chooser.DownFor(s.cfg.DownMin, s.cfg.DownMax)
 		s.push(&item{at: after(s.now, int64(down)), kind: itemCall, fn: func() {
 			s.Restart(id)
 			s.push(&item{at: s.now, kind: itemCall, fn: func() { s.scheduleCrash(id) }})
@@ -493,6 +618,9 @@ func (s *Sim) scheduleCrash(id node.ID) {
 func (s *Sim) push(it *item) {
 	s.qseq++
 	it.seq = s.qseq
+	// Everything but a message runs at an exact time: its window is
+	// closed.
+	it.latest = max(it.latest, it.at)
 	heap.Push(&s.queue, it)
 }
 
@@ -503,12 +631,10 @@ type source struct {
 }
 
 func (src source) Clock() int64                      { return Epoch + src.s.now }
-func (src source) Seed() uint64                      { return src.s.net.Uint64() }
+func (src source) Seed() uint64                      { return src.s.chooser.Seed() }
 func (src source) DiskGet(key string) ([]byte, bool) { return src.n.store.Get(key) }
 func (src source) CryptoRead(p []byte) {
-	for i := range p {
-		p[i] = byte(src.s.net.Uint32())
-	}
+	src.s.chooser.CryptoRead(p)
 }
 
 // Controller implementation.

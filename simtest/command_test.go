@@ -56,6 +56,8 @@ func TestSimCommandPrintsEveryField(t *testing.T) {
 			v.SetFloat(0.125)
 		case f.Type.Kind() == reflect.Bool:
 			v.SetBool(!v.Bool())
+		case f.Name == "Chooser":
+			v.Set(reflect.ValueOf(sim.NewScheduleChooser(&sim.Schedule{})))
 		case f.Type == reflect.TypeFor[map[string]string]():
 			v.Set(reflect.ValueOf(map[string]string{"k": "v"}))
 		default:

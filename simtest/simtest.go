@@ -116,6 +116,16 @@ func SimCommand(sys *system.System, cfg sim.Config, output string) string {
 	def := sim.DefaultConfig()
 	def.Nodes = cfg.Nodes
 	def = def.WithDefaults(sys)
+	if _, seeded := cfg.Chooser.(*sim.Seeded); cfg.Chooser != nil && !seeded {
+		// A run another chooser made is reproduced by its schedule, which
+		// its trace holds: the seed alone does not name it.
+		rerun := strings.TrimSuffix(output, ".lz4") + "-rerun.lz4"
+		args := []string{"replay", "sim", sys.Name, "--schedule", output, "-o", rerun}
+		for i, a := range args {
+			args[i] = shellQuote(a)
+		}
+		return strings.Join(args, " ")
+	}
 	args := []string{"replay", "sim", sys.Name, "--seed", strconv.FormatUint(cfg.Seed, 10)}
 	add := func(differs bool, flag, value string) {
 		if differs {

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/sim"
+)
+
+// lz4Magic opens every lz4 frame, so every trace.
+var lz4Magic = []byte{0x04, 0x22, 0x4d, 0x18}
+
+// loadSchedule reads a schedule from a schedule file or from a simulated
+// trace (which holds the schedule of its run).
+func loadSchedule(path string) (*sim.Schedule, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, badInput("--schedule: %v", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil, badInput("--schedule %s: not a regular file", path)
+	}
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, badInput("--schedule %s: %v", path, err)
+	}
+	if bytes.Equal(head[:n], lz4Magic) {
+		tf, err := record.ReadFile(path)
+		if err != nil {
+			return nil, badInput("--schedule: %v", err)
+		}
+		sc, err := sim.ScheduleOf(tf)
+		if err != nil {
+			return nil, badInput("--schedule: %v", err)
+		}
+		return sc, nil
+	}
+	sc, err := sim.ParseSchedule(f, path)
+	if err != nil {
+		return nil, badInput("--schedule: %v", err)
+	}
+	return sc, nil
+}
+
+func (a *App) scheduleCmd() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "schedule TRACE [-o FILE]",
+		Short: "Print the schedule of a simulated run: every event in the order it ran",
+		Long: `Print the schedule of a simulated trace: the settings that build its nodes,
+then one line per event in the order the simulator ran it, with its virtual
+time and the randomness its handler drew.
+
+A schedule names a run exactly, whichever chooser made it (a seed, an
+exploration strategy, a fork): replay sim SYSTEM --schedule FILE re-runs
+it event for event. It is text, one event per line, so two runs diff line
+by line, and an edited schedule asks for a neighbouring run (a line
+removed: that message lost or that timer not fired). A line whose event
+cannot happen stops the rerun with exit 3, naming the line.
+
+--schedule also accepts the trace itself.`,
+		Example: `  replay schedule found.lz4 -o found.schedule
+  replay sim paxos --schedule found.schedule -o again.lz4
+  diff <(replay schedule a.lz4) <(replay schedule b.lz4)`,
+		Args: oneTrace,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tf, err := record.ReadFile(args[0])
+			if err != nil {
+				return badInput("%v", err)
+			}
+			sc, err := sim.ScheduleOf(tf)
+			if err != nil {
+				return badInput("%v", err)
+			}
+			if output == "" {
+				return sc.Format(a.Stdout)
+			}
+			file, err := createAtomic(output)
+			if err != nil {
+				return err
+			}
+			defer file.Abort()
+			if err := sc.Format(file); err != nil {
+				return fmt.Errorf("write %s: %w", output, err)
+			}
+			if err := file.Commit(); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stdout, "wrote %s: %d events\n", output, len(sc.Events))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write the schedule to FILE (default: standard output)")
+	return cmd
+}
+
+// scheduleExit maps a rerun that left its schedule to exit 3, as a replay
+// that leaves its recording.
+func scheduleExit(err error) error {
+	var mm *sim.ScheduleMismatch
+	if errors.As(err, &mm) {
+		return withCode(ExitDivergence, err)
+	}
+	return withCode(ExitViolations, err)
+}
+
+// oneTrace takes exactly one TRACE.
+func oneTrace(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return badInput("missing TRACE (see %s --help)", cmd.CommandPath())
+	case len(args) > 1:
+		return badInput("want one TRACE, got %d", len(args))
+	}
+	return nil
+}

@@ -1,0 +1,314 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/replaycheck/replaycheck/node"
+)
+
+// A Chooser makes every nondeterministic decision of a simulated run:
+// which enabled event runs next and when, whether a message is lost or
+// duplicated, message latency, churn timing, faults it injects itself, and
+// the seeds and bytes handlers draw. The sequence of decisions of a run is
+// its schedule; a run's trace holds it (see ScheduleOf), and the Schedule
+// chooser replays one exactly.
+//
+// The default chooser (Seeded) runs events in virtual-time order and draws
+// everything from one generator, so a seed alone names a run. Exploration
+// strategies are choosers that pick among the enabled events instead.
+type Chooser interface {
+	// Describe names the chooser and its parameters for the trace header,
+	// e.g. "pct seed=7 depth=3".
+	Describe() string
+	// Next decides what happens next: run one of c.Enabled() at a time
+	// within its window, inject a crash, run the queue's earliest event
+	// at its own time (InTimeOrder: the Seeded chooser always does, and
+	// then Enabled is never computed), or stop the run. An error stops the
+	// run and is returned by Run (a schedule that no longer fits the
+	// program).
+	Next(c *Choice) (Decision, error)
+	// Lose and Duplicate decide a message's fate on the network, given
+	// the run's probabilities (which may be 0).
+	Lose(msg node.MsgID, to node.ID, p float64) bool
+	Duplicate(msg node.MsgID, to node.ID, p float64) bool
+	// Latency picks the delivery time of a message sent now, within
+	// [lo, hi]. An exploring chooser returns lo: the window up to hi is
+	// then its to choose within, through Next.
+	Latency(lo, hi time.Duration) time.Duration
+	// ChurnWait draws the time to a node's next random crash at rate
+	// (crashes per virtual second); DownFor how long it stays down.
+	ChurnWait(rate float64) time.Duration
+	DownFor(lo, hi time.Duration) time.Duration
+	// Seed and CryptoRead serve handler randomness (Env.Rand's per-event
+	// seed, crypto/rand reads).
+	Seed() uint64
+	CryptoRead(p []byte)
+}
+
+// Decision is what a chooser wants to happen next.
+type Decision struct {
+	// InTimeOrder runs the earliest queued event at its own time.
+	InTimeOrder bool
+	// Index picks c.Enabled()[Index], to run at At (no earlier than both
+	// c.Now() and the event's Earliest, no later than its Latest).
+	Index int
+	At    time.Duration
+	// Crash, when set, crashes that up node at At (no earlier than now),
+	// before any event; it restarts after Down (0: it stays down).
+	// Restart, when set, restarts that down node at At. Next is asked
+	// again after either.
+	Crash   node.ID
+	Down    time.Duration
+	Restart node.ID
+	// Advance runs the scenario actions (and items that run no handler)
+	// due up to At, which may enable events (a scenario's input); Next is
+	// asked again after.
+	Advance bool
+	// Stop, when set, ends the run with this reason.
+	Stop string
+}
+
+// Pending is one event the simulator could run next, named the way a
+// schedule names it.
+type Pending struct {
+	Kind node.Kind // init, recv, timer, input, crash or restart
+	Node node.ID   // where it runs
+	// recv: the message.
+	Msg     node.MsgID
+	MsgType string
+	// timer
+	Timer     node.TimerID
+	TimerName string
+	// input: type and a digest of the payload
+	InputDigest uint64
+	// Earliest and Latest bound when it may run, in virtual time since
+	// the start: a message's latency range, a timer's or a scenario
+	// action's exact time.
+	Earliest, Latest time.Duration
+
+	it *item
+}
+
+// String names the event as a schedule line does (without its time).
+func (p Pending) String() string {
+	switch p.Kind {
+	case node.KindRecv:
+		return fmt.Sprintf("recv %s %s %s", token(string(p.Node)), token(p.Msg.String()), token(p.MsgType))
+	case node.KindTimer:
+		return fmt.Sprintf("timer %s %d %s", token(string(p.Node)), p.Timer, token(p.TimerName))
+	case node.KindInput:
+		return fmt.Sprintf("input %s %s %016x", token(string(p.Node)), token(p.MsgType), p.InputDigest)
+	}
+	return fmt.Sprintf("%s %s", p.Kind, token(string(p.Node)))
+}
+
+// token quotes a name that would not read back as one word.
+func token(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '"' || !unicode.IsPrint(r) }) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// tokens splits a line into words, reading back what token quoted.
+func tokens(line string) ([]string, error) {
+	var out []string
+	for {
+		line = strings.TrimLeftFunc(line, unicode.IsSpace)
+		if line == "" {
+			return out, nil
+		}
+		if line[0] == '"' {
+			q, err := strconv.QuotedPrefix(line)
+			if err != nil {
+				return nil, fmt.Errorf("unterminated quoted name in %q", line)
+			}
+			s, _ := strconv.Unquote(q)
+			out = append(out, s)
+			line = line[len(q):]
+			continue
+		}
+		i := strings.IndexFunc(line, unicode.IsSpace)
+		if i < 0 {
+			i = len(line)
+		}
+		out = append(out, line[:i])
+		line = line[i:]
+	}
+}
+
+// Choice is the simulator's state at one decision, as a chooser sees it.
+type Choice struct {
+	s       *Sim
+	enabled []Pending
+	built   bool
+}
+
+// Now is the current virtual time.
+func (c *Choice) Now() time.Duration { return time.Duration(c.s.now) }
+
+// Step is the number of events run so far.
+func (c *Choice) Step() int { return c.s.steps }
+
+// Up lists the nodes that are up, sorted.
+func (c *Choice) Up() []node.ID {
+	var up []node.ID
+	for _, id := range c.s.ids {
+		if c.s.nodes[id].inst.Up() {
+			up = append(up, id)
+		}
+	}
+	return up
+}
+
+// Down is the number of nodes down.
+func (c *Choice) Down() int { return c.s.down }
+
+// Nodes lists every node of the run, sorted.
+func (c *Choice) Nodes() []node.ID { return c.s.ids }
+
+// Enabled lists the events that may run next: every pending event whose
+// window opens no later than the earliest window closes (running anything
+// else would make a message later than the latency range allows, or a
+// timer fire late). Sorted by window opening, then by when it was
+// scheduled, so an index names the same event on every run that reaches
+// the same state.
+func (c *Choice) Enabled() []Pending {
+	if !c.built {
+		c.enabled = c.s.enabled(c.enabled[:0])
+		c.built = true
+	}
+	return c.enabled
+}
+
+// enabled collects the events that may run next. Items that would run
+// no handler (a timer cancelled or of an earlier incarnation, a message
+// to a down node or across a partition) are not choices: they are
+// consumed in time order before the chosen event, as the seeded
+// simulator consumes them. Scenario actions run when due, unchosen.
+func (s *Sim) enabled(out []Pending) []Pending {
+	horizon := int64(-1)
+	for _, it := range s.queue {
+		if !s.wouldRun(it) {
+			continue
+		}
+		if horizon < 0 || it.latest < horizon {
+			horizon = it.latest
+		}
+	}
+	for _, it := range s.queue {
+		if !s.wouldRun(it) || it.at > horizon {
+			continue
+		}
+		out = append(out, s.pending(it))
+	}
+	slices.SortFunc(out, func(a, b Pending) int {
+		if c := cmp.Compare(a.it.at, b.it.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.it.seq, b.it.seq)
+	})
+	return out
+}
+
+// wouldRun reports whether running the item now would be an event: a
+// handler invocation or a crash or restart.
+func (s *Sim) wouldRun(it *item) bool {
+	if it.kind == itemCall {
+		return false
+	}
+	sn := s.nodes[it.to]
+	switch it.kind {
+	case itemDeliver:
+		return sn.inst.Up() && !s.partitioned(it.ev.From, it.to)
+	case itemTimer:
+		return sn.inst.Up() && sn.incarnation == it.incarnation && sn.inst.TimerPending(it.ev.TimerID)
+	case itemInput, itemCrash:
+		return sn.inst.Up()
+	case itemRestart:
+		return !sn.inst.Up() && sn.inst.Seq() > 0
+	}
+	return true // init
+}
+
+func (s *Sim) pending(it *item) Pending {
+	p := Pending{Node: it.to, Earliest: time.Duration(it.at), Latest: time.Duration(it.latest), it: it}
+	switch it.kind {
+	case itemInit:
+		p.Kind = node.KindInit
+	case itemDeliver:
+		p.Kind, p.Msg, p.MsgType = node.KindRecv, it.ev.Msg(), it.ev.MsgType
+	case itemTimer:
+		p.Kind, p.Timer, p.TimerName = node.KindTimer, it.ev.TimerID, it.ev.TimerName
+	case itemInput:
+		p.Kind, p.MsgType, p.InputDigest = node.KindInput, it.ev.MsgType, payloadDigest(it.ev.Payload)
+	case itemCrash:
+		p.Kind = node.KindCrash
+	case itemRestart:
+		p.Kind = node.KindRestart
+	}
+	return p
+}
+
+// Seeded is the default chooser: events in virtual-time order (ties in
+// the order they were scheduled), every draw from one generator seeded
+// by the run's seed. It is what `replay sim --seed N` has always done, to
+// the byte.
+type Seeded struct {
+	seed uint64
+	r    *rand.Rand
+}
+
+// NewSeeded returns the default chooser for seed.
+func NewSeeded(seed uint64) *Seeded {
+	return &Seeded{seed: seed, r: rand.New(rand.NewPCG(seed, 0x5eed))}
+}
+
+func (c *Seeded) Describe() string                             { return fmt.Sprintf("seeded seed=%d", c.seed) }
+func (c *Seeded) Next(*Choice) (Decision, error)               { return Decision{InTimeOrder: true}, nil }
+func (c *Seeded) Lose(_ node.MsgID, _ node.ID, p float64) bool { return p > 0 && c.r.Float64() < p }
+func (c *Seeded) Duplicate(_ node.MsgID, _ node.ID, p float64) bool {
+	return p > 0 && c.r.Float64() < p
+}
+func (c *Seeded) Seed() uint64 { return c.r.Uint64() }
+func (c *Seeded) ChurnWait(rate float64) time.Duration {
+	// Beyond 2^62 ns (146 years) the conversion could overflow; such a
+	// crash never comes anyway.
+	return time.Duration(min(c.r.ExpFloat64()/rate*float64(time.Second), 1<<62))
+}
+
+// Latency draws a delay in whole microseconds: real networks do not
+// deliver nanosecond-precise delays, and coarser times compress better.
+func (c *Seeded) Latency(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	us := int64(hi-lo) / int64(time.Microsecond)
+	if us == 0 {
+		return lo
+	}
+	return lo + time.Duration(c.r.Int64N(us+1))*time.Microsecond
+}
+
+func (c *Seeded) DownFor(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(c.r.Int64N(int64(hi-lo)+1))
+}
+
+func (c *Seeded) CryptoRead(p []byte) {
+	for i := range p {
+		p[i] = byte(c.r.Uint32())
+	}
+}
+
+// payloadDigest names an input by its content, so a schedule finds the
+// same input again however many inputs were lost before it.
+func payloadDigest(b []byte) uint64 { return xxhash.Sum64(b) }

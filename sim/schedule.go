@@ -1,0 +1,540 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// ScheduleMagic opens every schedule file.
+const ScheduleMagic = "replaycheck-schedule 1"
+
+// A Schedule is one simulated execution as data: the settings that build
+// its nodes, and every event in the order the simulator ran it, with its
+// virtual time and the randomness its handler drew. Replaying it (the
+// Schedule chooser) re-runs exactly that execution; editing it (dropping
+// a delivery, moving a crash) asks for a neighbouring one. The text form
+// is one line per event, so two schedules diff line by line.
+type Schedule struct {
+	System  string
+	Bug     string
+	Nodes   int
+	Params  map[string]string
+	Seed    uint64 // the scenario's generator
+	Latency [2]time.Duration
+	// NoStateHashes as in Config.
+	NoStateHashes bool
+	// Origin says what made the execution (a chooser's description or a
+	// trace), for people; replay ignores it.
+	Origin string
+	Events []ScheduledEvent
+}
+
+// ScheduledEvent is one line of a schedule.
+type ScheduledEvent struct {
+	At time.Duration
+	Pending
+	// The handler's randomness: Env.Rand's seed (when HasSeed) and the
+	// bytes of its crypto/rand reads, in order.
+	Seed    uint64
+	HasSeed bool
+	Crypto  []byte
+}
+
+// ScheduleOf reads the schedule of a simulated trace: its events in the
+// order the simulator ran them (the file's order), with their times and
+// drawn randomness.
+func ScheduleOf(f *record.File) (*Schedule, error) {
+	h := f.Header
+	if h.Driver != "sim" {
+		return nil, fmt.Errorf("%s: a schedule exists only for simulated runs (this trace's driver is %q)", f.Path, h.Driver)
+	}
+	if len(f.Segments) > 1 {
+		return nil, fmt.Errorf("%s: %d writer sessions; a simulated trace has one", f.Path, len(f.Segments))
+	}
+	sc := &Schedule{System: h.System, Bug: h.Bug, Nodes: len(h.Nodes), Params: h.Params, NoStateHashes: !h.StateHashes}
+	run := h.Run
+	var err error
+	if sc.Seed, err = strconv.ParseUint(run["seed"], 10, 64); err != nil {
+		return nil, fmt.Errorf("%s: the header's seed %q: %w", f.Path, run["seed"], err)
+	}
+	if sc.Latency, err = parseRange(run["latency"]); err != nil {
+		return nil, fmt.Errorf("%s: the header's latency %q: %w", f.Path, run["latency"], err)
+	}
+	sc.Origin = run["chooser"]
+	if sc.Origin == "" {
+		sc.Origin = "seeded seed=" + run["seed"]
+	}
+	for _, ev := range f.Events {
+		se := ScheduledEvent{At: time.Duration(ev.Time - h.Start), Pending: Pending{Kind: ev.Kind, Node: ev.Node}}
+		switch ev.Kind {
+		case node.KindRecv:
+			se.Msg, se.MsgType = ev.Msg(), ev.MsgType
+		case node.KindTimer:
+			se.Timer, se.TimerName = ev.TimerID, ev.TimerName
+		case node.KindInput:
+			se.MsgType, se.InputDigest = ev.MsgType, payloadDigest(ev.Payload)
+		}
+		for _, nd := range ev.Nondet {
+			switch nd.Kind {
+			case node.NondetSeed:
+				se.Seed, se.HasSeed = uint64(nd.Int), true
+			case node.NondetCrypto:
+				se.Crypto = append(se.Crypto, nd.Bytes...)
+			}
+		}
+		sc.Events = append(sc.Events, se)
+	}
+	if f.Damage != nil {
+		return sc, fmt.Errorf("%s: damaged; the schedule holds the %d events before the damage: %w", f.Path, len(sc.Events), f.Damage)
+	}
+	return sc, nil
+}
+
+func parseRange(s string) ([2]time.Duration, error) {
+	lo, hi, ok := strings.Cut(s, "-")
+	if !ok {
+		return [2]time.Duration{}, errors.New("want MIN-MAX")
+	}
+	a, err := time.ParseDuration(lo)
+	if err != nil {
+		return [2]time.Duration{}, err
+	}
+	b, err := time.ParseDuration(hi)
+	if err != nil {
+		return [2]time.Duration{}, err
+	}
+	if a <= 0 || b < a {
+		return [2]time.Duration{}, errors.New("want 0 < MIN <= MAX")
+	}
+	return [2]time.Duration{a, b}, nil
+}
+
+// Config is the simulator configuration that replays the schedule under
+// the Schedule chooser: its nodes and settings, no churn (crashes are
+// events of the schedule), and limits that never cut it short.
+func (sc *Schedule) Config() Config {
+	cfg := Config{
+		Seed: sc.Seed, Nodes: sc.Nodes, Bug: sc.Bug, Params: sc.Params,
+		LatencyMin: sc.Latency[0], LatencyMax: sc.Latency[1],
+		Steps: len(sc.Events) + 1, Time: time.Duration(maxTime),
+		NoStateHashes: sc.NoStateHashes,
+		Churn:         0,
+	}
+	cfg.Chooser = NewScheduleChooser(sc)
+	return cfg
+}
+
+// maxTime is the last instant a run can reach.
+const maxTime = int64(^uint64(0) >> 1)
+
+// Format writes the schedule as text.
+func (sc *Schedule) Format(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, ScheduleMagic)
+	fmt.Fprintln(bw, "# One line per event, in the order the simulator ran them:")
+	fmt.Fprintln(bw, "#   TIME init|crash|restart NODE")
+	fmt.Fprintln(bw, "#   TIME recv NODE FROM/SEQ/INDEX TYPE      (a message delivery)")
+	fmt.Fprintln(bw, "#   TIME timer NODE ID NAME")
+	fmt.Fprintln(bw, "#   TIME input NODE TYPE PAYLOAD-DIGEST")
+	fmt.Fprintln(bw, "# then the handler's randomness, if it drew any: seed=HEX crypto=HEX.")
+	fmt.Fprintln(bw, "# Replay with: replay sim SYSTEM --schedule FILE")
+	fmt.Fprintf(bw, "system %s\n", token(sc.System))
+	fmt.Fprintf(bw, "bug %s\n", token(sc.Bug))
+	fmt.Fprintf(bw, "nodes %d\n", sc.Nodes)
+	for _, k := range slices.Sorted(maps.Keys(sc.Params)) {
+		fmt.Fprintf(bw, "param %s\n", token(k+"="+sc.Params[k]))
+	}
+	fmt.Fprintf(bw, "seed %d\n", sc.Seed)
+	fmt.Fprintf(bw, "latency %v-%v\n", sc.Latency[0], sc.Latency[1])
+	if sc.NoStateHashes {
+		fmt.Fprintln(bw, "state-hashes off")
+	}
+	if sc.Origin != "" {
+		fmt.Fprintf(bw, "origin %s\n", sc.Origin)
+	}
+	fmt.Fprintln(bw)
+	for _, e := range sc.Events {
+		fmt.Fprintf(bw, "%v %s", e.At, e.Pending)
+		if e.HasSeed {
+			fmt.Fprintf(bw, " seed=%016x", e.Seed)
+		}
+		if len(e.Crypto) > 0 {
+			fmt.Fprintf(bw, " crypto=%s", hex.EncodeToString(e.Crypto))
+		}
+		fmt.Fprintln(bw)
+	}
+	return bw.Flush()
+}
+
+// MaxScheduleLine bounds one line of a schedule file (crypto bytes are
+// the only long part).
+const MaxScheduleLine = 1 << 20
+
+// ParseSchedule reads a schedule in the text form Format writes. Errors
+// name the line.
+func ParseSchedule(r io.Reader, name string) (*Schedule, error) {
+	sc := &Schedule{Params: map[string]string{}}
+	in := bufio.NewScanner(r)
+	in.Buffer(make([]byte, 64<<10), MaxScheduleLine)
+	n := 0
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s:%d: %s", name, n, fmt.Sprintf(format, args...))
+	}
+	seen := map[string]bool{}
+	for in.Scan() {
+		n++
+		line := strings.TrimSpace(in.Text())
+		if n == 1 {
+			if line != ScheduleMagic {
+				return nil, fail("not a replaycheck schedule (the first line should be %q)", ScheduleMagic)
+			}
+			continue
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f, err := tokens(line)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		if len(sc.Events) == 0 && !startsWithDuration(f[0]) {
+			if seen[f[0]] && f[0] != "param" {
+				return nil, fail("%s given twice", f[0])
+			}
+			seen[f[0]] = true
+			if err := sc.setting(f); err != nil {
+				return nil, fail("%v", err)
+			}
+			continue
+		}
+		e, err := parseEvent(f)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		if k := len(sc.Events); k > 0 && e.At < sc.Events[k-1].At {
+			return nil, fail("time %v is before the previous line's %v (events are listed in the order they ran)", e.At, sc.Events[k-1].At)
+		}
+		sc.Events = append(sc.Events, e)
+	}
+	if err := in.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, n+1, err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%s: empty file, not a replaycheck schedule", name)
+	}
+	for _, k := range []string{"system", "nodes", "seed", "latency"} {
+		if !seen[k] {
+			return nil, fmt.Errorf("%s: no %q line", name, k)
+		}
+	}
+	if sc.Bug == "" {
+		sc.Bug = "none"
+	}
+	return sc, nil
+}
+
+func startsWithDuration(s string) bool {
+	_, err := time.ParseDuration(s)
+	return err == nil
+}
+
+func (sc *Schedule) setting(f []string) error {
+	arg := func() (string, error) {
+		if len(f) != 2 {
+			return "", fmt.Errorf("%s: want one value", f[0])
+		}
+		return f[1], nil
+	}
+	v, err := arg()
+	if err != nil && f[0] != "origin" {
+		return err
+	}
+	switch f[0] {
+	case "system":
+		sc.System = v
+	case "bug":
+		sc.Bug = v
+	case "nodes":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxNodes {
+			return fmt.Errorf("nodes %q: want 1..%d", v, MaxNodes)
+		}
+		sc.Nodes = n
+	case "param":
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("param %q: want KEY=VALUE", v)
+		}
+		if _, dup := sc.Params[k]; dup {
+			return fmt.Errorf("param %s given twice", k)
+		}
+		sc.Params[k] = val
+	case "seed":
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("seed %q: want a number", v)
+		}
+		sc.Seed = s
+	case "latency":
+		r, err := parseRange(v)
+		if err != nil {
+			return fmt.Errorf("latency %q: %v", v, err)
+		}
+		sc.Latency = r
+	case "state-hashes":
+		if v != "off" && v != "on" {
+			return fmt.Errorf("state-hashes %q: want on or off", v)
+		}
+		sc.NoStateHashes = v == "off"
+	case "origin":
+		sc.Origin = strings.Join(f[1:], " ")
+	default:
+		return fmt.Errorf("unknown setting %q (want system, bug, nodes, param, seed, latency, state-hashes, origin, or an event line starting with its time)", f[0])
+	}
+	return nil
+}
+
+func parseEvent(f []string) (ScheduledEvent, error) {
+	var e ScheduledEvent
+	at, err := time.ParseDuration(f[0])
+	if err != nil || at < 0 {
+		return e, fmt.Errorf("time %q: want a duration since the start such as 1.5ms", f[0])
+	}
+	e.At = at
+	if len(f) < 3 {
+		return e, errors.New("want TIME KIND NODE ...")
+	}
+	kind, err := node.ParseKind(f[1])
+	if err != nil {
+		return e, err
+	}
+	e.Kind, e.Node = kind, node.ID(f[2])
+	rest := f[3:]
+	need := func(n int, shape string) error {
+		if len(rest) < n {
+			return fmt.Errorf("%s: want %s", f[1], shape)
+		}
+		return nil
+	}
+	switch kind {
+	case node.KindRecv:
+		if err := need(2, "TIME recv NODE FROM/SEQ/INDEX TYPE"); err != nil {
+			return e, err
+		}
+		if e.Msg, err = parseMsgID(rest[0]); err != nil {
+			return e, err
+		}
+		e.MsgType, rest = rest[1], rest[2:]
+	case node.KindTimer:
+		if err := need(2, "TIME timer NODE ID NAME"); err != nil {
+			return e, err
+		}
+		id, err := strconv.ParseUint(rest[0], 10, 64)
+		if err != nil {
+			return e, fmt.Errorf("timer id %q: want a number", rest[0])
+		}
+		e.Timer, e.TimerName, rest = node.TimerID(id), rest[1], rest[2:]
+	case node.KindInput:
+		if err := need(2, "TIME input NODE TYPE DIGEST"); err != nil {
+			return e, err
+		}
+		d, err := strconv.ParseUint(rest[1], 16, 64)
+		if err != nil {
+			return e, fmt.Errorf("input digest %q: want 16 hex digits", rest[1])
+		}
+		e.MsgType, e.InputDigest, rest = rest[0], d, rest[2:]
+	}
+	for _, kv := range rest {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "seed":
+			s, err := strconv.ParseUint(v, 16, 64)
+			if err != nil {
+				return e, fmt.Errorf("seed=%q: want hex", v)
+			}
+			e.Seed, e.HasSeed = s, true
+		case "crypto":
+			b, err := hex.DecodeString(v)
+			if err != nil {
+				return e, fmt.Errorf("crypto=%q: want hex bytes", v)
+			}
+			e.Crypto = b
+		default:
+			return e, fmt.Errorf("unexpected %q (after the event come only seed=HEX and crypto=HEX)", kv)
+		}
+	}
+	return e, nil
+}
+
+func parseMsgID(s string) (node.MsgID, error) {
+	// From the right: a node name may itself hold a slash.
+	j := strings.LastIndexByte(s, '/')
+	i := -1
+	if j > 0 {
+		i = strings.LastIndexByte(s[:j], '/')
+	}
+	if i <= 0 {
+		return node.MsgID{}, fmt.Errorf("message %q: want FROM/SEQ/INDEX", s)
+	}
+	seq, err1 := strconv.ParseUint(s[i+1:j], 10, 64)
+	idx, err2 := strconv.ParseUint(s[j+1:], 10, 32)
+	if err1 != nil || err2 != nil {
+		return node.MsgID{}, fmt.Errorf("message %q: want FROM/SEQ/INDEX with numbers", s)
+	}
+	return node.MsgID{From: node.ID(s[:i]), Seq: seq, Index: uint32(idx)}, nil
+}
+
+// Check reports a schedule that cannot belong to sys.
+func (sc *Schedule) Check(sys *system.System) error {
+	if sc.System != sys.Name {
+		return fmt.Errorf("the schedule is for system %q, not %q", sc.System, sys.Name)
+	}
+	return sys.CheckBug(sc.Bug)
+}
+
+// ScheduleChooser replays a schedule: at every decision it runs the
+// schedule's next event at its time, with the randomness it lists, and
+// stops when the schedule ends. A schedule line whose event is not
+// pending (the program now behaves differently, or the schedule was
+// edited into an impossible one) stops the run with an error naming the
+// line.
+type ScheduleChooser struct {
+	sc       *Schedule
+	next     int // index of the next event
+	cur      *ScheduledEvent
+	advanced bool // time was advanced to the next event's
+	// deliveries counts, per message, the deliveries still to come: a
+	// message the schedule never delivers is lost when sent, one it
+	// delivers twice was duplicated.
+	deliveries map[node.MsgID]int
+	crypto     []byte
+}
+
+// NewScheduleChooser returns a chooser that replays sc.
+func NewScheduleChooser(sc *Schedule) *ScheduleChooser {
+	c := &ScheduleChooser{sc: sc, deliveries: map[node.MsgID]int{}}
+	for _, e := range sc.Events {
+		if e.Kind == node.KindRecv {
+			c.deliveries[e.Msg]++
+		}
+	}
+	return c
+}
+
+func (c *ScheduleChooser) Describe() string {
+	return fmt.Sprintf("schedule of %d events (%s)", len(c.sc.Events), c.sc.Origin)
+}
+
+// Next runs the schedule's next event.
+func (c *ScheduleChooser) Next(ch *Choice) (Decision, error) {
+	if c.next >= len(c.sc.Events) {
+		return Decision{Stop: "schedule done"}, nil
+	}
+	e := &c.sc.Events[c.next]
+	line := c.next + 1
+	c.next++
+	c.cur, c.crypto = e, e.Crypto
+	for i, p := range ch.Enabled() {
+		if p.Kind == e.Kind && p.Node == e.Node && p.sameIdentity(e.Pending) && e.At >= p.Earliest && e.At <= p.Latest {
+			c.advanced = false
+			return Decision{Index: i, At: e.At}, nil
+		}
+	}
+	// A scenario action due by then may be what queues it (an input).
+	if !c.advanced && e.Kind != node.KindCrash && e.Kind != node.KindRestart {
+		c.advanced, c.next = true, c.next-1
+		return Decision{Advance: true, At: e.At}, nil
+	}
+	c.advanced = false
+	switch e.Kind {
+	case node.KindCrash:
+		return Decision{Crash: e.Node, At: e.At}, nil
+	case node.KindRestart:
+		return Decision{Restart: e.Node, At: e.At}, nil
+	}
+	var names []string
+	for _, p := range ch.Enabled() {
+		names = append(names, p.String())
+	}
+	if len(names) == 0 {
+		names = []string{"nothing"}
+	}
+	return Decision{}, &ScheduleMismatch{Line: line, Event: *e, Pending: names}
+}
+
+// ScheduleMismatch is the error of a schedule whose next event cannot
+// happen: the program now behaves differently from the run the schedule
+// was taken from, or the schedule was edited into an impossible run.
+type ScheduleMismatch struct {
+	Line    int // 1-based index of the event in the schedule
+	Event   ScheduledEvent
+	Pending []string
+}
+
+func (e *ScheduleMismatch) Error() string {
+	return fmt.Sprintf("schedule event %d (%v %s) is not pending then; pending: %s", e.Line, e.Event.At, e.Event.Pending, strings.Join(e.Pending, "; "))
+}
+
+func (p Pending) sameIdentity(q Pending) bool {
+	switch p.Kind {
+	case node.KindRecv:
+		return p.Msg == q.Msg
+	case node.KindTimer:
+		return p.Timer == q.Timer
+	case node.KindInput:
+		return p.MsgType == q.MsgType && p.InputDigest == q.InputDigest
+	}
+	return true
+}
+
+// Lose loses the messages the schedule never delivers.
+func (c *ScheduleChooser) Lose(msg node.MsgID, _ node.ID, _ float64) bool {
+	return c.deliveries[msg] == 0
+}
+
+// Duplicate duplicates the messages the schedule delivers twice.
+func (c *ScheduleChooser) Duplicate(msg node.MsgID, _ node.ID, _ float64) bool {
+	if c.deliveries[msg] > 1 {
+		c.deliveries[msg] = 1 // the copy is queued now; no third
+		return true
+	}
+	return false
+}
+
+// Latency opens the widest window: the schedule's time picks within it.
+func (c *ScheduleChooser) Latency(lo, _ time.Duration) time.Duration { return lo }
+
+// ChurnWait never comes: crashes are events of the schedule.
+func (c *ScheduleChooser) ChurnWait(float64) time.Duration { return time.Duration(maxTime) }
+
+func (c *ScheduleChooser) DownFor(lo, _ time.Duration) time.Duration { return lo }
+
+// Seed serves the seed the schedule lists for the current event.
+func (c *ScheduleChooser) Seed() uint64 {
+	if c.cur == nil || !c.cur.HasSeed {
+		panic(&node.SourceError{Err: fmt.Errorf("schedule event %d: the handler drew a random seed the schedule does not list", c.next)})
+	}
+	return c.cur.Seed
+}
+
+// CryptoRead serves the crypto bytes the schedule lists for the current
+// event, in order.
+func (c *ScheduleChooser) CryptoRead(p []byte) {
+	if len(c.crypto) < len(p) {
+		panic(&node.SourceError{Err: fmt.Errorf("schedule event %d: the handler read %d crypto/rand bytes the schedule does not list", c.next, len(p))})
+	}
+	copy(p, c.crypto)
+	c.crypto = c.crypto[len(p):]
+}
