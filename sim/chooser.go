@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/state"
 )
 
 // A Chooser makes every nondeterministic decision of a simulated run:
@@ -175,6 +177,48 @@ func (c *Choice) Down() int { return c.s.down }
 
 // Nodes lists every node of the run, sorted.
 func (c *Choice) Nodes() []node.ID { return c.s.ids }
+
+// StateHash is a canonical hash of the whole simulated world now: every
+// node's observed state (or that it is down) and every pending event, by
+// identity and content, but not the current time. Two decisions with the
+// same hash have the same futures (up to timing), which is what a search
+// that caches visited states needs. It costs a walk of every node's
+// state, so only a chooser that needs it should ask.
+func (c *Choice) StateHash() uint64 {
+	h := xxhash.New()
+	var b [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	for _, id := range c.s.ids {
+		sn := c.s.nodes[id]
+		h.WriteString(string(id))
+		if sn.inst.Up() {
+			put(state.Hash(sn.inst.Handler()))
+		} else {
+			h.WriteString("\x00down")
+		}
+	}
+	var pend []string
+	for _, it := range c.s.queue {
+		if !c.s.wouldRun(it) && it.kind != itemCrash && it.kind != itemRestart {
+			continue
+		}
+		p := c.s.pending(it)
+		key := p.String()
+		if it.kind == itemDeliver || it.kind == itemInput {
+			key += fmt.Sprintf(" %016x", xxhash.Sum64(it.ev.Payload))
+		}
+		pend = append(pend, key)
+	}
+	slices.Sort(pend)
+	for _, k := range pend {
+		h.WriteString(k)
+		h.WriteString("\n")
+	}
+	return h.Sum64()
+}
 
 // Enabled lists the events that may run next: every pending event whose
 // window opens no later than the earliest window closes (running anything
