@@ -550,6 +550,17 @@ func (in *Instance) Snapshot(c Copier) *Snapshot {
 		timers: timers, nextTimer: in.nextTimer, store: st}
 }
 
+// Copy returns a copy of the snapshot whose handler and store are copied
+// with c, so that two restores need not share them.
+func (s *Snapshot) Copy(c Copier) *Snapshot {
+	h, st := c.copy(s.handler, s.store)
+	timers := make(map[TimerID]PendingTimer, len(s.timers))
+	for k, v := range s.timers {
+		timers[k] = v
+	}
+	return &Snapshot{handler: h, up: s.up, seq: s.seq, clock: s.clock, timers: timers, nextTimer: s.nextTimer, store: st}
+}
+
 // Restore puts the instance back in a snapshot's state. The snapshot is
 // copied again, so it can be restored any number of times.
 func (in *Instance) Restore(s *Snapshot, c Copier) {

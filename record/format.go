@@ -97,6 +97,13 @@ type Header struct {
 	// and end records that belong to that segment. Readers fold it into
 	// the segment before.
 	Continues bool `cbor:"continues,omitempty"`
+	// ForkClocks, in a fork's trace (replay fork), lists ascending the
+	// Lamport floors of its forks: at each, the forking simulator raised
+	// every node's clock to at least that value, so that the
+	// continuation's events sort after the steps it kept. Replay raises a
+	// node's clock the same way before its first event above a floor.
+	// Empty in every other trace.
+	ForkClocks []uint64 `cbor:"fork_clocks,omitempty"`
 }
 
 // Gap says events of a node were not recorded (the recorder degraded: a

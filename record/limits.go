@@ -63,6 +63,14 @@ func (h *Header) check() error {
 	if err := checkMap("run", "run", h.Run); err != nil {
 		return err
 	}
+	if len(h.ForkClocks) > MaxEntries {
+		return fmt.Errorf("%d fork clocks (at most %d)", len(h.ForkClocks), MaxEntries)
+	}
+	for i := 1; i < len(h.ForkClocks); i++ {
+		if h.ForkClocks[i] <= h.ForkClocks[i-1] {
+			return fmt.Errorf("fork clocks %d and %d are not ascending", h.ForkClocks[i-1], h.ForkClocks[i])
+		}
+	}
 	if h.Segment < 0 {
 		return fmt.Errorf("segment %d", h.Segment)
 	}
