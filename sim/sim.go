@@ -221,7 +221,9 @@ type Sim struct {
 	scenRand *rand.Rand // the scenario's own stream
 	queue    queue
 	qseq     uint64
-	now      int64 // virtual ns since Epoch
+	now      int64 // virtual ns since start
+	start    int64 // the time origin (Unix ns): Epoch, or a forked trace's
+	until    int64 // the time limit, in virtual ns since start
 	steps    int
 	w        *record.Writer
 	groups   map[node.ID]int // partition: group of each node; nil when healed
@@ -238,46 +240,14 @@ func Run(sys *system.System, cfg Config, out io.Writer) (*Result, error) {
 	if err := CheckConfig(sys, cfg); err != nil {
 		return nil, err
 	}
-	if sys.CryptoRand {
-		node.InterceptCryptoRand()
-	}
-	s := &Sim{
-		sys:      sys,
-		cfg:      cfg,
-		ids:      sys.NodeIDs(cfg.Nodes),
-		nodes:    map[node.ID]*simNode{},
-		chooser:  cfg.Chooser,
-		scenRand: rand.New(rand.NewPCG(cfg.Seed, 0x5ce7)),
-	}
-	if s.chooser == nil {
-		s.chooser = NewSeeded(cfg.Seed)
-	}
-	s.sysCfg = system.Config{Bug: cfg.Bug, Nodes: s.ids, Params: cfg.Params}
-	run := cfg.runParams()
-	// A trace names the chooser that made it; none named means Seeded,
-	// which keeps seeded traces byte-identical to those made before
-	// choosers existed.
-	if _, seeded := s.chooser.(*Seeded); !seeded {
-		run["chooser"] = s.chooser.Describe()
-	}
-	h := record.Header{
-		System: sys.Name, Nodes: s.ids, Recorded: s.ids, Bug: cfg.Bug, Params: cfg.Params,
-		Run:   run,
-		Types: sys.Codec.Names(), Driver: "sim", Start: Epoch, StateHashes: !cfg.NoStateHashes,
-	}
-	w, err := record.NewWriter(out, h, record.WriterOptions{})
+	s := newSim(sys, cfg, sys.NodeIDs(cfg.Nodes))
+	w, err := record.NewWriter(out, s.header(), record.WriterOptions{})
 	if err != nil {
 		return nil, err
 	}
 	s.w = w
 	for _, id := range s.ids {
-		sn := &simNode{id: id, store: node.NewMemStore()}
-		sn.src = source{s: s, n: sn}
-		sn.inst = node.NewInstance(node.Config{
-			ID: id, Nodes: s.ids, Codec: sys.Codec, Store: sn.store,
-			New: func() node.Handler { return sys.New(id, s.sysCfg) },
-		})
-		s.nodes[id] = sn
+		s.addNode(id)
 		s.push(&item{kind: itemInit, to: id})
 	}
 	if cfg.Churn > 0 {
@@ -288,12 +258,66 @@ func Run(sys *system.System, cfg Config, out io.Writer) (*Result, error) {
 	if sys.Scenario != nil {
 		sys.Scenario(s)
 	}
-	runErr := s.loop()
-	end := record.End{Reason: s.stopped, Time: Epoch + s.now, Stats: s.stats.asMap()}
+	return s.finish(s.loop())
+}
+
+// newSim prepares a run of nodes ids, starting at virtual time zero.
+func newSim(sys *system.System, cfg Config, ids []node.ID) *Sim {
+	if sys.CryptoRand {
+		node.InterceptCryptoRand()
+	}
+	s := &Sim{
+		sys:      sys,
+		cfg:      cfg,
+		ids:      ids,
+		nodes:    map[node.ID]*simNode{},
+		chooser:  cfg.Chooser,
+		scenRand: rand.New(rand.NewPCG(cfg.Seed, 0x5ce7)),
+		start:    Epoch,
+		until:    int64(cfg.Time),
+	}
+	if s.chooser == nil {
+		s.chooser = NewSeeded(cfg.Seed)
+	}
+	s.sysCfg = system.Config{Bug: cfg.Bug, Nodes: s.ids, Params: cfg.Params}
+	return s
+}
+
+// header is the trace header of the run.
+func (s *Sim) header() record.Header {
+	run := s.cfg.runParams()
+	// A trace names the chooser that made it; none named means Seeded,
+	// which keeps seeded traces byte-identical to those made before
+	// choosers existed.
+	if _, seeded := s.chooser.(*Seeded); !seeded {
+		run["chooser"] = s.chooser.Describe()
+	}
+	return record.Header{
+		System: s.sys.Name, Nodes: s.ids, Recorded: s.ids, Bug: s.cfg.Bug, Params: s.cfg.Params,
+		Run:   run,
+		Types: s.sys.Codec.Names(), Driver: "sim", Start: s.start, StateHashes: !s.cfg.NoStateHashes,
+	}
+}
+
+// addNode builds a node that has not started.
+func (s *Sim) addNode(id node.ID) *simNode {
+	sn := &simNode{id: id, store: node.NewMemStore()}
+	sn.src = source{s: s, n: sn}
+	sn.inst = node.NewInstance(node.Config{
+		ID: id, Nodes: s.ids, Codec: s.sys.Codec, Store: sn.store,
+		New: func() node.Handler { return s.sys.New(id, s.sysCfg) },
+	})
+	s.nodes[id] = sn
+	return sn
+}
+
+// finish closes the trace with the run's end.
+func (s *Sim) finish(runErr error) (*Result, error) {
+	end := record.End{Reason: s.stopped, Time: s.start + s.now, Stats: s.stats.asMap()}
 	if runErr != nil {
 		end.Reason = "error: " + runErr.Error()
 	}
-	if err := w.Close(end); err != nil && runErr == nil {
+	if err := s.w.Close(end); err != nil && runErr == nil {
 		runErr = fmt.Errorf("write trace: %w", err)
 	}
 	res := &Result{Steps: s.steps, Time: time.Duration(s.now), Reason: s.stopped, Stats: s.stats}
@@ -352,7 +376,7 @@ func (s *Sim) runEarliest() error {
 		return nil
 	}
 	it := s.queue[0]
-	if it.at > int64(s.cfg.Time) {
+	if it.at > s.until {
 		s.stopped = fmt.Sprintf("time limit (%v)", s.cfg.Time)
 		return nil
 	}
@@ -378,7 +402,7 @@ func (s *Sim) runChosen(c *Choice, d Decision) error {
 		return fmt.Errorf("chooser %s runs %s at %v, outside its window %v..%v", s.chooser.Describe(), p,
 			d.At, max(time.Duration(s.now), p.Earliest), p.Latest)
 	}
-	if at > int64(s.cfg.Time) {
+	if at > s.until {
 		s.stopped = fmt.Sprintf("time limit (%v)", s.cfg.Time)
 		return nil
 	}
@@ -431,7 +455,7 @@ func (s *Sim) inject(d Decision) error {
 		id, kind, verb = d.Restart, itemRestart, "restarts"
 	}
 	at := max(s.now, int64(d.At))
-	if at > int64(s.cfg.Time) {
+	if at > s.until {
 		s.stopped = fmt.Sprintf("time limit (%v)", s.cfg.Time)
 		return nil
 	}
@@ -511,7 +535,7 @@ func (s *Sim) run(it *item) error {
 }
 
 func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
-	ev.Time = Epoch + s.now
+	ev.Time = s.start + s.now
 	if err := sn.inst.Dispatch(ev, sn.src); err != nil {
 		return fmt.Errorf("seed %d, event %d at %v: %w", s.cfg.Seed, s.steps, time.Duration(s.now), err)
 	}
@@ -630,7 +654,7 @@ type source struct {
 	n *simNode
 }
 
-func (src source) Clock() int64                      { return Epoch + src.s.now }
+func (src source) Clock() int64                      { return src.s.start + src.s.now }
 func (src source) Seed() uint64                      { return src.s.chooser.Seed() }
 func (src source) DiskGet(key string) ([]byte, bool) { return src.n.store.Get(key) }
 func (src source) CryptoRead(p []byte) {

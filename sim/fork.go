@@ -1,0 +1,197 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/system"
+	"github.com/replaycheck/replaycheck/world"
+)
+
+// ForkDriver is the driver name in a fork's trace header. It is not "sim"
+// because the trace's first steps are the parent's, not the simulator's:
+// ScheduleOf refuses it (a fork is re-made by forking its parent again,
+// with the same seed).
+const ForkDriver = "fork"
+
+// RunFrom continues a world in simulation and writes the whole trace to
+// out: first prefix, the parent trace's events 0..w.Step in step order
+// (so that every verb numbers them as in the parent), then the
+// continuation, run under cfg.Chooser (nil: Seeded for cfg.Seed).
+//
+// The world fixes the system's build (bug, params) and nodes: cfg's are
+// replaced by the world's. cfg.Steps and cfg.Time bound the continuation
+// (events run and virtual time elapsed after the fork), not the whole
+// trace.
+//
+// The run takes over the world's handlers and stores and changes them as
+// it goes: pass w.Copy(state.Copier) to continue one world more than once
+// (the deep copy has the limits of state.Clone).
+//
+// What the continuation starts with:
+//
+//   - every node restored to its state in the world, its Lamport clock
+//     raised to the world's (so that every new event sorts after the
+//     kept steps; the header's fork_clocks tells replay);
+//   - a node that has not started yet runs its init at once;
+//   - pending timers at their due times (at once if already due);
+//   - messages in flight delivered within their latency window from
+//     their send time, but not before the fork (an overdue message
+//     arrives as the continuation starts); the chooser decides again
+//     whether each is lost or duplicated, since the trace does not say;
+//   - nodes down at the fork: under churn they restart after a --down
+//     draw, as if they had crashed at the fork; without churn they stay
+//     down unless the chooser restarts them;
+//   - no partition (traces do not record them: the network is healed);
+//   - no scenario: the system's Scenario is not run again (it would
+//     replay its inputs and faults from time zero), so a continuation
+//     receives no external inputs.
+func RunFrom(sys *system.System, cfg Config, w *world.World, prefix []*node.Event, out io.Writer) (*Result, error) {
+	if err := w.Check(); err != nil {
+		return nil, err
+	}
+	if w.System != sys.Name {
+		return nil, fmt.Errorf("the world is of system %q, not %q", w.System, sys.Name)
+	}
+	if len(prefix) != w.Step+1 {
+		return nil, fmt.Errorf("a fork at #%d keeps steps #0..#%d: got %d events", w.Step, w.Step, len(prefix))
+	}
+	cfg.Bug, cfg.Params, cfg.Nodes = w.Bug, w.Params, len(w.Nodes)
+	if err := sys.CheckBug(cfg.Bug); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := sys.CheckConfig(system.Config{Bug: cfg.Bug, Nodes: w.Nodes, Params: cfg.Params}); err != nil {
+		return nil, err
+	}
+	s := newSim(sys, cfg, slices.Clone(w.Nodes))
+	s.start, s.now, s.until = w.Start, w.Now, after(w.Now, int64(cfg.Time))
+
+	h := s.header()
+	h.Driver = ForkDriver
+	h.Run["fork_of"] = forkOf(w.Parent)
+	h.Run["fork_at"] = strconv.Itoa(w.Step)
+	h.Run["fork_time"] = time.Duration(w.Now).String()
+	// Floors of earlier forks at or above this one's concern only steps
+	// this fork does not keep.
+	for _, c := range w.ForkClocks {
+		if c < w.Lamport {
+			h.ForkClocks = append(h.ForkClocks, c)
+		}
+	}
+	h.ForkClocks = append(h.ForkClocks, w.Lamport)
+	tw, err := record.NewWriter(out, h, record.WriterOptions{})
+	if err != nil {
+		return nil, err
+	}
+	s.w = tw
+	for _, ev := range prefix {
+		if err := tw.Append(ev); err != nil {
+			tw.Close(record.End{Reason: "error: " + err.Error()})
+			return nil, fmt.Errorf("write trace: %w", err)
+		}
+	}
+	if err := s.restore(w); err != nil {
+		return s.finish(err)
+	}
+	if cfg.Churn > 0 {
+		for _, id := range s.ids {
+			if sn := s.nodes[id]; sn.inst.Seq() > 0 && !sn.inst.Up() {
+				s.restartLater(id)
+				continue
+			}
+			s.scheduleCrash(id)
+		}
+	}
+	return s.finish(s.loop())
+}
+
+// restore builds the nodes from the world and queues what is pending in
+// it: inits of nodes not started, timers, messages in flight.
+func (s *Sim) restore(w *world.World) error {
+	for _, id := range s.ids {
+		wn := w.Node[id]
+		sn := s.addNode(id)
+		sn.inst.Restore(wn.State, world.Share)
+		st, ok := sn.inst.Store().(*node.MemStore)
+		if !ok {
+			return fmt.Errorf("node %s: the world's store is a %T, not a memory store", id, sn.inst.Store())
+		}
+		sn.store = st
+		sn.inst.Resume(sn.inst.Seq(), max(sn.inst.Lamport(), w.Lamport))
+		sn.incarnation = wn.Incarnation
+		switch {
+		case !wn.Started:
+			s.push(&item{at: s.now, kind: itemInit, to: id})
+		case !wn.Up:
+			s.down++
+		}
+		for _, t := range sn.inst.Timers() {
+			s.push(&item{at: max(s.now, t.Due-s.start), kind: itemTimer, to: id, incarnation: sn.incarnation,
+				ev: node.Event{Kind: node.KindTimer, TimerID: t.ID, TimerName: t.Name}})
+		}
+	}
+	for _, m := range w.InFlight {
+		msg, sent := m.Recv(), m.SentAt-s.start
+		if m.To == m.ID.From { // never lost, as in send
+			s.deliverSince(sent, m.To, msg)
+			continue
+		}
+		if s.chooser.Lose(m.ID, m.To, s.cfg.Drop) {
+			s.stats.Lost++
+			continue
+		}
+		s.deliverSince(sent, m.To, msg)
+		if s.chooser.Duplicate(m.ID, m.To, s.cfg.Dup) {
+			s.stats.Duplicated++
+			s.deliverSince(sent, m.To, msg)
+		}
+	}
+	return nil
+}
+
+// deliverSince queues a delivery of a message sent at virtual time sent
+// (before now): its latency window counts from the send, and what is
+// overdue arrives from now on.
+func (s *Sim) deliverSince(sent int64, to node.ID, msg node.Event) {
+	lat := s.chooser.Latency(s.cfg.LatencyMin, s.cfg.LatencyMax)
+	at := max(s.now, after(sent, int64(lat)))
+	latest := max(s.now, after(sent, int64(max(lat, s.cfg.LatencyMax))))
+	s.push(&item{at: at, latest: latest, kind: itemDeliver, to: to, ev: msg})
+}
+
+// restartLater restarts a node down at the fork after a --down draw, then
+// lets churn crash it again, as scheduleCrash does after its own crashes.
+func (s *Sim) restartLater(id node.ID) {
+	down := s.chooser.DownFor(s.cfg.DownMin, s.cfg.DownMax)
+	s.push(&item{at: after(s.now, int64(down)), kind: itemCall, fn: func() {
+		s.Restart(id)
+		s.push(&item{at: s.now, kind: itemCall, fn: func() { s.scheduleCrash(id) }})
+	}})
+}
+
+// forkOf names the parent trace files for the header, as many as fit in a
+// header value.
+func forkOf(paths []string) string {
+	var b strings.Builder
+	for i, p := range paths {
+		more := fmt.Sprintf(" (and %d more)", len(paths)-i)
+		if b.Len()+1+len(p)+len(more) > record.MaxValueLen {
+			b.WriteString(more)
+			break
+		}
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
