@@ -1,0 +1,317 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/system"
+	"github.com/replaycheck/replaycheck/world"
+)
+
+type forkFlags struct {
+	at  int
+	sim simFlags
+}
+
+func (a *App) forkCmd() *cobra.Command {
+	var f forkFlags
+	cmd := &cobra.Command{
+		Use:   "fork TRACE... --at STEP [--seed N] [sim flags] -o OUT",
+		Short: "Continue a recorded run in the simulator from any step",
+		Long: `Rebuild the whole world at step STEP of a trace by replay, and continue it in
+the simulator: every node's state (handler, disk, seq, Lamport clock,
+timers, up or down), every message in flight with its full content (replay
+re-executes its sender), the pending timers. Works on simulated traces and
+on live recordings (give every node's file): a production run can be
+continued in simulation from any of its steps.
+
+OUT holds steps #0..#STEP exactly as the parent (same numbering in every
+verb), then the simulated continuation: an ordinary trace that replay
+verify, check, debug, events and info read like any other. Its header names
+the parent and the step (fork_of, fork_at). The same --seed gives the same
+bytes; other seeds give other continuations of the same world.
+
+The continuation: --steps and --time bound it (events and virtual time
+after the fork; default: the system's). The network and fault flags
+default to the parent's settings when the parent was simulated, else to
+the system's. Messages in flight arrive within --latency of their send,
+or as soon as the continuation starts if that is past, and may be lost or
+duplicated under --drop and --dup (a message the parent never delivered is
+in flight too); nodes down at the fork restart under --churn after a
+--down draw, and stay down without churn; partitions are not recorded in
+traces, so the fork starts healed; the system's scenario is not run again,
+so no external inputs arrive.
+
+Fork refuses (exit 2) a step outside the trace, a node whose state at the
+step is unknown (no trace file for it, a killed process, a gap in its
+recording), a trace of a system this binary does not know; a trace that
+diverges on replay before the step exits 3, as replay verify.`,
+		Example: `  replay fork paxos.lz4 --at 120 --seed 7 -o fork.lz4
+  replay fork paxos.lz4 --at 120 --seed 7 --drop 0.3 --churn 1 -o lossy.lz4
+  replay fork node1.lz4 node2.lz4 node3.lz4 --at 5000 --time 10s -o whatif.lz4
+  replay verify fork.lz4 && replay check fork.lz4 scripts/paxos.star`,
+		Args: requireArgs(1, "TRACE (a trace file)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.sim.changed = cmd.Flags().Changed
+			return a.runFork(args, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.at, "at", 0, "the step to fork at: steps #0..#STEP are kept, the simulation continues after it (required)")
+	fl.Uint64Var(&f.sim.seed, "seed", 1, "seed for every random choice of the continuation")
+	fl.IntVar(&f.sim.steps, "steps", 0, "stop after this many events of the continuation, at least 1 (default: the system's)")
+	fl.DurationVar(&f.sim.time, "time", 0, "stop after this much virtual time of the continuation, e.g. 5s (default: the system's)")
+	fl.Float64Var(&f.sim.drop, "drop", 0, "probability that a message is lost, 0..1, in-flight ones included (default: the system's)")
+	fl.Float64Var(&f.sim.dup, "dup", 0, "probability that a message is delivered twice, 0..1 (default: the system's)")
+	fl.Float64Var(&f.sim.churn, "churn", 0, fmt.Sprintf("random crashes per node per virtual second, 0..%g; 0 turns churn off (default: the system's)", sim.MaxChurn))
+	fl.StringVar(&f.sim.latency, "latency", "", "message latency range MIN-MAX, e.g. 1ms-10ms (default: the system's)")
+	fl.StringVar(&f.sim.down, "down", "", "how long a crashed node stays down, MIN-MAX (default: the system's)")
+	fl.IntVar(&f.sim.maxDown, "max-down", 0, "at most this many nodes down at once under churn, 1..nodes (default: a minority)")
+	fl.BoolVar(&f.sim.noStateHashes, "no-state-hashes", false, "do not record state hashes in the continuation")
+	fl.BoolVarP(&f.sim.verbose, "verbose", "v", false, "print the continuation's handler log lines to stderr")
+	fl.StringVarP(&f.sim.output, "output", "o", "", "trace file to write (required)")
+	return cmd
+}
+
+func (a *App) runFork(paths []string, f forkFlags) error {
+	changed := f.sim.changed
+	switch {
+	case !changed("at"):
+		return badInput("missing --at STEP (the step to fork at; replay events %s lists the steps)", paths[0])
+	case f.at < 0:
+		return badInput("--at %d: want a step, 0 or more", f.at)
+	case f.sim.output == "":
+		return badInput("missing -o OUT (the forked trace to write)")
+	}
+	for _, p := range paths {
+		if sameFile(p, f.sim.output) {
+			return badInput("-o %s is also an input; write the fork to another file", f.sim.output)
+		}
+	}
+	tr, err := a.loadTrace(paths)
+	if err != nil {
+		return err
+	}
+	if tr.Len() == 0 {
+		return badInput("--at %d: %s holds no events to fork from", f.at, strings.Join(paths, " "))
+	}
+	if f.at >= tr.Len() {
+		return badInput("--at %d: beyond the trace, whose steps are #0..#%d", f.at, tr.Len()-1)
+	}
+	r, err := replay.New(tr, a.Registry, replay.Options{})
+	if err != nil {
+		return badInput("%v", err)
+	}
+	sys := r.System()
+	cfg, err := forkConfig(sys, tr, f.sim)
+	if err != nil {
+		return err
+	}
+
+	prog := a.progress()
+	w, err := replay.WorldAt(r, f.at, func(step int) {
+		prog.update("rebuilding the world: step %d of %d (%.0f%%)", step, f.at+1, 100*float64(step)/float64(f.at+1))
+	})
+	prog.done()
+	var d *replay.Divergence
+	switch {
+	case errors.As(err, &d):
+		return &exitError{ExitDivergence, fmt.Errorf("cannot fork: the trace diverges on replay before #%d: %s (replay verify shows the details)", f.at, oneLine(d.Error()))}
+	case err != nil:
+		return badInput("%v", err)
+	}
+
+	file, err := createAtomic(f.sim.output)
+	if err != nil {
+		return err
+	}
+	defer file.Abort()
+	var interrupted atomic.Bool
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; ok {
+			interrupted.Store(true)
+		}
+	}()
+	cfg.Progress = func(steps int, now time.Duration) {
+		prog.update("simulating the continuation: %d events, virtual time %v", steps, now.Truncate(time.Millisecond))
+	}
+	cfg.Observe = func(*node.Event, *node.Instance) error {
+		if interrupted.Load() {
+			return sim.ErrStopped
+		}
+		return nil
+	}
+	if f.sim.verbose {
+		cfg.Log = a.Stderr
+	}
+	start := time.Now()
+	res, runErr := sim.RunFrom(sys, cfg, w, tr.Events[:f.at+1], file)
+	prog.done()
+	if res == nil { // the continuation never started
+		return badInput("%v", runErr)
+	}
+	if err := file.Commit(); err != nil {
+		return withCode(ExitBadInput, err)
+	}
+
+	out := a.Stdout
+	printWorld(out, tr, w)
+	reason := res.Reason
+	if interrupted.Load() {
+		reason = "interrupted"
+	}
+	fmt.Fprintf(out, "continued with seed %d (latency %v-%v, drop %g, dup %g, churn %g/s): %d events in %v of virtual time in %v\n",
+		cfg.Seed, cfg.LatencyMin, cfg.LatencyMax, cfg.Drop, cfg.Dup, cfg.Churn, res.Steps,
+		(res.Time - time.Duration(w.Now)).Truncate(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if reason != "" {
+		fmt.Fprintf(out, "  stopped: %s\n", reason)
+	}
+	s := res.Stats
+	fmt.Fprintf(out, "  network: %d sent, %d delivered, %d lost, %d duplicated, %d to down nodes\n",
+		s.Sent, s.Delivered, s.Lost, s.Duplicated, s.ToDownNode)
+	fmt.Fprintf(out, "  faults: %d crashes, %d restarts\n", s.Crashes, s.Restarts)
+	size := int64(0)
+	if st, err := os.Stat(f.sim.output); err == nil {
+		size = st.Size()
+	}
+	last := f.at + res.Steps
+	cont := fmt.Sprintf("#%d..#%d the continuation", f.at+1, last)
+	if res.Steps == 0 {
+		cont = "no continuation"
+	}
+	fmt.Fprintf(out, "wrote %s (%s): steps #0..#%d are the parent's, %s\n", f.sim.output, humanize.IBytes(uint64(size)), f.at, cont)
+	if runErr != nil {
+		fmt.Fprintf(out, "the continuation stopped on an error; the trace holds every event up to it\n")
+		return withCode(ExitViolations, runErr)
+	}
+	o := shellQuote(f.sim.output)
+	fmt.Fprintf(out, "next: replay verify %s; replay check %s PREDS.star; replay debug %s --at %d\n", o, o, o, min(f.at+1, last))
+	return nil
+}
+
+// forkConfig turns the fork's flags into the continuation's sim.Config:
+// the parent fixes the build (bug, params) and the nodes.
+func forkConfig(sys *system.System, tr *replay.Trace, f simFlags) (sim.Config, error) {
+	if len(tr.Nodes) > sim.MaxNodes {
+		return sim.Config{}, badInput("the trace has %d nodes; the simulator runs at most %d", len(tr.Nodes), sim.MaxNodes)
+	}
+	user := f.changed
+	inherited := map[string]bool{"nodes": true}
+	f.changed = func(name string) bool { return inherited[name] || user(name) }
+	f.nodes, f.bug, f.params = len(tr.Nodes), tr.Header.Bug, nil
+	// A simulated parent's network and faults carry over unless a flag
+	// says otherwise: a fork is another future of the same run.
+	if d := tr.Header.Driver; d == "sim" || d == sim.ForkDriver {
+		run := tr.Header.Run
+		inherit := func(flag, key string, set func(string) error) {
+			if v, ok := run[key]; ok && !user(flag) && set(v) == nil {
+				inherited[flag] = true
+			}
+		}
+		float := func(to *float64) func(string) error {
+			return func(v string) (err error) { *to, err = strconv.ParseFloat(v, 64); return }
+		}
+		inherit("drop", "drop", float(&f.drop))
+		inherit("dup", "dup", float(&f.dup))
+		inherit("churn", "churn", float(&f.churn))
+		inherit("latency", "latency", func(v string) error { f.latency = v; return nil })
+		inherit("down", "down", func(v string) error { f.down = v; return nil })
+		inherit("max-down", "max_down", func(v string) (err error) { f.maxDown, err = strconv.Atoi(v); return })
+	}
+	for _, k := range slices.Sorted(maps.Keys(tr.Header.Params)) {
+		f.params = append(f.params, k+"="+tr.Header.Params[k])
+	}
+	cfg, err := simConfig(sys, f)
+	if err != nil {
+		return cfg, withCode(ExitBadInput, fmt.Errorf("%v (a fork builds the nodes as %s recorded them and takes the network and fault settings it does not give from a simulated parent)", err, tr.Files[0].Path))
+	}
+	return cfg, nil
+}
+
+// printWorld says what was forked: where, the nodes, what was in flight.
+func printWorld(out io.Writer, tr *replay.Trace, w *world.World) {
+	ev := tr.Events[w.Step]
+	fmt.Fprintf(out, "forked %s at #%d (%s seq %d %s; time %v, Lamport %d)\n", strings.Join(w.Parent, " "), w.Step,
+		ev.Node, ev.Seq, ev.Kind, time.Duration(w.Now), w.Lamport)
+	var up []node.ID
+	for _, id := range w.Nodes {
+		if w.Node[id].Up {
+			up = append(up, id)
+		}
+	}
+	fmt.Fprintf(out, "  nodes: %d; up: %s; down: %s; not started: %s\n", len(w.Nodes), idList(up), idList(w.Down()), idList(w.NotStarted()))
+	fmt.Fprintf(out, "  in flight: %d message(s)\n", len(w.InFlight))
+	const show = 8
+	for i, m := range w.InFlight {
+		if i == show {
+			fmt.Fprintf(out, "    ... and %d more\n", len(w.InFlight)-show)
+			break
+		}
+		fmt.Fprintf(out, "    %s -> %s %s, sent at #%d (%v)\n", m.ID, m.To, m.Type, m.SendStep, time.Duration(m.SentAt-w.Start))
+	}
+	fmt.Fprintf(out, "  pending timers: %d", w.Timers())
+	var per []string
+	for _, id := range w.Nodes {
+		if ts := w.Node[id].Timers; len(ts) > 0 {
+			var names []string
+			for _, t := range ts {
+				names = append(names, fmt.Sprintf("%s@%v", t.Name, time.Duration(t.Due-w.Start)))
+			}
+			per = append(per, fmt.Sprintf("%s: %s", id, strings.Join(names, " ")))
+		}
+	}
+	if len(per) > 0 && len(per) <= show {
+		fmt.Fprintf(out, " (%s)", strings.Join(per, "; "))
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "  partitions: none (traces do not record partitions; the fork starts healed)")
+}
+
+func idList(ids []node.ID) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	return joinIDs(ids)
+}
+
+// sameFile reports whether two paths name one file (or one path that does
+// not exist yet).
+func sameFile(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(sa, sb)
+	}
+	ca, _ := filepath.Abs(a)
+	cb, _ := filepath.Abs(b)
+	return ca == cb
+}
+
+// shellQuote quotes a path for a command line to paste.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+,:@", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
