@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
 )
@@ -152,7 +153,7 @@ func TestDiskFullStopsRecordingNotTheNode(t *testing.T) {
 	}
 	addrs, lns := cluster(t, 1)
 	traces := t.TempDir()
-	var logs lockedLog
+	var logs syncbuf.Buffer
 	n, err := Start(Options{System: testSystem, ID: "1", Addrs: addrs, DataDir: t.TempDir(), Listener: lns["1"],
 		TraceDir: traces, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
@@ -197,21 +198,4 @@ func TestDiskFullStopsRecordingNotTheNode(t *testing.T) {
 	if !strings.Contains(logs.String(), want) {
 		t.Fatalf("the log does not say %q:\n%s", want, logs.String())
 	}
-}
-
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

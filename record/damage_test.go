@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
 	"github.com/replaycheck/replaycheck/node"
 )
 
@@ -108,7 +109,7 @@ func TestForeignFilesAreNotTraces(t *testing.T) {
 // as a record of unknown mandatory type 0x01 before event bad.
 func multiBlock(t *testing.T, evs []*node.Event, cuts []int, bad int) ([]byte, []int64) {
 	t.Helper()
-	buf := &lockedBuffer{}
+	buf := &syncbuf.Buffer{}
 	w, err := NewWriter(buf, testHeader(), WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func multiBlock(t *testing.T, evs []*node.Event, cuts []int, bad int) ([]byte, [
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			ends = append(ends, int64(len(buf.bytes())))
+			ends = append(ends, int64(len(buf.Bytes())))
 			next++
 		}
 		if i == bad {
@@ -135,7 +136,7 @@ func multiBlock(t *testing.T, evs []*node.Event, cuts []int, bad int) ([]byte, [
 	if err := w.Close(End{Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	return buf.bytes(), ends
+	return buf.Bytes(), ends
 }
 
 // The bytes lost to a malformed record count from the lz4 block that holds

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
 )
 
 // readBounded reads data as a trace, failing the test if Read does not
@@ -33,7 +35,7 @@ func readBounded(t *testing.T, name string, data []byte) (*File, error) {
 func unclosedTrace(t *testing.T, n int) ([]byte, int) {
 	t.Helper()
 	evs := genEvents(n, 21)
-	pr := &lockedBuffer{}
+	pr := &syncbuf.Buffer{}
 	w, err := NewWriter(pr, testHeader(), WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +48,7 @@ func unclosedTrace(t *testing.T, n int) ([]byte, int) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	data := pr.bytes()
+	data := pr.Bytes()
 	w.Close(End{})
 	return data, len(evs)
 }

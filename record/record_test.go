@@ -8,10 +8,10 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
 	"github.com/replaycheck/replaycheck/node"
 )
 
@@ -243,7 +243,7 @@ func TestKilledWriterLeavesReadablePrefix(t *testing.T) {
 	// A writer with a flush interval that is never closed: what a kill -9
 	// leaves behind. Everything flushed is readable; the file has no end.
 	evs := genEvents(500, 4)
-	pr := &lockedBuffer{}
+	pr := &syncbuf.Buffer{}
 	w, err := NewWriter(pr, testHeader(), WriterOptions{FlushInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func TestKilledWriterLeavesReadablePrefix(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	var f *File
 	for time.Now().Before(deadline) {
-		data := pr.bytes()
+		data := pr.Bytes()
 		f, err = Read(bytes.NewReader(data), "killed.lz4", int64(len(data)))
 		if err == nil && len(f.Events) == len(evs) {
 			break
@@ -273,23 +273,6 @@ func TestKilledWriterLeavesReadablePrefix(t *testing.T) {
 		t.Fatalf("a trace cut at a flush boundary reads as damaged: %v", f.Damage)
 	}
 	w.Close(End{})
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.buf.Bytes())
 }
 
 func TestCorruptionDetected(t *testing.T) {
@@ -439,7 +422,7 @@ func plainLZ4(raw []byte) []byte {
 // restarted: a segment that is never closed, then a closed one appended.
 func killedThenRestarted(t *testing.T, first, second []*node.Event, flushFirst bool) []byte {
 	t.Helper()
-	pr := &lockedBuffer{}
+	pr := &syncbuf.Buffer{}
 	opts := WriterOptions{}
 	if flushFirst {
 		opts.FlushInterval = 2 * time.Millisecond
@@ -457,7 +440,7 @@ func killedThenRestarted(t *testing.T, first, second []*node.Event, flushFirst b
 	// then end at a block boundary, as a killed process leaves them.
 	var data []byte
 	for stable := 0; stable < 5; time.Sleep(10 * time.Millisecond) {
-		if d := pr.bytes(); len(d) > 0 && len(d) == len(data) {
+		if d := pr.Bytes(); len(d) > 0 && len(d) == len(data) {
 			stable++
 		} else {
 			data, stable = d, 0
@@ -545,7 +528,7 @@ func TestUnclosedSegmentCutInsideRecordThenNewSegment(t *testing.T) {
 
 func TestFlushMakesRecordsReadable(t *testing.T) {
 	evs := genEvents(50, 12)
-	pr := &lockedBuffer{}
+	pr := &syncbuf.Buffer{}
 	w, err := NewWriter(pr, testHeader(), WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -557,7 +540,7 @@ func TestFlushMakesRecordsReadable(t *testing.T) {
 		if err := w.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		data := pr.bytes()
+		data := pr.Bytes()
 		f, err := Read(bytes.NewReader(data), "flushed.lz4", int64(len(data)))
 		if err != nil || f.Damage != nil || len(f.Events) != i+1 {
 			t.Fatalf("after Flush %d: err=%v damage=%v events=%d", i, err, f.Damage, len(f.Events))

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/cli"
 	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
 )
@@ -113,7 +113,7 @@ func unclosed(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf lockedBuf
+	var buf syncbuf.Buffer
 	w, err := record.NewWriter(&buf, *f.Header, record.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -124,26 +124,9 @@ func unclosed(t *testing.T, path string) []byte {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	data := buf.bytes()
+	data := buf.Bytes()
 	w.Close(record.End{})
 	return data
-}
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
 }
 
 // Hostile trace files, read by every verb that reads traces: each gives
