@@ -1,0 +1,251 @@
+package sim_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/state"
+	"github.com/replaycheck/replaycheck/system"
+	"github.com/replaycheck/replaycheck/world"
+)
+
+// parentRun simulates sys with churn, loss and duplication.
+func parentRun(t *testing.T, sys *system.System, seed uint64) *replay.Trace {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Time, cfg.Steps, cfg.Churn, cfg.Drop, cfg.Dup = seed, 3*time.Second, 2500, 1, 0.1, 0.05
+	var buf bytes.Buffer
+	if _, err := sim.Run(sys, cfg.WithDefaults(sys), &buf); err != nil {
+		t.Fatalf("%s: %v", sys.Name, err)
+	}
+	tr, err := replay.FromBytes(buf.Bytes(), sys.Name+".lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func worldOf(t *testing.T, tr *replay.Trace, step int) *world.World {
+	t.Helper()
+	r, err := replay.New(tr, examples.Registry(), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := replay.WorldAt(r, step, nil)
+	if err != nil {
+		t.Fatalf("world at #%d: %v", step, err)
+	}
+	return w
+}
+
+func forkConfig(sys *system.System, seed uint64) sim.Config {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Steps, cfg.Time, cfg.Churn, cfg.Drop, cfg.Dup = seed, 1500, 2*time.Second, 1, 0.1, 0.05
+	return cfg.WithDefaults(sys)
+}
+
+// fork continues tr at step and returns the fork's bytes and trace.
+func fork(t *testing.T, sys *system.System, tr *replay.Trace, step int, cfg sim.Config) ([]byte, *replay.Trace, *world.World) {
+	t.Helper()
+	w := worldOf(t, tr, step)
+	var buf bytes.Buffer
+	if _, err := sim.RunFrom(sys, cfg, w, tr.Events[:step+1], &buf); err != nil {
+		t.Fatalf("%s fork at #%d: %v", sys.Name, step, err)
+	}
+	ft, err := replay.FromBytes(buf.Bytes(), "fork.lz4")
+	if err != nil {
+		t.Fatalf("%s fork at #%d: %v", sys.Name, step, err)
+	}
+	return buf.Bytes(), ft, w
+}
+
+// verifies replays a whole trace, state hashes included.
+func verifies(t *testing.T, tr *replay.Trace) {
+	t.Helper()
+	r, err := replay.New(tr, examples.Registry(), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RunTo(tr.Len()-1, nil); err != nil {
+		t.Fatalf("%s: %v", tr.Files[0].Path, err)
+	}
+}
+
+// TestForkEveryBundledSystem forks every bundled system's churned, lossy
+// run at several steps, the last included: the fork keeps steps 0..STEP
+// as they were, replays without divergence (state hashes included), is
+// byte-identical for the same seed, and delivers messages that were in
+// flight at the fork.
+func TestForkEveryBundledSystem(t *testing.T) {
+	for _, sys := range examples.All() {
+		t.Run(sys.Name, func(t *testing.T) {
+			tr := parentRun(t, sys, 3)
+			delivered := 0
+			for _, step := range []int{0, tr.Len() / 3, tr.Len() * 2 / 3, tr.Len() - 1} {
+				cfg := forkConfig(sys, 11)
+				data, ft, w := fork(t, sys, tr, step, cfg)
+				h := ft.Header
+				if h.Driver != sim.ForkDriver || h.Run["fork_at"] != strconv.Itoa(step) || h.Run["fork_of"] != sys.Name+".lz4" ||
+					!reflect.DeepEqual(h.ForkClocks, []uint64{tr.Events[step].Lamport}) {
+					t.Fatalf("#%d: header driver %q run %v fork clocks %v", step, h.Driver, h.Run, h.ForkClocks)
+				}
+				if ft.Len() <= step {
+					t.Fatalf("#%d: the fork has %d steps", step, ft.Len())
+				}
+				for s := 0; s <= step; s++ {
+					if !reflect.DeepEqual(ft.Events[s], tr.Events[s]) {
+						t.Fatalf("#%d: step #%d differs:\nfork   %+v\nparent %+v", step, s, ft.Events[s], tr.Events[s])
+					}
+				}
+				for s := step + 1; s < ft.Len(); s++ {
+					if ft.Events[s].Lamport <= w.Lamport {
+						t.Fatalf("#%d: continuation step #%d has Lamport %d, not above the fork's %d", step, s, ft.Events[s].Lamport, w.Lamport)
+					}
+				}
+				verifies(t, ft)
+				again, _, _ := fork(t, sys, tr, step, cfg)
+				if !bytes.Equal(data, again) {
+					t.Fatalf("#%d: two forks with seed 11 differ", step)
+				}
+				for _, m := range w.InFlight {
+					for _, rs := range ft.Receipts(m.ID) {
+						if rs <= step {
+							t.Fatalf("#%d: in-flight %s received at #%d, before the fork", step, m.ID, rs)
+						}
+						if ev := ft.Events[rs]; !bytes.Equal(ev.Payload, m.Payload) || ev.Node != m.To {
+							t.Fatalf("#%d: in-flight %s delivered at #%d to %s with other content", step, m.ID, rs, ev.Node)
+						}
+						delivered++
+					}
+				}
+			}
+			if delivered == 0 {
+				t.Fatal("no message in flight at a fork was delivered in its continuation")
+			}
+		})
+	}
+}
+
+// Another seed gives another continuation of the same world; a fork of a
+// fork keeps both forks' clock floors and verifies.
+func TestForkOfAFork(t *testing.T) {
+	sys := paxos.System
+	tr := parentRun(t, sys, 5)
+	step := tr.Len() / 2
+	a, ft, _ := fork(t, sys, tr, step, forkConfig(sys, 1))
+	b, _, _ := fork(t, sys, tr, step, forkConfig(sys, 2))
+	if bytes.Equal(a, b) {
+		t.Fatal("seeds 1 and 2 continued the same way")
+	}
+	second := step + (ft.Len()-step)/2
+	_, ft2, _ := fork(t, sys, ft, second, forkConfig(sys, 3))
+	want := []uint64{tr.Events[step].Lamport, ft.Events[second].Lamport}
+	if !reflect.DeepEqual(ft2.Header.ForkClocks, want) {
+		t.Fatalf("fork clocks %v, want %v", ft2.Header.ForkClocks, want)
+	}
+	verifies(t, ft2)
+	// Forking the fork before its own fork step drops its floor.
+	_, ft3, _ := fork(t, sys, ft, step/2, forkConfig(sys, 3))
+	if !reflect.DeepEqual(ft3.Header.ForkClocks, []uint64{ft.Events[step/2].Lamport}) {
+		t.Fatalf("fork clocks %v", ft3.Header.ForkClocks)
+	}
+	verifies(t, ft3)
+}
+
+// RunFrom continues a world in place; a copy continues it again, the same
+// way for the same seed.
+func TestForkWorldCopy(t *testing.T) {
+	sys := paxos.System
+	tr := parentRun(t, sys, 6)
+	step := tr.Len() / 3
+	w := worldOf(t, tr, step)
+	keep := w.Copy(state.Copier)
+	cfg := forkConfig(sys, 4)
+	var a, b bytes.Buffer
+	if _, err := sim.RunFrom(sys, cfg, w, tr.Events[:step+1], &a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.RunFrom(sys, cfg, keep, tr.Events[:step+1], &b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("a copy of the world continued differently")
+	}
+}
+
+// Nodes down at the fork restart under churn and stay down without it.
+func TestForkDownNodes(t *testing.T) {
+	sys := paxos.System
+	tr := parentRun(t, sys, 3)
+	step := -1
+	var down []node.ID
+	for s := tr.Len() / 4; s < tr.Len() && step < 0; s += 37 {
+		if w := worldOf(t, tr, s); len(w.Down()) > 0 {
+			step, down = s, w.Down()
+		}
+	}
+	if step < 0 {
+		t.Fatal("no node is ever down at the steps tried")
+	}
+	restarts := func(ft *replay.Trace) int {
+		n := 0
+		for _, ev := range ft.Events[step+1:] {
+			if ev.Node == down[0] && ev.Kind != node.KindCrash {
+				n++
+			}
+		}
+		return n
+	}
+	_, churned, _ := fork(t, sys, tr, step, forkConfig(sys, 8))
+	if restarts(churned) == 0 {
+		t.Fatalf("%s, down at #%d, never ran again under churn", down[0], step)
+	}
+	calm := forkConfig(sys, 8)
+	calm.Churn = 0
+	_, ft, _ := fork(t, sys, tr, step, calm)
+	if n := restarts(ft); n != 0 {
+		t.Fatalf("%s, down at #%d, ran %d events without churn", down[0], step, n)
+	}
+	verifies(t, ft)
+}
+
+// RunFrom refuses a world of another system and a prefix that is not the
+// world's steps; a handler panic in the continuation keeps the trace.
+func TestForkBadInput(t *testing.T) {
+	tr := parentRun(t, paxos.System, 1)
+	w := worldOf(t, tr, 10)
+	chord := examples.Registry()
+	other, _ := chord.Lookup("chord")
+	if _, err := sim.RunFrom(other, forkConfig(other, 1), w, tr.Events[:11], io.Discard); err == nil {
+		t.Fatal("a paxos world continued as chord")
+	}
+	if _, err := sim.RunFrom(paxos.System, forkConfig(paxos.System, 1), w, tr.Events[:5], io.Discard); err == nil {
+		t.Fatal("a fork at #10 with 5 kept events")
+	}
+	cfg := forkConfig(paxos.System, 1)
+	cfg.Drop = 2
+	if _, err := sim.RunFrom(paxos.System, cfg, w, tr.Events[:11], io.Discard); err == nil {
+		t.Fatal("drop 2 accepted")
+	}
+	cfg = forkConfig(paxos.System, 1)
+	boom := errors.New("observer stop")
+	cfg.Observe = func(*node.Event, *node.Instance) error { return boom }
+	var buf bytes.Buffer
+	if _, err := sim.RunFrom(paxos.System, cfg, w, tr.Events[:11], &buf); !errors.Is(err, boom) {
+		t.Fatalf("observer error: %v", err)
+	}
+	ft, err := replay.FromBytes(buf.Bytes(), "stopped.lz4")
+	if err != nil || ft.Len() != 12 {
+		t.Fatalf("the stopped fork holds %v steps (%v), want the 11 kept and the one that failed", ft, err)
+	}
+}
