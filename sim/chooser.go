@@ -220,6 +220,20 @@ func (c *Choice) StateHash() uint64 {
 	return h.Sum64()
 }
 
+// Due is the time of the earliest queued scenario action (or churn
+// draw): an item that runs no handler but may queue events at its own
+// exact time. A chooser that runs an event later than Due must first
+// Advance to Due, or what the action queues would already be late.
+func (c *Choice) Due() (time.Duration, bool) {
+	at := int64(-1)
+	for _, it := range c.s.queue {
+		if it.kind == itemCall && (at < 0 || it.at < at) {
+			at = it.at
+		}
+	}
+	return time.Duration(at), at >= 0
+}
+
 // Enabled lists the events that may run next: every pending event whose
 // window opens no later than the earliest window closes (running anything
 // else would make a message later than the latency range allows, or a
