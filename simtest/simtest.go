@@ -64,8 +64,16 @@ func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
+	return CheckTrace(sys, cfg, res, buf.Bytes(), scriptPath, opts)
+}
+
+// CheckTrace replays a simulated run's trace and checks the script at
+// scriptPath, as Run does after simulating: the one checking path shared
+// by seed hunts and exploration (which simulates under its own choosers).
+// cfg and res describe the run that made trace; errors are as Run's.
+func CheckTrace(sys *system.System, cfg sim.Config, res *sim.Result, trace []byte, scriptPath string, opts Options) (*Result, error) {
 	name := fmt.Sprintf("%s-seed%d.lz4", sys.Name, cfg.Seed)
-	tr, err := replay.FromBytes(buf.Bytes(), name)
+	tr, err := replay.FromBytes(trace, name)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +97,7 @@ func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*
 	if err != nil {
 		return nil, fmt.Errorf("seed %d: %w", cfg.Seed, err)
 	}
-	out := &Result{Config: cfg, Sim: res, Trace: buf.Bytes(), Report: rep}
+	out := &Result{Config: cfg, Sim: res, Trace: trace, Report: rep}
 	for _, v := range rep.Violations {
 		if counts(v) {
 			out.Failing = append(out.Failing, v)
