@@ -1,0 +1,417 @@
+package explore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/simtest"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// A Starter begins one run under cfg, whose Chooser is the strategy's,
+// and writes its trace to out. The default simulates the system from its
+// start; a search from a recorded step would rebuild that world first.
+type Starter func(cfg sim.Config, out io.Writer) (*sim.Result, error)
+
+// Options tune an exploration.
+type Options struct {
+	// Script is the predicates script every run is checked against.
+	Script string
+	// Check are the checking options (registry, which violations count,
+	// script budgets); the driver sets StopAtFirst.
+	Check simtest.Options
+	// Budget bounds the number of runs and Time the wall-clock time; 0:
+	// no bound (an exploration without either ends only when its
+	// strategy's space is exhausted, or at a violation).
+	Budget int
+	Time   time.Duration
+	// Jobs runs that many executions at once (default 1). The result
+	// does not depend on it.
+	Jobs int
+	// All keeps going after a violation and reports one finding per
+	// distinct violation (predicate and witness) or panic.
+	All bool
+	// Start begins a run; nil: sim.Run of the system.
+	Start Starter
+	// Progress, if set, is called after every run, in run order.
+	Progress func(Progress)
+	// Batch is how many runs are handed out before the strategy hears
+	// of them (default 32); the first run is always alone, so that
+	// strategies learn the length of a run.
+	Batch int
+}
+
+// Progress is an exploration so far.
+type Progress struct {
+	Runs     int
+	Events   int64
+	States   int // -1: the strategy does not count them
+	MaxDepth int // the most decisions a run made
+	Elapsed  time.Duration
+}
+
+// Finding is a failing run.
+type Finding struct {
+	Run     int
+	Chooser string // the chooser's description, as the trace header has it
+	Config  sim.Config
+	Trace   []byte
+	Steps   int
+	// Elapsed is the wall-clock time the run and its check took.
+	Elapsed time.Duration
+	// Check is the run's check (nil after a panic); Violation its first
+	// counted violation (nil after a panic or an evaluation error).
+	Check     *simtest.Result
+	Violation *predicates.Violation
+	// Panic is a handler's panic; the trace ends before the event that
+	// panicked, and Schedule (the trace's schedule and that event)
+	// reproduces it.
+	Panic    *node.PanicError
+	Schedule *sim.Schedule
+	// EvalErr: a predicate could not be evaluated on the run.
+	EvalErr error
+}
+
+// Key names what a finding found, for telling findings apart.
+func (f *Finding) Key() string {
+	switch {
+	case f.Panic != nil:
+		return fmt.Sprintf("panic %s %s: %v", f.Panic.Node, f.Panic.Kind, f.Panic.Value)
+	case f.Violation != nil:
+		return f.Violation.Predicate + " " + f.Violation.Witness
+	}
+	return "error"
+}
+
+// Headline is a finding in a few words.
+func (f *Finding) Headline() string {
+	switch {
+	case f.Panic != nil:
+		return fmt.Sprintf("node %s panicked in a %s handler: %v", f.Panic.Node, f.Panic.Kind, f.Panic.Value)
+	case f.Violation != nil:
+		return f.Violation.Headline()
+	case f.EvalErr != nil:
+		return f.EvalErr.Error()
+	}
+	return "failed"
+}
+
+// Summary is an exploration's result.
+type Summary struct {
+	Strategy string
+	Progress
+	// Stopped says why it ended: "violation", "budget", "time",
+	// "exhausted" (the strategy's bounded space holds no more runs),
+	// "canceled", "predicate error".
+	Stopped string
+	// Found holds the first failing run; with All, the first of each
+	// distinct finding, in run order.
+	Found []*Finding
+}
+
+// RunsPerSecond is the exploration's throughput.
+func (s *Summary) RunsPerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Runs) / s.Elapsed.Seconds()
+}
+
+// Run explores sys under cfg (defaults applied; its Chooser is replaced
+// run by run) with strat, checking every run against opts.Script. It
+// returns at the first failing run (all of them with All), when the
+// budget or time runs out, when the strategy is exhausted, or when ctx is
+// done. A predicate that could not be evaluated stops it with an error
+// wrapping the *predicates.EvalError (the summary's last finding is that
+// run); a script that does not load, with that error.
+func Run(ctx context.Context, sys *system.System, cfg sim.Config, strat Strategy, opts Options) (*Summary, error) {
+	cfg = cfg.WithDefaults(sys)
+	if err := sim.CheckConfig(sys, cfg); err != nil {
+		return nil, err
+	}
+	d := &driver{sys: sys, cfg: cfg, strat: strat, opts: opts, start: time.Now()}
+	if d.opts.Jobs < 1 {
+		d.opts.Jobs = 1
+	}
+	if d.opts.Batch < 1 {
+		d.opts.Batch = 32
+	}
+	if d.opts.Start == nil {
+		d.opts.Start = func(cfg sim.Config, out io.Writer) (*sim.Result, error) { return sim.Run(sys, cfg, out) }
+	}
+	if d.opts.Check.Registry == nil {
+		d.opts.Check.Registry = system.NewRegistry(sys)
+	}
+	if d.opts.Time > 0 {
+		d.deadline = d.start.Add(d.opts.Time)
+	}
+	sum := &Summary{Strategy: strat.Describe()}
+	err := d.loop(ctx, sum)
+	sum.Progress = d.progress()
+	return sum, err
+}
+
+type driver struct {
+	sys      *system.System
+	cfg      sim.Config
+	strat    Strategy
+	opts     Options
+	start    time.Time
+	deadline time.Time
+	runs     int
+	events   int64
+	depth    int
+	seen     map[string]bool
+}
+
+// job is one run of a batch.
+type job struct {
+	index   int
+	chooser sim.Chooser
+	skipped string // not run: "time" or "canceled"
+	res     *sim.Result
+	check   *simtest.Result
+	trace   []byte
+	panic   *node.PanicError
+	evalErr error
+	err     error
+	elapsed time.Duration
+}
+
+func (j *job) failed() bool {
+	return j.panic != nil || j.evalErr != nil || j.check != nil && len(j.check.Failing) > 0
+}
+
+func (d *driver) progress() Progress {
+	p := Progress{Runs: d.runs, Events: d.events, States: -1, MaxDepth: d.depth, Elapsed: time.Since(d.start)}
+	if sc, ok := d.strat.(StateCounter); ok {
+		p.States = sc.States()
+	}
+	return p
+}
+
+func (d *driver) loop(ctx context.Context, sum *Summary) error {
+	size := 1
+	for {
+		switch {
+		case d.opts.Budget > 0 && d.runs >= d.opts.Budget:
+			sum.Stopped = "budget"
+			return nil
+		case !d.deadline.IsZero() && !time.Now().Before(d.deadline):
+			sum.Stopped = "time"
+			return nil
+		case ctx.Err() != nil:
+			sum.Stopped = "canceled"
+			return nil
+		}
+		var batch []*job
+		for len(batch) < size && (d.opts.Budget == 0 || d.runs+len(batch) < d.opts.Budget) {
+			ch, ok := d.strat.Next()
+			if !ok {
+				break
+			}
+			batch = append(batch, &job{index: d.runs + len(batch), chooser: ch})
+		}
+		if len(batch) == 0 {
+			sum.Stopped = "exhausted"
+			return nil
+		}
+		size = d.opts.Batch
+		d.execute(ctx, batch)
+		for _, j := range batch {
+			if j.skipped != "" {
+				sum.Stopped = j.skipped
+				return nil
+			}
+			if j.err != nil {
+				return j.err
+			}
+			d.runs++
+			if j.res != nil {
+				d.events += int64(j.res.Steps)
+			}
+			if c, ok := j.chooser.(interface{ Decisions() int }); ok {
+				d.depth = max(d.depth, c.Decisions())
+			}
+			d.strat.Done(Outcome{Run: j.index, Chooser: j.chooser, Steps: d.steps(j), Failed: j.failed()})
+			if d.opts.Progress != nil {
+				d.opts.Progress(d.progress())
+			}
+			if !j.failed() {
+				continue
+			}
+			f, err := d.finding(j)
+			if err != nil {
+				return err
+			}
+			if j.evalErr != nil {
+				sum.Found = append(sum.Found, f)
+				sum.Stopped = "predicate error"
+				return fmt.Errorf("run %d: %w", j.index, j.evalErr)
+			}
+			if d.seen == nil {
+				d.seen = map[string]bool{}
+			}
+			if !d.seen[f.Key()] {
+				d.seen[f.Key()] = true
+				sum.Found = append(sum.Found, f)
+			}
+			if !d.opts.All {
+				sum.Stopped = "violation"
+				return nil
+			}
+		}
+	}
+}
+
+func (d *driver) steps(j *job) int {
+	if j.res == nil {
+		return 0
+	}
+	return j.res.Steps
+}
+
+// execute runs a batch on Jobs goroutines. Without All, a run after one
+// known to fail is skipped: the result is the first failing run by
+// index, whichever finishes first.
+func (d *driver) execute(ctx context.Context, batch []*job) {
+	var firstFail atomic.Int64
+	firstFail.Store(int64(^uint64(0) >> 1))
+	work := func(j *job) {
+		switch {
+		case !d.opts.All && int64(j.index) > firstFail.Load():
+			return // never looked at
+		case !d.deadline.IsZero() && !time.Now().Before(d.deadline):
+			j.skipped = "time"
+			return
+		case ctx.Err() != nil:
+			j.skipped = "canceled"
+			return
+		}
+		d.runOne(j)
+		if j.failed() || j.err != nil {
+			for {
+				cur := firstFail.Load()
+				if int64(j.index) >= cur || firstFail.CompareAndSwap(cur, int64(j.index)) {
+					break
+				}
+			}
+		}
+	}
+	if d.opts.Jobs == 1 || len(batch) == 1 {
+		for _, j := range batch {
+			work(j)
+		}
+		return
+	}
+	next := make(chan *job)
+	var wg sync.WaitGroup
+	for range min(d.opts.Jobs, len(batch)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				work(j)
+			}
+		}()
+	}
+	for _, j := range batch {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+}
+
+// runOne simulates and checks one run.
+func (d *driver) runOne(j *job) {
+	start := time.Now()
+	defer func() { j.elapsed = time.Since(start) }()
+	cfg := d.cfg
+	cfg.Chooser = j.chooser
+	var buf bytes.Buffer
+	res, err := d.opts.Start(cfg, &buf)
+	j.res = res
+	if err != nil {
+		var pe *node.PanicError
+		if errors.As(err, &pe) && res != nil {
+			j.panic, j.trace = pe, buf.Bytes()
+			return
+		}
+		j.err = fmt.Errorf("run %d (%s): %w", j.index, j.chooser.Describe(), err)
+		return
+	}
+	opts := d.opts.Check
+	opts.StopAtFirst = !d.opts.All
+	if t, ok := j.chooser.(interface{ Truncated() string }); ok && t.Truncated() != "" {
+		// A run the strategy cut short has no end at which to judge
+		// liveness: only safety counts.
+		counts := opts.Counts
+		opts.Counts = func(v *predicates.Violation) bool {
+			return v.Kind == "safety" && (counts == nil || counts(v))
+		}
+	}
+	cr, err := simtest.CheckTrace(d.sys, cfg, res, buf.Bytes(), d.opts.Script, opts)
+	var evalErr *predicates.EvalError
+	switch {
+	case err != nil && errors.As(err, &evalErr) && cr != nil:
+		j.check, j.evalErr = cr, err
+	case err != nil:
+		j.err = fmt.Errorf("run %d: %w", j.index, err)
+		return
+	default:
+		j.check = cr
+	}
+	if j.failed() {
+		j.trace = buf.Bytes()
+	}
+}
+
+// finding describes a failing run.
+func (d *driver) finding(j *job) (*Finding, error) {
+	cfg := d.cfg
+	cfg.Chooser = j.chooser
+	f := &Finding{Run: j.index, Chooser: j.chooser.Describe(), Config: cfg, Trace: j.trace, Steps: d.steps(j), Elapsed: j.elapsed,
+		Check: j.check, Panic: j.panic, EvalErr: j.evalErr}
+	if j.check != nil && len(j.check.Failing) > 0 && j.evalErr == nil {
+		f.Violation = j.check.Failing[0]
+	}
+	if j.panic != nil {
+		sc, err := panicSchedule(j)
+		if err != nil {
+			return nil, fmt.Errorf("run %d: the schedule of the panic: %w", j.index, err)
+		}
+		f.Schedule = sc
+	}
+	return f, nil
+}
+
+// panicSchedule is the schedule of a run that ended in a handler panic:
+// its trace's, and the event that panicked, which the trace lacks.
+func panicSchedule(j *job) (*sim.Schedule, error) {
+	tf, err := record.Read(bytes.NewReader(j.trace), fmt.Sprintf("run %d", j.index), int64(len(j.trace)))
+	if err != nil {
+		return nil, err
+	}
+	sc, err := sim.ScheduleOf(tf)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := j.chooser.(interface {
+		LastEvent() (sim.ScheduledEvent, bool)
+	}); ok {
+		if e, ok := c.LastEvent(); ok {
+			sc.Events = append(sc.Events, e)
+		}
+	}
+	return sc, nil
+}
