@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/signal"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/sim"
@@ -37,6 +39,9 @@ type simFlags struct {
 	down          string
 	maxDown       int
 	schedule      string
+	// timeFlag names the flag of the virtual-time limit ("time" if
+	// empty).
+	timeFlag string
 	// changed reports whether a flag was given: 0 and -1 are refused
 	// when given, never taken to mean "the default".
 	changed func(name string) bool
@@ -84,19 +89,8 @@ if no seed fails it exits 0.`,
 	}
 	fl := cmd.Flags()
 	fl.Uint64Var(&f.seed, "seed", 1, "seed for every random choice of the run")
-	fl.IntVar(&f.nodes, "nodes", 0, fmt.Sprintf("number of nodes, 1..%d (default: the system's)", sim.MaxNodes))
-	fl.IntVar(&f.steps, "steps", 0, "stop after this many events, at least 1 (default: the system's)")
-	fl.DurationVar(&f.time, "time", 0, "stop at this virtual time, more than 0, e.g. 5s (default: the system's)")
-	fl.Float64Var(&f.drop, "drop", 0, "probability that a message is lost, 0..1 (default: the system's)")
-	fl.Float64Var(&f.dup, "dup", 0, "probability that a message is delivered twice, 0..1 (default: the system's)")
-	fl.Float64Var(&f.churn, "churn", 0, fmt.Sprintf("random crashes per node per virtual second, 0..%g; 0 turns churn off (default: the system's)", sim.MaxChurn))
-	fl.StringVar(&f.latency, "latency", "", "message latency range MIN-MAX, e.g. 1ms-10ms (default: the system's)")
-	fl.StringVar(&f.down, "down", "", "how long a node crashed by churn stays down, MIN-MAX, e.g. 50ms-500ms (default: the system's)")
-	fl.IntVar(&f.maxDown, "max-down", 0, "at most this many nodes down at once under churn, 1..nodes (default: a minority)")
-	fl.StringVar(&f.bug, "bug", "none", "seeded bug to build the nodes with; 'none' is the correct program")
-	fl.StringArrayVar(&f.params, "param", nil, "system-specific setting KEY=VALUE (repeatable)")
+	f.registerSettings(fl, "time")
 	fl.StringVarP(&f.output, "output", "o", "", "trace file to write (default: SYSTEM-SEED.lz4)")
-	fl.BoolVar(&f.noStateHashes, "no-state-hashes", false, "do not record a hash of each node's state after every event (smaller trace, weaker divergence detection)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print the handlers' log lines to stderr")
 	fl.StringVar(&f.seeds, "seeds", "", "hunt across seeds FROM-TO (with --check): stop at the first run with a violation, write its trace to -o")
 	fl.StringVar(&f.schedule, "schedule", "", "re-run exactly the run a schedule names: a schedule file (replay schedule) or a simulated trace")
@@ -105,6 +99,26 @@ if no seed fails it exits 0.`,
 	f.budgets.register(fl)
 	cmd.SetHelpTemplate(cmd.HelpTemplate() + a.systemsHelp())
 	return cmd
+}
+
+// registerSettings registers the flags that set up a run (nodes, limits,
+// network, churn, bug, parameters), which simConfig reads: sim and
+// explore share them. timeFlag names the virtual-time limit (explore's
+// --time is its wall-clock budget).
+func (f *simFlags) registerSettings(fl *pflag.FlagSet, timeFlag string) {
+	f.timeFlag = timeFlag
+	fl.IntVar(&f.nodes, "nodes", 0, fmt.Sprintf("number of nodes, 1..%d (default: the system's)", sim.MaxNodes))
+	fl.IntVar(&f.steps, "steps", 0, "stop after this many events, at least 1 (default: the system's)")
+	fl.DurationVar(&f.time, timeFlag, 0, "stop at this virtual time, more than 0, e.g. 5s (default: the system's)")
+	fl.Float64Var(&f.drop, "drop", 0, "probability that a message is lost, 0..1 (default: the system's)")
+	fl.Float64Var(&f.dup, "dup", 0, "probability that a message is delivered twice, 0..1 (default: the system's)")
+	fl.Float64Var(&f.churn, "churn", 0, fmt.Sprintf("random crashes per node per virtual second, 0..%g; 0 turns churn off (default: the system's)", sim.MaxChurn))
+	fl.StringVar(&f.latency, "latency", "", "message latency range MIN-MAX, e.g. 1ms-10ms (default: the system's)")
+	fl.StringVar(&f.down, "down", "", "how long a node crashed by churn stays down, MIN-MAX, e.g. 50ms-500ms (default: the system's)")
+	fl.IntVar(&f.maxDown, "max-down", 0, "at most this many nodes down at once under churn, 1..nodes (default: a minority)")
+	fl.StringVar(&f.bug, "bug", "none", "seeded bug to build the nodes with; 'none' is the correct program")
+	fl.StringArrayVar(&f.params, "param", nil, "system-specific setting KEY=VALUE (repeatable)")
+	fl.BoolVar(&f.noStateHashes, "no-state-hashes", false, "do not record a hash of each node's state after every event (smaller trace, weaker divergence detection)")
 }
 
 func (a *App) systemsHelp() string {
@@ -158,9 +172,10 @@ func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
 		}
 		cfg.Steps = f.steps
 	}
-	if changed("time") {
+	timeFlag := cmp.Or(f.timeFlag, "time")
+	if changed(timeFlag) {
 		if f.time <= 0 {
-			return cfg, badInput("--time %v: want a virtual time above 0, e.g. 5s (omit --time for the system's default)", f.time)
+			return cfg, badInput("--%s %v: want a virtual time above 0, e.g. 5s (omit --%s for the system's default)", timeFlag, f.time, timeFlag)
 		}
 		cfg.Time = f.time
 	}

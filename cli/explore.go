@@ -1,0 +1,398 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/explore"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/simtest"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+type exploreFlags struct {
+	sim        simFlags
+	strategy   string
+	budget     int
+	wall       time.Duration
+	depth      int
+	faults     int
+	failStop   bool
+	exhaustive bool
+	samples    int
+	jobs       int
+	all        bool
+	asJSON     bool
+}
+
+// defaultBudget bounds an exploration given neither --budget nor --time.
+const defaultBudget = 1000
+
+func (a *App) exploreCmd() *cobra.Command {
+	var f exploreFlags
+	cmd := &cobra.Command{
+		Use:   "explore SYSTEM --check PREDS.star [--strategy S] [--budget RUNS | --time DURATION] [flags] -o FOUND.lz4",
+		Short: "Search executions of a system under a strategy; the first failing one becomes a trace",
+		Long: `Run SYSTEM in the simulator again and again, each run's decisions (which
+enabled event runs next, and crashes the strategy injects) made by a search
+strategy, and check every run against PREDS.star exactly as replay check
+does: safety violations and liveness alarms count. A handler panic counts
+too. The first failing run is written to -o as an ordinary trace, with the
+commands that re-run it (its schedule is in the trace) and open the debugger
+at the violation. --all keeps going and writes one trace per distinct
+finding (predicate and witness): FOUND.lz4, FOUND-2.lz4, ...
+
+Strategies (docs/exploration.md has their sources and parameters):
+  random      uniform among the enabled events (MaceMC's random walk)
+  pct         random node priorities and --depth-1 priority change points (PCT)
+  delay-rr    delaying explorer over round-robin, stratified sampling
+  delay-rtc   ... over run-to-completion
+  delay-prr   ... over probabilistic round-robin
+              (--exhaustive: stratified exhaustive search with state caching)
+  bfs, dfs    bounded exhaustive search over global states (--depth decisions
+              per run), deduplicated by state hash
+
+--depth is pct's bug depth (default 3), the delaying explorers' largest
+delay bound (default 5), bfs/dfs's bound on decisions per run (default 50).
+--faults N lets every run inject N crashes (restarting after a --down draw,
+or never with --fail-stop); churn from the system's defaults applies as
+well unless --churn 0. The same --seed gives the same runs and the same
+found trace; --jobs N runs N executions at once with the same result.
+Without --budget or --time the budget is ` + fmt.Sprint(defaultBudget) + ` runs. --virtual-time limits
+each run's virtual time (sim's --time).
+
+Exit codes: 0 no violation (the budget or time ran out, or the bounded space
+was exhausted: the output says which), 1 a violation or panic was found,
+2 bad input, 4 a predicate could not be evaluated on a run (as check).`,
+		Example: `  replay explore paxos --bug spec --check scripts/paxos.star --strategy pct -o spec.lz4
+  replay explore chainrep --bug neighbour-failure --check scripts/chainrep.star \
+      --strategy delay-rtc --churn 0 --faults 2 --budget 2000 --jobs 2 -o nf.lz4
+  replay explore paxos --check scripts/paxos.star --strategy bfs --depth 20 --churn 0 --budget 5000`,
+		Args: oneSystem,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl := cmd.Flags()
+			f.sim.changed = fl.Changed
+			return a.runExplore(args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.sim.check, "check", "", "predicates script to check every run against (required)")
+	fl.StringVar(&f.strategy, "strategy", "random", "search strategy: "+strings.Join(explore.Names(), ", "))
+	fl.IntVar(&f.budget, "budget", 0, fmt.Sprintf("stop after this many runs (default %d unless --time is given)", defaultBudget))
+	fl.DurationVar(&f.wall, "time", 0, "stop after this much wall-clock time, e.g. 5m")
+	fl.IntVar(&f.depth, "depth", 0, "pct: bug depth (3); delay-*: largest delay bound (5); bfs, dfs: decisions per run (50)")
+	fl.IntVar(&f.faults, "faults", 0, "crashes each run may inject, at decision points the strategy chooses")
+	fl.BoolVar(&f.failStop, "fail-stop", false, "an injected crash is never followed by a restart")
+	fl.BoolVar(&f.exhaustive, "exhaustive", false, "delay-*: stratified exhaustive search instead of stratified sampling")
+	fl.IntVar(&f.samples, "samples", 0, fmt.Sprintf("delay-* sampling: runs with 0 delays per round; stratum db gets samples*2^db (default %d)", explore.DefaultSamples))
+	fl.IntVar(&f.jobs, "jobs", 1, "runs executed at once (the result does not depend on it)")
+	fl.BoolVar(&f.all, "all", false, "keep going after a violation; report each distinct one")
+	fl.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object")
+	fl.Uint64Var(&f.sim.seed, "seed", 1, "exploration seed: the same seed gives the same runs")
+	f.sim.registerSettings(fl, "virtual-time")
+	fl.StringVarP(&f.sim.output, "output", "o", "", "where to write the failing run's trace (default: SYSTEM-BUG-explore.lz4)")
+	f.sim.budgets.register(fl)
+	cmd.SetHelpTemplate(cmd.HelpTemplate() + a.systemsHelp())
+	return cmd
+}
+
+func (a *App) runExplore(name string, f exploreFlags) error {
+	sys, err := a.Registry.Lookup(name)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	changed := f.sim.changed
+	positive := func(flag string, v int) error {
+		if changed(flag) && v < 1 {
+			return badInput("--%s %d: want a positive number (omit --%s for the default)", flag, v, flag)
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{{"budget", f.budget}, {"depth", f.depth}, {"jobs", f.jobs}, {"samples", f.samples}} {
+		if err := positive(c.flag, c.v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case !slices.Contains(explore.Names(), f.strategy):
+		return badInput("--strategy %q: unknown (known: %s)", f.strategy, strings.Join(explore.Names(), ", "))
+	case f.faults < 0:
+		return badInput("--faults %d: want 0 or more crashes", f.faults)
+	case changed("time") && f.wall <= 0:
+		return badInput("--time %v: want a positive wall-clock duration such as 5m", f.wall)
+	case f.failStop && f.faults == 0:
+		return badInput("--fail-stop goes with --faults N (the crashes the strategy injects)")
+	case f.exhaustive && !strings.HasPrefix(f.strategy, "delay-"):
+		return badInput("--exhaustive is a mode of the delaying explorers (delay-rr, delay-rtc, delay-prr), not of %s", f.strategy)
+	case changed("samples") && (f.exhaustive || !strings.HasPrefix(f.strategy, "delay-")):
+		return badInput("--samples goes with a delaying explorer's sampling (delay-rr, delay-rtc, delay-prr without --exhaustive)")
+	case f.sim.check == "":
+		return badInput("missing --check PREDS.star (the predicates every run is checked against)")
+	case changed("output") && f.sim.output == "":
+		return badInput("-o: empty file name (omit -o for %s-%s-explore.lz4)", sys.Name, f.sim.bug)
+	}
+	if !strings.HasSuffix(f.sim.check, ".star") {
+		return badInput("--check %q is not a predicates script (*.star)", f.sim.check)
+	}
+	if _, err := os.Stat(f.sim.check); err != nil {
+		return badInput("--check: %v", err)
+	}
+	cfg, err := simConfig(sys, f.sim)
+	if err != nil {
+		return err
+	}
+	maxSteps, memory, timeBudget, err := f.sim.budgets.parse()
+	if err != nil {
+		return err
+	}
+	strat, err := explore.New(f.strategy, cfg, explore.Params{Seed: f.sim.seed, Depth: f.depth, Faults: f.faults,
+		FailStop: f.failStop, Exhaustive: f.exhaustive, Samples: f.samples})
+	if err != nil {
+		return badInput("%v", err)
+	}
+	budget := f.budget
+	if !changed("budget") && !changed("time") {
+		budget = defaultBudget
+	}
+	out := f.sim.output
+	if out == "" {
+		out = fmt.Sprintf("%s-%s-explore.lz4", sys.Name, cfg.Bug)
+	}
+	// A bad -o is refused now, not after the search.
+	probe, err := createAtomic(out)
+	if err != nil {
+		return err
+	}
+	probe.Abort()
+
+	// Ctrl-C ends the exploration after the runs under way, with its
+	// summary.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	prog := a.progress()
+	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
+		Script: f.sim.check,
+		Check:  simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget},
+		Budget: budget, Time: f.wall, Jobs: f.jobs, All: f.all,
+		Progress: func(p explore.Progress) {
+			states := ""
+			if p.States >= 0 {
+				states = fmt.Sprintf(", %d distinct states", p.States)
+			}
+			prog.update("explore %s %s: %d runs, %s events%s, %.0f runs/s, deepest %d decisions",
+				sys.Name, f.strategy, p.Runs, humanize.SIWithDigits(float64(p.Events), 1, ""), states,
+				float64(p.Runs)/p.Elapsed.Seconds(), p.MaxDepth)
+		},
+	})
+	prog.done()
+	var evalErr *predicates.EvalError
+	var scriptErr *predicates.ScriptError
+	switch {
+	case sum == nil:
+		return badInput("%v", runErr)
+	case runErr != nil && errors.As(runErr, &scriptErr):
+		return badInput("%v", runErr)
+	case runErr != nil && !errors.As(runErr, &evalErr):
+		return withCode(ExitViolations, runErr)
+	}
+	var written []foundFile
+	for i, fd := range sum.Found {
+		ff, err := writeFinding(fd, out, i)
+		if err != nil {
+			return err
+		}
+		written = append(written, ff)
+	}
+	if f.asJSON {
+		if err := a.exploreJSON(sys, cfg, f, sum, written); err != nil {
+			return err
+		}
+	} else {
+		a.exploreText(sys, cfg, f, sum, written)
+	}
+	switch {
+	case evalErr != nil:
+		if !f.asJSON && len(sum.Found) > 0 && sum.Found[len(sum.Found)-1].Check != nil {
+			sum.Found[len(sum.Found)-1].Check.Report.WriteErrors(a.Stderr)
+		}
+		return &exitError{ExitPredicateError, fmt.Errorf("%v: the run was not fully checked", runErr)}
+	case len(sum.Found) > 0:
+		return &exitError{ExitViolations, fmt.Errorf("run %d: %s", sum.Found[0].Run, sum.Found[0].Headline())}
+	}
+	return nil
+}
+
+// foundFile is where a finding was written and how to reproduce it.
+type foundFile struct {
+	trace, schedule string
+	reproduce       string
+	debug           string
+	step            int
+}
+
+// writeFinding writes the i-th finding's trace (FOUND.lz4, then
+// FOUND-2.lz4, ...) and, after a panic, the schedule that reproduces it.
+func writeFinding(fd *explore.Finding, out string, i int) (foundFile, error) {
+	path := out
+	if i > 0 {
+		path = fmt.Sprintf("%s-%d.lz4", strings.TrimSuffix(out, ".lz4"), i+1)
+	}
+	ff := foundFile{trace: path}
+	if err := writeAtomic(path, func(w *atomicFile) error { _, err := w.Write(fd.Trace); return err }); err != nil {
+		return ff, err
+	}
+	if fd.Schedule != nil {
+		ff.schedule = strings.TrimSuffix(path, ".lz4") + ".schedule"
+		if err := writeAtomic(ff.schedule, func(w *atomicFile) error { return fd.Schedule.Format(w) }); err != nil {
+			return ff, err
+		}
+	}
+	return ff, nil
+}
+
+func writeAtomic(path string, write func(*atomicFile) error) error {
+	file, err := createAtomic(path)
+	if err != nil {
+		return err
+	}
+	defer file.Abort()
+	if err := write(file); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return file.Commit()
+}
+
+// commands fills in how to re-run a finding and where to debug it.
+func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, script string) {
+	switch {
+	case fd.Schedule != nil:
+		// The trace ends before the event that panicked; its schedule
+		// file holds that event too.
+		rerun := strings.TrimSuffix(ff.trace, ".lz4") + "-rerun.lz4"
+		ff.reproduce = strings.Join([]string{"replay", "sim", shellQuote(sys.Name), "--schedule", shellQuote(ff.schedule), "-o", shellQuote(rerun)}, " ")
+		ff.step = max(fd.Steps-1, 0)
+	default:
+		ff.reproduce = simtest.SimCommand(sys, fd.Config, ff.trace)
+		switch {
+		case fd.Violation != nil:
+			ff.step = fd.Violation.Decided()
+		case fd.Check != nil && len(fd.Check.Report.Errors) > 0:
+			ff.step = fd.Check.Report.Errors[0].Step
+		}
+	}
+	ff.debug = fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(ff.trace), shellQuote(script), ff.step)
+}
+
+func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, sum *explore.Summary, files []foundFile) {
+	w := a.Stdout
+	fmt.Fprintf(w, "explore %s (bug %s) with %s\n", sys.Name, cfg.Bug, sum.Strategy)
+	for i, fd := range sum.Found {
+		ff := &files[i]
+		ff.commands(sys, fd, f.sim.check)
+		fmt.Fprintf(w, "\nrun %d fails: %s\n", fd.Run, fd.Headline())
+		switch {
+		case fd.Panic != nil:
+			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimSpace(fd.Panic.Stack), "\n", "\n  "))
+			fmt.Fprintf(w, "wrote %s (the %d events before the panic) and %s (with the event that panicked)\n", ff.trace, fd.Steps, ff.schedule)
+		default:
+			fmt.Fprintln(w)
+			fd.Check.Report.WriteText(w, fd.Elapsed)
+			fmt.Fprintf(w, "wrote %s\n", ff.trace)
+		}
+		fmt.Fprintf(w, "chooser:   %s\nreproduce: %s\ndebug:     %s\n", fd.Chooser, ff.reproduce, ff.debug)
+	}
+	fmt.Fprintf(w, "\n%d runs, %d events in %v (%.1f runs/s)", sum.Runs, sum.Events, sum.Elapsed.Round(time.Millisecond), sum.RunsPerSecond())
+	if sum.States >= 0 {
+		fmt.Fprintf(w, ", %d distinct states", sum.States)
+	}
+	fmt.Fprintf(w, "; deepest run: %d decisions\n", sum.MaxDepth)
+	fmt.Fprintf(w, "stopped: %s\n", stoppedText(f, sum))
+}
+
+// stoppedText says why the exploration ended, in words.
+func stoppedText(f exploreFlags, sum *explore.Summary) string {
+	none := ""
+	if len(sum.Found) == 0 {
+		none = ", no violation"
+	}
+	switch sum.Stopped {
+	case "violation":
+		return "at the first failing run (--all keeps going)"
+	case "budget":
+		return fmt.Sprintf("the budget of %d runs ran out%s", sum.Runs, none)
+	case "time":
+		return fmt.Sprintf("the time budget (%v) ran out%s", f.wall, none)
+	case "exhausted":
+		return "the strategy exhausted its bounded space" + none + " (see docs/exploration.md for what the bound covers)"
+	case "canceled":
+		return "interrupted" + none
+	}
+	return sum.Stopped
+}
+
+func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, sum *explore.Summary, files []foundFile) error {
+	type found struct {
+		Run       int    `json:"run"`
+		Chooser   string `json:"chooser"`
+		Kind      string `json:"kind"` // violation, panic, predicate error
+		Headline  string `json:"headline"`
+		Predicate string `json:"predicate,omitempty"`
+		Witness   string `json:"witness,omitempty"`
+		Step      int    `json:"step"`
+		Trace     string `json:"trace"`
+		Schedule  string `json:"schedule,omitempty"`
+		Reproduce string `json:"reproduce"`
+		Debug     string `json:"debug"`
+	}
+	out := struct {
+		System     string  `json:"system"`
+		Bug        string  `json:"bug"`
+		Strategy   string  `json:"strategy"`
+		Runs       int     `json:"runs"`
+		Events     int64   `json:"events"`
+		States     *int    `json:"distinct_states"`
+		MaxDepth   int     `json:"max_depth"`
+		Seconds    float64 `json:"seconds"`
+		RunsPerSec float64 `json:"runs_per_second"`
+		Stopped    string  `json:"stopped"`
+		Exhausted  bool    `json:"exhausted"`
+		Found      []found `json:"found"`
+	}{System: sys.Name, Bug: cfg.Bug, Strategy: sum.Strategy, Runs: sum.Runs, Events: sum.Events, MaxDepth: sum.MaxDepth,
+		Seconds: sum.Elapsed.Seconds(), RunsPerSec: sum.RunsPerSecond(), Stopped: sum.Stopped, Exhausted: sum.Stopped == "exhausted",
+		Found: []found{}}
+	if sum.States >= 0 {
+		out.States = &sum.States
+	}
+	for i, fd := range sum.Found {
+		ff := &files[i]
+		ff.commands(sys, fd, f.sim.check)
+		j := found{Run: fd.Run, Chooser: fd.Chooser, Headline: fd.Headline(), Step: ff.step, Trace: ff.trace,
+			Schedule: ff.schedule, Reproduce: ff.reproduce, Debug: ff.debug, Kind: "violation"}
+		switch {
+		case fd.Panic != nil:
+			j.Kind = "panic"
+		case fd.EvalErr != nil:
+			j.Kind = "predicate error"
+		case fd.Violation != nil:
+			j.Predicate, j.Witness = fd.Violation.Predicate, fd.Violation.Witness
+		}
+		out.Found = append(out.Found, j)
+	}
+	enc := json.NewEncoder(a.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
