@@ -124,6 +124,13 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		return err
 	}
 
+	// The output first: a bad -o fails before a long replay.
+	file, err := createAtomic(f.sim.output)
+	if err != nil {
+		return err
+	}
+	defer file.Abort()
+
 	prog := a.progress()
 	w, err := replay.WorldAt(r, f.at, func(step int) {
 		prog.update("rebuilding the world: step %d of %d (%.0f%%)", step, f.at+1, 100*float64(step)/float64(f.at+1))
@@ -137,11 +144,6 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		return badInput("%v", err)
 	}
 
-	file, err := createAtomic(f.sim.output)
-	if err != nil {
-		return err
-	}
-	defer file.Abort()
 	var interrupted atomic.Bool
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt)
@@ -258,7 +260,11 @@ func printWorld(out io.Writer, tr *replay.Trace, w *world.World) {
 			up = append(up, id)
 		}
 	}
-	fmt.Fprintf(out, "  nodes: %d; up: %s; down: %s; not started: %s\n", len(w.Nodes), idList(up), idList(w.Down()), idList(w.NotStarted()))
+	down := idList(w.Down())
+	for _, st := range w.Stopped {
+		down += fmt.Sprintf(" (%s stopped: %s)", st.Node, st.Reason)
+	}
+	fmt.Fprintf(out, "  nodes: %d; up: %s; down: %s; not started: %s\n", len(w.Nodes), idList(up), down, idList(w.NotStarted()))
 	fmt.Fprintf(out, "  in flight: %d message(s)\n", len(w.InFlight))
 	const show = 8
 	for i, m := range w.InFlight {

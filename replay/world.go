@@ -101,8 +101,13 @@ func WorldAt(r *Replayer, step int, progress func(step int)) (*world.World, erro
 		ForkClocks: slices.Sorted(maps.Keys(floors)),
 		Parent:     parent,
 	}
+	stopped := r.stoppedAt(step, now)
 	for _, id := range tr.Nodes {
 		inst := r.Instance(id)
+		if why, ok := stopped[id]; ok {
+			inst.Kill() // the process was gone; its disk is what it wrote
+			w.Stopped = append(w.Stopped, world.Stop{Node: id, Reason: why})
+		}
 		last, ok := tr.LastStepOf(id, step)
 		if !ok {
 			last = -1
@@ -124,6 +129,60 @@ func WorldAt(r *Replayer, step int, progress func(step int)) (*world.World, erro
 		return nil, err
 	}
 	return w, nil
+}
+
+// stoppedAt finds the live nodes whose process had stopped at the world:
+// their recording ended cleanly (an end record: SIGTERM, a clean close)
+// no later than the world's time now (Unix ns), after their last event at
+// or before step. Replay keeps such a node up, since no crash was
+// recorded; a world must not, or its continuation would run a node that
+// was not running.
+func (r *Replayer) stoppedAt(step int, now int64) map[node.ID]string {
+	tr := r.tr
+	stopped := map[node.ID]string{}
+	for _, f := range tr.Files {
+		if f.Header.Driver != "live" {
+			continue // a simulation's end is the run's, not a process's
+		}
+		k := 0
+		for i, seg := range f.Segments {
+			if !f.SegmentEnded[i] {
+				continue
+			}
+			end := f.Ends[k]
+			k++
+			if end.Time > now {
+				continue
+			}
+			events := f.Events[f.SegmentStart[i]:]
+			if i+1 < len(f.SegmentStart) {
+				events = f.Events[f.SegmentStart[i]:f.SegmentStart[i+1]]
+			}
+			for _, id := range seg.Recorded {
+				last, ok := tr.LastStepOf(id, step)
+				if !ok || !within(events, id, tr.Events[last].Seq) {
+					continue // it ran in another segment since
+				}
+				stopped[id] = end.Reason
+			}
+		}
+	}
+	return stopped
+}
+
+// within reports whether seq lies between a node's first and last event
+// in events (a segment's; a live segment holds one node's, so the scans
+// stop at once).
+func within(events []*node.Event, id node.ID, seq uint64) bool {
+	i := slices.IndexFunc(events, func(ev *node.Event) bool { return ev.Node == id })
+	if i < 0 {
+		return false
+	}
+	j := len(events) - 1
+	for events[j].Node != id {
+		j--
+	}
+	return events[i].Seq <= seq && seq <= events[j].Seq
 }
 
 // unknownAt says why a node's state at step cannot be known ("" if it

@@ -45,8 +45,18 @@ type World struct {
 	// came from (its header's fork_clocks), so that a fork of a fork
 	// keeps them.
 	ForkClocks []uint64
+	// Stopped lists the nodes that are down because their live process
+	// had ended its recording cleanly by Now (traces record no crash for
+	// a stopped process), with the end's reason.
+	Stopped []Stop
 	// Parent names the trace files the world was built from.
 	Parent []string
+}
+
+// Stop is a node whose process had stopped.
+type Stop struct {
+	Node   node.ID
+	Reason string
 }
 
 // Node is one node's state in a world.
@@ -105,6 +115,7 @@ func (w *World) Copy(c node.Copier) *World {
 	cp.InFlight = slices.Clone(w.InFlight) // payloads are never written to
 	cp.ForkClocks = slices.Clone(w.ForkClocks)
 	cp.Parent = slices.Clone(w.Parent)
+	cp.Stopped = slices.Clone(w.Stopped)
 	cp.Node = make(map[node.ID]*Node, len(w.Node))
 	for id, n := range w.Node {
 		nc := *n
