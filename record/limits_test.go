@@ -50,6 +50,9 @@ func hostileHeaders() map[string]struct {
 		"long driver":    {with(func(h *Header) { h.Driver = strings.Repeat("d", 300) }), "driver name"},
 		"neg segment":    {with(func(h *Header) { h.Segment = -1 }), "segment -1"},
 		"duplicate type": {with(func(h *Header) { h.Types = []string{"t.Ping", "t.Ping"} }), `message type "t.Ping" is listed twice`},
+		"fork clocks":    {with(func(h *Header) { h.ForkClocks = []uint64{9, 9} }), "fork clocks 9 and 9 are not ascending"},
+		"many fork clocks": {with(func(h *Header) { h.ForkClocks = make([]uint64, MaxEntries+1) }),
+			fmt.Sprintf("%d fork clocks (at most %d)", MaxEntries+1, MaxEntries)},
 	}
 }
 

@@ -306,3 +306,17 @@ func TestForkBadInput(t *testing.T) {
 		mustOK(t, fork("tampered.lz4", "--at", strconv.Itoa(bad-1), "--steps", "100", "-o", "before.lz4"))
 	}
 }
+
+func TestForkHelp(t *testing.T) {
+	r := replay(t, t.TempDir(), "fork", "--help")
+	mustOK(t, r)
+	for _, want := range []string{"--at", "--seed", "--steps", "--time", "--drop", "--dup", "--churn", "--latency", "--down", "--max-down", "--output",
+		"in flight", "live recordings", "exits 3", "scenario is not run again", "healed", "fork_of"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("replay fork --help lacks %q", want)
+		}
+	}
+	if r := replay(t, t.TempDir(), "--help"); !strings.Contains(r.stdout, "fork") {
+		t.Error("replay --help does not list fork")
+	}
+}
