@@ -61,7 +61,9 @@ so no external inputs arrive.
 Fork refuses (exit 2) a step outside the trace, a node whose state at the
 step is unknown (no trace file for it, a killed process, a gap in its
 recording), a trace of a system this binary does not know; a trace that
-diverges on replay before the step exits 3, as replay verify.`,
+diverges on replay before the step exits 3, as replay verify. A handler
+that fails in the continuation exits 1, as in replay sim; OUT keeps every
+event up to it.`,
 		Example: `  replay fork paxos.lz4 --at 120 --seed 7 -o fork.lz4
   replay fork paxos.lz4 --at 120 --seed 7 --drop 0.3 --churn 1 -o lossy.lz4
   replay fork node1.lz4 node2.lz4 node3.lz4 --at 5000 --time 10s -o whatif.lz4
@@ -77,12 +79,12 @@ diverges on replay before the step exits 3, as replay verify.`,
 	fl.Uint64Var(&f.sim.seed, "seed", 1, "seed for every random choice of the continuation")
 	fl.IntVar(&f.sim.steps, "steps", 0, "stop after this many events of the continuation, at least 1 (default: the system's)")
 	fl.DurationVar(&f.sim.time, "time", 0, "stop after this much virtual time of the continuation, e.g. 5s (default: the system's)")
-	fl.Float64Var(&f.sim.drop, "drop", 0, "probability that a message is lost, 0..1, in-flight ones included (default: the system's)")
-	fl.Float64Var(&f.sim.dup, "dup", 0, "probability that a message is delivered twice, 0..1 (default: the system's)")
-	fl.Float64Var(&f.sim.churn, "churn", 0, fmt.Sprintf("random crashes per node per virtual second, 0..%g; 0 turns churn off (default: the system's)", sim.MaxChurn))
-	fl.StringVar(&f.sim.latency, "latency", "", "message latency range MIN-MAX, e.g. 1ms-10ms (default: the system's)")
-	fl.StringVar(&f.sim.down, "down", "", "how long a crashed node stays down, MIN-MAX (default: the system's)")
-	fl.IntVar(&f.sim.maxDown, "max-down", 0, "at most this many nodes down at once under churn, 1..nodes (default: a minority)")
+	fl.Float64Var(&f.sim.drop, "drop", 0, "probability that a message is lost, 0..1, in-flight ones included (default: a simulated parent's, else the system's)")
+	fl.Float64Var(&f.sim.dup, "dup", 0, "probability that a message is delivered twice, 0..1 (default: a simulated parent's, else the system's)")
+	fl.Float64Var(&f.sim.churn, "churn", 0, fmt.Sprintf("random crashes per node per virtual second, 0..%g; 0 turns churn off (default: a simulated parent's, else the system's)", sim.MaxChurn))
+	fl.StringVar(&f.sim.latency, "latency", "", "message latency range MIN-MAX, e.g. 1ms-10ms (default: a simulated parent's, else the system's)")
+	fl.StringVar(&f.sim.down, "down", "", "how long a crashed node stays down, MIN-MAX (default: a simulated parent's, else the system's)")
+	fl.IntVar(&f.sim.maxDown, "max-down", 0, "at most this many nodes down at once under churn, 1..nodes (default: a simulated parent's, else a minority)")
 	fl.BoolVar(&f.sim.noStateHashes, "no-state-hashes", false, "do not record state hashes in the continuation")
 	fl.BoolVarP(&f.sim.verbose, "verbose", "v", false, "print the continuation's handler log lines to stderr")
 	fl.StringVarP(&f.sim.output, "output", "o", "", "trace file to write (required)")
