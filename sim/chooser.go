@@ -184,7 +184,17 @@ func (c *Choice) Nodes() []node.ID { return c.s.ids }
 // same hash have the same futures (up to timing), which is what a search
 // that caches visited states needs. It costs a walk of every node's
 // state, so only a chooser that needs it should ask.
-func (c *Choice) StateHash() uint64 {
+func (c *Choice) StateHash() uint64 { return c.stateHash(false) }
+
+// TimedStateHash is StateHash with time: it also covers every pending
+// event's window and every scenario action's time, relative to now. Two
+// decisions with the same timed hash have the same futures, timing
+// included, which is what a search that claims to exhaust a space needs
+// (StateHash merges states whose messages are in flight for different
+// times, whose futures differ in what may run first).
+func (c *Choice) TimedStateHash() uint64 { return c.stateHash(true) }
+
+func (c *Choice) stateHash(timed bool) uint64 {
 	h := xxhash.New()
 	var b [8]byte
 	put := func(v uint64) {
@@ -202,6 +212,9 @@ func (c *Choice) StateHash() uint64 {
 	}
 	var pend []string
 	for _, it := range c.s.queue {
+		if timed && it.kind == itemCall {
+			pend = append(pend, fmt.Sprintf("call %d", it.at-c.s.now))
+		}
 		if !c.s.wouldRun(it) && it.kind != itemCrash && it.kind != itemRestart {
 			continue
 		}
@@ -209,6 +222,9 @@ func (c *Choice) StateHash() uint64 {
 		key := p.String()
 		if it.kind == itemDeliver || it.kind == itemInput {
 			key += fmt.Sprintf(" %016x", xxhash.Sum64(it.ev.Payload))
+		}
+		if timed {
+			key += fmt.Sprintf(" %d %d", it.at-c.s.now, it.latest-c.s.now)
 		}
 		pend = append(pend, key)
 	}
