@@ -218,17 +218,25 @@ func (c *core) Decisions() int { return c.decisions }
 // liveness.
 func (c *core) Truncated() string { return c.stopped }
 
-// nodeEvents maps each node (by index in ch.Nodes()) to the index of its
-// first enabled event, -1 if none.
+// nodeEvents maps each node (by index in ch.Nodes()) to the index of the
+// enabled event it would run, -1 if none: the one whose window opens
+// first, ties broken by the event's identity. Not the first in Enabled's
+// order, which breaks ties by when events were scheduled: that is not
+// part of the state, and a search that caches states needs a node's
+// choice to depend on the state alone.
 func nodeEvents(ch *sim.Choice, buf []int) []int {
 	ids := ch.Nodes()
 	buf = buf[:0]
 	for range ids {
 		buf = append(buf, -1)
 	}
-	for i, p := range ch.Enabled() {
+	en := ch.Enabled()
+	for i, p := range en {
 		j, ok := slices.BinarySearch(ids, p.Node)
-		if ok && buf[j] < 0 {
+		if !ok {
+			continue
+		}
+		if b := buf[j]; b < 0 || p.Earliest < en[b].Earliest || p.Earliest == en[b].Earliest && p.String() < en[b].String() {
 			buf[j] = i
 		}
 	}

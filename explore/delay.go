@@ -169,6 +169,8 @@ type sesStrategy struct {
 	visited     map[uint64]int // state key -> fewest delays used at a visit
 	outstanding int
 	run         int
+	// noCache turns state caching off (tests compare with it).
+	noCache bool
 }
 
 func newSES(base string, p Params, s settings) *sesStrategy {
@@ -234,7 +236,7 @@ func (s *sesStrategy) Done(o Outcome) {
 		return
 	}
 	for _, p := range c.ses.points {
-		if v, seen := s.visited[p.key]; seen && v <= p.used {
+		if v, seen := s.visited[p.key]; seen && v <= p.used && !s.noCache {
 			break // what follows was explored from that visit
 		}
 		s.visited[p.key] = p.used
@@ -284,8 +286,8 @@ func (r *sesRun) decide(c *delayChooser, ch *sim.Choice, point int) (d sim.Decis
 		return d, a.delays, false, nil
 	}
 	if n := len(r.points); n == 0 || r.points[n-1].point != point {
-		key := mix(ch.StateHash(), uint64(c.base.at), uint64(c.faults.left))
-		if v, seen := r.s.visited[key]; seen && v <= r.used {
+		key := mix(ch.TimedStateHash(), uint64(c.base.at), uint64(c.faults.left))
+		if v, seen := r.s.visited[key]; seen && v <= r.used && !r.s.noCache {
 			return c.stop("state explored before"), 0, true, nil
 		}
 		c.ev = withInjector(nodeEvents(ch, c.ev), false)

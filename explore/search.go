@@ -166,7 +166,7 @@ func (c *searchChooser) Next(ch *sim.Choice) (sim.Decision, error) {
 			index = a.index
 		}
 	} else if n := len(c.points); n == 0 || c.points[n-1].point != point {
-		key := mix(ch.StateHash(), uint64(c.faults.left))
+		key := mix(ch.TimedStateHash(), uint64(c.faults.left))
 		if v, seen := c.s.visited[key]; seen && v <= point {
 			return c.stop("state explored before"), nil
 		}
