@@ -18,7 +18,7 @@ type checkpoint struct {
 }
 
 type nodeSnap struct {
-	snap    *node.Snapshot
+	snap    *node.Snapshot // nil: the node cannot be copied; rebuild it
 	lastRun int
 }
 
@@ -78,7 +78,11 @@ func (c *Cursor) take(prev *checkpoint) *checkpoint {
 				continue
 			}
 		}
-		cp.nodes[id] = &nodeSnap{snap: n.inst.Snapshot(state.Copier), lastRun: n.lastRun}
+		ns := &nodeSnap{lastRun: n.lastRun}
+		if state.Copyable(n.inst.Handler()) {
+			ns.snap = n.inst.Snapshot(state.Copier)
+		}
+		cp.nodes[id] = ns
 	}
 	return cp
 }
@@ -120,7 +124,9 @@ func (c *Cursor) Seek(target int) error {
 	// forward again reproduces it at the same step.
 	best := min((target+1)/c.every, len(c.cps)-1)
 	if target < c.r.pos || c.cps[best].before > c.r.pos+1 {
-		c.restore(c.cps[best])
+		if err := c.restore(c.cps[best]); err != nil {
+			return err
+		}
 	}
 	for c.r.pos < target {
 		if err := c.Step(); err != nil {
@@ -131,12 +137,22 @@ func (c *Cursor) Seek(target int) error {
 }
 
 // restore puts every node back in a checkpoint's state; nodes that have not
-// run since the checkpoint are already in it and are left alone.
-func (c *Cursor) restore(cp *checkpoint) {
+// run since the checkpoint are already in it and are left alone. A node
+// whose state could not be copied is rebuilt by re-executing its events,
+// which costs its events up to the checkpoint rather than K steps.
+func (c *Cursor) restore(cp *checkpoint) error {
+	c.r.err = nil
 	for _, id := range c.r.ids {
 		n := c.r.nodes[id]
 		s := cp.nodes[id]
 		if n.lastRun == s.lastRun {
+			continue
+		}
+		if s.snap == nil {
+			if err := c.r.rebuild(id, cp.before-1); err != nil {
+				c.r.err = err
+				return err
+			}
 			continue
 		}
 		n.inst.Restore(s.snap, state.Copier)
@@ -144,5 +160,5 @@ func (c *Cursor) restore(cp *checkpoint) {
 	}
 	c.r.pos = cp.before - 1
 	c.r.ran = false
-	c.r.err = nil
+	return nil
 }

@@ -79,13 +79,8 @@ func New(tr *Trace, reg *system.Registry, opts Options) (*Replayer, error) {
 		}
 	}
 	r := &Replayer{tr: tr, sys: sys, opts: opts, nodes: map[node.ID]*rnode{}, pos: -1}
-	cfg := system.Config{Bug: tr.Header.Bug, Nodes: tr.Nodes, Params: tr.Header.Params}
 	for _, id := range ids {
-		store := node.NewMemStore()
-		r.nodes[id] = &rnode{id: id, store: store, lastRun: -1, inst: node.NewInstance(node.Config{
-			ID: id, Nodes: tr.Nodes, Codec: sys.Codec, Store: store, Verbose: opts.Verbose,
-			New: func() node.Handler { return sys.New(id, cfg) },
-		})}
+		r.nodes[id] = r.newNode(id)
 		r.ids = append(r.ids, id)
 	}
 	slices.Sort(r.ids)
@@ -172,6 +167,17 @@ func (r *Replayer) Next() error {
 	}
 	// From here on the node's state changes, even if the step diverges.
 	n.lastRun = step
+	if err := r.exec(step, rec, n); err != nil {
+		r.err = err
+		return r.err
+	}
+	r.ran = true
+	return nil
+}
+
+// exec re-executes one recorded event on its node and checks it against
+// the recording.
+func (r *Replayer) exec(step int, rec *node.Event, n *rnode) error {
 	if rec.Kind == node.KindRestart {
 		// A restart after a process died without recording a crash
 		// (kill -9), or a trace that begins with a restart: the new
@@ -192,16 +198,13 @@ func (r *Replayer) Next() error {
 	ev.Nondet, ev.Sends, ev.TimersSet, ev.TimersCancelled, ev.Logs = nondet, sends, set, cancelled, logs
 	r.src.reset(rec)
 	if err := n.inst.Dispatch(ev, &r.src); err != nil {
-		r.err = r.diverged(step, rec, ev, err)
-		return r.err
+		return r.diverged(step, rec, ev, err)
 	}
 	if err := r.src.unconsumed(); err != nil {
-		r.err = r.diverged(step, rec, ev, err)
-		return r.err
+		return r.diverged(step, rec, ev, err)
 	}
 	if d := r.compare(step, rec, ev); d != nil {
-		r.err = d
-		return r.err
+		return d
 	}
 	if rec.HasStateHash && !r.opts.SkipStateHashes && n.inst.Up() {
 		if h := state.Hash(n.inst.Handler()); h != rec.StateHash {
@@ -210,11 +213,43 @@ func (r *Replayer) Next() error {
 			d.Recorded, d.Now = fmt.Sprintf("state hash %016x", rec.StateHash), fmt.Sprintf("state hash %016x", h)
 			d.Causes = []string{causeMapOrder, causeState, causeCode,
 				"a field that should not be observed state (a cache, a handle) is not tagged replay:\"-\""}
-			r.err = d
-			return r.err
+			return d
 		}
 	}
-	r.ran = true
+	return nil
+}
+
+// newNode builds a fresh replayed node: a new instance on an empty store.
+func (r *Replayer) newNode(id node.ID) *rnode {
+	cfg := system.Config{Bug: r.tr.Header.Bug, Nodes: r.tr.Nodes, Params: r.tr.Header.Params}
+	store := node.NewMemStore()
+	sys := r.sys
+	return &rnode{id: id, store: store, lastRun: -1, inst: node.NewInstance(node.Config{
+		ID: id, Nodes: r.tr.Nodes, Codec: sys.Codec, Store: store, Verbose: r.opts.Verbose,
+		New: func() node.Handler { return sys.New(id, cfg) },
+	})}
+}
+
+// rebuild puts a node in its state after step upTo by re-executing its
+// own events from the start on a fresh instance: the way to restore a
+// node whose state a copy cannot reproduce (see state.Copyable). Each
+// node's events replay on their own, so the others are untouched.
+func (r *Replayer) rebuild(id node.ID, upTo int) error {
+	n := r.newNode(id)
+	for step := 0; step <= upTo; step++ {
+		rec := r.tr.Events[step]
+		if rec.Node != id {
+			continue
+		}
+		if _, unknown := r.tr.UnknownAt(id, step); unknown && rec.Kind != node.KindRestart {
+			continue
+		}
+		n.lastRun = step
+		if err := r.exec(step, rec, n); err != nil {
+			return fmt.Errorf("rebuilding %s at #%d: %w", id, step, err)
+		}
+	}
+	r.nodes[id] = n
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -78,4 +80,119 @@ var Copier = node.Copier{
 		}
 		return s
 	},
+}
+
+// Copyable reports whether Clone(v) yields a copy that behaves like v. It
+// does not when v's state holds a function bound to v's own objects: a
+// method value (etcd raft keeps r.tick = r.tickElection) or a closure.
+// Clone can only share the function, so the copy's calls would act on
+// the original. Plain top-level functions are fine to share. Drivers
+// that need a faithful copy of such a node rebuild it by re-executing its
+// events instead.
+func Copyable(v any) bool {
+	if v == nil {
+		return true
+	}
+	w := funcWalker{seen: map[uintptr]bool{}}
+	return !w.boundFunc(reflect.ValueOf(v), 0)
+}
+
+// mayHoldFunc caches, per type, whether a value of it can hold a function
+// (directly, or behind pointers, containers and interfaces).
+var mayHoldFunc sync.Map // reflect.Type -> bool
+
+func typeMayHoldFunc(t reflect.Type) bool {
+	if r, ok := mayHoldFunc.Load(t); ok {
+		return r.(bool)
+	}
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type) bool
+	walk = func(t reflect.Type) bool {
+		if seen[t] || isOpaque(t) {
+			return false
+		}
+		seen[t] = true
+		switch t.Kind() {
+		case reflect.Func, reflect.Interface, reflect.Chan, reflect.UnsafePointer:
+			return true
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			return walk(t.Elem())
+		case reflect.Map:
+			return walk(t.Key()) || walk(t.Elem())
+		case reflect.Struct:
+			for i := range t.NumField() {
+				if walk(t.Field(i).Type) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	r := walk(t)
+	mayHoldFunc.Store(t, r)
+	return r
+}
+
+type funcWalker struct{ seen map[uintptr]bool }
+
+// boundFunc reports whether v holds a function bound to state, a
+// channel or an unsafe pointer: anything a deep copy cannot reproduce.
+func (w funcWalker) boundFunc(v reflect.Value, depth int) bool {
+	if !v.IsValid() || depth > maxCloneCheckDepth || !typeMayHoldFunc(v.Type()) {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Func:
+		return !v.IsNil() && !topLevelFunc(v)
+	case reflect.Chan, reflect.UnsafePointer:
+		return !v.IsNil()
+	case reflect.Interface:
+		return !v.IsNil() && w.boundFunc(v.Elem(), depth+1)
+	case reflect.Pointer:
+		if v.IsNil() || w.seen[v.Pointer()] {
+			return false
+		}
+		w.seen[v.Pointer()] = true
+		return w.boundFunc(v.Elem(), depth+1)
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if w.boundFunc(v.Index(i), depth+1) {
+				return true
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			if w.boundFunc(it.Key(), depth+1) || w.boundFunc(it.Value(), depth+1) {
+				return true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if w.boundFunc(v.Field(i), depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maxCloneCheckDepth bounds the walk as hashing bounds its own; deeper
+// state is assumed copyable.
+const maxCloneCheckDepth = 256
+
+// topLevelFunc reports whether a function value is a plain top-level
+// function, which captures nothing. The runtime names method values
+// "pkg.(*T).m-fm" and closures "pkg.f.func1".
+func topLevelFunc(v reflect.Value) bool {
+	f := runtime.FuncForPC(v.Pointer())
+	if f == nil {
+		return false
+	}
+	name := f.Name()
+	if strings.HasSuffix(name, "-fm") {
+		return false
+	}
+	last := name[strings.LastIndexByte(name, '/')+1:]
+	return !strings.Contains(last, ".func")
 }
