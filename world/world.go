@@ -107,7 +107,10 @@ var Share = node.Copier{
 }
 
 // Copy returns a world whose nodes' handlers and stores are copied with c
-// (state.Copier deep-copies them), for one more continuation of w.
+// (state.Copier deep-copies them), for one more continuation of w. A
+// handler whose state holds a function bound to itself (state.Copyable
+// says so: etcd raft's r.tick) does not survive a copy; rebuild such a
+// world with replay.WorldAt instead.
 func (w *World) Copy(c node.Copier) *World {
 	cp := *w
 	cp.Params = maps.Clone(w.Params)
