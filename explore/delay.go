@@ -76,7 +76,12 @@ type delayChooser struct {
 	ord    []int
 	// ses is set for an exhaustive search's runs.
 	ses *sesRun
+	cur decidedNode
 }
+
+// decidedNode is the node a decision chose on its first call, which
+// holds through the advance that running its event may need.
+type decidedNode struct{ point, node int }
 
 func (c *delayChooser) Describe() string { return c.desc }
 
@@ -97,6 +102,12 @@ func (c *delayChooser) Next(ch *sim.Choice) (sim.Decision, error) {
 	c.ev = withInjector(nodeEvents(ch, c.ev), c.ses == nil && c.injectorEnabled(ch))
 	c.ord = c.base.order(c.ev, c.ord)
 	j := c.ord[delays%len(c.ord)]
+	if c.cur.point == point && c.ev[c.cur.node] >= 0 {
+		// The call after an advance: the node was chosen on the first
+		// call, in the state recorded there.
+		j = c.cur.node
+	}
+	c.cur = decidedNode{point: point, node: j}
 	var d sim.Decision
 	if j == n {
 		d = c.inject(ch)

@@ -393,23 +393,26 @@ func placementKey(d map[int]int) string {
 }
 
 // TestSearchExhausts: bfs and dfs exhaust the tiny system (with and
-// without a crash to inject) and count exactly the states a brute-force
+// without a crash to inject, with and without a scenario input that
+// choosers must advance to) and count exactly the states a brute-force
 // walk of every execution reaches.
 func TestSearchExhausts(t *testing.T) {
-	for _, faults := range []int{0, 1} {
-		sys := tinySystem(2)
-		cfg := sim.DefaultConfig().WithDefaults(sys)
-		want := bruteStates(t, sys, cfg, faults)
-		for _, name := range []string{"bfs", "dfs"} {
-			st, _ := New(name, cfg, Params{Seed: 1, Depth: 100, Faults: faults, FailStop: true})
-			sum, err := Run(context.Background(), sys, cfg, st, Options{Script: tinyScript, Budget: 100000, Jobs: 2})
-			if err != nil {
-				t.Fatal(err)
+	for _, sys := range []*system.System{tinySystem(2), tinyInputSystem(2)} {
+		for _, faults := range []int{0, 1} {
+			cfg := sim.DefaultConfig().WithDefaults(sys)
+			want := bruteStates(t, sys, cfg, faults)
+			for _, name := range []string{"bfs", "dfs"} {
+				st, _ := New(name, cfg, Params{Seed: 1, Depth: 100, Faults: faults, FailStop: true})
+				sum, err := Run(context.Background(), sys, cfg, st, Options{Script: tinyScript, Budget: 100000, Jobs: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sum.Stopped != "exhausted" || sum.States != want {
+					t.Fatalf("%s, scenario %v, faults %d: %s after %d runs with %d states, want exhausted with %d",
+						name, sys.Scenario != nil, faults, sum.Stopped, sum.Runs, sum.States, want)
+				}
+				t.Logf("%s, scenario %v, faults %d: %d runs, %d states", name, sys.Scenario != nil, faults, sum.Runs, sum.States)
 			}
-			if sum.Stopped != "exhausted" || sum.States != want {
-				t.Fatalf("%s faults %d: %s after %d runs with %d states, want exhausted with %d", name, faults, sum.Stopped, sum.Runs, sum.States, want)
-			}
-			t.Logf("%s faults %d: %d runs, %d states", name, faults, sum.Runs, sum.States)
 		}
 	}
 }
@@ -450,6 +453,7 @@ func bruteStates(t *testing.T, sys *system.System, cfg sim.Config, faults int) i
 type pathChooser struct {
 	core
 	path []pathStep
+	name string // the event of the decision under way
 }
 
 type pathStep struct {
@@ -460,15 +464,26 @@ type pathStep struct {
 func (c *pathChooser) Describe() string { return "path" }
 
 func (c *pathChooser) Next(ch *sim.Choice) (sim.Decision, error) {
-	if len(ch.Enabled()) == 0 {
+	en := ch.Enabled()
+	if len(en) == 0 {
 		return sim.Decision{}, nil
 	}
 	if c.decisions >= len(c.path) {
 		return sim.Decision{Stop: "path done"}, nil
 	}
-	if s := c.path[c.decisions]; s.crash != "" {
+	s := c.path[c.decisions]
+	if s.crash != "" {
 		return c.crash(ch, s.crash), nil
-	} else {
-		return c.pick(ch, s.index), nil
 	}
+	// An index names an event of the decision's first call; after an
+	// advance, the same event.
+	if c.name == "" {
+		c.name = en[s.index].String()
+	}
+	i := slices.IndexFunc(en, func(p sim.Pending) bool { return p.String() == c.name })
+	d := c.pick(ch, max(i, 0))
+	if !d.Advance {
+		c.name = ""
+	}
+	return d, nil
 }

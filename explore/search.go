@@ -134,6 +134,14 @@ type searchChooser struct {
 	actions map[int]*branch
 	lastAt  int
 	points  []searchPoint
+	cur     decided
+}
+
+// decided is the event a decision chose on its first call, which holds
+// through the advance that running it may need.
+type decided struct {
+	point int
+	event string
 }
 
 type searchPoint struct {
@@ -151,6 +159,18 @@ func (c *searchChooser) Next(ch *sim.Choice) (sim.Decision, error) {
 		return sim.Decision{}, nil
 	}
 	point := c.decisions + 1
+	if c.cur.point == point {
+		// The call after an advance: the decision was made on the
+		// first call, in the state recorded there; run that event.
+		for i, p := range en {
+			if p.String() == c.cur.event {
+				return c.pick(ch, i), nil
+			}
+		}
+		// What the advance ran took it away (a partition): run what
+		// comes first instead, as every re-execution will.
+		return c.pick(ch, 0), nil
+	}
 	index := 0
 	if point <= c.lastAt {
 		if a := c.actions[point]; a != nil {
@@ -165,7 +185,7 @@ func (c *searchChooser) Next(ch *sim.Choice) (sim.Decision, error) {
 			}
 			index = a.index
 		}
-	} else if n := len(c.points); n == 0 || c.points[n-1].point != point {
+	} else {
 		key := mix(ch.TimedStateHash(), uint64(c.faults.left))
 		if v, seen := c.s.visited[key]; seen && v <= point {
 			return c.stop("state explored before"), nil
@@ -179,6 +199,7 @@ func (c *searchChooser) Next(ch *sim.Choice) (sim.Decision, error) {
 			return c.stop(fmt.Sprintf("depth bound (%d decisions)", c.s.p.Depth)), nil
 		}
 	}
+	c.cur.point, c.cur.event = point, en[index].String()
 	return c.pick(ch, index), nil
 }
 

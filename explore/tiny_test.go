@@ -48,6 +48,24 @@ func (n *tinyNode) Receive(env node.Env, from node.ID, m node.Message) {
 
 func (n *tinyNode) Timer(node.Env, node.Timer) {}
 
+// Input is the scenario's request: log it and ping everyone again.
+func (n *tinyNode) Input(env node.Env, m node.Message) {
+	n.Log = append(n.Log, "input")
+	for _, p := range env.Peers() {
+		env.Send(p, Ping{})
+	}
+}
+
+// tinyInputSystem is the tiny system with a scenario input to n1 while
+// the first pings are in flight, so choosers must advance to it.
+func tinyInputSystem(nodes int) *system.System {
+	sys := tinySystem(nodes)
+	sys.Scenario = func(ctl system.Controller) {
+		ctl.At(1500*time.Microsecond, func() { ctl.Input("n1", Ping{}) })
+	}
+	return sys
+}
+
 func tinySystem(nodes int) *system.System {
 	return &system.System{
 		Name:  "tiny",
