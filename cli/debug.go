@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/signal"
 	"strings"
-	"sync/atomic"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
@@ -114,15 +112,8 @@ func (a *App) openDB(traces []string, preds, dir string, force bool) (*statedb.D
 		}
 	}
 	// Ctrl-C abandons a build: nothing half-built is kept.
-	var interrupted atomic.Bool
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; ok {
-			interrupted.Store(true)
-		}
-	}()
+	interrupted, stopSignals := onInterrupt()
+	defer stopSignals()
 	prog := a.progress()
 	db, res, err := statedb.Ensure(traces, dir, statedb.Options{Registry: a.Registry, Preds: preds, Force: force,
 		Progress: func(phase string, done, total int) {

@@ -6,12 +6,10 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -146,15 +144,8 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		return badInput("%v", err)
 	}
 
-	var interrupted atomic.Bool
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; ok {
-			interrupted.Store(true)
-		}
-	}()
+	interrupted, stopSignals := onInterrupt()
+	defer stopSignals()
 	cfg.Progress = func(steps int, now time.Duration) {
 		prog.update("simulating the continuation: %d events, virtual time %v", steps, now.Truncate(time.Millisecond))
 	}

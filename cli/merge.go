@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -48,7 +47,7 @@ func (a *App) runMerge(paths []string, output string) error {
 	}
 	h := *tr.Header
 	h.Driver, h.Segment, h.Nodes, h.Recorded = "merge", 0, tr.Nodes, tr.Recorded
-	h.Run = map[string]string{"merged_from": mergedFrom(paths)}
+	h.Run = map[string]string{"merged_from": record.ListValue(paths)}
 	types := map[string]bool{}
 	for _, f := range tr.Files {
 		for _, s := range f.Segments {
@@ -120,27 +119,4 @@ func mergedGaps(tr *replay.Trace) []record.Gap {
 		}
 	}
 	return gaps
-}
-
-// mergedFrom lists the merged files for the header, as many as fit in a
-// header value (record.MaxValueLen).
-func mergedFrom(paths []string) string {
-	all := fmt.Sprint(paths)
-	if len(all) <= record.MaxValueLen {
-		return all
-	}
-	var b strings.Builder
-	b.WriteString("[")
-	for i, p := range paths {
-		more := fmt.Sprintf(" ... and %d more]", len(paths)-i)
-		if b.Len()+len(p)+1+len(more) > record.MaxValueLen {
-			b.WriteString(more)
-			break
-		}
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		b.WriteString(p)
-	}
-	return b.String()
 }

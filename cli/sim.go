@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -317,15 +315,8 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 
 	// Ctrl-C ends the run early but keeps a complete, valid trace of what
 	// ran: nothing recorded is lost.
-	var interrupted atomic.Bool
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; ok {
-			interrupted.Store(true)
-		}
-	}()
+	interrupted, stopSignals := onInterrupt()
+	defer stopSignals()
 	prog := a.progress()
 	cfg.Progress = func(steps int, now time.Duration) {
 		prog.update("simulating %s: %d events, virtual time %v", sys.Name, steps, now.Truncate(time.Millisecond))

@@ -3,6 +3,7 @@ package record
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -169,4 +170,23 @@ func clipReason(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// ListValue joins items with spaces for a header value, keeping as many
+// as fit in MaxValueLen and saying how many were left out: a merge of
+// thousands of files must still write a valid header.
+func ListValue(items []string) string {
+	var b strings.Builder
+	for i, it := range items {
+		more := fmt.Sprintf(" (and %d more)", len(items)-i)
+		if b.Len()+1+len(it)+len(more) > MaxValueLen {
+			b.WriteString(more)
+			break
+		}
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(it)
+	}
+	return b.String()
 }

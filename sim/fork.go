@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -77,7 +76,7 @@ func RunFrom(sys *system.System, cfg Config, w *world.World, prefix []*node.Even
 
 	h := s.header()
 	h.Driver = ForkDriver
-	h.Run["fork_of"] = forkOf(w.Parent)
+	h.Run["fork_of"] = record.ListValue(w.Parent)
 	h.Run["fork_at"] = strconv.Itoa(w.Step)
 	h.Run["fork_time"] = time.Duration(w.Now).String()
 	// Floors of earlier forks at or above this one's concern only steps
@@ -176,22 +175,4 @@ func (s *Sim) restartLater(id node.ID) {
 		s.Restart(id)
 		s.push(&item{at: s.now, kind: itemCall, fn: func() { s.scheduleCrash(id) }})
 	}})
-}
-
-// forkOf names the parent trace files for the header, as many as fit in a
-// header value.
-func forkOf(paths []string) string {
-	var b strings.Builder
-	for i, p := range paths {
-		more := fmt.Sprintf(" (and %d more)", len(paths)-i)
-		if b.Len()+1+len(p)+len(more) > record.MaxValueLen {
-			b.WriteString(more)
-			break
-		}
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		b.WriteString(p)
-	}
-	return b.String()
 }
