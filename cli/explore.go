@@ -5,20 +5,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/replaycheck/replaycheck/explore"
 	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
+	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/system"
+	"github.com/replaycheck/replaycheck/world"
 )
 
 type exploreFlags struct {
@@ -34,6 +41,11 @@ type exploreFlags struct {
 	jobs       int
 	all        bool
 	asJSON     bool
+	from       []string
+	at         int
+	// visit walks the flags given on the command line, to print the
+	// command that re-runs a finding of an exploration --from a trace.
+	visit func(func(*pflag.Flag))
 }
 
 // defaultBudget bounds an exploration given neither --budget nor --time.
@@ -72,6 +84,13 @@ found trace; --jobs N runs N executions at once with the same result.
 Without --budget or --time the budget is ` + fmt.Sprint(defaultBudget) + ` runs. --virtual-time limits
 each run's virtual time (sim's --time).
 
+--from TRACE... --at STEP explores the futures of a recorded run, simulated
+or live: every run keeps the recording's steps #0..#STEP (the world
+replay fork rebuilds there) and continues it under the strategy. The
+trace's bug, parameters and nodes hold; its network and fault settings
+carry over unless a flag says otherwise. A finding is re-run by the same
+exploration stopped after its run (the printed reproduce command).
+
 Exit codes: 0 no violation (the budget or time ran out, or the bounded space
 was exhausted: the output says which), 1 a violation or panic was found,
 2 bad input, 4 a predicate could not be evaluated on a run (as check).`,
@@ -83,6 +102,7 @@ was exhausted: the output says which), 1 a violation or panic was found,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
 			f.sim.changed = fl.Changed
+			f.visit = fl.Visit
 			return a.runExplore(args[0], f)
 		},
 	}
@@ -99,6 +119,8 @@ was exhausted: the output says which), 1 a violation or panic was found,
 	fl.IntVar(&f.jobs, "jobs", 1, "runs executed at once (the result does not depend on it)")
 	fl.BoolVar(&f.all, "all", false, "keep going after a violation; report each distinct one")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object")
+	fl.StringSliceVar(&f.from, "from", nil, "explore futures of a recorded run: these trace files (simulated or live), forked at --at")
+	fl.IntVar(&f.at, "at", 0, "with --from: every run continues the recorded world after this step")
 	fl.Uint64Var(&f.sim.seed, "seed", 1, "exploration seed: the same seed gives the same runs")
 	f.sim.registerSettings(fl, "virtual-time")
 	fl.StringVarP(&f.sim.output, "output", "o", "", "where to write the failing run's trace (default: SYSTEM-BUG-explore.lz4)")
@@ -151,7 +173,13 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	if _, err := os.Stat(f.sim.check); err != nil {
 		return badInput("--check: %v", err)
 	}
-	cfg, err := simConfig(sys, f.sim)
+	var cfg sim.Config
+	var start explore.Starter
+	if changed("from") || changed("at") {
+		cfg, start, err = a.exploreFrom(sys, f)
+	} else {
+		cfg, err = simConfig(sys, f.sim)
+	}
 	if err != nil {
 		return err
 	}
@@ -187,7 +215,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: f.sim.check,
 		Check:  simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget},
-		Budget: budget, Time: f.wall, Jobs: f.jobs, All: f.all,
+		Budget: budget, Time: f.wall, Jobs: f.jobs, All: f.all, Start: start,
 		Progress: func(p explore.Progress) {
 			states := ""
 			if p.States >= 0 {
@@ -277,8 +305,36 @@ func writeAtomic(path string, write func(*atomicFile) error) error {
 }
 
 // commands fills in how to re-run a finding and where to debug it.
-func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, script string) {
+func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f exploreFlags) {
+	script := f.sim.check
 	switch {
+	case len(f.from) > 0:
+		// A fork has no schedule of its own: the exploration itself,
+		// stopped after this run, re-runs it (runs depend only on the
+		// seed and their index).
+		args := []string{"replay", "explore", shellQuote(sys.Name)}
+		f.visit(func(fl *pflag.Flag) {
+			switch fl.Name {
+			case "budget", "time", "jobs", "all", "json", "output":
+				return
+			}
+			vals := []string{fl.Value.String()}
+			if sv, ok := fl.Value.(pflag.SliceValue); ok {
+				vals = sv.GetSlice()
+			}
+			for _, v := range vals {
+				if fl.Value.Type() == "bool" {
+					args = append(args, "--"+fl.Name)
+				} else {
+					args = append(args, "--"+fl.Name, shellQuote(v))
+				}
+			}
+		})
+		rerun := strings.TrimSuffix(ff.trace, ".lz4") + "-rerun.lz4"
+		ff.reproduce = strings.Join(append(args, "--budget", strconv.Itoa(fd.Run+1), "-o", shellQuote(rerun)), " ")
+		if fd.Violation != nil {
+			ff.step = fd.Violation.Decided()
+		}
 	case fd.Schedule != nil:
 		// The trace ends before the event that panicked; its schedule
 		// file holds that event too.
@@ -302,7 +358,7 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 	fmt.Fprintf(w, "explore %s (bug %s) with %s\n", sys.Name, cfg.Bug, sum.Strategy)
 	for i, fd := range sum.Found {
 		ff := &files[i]
-		ff.commands(sys, fd, f.sim.check)
+		ff.commands(sys, fd, f)
 		fmt.Fprintf(w, "\nrun %d fails: %s\n", fd.Run, fd.Headline())
 		switch {
 		case fd.Panic != nil:
@@ -379,7 +435,7 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 	}
 	for i, fd := range sum.Found {
 		ff := &files[i]
-		ff.commands(sys, fd, f.sim.check)
+		ff.commands(sys, fd, f)
 		j := found{Run: fd.Run, Chooser: fd.Chooser, Headline: fd.Headline(), Step: ff.step, Trace: ff.trace,
 			Schedule: ff.schedule, Reproduce: ff.reproduce, Debug: ff.debug, Kind: "violation"}
 		switch {
@@ -395,4 +451,80 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// exploreFrom prepares runs that each continue a recorded world: the
+// trace replayed to --at, then simulated under the strategy's chooser, as
+// replay fork does. Each run needs its own world: a copy of the one
+// rebuilt here, or, for nodes a copy cannot reproduce (state.Copyable),
+// a fresh replay to --at.
+func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explore.Starter, error) {
+	switch {
+	case len(f.from) == 0:
+		return sim.Config{}, nil, badInput("--at goes with --from TRACE (the recorded run to explore futures of)")
+	case !f.sim.changed("at"):
+		return sim.Config{}, nil, badInput("--from needs --at STEP (the step whose futures to explore)")
+	case f.at < 0:
+		return sim.Config{}, nil, badInput("--at %d: want a step, 0 or more", f.at)
+	}
+	tr, err := a.loadTrace(f.from)
+	if err != nil {
+		return sim.Config{}, nil, err
+	}
+	if tr.Header.System != sys.Name {
+		return sim.Config{}, nil, badInput("--from %s is a trace of %s, not %s", f.from[0], tr.Header.System, sys.Name)
+	}
+	if f.at >= tr.Len() {
+		return sim.Config{}, nil, badInput("--at %d: beyond the trace, whose steps are #0..#%d", f.at, tr.Len()-1)
+	}
+	if f.sim.changed("bug") || f.sim.changed("param") || f.sim.changed("nodes") {
+		return sim.Config{}, nil, badInput("--bug, --param and --nodes come from the --from trace; they cannot change")
+	}
+	cfg, err := forkConfig(sys, tr, f.sim)
+	if err != nil {
+		return sim.Config{}, nil, err
+	}
+	worldAt := func(progress func(int)) (*world.World, error) {
+		r, err := replay.New(tr, a.Registry, replay.Options{})
+		if err != nil {
+			return nil, badInput("%v", err)
+		}
+		w, err := replay.WorldAt(r, f.at, progress)
+		var d *replay.Divergence
+		switch {
+		case errors.As(err, &d):
+			return nil, &exitError{ExitDivergence, fmt.Errorf("cannot explore from #%d: the trace diverges on replay before it: %s", f.at, oneLine(d.Error()))}
+		case err != nil:
+			return nil, badInput("%v", err)
+		}
+		return w, nil
+	}
+	prog := a.progress()
+	base, err := worldAt(func(step int) { prog.update("rebuilding the world at #%d: step %d", f.at, step) })
+	prog.done()
+	if err != nil {
+		return sim.Config{}, nil, err
+	}
+	copyable := true
+	for _, n := range base.Node {
+		if n.State != nil && !state.Copyable(n.State.Handler()) {
+			copyable = false
+		}
+	}
+	prefix := tr.Events[:f.at+1]
+	var mu sync.Mutex
+	start := func(cfg sim.Config, out io.Writer) (*sim.Result, error) {
+		if !copyable {
+			w, err := worldAt(nil)
+			if err != nil {
+				return nil, err
+			}
+			return sim.RunFrom(sys, cfg, w, prefix, out)
+		}
+		mu.Lock()
+		w := base.Copy(state.Copier)
+		mu.Unlock()
+		return sim.RunFrom(sys, cfg, w, prefix, out)
+	}
+	return cfg, start, nil
 }

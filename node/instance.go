@@ -524,6 +524,10 @@ type Snapshot struct {
 	store     Store
 }
 
+// Handler is the snapshot's handler (nil while the node was down), to
+// read, not to run.
+func (s *Snapshot) Handler() Handler { return s.handler }
+
 // Copier deep-copies handlers and stores; package state provides one.
 // (node cannot import state: it imports nothing of ours but lamport.)
 type Copier struct {
