@@ -156,6 +156,8 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		return badInput("--faults %d: want 0 or more crashes", f.faults)
 	case changed("time") && f.wall <= 0:
 		return badInput("--time %v: want a positive wall-clock duration such as 5m", f.wall)
+	case changed("depth") && (f.strategy == "random"):
+		return badInput("--depth goes with pct, the delaying explorers and bfs/dfs; random has no depth")
 	case f.failStop && f.faults == 0:
 		return badInput("--fail-stop goes with --faults N (the crashes the strategy injects)")
 	case f.exhaustive && !strings.HasPrefix(f.strategy, "delay-"):
@@ -199,6 +201,11 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	out := f.sim.output
 	if out == "" {
 		out = fmt.Sprintf("%s-%s-explore.lz4", sys.Name, cfg.Bug)
+	}
+	for _, p := range f.from {
+		if sameFile(p, out) {
+			return badInput("-o %s is also an input (--from); write the findings to another file", out)
+		}
 	}
 	// A bad -o is refused now, not after the search.
 	probe, err := createAtomic(out)
@@ -257,7 +264,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		if !f.asJSON && len(sum.Found) > 0 && sum.Found[len(sum.Found)-1].Check != nil {
 			sum.Found[len(sum.Found)-1].Check.Report.WriteErrors(a.Stderr)
 		}
-		return &exitError{ExitPredicateError, fmt.Errorf("%v: the run was not fully checked", runErr)}
+		return &exitError{ExitPredicateError, runErr}
 	case len(sum.Found) > 0:
 		return &exitError{ExitViolations, fmt.Errorf("run %d: %s", sum.Found[0].Run, sum.Found[0].Headline())}
 	}
@@ -371,11 +378,11 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 		}
 		fmt.Fprintf(w, "chooser:   %s\nreproduce: %s\ndebug:     %s\n", fd.Chooser, ff.reproduce, ff.debug)
 	}
-	fmt.Fprintf(w, "\n%d runs, %d events in %v (%.1f runs/s)", sum.Runs, sum.Events, sum.Elapsed.Round(time.Millisecond), sum.RunsPerSecond())
+	fmt.Fprintf(w, "\n%s, %d events in %v (%.1f runs/s)", plural(sum.Runs, "run"), sum.Events, sum.Elapsed.Round(time.Millisecond), sum.RunsPerSecond())
 	if sum.States >= 0 {
 		fmt.Fprintf(w, ", %d distinct states", sum.States)
 	}
-	fmt.Fprintf(w, "; deepest run: %d decisions\n", sum.MaxDepth)
+	fmt.Fprintf(w, "; deepest run: %s\n", plural(sum.MaxDepth, "decision"))
 	fmt.Fprintf(w, "stopped: %s\n", stoppedText(f, sum))
 }
 
@@ -393,7 +400,12 @@ func stoppedText(f exploreFlags, sum *explore.Summary) string {
 	case "time":
 		return fmt.Sprintf("the time budget (%v) ran out%s", f.wall, none)
 	case "exhausted":
-		return "the strategy exhausted its bounded space" + none + " (see docs/exploration.md for what the bound covers)"
+		// Exhausted is a result only within the bound: say how small it is.
+		bound := ""
+		if strings.HasPrefix(f.strategy, "bfs") || strings.HasPrefix(f.strategy, "dfs") {
+			bound = fmt.Sprintf(": every order of the first %d decisions of a run, nothing deeper", sum.MaxDepth)
+		}
+		return "the strategy exhausted its bounded space" + bound + none + " (docs/exploration.md says what the bound covers; churn and loss are drawn, not searched: use --churn 0)"
 	case "canceled":
 		return "interrupted" + none
 	}
@@ -511,6 +523,9 @@ func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explo
 			copyable = false
 		}
 	}
+	if note := timeCutNote(tr, f.at); note != "" {
+		fmt.Fprintln(a.Stderr, "replay explore: note: "+note)
+	}
 	prefix := tr.Events[:f.at+1]
 	var mu sync.Mutex
 	start := func(cfg sim.Config, out io.Writer) (*sim.Result, error) {
@@ -527,4 +542,12 @@ func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explo
 		return sim.RunFrom(sys, cfg, w, prefix, out)
 	}
 	return cfg, start, nil
+}
+
+// plural says "1 run", "2 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

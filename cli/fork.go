@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,6 +171,9 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 
 	out := a.Stdout
 	printWorld(out, tr, w)
+	if note := timeCutNote(tr, f.at); note != "" {
+		fmt.Fprintln(a.Stderr, "replay fork: note: "+note)
+	}
 	reason := res.Reason
 	if interrupted.Load() {
 		reason = "interrupted"
@@ -313,4 +317,51 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// timeCutNote warns when the steps #0..#at are not all the events up to
+// one instant. Steps follow causal (Lamport) order, so a node may have run
+// far ahead in time within them; the world then starts at its time and
+// every other node's timers and messages are overdue there: a future
+// the parent could not have had. It names the nearest steps where the
+// causal cut is also a time cut, or returns "" when at is one.
+func timeCutNote(tr *replay.Trace, at int) string {
+	evs := tr.Events
+	n := len(evs)
+	prefixMax := make([]int64, n)
+	for i, ev := range evs {
+		prefixMax[i] = ev.Time
+		if i > 0 {
+			prefixMax[i] = max(prefixMax[i], prefixMax[i-1])
+		}
+	}
+	suffixMin := make([]int64, n+1)
+	suffixMin[n] = math.MaxInt64
+	for i := n - 1; i >= 0; i-- {
+		suffixMin[i] = min(evs[i].Time, suffixMin[i+1])
+	}
+	clean := func(i int) bool { return prefixMax[i] <= suffixMin[i+1] }
+	ahead := time.Duration(prefixMax[at] - evs[at].Time)
+	if clean(at) || ahead <= 10*time.Millisecond {
+		return ""
+	}
+	var near []string
+	for i := at - 1; i >= 0; i-- {
+		if clean(i) {
+			near = append(near, fmt.Sprintf("#%d", i))
+			break
+		}
+	}
+	for i := at + 1; i < n; i++ {
+		if clean(i) {
+			near = append(near, fmt.Sprintf("#%d", i))
+			break
+		}
+	}
+	hint := ""
+	if len(near) > 0 {
+		hint = "; steps where every earlier event is also earlier in time: " + strings.Join(near, ", ")
+	}
+	return fmt.Sprintf("#%d is at t=%v but steps up to it reach t=%v (causal order is not time order): the continuation starts there, so nodes whose last event is earlier find their timers and messages overdue%s",
+		at, time.Duration(evs[at].Time-tr.Header.Start), time.Duration(prefixMax[at]-tr.Header.Start), hint)
 }

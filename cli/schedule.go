@@ -59,12 +59,14 @@ func (a *App) scheduleCmd() *cobra.Command {
 then one line per event in the order the simulator ran it, with its virtual
 time and the randomness its handler drew.
 
-A schedule names a run exactly, whichever chooser made it (a seed, an
-exploration strategy, a fork): replay sim SYSTEM --schedule FILE re-runs
-it event for event. It is text, one event per line, so two runs diff line
-by line, and an edited schedule asks for a neighbouring run (a line
-removed: that message lost or that timer not fired). A line whose event
-cannot happen stops the rerun with exit 3, naming the line.
+A schedule names a simulated run exactly, whichever chooser made it (a
+seed or an exploration strategy): replay sim SYSTEM --schedule FILE re-runs
+it event for event. A fork has none of its own (fork the parent again with
+the same seed to re-run it). It is text, one event per line, so two runs diff line
+by line. Editing one asks for another run, but every line must still be
+possible: remove a delivery and the events it caused must go too. A line
+whose event cannot happen stops the rerun with exit 3, naming the line and
+what could run instead.
 
 --schedule also accepts the trace itself.`,
 		Example: `  replay schedule found.lz4 -o found.schedule

@@ -243,7 +243,12 @@ func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
 // --schedule. The schedule fixes every setting, so a flag that would
 // change the run is refused rather than ignored.
 func scheduleConfig(sys *system.System, f simFlags) (sim.Config, error) {
-	for _, name := range []string{"seed", "nodes", "steps", "time", "drop", "dup", "churn", "latency", "down", "max-down", "bug", "param", "no-state-hashes", "seeds", "check"} {
+	for _, name := range []string{"seeds", "check"} {
+		if f.changed(name) {
+			return sim.Config{}, badInput("--%s goes with a hunt across seeds, not with --schedule (check the rerun with replay check)", name)
+		}
+	}
+	for _, name := range []string{"seed", "nodes", "steps", "time", "drop", "dup", "churn", "latency", "down", "max-down", "bug", "param"} {
 		if f.changed(name) {
 			return sim.Config{}, badInput("--%s cannot change a run --schedule names (edit the schedule instead)", name)
 		}
@@ -255,7 +260,9 @@ func scheduleConfig(sys *system.System, f simFlags) (sim.Config, error) {
 	if err := sc.Check(sys); err != nil {
 		return sim.Config{}, badInput("--schedule %s: %v", f.schedule, err)
 	}
-	cfg := sc.Config().WithDefaults(sys)
+	cfg := sc.Config()
+	cfg.NoStateHashes = cfg.NoStateHashes || f.noStateHashes // hashes are recorded, not run
+	cfg = cfg.WithDefaults(sys)
 	if err := sim.CheckConfig(sys, cfg); err != nil {
 		return cfg, badInput("--schedule %s: %v", f.schedule, err)
 	}

@@ -50,6 +50,9 @@ type ScheduledEvent struct {
 	Seed    uint64
 	HasSeed bool
 	Crypto  []byte
+	// Line is where the event was read from a schedule file (0: it came
+	// from a trace), for errors.
+	Line int
 }
 
 // ScheduleOf reads the schedule of a simulated trace: its events in the
@@ -223,6 +226,7 @@ func ParseSchedule(r io.Reader, name string) (*Schedule, error) {
 		if err != nil {
 			return nil, fail("%v", err)
 		}
+		e.Line = n
 		if k := len(sc.Events); k > 0 && e.At < sc.Events[k-1].At {
 			return nil, fail("time %v is before the previous line's %v (events are listed in the order they ran)", e.At, sc.Events[k-1].At)
 		}
@@ -401,7 +405,26 @@ func (sc *Schedule) Check(sys *system.System) error {
 	if sc.System != sys.Name {
 		return fmt.Errorf("the schedule is for system %q, not %q", sc.System, sys.Name)
 	}
-	return sys.CheckBug(sc.Bug)
+	if err := sys.CheckBug(sc.Bug); err != nil {
+		return err
+	}
+	ids := sys.NodeIDs(sc.Nodes)
+	known := map[node.ID]bool{}
+	for _, id := range ids {
+		known[id] = true
+	}
+	for i, e := range sc.Events {
+		for _, id := range []node.ID{e.Node, e.Msg.From} {
+			if id != "" && !known[id] {
+				where := fmt.Sprintf("event %d", i+1)
+				if e.Line > 0 {
+					where = fmt.Sprintf("line %d", e.Line)
+				}
+				return fmt.Errorf("%s: %s is not a node of this run (%d nodes: %s ... %s)", where, id, len(ids), ids[0], ids[len(ids)-1])
+			}
+		}
+	}
+	return nil
 }
 
 // ScheduleChooser replays a schedule: at every decision it runs the
@@ -446,11 +469,24 @@ func (c *ScheduleChooser) Next(ch *Choice) (Decision, error) {
 	line := c.next + 1
 	c.next++
 	c.cur, c.crypto = e, e.Crypto
+	var near *ScheduleMismatch // the event is pending, but not as written
 	for i, p := range ch.Enabled() {
-		if p.Kind == e.Kind && p.Node == e.Node && p.sameIdentity(e.Pending) && e.At >= p.Earliest && e.At <= p.Latest {
+		if p.Kind != e.Kind || p.Node != e.Node || !p.sameIdentity(e.Pending) {
+			continue
+		}
+		switch {
+		case p.MsgType != e.MsgType || p.TimerName != e.TimerName:
+			near = &ScheduleMismatch{Line: line, Event: *e, Why: fmt.Sprintf("the pending event is %s", p)}
+		case e.At < max(ch.Now(), p.Earliest) || e.At > p.Latest:
+			near = &ScheduleMismatch{Line: line, Event: *e,
+				Why: fmt.Sprintf("it is pending, but may run only between %v and %v", max(ch.Now(), p.Earliest), p.Latest)}
+		default:
 			c.advanced = false
 			return Decision{Index: i, At: e.At}, nil
 		}
+	}
+	if near != nil {
+		return Decision{}, near
 	}
 	// A scenario action due by then may be what queues it (an input).
 	if !c.advanced && e.Kind != node.KindCrash && e.Kind != node.KindRestart {
@@ -480,11 +516,20 @@ func (c *ScheduleChooser) Next(ch *Choice) (Decision, error) {
 type ScheduleMismatch struct {
 	Line    int // 1-based index of the event in the schedule
 	Event   ScheduledEvent
-	Pending []string
+	Pending []string // what could run instead
+	Why     string   // set when the event is pending but cannot run as written
 }
 
 func (e *ScheduleMismatch) Error() string {
-	return fmt.Sprintf("schedule event %d (%v %s) is not pending then; pending: %s", e.Line, e.Event.At, e.Event.Pending, strings.Join(e.Pending, "; "))
+	where := fmt.Sprintf("schedule event %d", e.Line)
+	if e.Event.Line > 0 {
+		where = fmt.Sprintf("schedule line %d (event %d)", e.Event.Line, e.Line)
+	}
+	if e.Why != "" {
+		return fmt.Sprintf("%s, %v %s: %s", where, e.Event.At, e.Event.Pending, e.Why)
+	}
+	return fmt.Sprintf("%s, %v %s, is not pending then (a schedule edited into an impossible run, or a program that now behaves differently); pending: %s",
+		where, e.Event.At, e.Event.Pending, strings.Join(e.Pending, "; "))
 }
 
 func (p Pending) sameIdentity(q Pending) bool {

@@ -60,7 +60,14 @@ func TestExploreFromARecordedRun(t *testing.T) {
 	mustOK(t, replay(t, dir, "explore", "raftkv", "--check", raftStar, "--from", "r.lz4", "--at", "300",
 		"--strategy", "random", "--budget", "3", "--steps", "200", "--jobs", "2", "-o", "rf.lz4"))
 
+	// The recording must never be overwritten by a finding.
+	before, _ := os.ReadFile(filepath.Join(dir, "s3.lz4"))
+	badInput(t, replay(t, dir, "explore", "paxos", "--check", paxosStar, "--from", "s3.lz4", "--at", "40", "-o", "s3.lz4"), "also an input")
+	if after, _ := os.ReadFile(filepath.Join(dir, "s3.lz4")); !bytes.Equal(before, after) {
+		t.Fatal("explore -o overwrote its --from recording")
+	}
 	badInput(t, replay(t, dir, "explore", "paxos", "--check", paxosStar, "--at", "4"), "--from")
+	badInput(t, replay(t, dir, "explore", "paxos", "--check", paxosStar, "--depth", "4", "--strategy", "random"), "--depth")
 	badInput(t, replay(t, dir, "explore", "paxos", "--check", paxosStar, "--from", "s3.lz4"), "--at")
 	badInput(t, replay(t, dir, "explore", "paxos", "--check", paxosStar, "--from", "s3.lz4", "--at", "999999"), "beyond")
 	badInput(t, replay(t, dir, "explore", "chord", "--check", chordStar, "--from", "s3.lz4", "--at", "4"), "paxos", "chord")

@@ -43,9 +43,25 @@ func TestScheduleRerunsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := replay(t, dir, "sim", "paxos", "--schedule", "bad.schedule", "-o", "c.lz4")
-	if r.code != 3 || !strings.Contains(r.stderr, "schedule event") {
+	if r.code != 3 || !strings.Contains(r.stderr, "schedule line") {
 		t.Fatalf("an impossible schedule: exit %d, want 3 naming the schedule event\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
+	// A delivery's message type edited: the pending event is named.
+	typed := strings.Replace(string(text), "paxos.Collect", "paxos.Zzz", 1)
+	if err := os.WriteFile(filepath.Join(dir, "typed.schedule"), []byte(typed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = replay(t, dir, "sim", "paxos", "--schedule", "typed.schedule", "-o", "d.lz4")
+	if r.code != 3 || !strings.Contains(r.stderr, "the pending event is recv") {
+		t.Fatalf("an edited message type: exit %d, want 3 naming the pending event\nstderr: %s", r.code, r.stderr)
+	}
+	// A node that is not in the run is bad input.
+	if err := os.WriteFile(filepath.Join(dir, "n9.schedule"), []byte(strings.Replace(string(text), " init n1", " init n9", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badInput(t, replay(t, dir, "sim", "paxos", "--schedule", "n9.schedule"), "n9", "not a node")
+	mustOK(t, replay(t, dir, "sim", "paxos", "--schedule", "a.schedule", "--no-state-hashes", "-o", "e.lz4"))
+	badInput(t, replay(t, dir, "sim", "paxos", "--schedule", "a.schedule", "--check", "x.star"), "--check", "hunt")
 	badInput(t, replay(t, dir, "sim", "paxos", "--schedule", "a.schedule", "--seed", "9"), "--seed", "--schedule")
 	badInput(t, replay(t, dir, "sim", "chord", "--schedule", "a.schedule"), "paxos", "chord")
 	badInput(t, replay(t, dir, "sim", "paxos", "--schedule", "missing.schedule"), "missing.schedule")
