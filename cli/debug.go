@@ -190,7 +190,7 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		// Counted as replay check counts: screened intervals are not violations.
 		violations := 0
 		for _, v := range p.Violations {
-			if v.Kind != "liveness" || v.Alarm {
+			if v.Finding() {
 				violations++
 			}
 		}

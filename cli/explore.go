@@ -486,8 +486,8 @@ func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explo
 	if tr.Header.System != sys.Name {
 		return sim.Config{}, nil, badInput("--from %s is a trace of %s, not %s", f.from[0], tr.Header.System, sys.Name)
 	}
-	if f.at >= tr.Len() {
-		return sim.Config{}, nil, badInput("--at %d: beyond the trace, whose steps are #0..#%d", f.at, tr.Len()-1)
+	if err := checkForkStep(tr, f.at, f.from); err != nil {
+		return sim.Config{}, nil, err
 	}
 	if f.sim.changed("bug") || f.sim.changed("param") || f.sim.changed("nodes") {
 		return sim.Config{}, nil, badInput("--bug, --param and --nodes come from the --from trace; they cannot change")
@@ -501,15 +501,7 @@ func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explo
 		if err != nil {
 			return nil, badInput("%v", err)
 		}
-		w, err := replay.WorldAt(r, f.at, progress)
-		var d *replay.Divergence
-		switch {
-		case errors.As(err, &d):
-			return nil, &exitError{ExitDivergence, fmt.Errorf("cannot explore from #%d: the trace diverges on replay before it: %s", f.at, oneLine(d.Error()))}
-		case err != nil:
-			return nil, badInput("%v", err)
-		}
-		return w, nil
+		return rebuildWorld(r, f.at, progress)
 	}
 	prog := a.progress()
 	base, err := worldAt(func(step int) { prog.update("rebuilding the world at #%d: step %d", f.at, step) })

@@ -109,11 +109,8 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	if err != nil {
 		return err
 	}
-	if tr.Len() == 0 {
-		return badInput("--at %d: %s holds no events to fork from", f.at, strings.Join(paths, " "))
-	}
-	if f.at >= tr.Len() {
-		return badInput("--at %d: beyond the trace, whose steps are #0..#%d", f.at, tr.Len()-1)
+	if err := checkForkStep(tr, f.at, paths); err != nil {
+		return err
 	}
 	r, err := replay.New(tr, a.Registry, replay.Options{})
 	if err != nil {
@@ -133,16 +130,12 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	defer file.Abort()
 
 	prog := a.progress()
-	w, err := replay.WorldAt(r, f.at, func(step int) {
+	w, err := rebuildWorld(r, f.at, func(step int) {
 		prog.update("rebuilding the world: step %d of %d (%.0f%%)", step, f.at+1, 100*float64(step)/float64(f.at+1))
 	})
 	prog.done()
-	var d *replay.Divergence
-	switch {
-	case errors.As(err, &d):
-		return &exitError{ExitDivergence, fmt.Errorf("cannot fork: the trace diverges on replay before #%d: %s (replay verify shows the details)", f.at, oneLine(d.Error()))}
-	case err != nil:
-		return badInput("%v", err)
+	if err != nil {
+		return err
 	}
 
 	interrupted, stopSignals := onInterrupt()
@@ -364,4 +357,32 @@ func timeCutNote(tr *replay.Trace, at int) string {
 	}
 	return fmt.Sprintf("#%d is at t=%v but steps up to it reach t=%v (causal order is not time order): the continuation starts there, so nodes whose last event is earlier find their timers and messages overdue%s",
 		at, time.Duration(evs[at].Time-tr.Header.Start), time.Duration(prefixMax[at]-tr.Header.Start), hint)
+}
+
+// checkForkStep refuses a step no world can be rebuilt at: fork and
+// explore --from share it.
+func checkForkStep(tr *replay.Trace, at int, paths []string) error {
+	switch {
+	case tr.Len() == 0:
+		return badInput("--at %d: %s holds no events to fork from", at, strings.Join(paths, " "))
+	case at >= tr.Len():
+		return badInput("--at %d: beyond the trace, whose steps are #0..#%d", at, tr.Len()-1)
+	}
+	return nil
+}
+
+// rebuildWorld replays r to step at and returns the world there, as fork
+// and explore --from continue it: a divergence before the step exits 3
+// (as replay verify), a world that cannot be rebuilt (a node whose state
+// is unknown there) is bad input.
+func rebuildWorld(r *replay.Replayer, at int, progress func(int)) (*world.World, error) {
+	w, err := replay.WorldAt(r, at, progress)
+	var d *replay.Divergence
+	switch {
+	case errors.As(err, &d):
+		return nil, &exitError{ExitDivergence, fmt.Errorf("cannot rebuild the world at #%d: the trace diverges on replay before it: %s (replay verify shows the details)", at, oneLine(d.Error()))}
+	case err != nil:
+		return nil, badInput("%v", err)
+	}
+	return w, nil
 }

@@ -85,15 +85,7 @@ what could run instead.
 			if output == "" {
 				return sc.Format(a.Stdout)
 			}
-			file, err := createAtomic(output)
-			if err != nil {
-				return err
-			}
-			defer file.Abort()
-			if err := sc.Format(file); err != nil {
-				return fmt.Errorf("write %s: %w", output, err)
-			}
-			if err := file.Commit(); err != nil {
+			if err := writeAtomic(output, func(w *atomicFile) error { return sc.Format(w) }); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.Stdout, "wrote %s: %d events\n", output, len(sc.Events))

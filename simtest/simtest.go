@@ -91,7 +91,7 @@ func CheckTrace(sys *system.System, cfg sim.Config, res *sim.Result, trace []byt
 	}
 	counts := opts.Counts
 	if counts == nil {
-		counts = func(v *predicates.Violation) bool { return v.Kind == "safety" || v.Alarm }
+		counts = (*predicates.Violation).Finding
 	}
 	rep, err := c.Run(predicates.RunOptions{StopAtFirst: opts.StopAtFirst, Counts: counts})
 	if err != nil {

@@ -54,6 +54,11 @@ type Violation struct {
 	Aux       string  `json:"aux,omitempty"`
 }
 
+// Finding reports whether the violation counts as replay check counts it
+// by default (predicates.Violation.Finding): a safety violation, or a
+// liveness interval that became an alarm; not a screened interval.
+func (v Violation) Finding() bool { return v.Kind == "safety" || v.Alarm }
+
 // Flip is a step after which a predicate's value differs from its value
 // before the step (predicates hold before the first step).
 type Flip struct {

@@ -129,7 +129,7 @@ func (m *Model) setPredicates(p *statedb.Predicates) {
 	m.viol, m.screenedAt = map[int]bool{}, map[int]bool{}
 	if p != nil {
 		for _, v := range p.Violations {
-			if counts(v) {
+			if v.Finding() {
 				m.viol[v.Step] = true
 			} else {
 				m.screenedAt[v.Step] = true
@@ -139,18 +139,13 @@ func (m *Model) setPredicates(p *statedb.Predicates) {
 	m.violSel = min(m.violSel, max(0, m.listedCount()-1))
 }
 
-// counts reports whether a finding is a violation as `replay check`
-// counts them by default: a safety violation, or a liveness interval that
-// became an alarm. An interval the stability measures screened is not.
-func counts(v statedb.Violation) bool { return v.Kind != "liveness" || v.Alarm }
-
 // violationCount is how many violations count; screenedCount how many
 // liveness intervals were screened.
 func (m *Model) violationCount() int {
 	n := 0
 	if m.preds != nil {
 		for _, v := range m.preds.Violations {
-			if counts(v) {
+			if v.Finding() {
 				n++
 			}
 		}
@@ -310,7 +305,7 @@ func (m *Model) NextViolation(dir int) {
 	vs := m.preds.Violations
 	best := -1
 	for i, v := range vs {
-		if !counts(v) && !m.withScreened {
+		if !v.Finding() && !m.withScreened {
 			continue
 		}
 		if dir > 0 && v.Step > m.pos && (best < 0 || v.Step < vs[best].Step) ||

@@ -174,7 +174,7 @@ func (m *Model) EventLines(w, h int) []Line {
 		for _, v := range m.preds.Violations {
 			if v.Step == c.Step {
 				st := StyleViolation
-				if !counts(v) {
+				if !v.Finding() {
 					st = StyleDim
 				}
 				out = append(out, line(st, "%s", describeViolation(v)))
@@ -528,7 +528,7 @@ func (m *Model) Violations(w, h int) []Line {
 			text += " " + v.Aux
 		}
 		style := StyleViolation
-		if !counts(v) {
+		if !v.Finding() {
 			style = StyleDim // screened: not a violation
 		}
 		if i == m.violSel && m.focus == PanelViolations {

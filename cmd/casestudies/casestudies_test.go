@@ -57,7 +57,7 @@ func TestDocumentedCaseStudiesHold(t *testing.T) {
 			}
 			cfg := sim.DefaultConfig()
 			cfg.Seed, cfg.Bug = seed, bug
-			res, err := simtest.Run(sys, cfg, scripts[sys.Name], simtest.Options{Registry: reg, Counts: counted})
+			res, err := simtest.Run(sys, cfg, scripts[sys.Name], simtest.Options{Registry: reg})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestDocumentedCaseStudiesHold(t *testing.T) {
 			for seed := uint64(1); seed <= 3; seed++ {
 				cfg := sim.DefaultConfig()
 				cfg.Seed = seed
-				res, err := simtest.Run(sys, cfg, scripts[sys.Name], simtest.Options{Registry: reg, Counts: counted})
+				res, err := simtest.Run(sys, cfg, scripts[sys.Name], simtest.Options{Registry: reg})
 				if err != nil {
 					t.Fatal(err)
 				}

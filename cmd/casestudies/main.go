@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/examples"
-	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
 	"github.com/replaycheck/replaycheck/system"
@@ -86,8 +85,6 @@ func main() {
 	}
 }
 
-func counted(v *predicates.Violation) bool { return v.Kind == "safety" || v.Alarm }
-
 func run(out string, from, to uint64) error {
 	reg := examples.Registry()
 	var bugs []bugRow
@@ -109,7 +106,7 @@ func run(out string, from, to uint64) error {
 				cfg := sim.DefaultConfig()
 				cfg.Seed, cfg.Bug = seed, bug
 				start := time.Now()
-				res, err := simtest.Run(sys, cfg, st.script, simtest.Options{Registry: reg, Counts: counted})
+				res, err := simtest.Run(sys, cfg, st.script, simtest.Options{Registry: reg})
 				if err != nil {
 					return err
 				}
