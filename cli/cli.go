@@ -133,6 +133,20 @@ Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
 }
 
 // requireArgs is cobra.MinimumNArgs with an error that says what is missing.
+// exactlyOne takes exactly one WHAT: a second word is a mistake (a
+// misspelt flag, say), not something to ignore.
+func exactlyOne(what, hint string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return badInput("missing %s (%ssee %s --help)", what, hint, cmd.CommandPath())
+		case len(args) > 1:
+			return badInput("want one %s, got %d: %s", what, len(args), strings.Join(args, " "))
+		}
+		return nil
+	}
+}
+
 func requireArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < n {

@@ -107,12 +107,4 @@ func scheduleExit(err error) error {
 }
 
 // oneTrace takes exactly one TRACE.
-func oneTrace(cmd *cobra.Command, args []string) error {
-	switch {
-	case len(args) == 0:
-		return badInput("missing TRACE (see %s --help)", cmd.CommandPath())
-	case len(args) > 1:
-		return badInput("want one TRACE, got %d", len(args))
-	}
-	return nil
-}
+var oneTrace = exactlyOne("TRACE", "")

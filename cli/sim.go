@@ -135,17 +135,8 @@ func (a *App) systemsHelp() string {
 	return b.String()
 }
 
-// oneSystem takes exactly one SYSTEM: a second word is a mistake (a
-// misspelt flag, say), not something to ignore.
-func oneSystem(cmd *cobra.Command, args []string) error {
-	switch {
-	case len(args) == 0:
-		return badInput("missing SYSTEM (one of the registered systems; see %s --help)", cmd.CommandPath())
-	case len(args) > 1:
-		return badInput("want one SYSTEM, got %d: %s", len(args), strings.Join(args, " "))
-	}
-	return nil
-}
+// oneSystem takes exactly one SYSTEM.
+var oneSystem = exactlyOne("SYSTEM", "one of the registered systems; ")
 
 // simConfig turns flags into a sim.Config for sys. A numeric flag that
 // is given must hold a usable value: a given 0 or -1 is refused, never
@@ -272,11 +263,8 @@ func scheduleConfig(sys *system.System, f simFlags) (sim.Config, error) {
 // durationRange parses a --latency or --down MIN-MAX. A zero MIN or MAX
 // becomes 1ns: in a sim.Config zero means "the system's default".
 func durationRange(flag, spec string) (lo, hi time.Duration, err error) {
-	a, b, ok := strings.Cut(spec, "-")
-	lo, err1 := time.ParseDuration(a)
-	hi, err2 := time.ParseDuration(b)
-	if !ok || err1 != nil || err2 != nil || lo < 0 || hi < lo {
-		return 0, 0, badInput("--%s %q: want MIN-MAX durations with 0 <= MIN <= MAX, e.g. 1ms-10ms", flag, spec)
+	if lo, hi, err = sim.ParseDurationRange(spec); err != nil {
+		return 0, 0, badInput("--%s %q: %v", flag, spec, err)
 	}
 	return max(lo, 1), max(hi, 1), nil
 }

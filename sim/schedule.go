@@ -105,23 +105,26 @@ func ScheduleOf(f *record.File) (*Schedule, error) {
 	return sc, nil
 }
 
+// ParseDurationRange reads MIN-MAX durations (e.g. 1ms-10ms), with
+// 0 <= MIN <= MAX: latency and down-time ranges, on the command line and
+// in schedules and trace headers.
+func ParseDurationRange(s string) (lo, hi time.Duration, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	lo, err1 := time.ParseDuration(a)
+	hi, err2 := time.ParseDuration(b)
+	if !ok || err1 != nil || err2 != nil || lo < 0 || hi < lo {
+		return 0, 0, errors.New("want MIN-MAX durations with 0 <= MIN <= MAX, e.g. 1ms-10ms")
+	}
+	return lo, hi, nil
+}
+
+// parseRange reads a run's latency range, which a run always has above 0.
 func parseRange(s string) ([2]time.Duration, error) {
-	lo, hi, ok := strings.Cut(s, "-")
-	if !ok {
-		return [2]time.Duration{}, errors.New("want MIN-MAX")
+	lo, hi, err := ParseDurationRange(s)
+	if err == nil && lo == 0 {
+		err = errors.New("want 0 < MIN <= MAX")
 	}
-	a, err := time.ParseDuration(lo)
-	if err != nil {
-		return [2]time.Duration{}, err
-	}
-	b, err := time.ParseDuration(hi)
-	if err != nil {
-		return [2]time.Duration{}, err
-	}
-	if a <= 0 || b < a {
-		return [2]time.Duration{}, errors.New("want 0 < MIN <= MAX")
-	}
-	return [2]time.Duration{a, b}, nil
+	return [2]time.Duration{lo, hi}, err
 }
 
 // Config is the simulator configuration that replays the schedule under
