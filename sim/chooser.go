@@ -153,6 +153,7 @@ type Choice struct {
 	s       *Sim
 	enabled []Pending
 	built   bool
+	hashes  []uint64 // scratch for TimedStateHash
 }
 
 // Now is the current virtual time.
@@ -178,26 +179,19 @@ func (c *Choice) Down() int { return c.s.down }
 // Nodes lists every node of the run, sorted.
 func (c *Choice) Nodes() []node.ID { return c.s.ids }
 
-// StateHash is a canonical hash of the whole simulated world now: every
-// node's observed state (or that it is down) and every pending event, by
-// identity and content, but not the current time. Two decisions with the
-// same hash have the same futures (up to timing), which is what a search
-// that caches visited states needs. It costs a walk of every node's
-// state, so only a chooser that needs it should ask.
-func (c *Choice) StateHash() uint64 { return c.stateHash(false) }
-
-// TimedStateHash is StateHash with time: it also covers every pending
-// event's window and every scenario action's time, relative to now. Two
-// decisions with the same timed hash have the same futures, timing
-// included, which is what a search that claims to exhaust a space needs
-// (StateHash merges states whose messages are in flight for different
-// times, whose futures differ in what may run first).
-func (c *Choice) TimedStateHash() uint64 { return c.stateHash(true) }
-
-func (c *Choice) stateHash(timed bool) uint64 {
+// TimedStateHash is a canonical hash of the whole simulated world now:
+// every node's observed state (or that it is down), every pending event
+// by identity and content with its window, and every scenario action's
+// time, the times relative to now. Two decisions with the same hash have
+// the same futures, timing included, which is what a search that caches
+// visited states (and claims to exhaust a space) needs; leaving time out
+// merges states whose in-flight messages may run in different orders. It
+// costs a walk of every node's state, so only a chooser that needs it
+// should ask.
+func (c *Choice) TimedStateHash() uint64 {
 	h := xxhash.New()
 	var b [8]byte
-	put := func(v uint64) {
+	put := func(h *xxhash.Digest, v uint64) {
 		binary.LittleEndian.PutUint64(b[:], v)
 		h.Write(b[:])
 	}
@@ -205,34 +199,52 @@ func (c *Choice) stateHash(timed bool) uint64 {
 		sn := c.s.nodes[id]
 		h.WriteString(string(id))
 		if sn.inst.Up() {
-			put(state.Hash(sn.inst.Handler()))
+			put(h, state.Hash(sn.inst.Handler()))
 		} else {
 			h.WriteString("\x00down")
 		}
 	}
-	var pend []string
+	// Each pending item hashes to one number; sorted, they are in an order
+	// that does not depend on how the queue happens to be laid out.
+	items := c.hashes[:0]
+	var ih xxhash.Digest
 	for _, it := range c.s.queue {
-		if timed && it.kind == itemCall {
-			pend = append(pend, fmt.Sprintf("call %d", it.at-c.s.now))
+		ih.Reset()
+		if it.kind == itemCall {
+			put(&ih, uint64(itemCall))
+			put(&ih, uint64(it.at-c.s.now))
+			items = append(items, ih.Sum64())
+			continue
 		}
 		if !c.s.wouldRun(it) && it.kind != itemCrash && it.kind != itemRestart {
 			continue
 		}
-		p := c.s.pending(it)
-		key := p.String()
-		if it.kind == itemDeliver || it.kind == itemInput {
-			key += fmt.Sprintf(" %016x", xxhash.Sum64(it.ev.Payload))
+		put(&ih, uint64(it.kind))
+		ih.WriteString(string(it.to))
+		switch it.kind {
+		case itemDeliver:
+			m := it.ev.Msg()
+			ih.WriteString(string(m.From))
+			put(&ih, m.Seq)
+			put(&ih, uint64(m.Index))
+			ih.WriteString(it.ev.MsgType)
+			put(&ih, xxhash.Sum64(it.ev.Payload))
+		case itemTimer:
+			put(&ih, uint64(it.ev.TimerID))
+			ih.WriteString(it.ev.TimerName)
+		case itemInput:
+			ih.WriteString(it.ev.MsgType)
+			put(&ih, xxhash.Sum64(it.ev.Payload))
 		}
-		if timed {
-			key += fmt.Sprintf(" %d %d", it.at-c.s.now, it.latest-c.s.now)
-		}
-		pend = append(pend, key)
+		put(&ih, uint64(it.at-c.s.now))
+		put(&ih, uint64(it.latest-c.s.now))
+		items = append(items, ih.Sum64())
 	}
-	slices.Sort(pend)
-	for _, k := range pend {
-		h.WriteString(k)
-		h.WriteString("\n")
+	slices.Sort(items)
+	for _, v := range items {
+		put(h, v)
 	}
+	c.hashes = items
 	return h.Sum64()
 }
 
