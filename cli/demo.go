@@ -141,5 +141,10 @@ func (a *App) runDemo(output string) error {
 
    (replay check %s %s exits 1 on this trace.)
 `, v.Step, time.Duration(v.Time).Round(time.Millisecond), chosen, output, max(0, v.Step-20), output, script, v.Step, output, script)
+	if _, err := a.Registry.Lookup(sys.Name); err != nil {
+		// A team's own binary (cli.Main with its systems) runs the demo
+		// from the embedded paxos, but cannot replay its trace.
+		fmt.Fprintf(w, "\n   This binary does not register %s, so run those commands with the\n   bundled one: go run github.com/replaycheck/replaycheck/cmd/replay ...\n", sys.Name)
+	}
 	return nil
 }

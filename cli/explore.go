@@ -81,7 +81,8 @@ delay bound (default 5), bfs/dfs's bound on decisions per run (default 50).
 or never with --fail-stop); churn from the system's defaults applies as
 well unless --churn 0. The same --seed gives the same runs and the same
 found trace; --jobs N runs N executions at once with the same result.
-Without --budget or --time the budget is ` + fmt.Sprint(defaultBudget) + ` runs. --virtual-time limits
+Runs are numbered from 0: "run 4 fails" is the fifth. Without --budget or
+--time the budget is ` + fmt.Sprint(defaultBudget) + ` runs. --virtual-time limits
 each run's virtual time (sim's --time).
 
 --from TRACE... --at STEP explores the futures of a recorded run, simulated

@@ -146,3 +146,18 @@ func TestTwoHandlerTypesEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoInAnotherBinary: a team's own binary runs the demo from the
+// embedded paxos but cannot replay its trace, so it says which binary the
+// printed commands need instead of leaving them to fail.
+func TestDemoInAnotherBinary(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &cli.App{Registry: system.NewRegistry(twoPhase), Stdout: &out, Stderr: &errb}
+	if code := app.Run([]string{"demo", "-o", filepath.Join(dir, "d.lz4")}); code != cli.ExitOK {
+		t.Fatalf("demo: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "does not register paxos") {
+		t.Fatalf("demo in a binary without paxos does not say the commands need the bundled one:\n%s", out.String())
+	}
+}

@@ -125,8 +125,8 @@ func (a *App) systemsHelp() string {
 	for _, name := range a.Registry.Names() {
 		s, _ := a.Registry.Lookup(name)
 		d := sim.DefaultConfig().WithDefaults(s) // what a run without flags uses
-		fmt.Fprintf(&b, "  %s: %s\n    defaults: %d nodes, latency %v-%v, drop %g, dup %g, churn %g/s, %d steps, %v\n",
-			s.Name, s.Summary, d.Nodes, d.LatencyMin, d.LatencyMax, d.Drop, d.Dup, d.Churn, d.Steps, d.Time)
+		fmt.Fprintf(&b, "  %s: %s\n    defaults: %d nodes, latency %v-%v, drop %g, dup %g, churn %g/s, down %v-%v, %d steps, %v\n",
+			s.Name, s.Summary, d.Nodes, d.LatencyMin, d.LatencyMax, d.Drop, d.Dup, d.Churn, d.DownMin, d.DownMax, d.Steps, d.Time)
 		fmt.Fprintf(&b, "    bugs: %s\n", strings.Join(s.BugNames(), ", "))
 		for _, bug := range s.Bugs {
 			fmt.Fprintf(&b, "      %s: %s\n", bug.Name, bug.Summary)

@@ -39,8 +39,11 @@ func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 		}
 	}
 	names := slices.Sorted(maps.Keys(r.Predicates))
-	rate := float64(r.Steps) / max(elapsed.Seconds(), 1e-9)
-	fmt.Fprintf(w, "checked %d steps in %v (%.0f steps/s)", r.Steps, elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(w, "checked %d steps in %v", r.Steps, elapsed.Round(time.Millisecond))
+	// A rate over an unmeasured (zero) or sub-millisecond time says nothing.
+	if elapsed >= time.Millisecond {
+		fmt.Fprintf(w, " (%.0f steps/s)", float64(r.Steps)/elapsed.Seconds())
+	}
 	if !r.Complete {
 		fmt.Fprintf(w, "; checking stopped early, after #%d", r.LastStep)
 	}

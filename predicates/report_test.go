@@ -94,3 +94,19 @@ liveness("Pending", lambda: event.step < 90, alarm = lambda aux: event.step > 10
 		t.Fatalf("json: %s", js)
 	}
 }
+
+// TestReportRateNeedsATime: a report written without a measured time
+// (simtest passes none) states no rate, rather than billions of steps/s.
+func TestReportRateNeedsATime(t *testing.T) {
+	rep := checkPaxos(t, "A = table(\"paxos.Agent\")\nsafety(\"Any\", lambda: len(A) >= 0)\n", predicates.RunOptions{})
+	var b strings.Builder
+	rep.WriteText(&b, 0)
+	if strings.Contains(b.String(), "steps/s") {
+		t.Fatalf("a rate over no time: %s", b.String())
+	}
+	b.Reset()
+	rep.WriteText(&b, time.Second)
+	if !strings.Contains(b.String(), "steps/s") {
+		t.Fatalf("no rate over a measured second: %s", b.String())
+	}
+}
