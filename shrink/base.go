@@ -1,0 +1,145 @@
+package shrink
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+)
+
+// A key names an event by its cause rather than by ids a run assigns:
+// message ids and timer ids count a node's events, so removing one event
+// renumbers everything its node does after it. A delivery is the slot-th
+// send of the run's event by, a timer firing the slot-th timer set by
+// event by. Events without a cause inside the run (init, the scenario's
+// inputs and crashes, injected crashes and restarts) are named by node,
+// time and, for an input, its payload digest; by is then -1.
+type key struct {
+	kind   node.Kind
+	node   node.ID
+	by     int
+	slot   int
+	at     time.Duration
+	digest uint64
+}
+
+// entry is one event of a base run, in the order the simulator ran it.
+type entry struct {
+	sim.ScheduledEvent
+	ev   *node.Event
+	step int // its step in causal order, as every verb numbers it
+	key  key
+}
+
+// base is a failing run that candidates are carved from.
+type base struct {
+	entries []entry
+	nodes   int
+}
+
+// nodeSeq names one event of one node.
+type nodeSeq struct {
+	node node.ID
+	seq  uint64
+}
+
+// timerOrigin is the event (by index) that set a timer and its position
+// among the timers that event set.
+type timerOrigin struct{ by, slot int }
+
+// newBase reads a simulated trace into a base: its schedule, and for every
+// event its step and its key.
+func newBase(f *record.File, tr *replay.Trace) (*base, error) {
+	sc, err := sim.ScheduleOf(f)
+	if err != nil {
+		return nil, err
+	}
+	b := &base{nodes: len(f.Header.Nodes), entries: make([]entry, len(sc.Events))}
+	bySeq := map[nodeSeq]int{}
+	timers := map[node.ID]map[node.TimerID]timerOrigin{}
+	for i, se := range sc.Events {
+		ev := f.Events[i]
+		step, ok := tr.Step(ev.Node, ev.Seq)
+		if !ok {
+			return nil, fmt.Errorf("%s: event %d (%s seq %d) has no step in the merged trace", f.Path, i, ev.Node, ev.Seq)
+		}
+		k := key{kind: se.Kind, node: se.Node, by: -1}
+		switch se.Kind {
+		case node.KindRecv:
+			if by, ok := bySeq[nodeSeq{se.Msg.From, se.Msg.Seq}]; ok {
+				k.by, k.slot = by, int(se.Msg.Index)
+			}
+		case node.KindTimer:
+			if o, ok := timers[se.Node][se.Timer]; ok {
+				k.by, k.slot = o.by, o.slot
+			}
+		case node.KindInput:
+			k.at, k.digest = se.At, se.InputDigest
+		case node.KindCrash, node.KindRestart:
+			k.at = se.At
+		}
+		b.entries[i] = entry{ScheduledEvent: se, ev: ev, step: step, key: k}
+		bySeq[nodeSeq{ev.Node, ev.Seq}] = i
+		setTimers(timers, ev, i, ev.TimersSet)
+	}
+	return b, nil
+}
+
+// setTimers notes the timers an event set. A node's timer ids start
+// again after a crash and a restart, so its table starts again too.
+func setTimers(timers map[node.ID]map[node.TimerID]timerOrigin, ev *node.Event, by int, set []node.TimerSet) {
+	if ev.Kind == node.KindCrash || ev.Kind == node.KindRestart || timers[ev.Node] == nil {
+		timers[ev.Node] = map[node.TimerID]timerOrigin{}
+	}
+	for j, ts := range set {
+		timers[ev.Node][ts.ID] = timerOrigin{by: by, slot: j}
+	}
+}
+
+// payloadDigest names an input by its content, as schedules do.
+func payloadDigest(b []byte) uint64 { return xxhash.Sum64(b) }
+
+// Size is what the table of docs/shrinking.md counts of a run.
+type Size struct {
+	Events int `json:"events"`
+	Nodes  int `json:"nodes"`
+	// Faults are crashes plus messages the network lost: sent to another
+	// node, never received, and due (latency max after the send) before
+	// the trace's last event. Messages still in flight at the end are not
+	// losses; dropped deliveries are.
+	Faults  int `json:"faults"`
+	Crashes int `json:"crashes"`
+	Lost    int `json:"lost"`
+	Inputs  int `json:"inputs"`
+}
+
+func sizeOf(f *record.File, latencyMax time.Duration) Size {
+	s := Size{Events: len(f.Events), Nodes: len(f.Header.Nodes)}
+	received := map[node.MsgID]bool{}
+	var end int64
+	for _, ev := range f.Events {
+		switch ev.Kind {
+		case node.KindCrash:
+			s.Crashes++
+		case node.KindInput:
+			s.Inputs++
+		case node.KindRecv:
+			received[ev.Msg()] = true
+		}
+		end = max(end, ev.Time)
+	}
+	for _, ev := range f.Events {
+		for i, snd := range ev.Sends {
+			if snd.To != ev.Node && !received[ev.SentMsg(i)] && ev.Time+int64(latencyMax) <= end {
+				s.Lost++
+			}
+		}
+	}
+	s.Faults = s.Crashes + s.Lost
+	return s
+}

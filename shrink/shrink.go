@@ -1,0 +1,576 @@
+package shrink
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/simtest"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// Options say what to shrink for and how long to try.
+type Options struct {
+	// Script is the predicates script; Predicate the name of the one that
+	// must still fail ("": the first violation the trace has).
+	Script    string
+	Predicate string
+	// Check carries the registry and the script's budgets; shrink sets
+	// which violations count.
+	Check simtest.Options
+	// Time bounds the wall-clock time (0: none). When it runs out, or ctx
+	// is done, Shrink returns the smallest run found so far.
+	Time time.Duration
+	// From names the trace in the shrunk trace's header (shrunk_from).
+	From string
+	// Progress is told after every candidate.
+	Progress func(Progress)
+}
+
+// Progress is where a shrink is.
+type Progress struct {
+	Phase      string
+	Candidates int
+	Events     int // of the smallest failing run so far
+	Start      int // of the trace given
+	Elapsed    time.Duration
+}
+
+// Result is the smallest failing run found.
+type Result struct {
+	Trace     []byte // an ordinary simulated trace, its header naming the original
+	Predicate string
+	Violation *predicates.Violation // where the shrunk trace fails
+	Report    *predicates.Report
+	// Schedule re-runs the shrunk trace under `replay sim --schedule`;
+	// nil when it cannot (NoSchedule says why).
+	Schedule   *sim.Schedule
+	NoSchedule string
+	Before     Size
+	After      Size
+	Candidates int // runs tried
+	Accepted   int // of which failed the same way (the steps of the shrink)
+	Stopped    string
+	Elapsed    time.Duration
+}
+
+// Why a shrink ended.
+const (
+	StoppedDone     = "done"     // no phase found anything smaller
+	StoppedTime     = "time"     // Options.Time ran out
+	StoppedCanceled = "canceled" // ctx was done (Ctrl-C)
+)
+
+// InputError is a trace or predicate shrink cannot work with: the
+// command line's mistake, not a failure of the run.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErr(format string, args ...any) error {
+	return &InputError{fmt.Errorf(format, args...)}
+}
+
+// run is one failing run: a base for the next candidates.
+type run struct {
+	data []byte
+	file *record.File
+	base *base
+	v    *predicates.Violation
+	size Size
+}
+
+type shrinker struct {
+	ctx        context.Context
+	sys        *system.System
+	opts       Options
+	cfg        sim.Config
+	target     string
+	started    time.Time
+	cur, best  *run
+	start      Size
+	candidates int
+	accepted   int
+	phase      string
+	stopped    string
+}
+
+// Shrink finds a smaller simulated run of sys that breaks the same
+// predicate as the trace data. Errors: *InputError for a trace that is
+// not a simulated run, names no such predicate or does not violate it;
+// the replay's *replay.Divergence for a trace that does not replay; and a
+// *predicates.EvalError (or ScriptError) when the script cannot check it.
+func Shrink(ctx context.Context, sys *system.System, data []byte, opts Options) (*Result, error) {
+	s := &shrinker{ctx: ctx, sys: sys, opts: opts, started: time.Now()}
+	orig, err := s.original(data)
+	if err != nil {
+		return nil, err
+	}
+	s.cur, s.best, s.start = orig, orig, orig.size
+	s.shrink()
+	return s.result()
+}
+
+// original checks the trace as given and picks the violation to keep.
+func (s *shrinker) original(data []byte) (*run, error) {
+	name := s.opts.From
+	f, err := record.Read(bytes.NewReader(data), name, int64(len(data)))
+	if err != nil {
+		return nil, inputErr("%v", err)
+	}
+	if f.Damage != nil {
+		return nil, inputErr("%v", f.Damage)
+	}
+	if d := f.Header.Driver; d != "sim" {
+		return nil, inputErr("%s: a %s trace; shrink edits the schedule of a simulated run (replay sim, replay explore), "+
+			"which a %s trace does not have%s", name, d, d, driverHint(d))
+	}
+	if f.Header.System != s.sys.Name {
+		return nil, inputErr("%s: a trace of %s, not %s", name, f.Header.System, s.sys.Name)
+	}
+	sc, err := sim.ScheduleOf(f)
+	if err != nil {
+		return nil, inputErr("%v", err)
+	}
+	if err := sc.Check(s.sys); err != nil {
+		return nil, inputErr("%s: %v", name, err)
+	}
+	s.cfg = sc.Config().WithDefaults(s.sys)
+	// Candidates run under the original's limits (the schedule's config
+	// has none), which the shrunk trace's header then shows.
+	if err := runLimits(&s.cfg, f.Header.Run); err != nil {
+		return nil, inputErr("%s: %v", name, err)
+	}
+	chk, err := simtest.CheckTrace(s.sys, s.cfg, nil, data, s.opts.Script, s.checkOptions(nil))
+	if err != nil {
+		return nil, err
+	}
+	if s.target, err = pickTarget(chk, s.opts.Predicate, name); err != nil {
+		return nil, err
+	}
+	// The violation must be decided during the run: a liveness interval
+	// judged at the end of the run (a predicate without an alarm
+	// function) would be judged again at every candidate's end, and a
+	// shorter run would raise it by being short.
+	r, err := s.asRun(data)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, inputErr("%s: %s is raised only by the end of the run (a liveness predicate without an alarm function); "+
+			"shrinking needs a violation decided while the run goes on, which a shorter run cannot fake", name, s.target)
+	}
+	return r, nil
+}
+
+// runLimits reads a simulated run's step and time limits from its header.
+func runLimits(cfg *sim.Config, run map[string]string) error {
+	steps, err := strconv.Atoi(run["steps"])
+	if err != nil || steps < 1 {
+		return fmt.Errorf("the header's steps %q: want a positive number", run["steps"])
+	}
+	limit, err := time.ParseDuration(run["time"])
+	if err != nil || limit <= 0 {
+		return fmt.Errorf("the header's time %q: want a positive duration", run["time"])
+	}
+	cfg.Steps, cfg.Time = steps, limit
+	return nil
+}
+
+func driverHint(driver string) string {
+	switch driver {
+	case sim.ForkDriver:
+		return ": a fork's first steps are replayed, not simulated; shrink the run it was forked from, or explore its futures (replay explore --from)"
+	case "live":
+		return ": continue it in simulation with replay fork or replay explore --from, and shrink a simulated run"
+	}
+	return ""
+}
+
+// pickTarget is the predicate to keep failing: the one named, which must
+// exist and fail, or the first that failed.
+func pickTarget(chk *simtest.Result, want, name string) (string, error) {
+	if want != "" {
+		if _, ok := chk.Report.Predicates[want]; !ok {
+			return "", inputErr("--predicate %s: the script has no predicate of that name (it has %s)", want,
+				strings.Join(slices.Sorted(maps.Keys(chk.Report.Predicates)), ", "))
+		}
+		for _, v := range chk.Failing {
+			if v.Predicate == want {
+				return want, nil
+			}
+		}
+		return "", inputErr("%s does not violate %s (no safety violation or liveness alarm of it in %d steps); nothing to shrink",
+			name, want, chk.Report.Steps)
+	}
+	if len(chk.Failing) == 0 {
+		return "", inputErr("%s violates no predicate (no safety violation or liveness alarm in %d steps); nothing to shrink",
+			name, chk.Report.Steps)
+	}
+	return chk.Failing[0].Predicate, nil
+}
+
+// checkOptions are the options of a check: every finding (counts nil),
+// or only the target's, stopping at it.
+func (s *shrinker) checkOptions(counts func(*predicates.Violation) bool) simtest.Options {
+	o := s.opts.Check
+	o.Counts, o.StopAtFirst = counts, counts != nil
+	return o
+}
+
+// asRun checks a trace for the target, stopping at its first finding, and
+// makes it a base. nil: the target did not fail while the run went on.
+func (s *shrinker) asRun(data []byte) (*run, error) {
+	counts := func(v *predicates.Violation) bool { return v.Predicate == s.target && v.Finding() }
+	chk, err := simtest.CheckTrace(s.sys, s.cfg, nil, data, s.opts.Script, s.checkOptions(counts))
+	if err != nil {
+		return nil, err
+	}
+	// Complete means checking reached the end: the finding, if any, was
+	// judged by the end of the run, not decided while it went on.
+	if len(chk.Failing) == 0 || chk.Report.Complete {
+		return nil, nil
+	}
+	f, err := record.Read(bytes.NewReader(data), s.opts.From, int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	tr, err := replay.Merge([]*record.File{f})
+	if err != nil {
+		return nil, err
+	}
+	b, err := newBase(f, tr)
+	if err != nil {
+		return nil, err
+	}
+	return &run{data: data, file: f, base: b, v: chk.Failing[0], size: sizeOf(f, s.cfg.LatencyMax)}, nil
+}
+
+// shrink runs the phases until a round finds nothing smaller or time is
+// up: first what happens to the system from outside (inputs, crashes,
+// restarts), then what the network does (deliveries), then time and
+// nodes. Every accepted run is cut after its violation.
+func (s *shrinker) shrink() {
+	s.cut()
+	for !s.stop() {
+		before := s.best.size
+		s.ddminPhase("inputs, crashes and restarts", func(e *entry) bool {
+			return e.Kind == node.KindInput || e.Kind == node.KindCrash || e.Kind == node.KindRestart
+		})
+		s.ddminPhase("deliveries", func(e *entry) bool {
+			// A message to self is never lost in the simulator.
+			return e.Kind == node.KindRecv && e.Msg.From != e.Node
+		})
+		s.timePhase()
+		s.nodesPhase()
+		if !s.best.size.less(before) {
+			break
+		}
+	}
+	if s.stopped == "" {
+		s.stopped = StoppedDone
+	}
+}
+
+func (a Size) less(b Size) bool {
+	if a.Events != b.Events {
+		return a.Events < b.Events
+	}
+	if a.Nodes != b.Nodes {
+		return a.Nodes < b.Nodes
+	}
+	return a.Faults < b.Faults
+}
+
+// stop reports whether time is up or the caller gave up.
+func (s *shrinker) stop() bool {
+	switch {
+	case s.stopped != "":
+	case s.ctx.Err() != nil:
+		s.stopped = StoppedCanceled
+	case s.opts.Time > 0 && time.Since(s.started) >= s.opts.Time:
+		s.stopped = StoppedTime
+	}
+	return s.stopped != ""
+}
+
+// cut tries the current run without everything after its violation.
+func (s *shrinker) cut() {
+	s.phase = "cut after the violation"
+	b := s.cur.base
+	keep := make([]bool, len(b.entries))
+	cut := false
+	for i, e := range b.entries {
+		keep[i] = e.step <= s.cur.v.Decided()
+		cut = cut || !keep[i]
+	}
+	if !cut || s.stop() {
+		return
+	}
+	if r := s.try(b, keep, policy{}, b.nodes); r != nil {
+		s.cur = r
+	}
+}
+
+// ddminPhase removes the entries of one class the violation does not
+// need, then cuts the result.
+func (s *shrinker) ddminPhase(name string, class func(*entry) bool) {
+	if s.stop() {
+		return
+	}
+	s.phase = name
+	b := s.cur.base
+	var items []int
+	for i := range b.entries {
+		if class(&b.entries[i]) {
+			items = append(items, i)
+		}
+	}
+	var last *run
+	ddmin(items, func(kept []int) bool {
+		keep := make([]bool, len(b.entries))
+		for i := range keep {
+			keep[i] = true
+		}
+		for _, i := range items {
+			keep[i] = false
+		}
+		for _, i := range kept {
+			keep[i] = true
+		}
+		r := s.try(b, keep, policy{}, b.nodes)
+		if r != nil {
+			last = r
+		}
+		return r != nil
+	}, s.stop)
+	if last != nil {
+		s.cur = last
+		s.cut()
+	}
+}
+
+// timePhase runs the current run with every delivery as early as it may
+// come.
+func (s *shrinker) timePhase() {
+	if s.stop() {
+		return
+	}
+	s.phase = "earlier deliveries"
+	b := s.cur.base
+	if r := s.try(b, all(len(b.entries)), policy{early: true}, b.nodes); r != nil && r.size.less(s.cur.size) {
+		s.cur = r
+		s.cut()
+	}
+}
+
+// nodesPhase tries every smaller node count the system accepts, smallest
+// first, keeping the schedule of the nodes that remain; messages the
+// base never had are lost, or else delivered.
+func (s *shrinker) nodesPhase() {
+	b := s.cur.base
+	for n := 1; n < b.nodes; n++ {
+		cfg := s.cfg
+		cfg.Nodes, cfg.MaxDown = n, 0
+		if sim.CheckConfig(s.sys, cfg.WithDefaults(s.sys)) != nil {
+			continue
+		}
+		for _, pol := range []policy{{}, {deliverNew: true}} {
+			if s.stop() {
+				return
+			}
+			s.phase = fmt.Sprintf("%d nodes", n)
+			if r := s.try(b, all(len(b.entries)), pol, n); r != nil {
+				s.cur = r
+				s.cut()
+				return
+			}
+		}
+	}
+}
+
+func all(n int) []bool {
+	keep := make([]bool, n)
+	for i := range keep {
+		keep[i] = true
+	}
+	return keep
+}
+
+// try runs one candidate and checks it; nil unless it fails the target
+// predicate while it runs.
+func (s *shrinker) try(b *base, keep []bool, pol policy, nodes int) *run {
+	s.candidates++
+	defer s.progress()
+	slack := 2 * s.cfg.LatencyMax
+	ch := newChooser(b, keep, pol, slack)
+	cfg := s.cfg
+	cfg.Nodes, cfg.MaxDown = nodes, 0
+	cfg = cfg.WithDefaults(s.sys)
+	cfg.Chooser, cfg.Observe = ch, ch.observe
+	var buf bytes.Buffer
+	if _, err := sim.Run(s.filtered(b, keep), cfg, &buf); err != nil {
+		return nil // a candidate that panics or errs does not fail the same way
+	}
+	r, err := s.asRun(buf.Bytes())
+	if err != nil || r == nil {
+		return nil
+	}
+	s.accepted++
+	if r.size.less(s.best.size) {
+		s.best = r
+	}
+	return r
+}
+
+func (s *shrinker) progress() {
+	if s.opts.Progress != nil {
+		s.opts.Progress(Progress{Phase: s.phase, Candidates: s.candidates, Events: s.best.size.Events,
+			Start: s.start.Events, Elapsed: time.Since(s.started)})
+	}
+}
+
+// filtered is the system with a scenario that leaves out the inputs,
+// crashes and restarts the candidate left out: they are the scenario's
+// actions, queued at exact times, and no chooser may skip them.
+func (s *shrinker) filtered(b *base, keep []bool) *system.System {
+	if s.sys.Scenario == nil {
+		return s.sys
+	}
+	drop := map[key]bool{}
+	for i, e := range b.entries {
+		if !keep[i] && e.key.by < 0 && e.Kind != node.KindInit {
+			drop[e.key] = true
+		}
+	}
+	for i, e := range b.entries {
+		if keep[i] {
+			delete(drop, e.key)
+		}
+	}
+	sys := *s.sys
+	scenario := s.sys.Scenario
+	sys.Scenario = func(ctl system.Controller) {
+		scenario(&filter{Controller: ctl, codec: s.sys.Codec, drop: drop})
+	}
+	return &sys
+}
+
+// filter is the scenario's controller with some actions left out.
+type filter struct {
+	system.Controller
+	codec *node.Codec
+	drop  map[key]bool
+}
+
+func (f *filter) Input(id node.ID, m node.Message) {
+	if _, payload, err := f.codec.Encode(m); err == nil &&
+		f.drop[key{kind: node.KindInput, node: id, by: -1, at: f.Now(), digest: payloadDigest(payload)}] {
+		return
+	}
+	f.Controller.Input(id, m)
+}
+
+func (f *filter) Crash(id node.ID) {
+	if !f.drop[key{kind: node.KindCrash, node: id, by: -1, at: f.Now()}] {
+		f.Controller.Crash(id)
+	}
+}
+
+func (f *filter) Restart(id node.ID) {
+	if !f.drop[key{kind: node.KindRestart, node: id, by: -1, at: f.Now()}] {
+		f.Controller.Restart(id)
+	}
+}
+
+// result writes the best run with a header naming the original, checks
+// it once more, and finds out whether its schedule re-runs it.
+func (s *shrinker) result() (*Result, error) {
+	data, err := s.relabel(s.best)
+	if err != nil {
+		return nil, err
+	}
+	chk, err := simtest.CheckTrace(s.sys, s.cfg, nil, data, s.opts.Script, s.checkOptions(nil))
+	if err != nil {
+		return nil, fmt.Errorf("checking the shrunk trace: %w", err)
+	}
+	var v *predicates.Violation
+	for _, f := range chk.Failing {
+		if f.Predicate == s.target {
+			v = f
+			break
+		}
+	}
+	if v == nil {
+		return nil, fmt.Errorf("the shrunk trace no longer violates %s (a bug in shrink: please report it)", s.target)
+	}
+	res := &Result{Trace: data, Predicate: s.target, Violation: v, Report: chk.Report,
+		Before: s.start, After: s.best.size, Candidates: s.candidates, Accepted: s.accepted,
+		Stopped: s.stopped, Elapsed: time.Since(s.started)}
+	res.Schedule, res.NoSchedule = s.schedule(data)
+	return res, nil
+}
+
+// relabel rewrites a run's trace with shrunk_from in its header, the
+// events and end record as they are.
+func (s *shrinker) relabel(r *run) ([]byte, error) {
+	h := *r.file.Header
+	h.Run = maps.Clone(h.Run)
+	h.Run["shrunk_from"] = record.ListValue([]string{s.opts.From})
+	h.Run["shrunk_for"] = s.target
+	var buf bytes.Buffer
+	w, err := record.NewWriter(&buf, h, record.WriterOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range r.file.Events {
+		if err := w.Append(ev); err != nil {
+			return nil, err
+		}
+	}
+	end := record.End{}
+	if n := len(r.file.Ends); n > 0 {
+		end = r.file.Ends[n-1]
+	}
+	if err := w.Close(end); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// schedule is the shrunk run's schedule if `replay sim --schedule` re-runs
+// it event for event: not when the scenario's inputs or crashes were left
+// out, since a schedule cannot say that a scenario action did not happen.
+func (s *shrinker) schedule(data []byte) (*sim.Schedule, string) {
+	f, err := record.Read(bytes.NewReader(data), s.opts.From, int64(len(data)))
+	if err != nil {
+		return nil, err.Error()
+	}
+	sc, err := sim.ScheduleOf(f)
+	if err != nil {
+		return nil, err.Error()
+	}
+	var buf bytes.Buffer
+	res, err := sim.Run(s.sys, sc.Config().WithDefaults(s.sys), &buf)
+	switch {
+	case errors.As(err, new(*sim.ScheduleMismatch)):
+		return nil, "the shrunk run leaves out actions of the system's scenario (inputs, crashes), which a schedule cannot express; the trace is the reproduction"
+	case err != nil:
+		return nil, err.Error()
+	case res.Steps != len(sc.Events):
+		return nil, fmt.Sprintf("re-running the schedule made %d events, not %d", res.Steps, len(sc.Events))
+	}
+	return sc, ""
+}

@@ -1,0 +1,212 @@
+package shrink
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/simtest"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+const paxosScript = "../scripts/paxos.star"
+
+// simulate records one seeded run of a bundled system.
+func simulate(t *testing.T, name, bug string, seed uint64) (*system.System, []byte) {
+	t.Helper()
+	sys, err := examples.Registry().Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Bug = seed, bug
+	var buf bytes.Buffer
+	if _, err := sim.Run(sys, cfg.WithDefaults(sys), &buf); err != nil {
+		t.Fatal(err)
+	}
+	return sys, buf.Bytes()
+}
+
+func readTrace(t *testing.T, data []byte) (*record.File, *replay.Trace) {
+	t.Helper()
+	f, err := record.Read(bytes.NewReader(data), "t.lz4", int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := replay.Merge([]*record.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, tr
+}
+
+// With every entry kept the chooser re-runs the base event for event:
+// the same events at the same nodes, times and seqs, the same sends.
+func TestKeepingEverythingReproducesTheRun(t *testing.T) {
+	for _, c := range []struct {
+		sys, bug string
+		seed     uint64
+	}{{"paxos", "no-persist", 3}, {"randtree", "none", 1}, {"chord", "none", 2}, {"transport", "none", 1}, {"chainrep", "none", 1}} {
+		t.Run(c.sys, func(t *testing.T) { keepEverything(t, c.sys, c.bug, c.seed) })
+	}
+}
+
+func keepEverything(t *testing.T, name, bug string, seed uint64) {
+	sys, data := simulate(t, name, bug, seed)
+	f, tr := readTrace(t, data)
+	b, err := newBase(f, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := sim.ScheduleOf(f)
+	cfg := sc.Config().WithDefaults(sys)
+	if err := runLimits(&cfg, f.Header.Run); err != nil {
+		t.Fatal(err)
+	}
+	ch := newChooser(b, all(len(b.entries)), policy{}, 2*cfg.LatencyMax)
+	cfg.Chooser, cfg.Observe = ch, ch.observe
+	var buf bytes.Buffer
+	if _, err := sim.Run(sys, cfg, &buf); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := readTrace(t, buf.Bytes())
+	for i, ev := range f.Events[:min(len(f.Events), len(again.Events))] {
+		got := again.Events[i]
+		if got.Node != ev.Node || got.Seq != ev.Seq || got.Kind != ev.Kind || got.Time != ev.Time ||
+			got.Msg() != ev.Msg() || len(got.Sends) != len(ev.Sends) || got.StateHash != ev.StateHash {
+			t.Fatalf("event %d: %s seq %d %s at %d, want %s seq %d %s at %d", i, got.Node, got.Seq, got.Kind, got.Time,
+				ev.Node, ev.Seq, ev.Kind, ev.Time)
+		}
+	}
+	if len(again.Events) != len(f.Events) {
+		t.Fatalf("%d events, want %d", len(again.Events), len(f.Events))
+	}
+}
+
+// Leaving a delivery out loses the message and removes what it caused:
+// no event of the candidate answers it.
+func TestLeavingADeliveryOutRemovesItsConsequences(t *testing.T) {
+	sys, data := simulate(t, "paxos", "none", 2)
+	f, tr := readTrace(t, data)
+	b, err := newBase(f, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first delivery to another node whose receiver answered it.
+	drop := -1
+	for i, e := range b.entries {
+		if e.Kind == node.KindRecv && e.Msg.From != e.Node && len(e.ev.Sends) > 0 {
+			drop = i
+			break
+		}
+	}
+	if drop < 0 {
+		t.Fatal("no answered delivery in the run")
+	}
+	keep := all(len(b.entries))
+	keep[drop] = false
+	sc, _ := sim.ScheduleOf(f)
+	cfg := sc.Config().WithDefaults(sys)
+	if err := runLimits(&cfg, f.Header.Run); err != nil {
+		t.Fatal(err)
+	}
+	ch := newChooser(b, keep, policy{}, 2*cfg.LatencyMax)
+	cfg.Chooser, cfg.Observe = ch, ch.observe
+	var buf bytes.Buffer
+	if _, err := sim.Run(sys, cfg, &buf); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := readTrace(t, buf.Bytes())
+	e := b.entries[drop]
+	for _, ev := range again.Events {
+		if ev.Kind == node.KindRecv && ev.Node == e.Node && ev.Msg() == e.Msg && ev.Time == e.ev.Time {
+			t.Fatalf("the left-out delivery %s ran", e.Pending)
+		}
+	}
+	// Its answers went to nodes that never received them in the candidate:
+	// every answer the base received was sent by the dropped event.
+	answers := 0
+	for _, x := range b.entries {
+		if x.Kind == node.KindRecv && x.key.by == drop {
+			answers++
+		}
+	}
+	if answers == 0 {
+		t.Skip("the dropped delivery's answers were never received in the base")
+	}
+	if len(again.Events) >= len(f.Events) {
+		t.Fatalf("candidate has %d events, the base %d: the consequences stayed", len(again.Events), len(f.Events))
+	}
+}
+
+func TestShrinkPaxosKeepsThePredicateFailing(t *testing.T) {
+	sys, data := simulate(t, "paxos", "no-persist", 1)
+	opts := Options{Script: paxosScript, Check: simtest.Options{Registry: examples.Registry()}, From: "orig.lz4"}
+	res, err := Shrink(context.Background(), sys, data, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Violation == nil || res.Violation.Predicate != res.Predicate {
+		t.Fatalf("the shrunk trace does not fail %s", res.Predicate)
+	}
+	if res.After.Events*5 > res.Before.Events {
+		t.Errorf("shrunk %d events to %d: want at least 5x fewer", res.Before.Events, res.After.Events)
+	}
+	f, _ := readTrace(t, res.Trace)
+	if f.Header.Run["shrunk_from"] != "orig.lz4" || f.Header.Driver != "sim" {
+		t.Errorf("header run %v, driver %q", f.Header.Run, f.Header.Driver)
+	}
+	// Checked independently, as replay check does.
+	chk, err := simtest.CheckTrace(sys, sim.Config{}, nil, res.Trace, paxosScript, simtest.Options{Registry: examples.Registry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := false
+	for _, v := range chk.Failing {
+		failed = failed || v.Predicate == res.Predicate
+	}
+	if !failed {
+		t.Fatalf("replay check of the shrunk trace finds no %s violation", res.Predicate)
+	}
+	// Deterministic: the same input shrinks to the same bytes.
+	again, err := Shrink(context.Background(), sys, data, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Trace, res.Trace) {
+		t.Fatal("shrinking the same trace twice gave different traces")
+	}
+}
+
+func TestShrinkRefusesBadInput(t *testing.T) {
+	sys, clean := simulate(t, "paxos", "none", 1)
+	_, failing := simulate(t, "paxos", "no-persist", 1)
+	opts := Options{Script: paxosScript, Check: simtest.Options{Registry: examples.Registry()}, From: "t.lz4"}
+	cases := []struct {
+		name string
+		data []byte
+		pred string
+	}{
+		{"no violation", clean, ""},
+		{"not the named predicate", failing, "GlobalConsistency"},
+		{"no such predicate", failing, "NoSuchPredicate"},
+		{"not a trace", []byte("hello"), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := opts
+			o.Predicate = c.pred
+			_, err := Shrink(context.Background(), sys, c.data, o)
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("err = %v, want an InputError", err)
+			}
+		})
+	}
+}
