@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -23,7 +21,6 @@ import (
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
-	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/system"
 	"github.com/replaycheck/replaycheck/world"
 )
@@ -497,44 +494,26 @@ func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explo
 	if err != nil {
 		return sim.Config{}, nil, err
 	}
-	worldAt := func(progress func(int)) (*world.World, error) {
-		r, err := replay.New(tr, a.Registry, replay.Options{})
-		if err != nil {
-			return nil, badInput("%v", err)
-		}
-		return rebuildWorld(r, f.at, progress)
-	}
-	prog := a.progress()
-	base, err := worldAt(func(step int) { prog.update("rebuilding the world at #%d: step %d", f.at, step) })
-	prog.done()
+	start, _, err := a.forkStarter(tr, f.at)
 	if err != nil {
 		return sim.Config{}, nil, err
-	}
-	copyable := true
-	for _, n := range base.Node {
-		if n.State != nil && !state.Copyable(n.State.Handler()) {
-			copyable = false
-		}
 	}
 	if note := timeCutNote(tr, f.at); note != "" {
 		fmt.Fprintln(a.Stderr, "replay explore: note: "+note)
 	}
-	prefix := tr.Events[:f.at+1]
-	var mu sync.Mutex
-	start := func(cfg sim.Config, out io.Writer) (*sim.Result, error) {
-		if !copyable {
-			w, err := worldAt(nil)
-			if err != nil {
-				return nil, err
-			}
-			return sim.RunFrom(sys, cfg, w, prefix, out)
-		}
-		mu.Lock()
-		w := base.Copy(state.Copier)
-		mu.Unlock()
-		return sim.RunFrom(sys, cfg, w, prefix, out)
-	}
 	return cfg, start, nil
+}
+
+// forkStarter is explore.ForkStarter with progress on a terminal and
+// the exit codes of rebuildWorld.
+func (a *App) forkStarter(tr *replay.Trace, at int) (explore.Starter, *world.World, error) {
+	prog := a.progress()
+	start, w, err := explore.ForkStarter(tr, a.Registry, at, func(step int) { prog.update("rebuilding the world at #%d: step %d", at, step) })
+	prog.done()
+	if err != nil {
+		return nil, nil, worldError(at, err)
+	}
+	return start, w, nil
 }
 
 // plural says "1 run", "2 runs".

@@ -377,12 +377,19 @@ func checkForkStep(tr *replay.Trace, at int, paths []string) error {
 // is unknown there) is bad input.
 func rebuildWorld(r *replay.Replayer, at int, progress func(int)) (*world.World, error) {
 	w, err := replay.WorldAt(r, at, progress)
+	if err != nil {
+		return nil, worldError(at, err)
+	}
+	return w, nil
+}
+
+// worldError gives a failure to rebuild the world at step at its exit
+// code.
+func worldError(at int, err error) error {
 	var d *replay.Divergence
 	switch {
 	case errors.As(err, &d):
-		return nil, &exitError{ExitDivergence, fmt.Errorf("cannot rebuild the world at #%d: the trace diverges on replay before it: %s (replay verify shows the details)", at, oneLine(d.Error()))}
-	case err != nil:
-		return nil, badInput("%v", err)
+		return &exitError{ExitDivergence, fmt.Errorf("cannot rebuild the world at #%d: the trace diverges on replay before it: %s (replay verify shows the details)", at, oneLine(d.Error()))}
 	}
-	return w, nil
+	return badInput("%v", err)
 }

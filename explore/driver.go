@@ -49,6 +49,11 @@ type Options struct {
 	// of them (default 32); the first run is always alone, so that
 	// strategies learn the length of a run.
 	Batch int
+	// OnRun, if set, sees every run's check (its Trace included), in run
+	// order: for searches that judge runs themselves (a recovering walk,
+	// the shortest path to each violation). check is nil when the run
+	// ended in a handler panic.
+	OnRun func(run int, check *simtest.Result)
 }
 
 // Progress is an exploration so far.
@@ -244,6 +249,9 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 				d.depth = max(d.depth, c.Decisions())
 			}
 			d.strat.Done(Outcome{Run: j.index, Chooser: j.chooser, Steps: d.steps(j), Failed: j.failed()})
+			if d.opts.OnRun != nil {
+				d.opts.OnRun(j.index, j.check)
+			}
 			if d.opts.Progress != nil {
 				d.opts.Progress(d.progress())
 			}

@@ -1,0 +1,457 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/critical"
+	"github.com/replaycheck/replaycheck/explore"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/simtest"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+type criticalFlags struct {
+	predicate string
+	walks     int
+	walkSteps int
+	walkTime  time.Duration
+	stable    time.Duration
+	faults    bool
+	jobs      int
+	seed      uint64
+	asJSON    bool
+	output    string
+	budgets   scriptBudgetFlags
+	changed   func(string) bool
+}
+
+// Defaults of a critical-transition search.
+const (
+	defaultWalks     = 8
+	defaultWalkSteps = 3000
+	defaultStable    = time.Second
+)
+
+func (a *App) criticalCmd() *cobra.Command {
+	var f criticalFlags
+	cmd := &cobra.Command{
+		Use:   "critical TRACE... PREDS.star --predicate NAME [--walks K] [--walk-steps N] [--jobs N] [-o RECOVERING.lz4]",
+		Short: "Find the step after which a liveness violation could no longer be avoided (the critical transition)",
+		Long: `A liveness alarm says that the system has been stuck for a while, not when
+it became doomed. critical finds that moment: the critical transition of
+MaceMC. From the world rebuilt at a probed step (as replay fork rebuilds it),
+K random walks let the system run on for up to N events each. A walk
+recovers if the predicate holds where the walk ends and has held for the
+last --stable of virtual time (or since before the system went quiet). A
+step is live if some walk recovers, dead if none does. critical probes the
+last step (dead, or the run is not doomed where it ends), then the first,
+then binary-searches for the earliest dead step after a live one: the event
+at that step is where the run became doomed, and usually where the root
+cause is.
+
+Walks inject no new faults: nodes down at the probed step restart at once,
+churn, loss and duplication are off (--faults keeps the trace's settings).
+Walks receive no external inputs (the scenario is not run again).
+
+The answer is probabilistic: "dead" means none of the K walks recovered,
+not that none can, and the search assumes that a dead run stays dead. More
+walks make a dead step likelier to be truly dead; the rate at the last live
+step says how narrow the way out was.
+
+The output names the critical step with its event, the last live step with
+its recovery rate, every probe (with a sparkline of the rates), the commands
+to debug the critical step and to compare with a recovering walk from the
+last live step, which is written to -o (default TRACE-recovering.lz4).
+
+Exit codes: 0 the search finished (a critical step, or walks from the end
+recover), 1 interrupted before the search finished (what it found is
+printed), 2 bad input (no such predicate, a safety predicate, a predicate
+that holds at the end with no alarm), 3 the trace diverges on replay,
+4 a predicate could not be evaluated.`,
+		Example: `  replay sim transport --bug stale-syn --seed 1 -o stale.lz4
+  replay critical stale.lz4 scripts/transport.star --predicate AllAcknowledged
+  replay critical stale.lz4 scripts/transport.star --predicate AllAcknowledged --walks 16 --jobs 2 --json`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.changed = cmd.Flags().Changed
+			return a.runCritical(args, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.predicate, "predicate", "", "the liveness predicate whose violation to trace back (required)")
+	fl.IntVar(&f.walks, "walks", defaultWalks, "random walks per probed step")
+	fl.IntVar(&f.walkSteps, "walk-steps", defaultWalkSteps, "events per walk at most")
+	fl.DurationVar(&f.walkTime, "walk-time", 0, "virtual time per walk at most (default: the system's run time)")
+	fl.DurationVar(&f.stable, "stable", defaultStable, "a walk recovers if the predicate holds for this much virtual time at its end")
+	fl.BoolVar(&f.faults, "faults", false, "walks keep the trace's churn, loss and duplication instead of settling")
+	fl.IntVar(&f.jobs, "jobs", 1, "walks run at once (the result does not depend on it)")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the walks: the same seed, the same search")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	fl.StringVarP(&f.output, "output", "o", "", "where to write a recovering walk from the last live step (default: TRACE-recovering.lz4)")
+	f.budgets.register(fl)
+	return cmd
+}
+
+// target is a liveness predicate and what the original run says of it.
+type target struct {
+	name     string
+	open     *predicates.Violation // the interval open at the end, if any
+	alarm    *predicates.Violation // the first alarm, if any
+	baseline time.Duration         // one replay and check of the trace
+}
+
+// checkTarget checks the original trace and finds predicate in it: it
+// must be a liveness predicate that is false at the end or has an alarm.
+func (a *App) checkTarget(tr *replay.Trace, script, predicate string, budgets scriptBudgetFlags, verb string) (*target, error) {
+	maxSteps, memory, timeBudget, err := budgets.parse()
+	if err != nil {
+		return nil, err
+	}
+	r, err := replay.New(tr, a.Registry, replay.Options{})
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	c, err := predicates.Load(script, r, predicates.Options{To: -1, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget})
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	var known []string
+	var kind string
+	for _, p := range c.Predicates() {
+		known = append(known, p.Name)
+		if p.Name == predicate {
+			kind = p.Kind
+		}
+	}
+	switch {
+	case kind == "":
+		return nil, badInput("--predicate %q: %s has no such predicate (it has: %s)", predicate, script, strings.Join(known, ", "))
+	case kind != "liveness":
+		return nil, badInput("--predicate %s is a %s predicate: %s traces back liveness violations (replay shrink or replay debug for a safety violation)", predicate, kind, verb)
+	}
+	prog := a.progress()
+	start := time.Now()
+	rep, err := c.Run(predicates.RunOptions{Progress: func(step, total int) {
+		prog.update("checking the trace: step %d of %d", step, total)
+	}})
+	prog.done()
+	var d *replay.Divergence
+	switch {
+	case errors.As(err, &d):
+		return nil, &exitError{ExitDivergence, fmt.Errorf("the trace diverges on replay: %s (replay verify shows the details)", oneLine(d.Error()))}
+	case err != nil:
+		return nil, withCode(ExitBadInput, err)
+	case len(rep.Errors) > 0:
+		rep.WriteErrors(a.Stderr)
+		return nil, &exitError{ExitPredicateError, fmt.Errorf("%d evaluation error(s) (above) checking the trace", len(rep.Errors))}
+	}
+	t := &target{name: predicate, baseline: time.Since(start)}
+	for _, v := range rep.Violations {
+		if v.Predicate != predicate {
+			continue
+		}
+		if v.EndStep < 0 {
+			t.open = v
+		}
+		if v.Alarm && (t.alarm == nil || v.AlarmStep < t.alarm.AlarmStep) {
+			t.alarm = v
+		}
+	}
+	if t.open == nil && t.alarm == nil {
+		return nil, badInput("%s holds at the end of %s and never raised an alarm: there is no violation to trace back", predicate, tr.Files[0].Path)
+	}
+	return t, nil
+}
+
+// walkConfig is the continuation of every walk: the trace's build and
+// network, settled unless --faults (no churn, loss or duplication).
+func walkConfig(sys *system.System, tr *replay.Trace, f criticalFlags) (sim.Config, error) {
+	sf := simFlags{steps: f.walkSteps, time: f.walkTime}
+	given := map[string]bool{"steps": true, "time": f.walkTime > 0}
+	if !f.faults {
+		given["churn"], given["drop"], given["dup"] = true, true, true
+	}
+	sf.changed = func(name string) bool { return given[name] }
+	return forkConfig(sys, tr, sf)
+}
+
+// walkSeed names the walks of one probe: the same search seed, the same
+// walks from the same step, whatever was probed before.
+func walkSeed(seed uint64, step int) uint64 {
+	return seed*0x9e3779b97f4a7c15 + uint64(step) + 1
+}
+
+func (a *App) runCritical(args []string, f criticalFlags) error {
+	paths, script, err := splitScript(args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.predicate == "":
+		return badInput("missing --predicate NAME (the liveness predicate whose violation to trace back)")
+	case f.walks < 1, f.walkSteps < 1, f.jobs < 1:
+		return badInput("--walks %d --walk-steps %d --jobs %d: want positive numbers", f.walks, f.walkSteps, f.jobs)
+	case f.stable < 0 || f.walkTime < 0 || f.changed("walk-time") && f.walkTime == 0:
+		return badInput("--stable %v --walk-time %v: want positive durations", f.stable, f.walkTime)
+	}
+	tr, err := a.loadTrace(paths)
+	if err != nil {
+		return err
+	}
+	sys, err := a.Registry.Lookup(tr.Header.System)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	out := f.output
+	if out == "" {
+		out = strings.TrimSuffix(paths[0], ".lz4") + "-recovering.lz4"
+	}
+	for _, p := range paths {
+		if sameFile(p, out) {
+			return badInput("-o %s is also an input; write the recovering walk to another file", out)
+		}
+	}
+	tgt, err := a.checkTarget(tr, script, f.predicate, f.budgets, "critical")
+	if err != nil {
+		return err
+	}
+	cfg, err := walkConfig(sys, tr, f)
+	if err != nil {
+		return err
+	}
+	maxSteps, memory, timeBudget, err := f.budgets.parse()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	recovering := map[int][]byte{} // the first recovering walk of each live probe
+	prog := a.progress()
+	probe := func(ctx context.Context, step int) (critical.Probe, error) {
+		began := time.Now()
+		start, w, err := a.forkStarter(tr, step)
+		if err != nil {
+			return critical.Probe{}, err
+		}
+		strat, err := explore.New("random", cfg, explore.Params{Seed: walkSeed(f.seed, step)})
+		if err != nil {
+			return critical.Probe{}, err
+		}
+		p := critical.Probe{Step: step}
+		sum, err := explore.Run(ctx, sys, cfg, critical.Settle(strat, w.Down()), explore.Options{
+			Script: script,
+			Check: simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
+				Counts: func(*predicates.Violation) bool { return false }},
+			Budget: f.walks, Jobs: f.jobs, All: true, Start: start,
+			OnRun: func(run int, check *simtest.Result) {
+				p.Walks++
+				if check == nil { // a handler panic: not a recovery
+					return
+				}
+				walk := critical.Walk{Report: check.Report, Fork: step, End: check.Sim.Time, Quiet: check.Sim.Reason == "no events left"}
+				if critical.Recovered(walk, f.predicate, f.stable) {
+					if p.Recovered == 0 {
+						recovering[step] = check.Trace
+					}
+					p.Recovered++
+				}
+				prog.update("probing #%d: walk %d of %d, %d recovered", step, p.Walks, f.walks, p.Recovered)
+			},
+		})
+		if err != nil {
+			var ee *predicates.EvalError
+			if errors.As(err, &ee) {
+				return p, &exitError{ExitPredicateError, fmt.Errorf("walks from #%d: %w", step, err)}
+			}
+			return p, fmt.Errorf("walks from #%d: %w", step, err)
+		}
+		for _, fd := range sum.Found {
+			if fd.Panic != nil {
+				fmt.Fprintf(a.Stderr, "replay critical: note: walk %d from #%d: %s\n", fd.Run, step, fd.Headline())
+			}
+		}
+		p.Elapsed = time.Since(began)
+		return p, nil
+	}
+	began := time.Now()
+	res, err := critical.Search(ctx, 0, tr.Len()-1, probe, func(p critical.Probe) {
+		prog.update("probed #%d: %d of %d walks recovered", p.Step, p.Recovered, p.Walks)
+	})
+	prog.done()
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(began)
+	rep := &criticalReport{tr: tr, paths: paths, script: script, f: f, tgt: tgt, res: res, elapsed: elapsed}
+	if res.LastLive >= 0 && res.Critical >= 0 {
+		if err := writeAtomic(out, func(w *atomicFile) error { _, err := w.Write(recovering[res.LastLive]); return err }); err != nil {
+			return withCode(ExitBadInput, err)
+		}
+		rep.recovering = out
+	}
+	if f.asJSON {
+		err = rep.writeJSON(a)
+	} else {
+		rep.writeText(a)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Stopped != "" {
+		return withCode(ExitViolations, fmt.Errorf("interrupted after %d probes: the transition is between #%d and #%d", len(res.Probes), res.LastLive, res.Critical))
+	}
+	return nil
+}
+
+// criticalReport is a finished search, for printing.
+type criticalReport struct {
+	tr         *replay.Trace
+	paths      []string
+	script     string
+	f          criticalFlags
+	tgt        *target
+	res        *critical.Result
+	elapsed    time.Duration
+	recovering string
+}
+
+// decided is the step and time where the original run's violation is
+// known: its first alarm, else where the interval open at the end began.
+func (r *criticalReport) decided() (step int, at int64) {
+	if v := r.tgt.alarm; v != nil {
+		return v.AlarmStep, r.tr.Events[v.AlarmStep].Time
+	}
+	return r.tgt.open.Step, r.tr.Events[r.tgt.open.Step].Time
+}
+
+// sparkline draws recovery rates in step order, one glyph per probe.
+func sparkline(probes []critical.Probe) string {
+	glyphs := []rune("▁▂▃▄▅▆▇█")
+	var b strings.Builder
+	for _, p := range probes {
+		if p.Recovered == 0 {
+			b.WriteRune('·')
+			continue
+		}
+		b.WriteRune(glyphs[min(len(glyphs)-1, int(p.Rate()*float64(len(glyphs)-1)+0.5))])
+	}
+	return b.String()
+}
+
+func (r *criticalReport) writeText(a *App) {
+	w := a.Stdout
+	res, f := r.res, r.f
+	ren := newRenderer(a, r.tr)
+	fmt.Fprintf(w, "critical transition of %s in %s\n", f.predicate, strings.Join(r.paths, " "))
+	fmt.Fprintf(w, "(%d random walks of up to %d events per probed step, %s; a walk recovers if %s holds for its last %v)\n\n",
+		f.walks, f.walkSteps, map[bool]string{false: "no new faults", true: "the trace's faults"}[f.faults], f.predicate, f.stable)
+	switch {
+	case res.Critical < 0:
+		end, _ := res.Probe(r.tr.Len() - 1)
+		fmt.Fprintf(w, "walks from the last step #%d recover (%d of %d): the run is not doomed where it ends, so it has no critical transition.\n",
+			end.Step, end.Recovered, end.Walks)
+		fmt.Fprintf(w, "The violation may need more time to clear than the walks give (--walk-steps, --stable), or it is a timing fault that heals.\n")
+	case res.LastLive < 0:
+		p, _ := res.Probe(res.Critical)
+		fmt.Fprintf(w, "doomed from the first probed step #%d: no walk from it recovered (0 of %d)\n", res.Critical, p.Walks)
+		fmt.Fprintf(w, "  %s\n", ren.Line(res.Critical, r.tr.Events[res.Critical]))
+	default:
+		dead, _ := res.Probe(res.Critical)
+		live, _ := res.Probe(res.LastLive)
+		fmt.Fprintf(w, "critical step:\n  %s\n", ren.Line(res.Critical, r.tr.Events[res.Critical]))
+		fmt.Fprintf(w, "  after it no walk recovered (0 of %d)\n", dead.Walks)
+		fmt.Fprintf(w, "last live step #%d: %d of %d walks recovered (%.0f%%)\n", live.Step, live.Recovered, live.Walks, 100*live.Rate())
+		step, at := r.decided()
+		fmt.Fprintf(w, "the violation is known at #%d (%s): the critical step is %d steps and %v of virtual time before it\n",
+			step, map[bool]string{true: "first alarm", false: "open at the end"}[r.tgt.alarm != nil], step-res.Critical,
+			time.Duration(at-r.tr.Events[res.Critical].Time).Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "\nprobes (recovered/walks by step; · none recovered): %s\n", sparkline(res.Probes))
+	for _, p := range res.Probes {
+		fmt.Fprintf(w, "  #%-8d %3d/%-3d %s\n", p.Step, p.Recovered, p.Walks, strings.Repeat("█", int(p.Rate()*20+0.5)))
+	}
+	fmt.Fprintf(w, "\nsearch: %d probes, %d walks in %v (%.1f× one check of the trace, %v)\n", len(res.Probes), len(res.Probes)*f.walks,
+		r.elapsed.Round(time.Millisecond), r.elapsed.Seconds()/max(r.tgt.baseline.Seconds(), 1e-9), r.tgt.baseline.Round(time.Millisecond))
+	fmt.Fprintf(w, "These are random walks: a dead step is one from which none of %d walks recovered, not one from which none can.\n", f.walks)
+	if res.Stopped != "" {
+		fmt.Fprintf(w, "interrupted: the transition lies between #%d and #%d\n", res.LastLive, res.Critical)
+	}
+	if res.Critical >= 0 {
+		traces := shellJoin(r.paths)
+		fmt.Fprintf(w, "\ndebug the critical step:   replay debug %s --preds %s --at %d\n", traces, shellQuote(r.script), res.Critical)
+		if r.recovering != "" {
+			fmt.Fprintf(w, "compare a recovering walk: replay debug %s --preds %s --at %d   (forked after #%d; wrote %s)\n",
+				shellQuote(r.recovering), shellQuote(r.script), res.LastLive+1, res.LastLive, filepath.Base(r.recovering))
+		}
+	}
+}
+
+func (r *criticalReport) writeJSON(a *App) error {
+	type event struct {
+		Step int    `json:"step"`
+		Node string `json:"node"`
+		Line string `json:"event"`
+		Time int64  `json:"time_ns"`
+	}
+	ren := newRenderer(a, r.tr)
+	ev := func(step int) *event {
+		e := r.tr.Events[step]
+		return &event{Step: step, Node: string(e.Node), Line: ren.Line(step, e), Time: e.Time - r.tr.Header.Start}
+	}
+	type crit struct {
+		*event
+		DecidedStep     int   `json:"violation_known_step"`
+		StepsBefore     int   `json:"steps_before"`
+		TimeBeforeNS    int64 `json:"time_before_ns"`
+		DoomedFromStart bool  `json:"doomed_from_first_step"`
+	}
+	out := struct {
+		Predicate  string           `json:"predicate"`
+		Traces     []string         `json:"traces"`
+		Walks      int              `json:"walks"`
+		WalkSteps  int              `json:"walk_steps"`
+		StableNS   int64            `json:"stable_ns"`
+		Faults     bool             `json:"faults"`
+		Critical   *crit            `json:"critical"`
+		LastLive   *critical.Probe  `json:"last_live"`
+		Probes     []critical.Probe `json:"probes"`
+		Recovering string           `json:"recovering_walk,omitempty"`
+		Seconds    float64          `json:"seconds"`
+		CheckSecs  float64          `json:"check_seconds"`
+		Stopped    string           `json:"stopped,omitempty"`
+	}{Predicate: r.f.predicate, Traces: r.paths, Walks: r.f.walks, WalkSteps: r.f.walkSteps, StableNS: int64(r.f.stable),
+		Faults: r.f.faults, Probes: r.res.Probes, Recovering: r.recovering, Seconds: r.elapsed.Seconds(),
+		CheckSecs: r.tgt.baseline.Seconds(), Stopped: r.res.Stopped}
+	if c := r.res.Critical; c >= 0 {
+		step, at := r.decided()
+		out.Critical = &crit{event: ev(c), DecidedStep: step, StepsBefore: step - c, TimeBeforeNS: at - r.tr.Events[c].Time, DoomedFromStart: r.res.LastLive < 0}
+	}
+	if p, ok := r.res.Probe(r.res.LastLive); ok {
+		out.LastLive = &p
+	}
+	enc := json.NewEncoder(a.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// shellJoin quotes paths for a command line.
+func shellJoin(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = shellQuote(p)
+	}
+	return strings.Join(q, " ")
+}

@@ -1,0 +1,326 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/explore"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/simtest"
+)
+
+type predictFlags struct {
+	sim      simFlags
+	at       int
+	depth    int
+	strategy string
+	budget   int
+	faults   int
+	jobs     int
+	asJSON   bool
+}
+
+// Defaults of predict: CrystalBall looks a short way ahead, widely.
+const (
+	defaultPredictDepth    = 100
+	defaultPredictBudget   = 500
+	defaultPredictStrategy = "random"
+)
+
+func (a *App) predictCmd() *cobra.Command {
+	var f predictFlags
+	cmd := &cobra.Command{
+		Use:   "predict TRACE... PREDS.star --at STEP [--depth D] [--strategy S] [--budget RUNS] [-o PREFIX.lz4]",
+		Short: "Explore the futures of a recorded step and report the safety violations they reach",
+		Long: `Consequence prediction, as CrystalBall does from a live snapshot: rebuild the
+world after STEP (as replay fork does) and explore its futures, up to D events
+each, under a search strategy (default random walks; bfs and dfs search
+every order of the first D decisions, deduplicated by state hash, and reach
+only a few decisions deep on a busy system: docs/liveness.md). Every
+distinct safety violation reached is reported with the shortest path found
+to it (a branch trace: the recording's steps #0..#STEP, then the path) and
+how many steps after STEP it happens. Violations that already happened at or
+before STEP are not predictions and are listed apart.
+
+The futures inherit the trace's network and fault settings (a simulated
+trace's header; a live trace takes the system's defaults) unless flags say
+otherwise; --faults N lets each future inject N crashes. Futures receive no
+external inputs. A prediction is a possibility the search reached, not a
+certainty, and finding none means none within the budget.
+
+Branch traces go to PREFIX-1.lz4, PREFIX-2.lz4, ... (default
+TRACE-predict-N.lz4); each is an ordinary trace for check and debug.
+
+Exit codes: 0 no violation predicted, 1 violations predicted, 2 bad input,
+3 the trace diverges on replay before STEP, 4 a predicate could not be
+evaluated.`,
+		Example: `  replay sim paxos --bug spec --seed 8 -o spec.lz4
+  replay predict spec.lz4 scripts/paxos.star --at 1062
+  replay predict spec.lz4 scripts/paxos.star --at 1062 --strategy bfs --depth 20 --budget 2000 --jobs 2 --json`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.sim.changed = cmd.Flags().Changed
+			return a.runPredict(args, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.at, "at", 0, "the step whose futures to explore (required)")
+	fl.IntVar(&f.depth, "depth", defaultPredictDepth, "events per future at most (bfs/dfs: decisions)")
+	fl.StringVar(&f.strategy, "strategy", defaultPredictStrategy, "search strategy: "+strings.Join(explore.Names(), ", "))
+	fl.IntVar(&f.budget, "budget", defaultPredictBudget, "futures to run at most")
+	fl.IntVar(&f.faults, "faults", 0, "crashes each future may inject")
+	fl.IntVar(&f.jobs, "jobs", 1, "futures run at once (the result does not depend on it)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
+	fl.Uint64Var(&f.sim.seed, "seed", 1, "exploration seed: the same seed, the same futures")
+	fl.StringVarP(&f.sim.output, "output", "o", "", "prefix of the branch traces (default: TRACE-predict.lz4, numbered)")
+	f.sim.registerSettings(fl, "virtual-time")
+	f.sim.budgets.register(fl)
+	return cmd
+}
+
+// prediction is one distinct safety violation a future reached, with the
+// shortest path found to it.
+type prediction struct {
+	violation *predicates.Violation
+	run       int
+	trace     []byte
+	file      string
+}
+
+func (a *App) runPredict(args []string, f predictFlags) error {
+	paths, script, err := splitScript(args)
+	if err != nil {
+		return err
+	}
+	changed := f.sim.changed
+	switch {
+	case !changed("at"):
+		return badInput("missing --at STEP (the step whose futures to explore)")
+	case f.at < 0:
+		return badInput("--at %d: want a step, 0 or more", f.at)
+	case f.depth < 1 || f.budget < 1 || f.jobs < 1 || f.faults < 0:
+		return badInput("--depth %d --budget %d --jobs %d --faults %d: want positive numbers (--faults 0 or more)", f.depth, f.budget, f.jobs, f.faults)
+	case !slices.Contains(explore.Names(), f.strategy):
+		return badInput("--strategy %q: unknown (known: %s)", f.strategy, strings.Join(explore.Names(), ", "))
+	case changed("bug") || changed("param") || changed("nodes"):
+		return badInput("--bug, --param and --nodes come from the trace; they cannot change")
+	}
+	if _, err := os.Stat(script); err != nil {
+		return badInput("%v", err)
+	}
+	tr, err := a.loadTrace(paths)
+	if err != nil {
+		return err
+	}
+	if err := checkForkStep(tr, f.at, paths); err != nil {
+		return err
+	}
+	sys, err := a.Registry.Lookup(tr.Header.System)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	if !changed("steps") {
+		f.sim.steps = f.depth
+		inner := changed
+		f.sim.changed = func(name string) bool { return name == "steps" || inner(name) }
+	}
+	cfg, err := forkConfig(sys, tr, f.sim)
+	if err != nil {
+		return err
+	}
+	maxSteps, memory, timeBudget, err := f.sim.budgets.parse()
+	if err != nil {
+		return err
+	}
+	depth := 0
+	if f.strategy == "bfs" || f.strategy == "dfs" {
+		depth = f.depth
+	}
+	strat, err := explore.New(f.strategy, cfg, explore.Params{Seed: f.sim.seed, Depth: depth, Faults: f.faults})
+	if err != nil {
+		return badInput("%v", err)
+	}
+	prefix := strings.TrimSuffix(cmpOr(f.sim.output, strings.TrimSuffix(paths[0], ".lz4")+"-predict.lz4"), ".lz4")
+	for _, p := range paths {
+		if strings.HasPrefix(p, prefix+"-") && strings.HasSuffix(p, ".lz4") {
+			return badInput("-o %s.lz4 would number its branch traces over the input %s; choose another prefix", prefix, p)
+		}
+	}
+	start, _, err := a.forkStarter(tr, f.at)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	best := map[string]*prediction{}
+	earlier := map[string]*predicates.Violation{} // broken at or before --at
+	prog := a.progress()
+	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
+		Script: script,
+		Check: simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
+			Counts: func(v *predicates.Violation) bool { return v.Kind == "safety" }},
+		Budget: f.budget, Jobs: f.jobs, All: true, Start: start,
+		OnRun: func(run int, check *simtest.Result) {
+			if check == nil {
+				return
+			}
+			for _, v := range check.Failing {
+				key := v.Predicate + " " + v.Witness
+				if v.Step <= f.at {
+					earlier[key] = v
+					continue
+				}
+				if p := best[key]; p == nil || v.Step < p.violation.Step {
+					best[key] = &prediction{violation: v, run: run, trace: check.Trace}
+				}
+			}
+		},
+		Progress: func(p explore.Progress) {
+			prog.update("predicting from #%d: %d futures, %d distinct states, %d violations", f.at, p.Runs, max(p.States, 0), len(best))
+		},
+	})
+	prog.done()
+	var evalErr *predicates.EvalError
+	switch {
+	case errors.As(runErr, &evalErr):
+		return &exitError{ExitPredicateError, fmt.Errorf("a future of #%d: %w", f.at, runErr)}
+	case runErr != nil:
+		return withCode(ExitBadInput, runErr)
+	}
+	preds := make([]*prediction, 0, len(best))
+	for _, p := range best {
+		preds = append(preds, p)
+	}
+	slices.SortFunc(preds, func(x, y *prediction) int {
+		return cmpOrInt(x.violation.Step-y.violation.Step, strings.Compare(x.violation.Predicate+x.violation.Witness, y.violation.Predicate+y.violation.Witness))
+	})
+	for i, p := range preds {
+		p.file = fmt.Sprintf("%s-%d.lz4", prefix, i+1)
+		if err := writeAtomic(p.file, func(w *atomicFile) error { _, err := w.Write(p.trace); return err }); err != nil {
+			return withCode(ExitBadInput, err)
+		}
+	}
+	var panics []*explore.Finding
+	for _, fd := range sum.Found {
+		if fd.Panic != nil {
+			panics = append(panics, fd)
+		}
+	}
+	if f.asJSON {
+		if err := a.predictJSON(tr, paths, script, f, sum, preds, earlier, panics); err != nil {
+			return err
+		}
+	} else {
+		a.predictText(tr, paths, script, f, sum, preds, earlier, panics)
+	}
+	if len(preds) > 0 || len(panics) > 0 {
+		return withCode(ExitViolations, fmt.Errorf("%d violation(s) predicted from #%d", len(preds)+len(panics), f.at))
+	}
+	return nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func cmpOrInt(a, b int) int {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+func (a *App) predictText(tr *replay.Trace, paths []string, script string, f predictFlags, sum *explore.Summary,
+	preds []*prediction, earlier map[string]*predicates.Violation, panics []*explore.Finding) {
+	w := a.Stdout
+	fmt.Fprintf(w, "futures of #%d in %s (%s, up to %d events each)\n", f.at, strings.Join(paths, " "), sum.Strategy, f.depth)
+	if len(preds) == 0 {
+		fmt.Fprintf(w, "\nno safety violation predicted\n")
+	}
+	for i, p := range preds {
+		v := p.violation
+		fmt.Fprintf(w, "\n%d. %s, %d steps after #%d (future %d)\n", i+1, v.Headline(), v.Step-f.at, f.at, p.run)
+		if v.Witness != "" {
+			fmt.Fprintf(w, "   witness: %s\n", v.Witness)
+		}
+		fmt.Fprintf(w, "   wrote %s; debug: replay debug %s --preds %s --at %d\n", p.file, shellQuote(p.file), shellQuote(script), v.Step)
+	}
+	for _, fd := range panics {
+		fmt.Fprintf(w, "\nfuture %d: %s\n", fd.Run, fd.Headline())
+	}
+	if len(earlier) > 0 {
+		var names []string
+		for _, v := range earlier {
+			names = append(names, fmt.Sprintf("%s (#%d)", v.Predicate, v.Step))
+		}
+		slices.Sort(names)
+		fmt.Fprintf(w, "\nalready violated at or before #%d, not predictions: %s\n", f.at, strings.Join(names, ", "))
+	}
+	fmt.Fprintf(w, "\n%s, %d events in %v", plural(sum.Runs, "future"), sum.Events, sum.Elapsed.Round(time.Millisecond))
+	if sum.States >= 0 {
+		fmt.Fprintf(w, ", %d distinct states", sum.States)
+	}
+	fmt.Fprintf(w, "; stopped: %s\n", map[string]string{"budget": "the budget ran out", "exhausted": "every future within the depth explored",
+		"canceled": "interrupted", "time": "the time ran out"}[sum.Stopped])
+	fmt.Fprintf(w, "A prediction is a future the search reached; none predicted means none within the budget.\n")
+}
+
+func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f predictFlags, sum *explore.Summary,
+	preds []*prediction, earlier map[string]*predicates.Violation, panics []*explore.Finding) error {
+	type predJSON struct {
+		Predicate  string `json:"predicate"`
+		Witness    string `json:"witness,omitempty"`
+		Step       int    `json:"step"`
+		StepsAfter int    `json:"steps_after"`
+		Future     int    `json:"future"`
+		Trace      string `json:"trace"`
+		Debug      string `json:"debug"`
+	}
+	out := struct {
+		Traces    []string   `json:"traces"`
+		At        int        `json:"at"`
+		Strategy  string     `json:"strategy"`
+		Depth     int        `json:"depth"`
+		Futures   int        `json:"futures"`
+		Events    int64      `json:"events"`
+		States    *int       `json:"distinct_states"`
+		Seconds   float64    `json:"seconds"`
+		Stopped   string     `json:"stopped"`
+		Predicted []predJSON `json:"predicted"`
+		Panics    []string   `json:"panics"`
+		Earlier   []string   `json:"already_violated"`
+	}{Traces: paths, At: f.at, Strategy: sum.Strategy, Depth: f.depth, Futures: sum.Runs, Events: sum.Events,
+		Seconds: sum.Elapsed.Seconds(), Stopped: sum.Stopped, Predicted: []predJSON{}, Panics: []string{}, Earlier: []string{}}
+	if sum.States >= 0 {
+		out.States = &sum.States
+	}
+	for _, p := range preds {
+		v := p.violation
+		out.Predicted = append(out.Predicted, predJSON{Predicate: v.Predicate, Witness: v.Witness, Step: v.Step, StepsAfter: v.Step - f.at,
+			Future: p.run, Trace: p.file, Debug: fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(p.file), shellQuote(script), v.Step)})
+	}
+	for _, fd := range panics {
+		out.Panics = append(out.Panics, fd.Headline())
+	}
+	for _, v := range earlier {
+		out.Earlier = append(out.Earlier, v.Predicate)
+	}
+	slices.Sort(out.Earlier)
+	enc := json.NewEncoder(a.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
