@@ -329,12 +329,14 @@ type criticalReport struct {
 }
 
 // decided is the step and time where the original run's violation is
-// known: its first alarm, else where the interval open at the end began.
+// known: its first alarm, else the end of the trace, where the interval
+// still open is judged.
 func (r *criticalReport) decided() (step int, at int64) {
 	if v := r.tgt.alarm; v != nil {
 		return v.AlarmStep, r.tr.Events[v.AlarmStep].Time
 	}
-	return r.tgt.open.Step, r.tr.Events[r.tgt.open.Step].Time
+	last := r.tr.Len() - 1
+	return last, r.tr.Events[last].Time
 }
 
 // sparkline draws recovery rates in step order, one glyph per probe.
