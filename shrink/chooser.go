@@ -24,6 +24,14 @@ type policy struct {
 	// instead of at its base time: a run that reaches the violation
 	// sooner in virtual time fires fewer periodic timers on the way.
 	early bool
+	// downMin, with early, restarts an injected restart's node as soon
+	// as the run's down time allows after its crash.
+	downMin time.Duration
+	// shift moves every injected crash and restart this much earlier,
+	// keeping their spacing: a failure that needs the system set up
+	// but not seconds of its steady state comes sooner, and the
+	// periodic events before it go.
+	shift time.Duration
 }
 
 // current is the event being run: the base entry it stands for (-1: one
@@ -53,6 +61,7 @@ type chooser struct {
 	seqs            map[nodeSeq]int                          // the run's (node, seq) -> base entry, -1 if none
 	timers          map[node.ID]map[node.TimerID]timerOrigin // the run's timers -> origin in the base
 	cur             current
+	downAt          map[node.ID]time.Duration // when each node last crashed in this run
 	slack, deadline time.Duration
 	// Randomness of events the base never had (or draws beyond what
 	// the base's event drew) comes from a hash of a counter: the same
@@ -63,7 +72,7 @@ type chooser struct {
 
 func newChooser(b *base, keep []bool, pol policy, slack time.Duration) *chooser {
 	c := &chooser{b: b, pol: pol, queues: map[key][]int{}, done: make([]bool, len(b.entries)),
-		seqs: map[nodeSeq]int{}, timers: map[node.ID]map[node.TimerID]timerOrigin{}, slack: slack, cur: current{idx: -1}}
+		seqs: map[nodeSeq]int{}, downAt: map[node.ID]time.Duration{}, timers: map[node.ID]map[node.TimerID]timerOrigin{}, slack: slack, cur: current{idx: -1}}
 	for i, e := range b.entries {
 		if !keep[i] {
 			continue
@@ -225,9 +234,14 @@ func (c *chooser) best(ch *sim.Choice) (option, bool) {
 		if c.done[idx] || matched[idx] {
 			continue
 		}
-		// Injections keep their base time in both modes: when a crash
-		// comes relative to the timers it races is what matters.
-		at := max(now, c.b.entries[idx].At)
+		// Crashes keep their base time in both modes: when a crash comes
+		// relative to the timers it races is what matters. With early,
+		// a restart comes as soon as the down time allows.
+		e := &c.b.entries[idx]
+		at := max(now, e.At-c.pol.shift)
+		if down, ok := c.downAt[e.Node]; ok && c.pol.early && e.Kind == node.KindRestart {
+			at = max(now, min(e.At, down+c.pol.downMin))
+		}
 		if at > horizon {
 			continue // something else must run first
 		}
@@ -254,6 +268,9 @@ func (c *chooser) unkeptTime(p sim.Pending, lo, hi time.Duration) time.Duration 
 func (c *chooser) take(o option, id node.ID, kind node.Kind) {
 	c.cur = current{idx: o.idx, node: id, kind: kind}
 	c.crypto = nil
+	if kind == node.KindCrash {
+		c.downAt[id] = o.at
+	}
 	if o.idx < 0 {
 		return
 	}

@@ -269,11 +269,12 @@ func (s *shrinker) shrink() {
 		s.ddminPhase("inputs, crashes and restarts", func(e *entry) bool {
 			return e.Kind == node.KindInput || e.Kind == node.KindCrash || e.Kind == node.KindRestart
 		})
+		s.faultsEarlierPhase()
+		s.timePhase()
 		s.ddminPhase("deliveries", func(e *entry) bool {
 			// A message to self is never lost in the simulator.
 			return e.Kind == node.KindRecv && e.Msg.From != e.Node
 		})
-		s.timePhase()
 		s.nodesPhase()
 		if !s.best.size.less(before) {
 			break
@@ -370,9 +371,35 @@ func (s *shrinker) timePhase() {
 	}
 	s.phase = "earlier deliveries"
 	b := s.cur.base
-	if r := s.try(b, all(len(b.entries)), policy{early: true}, b.nodes); r != nil && r.size.less(s.cur.size) {
+	if r := s.try(b, all(len(b.entries)), policy{early: true, downMin: s.cfg.DownMin}, b.nodes); r != nil && r.size.less(s.cur.size) {
 		s.cur = r
 		s.cut()
+	}
+}
+
+// faultsEarlierPhase moves the crashes and restarts the run injects
+// earlier, all together: by half the time before the first, then a
+// quarter, an eighth, keeping the first shift that still fails.
+func (s *shrinker) faultsEarlierPhase() {
+	b := s.cur.base
+	first := time.Duration(-1)
+	for _, e := range b.entries {
+		if e.Kind == node.KindCrash {
+			first = e.At
+			break
+		}
+	}
+	for div := time.Duration(2); first > 0 && div <= 16; div *= 2 {
+		if s.stop() {
+			return
+		}
+		s.phase = "earlier crashes"
+		r := s.try(b, all(len(b.entries)), policy{shift: first / div}, b.nodes)
+		if r != nil && r.size.less(s.cur.size) {
+			s.cur = r
+			s.cut()
+			return
+		}
 	}
 }
 

@@ -1,0 +1,286 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/shrink"
+	"github.com/replaycheck/replaycheck/simtest"
+)
+
+type shrinkFlags struct {
+	predicate string
+	wall      time.Duration
+	asJSON    bool
+	output    string
+	budgets   scriptBudgetFlags
+}
+
+// defaultShrinkTime bounds a shrink given no --time: long enough for
+// every bundled bug to reach its fixpoint or close to it (docs/shrinking.md).
+const defaultShrinkTime = time.Minute
+
+// storyLines is how many events of the shrunk run are printed; a longer
+// run shows its first and last events.
+const storyLines = 40
+
+func (a *App) shrinkCmd() *cobra.Command {
+	var f shrinkFlags
+	cmd := &cobra.Command{
+		Use:   "shrink TRACE PREDS.star [--predicate NAME] [--time DURATION] [--json] -o SMALL.lz4",
+		Short: "Shrink a failing simulated run to a small one that breaks the same predicate",
+		Long: `Find a smaller simulated run that violates the same predicate as TRACE (by
+default the first violation check finds in it; --predicate names another),
+by delta debugging over TRACE's schedule: first the inputs, crashes and
+restarts the violation does not need, then message deliveries (a delivery
+left out is a loss), then deliveries as early as their latency allows, then
+fewer nodes where the system accepts another node count. Every accepted run
+is cut after its violation. Each candidate runs in the simulator and
+counts only if replay check of it finds the same predicate failing.
+
+SMALL.lz4 is an ordinary simulated trace (check, debug, events, verify read
+it); its header names TRACE (shrunk_from) and the predicate (shrunk_for).
+When its schedule re-runs it (no scenario input or crash was left out), it
+is written next to it as SMALL.schedule for replay sim --schedule. The
+same TRACE and script give the same SMALL.lz4, byte for byte, unless --time
+(default ` + defaultShrinkTime.String() + `) or Ctrl-C stops the shrink first: both keep
+the smallest run found so far and write it.
+
+TRACE must be a simulated run (replay sim, replay explore). A fork's first
+steps are replayed, not simulated, and a live recording has no schedule:
+continue those in simulation (replay fork, replay explore --from) and
+shrink the simulated run.
+
+Exit codes: 0 the shrunk trace was written, 2 bad input (a trace that is
+not a simulated run or does not violate the predicate, an unknown
+predicate, a broken script), 3 TRACE does not replay (divergence), 4 a
+predicate could not be evaluated on TRACE.`,
+		Example: `  replay sim paxos --bug no-persist --seeds 1-20 --check scripts/paxos.star -o found.lz4
+  replay shrink found.lz4 scripts/paxos.star -o small.lz4
+  replay shrink found.lz4 scripts/paxos.star --predicate GlobalConsistency --time 30s --json -o small.lz4`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return badInput("want TRACE PREDS.star, got %d argument(s) (see %s --help)", len(args), cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("time") && f.wall <= 0 {
+				return badInput("--time %v: want a positive wall-clock duration such as 30s", f.wall)
+			}
+			return a.runShrink(args[0], args[1], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.predicate, "predicate", "", "the predicate that must keep failing (default: the trace's first violation)")
+	fl.DurationVar(&f.wall, "time", defaultShrinkTime, "stop after this much wall-clock time and keep the smallest run so far")
+	fl.BoolVar(&f.asJSON, "json", false, "print a summary as one JSON object")
+	fl.StringVarP(&f.output, "output", "o", "", "where to write the shrunk trace (default: TRACE-small.lz4)")
+	f.budgets.register(fl)
+	return cmd
+}
+
+func (a *App) runShrink(path, script string, f shrinkFlags) error {
+	if !strings.HasSuffix(script, ".star") {
+		return badInput("%q is not a predicates script (*.star)", script)
+	}
+	if _, err := os.Stat(script); err != nil {
+		return badInput("%v", err)
+	}
+	maxSteps, memory, timeBudget, err := f.budgets.parse()
+	if err != nil {
+		return err
+	}
+	out := f.output
+	if out == "" {
+		out = strings.TrimSuffix(path, ".lz4") + "-small.lz4"
+	}
+	if sameFile(path, out) {
+		return badInput("-o %s is the input; write the shrunk trace to another file", out)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	hdr, err := record.Read(bytes.NewReader(data), path, int64(len(data)))
+	if err != nil {
+		return badInput("%v", err)
+	}
+	sys, err := a.Registry.Lookup(hdr.Header.System)
+	if err != nil {
+		return badInput("%s: %v", path, err)
+	}
+	// A bad -o is refused now, not after the shrink.
+	probe, err := createAtomic(out)
+	if err != nil {
+		return err
+	}
+	probe.Abort()
+
+	// Ctrl-C ends the shrink after the candidate under way; the smallest
+	// run so far is written.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	prog := a.progress()
+	res, err := shrink.Shrink(ctx, sys, data, shrink.Options{
+		Script: script, Predicate: f.predicate, Time: f.wall, From: path,
+		Check: simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget},
+		Progress: func(p shrink.Progress) {
+			prog.update("shrink %s: %s; %d candidates, %d events now (%d at start), %v",
+				path, p.Phase, p.Candidates, p.Events, p.Start, p.Elapsed.Round(time.Second))
+		},
+	})
+	prog.done()
+	if err != nil {
+		return shrinkExit(err)
+	}
+	files, err := writeShrunk(res, out)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return a.shrinkJSON(res, path, script, files)
+	}
+	return a.shrinkText(res, path, script, files)
+}
+
+// shrinkExit maps a shrink that could not start to its exit code.
+func shrinkExit(err error) error {
+	var in *shrink.InputError
+	var d *replay.Divergence
+	var evalErr *predicates.EvalError
+	var scriptErr *predicates.ScriptError
+	switch {
+	case errors.As(err, &in), errors.As(err, &scriptErr):
+		return badInput("%v", err)
+	case errors.As(err, &d):
+		return withCode(ExitDivergence, fmt.Errorf("the trace does not replay, so it cannot be shrunk: %s", oneLine(d.Error())))
+	case errors.As(err, &evalErr):
+		return withCode(ExitPredicateError, fmt.Errorf("%w: the trace was not fully checked, so it cannot be shrunk", err))
+	}
+	return withCode(ExitViolations, err)
+}
+
+// shrunkFiles are what a shrink wrote and the commands that use them.
+type shrunkFiles struct {
+	trace, schedule     string
+	check, debug, rerun string
+}
+
+func writeShrunk(res *shrink.Result, out string) (shrunkFiles, error) {
+	sf := shrunkFiles{trace: out}
+	if err := writeAtomic(out, func(w *atomicFile) error { _, err := w.Write(res.Trace); return err }); err != nil {
+		return sf, err
+	}
+	if res.Schedule != nil {
+		sf.schedule = strings.TrimSuffix(out, ".lz4") + ".schedule"
+		if err := writeAtomic(sf.schedule, func(w *atomicFile) error { return res.Schedule.Format(w) }); err != nil {
+			return sf, err
+		}
+	}
+	return sf, nil
+}
+
+func (sf *shrunkFiles) commands(res *shrink.Result, script, system string) {
+	sf.check = fmt.Sprintf("replay check %s %s", shellQuote(sf.trace), shellQuote(script))
+	sf.debug = fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(sf.trace), shellQuote(script), res.Violation.Decided())
+	if sf.schedule != "" {
+		rerun := strings.TrimSuffix(sf.trace, ".lz4") + "-rerun.lz4"
+		sf.rerun = fmt.Sprintf("replay sim %s --schedule %s -o %s", shellQuote(system), shellQuote(sf.schedule), shellQuote(rerun))
+	}
+}
+
+func (a *App) shrinkText(res *shrink.Result, path, script string, sf shrunkFiles) error {
+	tr, err := replay.FromBytes(res.Trace, sf.trace)
+	if err != nil {
+		return err
+	}
+	sf.commands(res, script, tr.Header.System)
+	w := a.Stdout
+	b, n := res.Before, res.After
+	fmt.Fprintf(w, "shrunk %s: %d events -> %d, %d nodes -> %d, %d faults -> %d (crashes %d -> %d, messages lost %d -> %d)\n",
+		path, b.Events, n.Events, b.Nodes, n.Nodes, b.Faults, n.Faults, b.Crashes, n.Crashes, b.Lost, n.Lost)
+	fmt.Fprintf(w, "%s still fails: %s\n\n", res.Predicate, res.Violation.Headline())
+	r := newRenderer(a, tr)
+	last := min(res.Violation.Decided(), tr.Len()-1)
+	for step := 0; step <= last; step++ {
+		if last+1 > storyLines && step == storyLines/4 {
+			skip := last + 1 - storyLines
+			fmt.Fprintf(w, "  ... %d steps (replay events %s --from %d --limit %d)\n", skip, shellQuote(sf.trace), step, skip)
+			step += skip - 1
+			continue
+		}
+		fmt.Fprintln(w, r.Line(step, tr.Events[step]))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "wrote %s", sf.trace)
+	if sf.schedule != "" {
+		fmt.Fprintf(w, " and %s", sf.schedule)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "check:     %s\ndebug:     %s\n", sf.check, sf.debug)
+	if sf.rerun != "" {
+		fmt.Fprintf(w, "reproduce: %s\n", sf.rerun)
+	} else {
+		fmt.Fprintf(w, "reproduce: the trace itself (no schedule file: %s)\n", res.NoSchedule)
+	}
+	fmt.Fprintf(w, "\n%d candidates (%d failed the same way) in %v; stopped: %s\n",
+		res.Candidates, res.Accepted, res.Elapsed.Round(time.Millisecond), shrinkStopped(res.Stopped))
+	return nil
+}
+
+func shrinkStopped(s string) string {
+	switch s {
+	case shrink.StoppedDone:
+		return "no phase found a smaller run"
+	case shrink.StoppedTime:
+		return "the time budget ran out (--time); the smallest run so far was written"
+	case shrink.StoppedCanceled:
+		return "interrupted; the smallest run so far was written"
+	}
+	return s
+}
+
+func (a *App) shrinkJSON(res *shrink.Result, path, script string, sf shrunkFiles) error {
+	tr, err := replay.FromBytes(res.Trace, sf.trace)
+	if err != nil {
+		return err
+	}
+	sf.commands(res, script, tr.Header.System)
+	out := struct {
+		From       string      `json:"from"`
+		Trace      string      `json:"trace"`
+		Schedule   string      `json:"schedule,omitempty"`
+		NoSchedule string      `json:"no_schedule,omitempty"`
+		Predicate  string      `json:"predicate"`
+		Headline   string      `json:"headline"`
+		Step       int         `json:"step"`
+		Before     shrink.Size `json:"before"`
+		After      shrink.Size `json:"after"`
+		Candidates int         `json:"candidates"`
+		Accepted   int         `json:"accepted"`
+		Seconds    float64     `json:"seconds"`
+		Stopped    string      `json:"stopped"`
+		Check      string      `json:"check"`
+		Debug      string      `json:"debug"`
+		Reproduce  string      `json:"reproduce,omitempty"`
+	}{From: path, Trace: sf.trace, Schedule: sf.schedule, NoSchedule: res.NoSchedule, Predicate: res.Predicate,
+		Headline: res.Violation.Headline(), Step: res.Violation.Decided(), Before: res.Before, After: res.After,
+		Candidates: res.Candidates, Accepted: res.Accepted, Seconds: res.Elapsed.Seconds(), Stopped: res.Stopped,
+		Check: sf.check, Debug: sf.debug, Reproduce: sf.rerun}
+	enc := json.NewEncoder(a.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+)
+
+// TestShrinkFoundBug: a bug found by sweeping seeds shrinks to a trace
+// with fewer events that replay check still fails with the same
+// predicate; the story, the commands and the header say where it came
+// from; --json says the same; the same input gives the same bytes.
+func TestShrinkFoundBug(t *testing.T) {
+	dir := t.TempDir()
+	script := paxosScript(t)
+	r := replay(t, dir, "sim", "paxos", "--bug", "no-persist", "--seeds", "1-20", "--check", script, "-o", "found.lz4")
+	if r.code != 1 {
+		t.Fatalf("sim --seeds --check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	before := replay(t, dir, "check", "found.lz4", script)
+	pred := regexp.MustCompile(`(?m)^(\w+) \(safety\) violated at step #\d+`).FindStringSubmatch(before.stdout)
+	if pred == nil {
+		t.Fatalf("no violation in the found trace:\n%s", before.stdout)
+	}
+	s := replay(t, dir, "shrink", "found.lz4", script, "--time", "2m", "-o", "small.lz4")
+	mustOK(t, s)
+	m := regexp.MustCompile(`(?m)^shrunk found\.lz4: (\d+) events -> (\d+),`).FindStringSubmatch(s.stdout)
+	if m == nil {
+		t.Fatalf("no summary line:\n%s", s.stdout)
+	}
+	was, now := atoi(t, m[1]), atoi(t, m[2])
+	if now*5 > was {
+		t.Errorf("shrunk %d events to %d, want at least 5x fewer", was, now)
+	}
+	step := regexp.MustCompile(`(?m)^debug: +replay debug small\.lz4 --preds \S+ --at (\d+)$`).FindStringSubmatch(s.stdout)
+	if step == nil || !strings.Contains(s.stdout, "check:     replay check small.lz4 ") {
+		t.Fatalf("no check and debug commands:\n%s", s.stdout)
+	}
+	if !regexp.MustCompile(`(?m)^#0 L=1 t=0s n\d+ init`).MatchString(s.stdout) {
+		t.Errorf("no numbered story:\n%s", s.stdout)
+	}
+	c := replay(t, dir, "check", "small.lz4", script)
+	if c.code != 1 || !strings.Contains(c.stdout, pred[1]+" (safety) violated at step #"+step[1]) {
+		t.Fatalf("check of the shrunk trace: exit %d, want %s at #%s\n%s", c.code, pred[1], step[1], c.stdout)
+	}
+	if got := strings.Count(replay(t, dir, "events", "small.lz4").stdout, "\n"); got != now {
+		t.Errorf("events lists %d lines, the summary says %d events", got, now)
+	}
+	mustOK(t, replay(t, dir, "verify", "small.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "small.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Header.Run["shrunk_from"] != "found.lz4" || f.Header.Run["shrunk_for"] != pred[1] {
+		t.Errorf("header run %v does not name the original and the predicate", f.Header.Run)
+	}
+
+	j := replay(t, dir, "shrink", "found.lz4", script, "--json", "-o", "again.lz4")
+	mustOK(t, j)
+	var sum struct {
+		Trace, Predicate, Stopped string
+		Step                      int
+		Before, After             struct{ Events, Nodes, Faults int }
+		Candidates                int
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &sum); err != nil {
+		t.Fatalf("--json: %v\n%s", err, j.stdout)
+	}
+	if sum.Trace != "again.lz4" || sum.Predicate != pred[1] || sum.Before.Events != was || sum.After.Events != now ||
+		sum.Stopped != "done" || sum.Candidates == 0 || strconv.Itoa(sum.Step) != step[1] {
+		t.Errorf("--json summary %+v", sum)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "small.lz4"))
+	b, _ := os.ReadFile(filepath.Join(dir, "again.lz4"))
+	if string(a) != string(b) {
+		t.Error("the same trace shrank to different bytes")
+	}
+}
+
+// TestShrinkScheduleReruns: when the shrunk run leaves no scenario action
+// out, its schedule is written and replay sim --schedule re-runs it.
+func TestShrinkScheduleReruns(t *testing.T) {
+	dir := t.TempDir()
+	script, err := filepath.Abs("../../scripts/chainrep.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := replay(t, dir, "explore", "chainrep", "--bug", "neighbour-failure", "--check", script, "--strategy", "delay-rtc",
+		"--churn", "0", "--faults", "2", "--seed", "1", "--budget", "300", "-o", "nf.lz4")
+	if r.code != 1 {
+		t.Fatalf("explore: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	s := replay(t, dir, "shrink", "nf.lz4", script, "--time", "15s", "-o", "small.lz4")
+	mustOK(t, s)
+	if !strings.Contains(s.stdout, "wrote small.lz4 and small.schedule") {
+		t.Skipf("no schedule written (the shrunk run left a scenario action out):\n%s", s.stdout)
+	}
+	mustOK(t, replay(t, dir, "sim", "chainrep", "--schedule", "small.schedule", "-o", "rerun.lz4"))
+	a := replay(t, dir, "events", "small.lz4")
+	b := replay(t, dir, "events", "rerun.lz4")
+	if a.stdout != b.stdout {
+		t.Fatal("the re-run's events differ from the shrunk run's")
+	}
+}
+
+// TestShrinkBadInput: one line on stderr and the documented exit code
+// for every input shrink cannot work on.
+func TestShrinkBadInput(t *testing.T) {
+	dir := t.TempDir()
+	script := paxosScript(t)
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "clean.lz4"))
+	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "no-persist", "--seed", "1", "-o", "bad.lz4"))
+	mustOK(t, replay(t, dir, "fork", "bad.lz4", "--at", "50", "-o", "fork.lz4"))
+	shrink := func(args ...string) result { return replay(t, dir, append([]string{"shrink"}, args...)...) }
+	badInput(t, shrink("clean.lz4", script, "-o", "x.lz4"), "clean.lz4 violates no predicate")
+	badInput(t, shrink("bad.lz4", script, "--predicate", "NoSuch", "-o", "x.lz4"), "--predicate NoSuch", "AcceptedRoundIncreasing")
+	badInput(t, shrink("clean.lz4", script, "--predicate", "GlobalConsistency", "-o", "x.lz4"), "does not violate GlobalConsistency")
+	badInput(t, shrink("fork.lz4", script, "-o", "x.lz4"), "fork.lz4: a fork trace", "shrink the run it was forked from")
+	badInput(t, shrink("bad.lz4", "-o", "x.lz4"), "want TRACE PREDS.star")
+	badInput(t, shrink("bad.lz4", "nosuch.star", "-o", "x.lz4"), "nosuch.star")
+	badInput(t, shrink("missing.lz4", script, "-o", "x.lz4"), "missing.lz4")
+	badInput(t, shrink("bad.lz4", script, "-o", "bad.lz4"), "is the input")
+	badInput(t, shrink("bad.lz4", script, "--time", "0s", "-o", "x.lz4"), "--time 0s")
+	badInput(t, shrink("bad.lz4", script, "-o", "nodir/x.lz4"), "nodir")
+	if _, err := os.Stat(filepath.Join(dir, "x.lz4")); err == nil {
+		t.Error("a refused shrink left x.lz4")
+	}
+
+	// A trace that does not replay exits 3.
+	f, err := record.ReadFile(filepath.Join(dir, "bad.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(dir, "tampered.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := record.NewWriter(out, *f.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := 0
+	for _, ev := range f.Events {
+		e := *ev
+		for i := range e.Nondet {
+			if e.Nondet[i].Kind == node.NondetSeed {
+				if seeds++; seeds == 10 {
+					e.Nondet = append([]node.Nondet(nil), e.Nondet...)
+					e.Nondet[i].Int ^= 0x5a5a
+				}
+			}
+		}
+		w.Append(&e)
+	}
+	w.Close(f.Ends[0])
+	out.Close()
+	d := shrink("tampered.lz4", script, "-o", "x.lz4")
+	if d.code != 3 || !strings.Contains(d.stderr, "diverged at step #") || strings.Count(strings.TrimSpace(d.stderr), "\n") != 0 {
+		t.Fatalf("a diverging trace: exit %d, want 3 and one line\nstdout %s\nstderr %s", d.code, d.stdout, d.stderr)
+	}
+
+	// A predicate that cannot be evaluated exits 4.
+	if err := os.WriteFile(filepath.Join(dir, "boom.star"), []byte("safety(\"Boom\", lambda: 1 // 0 == 0)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := shrink("bad.lz4", "boom.star", "-o", "x.lz4")
+	if e.code != 4 || !strings.Contains(e.stderr, "not fully checked") {
+		t.Fatalf("a predicate error: exit %d, want 4\n%s%s", e.code, e.stdout, e.stderr)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
