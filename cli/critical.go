@@ -114,7 +114,7 @@ type target struct {
 
 // checkTarget checks the original trace and finds predicate in it: it
 // must be a liveness predicate that is false at the end or has an alarm.
-func (a *App) checkTarget(tr *replay.Trace, script, predicate string, budgets scriptBudgetFlags, verb string) (*target, error) {
+func (a *App) checkTarget(tr *replay.Trace, script, predicate string, budgets scriptBudgetFlags, verb string, progress func(string)) (*target, error) {
 	maxSteps, memory, timeBudget, err := budgets.parse()
 	if err != nil {
 		return nil, err
@@ -141,12 +141,10 @@ func (a *App) checkTarget(tr *replay.Trace, script, predicate string, budgets sc
 	case kind != "liveness":
 		return nil, badInput("--predicate %s is a %s predicate: %s traces back liveness violations (replay shrink or replay debug for a safety violation)", predicate, kind, verb)
 	}
-	prog := a.progress()
 	start := time.Now()
 	rep, err := c.Run(predicates.RunOptions{Progress: func(step, total int) {
-		prog.update("checking the trace: step %d of %d", step, total)
+		progress(fmt.Sprintf("checking the trace: step %d of %d", step, total))
 	}})
-	prog.done()
 	var d *replay.Divergence
 	switch {
 	case errors.As(err, &d):
@@ -210,8 +208,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	if err != nil {
 		return err
 	}
-	sys, err := a.Registry.Lookup(tr.Header.System)
-	if err != nil {
+	if _, err := a.Registry.Lookup(tr.Header.System); err != nil {
 		return badInput("%v", err)
 	}
 	out := f.output
@@ -223,26 +220,80 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 			return badInput("-o %s is also an input; write the recovering walk to another file", out)
 		}
 	}
-	tgt, err := a.checkTarget(tr, script, f.predicate, f.budgets, "critical")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	prog := a.progress()
+	found, err := a.critical(ctx, tr, script, f, func(s string) { prog.update("%s", s) })
+	prog.done()
+	if found != nil {
+		for _, n := range found.notes {
+			fmt.Fprintf(a.Stderr, "replay critical: note: %s\n", n)
+		}
+	}
 	if err != nil {
 		return err
+	}
+	tgt, res, elapsed := found.tgt, found.res, found.elapsed
+	rep := &criticalReport{tr: tr, paths: paths, script: script, f: f, tgt: tgt, res: res, elapsed: elapsed}
+	if res.LastLive >= 0 && res.Critical >= 0 {
+		if err := writeAtomic(out, func(w *atomicFile) error { _, err := w.Write(found.recovering); return err }); err != nil {
+			return withCode(ExitBadInput, err)
+		}
+		rep.recovering = out
+	}
+	if f.asJSON {
+		err = rep.writeJSON(a)
+	} else {
+		rep.writeText(a)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Stopped != "" {
+		return withCode(ExitViolations, fmt.Errorf("interrupted after %d probes: the transition is between #%d and #%d", len(res.Probes), res.LastLive, res.Critical))
+	}
+	return nil
+}
+
+// criticalFound is a finished (or interrupted) critical-transition
+// search, before anything is written or printed.
+type criticalFound struct {
+	tgt        *target
+	res        *critical.Result
+	recovering []byte   // the first recovering walk from res.LastLive (nil if none)
+	notes      []string // walks whose handlers panicked (not recoveries)
+	elapsed    time.Duration
+}
+
+// critical checks tr for f.predicate (it must be a liveness violation)
+// and binary-searches its critical transition. It is the search behind
+// replay critical and the debugger's c, apart from printing: progress
+// hears what it is doing, and ctx ending stops the search with the
+// bounds found so far (res.Stopped "canceled"), not an error. A failed
+// search still returns the notes of the walks made before it failed.
+func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f criticalFlags, progress func(string)) (*criticalFound, error) {
+	tgt, err := a.checkTarget(tr, script, f.predicate, f.budgets, "critical", progress)
+	if err != nil {
+		return nil, err
+	}
+	sys, err := a.Registry.Lookup(tr.Header.System)
+	if err != nil {
+		return nil, badInput("%v", err)
 	}
 	cfg, err := walkConfig(sys, tr, f)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	maxSteps, memory, timeBudget, err := f.budgets.parse()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 
+	var notes []string
 	recovering := map[int][]byte{} // the first recovering walk of each live probe
-	prog := a.progress()
 	probe := func(ctx context.Context, step int) (critical.Probe, error) {
 		began := time.Now()
-		start, w, err := a.forkStarter(tr, step)
+		start, w, err := a.forkStarterWith(tr, step, progress)
 		if err != nil {
 			return critical.Probe{}, err
 		}
@@ -268,7 +319,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 					}
 					p.Recovered++
 				}
-				prog.update("probing #%d: walk %d of %d, %d recovered", step, p.Walks, f.walks, p.Recovered)
+				progress(fmt.Sprintf("probing #%d: walk %d of %d, %d recovered", step, p.Walks, f.walks, p.Recovered))
 			},
 		})
 		if err != nil {
@@ -280,7 +331,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		}
 		for _, fd := range sum.Found {
 			if fd.Panic != nil {
-				fmt.Fprintf(a.Stderr, "replay critical: note: walk %d from #%d: %s\n", fd.Run, step, fd.Headline())
+				notes = append(notes, fmt.Sprintf("walk %d from #%d: %s", fd.Run, step, fd.Headline()))
 			}
 		}
 		p.Elapsed = time.Since(began)
@@ -288,32 +339,12 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	}
 	began := time.Now()
 	res, err := critical.Search(ctx, 0, tr.Len()-1, probe, func(p critical.Probe) {
-		prog.update("probed #%d: %d of %d walks recovered", p.Step, p.Recovered, p.Walks)
+		progress(fmt.Sprintf("probed #%d: %d of %d walks recovered", p.Step, p.Recovered, p.Walks))
 	})
-	prog.done()
 	if err != nil {
-		return err
+		return &criticalFound{notes: notes}, err
 	}
-	elapsed := time.Since(began)
-	rep := &criticalReport{tr: tr, paths: paths, script: script, f: f, tgt: tgt, res: res, elapsed: elapsed}
-	if res.LastLive >= 0 && res.Critical >= 0 {
-		if err := writeAtomic(out, func(w *atomicFile) error { _, err := w.Write(recovering[res.LastLive]); return err }); err != nil {
-			return withCode(ExitBadInput, err)
-		}
-		rep.recovering = out
-	}
-	if f.asJSON {
-		err = rep.writeJSON(a)
-	} else {
-		rep.writeText(a)
-	}
-	if err != nil {
-		return err
-	}
-	if res.Stopped != "" {
-		return withCode(ExitViolations, fmt.Errorf("interrupted after %d probes: the transition is between #%d and #%d", len(res.Probes), res.LastLive, res.Critical))
-	}
-	return nil
+	return &criticalFound{tgt: tgt, res: res, recovering: recovering[res.LastLive], notes: notes, elapsed: time.Since(began)}, nil
 }
 
 // criticalReport is a finished search, for printing.

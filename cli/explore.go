@@ -508,8 +508,15 @@ func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explo
 // the exit codes of rebuildWorld.
 func (a *App) forkStarter(tr *replay.Trace, at int) (explore.Starter, *world.World, error) {
 	prog := a.progress()
-	start, w, err := explore.ForkStarter(tr, a.Registry, at, func(step int) { prog.update("rebuilding the world at #%d: step %d", at, step) })
+	start, w, err := a.forkStarterWith(tr, at, func(s string) { prog.update("%s", s) })
 	prog.done()
+	return start, w, err
+}
+
+// forkStarterWith is forkStarter telling progress instead of the terminal
+// (the debugger shows it in its status line).
+func (a *App) forkStarterWith(tr *replay.Trace, at int, progress func(string)) (explore.Starter, *world.World, error) {
+	start, w, err := explore.ForkStarter(tr, a.Registry, at, func(step int) { progress(fmt.Sprintf("rebuilding the world at #%d: step %d", at, step)) })
 	if err != nil {
 		return nil, nil, worldError(at, err)
 	}

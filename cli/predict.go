@@ -125,9 +125,62 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	if err := checkForkStep(tr, f.at, paths); err != nil {
 		return err
 	}
+	prefix := strings.TrimSuffix(cmpOr(f.sim.output, strings.TrimSuffix(paths[0], ".lz4")+"-predict.lz4"), ".lz4")
+	for _, p := range paths {
+		if strings.HasPrefix(p, prefix+"-") && strings.HasSuffix(p, ".lz4") {
+			return badInput("-o %s.lz4 would number its branch traces over the input %s; choose another prefix", prefix, p)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	prog := a.progress()
+	res, err := a.predict(ctx, tr, script, f, func(s string) { prog.update("%s", s) })
+	prog.done()
+	if err != nil {
+		return err
+	}
+	sum, preds, earlier := res.sum, res.preds, res.earlier
+	if err := writePredictions(preds, prefix); err != nil {
+		return err
+	}
+	var panics []*explore.Finding
+	for _, fd := range sum.Found {
+		if fd.Panic != nil {
+			panics = append(panics, fd)
+		}
+	}
+	if f.asJSON {
+		if err := a.predictJSON(tr, paths, script, f, sum, preds, earlier, panics); err != nil {
+			return err
+		}
+	} else {
+		a.predictText(tr, paths, script, f, sum, preds, earlier, panics)
+	}
+	if len(preds) > 0 || len(panics) > 0 {
+		return withCode(ExitViolations, fmt.Errorf("%d violation(s) predicted from #%d", len(preds)+len(panics), f.at))
+	}
+	return nil
+}
+
+// predicted is what predict found from a step, before anything is
+// written or printed.
+type predicted struct {
+	sum     *explore.Summary
+	preds   []*prediction                    // by step, then predicate and witness; file not yet set
+	earlier map[string]*predicates.Violation // broken at or before the step: not predictions
+}
+
+// predict explores the futures of tr after step f.at (checked by the
+// caller: checkForkStep) and collects each distinct safety violation with
+// the shortest path found to it. It is the search behind replay predict
+// and the debugger's p, apart from printing: progress hears what it is
+// doing, and ctx ending stops it with what it found (sum.Stopped
+// "canceled"), not an error.
+func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f predictFlags, progress func(string)) (*predicted, error) {
+	changed := f.sim.changed
 	sys, err := a.Registry.Lookup(tr.Header.System)
 	if err != nil {
-		return badInput("%v", err)
+		return nil, badInput("%v", err)
 	}
 	if !changed("steps") {
 		f.sim.steps = f.depth
@@ -136,11 +189,11 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	}
 	cfg, err := forkConfig(sys, tr, f.sim)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	maxSteps, memory, timeBudget, err := f.sim.budgets.parse()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	depth := 0
 	if f.strategy == "bfs" || f.strategy == "dfs" {
@@ -148,24 +201,14 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	}
 	strat, err := explore.New(f.strategy, cfg, explore.Params{Seed: f.sim.seed, Depth: depth, Faults: f.faults})
 	if err != nil {
-		return badInput("%v", err)
+		return nil, badInput("%v", err)
 	}
-	prefix := strings.TrimSuffix(cmpOr(f.sim.output, strings.TrimSuffix(paths[0], ".lz4")+"-predict.lz4"), ".lz4")
-	for _, p := range paths {
-		if strings.HasPrefix(p, prefix+"-") && strings.HasSuffix(p, ".lz4") {
-			return badInput("-o %s.lz4 would number its branch traces over the input %s; choose another prefix", prefix, p)
-		}
-	}
-	start, _, err := a.forkStarter(tr, f.at)
+	start, _, err := a.forkStarterWith(tr, f.at, progress)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
 	best := map[string]*prediction{}
-	earlier := map[string]*predicates.Violation{} // broken at or before --at
-	prog := a.progress()
+	earlier := map[string]*predicates.Violation{}
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script,
 		Check: simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
@@ -187,16 +230,15 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 			}
 		},
 		Progress: func(p explore.Progress) {
-			prog.update("predicting from #%d: %d futures, %d distinct states, %d violations", f.at, p.Runs, max(p.States, 0), len(best))
+			progress(fmt.Sprintf("predicting from #%d: %d futures, %d distinct states, %d violations", f.at, p.Runs, max(p.States, 0), len(best)))
 		},
 	})
-	prog.done()
 	var evalErr *predicates.EvalError
 	switch {
 	case errors.As(runErr, &evalErr):
-		return &exitError{ExitPredicateError, fmt.Errorf("a future of #%d: %w", f.at, runErr)}
+		return nil, &exitError{ExitPredicateError, fmt.Errorf("a future of #%d: %w", f.at, runErr)}
 	case runErr != nil:
-		return withCode(ExitBadInput, runErr)
+		return nil, withCode(ExitBadInput, runErr)
 	}
 	preds := make([]*prediction, 0, len(best))
 	for _, p := range best {
@@ -205,27 +247,17 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	slices.SortFunc(preds, func(x, y *prediction) int {
 		return cmpOrInt(x.violation.Step-y.violation.Step, strings.Compare(x.violation.Predicate+x.violation.Witness, y.violation.Predicate+y.violation.Witness))
 	})
+	return &predicted{sum: sum, preds: preds, earlier: earlier}, nil
+}
+
+// writePredictions writes each prediction's branch trace to
+// PREFIX-1.lz4, PREFIX-2.lz4, ... in order, and records where.
+func writePredictions(preds []*prediction, prefix string) error {
 	for i, p := range preds {
 		p.file = fmt.Sprintf("%s-%d.lz4", prefix, i+1)
 		if err := writeAtomic(p.file, func(w *atomicFile) error { _, err := w.Write(p.trace); return err }); err != nil {
 			return withCode(ExitBadInput, err)
 		}
-	}
-	var panics []*explore.Finding
-	for _, fd := range sum.Found {
-		if fd.Panic != nil {
-			panics = append(panics, fd)
-		}
-	}
-	if f.asJSON {
-		if err := a.predictJSON(tr, paths, script, f, sum, preds, earlier, panics); err != nil {
-			return err
-		}
-	} else {
-		a.predictText(tr, paths, script, f, sum, preds, earlier, panics)
-	}
-	if len(preds) > 0 || len(panics) > 0 {
-		return withCode(ExitViolations, fmt.Errorf("%d violation(s) predicted from #%d", len(preds)+len(panics), f.at))
 	}
 	return nil
 }
