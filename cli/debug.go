@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/dustin/go-humanize"
@@ -61,9 +64,12 @@ error), 3 replay diverged from the recording (nothing is kept).`,
 }
 
 type debugFlags struct {
-	preds string
-	db    string
-	at    int
+	preds     string
+	db        string
+	at        int
+	budget    int // futures p explores
+	walks     int // c's random walks per probed step
+	walkSteps int // and their length
 }
 
 func (a *App) debugCmd() *cobra.Command {
@@ -83,6 +89,14 @@ message to its send or receipt, run until a predicate or watch changes,
 edit the predicates file and re-check the same run with r. Press ? for
 every key; docs/debugger.md walks through a session.
 
+p predicts from the cursor's step as replay predict does (--budget
+futures) and lists the safety violations the futures reach; Enter opens a
+branch trace at its violation, b comes back. On a liveness alarm, c
+searches its critical transition as replay critical does (--walks,
+--walk-steps) and goes to the critical step. Their branch traces are
+written beside the trace (TRACE-atSTEP-predict-N.lz4,
+TRACE-recovering.lz4).
+
 The first open builds the trace database (see replay index) with a progress
 bar; later opens reuse it.`,
 		Example: `  replay debug paxos.lz4 --preds scripts/paxos.star --at 273
@@ -94,6 +108,9 @@ bar; later opens reuse it.`,
 	fl.StringVar(&f.preds, "preds", "", "predicates script: violations, run-until-change, and tables for watches")
 	fl.IntVar(&f.at, "at", 0, "start with the cursor at this step")
 	fl.StringVar(&f.db, "db", "", "database directory (default: beside the first trace file)")
+	fl.IntVar(&f.budget, "budget", defaultPredictBudget, "p (predict): futures to run at most")
+	fl.IntVar(&f.walks, "walks", defaultWalks, "c (critical transition): random walks per probed step")
+	fl.IntVar(&f.walkSteps, "walk-steps", defaultWalkSteps, "c (critical transition): events per walk at most")
 	return cmd
 }
 
@@ -224,6 +241,9 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	if f.at < 0 {
 		return badInput("--at %d: steps are numbered from #0", f.at)
 	}
+	if f.budget < 1 || f.walks < 1 || f.walkSteps < 1 {
+		return badInput("--budget %d --walks %d --walk-steps %d: want positive numbers", f.budget, f.walks, f.walkSteps)
+	}
 	db, res, err := a.openDB(traces, f.preds, f.db, false)
 	if err != nil {
 		return err
@@ -232,9 +252,85 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	if f.at >= db.Len() {
 		return badInput("--at %d: the trace has %d steps (#0..#%d)", f.at, db.Len(), db.Len()-1)
 	}
-	m, err := tui.New(tui.Config{DB: db, Traces: traces, Registry: a.Registry, Preds: f.preds, At: f.at, Trace: res.Trace})
+	predict, critical := a.debugSearches(f)
+	m, err := tui.New(tui.Config{DB: db, Traces: traces, Registry: a.Registry, Preds: f.preds, At: f.at, Trace: res.Trace,
+		Predict: predict, Critical: critical})
 	if err != nil {
 		return badInput("%v", err)
 	}
+	defer m.Close() // the branches' databases; the deferred db.Close above is the trace's
 	return tui.NewView(m, a.Screen).Run()
+}
+
+// debugSearches are replay predict's and replay critical's searches for
+// the debugger's p and c, with their defaults but for the flags debug
+// takes, writing branch traces beside the trace they start from. They
+// print nothing: the debugger owns the terminal, and hears progress and
+// results through the functions.
+func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
+	quiet := *a
+	quiet.Stderr, quiet.Terminal = io.Discard, false
+	budgets := scriptBudgetFlags{maxSteps: predicates.DefaultMaxSteps, memory: humanize.IBytes(predicates.DefaultMemoryBudget),
+		timeBudget: predicates.DefaultTimeBudget}
+	predict := func(ctx context.Context, traces []string, script string, step int, progress func(string)) (*tui.Predicted, error) {
+		tr, err := replay.Load(traces...)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkForkStep(tr, step, traces); err != nil {
+			return nil, err
+		}
+		pf := predictFlags{at: step, depth: defaultPredictDepth, strategy: defaultPredictStrategy, budget: f.budget, jobs: 1}
+		pf.sim.seed, pf.sim.budgets = 1, budgets
+		pf.sim.changed = func(string) bool { return false }
+		found, err := quiet.predict(ctx, tr, script, pf, progress)
+		if err != nil {
+			return nil, err
+		}
+		// Named by the step too: predictions from another step of the
+		// same trace do not overwrite these.
+		prefix := fmt.Sprintf("%s-at%d-predict", strings.TrimSuffix(traces[0], ".lz4"), step)
+		if err := writePredictions(found.preds, prefix); err != nil {
+			return nil, err
+		}
+		out := &tui.Predicted{From: step, Futures: found.sum.Runs, Stopped: found.sum.Stopped}
+		for _, p := range found.preds {
+			v := p.violation
+			out.Predictions = append(out.Predictions, tui.Prediction{Predicate: v.Predicate, Witness: v.Witness, Step: v.Step, Trace: p.file})
+		}
+		for _, v := range found.earlier {
+			out.Earlier = append(out.Earlier, fmt.Sprintf("%s (#%d)", v.Predicate, v.Step))
+		}
+		slices.Sort(out.Earlier)
+		for _, fd := range found.sum.Found {
+			if fd.Panic != nil {
+				out.Notes = append(out.Notes, fmt.Sprintf("future %d: %s", fd.Run, fd.Headline()))
+			}
+		}
+		return out, nil
+	}
+	critical := func(ctx context.Context, traces []string, script, predicate string, progress func(string)) (*tui.Transition, error) {
+		tr, err := replay.Load(traces...)
+		if err != nil {
+			return nil, err
+		}
+		cf := criticalFlags{predicate: predicate, walks: f.walks, walkSteps: f.walkSteps, stable: defaultStable, jobs: 1, seed: 1,
+			budgets: budgets, changed: func(string) bool { return false }}
+		found, err := quiet.critical(ctx, tr, script, cf, progress)
+		if err != nil {
+			return nil, err
+		}
+		res := found.res
+		out := &tui.Transition{Predicate: predicate, Critical: res.Critical, LastLive: res.LastLive, Probes: res.Probes,
+			Walks: f.walks, Stopped: res.Stopped}
+		if res.LastLive >= 0 && res.Critical >= 0 && found.recovering != nil {
+			file := strings.TrimSuffix(traces[0], ".lz4") + "-recovering.lz4"
+			if err := writeAtomic(file, func(w *atomicFile) error { _, err := w.Write(found.recovering); return err }); err != nil {
+				return nil, err
+			}
+			out.Recovering = file
+		}
+		return out, nil
+	}
+	return predict, critical
 }

@@ -29,6 +29,9 @@ var Keys = []KeyHelp{
 	{"g", "go to a step (273, #273, +10, -10, end)"},
 	{"]  [", "run forward / backward until a predicate or a watch changes"},
 	{"r", "reload the predicates file and re-check the same run"},
+	{"p", "predict: explore the futures of the cursor's step and list the violations they reach; Enter opens one's branch trace"},
+	{"c", "critical transition of the liveness alarm at the cursor (or selected): go to the step after which no walk recovers"},
+	{"b  Backspace", "back from a branch trace (opened by p or c) to its parent, at the step you left"},
 	{"w", "add a watch (a Starlark expression, as in predicates)"},
 	{"x", "remove the selected watch (Watches panel; Enter edits it)"},
 	{"/", "filter the timeline (node=n1,n2 kind=recv type=Last REGEX); in State: find a field"},
@@ -40,7 +43,7 @@ var Keys = []KeyHelp{
 	{"↑ ↓ PgUp PgDn", "Timeline: move between (filtered) steps; other panels: select"},
 	{"Home  End", "Timeline: first / last step"},
 	{"Enter", "Violations: jump there; State: fold or unfold; History: go to that step"},
-	{"Esc", "close a popup (any key it has no use for closes it and acts), cancel a prompt, stop a run"},
+	{"Esc", "close a popup (any key it has no use for closes it and acts), cancel a prompt, stop a run, a search (p, c) or a branch being opened"},
 	{"?", "this help"},
 	{"q  Ctrl-C", "quit"},
 }
@@ -64,6 +67,9 @@ type popupItem struct {
 	// indent is where a wrapped line's continuation starts (lines of
 	// selectable popups are not wrapped).
 	indent int
+	// act is what Enter on the line does, for popups whose lines act
+	// differently (nil: nothing).
+	act func()
 }
 
 // prompt is a line of text being typed.
@@ -116,7 +122,14 @@ func (m *Model) HandleKey(ev *tcell.EventKey) {
 		m.focus = (m.focus + numPanels - 1) % numPanels
 		return
 	case tcell.KeyEscape:
+		if m.search != nil {
+			m.StopSearch()
+			return
+		}
 		m.say("")
+		return
+	case tcell.KeyBackspace, tcell.KeyBackspace2:
+		m.Back()
 		return
 	case tcell.KeyUp, tcell.KeyDown, tcell.KeyPgUp, tcell.KeyPgDn, tcell.KeyHome, tcell.KeyEnd, tcell.KeyEnter, tcell.KeyDelete:
 		m.panelKey(key)
@@ -156,6 +169,12 @@ func (m *Model) HandleKey(ev *tcell.EventKey) {
 		m.RunUntilChange(-1)
 	case 'r':
 		m.Reload()
+	case 'p':
+		m.Predict()
+	case 'c':
+		m.Critical()
+	case 'b':
+		m.Back()
 	case 'w':
 		m.ask("watch: ", "", m.AddWatch)
 	case 'x':

@@ -43,6 +43,10 @@ type Config struct {
 	// CheckpointEvery is the replay cursor's checkpoint interval (default
 	// CheckpointEvery).
 	CheckpointEvery int
+	// Predict and Critical are the searches behind p and c (nil: not
+	// available), given by replay debug, which owns them.
+	Predict  PredictFunc
+	Critical CriticalFunc
 }
 
 // CheckpointEvery is the debugger's default checkpoint interval: a step
@@ -98,6 +102,25 @@ type Model struct {
 	busy     string // what it is doing
 	recheck  *Task  // the re-check running in the background (keys still work)
 	checking string // its progress
+
+	// search is predict, critical or a branch being opened, in the
+	// background (keys still work; Esc stops it): searchNote is its
+	// progress, stopSearch cancels it.
+	search     *Task
+	searchNote string
+	stopSearch func()
+	// predicted and transitions are finished searches, by the step
+	// predicted from and by predicate: shown again rather than re-run.
+	predicted   map[int]*Predicted
+	transitions map[string]*Transition
+	// parent is the model this branch was opened from (nil: the trace
+	// opened), fork the parent's step the branch continues after;
+	// children are the branches opened from here, by trace file;
+	// switchTo asks the view to show another model (TakeSwitch).
+	parent   *Model
+	fork     int
+	children map[string]*Model
+	switchTo *Model
 }
 
 // New opens a debugging session on a database.
@@ -105,7 +128,8 @@ func New(cfg Config) (*Model, error) {
 	if cfg.CheckpointEvery <= 0 {
 		cfg.CheckpointEvery = CheckpointEvery
 	}
-	m := &Model{cfg: cfg, db: cfg.DB, follow: true, collapsed: map[string]bool{}, pos: -1}
+	m := &Model{cfg: cfg, db: cfg.DB, follow: true, collapsed: map[string]bool{}, pos: -1,
+		predicted: map[int]*Predicted{}, transitions: map[string]*Transition{}, children: map[string]*Model{}}
 	m.setPredicates(cfg.DB.Predicates())
 	at := cfg.At
 	if at >= m.db.Len() {

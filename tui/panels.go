@@ -76,10 +76,15 @@ func (m *Model) linked() map[int]bool {
 func (m *Model) Title(p Panel) string {
 	switch p {
 	case PanelTimeline:
-		if m.filter != nil {
-			return fmt.Sprintf("Timeline  filter: %s", m.filter.text)
+		t := "Timeline"
+		if b := m.Breadcrumb(); b != "" {
+			// Which run this is, and how to get back to the one it came from.
+			t += "  " + b + "  (b: back)"
 		}
-		return "Timeline"
+		if m.filter != nil {
+			t += "  filter: " + m.filter.text
+		}
+		return t
 	case PanelState:
 		how := "follows the cursor"
 		if !m.follow {
@@ -626,6 +631,8 @@ func (m *Model) StatusLines(w int) []Line {
 		first = Line{{m.prompt.label, StyleHeader}, {string(m.prompt.text) + "█", StyleNormal}}
 	case m.busy != "":
 		first = line(StyleHeader, "%s", m.busy)
+	case m.searchNote != "":
+		first = line(StyleHeader, "%s (Esc stops it; keys still work)", m.searchNote)
 	case m.checking != "":
 		first = line(StyleHeader, "%s (keys still work)", m.checking)
 	default:
@@ -650,7 +657,11 @@ func (m *Model) StatusLines(w int) []Line {
 		}
 		first = Line{{prefix, StyleHeader}, {m.status, style}}
 	}
-	hint := line(StyleDim, "? help  q quit  ←→ step  <> node step  v/V violation  m follow message  g go to  ]/[ run until change  r re-check  w watch  / filter  h history  d diff  Tab panel")
+	keys := "? help  q quit  ←→ step  <> node step  v/V violation  m follow message  g go to  ]/[ run until change  r re-check  p predict  c critical  w watch  / filter  h history  d diff  Tab panel"
+	if m.parent != nil {
+		keys = "b back  " + keys
+	}
+	hint := line(StyleDim, "%s", keys)
 	return []Line{first, hint}
 }
 

@@ -197,7 +197,10 @@ type Task struct {
 	Name       string
 	Chunk      func() bool
 	Background func(progress func(done, total int))
-	Done       func()
+	// Text is background work whose progress is a sentence (predict,
+	// critical): like Background, it must not touch the model.
+	Text func(progress func(string))
+	Done func()
 	// Quiet tasks (the warm-up) neither block keys nor show in the status.
 	Quiet    bool
 	canceled bool
@@ -232,6 +235,9 @@ func (m *Model) RunTasks() {
 			}
 			if t.Background != nil {
 				t.Background(func(int, int) {})
+			}
+			if t.Text != nil {
+				t.Text(func(string) {})
 			}
 			if t.Done != nil {
 				t.Done()
@@ -407,6 +413,8 @@ func (m *Model) Finished(t *Task) {
 		m.running, m.busy = nil, ""
 	case m.recheck:
 		m.recheck, m.checking = nil, ""
+	case m.search:
+		m.search, m.searchNote, m.stopSearch = nil, "", nil
 	}
 }
 

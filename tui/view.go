@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,10 +11,15 @@ import (
 )
 
 // View draws a Model with tview and feeds it keys. It holds no state of
-// its own beyond the widgets.
+// its own beyond the widgets and which model it shows: a branch trace
+// opened from the debugger (p, c) is a model of its own, and b goes back
+// to its parent's.
 type View struct {
 	app *tview.Application
-	m   *Model
+	m   *Model // the model shown; read and replaced on the UI goroutine only
+	// progressMu serializes a background task's progress callbacks, which
+	// a search may call from more than one goroutine.
+	progressMu sync.Mutex
 
 	// handled counts keys handled; drawn is handled as of the last draw
 	// (tests wait on them).
@@ -27,15 +33,15 @@ func NewView(m *Model, screen tcell.Screen) *View {
 	if screen != nil {
 		v.app.SetScreen(screen)
 	}
-	timeline := v.panel(PanelTimeline, func(w, h int) []Line { return m.Timeline(h) })
-	event := v.panel(-1, func(w, h int) []Line { return m.EventLines(w, h) })
+	timeline := v.panel(PanelTimeline, func(w, h int) []Line { return v.m.Timeline(h) })
+	event := v.panel(-1, func(w, h int) []Line { return v.m.EventLines(w, h) })
 	event.title = func() string { return "Event" }
-	flow := v.panel(-1, func(w, h int) []Line { return m.Flow(w, h) })
+	flow := v.panel(-1, func(w, h int) []Line { return v.m.Flow(w, h) })
 	flow.title = func() string { return "Message flow" }
-	st := v.panel(PanelState, m.State)
-	viol := v.panel(PanelViolations, m.Violations)
-	watches := v.panel(PanelWatches, m.Watches)
-	status := &panel{Box: tview.NewBox(), render: func(w, h int) []Line { return m.StatusLines(w) }}
+	st := v.panel(PanelState, func(w, h int) []Line { return v.m.State(w, h) })
+	viol := v.panel(PanelViolations, func(w, h int) []Line { return v.m.Violations(w, h) })
+	watches := v.panel(PanelWatches, func(w, h int) []Line { return v.m.Watches(w, h) })
+	status := &panel{Box: tview.NewBox(), render: func(w, h int) []Line { return v.m.StatusLines(w) }}
 
 	left := tview.NewFlex().SetDirection(tview.FlexRow).
 		AddItem(timeline, 0, 5, false).
@@ -47,8 +53,9 @@ func NewView(m *Model, screen tcell.Screen) *View {
 		AddItem(watches, 0, 2, false)
 	body := tview.NewFlex().AddItem(left, 0, 3, false).AddItem(right, 0, 2, false)
 	main := tview.NewFlex().SetDirection(tview.FlexRow).AddItem(body, 0, 1, false).AddItem(status, 2, 0, false)
-	v.app.SetRoot(&overlay{Flex: main, m: m}, true)
+	v.app.SetRoot(&overlay{Flex: main, v: v}, true)
 	v.app.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
+		m := v.m
 		m.HandleKey(ev)
 		v.handled.Add(1)
 		if m.Quit() {
@@ -56,6 +63,7 @@ func NewView(m *Model, screen tcell.Screen) *View {
 			return nil
 		}
 		v.startTasks()
+		v.switchModel(m)
 		return nil
 	})
 	v.app.SetAfterDrawFunc(func(tcell.Screen) { v.drawn.Store(v.handled.Load()) })
@@ -68,14 +76,32 @@ func (v *View) Run() error {
 	return v.app.Run()
 }
 
-// startTasks runs the tasks the model started.
+// Model is the model shown (a branch's when one is open). UI goroutine
+// only.
+func (v *View) Model() *Model { return v.m }
+
+// startTasks runs the tasks the shown model started: each task belongs
+// to the model that started it, shown or not by the time it reports.
 func (v *View) startTasks() {
-	for _, t := range v.m.TakeTasks() {
-		go v.run(t)
+	m := v.m
+	for _, t := range m.TakeTasks() {
+		go v.run(m, t)
 	}
 }
 
-func (v *View) run(t *Task) {
+// switchModel shows the model m asked for (a branch it opened, or its
+// parent), if m is still the one shown, and starts what the new one
+// queued when it opened.
+func (v *View) switchModel(m *Model) {
+	n := m.TakeSwitch()
+	if n == nil || m != v.m {
+		return
+	}
+	v.m = n
+	v.startTasks()
+}
+
+func (v *View) run(m *Model, t *Task) {
 	if t.Chunk != nil {
 		for {
 			done := make(chan bool, 1)
@@ -97,7 +123,18 @@ func (v *View) run(t *Task) {
 		t.Background(func(done, total int) {
 			if time.Since(last) > 100*time.Millisecond {
 				last = time.Now()
-				v.app.QueueUpdateDraw(func() { v.m.Progress(t.Name, done, total) })
+				v.app.QueueUpdateDraw(func() { m.Progress(t.Name, done, total) })
+			}
+		})
+	}
+	if t.Text != nil {
+		var last time.Time
+		t.Text(func(s string) {
+			v.progressMu.Lock()
+			defer v.progressMu.Unlock()
+			if time.Since(last) > 100*time.Millisecond {
+				last = time.Now()
+				v.app.QueueUpdateDraw(func() { m.ProgressText(t, s) })
 			}
 		})
 	}
@@ -105,8 +142,12 @@ func (v *View) run(t *Task) {
 		if t.Done != nil {
 			t.Done()
 		}
-		v.m.Finished(t)
-		v.startTasks()
+		m.Finished(t)
+		// A model not shown keeps the tasks it queues until it is again.
+		if m == v.m {
+			v.startTasks()
+		}
+		v.switchModel(m)
 	})
 }
 
@@ -147,14 +188,14 @@ func (p *panel) Draw(screen tcell.Screen) {
 // overlay draws the layout, then the open popup over it.
 type overlay struct {
 	*tview.Flex
-	m *Model
+	v *View
 }
 
 func (o *overlay) Draw(screen tcell.Screen) {
 	o.Flex.Draw(screen)
 	sw, sh := screen.Size()
 	w := sw * 4 / 5
-	pv, ok := o.m.PopupWindow(w-2, max(3, sh*3/4-2))
+	pv, ok := o.v.m.PopupWindow(w-2, max(3, sh*3/4-2))
 	if !ok {
 		return
 	}
