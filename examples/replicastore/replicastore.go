@@ -931,11 +931,16 @@ func scenario(ctl system.Controller) {
 		entry := nodes[r.IntN(len(nodes))]
 		c := Create{Object: fmt.Sprintf("obj-%02d", i+1), Data: fmt.Sprintf("data-%02d", i+1)}
 		ctl.At(at, func() {
-			// Clients retry elsewhere when their entry node is down.
-			for ctl.Handler(entry) == nil {
+			// Clients retry elsewhere when their entry node is down, and
+			// give up when every node is (a run with one node, or crashes
+			// a shrunk schedule injects).
+			for range nodes {
+				if ctl.Handler(entry) != nil {
+					ctl.Input(entry, c)
+					return
+				}
 				entry = nodes[(slices.Index(nodes, entry)+1)%len(nodes)]
 			}
-			ctl.Input(entry, c)
 		})
 	}
 	down := map[node.ID]bool{}
