@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/export"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+)
+
+type exportFlags struct {
+	format   string
+	from, to int
+	nodes    []string
+	preds    string
+	output   string
+}
+
+// exportFormats maps --format to its writer, in the order --help lists them.
+var exportFormats = []struct {
+	name  string
+	write func(io.Writer, *export.Window) error
+	what  string
+}{
+	{"shiviz", export.ShiViz, "ShiViz log with vector clocks"},
+	{"perfetto", export.Perfetto, "Chrome trace event JSON for ui.perfetto.dev"},
+	{"mermaid", export.Mermaid, "Mermaid sequence diagram"},
+	{"dot", export.DOT, "Graphviz DOT space-time diagram"},
+	{"jsonl", export.JSONL, "one JSON object per event, messages decoded"},
+}
+
+func (a *App) exportCmd() *cobra.Command {
+	var f exportFlags
+	cmd := &cobra.Command{
+		Use:   "export FILE... --format FORMAT -o OUT",
+		Short: "Write a window of a trace for ShiViz, Perfetto, Mermaid, Graphviz or jq",
+		Long: `Write the events of steps --from..--to (of the nodes in --nodes) in the
+format of another tool:
+
+  shiviz    ShiViz log: each event with its host and vector clock; the file
+            starts with the parser regex, so ShiViz loads it as it is
+  perfetto  Chrome trace event JSON: a track per node, events as slices,
+            messages as flow arrows, violations as instant events
+            (open in https://ui.perfetto.dev or chrome://tracing)
+  mermaid   Mermaid sequence diagram: messages as arrows, lost ones with a
+            cross, the violation as a note (at most 20 nodes and 400
+            arrows and notes: narrow the window past that)
+  dot       Graphviz DOT space-time diagram (dot -Tsvg OUT > out.svg)
+  jsonl     one JSON object per event, messages decoded into their fields
+            (jq, pandas.read_json(lines=True))
+
+With --preds PREDS.star the predicates are checked first and the
+violations that fall in the window are marked (perfetto, mermaid, dot,
+shiviz, jsonl). See docs/export.md.
+
+Exit codes: 0 written, 2 bad input (unknown format, empty window, a window
+too big for the format).`,
+		Example: `  replay export paxos.lz4 --format shiviz -o paxos.shiviz
+  replay export paxos.lz4 --format perfetto --preds scripts/paxos.star -o paxos.json
+  replay export paxos.lz4 --format mermaid --from 250 --to 280 --nodes n3,n5,n6 -o bug.mmd
+  replay export paxos.lz4 --format jsonl -o - | jq 'select(.msg_type=="paxos.Accept")'`,
+		Args: requireArgs(1, "FILE (a trace file)"),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runExport(args, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "", "shiviz, perfetto, mermaid, dot or jsonl (required)")
+	fl.IntVar(&f.from, "from", 0, "first step of the window")
+	fl.IntVar(&f.to, "to", -1, "last step of the window (-1: the end)")
+	fl.StringSliceVar(&f.nodes, "nodes", nil, "only these nodes (comma-separated or repeated)")
+	fl.StringVar(&f.preds, "preds", "", "predicates script whose violations are marked")
+	fl.StringVarP(&f.output, "output", "o", "", "file to write, - for stdout (required)")
+	return cmd
+}
+
+func (a *App) runExport(traces []string, f exportFlags) error {
+	var write func(io.Writer, *export.Window) error
+	var names []string
+	for _, x := range exportFormats {
+		names = append(names, x.name)
+		if x.name == f.format {
+			write = x.write
+		}
+	}
+	if write == nil {
+		if f.format == "" {
+			return badInput("missing --format (%s)", strings.Join(names, ", "))
+		}
+		return badInput("--format %q: want one of %s", f.format, strings.Join(names, ", "))
+	}
+	if f.output == "" {
+		return badInput("missing -o FILE (- for stdout)")
+	}
+	if f.from < 0 || f.to < -1 || (f.to >= 0 && f.to < f.from) {
+		return badInput("--from %d --to %d: want 0 <= FROM <= TO (the window would be empty)", f.from, f.to)
+	}
+	tr, err := a.loadTrace(traces)
+	if err != nil {
+		return err
+	}
+	if f.from >= tr.Len() {
+		return badInput("--from %d: the trace has %d steps (#0..#%d), so the window would be empty", f.from, tr.Len(), tr.Len()-1)
+	}
+	nodes := parseIDs(f.nodes)
+	for _, id := range nodes {
+		if !containsID(tr.Nodes, id) {
+			return badInput("--nodes %s: no such node in the trace (nodes: %s)", id, joinIDs(tr.Nodes))
+		}
+	}
+	w, err := export.NewWindow(tr, a.codec(tr), f.from, f.to, nodes)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	if f.preds != "" {
+		rep, err := a.checkForExport(tr, f.preds)
+		if err != nil {
+			return err
+		}
+		w.Violations = rep.Violations
+	}
+	return writeOutput(a, f.output, func(out io.Writer) error { return write(out, w) })
+}
+
+// writeOutput writes to path through an atomic file (so a refused or
+// interrupted export leaves no file that looks whole), or to stdout for
+// "-". A TooBigError (the format cannot show the window) is bad input.
+func writeOutput(a *App, path string, write func(io.Writer) error) error {
+	if path == "-" {
+		return exportErr(write(a.Stdout))
+	}
+	out, err := createAtomic(path)
+	if err != nil {
+		return err
+	}
+	if err := write(out); err != nil {
+		out.Abort()
+		return exportErr(err)
+	}
+	return out.Commit()
+}
+
+func exportErr(err error) error {
+	var big *export.TooBigError
+	var empty *export.EmptyError
+	if errors.As(err, &big) || errors.As(err, &empty) {
+		return badInput("%v", err)
+	}
+	return err
+}
+
+// checkForExport checks the predicates over the whole trace, for the
+// violations an export marks or a report shows. A trace whose system
+// this binary does not know cannot be replayed, hence not checked.
+func (a *App) checkForExport(tr *replay.Trace, script string) (*predicates.Report, error) {
+	if !strings.HasSuffix(script, ".star") {
+		return nil, badInput("--preds %q is not a predicates script (*.star)", script)
+	}
+	if _, err := os.Stat(script); err != nil {
+		return nil, badInput("--preds: %v", err)
+	}
+	r, err := replay.New(tr, a.Registry, replay.Options{})
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	c, err := predicates.Load(script, r, predicates.Options{To: -1})
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	prog := a.progress()
+	rep, runErr := c.Run(predicates.RunOptions{Progress: func(step, total int) {
+		prog.update("checking: step %d of %d (%.0f%%)", step, total, 100*float64(step)/float64(total))
+	}})
+	prog.done()
+	var d *replay.Divergence
+	if runErr != nil && !errors.As(runErr, &d) {
+		return nil, withCode(ExitBadInput, runErr)
+	}
+	if d != nil {
+		fmt.Fprintf(a.Stderr, "warning: replay diverged, violations are marked up to step #%d only: %s\n", d.Step, oneLine(d.Error()))
+	}
+	rep.WriteErrors(a.Stderr)
+	return rep, nil
+}
