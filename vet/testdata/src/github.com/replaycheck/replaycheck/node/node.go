@@ -1,0 +1,36 @@
+// Package node is a stand-in for the real node package with the same
+// import path and the same Handler and Env, so the testdata type-checks
+// in analysistest's GOPATH layout.
+package node
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+type ID string
+
+type Message = any
+
+type TimerID uint64
+
+type Timer struct {
+	ID   TimerID
+	Name string
+}
+
+type Handler interface {
+	Init(env Env)
+	Receive(env Env, from ID, m Message)
+	Timer(env Env, t Timer)
+}
+
+type Env interface {
+	Self() ID
+	Peers() []ID
+	Send(to ID, m Message)
+	After(d time.Duration, name string) TimerID
+	Cancel(id TimerID)
+	Now() time.Time
+	Rand() *rand.Rand
+}
