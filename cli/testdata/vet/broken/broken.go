@@ -1,0 +1,4 @@
+// Package broken does not compile, for replay vet's tests.
+package broken
+
+func f() int { return undefinedName }

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/analysis/checker"
+	"golang.org/x/tools/go/packages"
+
+	"github.com/replaycheck/replaycheck/vet"
+)
+
+// vetFinding is one finding as `replay vet --json` prints it.
+type vetFinding struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Package  string `json:"package"`
+	Category string `json:"category"`
+	Message  string `json:"message"`
+}
+
+type vetReport struct {
+	Packages int          `json:"packages"`
+	Findings []vetFinding `json:"findings"`
+}
+
+func (a *App) vetCmd() *cobra.Command {
+	var asJSON, tests bool
+	cmd := &cobra.Command{
+		Use:   "vet [PACKAGES...]",
+		Short: "Find nondeterminism in node handlers before it shows up as a divergence",
+		Long: `vet loads Go packages (default ./...) and reports, in the methods of every
+type implementing node.Handler and in what they call within the module,
+the code that would make replay diverge: goroutines, select, channel
+operations, time.Now and real timers, the global math/rand, crypto/rand the
+system does not route, file and network I/O, and ranges over maps whose
+order decides a send, a timer or a kept slice. Each finding says why and
+what to use instead (env.Now, env.Rand, env.After, sorted keys).
+
+A //replay:ok comment on the finding's line, or on the line above, silences
+it. The same analyzer runs under go vet: go vet -vettool=$(which replay-vet)
+(built from ./cmd/replay-vet).
+
+Exit codes: 0 clean, 1 findings, 2 a package does not build (the
+compiler's errors are printed) or bad flags.`,
+		Example: `  replay vet ./examples/...
+  replay vet --json ./mysys | jq -r '.findings[].message'`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				args = []string{"./..."}
+			}
+			rep, err := runVet(args, tests)
+			if err != nil {
+				var ee *vetBuildError
+				if errors.As(err, &ee) {
+					for _, e := range ee.errs {
+						fmt.Fprintln(a.Stderr, e)
+					}
+				}
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.Stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				for _, f := range rep.Findings {
+					fmt.Fprintf(a.Stdout, "%s:%d:%d: %s\n", f.File, f.Line, f.Column, f.Message)
+				}
+			}
+			if n := len(rep.Findings); n > 0 {
+				return &exitError{ExitViolations, fmt.Errorf("%s (%s checked)", plural(n, "finding"), plural(rep.Packages, "package"))}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the findings as one JSON object")
+	cmd.Flags().BoolVar(&tests, "tests", false, "also check the packages' test files")
+	return cmd
+}
+
+// vetBuildError is a package that does not build: its errors are the
+// compiler's, printed one per line before the verb's own line.
+type vetBuildError struct{ errs []string }
+
+func (e *vetBuildError) Error() string {
+	return fmt.Sprintf("%s loading the packages (printed above); vet checks only code that builds", plural(len(e.errs), "error"))
+}
+
+// runVet loads the packages with their dependencies from source (the
+// analyzer's facts flow from a package to its importers, so checker.Analyze
+// runs it on every dependency too) and collects the findings of the root
+// packages, sorted and without the duplicates that test variants of a
+// package produce.
+func runVet(patterns []string, tests bool) (*vetReport, error) {
+	cfg := &packages.Config{Mode: packages.LoadAllSyntax | packages.NeedModule, Tests: tests}
+	pkgs, err := packages.Load(cfg, patterns...)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	if len(pkgs) == 0 {
+		return nil, badInput("no packages match %s", strings.Join(patterns, " "))
+	}
+	var errs []string
+	seenErr := map[string]bool{}
+	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		for _, e := range p.Errors {
+			if s := e.Error(); !seenErr[s] {
+				seenErr[s] = true
+				errs = append(errs, s)
+			}
+		}
+	})
+	if len(errs) > 0 {
+		return nil, &exitError{ExitBadInput, &vetBuildError{errs}}
+	}
+	graph, err := checker.Analyze([]*analysis.Analyzer{vet.Analyzer}, pkgs, nil)
+	if err != nil {
+		return nil, err
+	}
+	wd, _ := os.Getwd()
+	rep := &vetReport{Findings: []vetFinding{}}
+	seen := map[vetFinding]bool{}
+	roots := map[string]bool{}
+	for _, act := range graph.Roots {
+		if act.Err != nil {
+			return nil, fmt.Errorf("%s: %v", act.Package.PkgPath, act.Err)
+		}
+		roots[act.Package.PkgPath] = true
+		for _, d := range act.Diagnostics {
+			pos := act.Package.Fset.Position(d.Pos)
+			file := pos.Filename
+			if rel, err := filepath.Rel(wd, file); err == nil && !strings.HasPrefix(rel, "..") {
+				file = rel
+			}
+			f := vetFinding{File: file, Line: pos.Line, Column: pos.Column, Package: act.Package.PkgPath, Category: d.Category, Message: d.Message}
+			if !seen[f] {
+				seen[f] = true
+				rep.Findings = append(rep.Findings, f)
+			}
+		}
+	}
+	rep.Packages = len(roots)
+	sort.Slice(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	return rep, nil
+}
