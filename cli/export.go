@@ -117,7 +117,7 @@ func (a *App) runExport(traces []string, f exportFlags) error {
 		return badInput("%v", err)
 	}
 	if f.preds != "" {
-		rep, err := a.checkForExport(tr, f.preds)
+		rep, _, err := a.checkForExport(tr, f.preds)
 		if err != nil {
 			return err
 		}
@@ -155,21 +155,23 @@ func exportErr(err error) error {
 
 // checkForExport checks the predicates over the whole trace, for the
 // violations an export marks or a report shows. A trace whose system
-// this binary does not know cannot be replayed, hence not checked.
-func (a *App) checkForExport(tr *replay.Trace, script string) (*predicates.Report, error) {
+// this binary does not know cannot be replayed, hence not checked. The
+// notes say what was not fully checked (a divergence, failed predicates);
+// they also go to stderr.
+func (a *App) checkForExport(tr *replay.Trace, script string) (rep *predicates.Report, notes []string, err error) {
 	if !strings.HasSuffix(script, ".star") {
-		return nil, badInput("--preds %q is not a predicates script (*.star)", script)
+		return nil, nil, badInput("%q is not a predicates script (*.star)", script)
 	}
 	if _, err := os.Stat(script); err != nil {
-		return nil, badInput("--preds: %v", err)
+		return nil, nil, badInput("%v", err)
 	}
 	r, err := replay.New(tr, a.Registry, replay.Options{})
 	if err != nil {
-		return nil, badInput("%v", err)
+		return nil, nil, badInput("%v", err)
 	}
 	c, err := predicates.Load(script, r, predicates.Options{To: -1})
 	if err != nil {
-		return nil, badInput("%v", err)
+		return nil, nil, badInput("%v", err)
 	}
 	prog := a.progress()
 	rep, runErr := c.Run(predicates.RunOptions{Progress: func(step, total int) {
@@ -178,11 +180,16 @@ func (a *App) checkForExport(tr *replay.Trace, script string) (*predicates.Repor
 	prog.done()
 	var d *replay.Divergence
 	if runErr != nil && !errors.As(runErr, &d) {
-		return nil, withCode(ExitBadInput, runErr)
+		return nil, nil, withCode(ExitBadInput, runErr)
 	}
 	if d != nil {
-		fmt.Fprintf(a.Stderr, "warning: replay diverged, violations are marked up to step #%d only: %s\n", d.Step, oneLine(d.Error()))
+		notes = append(notes, fmt.Sprintf("replay diverged, so violations are known up to step #%d only: %s", d.Step, oneLine(d.Error())))
 	}
-	rep.WriteErrors(a.Stderr)
-	return rep, nil
+	for _, e := range rep.Errors {
+		notes = append(notes, e.String())
+	}
+	for _, n := range notes {
+		fmt.Fprintf(a.Stderr, "warning: %s\n", n)
+	}
+	return rep, notes, nil
 }

@@ -33,7 +33,7 @@ func TestExportBadInput(t *testing.T) {
 		{[]string{"--format", "dot", "--from", "3", "--to", "3", "--nodes", "n1"}, "holds no event"},
 		{[]string{"--format", "dot", "--nodes", "n9"}, "--nodes n9: no such node"},
 		{[]string{"--format", "mermaid"}, "a Mermaid diagram shows at most 400"},
-		{[]string{"--format", "dot", "--preds", "nope.txt"}, "not a predicates script"},
+		{[]string{"--format", "dot", "--preds", "nope.txt"}, `"nope.txt" is not a predicates script`},
 	} {
 		out.Reset()
 		errb.Reset()

@@ -1,0 +1,232 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/export"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/state"
+)
+
+type reportFlags struct {
+	output        string
+	before, after int
+}
+
+func (a *App) reportCmd() *cobra.Command {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "report FILE... PREDS.star -o report.html",
+		Short: "Write a self-contained HTML bug report of the violations",
+		Long: `Check the predicates over the traces and write one HTML file for a bug
+report: each violation with its witness and stability measures (aux), a
+space-time diagram of the steps around it (zoom, hide nodes, click a
+message to highlight its send and receipt), the state diff of the
+violating node at its step, and the commands that reproduce the run and
+open the debugger there.
+
+The page needs no network: its style, script and data are inline. At most
+20 violations get a diagram; the rest are listed. See docs/export.md.
+
+Exit codes: 0 the report was written (whatever it found), 2 bad input.`,
+		Example: `  replay report paxos.lz4 scripts/paxos.star -o report.html
+  replay report paxos.lz4 scripts/paxos.star --before 100 --after 20 -o report.html`,
+		Args: requireArgs(2, "FILE... PREDS.star (trace files, then the predicates script)"),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runReport(args, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.output, "output", "o", "", "HTML file to write, - for stdout (required)")
+	fl.IntVar(&f.before, "before", 30, "steps shown before each violation")
+	fl.IntVar(&f.after, "after", 10, "steps shown after each violation")
+	return cmd
+}
+
+func (a *App) runReport(args []string, f reportFlags) error {
+	traces, script, err := splitScript(args)
+	if err != nil {
+		return err
+	}
+	if f.output == "" {
+		return badInput("missing -o FILE (- for stdout)")
+	}
+	if f.before < 0 || f.after < 0 {
+		return badInput("--before %d --after %d: want 0 or more steps", f.before, f.after)
+	}
+	tr, err := a.loadTrace(traces)
+	if err != nil {
+		return err
+	}
+	rep, notes, err := a.checkForExport(tr, script)
+	if err != nil {
+		return err
+	}
+	codec := a.codec(tr)
+	render := replay.NewRenderer(tr, codec)
+	r := &export.Report{
+		Title: fmt.Sprintf("replaycheck report: %s", tr.Header.System), System: tr.Header.System, Traces: traces, Script: script,
+		Steps: tr.Len(), Nodes: tr.Nodes, Checked: rep, Errors: notes, Made: time.Now(),
+	}
+	if tr.Header.Bug != "" && tr.Header.Bug != "none" {
+		r.System += " (bug " + tr.Header.Bug + ")"
+	}
+	for _, v := range rep.Violations {
+		if !v.Finding() || len(r.Items) >= export.ReportMaxDiagrams {
+			r.Others = append(r.Others, v)
+			continue
+		}
+		w, err := export.NewWindow(tr, codec, max(0, v.Step-f.before), v.Step+f.after, nil)
+		if err != nil {
+			return err // cannot happen: the window holds the violation's step
+		}
+		w.Violations = []*predicates.Violation{v}
+		r.Items = append(r.Items, export.ReportItem{V: v, Event: render.Line(v.Step, tr.Events[v.Step]), Window: w,
+			Commands: violationCommands(traces, script, v)})
+	}
+	if err := a.stateDiffs(tr, r.Items); err != nil {
+		return err
+	}
+	r.Commands = runCommands(tr, traces, script)
+	return writeOutput(a, f.output, func(out io.Writer) error { return export.WriteReport(out, r) })
+}
+
+// stateDiffs fills in each item's state diff: the violating node's
+// flattened state before and after its step, compared by state.Diff (what
+// the debugger's d key shows). One replay serves every item.
+func (a *App) stateDiffs(tr *replay.Trace, items []export.ReportItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	at := map[int][]int{}
+	last := 0
+	for i, it := range items {
+		at[it.V.Step] = append(at[it.V.Step], i)
+		last = max(last, it.V.Step)
+	}
+	rp, err := replay.New(tr, a.Registry, replay.Options{SkipStateHashes: true})
+	if err != nil {
+		return badInput("%v", err)
+	}
+	leaves := func(id node.ID) ([]state.Leaf, string) {
+		in := rp.Instance(id)
+		if in == nil {
+			return nil, fmt.Sprintf("%s is not replayed", id)
+		}
+		if why, unknown := rp.Unknown(id); unknown {
+			return nil, fmt.Sprintf("the state of %s is unknown here: %s", id, why)
+		}
+		return state.Flatten(in.Handler()), ""
+	}
+	before := map[int][]state.Leaf{}
+	for rp.Pos() < last {
+		next := rp.Pos() + 1
+		for _, i := range at[next] {
+			before[i], items[i].DiffNote = leaves(items[i].V.Node)
+		}
+		if err := rp.Next(); err != nil {
+			var d *replay.Divergence
+			if !errors.As(err, &d) {
+				return err
+			}
+			for i := range items {
+				if items[i].V.Step >= next && items[i].DiffNote == "" {
+					items[i].DiffNote = fmt.Sprintf("no state diff: replay diverged at step #%d", d.Step)
+				}
+			}
+			return nil
+		}
+		for _, i := range at[next] {
+			if items[i].DiffNote != "" {
+				continue
+			}
+			after, note := leaves(items[i].V.Node)
+			items[i].Diff, items[i].DiffNote = state.Diff(before[i], after), note
+			if note == "" && len(items[i].Diff) == 0 {
+				items[i].DiffNote = "the step changed nothing in the node's state (the predicate broke through another node's earlier change, or a message in flight)"
+			}
+		}
+	}
+	return nil
+}
+
+// violationCommands are the commands that look at one violation.
+func violationCommands(traces []string, script string, v *predicates.Violation) []export.Command {
+	ts := quoteAll(traces)
+	from := max(0, v.Step-20)
+	return []export.Command{
+		{What: "open the debugger at the violation", Line: fmt.Sprintf("replay debug %s --preds %s --at %d", ts, shellQuote(script), v.Step)},
+		{What: "the events around it", Line: fmt.Sprintf("replay events %s --from %d --limit 30", ts, from)},
+		{What: "the same window for Perfetto (ui.perfetto.dev)", Line: fmt.Sprintf("replay export %s --format perfetto --from %d --to %d --preds %s -o violation.json", ts, from, v.Step+10, shellQuote(script))},
+	}
+}
+
+// runCommands reproduce the whole run: the simulation that recorded it
+// (for a simulated trace whose settings the header names), then the
+// check.
+func runCommands(tr *replay.Trace, traces []string, script string) []export.Command {
+	var cmds []export.Command
+	if line, ok := simCommand(tr, traces[0]); ok {
+		cmds = append(cmds, export.Command{What: "re-run the simulation that recorded the trace (byte-identical)", Line: line})
+	} else if len(tr.Header.Run) > 0 {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(tr.Header.Run)) {
+			kv = append(kv, k+"="+tr.Header.Run[k])
+		}
+		cmds = append(cmds, export.Command{What: "recorded by " + tr.Header.Driver, Line: "# " + strings.Join(kv, " ")})
+	}
+	cmds = append(cmds, export.Command{What: "check the predicates", Line: fmt.Sprintf("replay check %s %s", quoteAll(traces), shellQuote(script))})
+	return cmds
+}
+
+// simRunFlags are the Run settings of a simulated trace that are `replay
+// sim` flags of the same name ('_' for '-').
+var simRunFlags = []string{"seed", "nodes", "steps", "time", "drop", "dup", "churn", "latency", "down", "max_down"}
+
+// simCommand rebuilds the `replay sim` command line of a simulated trace
+// from its header; false when the trace is not simulated or its settings
+// hold one this cannot name (a schedule, a setting added later).
+func simCommand(tr *replay.Trace, out string) (string, bool) {
+	h := tr.Header
+	if h.Driver != "sim" || len(tr.Files) != 1 {
+		return "", false
+	}
+	parts := []string{"replay sim", shellQuote(h.System)}
+	if h.Bug != "" && h.Bug != "none" {
+		parts = append(parts, "--bug", shellQuote(h.Bug))
+	}
+	for k := range h.Run {
+		if !slices.Contains(simRunFlags, k) {
+			return "", false
+		}
+	}
+	for _, k := range simRunFlags {
+		if v, ok := h.Run[k]; ok {
+			parts = append(parts, "--"+strings.ReplaceAll(k, "_", "-"), shellQuote(v))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(h.Params)) {
+		parts = append(parts, "--param", shellQuote(k+"="+h.Params[k]))
+	}
+	if !h.StateHashes {
+		parts = append(parts, "--no-state-hashes")
+	}
+	parts = append(parts, "-o", shellQuote(out))
+	return strings.Join(parts, " "), true
+}
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = shellQuote(s)
+	}
+	return strings.Join(q, " ")
+}
