@@ -44,6 +44,11 @@ const ForkDriver = "fork"
 //     their send time, but not before the fork (an overdue message
 //     arrives as the continuation starts); the chooser decides again
 //     whether each is lost or duplicated, since the trace does not say;
+//   - except a message whose receiver's own clock had passed the end of
+//     its latency window: had it been on its way, it would have arrived
+//     by then, so the parent lost it (dropped, or its receiver was down)
+//     and it stays lost. The receiver's clock, not the world's, decides,
+//     because a causal cut need not be a time cut;
 //   - nodes down at the fork: under churn they restart after a --down
 //     draw, as if they had crashed at the fork; without churn they stay
 //     down unless the chooser restarts them;
@@ -98,7 +103,7 @@ func RunFrom(sys *system.System, cfg Config, w *world.World, prefix []*node.Even
 			return nil, fmt.Errorf("write trace: %w", err)
 		}
 	}
-	if err := s.restore(w); err != nil {
+	if err := s.restore(w, prefix); err != nil {
 		return s.finish(err)
 	}
 	if cfg.Churn > 0 {
@@ -115,7 +120,7 @@ func RunFrom(sys *system.System, cfg Config, w *world.World, prefix []*node.Even
 
 // restore builds the nodes from the world and queues what is pending in
 // it: inits of nodes not started, timers, messages in flight.
-func (s *Sim) restore(w *world.World) error {
+func (s *Sim) restore(w *world.World, prefix []*node.Event) error {
 	for _, id := range s.ids {
 		wn := w.Node[id]
 		sn := s.addNode(id)
@@ -140,6 +145,10 @@ func (s *Sim) restore(w *world.World) error {
 	}
 	for _, m := range w.InFlight {
 		msg, sent := m.Recv(), m.SentAt-s.start
+		if last := w.Node[m.To].LastStep; last >= 0 && prefix[last].Time-s.start > after(sent, int64(s.cfg.LatencyMax)) {
+			s.stats.Lost++ // lost in the parent (a self-send too: its node crashed): see RunFrom
+			continue
+		}
 		if m.To == m.ID.From { // never lost, as in send
 			s.deliverSince(sent, m.To, msg)
 			continue
