@@ -22,3 +22,8 @@ func Broadcast(env node.Env, m node.Message) {
 
 // Pure computes: no fact, no finding.
 func Pure(x int) int { return x * 2 }
+
+// Base is embedded by handlers of other packages: its methods are theirs.
+type Base struct{}
+
+func (Base) Pause() { time.Sleep(time.Millisecond) }
