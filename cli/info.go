@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -94,7 +93,7 @@ func summarise(f *record.File) fileInfo {
 	h := f.Header
 	in := fileInfo{
 		File: f.Path, System: h.System, Bug: h.Bug, Driver: h.Driver, Run: h.Run, Params: h.Params,
-		Nodes: h.Nodes, Segments: len(f.Segments), Events: len(f.Events),
+		Nodes: slices.Clone(h.Nodes), Segments: len(f.Segments), Events: len(f.Events),
 		ByKind: map[string]int{}, ByNode: map[string]int{}, MessageTypes: map[string]int{},
 		StartNS: h.Start, Bytes: f.Size, RawBytes: f.Raw, StateHashes: h.StateHashes, Ended: f.Ended, Gaps: f.Gaps,
 	}
@@ -107,7 +106,9 @@ func summarise(f *record.File) fileInfo {
 	for n := range rec {
 		in.Recorded = append(in.Recorded, n)
 	}
-	sort.Slice(in.Recorded, func(i, j int) bool { return in.Recorded[i] < in.Recorded[j] })
+	// Shown in natural order (n2 before n10); the header keeps byte order.
+	node.SortNatural(in.Nodes)
+	node.SortNatural(in.Recorded)
 	for i, ev := range f.Events {
 		in.ByKind[ev.Kind.String()]++
 		in.ByNode[string(ev.Node)]++
