@@ -12,6 +12,7 @@ import (
 	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/state"
@@ -247,5 +248,70 @@ func TestForkBadInput(t *testing.T) {
 	ft, err := replay.FromBytes(buf.Bytes(), "stopped.lz4")
 	if err != nil || ft.Len() != 12 {
 		t.Fatalf("the stopped fork holds %v steps (%v), want the 11 kept and the one that failed", ft, err)
+	}
+}
+
+// TestContinuationOf reads a fork's continuation as a schedule: exactly
+// the events after the fork step, in file order, under the fork's
+// settings; ScheduleOf still refuses a fork and ContinuationOf a
+// simulated run. The world rebuilt from the fork's own first steps is
+// the parent's world at the fork step, which is what lets a fork be
+// continued again (shrink does) without its parent trace.
+func TestContinuationOf(t *testing.T) {
+	sys := paxos.System
+	tr := parentRun(t, sys, 5)
+	step := tr.Len() / 2
+	data, ft, pw := fork(t, sys, tr, step, forkConfig(sys, 1))
+	f, err := record.Read(bytes.NewReader(data), "fork.lz4", int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, at, err := sim.ContinuationOf(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at != step || len(sc.Events) != len(f.Events)-step-1 || len(sc.Events) == 0 {
+		t.Fatalf("at %d, %d events; want at %d, %d events", at, len(sc.Events), step, len(f.Events)-step-1)
+	}
+	for i, se := range sc.Events {
+		ev := f.Events[step+1+i]
+		if se.Node != ev.Node || se.Kind != ev.Kind || se.At != time.Duration(ev.Time-f.Header.Start) {
+			t.Fatalf("continuation event %d is %v, the file's #%d %s %s", i, se.Pending, step+1+i, ev.Node, ev.Kind)
+		}
+	}
+	if sc.Seed != 1 || sc.Nodes != len(f.Header.Nodes) || sc.System != sys.Name {
+		t.Fatalf("settings: seed %d, %d nodes, system %s", sc.Seed, sc.Nodes, sc.System)
+	}
+	if _, err := sim.ScheduleOf(f); err == nil {
+		t.Fatal("ScheduleOf read a fork")
+	}
+	pf := tr.Files[0]
+	if _, _, err := sim.ContinuationOf(pf); err == nil {
+		t.Fatal("ContinuationOf read a simulated run")
+	}
+
+	w := worldOf(t, ft, step)
+	if w.Step != pw.Step || w.Lamport != pw.Lamport || w.Now != pw.Now || w.Start != pw.Start ||
+		len(w.InFlight) != len(pw.InFlight) || !reflect.DeepEqual(w.Nodes, pw.Nodes) {
+		t.Fatalf("world from the fork: step %d L=%d now %d, %d in flight; from the parent: step %d L=%d now %d, %d in flight",
+			w.Step, w.Lamport, w.Now, len(w.InFlight), pw.Step, pw.Lamport, pw.Now, len(pw.InFlight))
+	}
+	for id, n := range pw.Node {
+		if m := w.Node[id]; m.Up != n.Up || m.Seq != n.Seq || m.Lamport != n.Lamport || m.Incarnation != n.Incarnation {
+			t.Fatalf("node %s differs: from the fork %+v, from the parent %+v", id, m, n)
+		}
+	}
+	// Continuing it again gives the same run, floors included; only the
+	// header's fork_of differs (it names the trace the world came from).
+	again, g, _ := fork(t, sys, ft, step, forkConfig(sys, 1))
+	if !reflect.DeepEqual(g.Header.ForkClocks, ft.Header.ForkClocks) || g.Header.Run["fork_of"] != "fork.lz4" {
+		t.Fatalf("re-forked: fork clocks %v fork_of %q; want %v, fork.lz4", g.Header.ForkClocks, g.Header.Run["fork_of"], ft.Header.ForkClocks)
+	}
+	gf, err := record.Read(bytes.NewReader(again), "again.lz4", int64(len(again)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gf.Events, f.Events) {
+		t.Fatal("re-forking the fork at its own step ran another continuation")
 	}
 }

@@ -63,6 +63,35 @@ func ScheduleOf(f *record.File) (*Schedule, error) {
 	if h.Driver != "sim" {
 		return nil, fmt.Errorf("%s: a schedule exists only for simulated runs (this trace's driver is %q)", f.Path, h.Driver)
 	}
+	return scheduleOf(f, f.Events)
+}
+
+// ContinuationOf reads the schedule of a fork's continuation: the events
+// after the fork step (the file's events after fork_at, in the order the
+// simulator ran them), with the settings of the run that made them. The
+// kept steps #0..#fork_at are the parent's, replayed rather than
+// scheduled, so they are not in it; at is the fork step. The schedule
+// cannot be run by itself (`replay sim --schedule` starts from time zero):
+// it is a continuation of the world at the fork step.
+func ContinuationOf(f *record.File) (sc *Schedule, at int, err error) {
+	if d := f.Header.Driver; d != ForkDriver {
+		return nil, 0, fmt.Errorf("%s: a continuation exists only for forks (this trace's driver is %q)", f.Path, d)
+	}
+	at, err = strconv.Atoi(f.Header.Run["fork_at"])
+	if err != nil || at < 0 {
+		return nil, 0, fmt.Errorf("%s: the header's fork_at %q: want a step number", f.Path, f.Header.Run["fork_at"])
+	}
+	if at >= len(f.Events) {
+		return nil, 0, fmt.Errorf("%s: forked at #%d but holds %d events", f.Path, at, len(f.Events))
+	}
+	sc, err = scheduleOf(f, f.Events[at+1:])
+	return sc, at, err
+}
+
+// scheduleOf is the schedule of events, which the simulator ran in this
+// order, under the settings of f's header.
+func scheduleOf(f *record.File, events []*node.Event) (*Schedule, error) {
+	h := f.Header
 	if len(f.Segments) > 1 {
 		return nil, fmt.Errorf("%s: %d writer sessions; a simulated trace has one", f.Path, len(f.Segments))
 	}
@@ -79,7 +108,7 @@ func ScheduleOf(f *record.File) (*Schedule, error) {
 	if sc.Origin == "" {
 		sc.Origin = "seeded seed=" + run["seed"]
 	}
-	for _, ev := range f.Events {
+	for _, ev := range events {
 		se := ScheduledEvent{At: time.Duration(ev.Time - h.Start), Pending: Pending{Kind: ev.Kind, Node: ev.Node}}
 		switch ev.Kind {
 		case node.KindRecv:
