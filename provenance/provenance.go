@@ -1,0 +1,389 @@
+// Package provenance answers "why does node N's field PATH hold this value
+// at step S?" across the nodes of a recorded run: the step that last wrote
+// the field, what triggered that step (a message, a timer, an input, the
+// node's start), and, recursively, where the triggering message's value
+// came from on its sender, back to an input, the initial state or a depth
+// limit.
+//
+// Handlers are opaque Go code, so the dataflow inside a step is not
+// observed: a link from a written field to a message field, and from a
+// message field to a field of the sender's state, is inferred by equal
+// value (the field's flattened value, state.Flatten). Every such link is
+// marked Inferred, with what it matched, so that a reader can tell a
+// recorded fact (this step received that message, sent at that step) from
+// a guess (this field's value came from that message field).
+package provenance
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/state"
+)
+
+// Write is one version of a field: the step that wrote it and the value.
+type Write struct {
+	Step    int
+	Value   string
+	Removed bool // the field stopped existing at Step
+}
+
+// States serves node states per step: the trace database (FromDB) or a
+// replay (Replay).
+type States interface {
+	// State is a node's flattened state once step pos has executed, and
+	// the paths step pos changed if it ran on that node.
+	State(id node.ID, pos int) ([]state.Leaf, map[string]bool, error)
+	// LastWrite is the latest version of a field written at or before
+	// pos (false: none).
+	LastWrite(id node.ID, path string, pos int) (Write, bool, error)
+}
+
+// Options configure a query.
+type Options struct {
+	Trace  *replay.Trace
+	Codec  *node.Codec // nil: messages are not decoded and the chain stops at them
+	States States
+	// Depth is how many hops (steps) the chain follows at most (0:
+	// DefaultDepth).
+	Depth int
+}
+
+// DefaultDepth bounds a chain: deep enough for a value relayed through a
+// few protocol phases (the demo's origin is six hops back), short enough to
+// stay readable.
+const DefaultDepth = 12
+
+// Trigger is what made a step run.
+type Trigger struct {
+	Kind string `json:"kind"` // recv, timer, input, init, restart, crash
+	// Messages and inputs: the type and the decoded fields.
+	Type   string       `json:"type,omitempty"`
+	Fields []state.Leaf `json:"fields,omitempty"`
+	// Messages: the sender and the step that sent it (-1: not in the
+	// trace).
+	From     node.ID `json:"from,omitempty"`
+	SendStep int     `json:"send_step"`
+	// Timers: the name and the step that set it (-1: not found).
+	Timer      string `json:"timer,omitempty"`
+	TimerSetAt int    `json:"timer_set_at"`
+}
+
+// Link is one step of the chain: a step that wrote a field, and how it is
+// connected to the link before it.
+type Link struct {
+	Depth int     `json:"depth"`
+	Step  int     `json:"step"`
+	Node  node.ID `json:"node"`
+	Event string  `json:"event"` // kind and details, as replay events prints them
+	Field string  `json:"field"`
+	Value string  `json:"value"`
+	// Via is how this link feeds the one before it ("" for the first):
+	// the message field it was sent as, or the node's own field it was
+	// copied from.
+	Via string `json:"via,omitempty"`
+	// Inferred is set when Via was matched by equal value rather than
+	// recorded.
+	Inferred bool     `json:"inferred,omitempty"`
+	Trigger  *Trigger `json:"trigger,omitempty"`
+	// Origin is why the chain stops here: an input, the initial state,
+	// the depth limit, or no field that holds the value ("": it goes on).
+	Origin string `json:"origin,omitempty"`
+}
+
+// Chain answers one query.
+type Chain struct {
+	Node  node.ID `json:"node"`
+	Field string  `json:"field"`
+	At    int     `json:"at"`
+	Value string  `json:"value"`
+	Links []Link  `json:"links"`
+}
+
+// Error is bad input: an unknown node or field, a step outside the trace.
+// Suggest lists the nearest valid names.
+type Error struct {
+	Msg     string
+	Suggest []string
+}
+
+func (e *Error) Error() string {
+	if len(e.Suggest) == 0 {
+		return e.Msg
+	}
+	return e.Msg + " (nearest: " + strings.Join(e.Suggest, ", ") + ")"
+}
+
+// Why follows the provenance of node id's field path at step at.
+func Why(opts Options, id node.ID, path string, at int) (*Chain, error) {
+	tr := opts.Trace
+	if at < 0 || at >= tr.Len() {
+		return nil, &Error{Msg: fmt.Sprintf("step #%d is outside the trace (#0..#%d)", at, tr.Len()-1)}
+	}
+	if !slices.Contains(tr.Nodes, id) {
+		names := make([]string, len(tr.Nodes))
+		for i, n := range tr.Nodes {
+			names[i] = string(n)
+		}
+		return nil, &Error{Msg: fmt.Sprintf("no node %s in the trace", id), Suggest: Nearest(names, string(id), 3)}
+	}
+	leaves, _, err := opts.States.State(id, at)
+	if err != nil {
+		return nil, err
+	}
+	var value string
+	found := false
+	for _, l := range leaves {
+		if l.Path == path {
+			value, found = l.Value, true
+		}
+	}
+	if !found {
+		names := make([]string, len(leaves))
+		for i, l := range leaves {
+			names[i] = l.Path
+		}
+		if len(names) == 0 {
+			return nil, &Error{Msg: fmt.Sprintf("%s has no state at #%d (not started, down, or unknown)", id, at)}
+		}
+		return nil, &Error{Msg: fmt.Sprintf("%s has no field %s at #%d", id, path, at), Suggest: Nearest(names, path, 3)}
+	}
+	depth := opts.Depth
+	if depth <= 0 {
+		depth = DefaultDepth
+	}
+	w := &walker{opts: opts, render: replay.NewRenderer(tr, opts.Codec), depth: depth, seen: map[string]bool{}}
+	c := &Chain{Node: id, Field: path, At: at, Value: value}
+	c.Links, err = w.follow(id, path, at, 0, "", false)
+	return c, err
+}
+
+type walker struct {
+	opts   Options
+	render *replay.Renderer
+	depth  int
+	seen   map[string]bool // node/path/write step: a value that cycles ends the chain
+}
+
+// follow explains the version of (id, path) held at pos: the link of the
+// step that wrote it, then the links of what fed that step.
+func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inferred bool) ([]Link, error) {
+	wr, ok, err := w.opts.States.LastWrite(id, path, pos)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || wr.Removed {
+		return []Link{{Depth: depth, Step: pos, Node: id, Field: path, Via: via, Inferred: inferred,
+			Origin: fmt.Sprintf("no version of %s on %s at #%d", path, id, pos)}}, nil
+	}
+	ev := w.opts.Trace.Events[wr.Step]
+	link := Link{Depth: depth, Step: wr.Step, Node: id, Event: strings.TrimSpace(ev.Kind.String() + " " + w.render.Details(ev)),
+		Field: path, Value: wr.Value, Via: via, Inferred: inferred, Trigger: w.trigger(wr.Step, ev)}
+	key := fmt.Sprintf("%s\x00%s\x00%d", id, path, wr.Step)
+	switch {
+	case w.seen[key]:
+		link.Origin = "already explained above"
+		return []Link{link}, nil
+	case depth+1 >= w.depth:
+		link.Origin = fmt.Sprintf("depth limit (%d)", w.depth)
+		return []Link{link}, nil
+	}
+	w.seen[key] = true
+	out := []Link{link}
+	t := link.Trigger
+	switch ev.Kind {
+	case node.KindInit:
+		out[0].Origin = "initial state"
+		return out, nil
+	case node.KindRestart:
+		out[0].Origin = "restored from disk at restart"
+		return out, nil
+	case node.KindInput:
+		if f, ok := fieldEqual(t.Fields, wr.Value, path); ok {
+			out[0].Origin = fmt.Sprintf("input %s, field %s", t.Type, f)
+			return out, nil
+		}
+	case node.KindRecv:
+		if f, ok := fieldEqual(t.Fields, wr.Value, path); ok && t.SendStep >= 0 {
+			next, err := w.fromSender(t, f, wr.Value, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			return append(out, next...), nil
+		}
+	}
+	// No trigger field holds the value: the handler may have copied it
+	// from another field of its own state.
+	if prev, ok := w.prevOnNode(id, wr.Step); ok {
+		leaves, _, err := w.opts.States.State(id, prev)
+		if err != nil {
+			return nil, err
+		}
+		if p, ok := w.pick(id, leaves, nil, path, wr.Value, prev); ok {
+			next, err := w.follow(id, p, prev, depth+1, fmt.Sprintf("own field %s before #%d", p, wr.Step), true)
+			if err != nil {
+				return nil, err
+			}
+			return append(out, next...), nil
+		}
+	}
+	if out[0].Origin == "" {
+		out[0].Origin = "computed by the handler: no field of the trigger or of the node's previous state holds the value"
+	}
+	return out, nil
+}
+
+// fromSender follows a message field back to the sender's state at the
+// send step: a field equal to the value, preferring one the send step
+// changed, then one named like the message field, then the latest written.
+func (w *walker) fromSender(t *Trigger, msgField, value string, depth int) ([]Link, error) {
+	leaves, changed, err := w.opts.States.State(t.From, t.SendStep)
+	if err != nil {
+		return nil, err
+	}
+	via := fmt.Sprintf("%s field %s = %s, sent by %s at #%d", t.Type, msgField, value, t.From, t.SendStep)
+	p, ok := w.pick(t.From, leaves, changed, msgField, value, t.SendStep)
+	if !ok {
+		return []Link{{Depth: depth, Step: t.SendStep, Node: t.From, Event: w.eventText(t.SendStep), Via: via, Inferred: true,
+			Origin: fmt.Sprintf("computed by the sender: no field of %s at #%d equals %s", t.From, t.SendStep, value)}}, nil
+	}
+	return w.follow(t.From, p, t.SendStep, depth, via, true)
+}
+
+func (w *walker) eventText(step int) string {
+	ev := w.opts.Trace.Events[step]
+	return strings.TrimSpace(ev.Kind.String() + " " + w.render.Details(ev))
+}
+
+// pick chooses the field of leaves that most likely holds value: changed
+// at the step first, then the one whose last name matches like (a
+// message field's name, or the path being explained), then the most
+// recently written; pseudo-fields and the excluded path are skipped.
+func (w *walker) pick(id node.ID, leaves []state.Leaf, changed map[string]bool, like, value string, pos int) (string, bool) {
+	type cand struct {
+		path  string
+		score int
+		wrote int
+	}
+	var cands []cand
+	exclude := ""
+	if changed == nil {
+		exclude = like // copying a field onto itself explains nothing
+	}
+	for _, l := range leaves {
+		if l.Value != value || strings.HasPrefix(l.Path, "@") || l.Path == exclude {
+			continue
+		}
+		c := cand{path: l.Path, wrote: -1}
+		if changed[l.Path] {
+			c.score += 2
+		}
+		if lastName(l.Path) == lastName(like) {
+			c.score++
+		}
+		cands = append(cands, c)
+	}
+	if len(cands) == 0 {
+		return "", false
+	}
+	// Recency is a read per field: only for the best-scored few.
+	slices.SortStableFunc(cands, func(a, b cand) int { return b.score - a.score })
+	top := cands[:min(len(cands), 16)]
+	for i := range top {
+		if top[i].score < top[0].score {
+			top = top[:i]
+			break
+		}
+		if wr, ok, err := w.opts.States.LastWrite(id, top[i].path, pos); err == nil && ok {
+			top[i].wrote = wr.Step
+		}
+	}
+	best := slices.MaxFunc(top, func(a, b cand) int { return a.wrote - b.wrote })
+	return best.path, true
+}
+
+// lastName is a path's last field name, without indexes: Lasts[3].Last.AcceptedValue → AcceptedValue.
+func lastName(p string) string {
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		p = p[i+1:]
+	}
+	if i := strings.IndexByte(p, '['); i >= 0 {
+		p = p[:i]
+	}
+	return p
+}
+
+func (w *walker) prevOnNode(id node.ID, step int) (int, bool) {
+	if step == 0 {
+		return 0, false
+	}
+	return w.opts.Trace.LastStepOf(id, step-1)
+}
+
+// trigger describes what made step run.
+func (w *walker) trigger(step int, ev *node.Event) *Trigger {
+	t := &Trigger{Kind: ev.Kind.String(), SendStep: -1, TimerSetAt: -1}
+	switch ev.Kind {
+	case node.KindRecv:
+		t.Type, t.From = ev.MsgType, ev.From
+		if s, ok := w.opts.Trace.SendStep(ev); ok {
+			t.SendStep = s
+		}
+		t.Fields = w.decode(ev.MsgType, ev.Payload)
+	case node.KindInput:
+		t.Type = ev.MsgType
+		t.Fields = w.decode(ev.MsgType, ev.Payload)
+	case node.KindTimer:
+		t.Timer = ev.TimerName
+		steps := w.opts.Trace.NodeSteps(ev.Node)
+		i, _ := slices.BinarySearch(steps, step)
+		for j := i - 1; j >= 0 && t.TimerSetAt < 0; j-- {
+			for _, ts := range w.opts.Trace.Events[steps[j]].TimersSet {
+				if ts.ID == ev.TimerID {
+					t.TimerSetAt = steps[j]
+				}
+			}
+		}
+	}
+	return t
+}
+
+// decode flattens a message's fields (nil: no codec, or undecodable).
+func (w *walker) decode(typ string, payload []byte) []state.Leaf {
+	if w.opts.Codec == nil {
+		return nil
+	}
+	m, err := w.opts.Codec.Decode(typ, payload)
+	if err != nil {
+		return nil
+	}
+	leaves := state.Flatten(m)
+	for i := range leaves {
+		if leaves[i].Path == "" {
+			leaves[i].Path = "(value)" // a message that is a bare scalar
+		}
+	}
+	return leaves
+}
+
+// fieldEqual is the field whose value is v, preferring one named like
+// the path being explained (a Last carries two rounds; the one called
+// AcceptedRound feeds AcceptedRound).
+func fieldEqual(fields []state.Leaf, v, like string) (string, bool) {
+	found := ""
+	for _, f := range fields {
+		if f.Value != v {
+			continue
+		}
+		if lastName(f.Path) == lastName(like) {
+			return f.Path, true
+		}
+		if found == "" {
+			found = f.Path
+		}
+	}
+	return found, found != ""
+}

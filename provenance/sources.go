@@ -1,0 +1,165 @@
+package provenance
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/state"
+	"github.com/replaycheck/replaycheck/statedb"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// FromDB serves states from a trace database: a state is a checkpoint
+// plus a few deltas, a last write one read of the field's versions, so a
+// query costs a few reads per hop whatever the trace's length.
+func FromDB(db *statedb.DB) States { return dbStates{db} }
+
+type dbStates struct{ db *statedb.DB }
+
+func (d dbStates) State(id node.ID, pos int) ([]state.Leaf, map[string]bool, error) {
+	ns, err := d.db.State(id, pos)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ns.Leaves, ns.Changed, nil
+}
+
+func (d dbStates) LastWrite(id node.ID, path string, pos int) (Write, bool, error) {
+	vs, err := d.db.History(id, path, pos, 1, 0)
+	if err != nil || len(vs) == 0 {
+		return Write{}, false, err
+	}
+	v := vs[len(vs)-1]
+	return Write{Step: v.Step, Value: v.Value, Removed: v.Removed}, true, nil
+}
+
+// Replayed serves states from one replay of the trace up to a step, for a
+// trace without a database: it keeps what each step changed in its node's
+// state (the database's deltas, in memory), not whole states, so memory
+// grows with the changes, and a state is rebuilt from them.
+type Replayed struct {
+	tr    *replay.Trace
+	upTo  int
+	steps map[node.ID][]int // each node's replayed steps, in order
+	delta map[int][]change  // what each step changed on its node
+}
+
+// change is one field a step set or removed (state.Diff cannot tell a
+// removal from a change to an empty value).
+type change struct {
+	path, value string
+	removed     bool
+}
+
+func diff(old, cur []state.Leaf) []change {
+	was := make(map[string]string, len(old))
+	for _, l := range old {
+		was[l.Path] = l.Value
+	}
+	var out []change
+	for _, l := range cur {
+		if v, ok := was[l.Path]; !ok || v != l.Value {
+			out = append(out, change{path: l.Path, value: l.Value})
+		}
+		delete(was, l.Path)
+	}
+	for _, l := range old {
+		if _, gone := was[l.Path]; gone {
+			out = append(out, change{path: l.Path, removed: true})
+		}
+	}
+	return out
+}
+
+// Replay replays tr up to step upTo (inclusive), recording the changes.
+// Provenance only looks back from its query step, so nothing after it is
+// needed.
+func Replay(tr *replay.Trace, reg *system.Registry, upTo int) (*Replayed, error) {
+	r, err := replay.New(tr, reg, replay.Options{SkipStateHashes: true})
+	if err != nil {
+		return nil, err
+	}
+	rp := &Replayed{tr: tr, upTo: upTo, steps: map[node.ID][]int{}, delta: map[int][]change{}}
+	last := map[node.ID][]state.Leaf{}
+	err = r.RunTo(upTo, func(step int) error {
+		id := tr.Events[step].Node
+		inst := r.Instance(id)
+		if inst == nil {
+			return nil // not replayed here (partial trace)
+		}
+		cur := statedb.Leaves(inst, tr.Header.Start)
+		rp.delta[step] = diff(last[id], cur)
+		rp.steps[id] = append(rp.steps[id], step)
+		last[id] = cur
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rp, nil
+}
+
+func (rp *Replayed) check(pos int) error {
+	if pos > rp.upTo {
+		return fmt.Errorf("step #%d is past the replayed steps (#0..#%d)", pos, rp.upTo)
+	}
+	return nil
+}
+
+// State rebuilds a node's state from its changes up to pos.
+func (rp *Replayed) State(id node.ID, pos int) ([]state.Leaf, map[string]bool, error) {
+	if err := rp.check(pos); err != nil {
+		return nil, nil, err
+	}
+	var order []string
+	vals := map[string]string{}
+	changed := map[string]bool{}
+	for _, s := range rp.steps[id] {
+		if s > pos {
+			break
+		}
+		for _, c := range rp.delta[s] {
+			if c.removed {
+				delete(vals, c.path)
+			} else {
+				if _, had := vals[c.path]; !had {
+					order = append(order, c.path)
+				}
+				vals[c.path] = c.value
+			}
+			if s == pos {
+				changed[c.path] = true
+			}
+		}
+	}
+	// Paths in order of first appearance: close to the handler's field
+	// order; a removed-then-readded path keeps its first place.
+	var out []state.Leaf
+	seen := map[string]bool{}
+	for _, p := range order {
+		if v, ok := vals[p]; ok && !seen[p] {
+			seen[p] = true
+			out = append(out, state.Leaf{Path: p, Value: v})
+		}
+	}
+	return out, changed, nil
+}
+
+// LastWrite scans the node's steps back from pos for a change of path.
+func (rp *Replayed) LastWrite(id node.ID, path string, pos int) (Write, bool, error) {
+	if err := rp.check(pos); err != nil {
+		return Write{}, false, err
+	}
+	steps := rp.steps[id]
+	i, _ := slices.BinarySearch(steps, pos+1)
+	for j := i - 1; j >= 0; j-- {
+		for _, c := range rp.delta[steps[j]] {
+			if c.path == path {
+				return Write{Step: steps[j], Value: c.value, Removed: c.removed}, true, nil
+			}
+		}
+	}
+	return Write{}, false, nil
+}

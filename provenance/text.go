@@ -1,0 +1,118 @@
+package provenance
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Lines renders the chain as the CLI and the debugger show it: one line
+// per link, `#STEP node event — field = value`, indented by depth, with
+// how it feeds the line above and where the chain ends. Each line's step
+// is returned beside it (-1 for lines that are not a step) so that the
+// debugger can jump there.
+func (c *Chain) Lines() (text []string, steps []int) {
+	add := func(step int, indent int, format string, args ...any) {
+		text = append(text, strings.Repeat("  ", indent)+fmt.Sprintf(format, args...))
+		steps = append(steps, step)
+	}
+	add(-1, 0, "why %s %s = %s at #%d:", c.Node, c.Field, c.Value, c.At)
+	for _, l := range c.Links {
+		in := l.Depth + 1
+		if l.Via != "" {
+			how := "recorded"
+			if l.Inferred {
+				how = "inferred: equal value"
+			}
+			add(-1, in, "← from %s (%s)", l.Via, how)
+		}
+		if l.Field != "" {
+			add(l.Step, in, "#%d %s %s — %s = %s", l.Step, l.Node, l.Event, l.Field, l.Value)
+		} else {
+			add(l.Step, in, "#%d %s %s", l.Step, l.Node, l.Event)
+		}
+		if t := l.Trigger; t != nil {
+			switch {
+			case t.Kind == "timer" && t.TimerSetAt >= 0:
+				add(t.TimerSetAt, in+1, "timer %s set at #%d", t.Timer, t.TimerSetAt)
+			case len(t.Fields) > 0 && t.Kind == "recv":
+				add(t.SendStep, in+1, "message %s from %s, sent at #%d: %s", t.Type, t.From, t.SendStep, fields(t))
+			case len(t.Fields) > 0:
+				add(-1, in+1, "%s %s: %s", t.Kind, t.Type, fields(t))
+			}
+		}
+		if l.Origin != "" {
+			add(-1, in+1, "origin: %s", l.Origin)
+		}
+	}
+	return text, steps
+}
+
+func fields(t *Trigger) string {
+	parts := make([]string, len(t.Fields))
+	for i, f := range t.Fields {
+		parts[i] = f.Path + " = " + f.Value
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Write prints the chain's lines.
+func (c *Chain) Write(w io.Writer) error {
+	text, _ := c.Lines()
+	_, err := io.WriteString(w, strings.Join(text, "\n")+"\n")
+	return err
+}
+
+// Nearest lists up to k names closest to want: names containing it
+// first, then by edit distance, so a typo and a partial path both find
+// the field.
+func Nearest(names []string, want string, k int) []string {
+	type scored struct {
+		name string
+		d    int
+	}
+	var all []scored
+	lw := strings.ToLower(want)
+	for _, n := range names {
+		ln := strings.ToLower(n)
+		d := editDistance(ln, lw)
+		if lw != "" && strings.Contains(ln, lw) {
+			d = -1000 + abs(len(ln)-len(lw))
+		}
+		all = append(all, scored{n, d})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].d < all[j].d })
+	var out []string
+	for _, s := range all[:min(k, len(all))] {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
