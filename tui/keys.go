@@ -39,6 +39,9 @@ var Keys = []KeyHelp{
 	{"f", "the State panel follows the cursor's node again"},
 	{"h", "history of the selected field (State panel): every version, Enter goes there"},
 	{"d", "diff the shown node's state against another step"},
+	{"y", "why: where the selected State field's value came from (steps and messages back to an input); Enter goes to a step"},
+	{"G", "cluster grid in place of the message flow: one row per node (natural order), chosen fields as columns"},
+	{"+", "add the selected State field to the cluster grid as a column, or remove it"},
 	{"Tab  Shift-Tab", "focus the next / previous panel"},
 	{"↑ ↓ PgUp PgDn", "Timeline: move between (filtered) steps; other panels: select"},
 	{"Home  End", "Timeline: first / last step"},
@@ -208,6 +211,12 @@ func (m *Model) HandleKey(ev *tcell.EventKey) {
 			return
 		}
 		m.History()
+	case 'y':
+		m.Why()
+	case 'G':
+		m.ToggleGrid()
+	case '+':
+		m.GridColumn()
 	case 'd':
 		def := ""
 		if m.cur != nil && m.cur.Node == m.node && m.cur.PrevOnNode >= 0 {

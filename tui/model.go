@@ -83,6 +83,13 @@ type Model struct {
 	violSel  int
 	watchSel int
 
+	// sortedNodes is the trace's nodes in natural order (nodes()).
+	sortedNodes []node.ID
+	// grid shows the cluster grid in place of the message flow; gridCols
+	// are its columns, field paths added with + from the State panel.
+	grid     bool
+	gridCols []string
+
 	stateSel  string // selected row of the state tree (its key)
 	stateTop  int
 	collapsed map[string]bool
@@ -135,13 +142,13 @@ func New(cfg Config) (*Model, error) {
 	if at >= m.db.Len() {
 		return nil, fmt.Errorf("--at %d: the trace has %d steps (#0..#%d)", at, m.db.Len(), m.db.Len()-1)
 	}
-	if len(m.db.Nodes()) > 0 {
-		m.node = m.db.Nodes()[0]
+	if len(m.nodes()) > 0 {
+		m.node = m.nodes()[0]
 	}
 	if err := m.Seek(max(at, -1)); err != nil {
 		return nil, err
 	}
-	m.status = fmt.Sprintf("%d steps, %d nodes; press ? for help", m.db.Len(), len(m.db.Nodes()))
+	m.status = fmt.Sprintf("%d steps, %d nodes; press ? for help", m.db.Len(), len(m.nodes()))
 	if m.preds != nil {
 		m.status += fmt.Sprintf("; %s: %s", m.preds.Script, m.countsText())
 	}
@@ -479,7 +486,7 @@ func (m *Model) GoTo(s string) {
 // SelectNode shows another node's state (dir +1/-1 through the nodes) and
 // stops following the cursor's event.
 func (m *Model) SelectNode(dir int) {
-	nodes := m.db.Nodes()
+	nodes := m.nodes()
 	if len(nodes) == 0 {
 		return
 	}
@@ -577,7 +584,7 @@ func (m *Model) SetFilter(text string) {
 		m.say("timeline filter cleared")
 		return
 	}
-	f, err := parseFilter(text, m.db.Nodes())
+	f, err := parseFilter(text, m.nodes())
 	if err != nil {
 		m.fail("%v", err)
 		return

@@ -257,7 +257,7 @@ const flowCell = 4
 // the cursor, one column per node, each receive drawn as an arrow from its
 // sender's column, messages never received marked ✗ at their receiver.
 func (m *Model) Flow(w, h int) []Line {
-	nodes := m.db.Nodes()
+	nodes := m.nodes()
 	if h <= 1 || len(nodes) == 0 {
 		return nil
 	}
@@ -611,7 +611,7 @@ func (m *Model) watchHint() string {
 				examples = append(examples, fmt.Sprintf("[r for r in %s]", t[1]))
 			}
 		}
-		if nodes := m.db.Nodes(); len(nodes) > 0 {
+		if nodes := m.nodes(); len(nodes) > 0 {
 			examples = append(examples, fmt.Sprintf("timers(%q)", nodes[0]))
 		}
 		examples = append(examples, "unknown_nodes()")

@@ -36,8 +36,13 @@ func NewView(m *Model, screen tcell.Screen) *View {
 	timeline := v.panel(PanelTimeline, func(w, h int) []Line { return v.m.Timeline(h) })
 	event := v.panel(-1, func(w, h int) []Line { return v.m.EventLines(w, h) })
 	event.title = func() string { return "Event" }
-	flow := v.panel(-1, func(w, h int) []Line { return v.m.Flow(w, h) })
-	flow.title = func() string { return "Message flow" }
+	flow := v.panel(-1, func(w, h int) []Line {
+		if v.m.grid {
+			return v.m.Grid(w, h)
+		}
+		return v.m.Flow(w, h)
+	})
+	flow.title = func() string { return v.m.flowTitle() }
 	st := v.panel(PanelState, func(w, h int) []Line { return v.m.State(w, h) })
 	viol := v.panel(PanelViolations, func(w, h int) []Line { return v.m.Violations(w, h) })
 	watches := v.panel(PanelWatches, func(w, h int) []Line { return v.m.Watches(w, h) })
