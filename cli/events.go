@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 )
 
@@ -20,6 +21,7 @@ type eventsFlags struct {
 	from   int
 	limit  int
 	asJSON bool
+	match  string
 	// limitGiven: --limit 0 is refused, not read as "all".
 	limitGiven bool
 }
@@ -37,11 +39,18 @@ per event:
 details are, for a receive, the message (decoded when the system is known to
 this binary), its sender and the step that sent it; for a timer, its name;
 for an input, the request. After '->' come the event's effects: messages
-sent (receivers that never got them are listed as lost), timers set and
-cancelled, disk writes.`,
+sent, with their fields (receivers that never got them are listed as never
+received, each with its fate: dropped, partitioned, receiver down, in
+flight at the end, or not delivered when the trace cannot tell), timers
+set and cancelled, disk writes.
+
+--match keeps the events for which a Starlark expression over 'event' is
+true: the same value predicates see (event.kind, event.node, event.msg_type,
+event.msg.FIELD, ...), with the predicate engine's budgets.`,
 		Example: `  replay events paxos.lz4 --limit 20
   replay events paxos.lz4 --node n3 --kind recv,timer --from 400
-  replay events paxos.lz4 --type Last --json`,
+  replay events paxos.lz4 --type Last --json
+  replay events paxos.lz4 --match 'event.msg_type == "paxos.Last" and event.msg.Round > 8'`,
 		Args: requireArgs(1, "FILE (a trace file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.limitGiven = cmd.Flags().Changed("limit")
@@ -55,6 +64,7 @@ cancelled, disk writes.`,
 	fl.IntVar(&f.from, "from", 0, "start at this step")
 	fl.IntVar(&f.limit, "limit", 0, "print at most this many events, at least 1 (default: all)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object per event")
+	fl.StringVar(&f.match, "match", "", "only events for which this Starlark expression over `event` is true (as predicates see it, e.g. 'event.msg != None and event.msg.Term > 2')")
 	return cmd
 }
 
@@ -105,13 +115,30 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 	if err := a.checkTypes(tr, f.types); err != nil {
 		return err
 	}
+	var match *predicates.Matcher
+	if f.match != "" {
+		if match, err = predicates.NewMatcher(f.match, tr, a.codec(tr), predicates.Options{}); err != nil {
+			return badInput("--match: %v", err)
+		}
+	}
 	r := newRenderer(a, tr)
+	sent := a.newSentPayloads(tr)
 	printed := 0
 	for step := f.from; step < len(tr.Events); step++ {
 		ev := tr.Events[step]
 		if len(nodes) > 0 && !nodes[ev.Node] || len(kinds) > 0 && !kinds[ev.Kind] || !typeMatches(f.types, ev) {
 			continue
 		}
+		if match != nil {
+			ok, err := match.Match(step, ev)
+			if err != nil {
+				return badInput("--match: at #%d: %v", step, err)
+			}
+			if !ok {
+				continue
+			}
+		}
+		ev = sent.at(step, ev)
 		if f.asJSON {
 			if err := r.json(step, ev); err != nil {
 				return err
@@ -234,7 +261,10 @@ type eventJSON struct {
 type sendJSON struct {
 	To       node.ID `json:"to"`
 	Type     string  `json:"type"`
+	Message  string  `json:"message,omitempty"`
 	Received []int   `json:"received_at,omitempty"`
+	Fate     string  `json:"fate"`
+	Why      string  `json:"why,omitempty"`
 }
 
 type timerJSON struct {
@@ -253,7 +283,12 @@ func (r *renderer) json(step int, ev *node.Event) error {
 		j.SentStep = &st
 	}
 	for i, s := range ev.Sends {
-		j.Sends = append(j.Sends, sendJSON{To: s.To, Type: s.Type, Received: r.tr.Receipts(ev.SentMsg(i))})
+		fate := r.tr.Fate(ev, i)
+		sj := sendJSON{To: s.To, Type: s.Type, Received: fate.Receipts, Fate: fate.Fate.String(), Why: fate.Why}
+		if p, ok := r.SentPayload(ev, i); ok {
+			sj.Message = r.Message(s.Type, p)
+		}
+		j.Sends = append(j.Sends, sj)
 	}
 	for _, t := range ev.TimersSet {
 		j.Timers = append(j.Timers, timerJSON{ID: uint64(t.ID), Name: t.Name, After: int64(t.After)})
@@ -262,4 +297,60 @@ func (r *renderer) json(step int, ev *node.Event) error {
 		j.Cancels = append(j.Cancels, uint64(id))
 	}
 	return r.enc.Encode(j)
+}
+
+// sentPayloads supplies the contents of lost messages. A trace records a
+// send's type and digest only (the receiver records the content), so the
+// fields of a message nobody received exist only by re-executing its
+// sender: a replay that runs forward alongside the listing, started only
+// when a printed event has such a send.
+type sentPayloads struct {
+	a      *App
+	tr     *replay.Trace
+	r      *replay.Replayer
+	failed bool
+}
+
+func (a *App) newSentPayloads(tr *replay.Trace) *sentPayloads {
+	// A system unknown to this binary cannot be replayed (its payloads
+	// are shown by size anyway).
+	return &sentPayloads{a: a, tr: tr, failed: a.codec(tr) == nil}
+}
+
+// at returns the event to render for step: the replayed one when ev sent a
+// message no one received and replay can regenerate it, else ev.
+func (s *sentPayloads) at(step int, ev *node.Event) *node.Event {
+	if s.failed || !s.needs(ev) {
+		return ev
+	}
+	if s.r == nil || s.r.Pos() > step {
+		r, err := replay.New(s.tr, s.a.Registry, replay.Options{SkipStateHashes: true})
+		if err != nil {
+			s.fail(err)
+			return ev
+		}
+		s.r = r
+	}
+	if err := s.r.RunTo(step, nil); err != nil {
+		s.fail(err)
+		return ev
+	}
+	if rep := s.r.Replayed(); rep != nil && s.r.Pos() == step && len(rep.Sends) == len(ev.Sends) {
+		return rep
+	}
+	return ev
+}
+
+func (s *sentPayloads) needs(ev *node.Event) bool {
+	for i := range ev.Sends {
+		if ev.Sends[i].Payload == nil && len(s.tr.Receipts(ev.SentMsg(i))) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *sentPayloads) fail(err error) {
+	s.failed = true
+	fmt.Fprintf(s.a.Stderr, "warning: the fields of lost messages are not shown: %v\n", err)
 }

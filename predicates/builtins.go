@@ -2,6 +2,7 @@ package predicates
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -316,7 +317,7 @@ func (e *eventValue) Freeze()               {}
 func (e *eventValue) Truth() starlark.Bool  { return true }
 func (e *eventValue) Hash() (uint32, error) { return 0, fmt.Errorf("event is unhashable") }
 func (e *eventValue) AttrNames() []string {
-	return []string{"kind", "lamport", "msg_type", "node", "sender", "seq", "step", "time", "timer"}
+	return []string{"kind", "lamport", "msg", "msg_type", "node", "sender", "seq", "step", "time", "timer"}
 }
 func (e *eventValue) Attr(name string) (starlark.Value, error) {
 	c := e.c
@@ -343,6 +344,8 @@ func (e *eventValue) Attr(name string) (starlark.Value, error) {
 			return starlark.None, nil
 		}
 		return starlark.String(ev.MsgType), nil
+	case "msg":
+		return c.eventMsg()
 	case "sender":
 		if ev.Kind != node.KindRecv {
 			return starlark.None, nil
@@ -355,6 +358,30 @@ func (e *eventValue) Attr(name string) (starlark.Value, error) {
 		return starlark.String(ev.TimerName), nil
 	}
 	return nil, nil
+}
+
+// eventMsg is event.msg: the received message or input of the current
+// event, decoded by the system's codec into the value a handler got (a
+// struct reads as one with fields, as node state does); None for events
+// without one. Decoded once per step.
+func (c *Checker) eventMsg() (starlark.Value, error) {
+	ev := c.ev
+	if ev.MsgType == "" || ev.Kind != node.KindRecv && ev.Kind != node.KindInput {
+		return starlark.None, nil
+	}
+	if c.msgStep == c.step && c.msgVal != nil {
+		return c.msgVal, nil
+	}
+	if c.codec == nil {
+		return nil, fmt.Errorf("event.msg: system %s is not known to this binary, so its messages cannot be decoded (event.msg_type still works)", c.system)
+	}
+	m, err := c.codec.Decode(ev.MsgType, ev.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("event.msg: %w", err)
+	}
+	v := toStarlark(reflect.ValueOf(m), c.start)
+	c.msgStep, c.msgVal = c.step, v
+	return v, nil
 }
 
 // msgWindow keeps the recent receives for msgs.recent.

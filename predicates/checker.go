@@ -58,6 +58,10 @@ type Checker struct {
 
 	step     int
 	ev       *node.Event
+	codec    *node.Codec // decodes event.msg; nil when the system is unknown
+	system   string
+	msgStep  int            // the step msgVal was decoded at
+	msgVal   starlark.Value // event.msg, decoded once per step
 	start    int64
 	now      int64 // time frontier: the latest event time seen, since start
 	nodeNow  map[node.ID]int64
@@ -148,6 +152,7 @@ func LoadSource(path string, src []byte, r *replay.Replayer, opts Options) (*Che
 		path: path, r: r, opts: opts, names: map[string]syntax.Position{},
 		index: index{}, quants: map[quantKey]*quant{}, nodeNow: map[node.ID]int64{},
 		unknown: map[node.ID]bool{}, start: r.Trace().Header.Start, step: -1, evaluate: true,
+		codec: r.System().Codec, system: r.Trace().Header.System, msgStep: -1,
 	}
 	c.scan = newScanner(c)
 	c.report.Predicates = map[string]*PredicateStats{}

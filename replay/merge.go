@@ -34,6 +34,7 @@ type Trace struct {
 	Unknown map[node.ID][]Unknown
 
 	byNode map[node.ID][]int // lazily: each node's steps
+	net    *network          // lazily: what the trace tells of its network (Fate)
 }
 
 // Unknown is a stretch of steps during which a node's state is unknown:

@@ -38,11 +38,53 @@ func formatValue(m any) string {
 	for v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()
 	}
-	s := fmt.Sprintf("%+v", v.Interface())
+	// Protobuf's text form inserts random extra spaces on purpose (so no
+	// one relies on it); collapsing runs of spaces keeps lines stable
+	// between runs, at the cost of runs of spaces inside string values.
+	s := collapseSpaces(fmt.Sprintf("%+v", v.Interface()))
 	if v.Kind() != reflect.Struct {
 		s = "(" + s + ")"
 	}
 	return s
+}
+
+// SentPayload is the content of the i-th message ev sent: from ev itself
+// when it was dispatched here (a replayed event; traces record only a
+// send's type and digest), else from an event that received it. False
+// when neither has it: a lost message of a recorded event.
+func (r *Renderer) SentPayload(ev *node.Event, i int) ([]byte, bool) {
+	if p := ev.Sends[i].Payload; p != nil {
+		return p, true
+	}
+	if rs := r.tr.Receipts(ev.SentMsg(i)); len(rs) > 0 {
+		return r.tr.Events[rs[0]].Payload, true
+	}
+	return nil, false
+}
+
+// SentMessage decodes the i-th message ev sent, when its payload is
+// known and the system is known to this binary.
+func (r *Renderer) SentMessage(ev *node.Event, i int) (node.Message, bool) {
+	p, ok := r.SentPayload(ev, i)
+	if !ok || r.codec == nil {
+		return nil, false
+	}
+	m, err := r.codec.Decode(ev.Sends[i].Type, p)
+	return m, err == nil
+}
+
+func collapseSpaces(s string) string {
+	if !strings.Contains(s, "  ") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' && i > 0 && s[i-1] == ' ' {
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 func shorten(s string, n int) string {
@@ -100,38 +142,45 @@ func (r *Renderer) Details(ev *node.Event) string {
 	return ""
 }
 
-// Effects describes what the event did: messages sent, grouped by type
-// (receivers that never got them listed as never received), timers set and
+// Effects describes what the event did: messages sent, with their fields
+// when the payload is known (ev is a replayed event, or the message was
+// received), grouped by message (receivers that never got one listed as
+// never received, each with its fate: see Trace.Fate), timers set and
 // cancelled, disk writes.
 func (r *Renderer) Effects(ev *node.Event) string {
 	var parts []string
-	// Group sends of one type, in order of first appearance.
+	// Group equal messages, in order of first appearance: a broadcast
+	// reads as one message to many.
 	type group struct {
-		typ      string
+		msg      string
 		to, lost []string
 	}
 	var groups []*group
-	byType := map[string]*group{}
+	byMsg := map[string]*group{}
 	for i, s := range ev.Sends {
-		g := byType[s.Type]
+		msg := s.Type
+		if p, ok := r.SentPayload(ev, i); ok {
+			msg = r.Message(s.Type, p)
+		}
+		g := byMsg[msg]
 		if g == nil {
-			g = &group{typ: s.Type}
-			byType[s.Type] = g
+			g = &group{msg: msg}
+			byMsg[msg] = g
 			groups = append(groups, g)
 		}
-		if len(r.tr.Receipts(ev.SentMsg(i))) > 0 {
+		if f := r.tr.Fate(ev, i); f.Fate == Delivered {
 			g.to = append(g.to, string(s.To))
 		} else {
-			g.lost = append(g.lost, string(s.To))
+			g.lost = append(g.lost, string(s.To)+" "+f.Fate.String())
 		}
 	}
 	for _, g := range groups {
-		s := g.typ + " to " + strings.Join(g.to, ",")
+		s := g.msg + " to " + strings.Join(g.to, ",")
 		if len(g.to) == 0 {
-			s = g.typ + " to nobody"
+			s = g.msg + " to nobody"
 		}
 		if len(g.lost) > 0 {
-			s += " (never received: " + strings.Join(g.lost, ",") + ")"
+			s += " (never received: " + strings.Join(g.lost, ", ") + ")"
 		}
 		parts = append(parts, s)
 	}

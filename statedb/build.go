@@ -429,7 +429,13 @@ func (b *builder) run(pc *predCollector, progress func(string, int, int), stop f
 		for i, s := range ev.Sends {
 			rec.Sends = append(rec.Sends, Send{To: s.To, Type: s.Type, Receipts: tr.Receipts(ev.SentMsg(i))})
 		}
-		rec.Line = b.render.Line(step, ev)
+		// The replayed event carries the payloads of its sends, which the
+		// trace does not record: lost messages are shown with their fields.
+		lineEv := ev
+		if rep := b.r.Replayed(); rep != nil && len(rep.Sends) == len(ev.Sends) {
+			lineEv = rep
+		}
+		rec.Line = b.render.Line(step, lineEv)
 		if rep := b.r.Replayed(); rep != nil {
 			for _, l := range rep.Logs {
 				line := l.Level.String() + " " + l.Msg

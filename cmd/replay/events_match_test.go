@@ -1,0 +1,45 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEventsMatchAndLostMessages: --match filters by a Starlark expression
+// over event (event.msg decoded), bad expressions exit 2 with one line,
+// and lost messages are shown with their fields and their fate.
+func TestEventsMatchAndLostMessages(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "raftkv", "--seed", "2", "--steps", "400", "-o", "r.lz4"))
+
+	r := replay(t, dir, "events", "r.lz4", "--match", `event.kind == "input" and event.msg.Key == "k01"`)
+	mustOK(t, r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "input raftkv.Put{Req:2 Key:k01") {
+		t.Fatalf("--match on event.msg.Key: want the one Put of k01, got:\n%s", r.stdout)
+	}
+
+	all := replay(t, dir, "events", "r.lz4")
+	mustOK(t, all)
+	// Seed 2 drops one message and the run stops with heartbeats in
+	// flight: both show their fields and why they were not received.
+	for _, want := range []string{"MsgAppResp to:2 from:3 term:2 index:27} to nobody (never received: 2 dropped)", "(never received: 1 in flight)"} {
+		if !strings.Contains(all.stdout, want) {
+			t.Errorf("events lacks %q", want)
+		}
+	}
+	js := replay(t, dir, "events", "r.lz4", "--json", "--match", `event.step == 371`)
+	mustOK(t, js)
+	if !strings.Contains(js.stdout, `"fate":"dropped"`) || !strings.Contains(js.stdout, `"message":"raftpb.Message{M:type:MsgAppResp`) {
+		t.Errorf("--json lacks the lost message's fate and fields:\n%s", js.stdout)
+	}
+
+	for _, c := range []struct{ expr, want string }{
+		{`event.kind ==`, "--match: expression:1:"},
+		{`event.msg.Key`, "NoneType has no .Key"},
+		{`event.step`, "not a bool"},
+		{`event.nosuch`, "no .nosuch"},
+	} {
+		badInput(t, replay(t, dir, "events", "r.lz4", "--match", c.expr), c.want)
+	}
+}

@@ -1,0 +1,170 @@
+package replay
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+)
+
+// Fate is what became of one sent message.
+type Fate uint8
+
+// The fates of a message. Traces record sends and receives, crashes and
+// restarts, and the run's end (with the simulator's counters), but not
+// partitions or the network's drop decisions: a fate is what can be told
+// from those, and NotDelivered where the causes cannot be told apart.
+const (
+	Delivered Fate = iota + 1
+	// InFlight: sent less than the latency maximum before the trace ends,
+	// so it may still have been on its way.
+	InFlight
+	// ReceiverDown: the receiver was crashed (and not yet restarted) over
+	// the message's whole delivery window, or the run lost messages only
+	// that way.
+	ReceiverDown
+	// Dropped: the network dropped it; the run lost messages only that way
+	// (its counters show drops and no partition cuts).
+	Dropped
+	// Partitioned: cut by a partition; the run lost messages only that way.
+	Partitioned
+	// NotDelivered: never received, and the trace cannot tell whether it
+	// was dropped, cut by a partition or arrived at a down receiver.
+	NotDelivered
+)
+
+var fateNames = [...]string{"", "delivered", "in flight", "receiver down", "dropped", "partitioned", "not delivered"}
+
+func (f Fate) String() string {
+	if int(f) < len(fateNames) && f != 0 {
+		return fateNames[f]
+	}
+	return fmt.Sprintf("fate(%d)", uint8(f))
+}
+
+// MessageFate is the fate of one send: the steps that received it, or why
+// none did.
+type MessageFate struct {
+	Fate     Fate
+	Receipts []int
+	// Why says in words how the fate was told (empty when delivered).
+	Why string
+}
+
+// network is what a trace says about its run's network, read once.
+type network struct {
+	end        int64 // the run's end, Unix ns
+	latMin     time.Duration
+	latMax     time.Duration
+	hasLatency bool
+	// The run's counters (sim traces; absent in live ones).
+	lost, partitioned, toDown int64
+	hasStats                  bool
+	down                      map[node.ID][][2]int64 // crash..restart, Unix ns; restart MaxInt64 if none
+}
+
+var fateMu sync.Mutex
+
+func (t *Trace) network() *network {
+	fateMu.Lock()
+	defer fateMu.Unlock()
+	if t.net != nil {
+		return t.net
+	}
+	n := &network{down: map[node.ID][][2]int64{}}
+	for _, ev := range t.Events {
+		n.end = max(n.end, ev.Time)
+		switch ev.Kind {
+		case node.KindCrash:
+			n.down[ev.Node] = append(n.down[ev.Node], [2]int64{ev.Time, 1<<63 - 1})
+		case node.KindRestart:
+			if d := n.down[ev.Node]; len(d) > 0 && d[len(d)-1][1] == 1<<63-1 {
+				d[len(d)-1][1] = ev.Time
+			}
+		}
+	}
+	for _, f := range t.Files {
+		for _, e := range f.Ends {
+			n.end = max(n.end, e.Time)
+			if e.Stats != nil {
+				n.hasStats = true
+				n.lost += e.Stats["lost"]
+				n.partitioned += e.Stats["partitioned"]
+				n.toDown += e.Stats["to_down_node"]
+			}
+		}
+		if f.Header.Driver != "sim" {
+			// Live and merged traces: the counters do not cover every
+			// node's network, and no latency bound holds.
+			n.hasStats = false
+		}
+	}
+	if lo, hi, ok := parseLatency(t.Header.Run["latency"]); ok && t.Header.Driver == "sim" {
+		n.latMin, n.latMax, n.hasLatency = lo, hi, true
+	}
+	t.net = n
+	return n
+}
+
+// parseLatency reads the simulator's "MIN-MAX" latency range.
+func parseLatency(s string) (lo, hi time.Duration, ok bool) {
+	a, b, found := strings.Cut(s, "-")
+	if !found {
+		return 0, 0, false
+	}
+	lo, err1 := time.ParseDuration(a)
+	hi, err2 := time.ParseDuration(b)
+	if err1 != nil || err2 != nil || hi < lo {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+// downOver reports whether id was down over the whole window [from, to].
+func (n *network) downOver(id node.ID, from, to int64) bool {
+	for _, d := range n.down[id] {
+		if d[0] <= from && to < d[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// Fate tells what became of the i-th message ev sent. It is the one
+// place that decides it: `replay events`, the trace database and the
+// debugger all show this.
+func (t *Trace) Fate(ev *node.Event, i int) MessageFate {
+	if rs := t.Receipts(ev.SentMsg(i)); len(rs) > 0 {
+		return MessageFate{Fate: Delivered, Receipts: rs}
+	}
+	to := ev.Sends[i].To
+	n := t.network()
+	if n.hasLatency {
+		if left := time.Duration(n.end - ev.Time); left < n.latMax {
+			return MessageFate{Fate: InFlight, Why: fmt.Sprintf("sent %v before the end, latency up to %v", left, n.latMax)}
+		}
+		if n.downOver(to, ev.Time+int64(n.latMin), ev.Time+int64(n.latMax)) {
+			return MessageFate{Fate: ReceiverDown, Why: string(to) + " was down over the whole delivery window"}
+		}
+	} else if n.downOver(to, ev.Time, n.end) {
+		return MessageFate{Fate: ReceiverDown, Why: string(to) + " was down from the send to the end"}
+	}
+	if to == ev.Node && n.hasLatency {
+		// The simulated network never loses a message to self.
+		return MessageFate{Fate: ReceiverDown, Why: "a message to self is lost only to a crash"}
+	}
+	if n.hasStats {
+		switch {
+		case n.lost > 0 && n.partitioned == 0:
+			return MessageFate{Fate: Dropped, Why: "the run dropped " + strconv.FormatInt(n.lost, 10) + " message(s) and cut none by partitions"}
+		case n.lost == 0 && n.partitioned > 0:
+			return MessageFate{Fate: Partitioned, Why: "the run cut " + strconv.FormatInt(n.partitioned, 10) + " message(s) by partitions and dropped none"}
+		case n.lost == 0 && n.partitioned == 0 && n.toDown > 0:
+			return MessageFate{Fate: ReceiverDown, Why: "the run lost messages only to down receivers"}
+		}
+	}
+	return MessageFate{Fate: NotDelivered, Why: "dropped, cut by a partition or arrived at a down receiver: the trace cannot tell which"}
+}
