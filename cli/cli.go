@@ -125,7 +125,7 @@ Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badInput("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(a.simCmd(), a.infoCmd(), a.eventsCmd(), a.verifyCmd(), a.mergeCmd(), a.checkCmd(), a.demoCmd(), a.indexCmd(), a.debugCmd(), a.benchCmd(), a.scheduleCmd(), a.forkCmd(), a.exploreCmd(), a.criticalCmd(), a.predictCmd(), a.shrinkCmd(), a.exportCmd(), a.reportCmd(), a.vetCmd(), a.whyCmd())
+	root.AddCommand(a.simCmd(), a.infoCmd(), a.eventsCmd(), a.verifyCmd(), a.mergeCmd(), a.checkCmd(), a.demoCmd(), a.indexCmd(), a.debugCmd(), a.benchCmd(), a.scheduleCmd(), a.forkCmd(), a.exploreCmd(), a.criticalCmd(), a.predictCmd(), a.shrinkCmd(), a.exportCmd(), a.reportCmd(), a.vetCmd(), a.whyCmd(), a.stateCmd(), a.historyCmd())
 	for _, c := range root.Commands() {
 		c.SilenceErrors, c.SilenceUsage = true, true
 	}

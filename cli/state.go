@@ -1,0 +1,410 @@
+package cli
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/state"
+	"github.com/replaycheck/replaycheck/statedb"
+)
+
+// stateSource serves observed states: the trace database when a current
+// one exists (reads cost one checkpoint plus deltas), else a replay.
+type stateSource interface {
+	nodes() []node.ID
+	steps() int
+	// leaves is a node's state once step pos has executed, as the
+	// debugger's State panel shows it (statedb.Leaves); unknown says why
+	// it is not known.
+	leaves(id node.ID, pos int) (ls []state.Leaf, unknown string, err error)
+	// history lists every version of one field, in step order.
+	history(id node.ID, path string) ([]statedb.Version, error)
+	close()
+}
+
+type dbSource struct{ db *statedb.DB }
+
+func (s dbSource) nodes() []node.ID { return s.db.Nodes() }
+func (s dbSource) steps() int       { return s.db.Len() }
+func (s dbSource) close()           { s.db.Close() }
+func (s dbSource) leaves(id node.ID, pos int) ([]state.Leaf, string, error) {
+	ns, err := s.db.State(id, pos)
+	if err != nil {
+		return nil, "", err
+	}
+	return ns.Leaves, ns.Unknown, nil
+}
+func (s dbSource) history(id node.ID, path string) ([]statedb.Version, error) {
+	return s.db.History(id, path, s.db.Len()-1, math.MaxInt, 0)
+}
+
+type replaySource struct {
+	a  *App
+	tr *replay.Trace
+}
+
+func (s replaySource) nodes() []node.ID { return s.tr.Nodes }
+func (s replaySource) steps() int       { return s.tr.Len() }
+func (s replaySource) close()           {}
+func (s replaySource) replayer() (*replay.Replayer, error) {
+	r, err := replay.New(s.tr, s.a.Registry, replay.Options{})
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	return r, nil
+}
+func (s replaySource) leaves(id node.ID, pos int) ([]state.Leaf, string, error) {
+	r, err := s.replayer()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := r.RunTo(pos, nil); err != nil {
+		return nil, "", err
+	}
+	if why, unknown := r.Unknown(id); unknown {
+		return nil, why, nil
+	}
+	inst := r.Instance(id)
+	if inst == nil || inst.Handler() == nil {
+		return nil, "", nil
+	}
+	if _, ran := s.tr.LastStepOf(id, pos); !ran {
+		return nil, "", nil // the node has not run yet, as in the database
+	}
+	return statedb.Leaves(inst, s.tr.Header.Start), "", nil
+}
+
+// history replays the whole trace, reading the field after each of the
+// node's steps: a version wherever its value changes, as the database
+// keeps them.
+func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error) {
+	r, err := s.replayer()
+	if err != nil {
+		return nil, err
+	}
+	var out []statedb.Version
+	have, last := false, ""
+	err = r.RunTo(s.tr.Len()-1, func(step int) error {
+		if s.tr.Events[step].Node != id {
+			return nil
+		}
+		val, ok := "", false
+		if _, unknown := r.Unknown(id); !unknown {
+			if inst := r.Instance(id); inst != nil {
+				for _, l := range statedb.Leaves(inst, s.tr.Header.Start) {
+					if l.Path == path {
+						val, ok = l.Value, true
+						break
+					}
+				}
+			}
+		}
+		switch {
+		case ok && (!have || val != last):
+			out = append(out, statedb.Version{Step: step, Value: val})
+		case !ok && have:
+			out = append(out, statedb.Version{Step: step, Removed: true})
+		}
+		have, last = ok, val
+		return nil
+	})
+	return out, err
+}
+
+// openStates opens the database of traces when one exists and is current
+// (read-only, never building one: `replay index` does that), else
+// prepares a replay.
+func (a *App) openStates(traces []string, dir string) (stateSource, error) {
+	for _, t := range traces {
+		if st, err := os.Stat(t); err != nil {
+			return nil, badInput("%v", err)
+		} else if st.IsDir() {
+			return nil, badInput("%s is a directory, not a trace file", t)
+		}
+	}
+	if dir == "" {
+		dir = statedb.PathFor(traces)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		if db, err := statedb.Open(dir); err == nil {
+			fp, ferr := statedb.Fingerprint(traces)
+			if ferr == nil && db.Meta().Fingerprint == fp {
+				return dbSource{db}, nil
+			}
+			db.Close()
+			fmt.Fprintf(a.Stderr, "note: %s is out of date (replay index rebuilds it); replaying instead\n", dir)
+		}
+	}
+	tr, err := a.loadTrace(traces)
+	if err != nil {
+		return nil, err
+	}
+	return replaySource{a: a, tr: tr}, nil
+}
+
+func (a *App) stateCmd() *cobra.Command {
+	var (
+		at     int
+		nodeID string
+		asJSON bool
+		dbDir  string
+	)
+	cmd := &cobra.Command{
+		Use:   "state TRACE... --at STEP [--node ID] [--json]",
+		Short: "Print the observed state of every node (or one) once a step has executed",
+		Long: `Print the observed state of the nodes once step STEP has executed, as the
+debugger's State panel shows it: the pseudo-fields @status and @timers, then
+every field of the node's state (state.Flatten paths, e.g. Agent.AcceptedValue),
+in natural node order (n2 before n10).
+
+Served from the trace database (replay index) when a current one exists,
+else by replaying the trace up to STEP.`,
+		Example: `  replay state paxos.lz4 --at 273
+  replay state paxos.lz4 --at 273 --node n5 --json`,
+		Args: requireArgs(1, "TRACE (a trace file)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("at") {
+				return badInput("--at STEP is required")
+			}
+			src, err := a.openStates(args, dbDir)
+			if err != nil {
+				return err
+			}
+			defer src.close()
+			if err := checkStep(src, at); err != nil {
+				return err
+			}
+			ids := slices.Clone(src.nodes())
+			if nodeID != "" {
+				if err := checkNode(src, node.ID(nodeID)); err != nil {
+					return err
+				}
+				ids = []node.ID{node.ID(nodeID)}
+			}
+			node.SortNatural(ids)
+			type nodeJSON struct {
+				Node    node.ID      `json:"node"`
+				Unknown string       `json:"unknown,omitempty"`
+				Fields  []state.Leaf `json:"fields"`
+			}
+			out := struct {
+				Step  int        `json:"step"`
+				Nodes []nodeJSON `json:"nodes"`
+			}{Step: at}
+			for _, id := range ids {
+				ls, unknown, err := src.leaves(id, at)
+				if err != nil {
+					return err
+				}
+				out.Nodes = append(out.Nodes, nodeJSON{Node: id, Unknown: unknown, Fields: orEmpty(ls)})
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			fmt.Fprintf(a.Stdout, "state after #%d\n", at)
+			for _, n := range out.Nodes {
+				switch {
+				case n.Unknown != "":
+					fmt.Fprintf(a.Stdout, "%s: unknown (%s)\n", n.Node, n.Unknown)
+				case len(n.Fields) == 0:
+					fmt.Fprintf(a.Stdout, "%s: not started\n", n.Node)
+				default:
+					fmt.Fprintf(a.Stdout, "%s:\n", n.Node)
+					for _, l := range n.Fields {
+						fmt.Fprintf(a.Stdout, "  %s = %s\n", l.Path, l.Value)
+					}
+				}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&at, "at", 0, "the step after which to read the state (required)")
+	fl.StringVar(&nodeID, "node", "", "only this node")
+	fl.BoolVar(&asJSON, "json", false, "print JSON: {step, nodes: [{node, unknown, fields: [{Path, Value}]}]}")
+	fl.StringVar(&dbDir, "db", "", "trace database directory (default: beside the first trace file)")
+	return cmd
+}
+
+func (a *App) historyCmd() *cobra.Command {
+	var (
+		nodeID, field string
+		asJSON        bool
+		dbDir         string
+	)
+	cmd := &cobra.Command{
+		Use:   "history TRACE... --node ID --field PATH [--json]",
+		Short: "Print every version of one field of a node's state, with the step that wrote it",
+		Long: `Print every version of one field of a node's observed state (a path as
+'replay state' and the debugger's State panel show it, e.g.
+Agent.AcceptedValue or @status), each with the step that wrote it; "(removed)"
+where the field stopped existing (the node crashed, an entry was deleted).
+
+Served from the trace database (replay index) when a current one exists,
+else by replaying the whole trace.`,
+		Example: `  replay history paxos.lz4 --node n5 --field Agent.AcceptedValue
+  replay history paxos.lz4 --node n5 --field @status --json`,
+		Args: requireArgs(1, "TRACE (a trace file)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if nodeID == "" || field == "" {
+				return badInput("--node ID and --field PATH are required")
+			}
+			src, err := a.openStates(args, dbDir)
+			if err != nil {
+				return err
+			}
+			defer src.close()
+			id := node.ID(nodeID)
+			if err := checkNode(src, id); err != nil {
+				return err
+			}
+			vs, err := src.history(id, field)
+			if err != nil {
+				return err
+			}
+			if len(vs) == 0 {
+				return unknownField(src, id, field)
+			}
+			if asJSON {
+				type versionJSON struct {
+					Step    int    `json:"step"`
+					Value   string `json:"value"`
+					Removed bool   `json:"removed,omitempty"`
+				}
+				out := struct {
+					Node     node.ID       `json:"node"`
+					Field    string        `json:"field"`
+					Versions []versionJSON `json:"versions"`
+				}{Node: id, Field: field}
+				for _, v := range vs {
+					out.Versions = append(out.Versions, versionJSON{v.Step, v.Value, v.Removed})
+				}
+				enc := json.NewEncoder(a.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			for _, v := range vs {
+				if v.Removed {
+					fmt.Fprintf(a.Stdout, "#%d (removed)\n", v.Step)
+				} else {
+					fmt.Fprintf(a.Stdout, "#%d %s\n", v.Step, v.Value)
+				}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&nodeID, "node", "", "the node (required)")
+	fl.StringVar(&field, "field", "", "the field's path, e.g. Agent.AcceptedValue (required)")
+	fl.BoolVar(&asJSON, "json", false, "print JSON: {node, field, versions: [{step, value, removed}]}")
+	fl.StringVar(&dbDir, "db", "", "trace database directory (default: beside the first trace file)")
+	return cmd
+}
+
+func orEmpty(ls []state.Leaf) []state.Leaf {
+	if ls == nil {
+		return []state.Leaf{}
+	}
+	return ls
+}
+
+func checkStep(src stateSource, at int) error {
+	if n := src.steps(); at < 0 || at >= n {
+		return badInput("--at %d: the trace has %d steps (#0..#%d)", at, n, n-1)
+	}
+	return nil
+}
+
+func checkNode(src stateSource, id node.ID) error {
+	ids := src.nodes()
+	if slices.Contains(ids, id) {
+		return nil
+	}
+	names := make([]string, len(ids))
+	for i, n := range ids {
+		names[i] = string(n)
+	}
+	return badInput("--node %s: no such node (nearest: %s)", id, strings.Join(nearest(string(id), names, 5), ", "))
+}
+
+// unknownField names the fields the node ever had that are closest to
+// path: those of its state at the end and wherever it was last known.
+func unknownField(src stateSource, id node.ID, path string) error {
+	seen := map[string]bool{}
+	var names []string
+	for _, pos := range []int{src.steps() - 1, src.steps() / 2} {
+		ls, _, err := src.leaves(id, pos)
+		if err != nil {
+			return err
+		}
+		for _, l := range ls {
+			if !seen[l.Path] {
+				seen[l.Path] = true
+				names = append(names, l.Path)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return badInput("--field %s: node %s has no observed state in the trace", path, id)
+	}
+	return badInput("--field %s: node %s has no such field (nearest: %s)", path, id, strings.Join(nearest(path, names, 5), ", "))
+}
+
+// nearest returns the n names closest to s: those containing it (or
+// contained in it) first, then by edit distance, ties in natural order.
+func nearest(s string, names []string, n int) []string {
+	ls := strings.ToLower(s)
+	score := func(name string) int {
+		ln := strings.ToLower(name)
+		d := editDistance(ls, ln)
+		if strings.Contains(ln, ls) || strings.Contains(ls, ln) {
+			d -= 1000
+		}
+		return d
+	}
+	out := slices.Clone(names)
+	slices.SortStableFunc(out, func(a, b string) int {
+		if c := cmp.Compare(score(a), score(b)); c != 0 {
+			return c
+		}
+		if node.NaturalLess(a, b) {
+			return -1
+		}
+		if node.NaturalLess(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return out[:min(n, len(out))]
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := prev[j-1]
+			if a[i-1] != b[j-1] {
+				c++
+			}
+			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
