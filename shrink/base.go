@@ -40,7 +40,20 @@ type entry struct {
 type base struct {
 	entries []entry
 	nodes   int
+	// fixed counts the entries that are a fork's kept steps #0..#fork_at
+	// (0 for a simulated run): the recording's, replayed before the
+	// continuation starts, so no candidate leaves them out or runs them.
+	// They are entries so that the continuation's deliveries and timers
+	// they caused are named by cause like any other.
+	fixed int
+	// from is when the schedule starts: the fork's time for a fork, 0 for
+	// a simulated run.
+	from time.Duration
 }
+
+// schedulable reports whether entry i belongs to the schedule a candidate
+// edits (not a fork's recorded prefix).
+func (b *base) schedulable(i int) bool { return i >= b.fixed }
 
 // nodeSeq names one event of one node.
 type nodeSeq struct {
@@ -52,17 +65,35 @@ type nodeSeq struct {
 // among the timers that event set.
 type timerOrigin struct{ by, slot int }
 
-// newBase reads a simulated trace into a base: its schedule, and for every
-// event its step and its key.
+// newBase reads a simulated trace or a fork into a base: its schedule
+// (a fork's: that of its continuation, after its kept prefix), and for
+// every event its step and its key.
 func newBase(f *record.File, tr *replay.Trace) (*base, error) {
-	sc, err := sim.ScheduleOf(f)
-	if err != nil {
-		return nil, err
+	b := &base{nodes: len(f.Header.Nodes)}
+	var events []sim.ScheduledEvent
+	if f.Header.Driver == sim.ForkDriver {
+		sc, at, err := sim.ContinuationOf(f)
+		if err != nil {
+			return nil, err
+		}
+		b.fixed = at + 1
+		for _, ev := range f.Events[:b.fixed] {
+			events = append(events, sim.ScheduledEvent{At: time.Duration(ev.Time - f.Header.Start),
+				Pending: sim.Pending{Kind: ev.Kind, Node: ev.Node}})
+			b.from = max(b.from, time.Duration(ev.Time-f.Header.Start))
+		}
+		events = append(events, sc.Events...)
+	} else {
+		sc, err := sim.ScheduleOf(f)
+		if err != nil {
+			return nil, err
+		}
+		events = sc.Events
 	}
-	b := &base{nodes: len(f.Header.Nodes), entries: make([]entry, len(sc.Events))}
+	b.entries = make([]entry, len(events))
 	bySeq := map[nodeSeq]int{}
 	timers := map[node.ID]map[node.TimerID]timerOrigin{}
-	for i, se := range sc.Events {
+	for i, se := range events {
 		ev := f.Events[i]
 		step, ok := tr.Step(ev.Node, ev.Seq)
 		if !ok {
@@ -116,6 +147,9 @@ type Size struct {
 	Crashes int `json:"crashes"`
 	Lost    int `json:"lost"`
 	Inputs  int `json:"inputs"`
+	// Prefix counts a fork's kept steps #0..#fork_at among Events: the
+	// recording's, the same before and after (0 for a simulated run).
+	Prefix int `json:"prefix,omitempty"`
 }
 
 func sizeOf(f *record.File, latencyMax time.Duration) Size {

@@ -73,8 +73,15 @@ type chooser struct {
 func newChooser(b *base, keep []bool, pol policy, slack time.Duration) *chooser {
 	c := &chooser{b: b, pol: pol, queues: map[key][]int{}, done: make([]bool, len(b.entries)),
 		seqs: map[nodeSeq]int{}, downAt: map[node.ID]time.Duration{}, timers: map[node.ID]map[node.TimerID]timerOrigin{}, slack: slack, cur: current{idx: -1}}
+	// A fork's kept steps ran before the continuation (replayed, not
+	// chosen): the messages in flight and the timers pending at the fork
+	// are theirs, and are named by them.
+	for i, e := range b.entries[:b.fixed] {
+		c.seqs[nodeSeq{e.ev.Node, e.ev.Seq}] = i
+		setTimers(c.timers, e.ev, i, e.ev.TimersSet)
+	}
 	for i, e := range b.entries {
-		if !keep[i] {
+		if !keep[i] || !b.schedulable(i) {
 			continue
 		}
 		c.queues[e.key] = append(c.queues[e.key], i)
@@ -92,7 +99,7 @@ func (c *chooser) Describe() string {
 	if c.pol.early {
 		mode = "earliest times"
 	}
-	return fmt.Sprintf("shrink: %d of %d events kept, %s", c.left, len(c.b.entries), mode)
+	return fmt.Sprintf("shrink: %d of %d events kept, %s", c.left, len(c.b.entries)-c.b.fixed, mode)
 }
 
 // keyOf names a pending event the way the base names its entries; ok is
@@ -338,10 +345,20 @@ func (c *chooser) Duplicate(msg node.MsgID, to node.ID, _ float64) bool {
 }
 
 // deliveries counts the kept deliveries of a message the current event
-// sends; known is false when the base's event sent no such message.
+// sends (or a fork's kept step sent); known is false when the base's
+// event sent no such message.
 func (c *chooser) deliveries(msg node.MsgID, to node.ID) (int, bool) {
 	idx := c.cur.idx
-	if idx < 0 || msg.From != c.cur.node {
+	if msg.From != c.cur.node {
+		// Not sent by the event under way: a message in flight at a
+		// fork, whose fate is decided as the continuation starts. Its
+		// sender is a kept step of the fork.
+		var ok bool
+		if idx, ok = c.seqs[nodeSeq{msg.From, msg.Seq}]; !ok {
+			return 0, false
+		}
+	}
+	if idx < 0 {
 		return 0, false
 	}
 	sends := c.b.entries[idx].ev.Sends

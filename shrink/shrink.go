@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/replaycheck/replaycheck/explore"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/record"
@@ -105,11 +106,22 @@ type shrinker struct {
 	accepted   int
 	phase      string
 	stopped    string
+	// fork continues the world at a fork's step, a fresh copy per
+	// candidate (nil: the trace is a simulated run, run from the start);
+	// forkAt is that step and forkOf the fork's parent, which the shrunk
+	// trace names as the fork does.
+	fork   explore.Starter
+	forkAt int
+	forkOf string
 }
 
 // Shrink finds a smaller simulated run of sys that breaks the same
-// predicate as the trace data. Errors: *InputError for a trace that is
-// not a simulated run, names no such predicate or does not violate it;
+// predicate as the trace data. The trace is a simulated run, or a fork
+// (driver fork), of which only the continuation after the fork step is
+// shrunk: its steps #0..#fork_at are the recording's, replayed, and stay
+// as they are. Errors: *InputError for a trace that is neither, names no
+// such predicate or does not violate it (or a fork that violates it
+// before its continuation);
 // the replay's *replay.Divergence for a trace that does not replay; and a
 // *predicates.EvalError (or ScriptError) when the script cannot check it.
 func Shrink(ctx context.Context, sys *system.System, data []byte, opts Options) (*Result, error) {
@@ -133,19 +145,30 @@ func (s *shrinker) original(data []byte) (*run, error) {
 	if f.Damage != nil {
 		return nil, inputErr("%v", f.Damage)
 	}
-	if d := f.Header.Driver; d != "sim" {
-		return nil, inputErr("%s: a %s trace; shrink edits the schedule of a simulated run (replay sim, replay explore), "+
-			"which a %s trace does not have%s", name, d, d, driverHint(d))
+	d := f.Header.Driver
+	if d != "sim" && d != sim.ForkDriver {
+		return nil, inputErr("%s: a %s trace; shrink edits the schedule of a simulated run (replay sim, replay explore) "+
+			"or of a fork's continuation, which a %s trace does not have%s", name, d, d, driverHint(d))
 	}
 	if f.Header.System != s.sys.Name {
 		return nil, inputErr("%s: a trace of %s, not %s", name, f.Header.System, s.sys.Name)
 	}
-	sc, err := sim.ScheduleOf(f)
-	if err != nil {
-		return nil, inputErr("%v", err)
-	}
-	if err := sc.Check(s.sys); err != nil {
-		return nil, inputErr("%s: %v", name, err)
+	var sc *sim.Schedule
+	if d == sim.ForkDriver {
+		// A fork's nodes are its world's (a live recording's names
+		// included), not the factory's n1..nK that Schedule.Check
+		// expects; RunFrom checks them against the world.
+		if sc, s.forkAt, err = sim.ContinuationOf(f); err != nil {
+			return nil, inputErr("%v", err)
+		}
+		s.forkOf = f.Header.Run["fork_of"]
+	} else {
+		if sc, err = sim.ScheduleOf(f); err != nil {
+			return nil, inputErr("%v", err)
+		}
+		if err := sc.Check(s.sys); err != nil {
+			return nil, inputErr("%s: %v", name, err)
+		}
 	}
 	s.cfg = sc.Config().WithDefaults(s.sys)
 	// Candidates run under the original's limits (the schedule's config
@@ -159,6 +182,11 @@ func (s *shrinker) original(data []byte) (*run, error) {
 	}
 	if s.target, err = pickTarget(chk, s.opts.Predicate, name); err != nil {
 		return nil, err
+	}
+	if d == sim.ForkDriver {
+		if err := s.forkStarter(data, chk); err != nil {
+			return nil, err
+		}
 	}
 	// The violation must be decided during the run: a liveness interval
 	// judged at the end of the run (a predicate without an alarm
@@ -175,6 +203,43 @@ func (s *shrinker) original(data []byte) (*run, error) {
 	return r, nil
 }
 
+// forkStarter rebuilds the fork's world at its fork step from the fork's
+// own kept steps (they are its parent's #0..#fork_at, so the parent trace
+// is not needed), once; every candidate continues a fresh copy of it.
+// The target must first fail in the continuation: a violation within the
+// kept steps fails whatever the continuation does.
+func (s *shrinker) forkStarter(data []byte, chk *simtest.Result) error {
+	name := s.opts.From
+	for _, v := range chk.Failing {
+		if v.Predicate != s.target {
+			continue
+		}
+		if v.Decided() <= s.forkAt {
+			return inputErr("%s: %s is violated at #%d, within the fork's recorded steps #0..#%d, not in its continuation; "+
+				"nothing after the fork is needed (check the trace it was forked from, %s)", name, s.target, v.Decided(), s.forkAt, s.forkOf)
+		}
+		break
+	}
+	tr, err := replay.FromBytes(data, name)
+	if err != nil {
+		return err
+	}
+	reg := s.opts.Check.Registry
+	if reg == nil {
+		reg = system.NewRegistry(s.sys)
+	}
+	start, _, err := explore.ForkStarter(tr, reg, s.forkAt, nil)
+	var we *replay.WorldError
+	if errors.As(err, &we) {
+		return inputErr("%s: the world at the fork step #%d cannot be rebuilt: %v", name, s.forkAt, err)
+	}
+	if err != nil {
+		return err
+	}
+	s.fork = start
+	return nil
+}
+
 // runLimits reads a simulated run's step and time limits from its header.
 func runLimits(cfg *sim.Config, run map[string]string) error {
 	steps, err := strconv.Atoi(run["steps"])
@@ -189,12 +254,12 @@ func runLimits(cfg *sim.Config, run map[string]string) error {
 	return nil
 }
 
+// driverHint says what to do with a trace shrink cannot take: a live
+// recording is forked first, and the fork is what shrinks.
 func driverHint(driver string) string {
-	switch driver {
-	case sim.ForkDriver:
-		return ": a fork's first steps are replayed, not simulated; shrink the run it was forked from, or explore its futures (replay explore --from)"
-	case "live":
-		return ": continue it in simulation with replay fork or replay explore --from, and shrink a simulated run"
+	if driver == "live" {
+		return ": a live recording is not shrunk directly; fork it first (replay fork LIVE... --at STEP -o f.lz4, " +
+			"or replay explore --from LIVE...) and shrink the fork, whose steps up to STEP stay the recording's"
 	}
 	return ""
 }
@@ -255,7 +320,9 @@ func (s *shrinker) asRun(data []byte) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &run{data: data, file: f, base: b, v: chk.Failing[0], size: sizeOf(f, s.cfg.LatencyMax)}, nil
+	size := sizeOf(f, s.cfg.LatencyMax)
+	size.Prefix = b.fixed
+	return &run{data: data, file: f, base: b, v: chk.Failing[0], size: size}, nil
 }
 
 // shrink runs the phases until a round finds nothing smaller or time is
@@ -335,7 +402,7 @@ func (s *shrinker) ddminPhase(name string, class func(*entry) bool) {
 	b := s.cur.base
 	var items []int
 	for i := range b.entries {
-		if class(&b.entries[i]) {
+		if b.schedulable(i) && class(&b.entries[i]) {
 			items = append(items, i)
 		}
 	}
@@ -382,10 +449,12 @@ func (s *shrinker) timePhase() {
 // quarter, an eighth, keeping the first shift that still fails.
 func (s *shrinker) faultsEarlierPhase() {
 	b := s.cur.base
+	// The time before the first crash counts from the schedule's start:
+	// a fork's continuation cannot move anything before its fork.
 	first := time.Duration(-1)
-	for _, e := range b.entries {
+	for _, e := range b.entries[b.fixed:] {
 		if e.Kind == node.KindCrash {
-			first = e.At
+			first = e.At - b.from
 			break
 		}
 	}
@@ -408,6 +477,9 @@ func (s *shrinker) faultsEarlierPhase() {
 // base never had are lost, or else delivered.
 func (s *shrinker) nodesPhase() {
 	b := s.cur.base
+	if s.fork != nil {
+		return // the world at the fork fixes the nodes
+	}
 	for n := 1; n < b.nodes; n++ {
 		cfg := s.cfg
 		cfg.Nodes, cfg.MaxDown = n, 0
@@ -448,7 +520,15 @@ func (s *shrinker) try(b *base, keep []bool, pol policy, nodes int) *run {
 	cfg = cfg.WithDefaults(s.sys)
 	cfg.Chooser, cfg.Observe = ch, ch.observe
 	var buf bytes.Buffer
-	if _, err := sim.Run(s.filtered(b, keep), cfg, &buf); err != nil {
+	var err error
+	if s.fork != nil {
+		// A continuation has no scenario (RunFrom does not run it), so
+		// there is nothing to filter.
+		_, err = s.fork(cfg, &buf)
+	} else {
+		_, err = sim.Run(s.filtered(b, keep), cfg, &buf)
+	}
+	if err != nil {
 		return nil // a candidate that panics or errs does not fail the same way
 	}
 	r, err := s.asRun(buf.Bytes())
@@ -557,6 +637,11 @@ func (s *shrinker) relabel(r *run) ([]byte, error) {
 	h.Run = maps.Clone(h.Run)
 	h.Run["shrunk_from"] = record.ListValue([]string{s.opts.From})
 	h.Run["shrunk_for"] = s.target
+	if s.fork != nil {
+		// Candidates continue a world rebuilt from the fork trace, which
+		// RunFrom names as the parent; the kept steps are the parent's.
+		h.Run["fork_of"] = s.forkOf
+	}
 	var buf bytes.Buffer
 	w, err := record.NewWriter(&buf, h, record.WriterOptions{})
 	if err != nil {
@@ -581,6 +666,9 @@ func (s *shrinker) relabel(r *run) ([]byte, error) {
 // it event for event: not when the scenario's inputs or crashes were left
 // out, since a schedule cannot say that a scenario action did not happen.
 func (s *shrinker) schedule(data []byte) (*sim.Schedule, string) {
+	if s.fork != nil {
+		return nil, fmt.Sprintf("a fork: its steps #0..#%d are the recording's, replayed, and a schedule re-runs a simulated run from its start; the trace is the reproduction", s.forkAt)
+	}
 	f, err := record.Read(bytes.NewReader(data), s.opts.From, int64(len(data)))
 	if err != nil {
 		return nil, err.Error()
