@@ -40,7 +40,7 @@ func (a *App) shrinkCmd() *cobra.Command {
 	var f shrinkFlags
 	cmd := &cobra.Command{
 		Use:   "shrink TRACE PREDS.star [--predicate NAME] [--time DURATION] [--json] -o SMALL.lz4",
-		Short: "Shrink a failing simulated run to a small one that breaks the same predicate",
+		Short: "Shrink a failing simulated run or fork to a small one that breaks the same predicate",
 		Long: `Find a smaller simulated run that violates the same predicate as TRACE (by
 default the first violation check finds in it; --predicate names another),
 by delta debugging over TRACE's schedule: first the inputs, crashes and
@@ -59,18 +59,25 @@ same TRACE and script give the same SMALL.lz4, byte for byte, unless --time
 (default ` + defaultShrinkTime.String() + `) or Ctrl-C stops the shrink first: both keep
 the smallest run found so far and write it.
 
-TRACE must be a simulated run (replay sim, replay explore). A fork's first
-steps are replayed, not simulated, and a live recording has no schedule:
-continue those in simulation (replay fork, replay explore --from) and
-shrink the simulated run.
+TRACE is a simulated run (replay sim, replay explore) or a fork (replay
+fork, and the traces of explore --from, predict and critical). Of a fork
+only the continuation is shrunk: its steps #0..#fork_at are the
+recording's, replayed, and stay as they are; each candidate continues
+the world at the fork step, rebuilt once from those steps. The nodes stay
+(the world fixes them), and SMALL.lz4 is again a fork, with no schedule
+file. A live recording is not shrunk directly: fork it first (replay fork
+LIVE... --at STEP -o f.lz4, or replay explore --from) and shrink the fork.
 
 Exit codes: 0 the shrunk trace was written, 2 bad input (a trace that is
-not a simulated run or does not violate the predicate, an unknown
-predicate, a broken script), 3 TRACE does not replay (divergence), 4 a
-predicate could not be evaluated on TRACE.`,
+neither a simulated run nor a fork, does not violate the predicate, or
+violates it within a fork's recorded steps; an unknown predicate, a broken
+script), 3 TRACE does not replay (divergence), 4 a predicate could not be
+evaluated on TRACE.`,
 		Example: `  replay sim paxos --bug no-persist --seeds 1-20 --check scripts/paxos.star -o found.lz4
   replay shrink found.lz4 scripts/paxos.star -o small.lz4
-  replay shrink found.lz4 scripts/paxos.star --predicate GlobalConsistency --time 30s --json -o small.lz4`,
+  replay shrink found.lz4 scripts/paxos.star --predicate GlobalConsistency --time 30s --json -o small.lz4
+  replay predict p.lz4 scripts/paxos.star --at 1062 --budget 100
+  replay shrink p-predict-1.lz4 scripts/paxos.star -o p-small.lz4`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return badInput("want TRACE PREDS.star, got %d argument(s) (see %s --help)", len(args), cmd.CommandPath())
@@ -211,14 +218,25 @@ func (a *App) shrinkText(res *shrink.Result, path, script string, sf shrunkFiles
 	sf.commands(res, script, tr.Header.System)
 	w := a.Stdout
 	b, n := res.Before, res.After
-	fmt.Fprintf(w, "shrunk %s: %d events -> %d, %d nodes -> %d, %d faults -> %d (crashes %d -> %d, messages lost %d -> %d)\n",
-		path, b.Events, n.Events, b.Nodes, n.Nodes, b.Faults, n.Faults, b.Crashes, n.Crashes, b.Lost, n.Lost)
+	fmt.Fprintf(w, "shrunk %s: %d events -> %d", path, b.Events, n.Events)
+	if b.Prefix > 0 {
+		fmt.Fprintf(w, " (a fork: steps #0..#%d kept as recorded, its continuation %d -> %d)", b.Prefix-1, b.Events-b.Prefix, n.Events-n.Prefix)
+	}
+	fmt.Fprintf(w, ", %d nodes -> %d, %d faults -> %d (crashes %d -> %d, messages lost %d -> %d)\n",
+		b.Nodes, n.Nodes, b.Faults, n.Faults, b.Crashes, n.Crashes, b.Lost, n.Lost)
 	fmt.Fprintf(w, "%s still fails: %s\n\n", res.Predicate, res.Violation.Headline())
 	r := newRenderer(a, tr)
 	last := min(res.Violation.Decided(), tr.Len()-1)
-	for step := 0; step <= last; step++ {
-		if last+1 > storyLines && step == storyLines/4 {
-			skip := last + 1 - storyLines
+	// A fork's story is its continuation: the recorded steps before it
+	// are the same as in TRACE, and are one command away.
+	first := n.Prefix
+	if first > 0 {
+		fmt.Fprintf(w, "  #0..#%d: the recording's steps, as in %s (replay events %s --limit %d)\n",
+			first-1, path, shellQuote(sf.trace), first)
+	}
+	for step := first; step <= last; step++ {
+		if last+1-first > storyLines && step == first+storyLines/4 {
+			skip := last + 1 - first - storyLines
 			fmt.Fprintf(w, "  ... %d steps (replay events %s --from %d --limit %d)\n", skip, shellQuote(sf.trace), step, skip)
 			step += skip - 1
 			continue

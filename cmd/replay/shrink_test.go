@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -117,12 +119,15 @@ func TestShrinkBadInput(t *testing.T) {
 	script := paxosScript(t)
 	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "clean.lz4"))
 	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "no-persist", "--seed", "1", "-o", "bad.lz4"))
-	mustOK(t, replay(t, dir, "fork", "bad.lz4", "--at", "50", "-o", "fork.lz4"))
 	shrink := func(args ...string) result { return replay(t, dir, append([]string{"shrink"}, args...)...) }
 	badInput(t, shrink("clean.lz4", script, "-o", "x.lz4"), "clean.lz4 violates no predicate")
 	badInput(t, shrink("bad.lz4", script, "--predicate", "NoSuch", "-o", "x.lz4"), "--predicate NoSuch", "AcceptedRoundIncreasing")
 	badInput(t, shrink("clean.lz4", script, "--predicate", "GlobalConsistency", "-o", "x.lz4"), "does not violate GlobalConsistency")
-	badInput(t, shrink("fork.lz4", script, "-o", "x.lz4"), "fork.lz4: a fork trace", "shrink the run it was forked from")
+	// A live recording is forked first; the refusal says how, and the
+	// fork is what shrinks (TestShrinkFork).
+	live := splitByNode(t, dir, "bad.lz4")
+	badInput(t, shrink(live[0], script, "-o", "x.lz4"), live[0]+": a live trace",
+		"fork it first (replay fork LIVE... --at STEP -o f.lz4, or replay explore --from LIVE...) and shrink the fork")
 	badInput(t, shrink("bad.lz4", "-o", "x.lz4"), "want TRACE PREDS.star")
 	badInput(t, shrink("bad.lz4", "nosuch.star", "-o", "x.lz4"), "nosuch.star")
 	badInput(t, shrink("missing.lz4", script, "-o", "x.lz4"), "missing.lz4")
@@ -174,6 +179,116 @@ func TestShrinkBadInput(t *testing.T) {
 	if e.code != 4 || !strings.Contains(e.stderr, "not fully checked") {
 		t.Fatalf("a predicate error: exit %d, want 4\n%s%s", e.code, e.stdout, e.stderr)
 	}
+}
+
+// TestShrinkFork: a fork (a predicted future of paxos spec seed 8, and a
+// fork of a live recording) shrinks to a fork with the same recorded
+// steps #0..#fork_at, as replay events prints them, and a shorter
+// continuation that replay check still fails with the same predicate,
+// after the fork; no schedule file; the same bytes when shrunk again.
+func TestShrinkFork(t *testing.T) {
+	dir := t.TempDir()
+	script := paxosScript(t)
+	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "spec", "--seed", "8", "-o", "p.lz4"))
+	replay(t, dir, "predict", "p.lz4", script, "--at", "1062", "--budget", "100")
+	if _, err := os.Stat(filepath.Join(dir, "p-predict-1.lz4")); err != nil {
+		t.Fatalf("predict wrote no violating future: %v", err)
+	}
+	shrunkFork(t, dir, script, "p-predict-1.lz4", 1062, true)
+
+	// A live recording, forked, shrinks the same way.
+	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "no-persist", "--seed", "1", "-o", "np.lz4"))
+	live := splitByNode(t, dir, "np.lz4")
+	mustOK(t, replay(t, dir, append([]string{"fork", "--at", "50", "-o", "lf.lz4"}, live...)...))
+	// Its violation needs every step up to it: only what comes after
+	// goes.
+	shrunkFork(t, dir, script, "lf.lz4", 50, false)
+}
+
+// shrunkFork shrinks the fork at step at and checks the result: its
+// violation comes no later (sooner: strictly sooner).
+func shrunkFork(t *testing.T, dir, script, fork string, at int, sooner bool) {
+	t.Helper()
+	name := strings.TrimSuffix(fork, ".lz4")
+	c := replay(t, dir, "check", fork, script)
+	first := regexp.MustCompile(`(?m)^(\w+) \(safety\) violated at step #(\d+)`).FindStringSubmatch(c.stdout)
+	if c.code != 1 || first == nil {
+		t.Fatalf("check %s: exit %d, no violation\n%s", fork, c.code, c.stdout)
+	}
+	s := replay(t, dir, "shrink", fork, script, "-o", name+"-small.lz4")
+	mustOK(t, s)
+	m := regexp.MustCompile(`(?m)^shrunk \S+: \d+ events -> \d+ \(a fork: steps #0\.\.#(\d+) kept as recorded, its continuation (\d+) -> (\d+)\),`).FindStringSubmatch(s.stdout)
+	if m == nil || atoi(t, m[1]) != at || atoi(t, m[3]) >= atoi(t, m[2]) {
+		t.Fatalf("summary %q: want the fork's prefix #0..#%d and a shorter continuation\n%s", m, at, s.stdout)
+	}
+	if !strings.Contains(s.stdout, fmt.Sprintf("  #0..#%d: the recording's steps, as in %s", at, fork)) ||
+		!regexp.MustCompile(fmt.Sprintf(`(?m)^#%d L=`, at+1)).MatchString(s.stdout) ||
+		!strings.Contains(s.stdout, "reproduce: the trace itself (no schedule file: a fork") {
+		t.Errorf("the story does not start after the fork, or a schedule is offered:\n%s", s.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, name+"-small.schedule")); err == nil {
+		t.Error("a schedule file was written for a fork")
+	}
+	small := name + "-small.lz4"
+	c = replay(t, dir, "check", small, script)
+	second := regexp.MustCompile(`(?m)^(\w+) \(safety\) violated at step #(\d+)`).FindStringSubmatch(c.stdout)
+	if c.code != 1 || second == nil || second[1] != first[1] {
+		t.Fatalf("check %s: exit %d, want %s violated\n%s", small, c.code, first[1], c.stdout)
+	}
+	if v, was := atoi(t, second[2]), atoi(t, first[2]); v <= at || v > was || sooner && v == was {
+		t.Errorf("the shrunk fork violates %s at #%d, the fork at #%d: want after #%d and no later (sooner: %v)", first[1], v, was, at, sooner)
+	}
+	// Steps #0..#at are the recording's: every field replay events shows
+	// of them is the same, except where their messages were received,
+	// which the continuation decides.
+	if a, b := recordedSteps(t, dir, fork, at), recordedSteps(t, dir, small, at); !reflect.DeepEqual(a, b) {
+		for i := range a {
+			if !reflect.DeepEqual(a[i], b[i]) {
+				t.Fatalf("step #%d differs:\n%v\n%v", i, a[i], b[i])
+			}
+		}
+		t.Fatalf("%d recorded steps, want %d", len(b), len(a))
+	}
+	f, err := record.ReadFile(filepath.Join(dir, small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := record.ReadFile(filepath.Join(dir, fork))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := f.Header; h.Driver != "fork" || h.Run["fork_at"] != strconv.Itoa(at) || h.Run["fork_of"] != orig.Header.Run["fork_of"] ||
+		h.Run["shrunk_from"] != fork || h.Run["shrunk_for"] != first[1] {
+		t.Errorf("header: driver %q, run %v", h.Driver, h.Run)
+	}
+	mustOK(t, replay(t, dir, "verify", small))
+	mustOK(t, replay(t, dir, "shrink", fork, script, "-o", name+"-again.lz4"))
+	a, _ := os.ReadFile(filepath.Join(dir, small))
+	b, _ := os.ReadFile(filepath.Join(dir, name+"-again.lz4"))
+	if string(a) != string(b) {
+		t.Errorf("%s shrank to different bytes twice", fork)
+	}
+}
+
+// recordedSteps is replay events --json of steps #0..#at, without where
+// their messages were received.
+func recordedSteps(t *testing.T, dir, trace string, at int) []map[string]any {
+	t.Helper()
+	r := replay(t, dir, "events", trace, "--json", "--limit", strconv.Itoa(at+1))
+	mustOK(t, r)
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("events --json: %v\n%s", err, line)
+		}
+		sends, _ := ev["sends"].([]any)
+		for _, snd := range sends {
+			delete(snd.(map[string]any), "received_at")
+		}
+		out = append(out, ev)
+	}
+	return out
 }
 
 func atoi(t *testing.T, s string) int {
