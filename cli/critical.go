@@ -408,9 +408,17 @@ func (r *criticalReport) writeText(a *App) {
 		fmt.Fprintf(w, "  after it no walk recovered (0 of %d)\n", dead.Walks)
 		fmt.Fprintf(w, "last live step #%d: %d of %d walks recovered (%.0f%%)\n", live.Step, live.Recovered, live.Walks, 100*live.Rate())
 		step, at := r.decided()
-		fmt.Fprintf(w, "the violation is known at #%d (%s): the critical step is %d steps and %v of virtual time before it\n",
-			step, map[bool]string{true: "first alarm", false: "open at the end"}[r.tgt.alarm != nil], step-res.Critical,
-			time.Duration(at-r.tr.Events[res.Critical].Time).Round(time.Millisecond))
+		known := map[bool]string{true: "first alarm", false: "open at the end"}[r.tgt.alarm != nil]
+		ahead := time.Duration(at - r.tr.Events[res.Critical].Time).Round(time.Millisecond)
+		if step >= res.Critical {
+			fmt.Fprintf(w, "the violation is known at #%d (%s): the critical step is %d steps and %v of virtual time before it\n",
+				step, known, step-res.Critical, ahead)
+		} else {
+			// Walks from the alarm's step recovered: the alarm flagged an
+			// episode the system would have come out of, left alone.
+			fmt.Fprintf(w, "the first alarm, at #%d, comes %d steps (%v) before the critical step: walks from there still recovered, so the run was not yet doomed when it was raised\n",
+				step, res.Critical-step, -ahead)
+		}
 	}
 	fmt.Fprintf(w, "\nprobes (recovered/walks by step; · none recovered): %s\n", sparkline(res.Probes))
 	for _, p := range res.Probes {
