@@ -11,4 +11,8 @@
 // everything it caused, and events the original never had are handled by
 // one fixed policy. A candidate counts only if checking its trace, as
 // `replay check` does, finds the same predicate failing.
+//
+// A fork is shrunk the same way over its continuation only: its recorded
+// steps #0..#fork_at stay as they are, and every candidate continues a
+// copy of the world at the fork step, rebuilt once from those steps.
 package shrink
