@@ -94,14 +94,18 @@ func failPolicy(spec string) (func(*predicates.Violation) bool, error) {
 
 func splitScript(args []string) ([]string, string, error) {
 	script := args[len(args)-1]
-	if !strings.HasSuffix(script, ".star") {
-		return nil, "", badInput("the last argument %q is not a predicates script (*.star)", script)
+	if !isScriptArg(script) {
+		return nil, "", badInput("the last argument %q is not a predicates script (*.star or builtin:NAME)", script)
 	}
 	return args[:len(args)-1], script, nil
 }
 
 func (a *App) runCheck(args []string, f checkFlags) error {
-	traces, script, err := splitScript(args)
+	traces, arg, err := splitScript(args)
+	if err != nil {
+		return err
+	}
+	script, err := a.resolveScript(arg)
 	if err != nil {
 		return err
 	}
@@ -130,7 +134,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if n := r.Len(); f.from > 0 && f.from >= n {
 		return badInput("--from %d: the trace has %d steps (#0..#%d), so nothing would be checked", f.from, n, n-1)
 	}
-	c, err := predicates.Load(script, r, predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to})
+	c, err := predicates.Load(script.Path, r, predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to})
 	if err != nil {
 		return badInput("%v", err)
 	}
@@ -175,7 +179,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		}
 		if first != nil {
 			fmt.Fprintf(a.Stdout, "debug the first violation: replay debug %s --preds %s --at %d\n",
-				strings.Join(traces, " "), script, first.Step)
+				strings.Join(traces, " "), shellQuote(script.Name), first.Step)
 		}
 	}
 	switch {

@@ -64,6 +64,11 @@ type App struct {
 	// Screen, if set, is where replay debug draws instead of the terminal
 	// (a tcell.SimulationScreen in tests).
 	Screen tcell.Screen
+
+	// builtins is where the embedded scripts are copied for loading,
+	// shared by copies of the App (the debugger's quiet one); Run removes
+	// it when it is a temporary folder of this command's own.
+	builtins *builtinDir
 }
 
 // Main runs the command line in os.Args with the given systems and returns
@@ -75,6 +80,10 @@ func Main(reg *system.Registry) int {
 
 // Run executes one command line and returns its exit code.
 func (a *App) Run(args []string) int {
+	if a.builtins == nil {
+		a.builtins = &builtinDir{}
+	}
+	defer a.builtins.remove()
 	root := a.root()
 	root.SetArgs(args)
 	root.SetOut(a.Stdout)
@@ -115,6 +124,8 @@ Traces come from the simulator (replay sim) or from live binaries built with
 -tags record. Every event is numbered by its step in the causal order and
 printed as #STEP; the same number works in every verb.
 
+` + scriptHelp() + `
+
 Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
 3 replay diverged from the recording, 4 a predicate could not be evaluated
 (the run was not fully checked).`,
@@ -128,6 +139,11 @@ Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
 	root.AddCommand(a.simCmd(), a.infoCmd(), a.eventsCmd(), a.verifyCmd(), a.mergeCmd(), a.checkCmd(), a.demoCmd(), a.indexCmd(), a.debugCmd(), a.benchCmd(), a.scheduleCmd(), a.forkCmd(), a.exploreCmd(), a.criticalCmd(), a.predictCmd(), a.shrinkCmd(), a.exportCmd(), a.reportCmd(), a.vetCmd(), a.whyCmd(), a.stateCmd(), a.historyCmd())
 	for _, c := range root.Commands() {
 		c.SilenceErrors, c.SilenceUsage = true, true
+		// One description of how a script argument resolves, in every
+		// verb that takes one, so that it cannot drift between them.
+		if strings.Contains(c.Use, ".star") || c.Flags().Lookup("preds") != nil || c.Flags().Lookup("check") != nil {
+			c.Long = withScriptHelp(c.Long)
+		}
 	}
 	return root
 }

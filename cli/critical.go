@@ -192,7 +192,7 @@ func walkSeed(seed uint64, step int) uint64 {
 }
 
 func (a *App) runCritical(args []string, f criticalFlags) error {
-	paths, script, err := splitScript(args)
+	paths, arg, err := splitScript(args)
 	if err != nil {
 		return err
 	}
@@ -211,6 +211,10 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	if _, err := a.Registry.Lookup(tr.Header.System); err != nil {
 		return badInput("%v", err)
 	}
+	script, err := a.resolveScript(arg)
+	if err != nil {
+		return err
+	}
 	out := f.output
 	if out == "" {
 		out = strings.TrimSuffix(paths[0], ".lz4") + "-recovering.lz4"
@@ -223,7 +227,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	prog := a.progress()
-	found, err := a.critical(ctx, tr, script, f, func(s string) { prog.update("%s", s) })
+	found, err := a.critical(ctx, tr, script.Path, f, func(s string) { prog.update("%s", s) })
 	prog.done()
 	if found != nil {
 		for _, n := range found.notes {
@@ -234,7 +238,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		return err
 	}
 	tgt, res, elapsed := found.tgt, found.res, found.elapsed
-	rep := &criticalReport{tr: tr, paths: paths, script: script, f: f, tgt: tgt, res: res, elapsed: elapsed}
+	rep := &criticalReport{tr: tr, paths: paths, script: script.Name, f: f, tgt: tgt, res: res, elapsed: elapsed}
 	if res.LastLive >= 0 && res.Critical >= 0 {
 		if err := writeAtomic(out, func(w *atomicFile) error { _, err := w.Write(found.recovering); return err }); err != nil {
 			return withCode(ExitBadInput, err)

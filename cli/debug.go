@@ -181,7 +181,11 @@ func bar(done, total, width int) string {
 }
 
 func (a *App) runIndex(traces []string, f indexFlags) error {
-	db, res, err := a.openDB(traces, f.preds, f.db, f.force)
+	preds, err := a.resolveOptional(f.preds)
+	if err != nil {
+		return err
+	}
+	db, res, err := a.openDB(traces, preds.Path, f.db, f.force)
 	if err != nil {
 		return err
 	}
@@ -215,7 +219,11 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		if n := len(p.Violations) - violations; n > 0 {
 			screened = fmt.Sprintf(", %d liveness interval(s) screened by stability measures", n)
 		}
-		fmt.Fprintf(a.Stdout, "predicates %s (%s): %d violation(s)%s\n", p.Script, checked, violations, screened)
+		script := p.Script
+		if preds.Name != "" {
+			script = preds.Name // not the temporary copy of a bundled script
+		}
+		fmt.Fprintf(a.Stdout, "predicates %s (%s): %d violation(s)%s\n", script, checked, violations, screened)
 		// A predicate that could not be evaluated means the stored results
 		// are incomplete: say so where errors go, and exit as check does.
 		for _, e := range p.Errors {
@@ -224,7 +232,7 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 	}
 	fmt.Fprintf(a.Stdout, "next: replay debug %s", strings.Join(traces, " "))
 	if f.preds != "" {
-		fmt.Fprintf(a.Stdout, " --preds %s", f.preds)
+		fmt.Fprintf(a.Stdout, " --preds %s", shellQuote(preds.Name))
 	}
 	fmt.Fprintln(a.Stdout)
 	if p != nil && len(p.Errors) > 0 {
@@ -244,7 +252,11 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	if f.budget < 1 || f.walks < 1 || f.walkSteps < 1 {
 		return badInput("--budget %d --walks %d --walk-steps %d: want positive numbers", f.budget, f.walks, f.walkSteps)
 	}
-	db, res, err := a.openDB(traces, f.preds, f.db, false)
+	preds, err := a.resolveOptional(f.preds)
+	if err != nil {
+		return err
+	}
+	db, res, err := a.openDB(traces, preds.Path, f.db, false)
 	if err != nil {
 		return err
 	}
@@ -253,7 +265,7 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 		return badInput("--at %d: the trace has %d steps (#0..#%d)", f.at, db.Len(), db.Len()-1)
 	}
 	predict, critical := a.debugSearches(f)
-	m, err := tui.New(tui.Config{DB: db, Traces: traces, Registry: a.Registry, Preds: f.preds, At: f.at, Trace: res.Trace,
+	m, err := tui.New(tui.Config{DB: db, Traces: traces, Registry: a.Registry, Preds: preds.Path, At: f.at, Trace: res.Trace,
 		Predict: predict, Critical: critical})
 	if err != nil {
 		return badInput("%v", err)

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"fmt"
-
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -28,9 +28,9 @@ const (
 )
 
 func (a *App) demoCmd() *cobra.Command {
-	var output string
+	var output, dir string
 	cmd := &cobra.Command{
-		Use:   "demo",
+		Use:   "demo [--dir DIR] [-o FILE]",
 		Short: "Find a seeded Paxos bug: simulate, check, and point at the violation",
 		Long: fmt.Sprintf(`Simulate the bundled Paxos system (7 processes, 30%% message loss,
 crash/restart churn) built with the %s bug at seed %d, check the run
@@ -43,16 +43,66 @@ value of the response it received last. Agreement breaks: two different
 values get chosen. The check finds the exact step where the second value
 is chosen by a majority.
 
-The trace goes to ./replay-demo.lz4 and the script to ./replay-demo.star
-(-o changes both names). Exits 0 when the demonstration worked.`, demoBug, demoSeed),
+The trace (replay-demo.lz4) and a copy of the script (replay-demo.star) go
+to a fresh temporary directory, not the current one, so the demo can run
+anywhere (after go install, too) and leaves no files in a checkout; the
+demo prints where, and every command it prints works from the current
+directory. --dir DIR writes them into DIR instead (created if missing);
+-o FILE names the trace (the script goes beside it, as .star), inside DIR
+with --dir, else relative to the current directory. Exits 0 when the
+demonstration worked.`, demoBug, demoSeed),
+		Example: `  replay demo
+  replay demo --dir demo     # then: replay debug demo/replay-demo.lz4 --preds demo/replay-demo.star`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runDemo(output) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runDemo(dir, output, cmd.Flags().Changed("dir"), cmd.Flags().Changed("output"))
+		},
 	}
+	cmd.Flags().StringVar(&dir, "dir", "", "directory for the demo's files (default: a fresh temporary directory)")
 	cmd.Flags().StringVarP(&output, "output", "o", "replay-demo.lz4", "trace file to write (the script goes beside it, as .star)")
 	return cmd
 }
 
-func (a *App) runDemo(output string) error {
+// demoPaths decides where the demo's trace goes and whether it made a
+// temporary directory for it (removed again if the demo fails, since
+// nothing in it would be of use).
+func demoPaths(dir, output string, dirSet, outputSet bool) (trace, made string, err error) {
+	switch {
+	case dirSet && dir == "":
+		return "", "", badInput("--dir: empty directory name (omit --dir for a temporary directory)")
+	case outputSet && output == "":
+		return "", "", badInput("-o: empty file name")
+	case dirSet:
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", "", badInput("--dir: %v", err)
+		}
+	case outputSet:
+		// An explicit -o alone is where the user asked for the trace.
+		return output, "", nil
+	default:
+		if dir, err = os.MkdirTemp("", "replay-demo-"); err != nil {
+			return "", "", fmt.Errorf("demo: temporary directory: %w", err)
+		}
+		made = dir
+	}
+	if filepath.IsAbs(output) {
+		return output, made, nil
+	}
+	return filepath.Join(dir, output), made, nil
+}
+
+func (a *App) runDemo(dir, output string, dirSet, outputSet bool) (err error) {
+	output, made, err := demoPaths(dir, output, dirSet, outputSet)
+	if err != nil {
+		return err
+	}
+	if made != "" {
+		defer func() {
+			if err != nil {
+				os.RemoveAll(made)
+			}
+		}()
+	}
 	w := a.Stdout
 	sys := paxos.System
 	cfg := sim.DefaultConfig()
@@ -71,6 +121,14 @@ func (a *App) runDemo(output string) error {
 		return err
 	}
 	defer sf.Abort()
+	// Where the files are, said once; the commands below name them as
+	// the user can type them from here.
+	if made != "" {
+		fmt.Fprintf(w, "The demo's files go to %s (a fresh temporary directory; --dir DIR to choose one).\n\n", made)
+	} else {
+		fmt.Fprintf(w, "The demo's files go to %s.\n\n", filepath.Dir(output))
+	}
+	qOut, qScript := shellQuote(output), shellQuote(script)
 	fmt.Fprintf(w, "1. Simulating %d Paxos processes with the %q bug: seed %d, message loss %g, churn %g crashes/node/s, %v of virtual time.\n",
 		cfg.Nodes, demoBug, cfg.Seed, cfg.Drop, cfg.Churn, cfg.Time)
 	res, err := sim.Run(sys, cfg, out)
@@ -140,7 +198,7 @@ func (a *App) runDemo(output string) error {
      replay debug %s --preds %s --at %d
 
    (replay check %s %s exits 1 on this trace.)
-`, v.Step, time.Duration(v.Time).Round(time.Millisecond), chosen, output, max(0, v.Step-20), output, script, v.Step, output, script)
+`, v.Step, time.Duration(v.Time).Round(time.Millisecond), chosen, qOut, max(0, v.Step-20), qOut, qScript, v.Step, qOut, qScript)
 	if _, err := a.Registry.Lookup(sys.Name); err != nil {
 		// A team's own binary (cli.Main with its systems) runs the demo
 		// from the embedded paxos, but cannot replay its trace.

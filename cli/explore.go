@@ -167,12 +167,13 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	case changed("output") && f.sim.output == "":
 		return badInput("-o: empty file name (omit -o for %s-%s-explore.lz4)", sys.Name, f.sim.bug)
 	}
-	if !strings.HasSuffix(f.sim.check, ".star") {
-		return badInput("--check %q is not a predicates script (*.star)", f.sim.check)
-	}
-	if _, err := os.Stat(f.sim.check); err != nil {
+	script, err := a.scriptArg(f.sim.check)
+	if err != nil {
 		return badInput("--check: %v", err)
 	}
+	// Printed commands name the script as builtin:NAME when it is one,
+	// which means the same from any directory.
+	f.sim.check = script.Name
 	var cfg sim.Config
 	var start explore.Starter
 	if changed("from") || changed("at") {
@@ -218,7 +219,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	defer stop()
 	prog := a.progress()
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
-		Script: f.sim.check,
+		Script: script.Path,
 		Check:  simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget},
 		Budget: budget, Time: f.wall, Jobs: f.jobs, All: f.all, Start: start,
 		Progress: func(p explore.Progress) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -117,7 +116,11 @@ func (a *App) runExport(traces []string, f exportFlags) error {
 		return badInput("%v", err)
 	}
 	if f.preds != "" {
-		rep, _, err := a.checkForExport(tr, f.preds)
+		script, err := a.scriptArg(f.preds)
+		if err != nil {
+			return err
+		}
+		rep, _, err := a.checkForExport(tr, script)
 		if err != nil {
 			return err
 		}
@@ -158,18 +161,12 @@ func exportErr(err error) error {
 // this binary does not know cannot be replayed, hence not checked. The
 // notes say what was not fully checked (a divergence, failed predicates);
 // they also go to stderr.
-func (a *App) checkForExport(tr *replay.Trace, script string) (rep *predicates.Report, notes []string, err error) {
-	if !strings.HasSuffix(script, ".star") {
-		return nil, nil, badInput("%q is not a predicates script (*.star)", script)
-	}
-	if _, err := os.Stat(script); err != nil {
-		return nil, nil, badInput("%v", err)
-	}
+func (a *App) checkForExport(tr *replay.Trace, script scriptRef) (rep *predicates.Report, notes []string, err error) {
 	r, err := replay.New(tr, a.Registry, replay.Options{})
 	if err != nil {
 		return nil, nil, badInput("%v", err)
 	}
-	c, err := predicates.Load(script, r, predicates.Options{To: -1})
+	c, err := predicates.Load(script.Path, r, predicates.Options{To: -1})
 	if err != nil {
 		return nil, nil, badInput("%v", err)
 	}

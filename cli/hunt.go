@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -46,8 +45,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(f.check); err != nil {
-		return badInput("--check: %v", err)
+	script, err := a.resolveScript(f.check)
+	if err != nil {
+		return err
 	}
 	out := f.output
 	if out == "" {
@@ -60,7 +60,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		cfg.Seed = seed
 		prog.update("seed %d (%d of %d), %d steps checked", seed, seed-from+1, to-from+1, steps)
 		runStart := time.Now()
-		res, err := simtest.Run(sys, cfg, f.check, simtest.Options{Registry: a.Registry, Counts: counts, StopAtFirst: true,
+		res, err := simtest.Run(sys, cfg, script.Path, simtest.Options{Registry: a.Registry, Counts: counts, StopAtFirst: true,
 			MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget})
 		var evalErr *predicates.EvalError
 		if err != nil && !(errors.As(err, &evalErr) && res != nil) {
@@ -100,14 +100,14 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			res.Report.WriteText(a.Stdout, time.Since(runStart))
 			res.Report.WriteErrors(a.Stderr)
 			fmt.Fprintf(a.Stdout, "wrote %s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d\n",
-				out, simtest.SimCommand(sys, res.Config, out), out, f.check, at)
+				out, simtest.SimCommand(sys, res.Config, out), out, shellQuote(script.Name), at)
 			return &exitError{ExitPredicateError, fmt.Errorf("seed %d: %d evaluation error(s) (above): the seed was not fully checked", seed, len(evalErr.Failures))}
 		}
 		v := res.Failing[0]
 		fmt.Fprintf(a.Stdout, "seed %d fails (%d of seeds %d-%d tried): %s\n\n", seed, seed-from+1, from, to, v.Headline())
 		res.Report.WriteText(a.Stdout, time.Since(runStart))
 		fmt.Fprintf(a.Stdout, "wrote %s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d\n",
-			out, simtest.SimCommand(sys, res.Config, out), out, f.check, v.Step)
+			out, simtest.SimCommand(sys, res.Config, out), out, shellQuote(script.Name), v.Step)
 		return &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, v.Headline())}
 	}
 	prog.done()

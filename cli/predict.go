@@ -98,7 +98,7 @@ type prediction struct {
 }
 
 func (a *App) runPredict(args []string, f predictFlags) error {
-	paths, script, err := splitScript(args)
+	paths, arg, err := splitScript(args)
 	if err != nil {
 		return err
 	}
@@ -115,8 +115,9 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	case changed("bug") || changed("param") || changed("nodes"):
 		return badInput("--bug, --param and --nodes come from the trace; they cannot change")
 	}
-	if _, err := os.Stat(script); err != nil {
-		return badInput("%v", err)
+	script, err := a.resolveScript(arg)
+	if err != nil {
+		return err
 	}
 	tr, err := a.loadTrace(paths)
 	if err != nil {
@@ -134,7 +135,7 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	prog := a.progress()
-	res, err := a.predict(ctx, tr, script, f, func(s string) { prog.update("%s", s) })
+	res, err := a.predict(ctx, tr, script.Path, f, func(s string) { prog.update("%s", s) })
 	prog.done()
 	if err != nil {
 		return err
@@ -150,11 +151,11 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		}
 	}
 	if f.asJSON {
-		if err := a.predictJSON(tr, paths, script, f, sum, preds, earlier, panics); err != nil {
+		if err := a.predictJSON(tr, paths, script.Name, f, sum, preds, earlier, panics); err != nil {
 			return err
 		}
 	} else {
-		a.predictText(tr, paths, script, f, sum, preds, earlier, panics)
+		a.predictText(tr, paths, script.Name, f, sum, preds, earlier, panics)
 	}
 	if len(preds) > 0 || len(panics) > 0 {
 		return withCode(ExitViolations, fmt.Errorf("%d violation(s) predicted from #%d", len(preds)+len(panics), f.at))

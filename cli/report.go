@@ -52,7 +52,7 @@ Exit codes: 0 the report was written (whatever it found), 2 bad input.`,
 }
 
 func (a *App) runReport(args []string, f reportFlags) error {
-	traces, script, err := splitScript(args)
+	traces, arg, err := splitScript(args)
 	if err != nil {
 		return err
 	}
@@ -66,10 +66,15 @@ func (a *App) runReport(args []string, f reportFlags) error {
 	if err != nil {
 		return err
 	}
-	rep, notes, err := a.checkForExport(tr, script)
+	ref, err := a.resolveScript(arg)
 	if err != nil {
 		return err
 	}
+	rep, notes, err := a.checkForExport(tr, ref)
+	if err != nil {
+		return err
+	}
+	script := ref.Name // what the report's commands name, from any directory
 	codec := a.codec(tr)
 	render := replay.NewRenderer(tr, codec)
 	r := &export.Report{

@@ -100,12 +100,10 @@ evaluated on TRACE.`,
 	return cmd
 }
 
-func (a *App) runShrink(path, script string, f shrinkFlags) error {
-	if !strings.HasSuffix(script, ".star") {
-		return badInput("%q is not a predicates script (*.star)", script)
-	}
-	if _, err := os.Stat(script); err != nil {
-		return badInput("%v", err)
+func (a *App) runShrink(path, arg string, f shrinkFlags) error {
+	ref, err := a.scriptArg(arg)
+	if err != nil {
+		return err
 	}
 	maxSteps, memory, timeBudget, err := f.budgets.parse()
 	if err != nil {
@@ -143,7 +141,7 @@ func (a *App) runShrink(path, script string, f shrinkFlags) error {
 	defer stop()
 	prog := a.progress()
 	res, err := shrink.Shrink(ctx, sys, data, shrink.Options{
-		Script: script, Predicate: f.predicate, Time: f.wall, From: path,
+		Script: ref.Path, Predicate: f.predicate, Time: f.wall, From: path,
 		Check: simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget},
 		Progress: func(p shrink.Progress) {
 			prog.update("shrink %s: %s; %d candidates, %d events now (%d at start), %v",
@@ -159,9 +157,9 @@ func (a *App) runShrink(path, script string, f shrinkFlags) error {
 		return err
 	}
 	if f.asJSON {
-		return a.shrinkJSON(res, path, script, files)
+		return a.shrinkJSON(res, path, ref.Name, files)
 	}
-	return a.shrinkText(res, path, script, files)
+	return a.shrinkText(res, path, ref.Name, files)
 }
 
 // shrinkExit maps a shrink that could not start to its exit code.

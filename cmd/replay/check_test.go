@@ -21,22 +21,24 @@ func paxosScript(t *testing.T) string {
 func TestDemo(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
-	r := replay(t, dir, "demo")
+	// --dir relative to where the user is: the printed commands name the
+	// files from there.
+	r := replay(t, dir, "demo", "--dir", "out")
 	mustOK(t, r)
 	if time.Since(start) > 10*time.Second {
 		t.Logf("demo took %v (the target is under 10s)", time.Since(start))
 	}
-	m := regexp.MustCompile(`replay debug replay-demo.lz4 --preds replay-demo.star --at (\d+)`).FindStringSubmatch(r.stdout)
+	m := regexp.MustCompile(`replay debug out/replay-demo.lz4 --preds out/replay-demo.star --at (\d+)`).FindStringSubmatch(r.stdout)
 	if m == nil || !strings.Contains(r.stdout, "GlobalConsistency (safety) violated at step #"+m[1]) {
 		t.Fatalf("demo output lacks the violation or the debugger command:\n%s", r.stdout)
 	}
 	for _, f := range []string{"replay-demo.lz4", "replay-demo.star"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, "out", f)); err != nil {
 			t.Fatalf("demo did not leave %s: %v", f, err)
 		}
 	}
 	// The same trace fails replay check, at the same step.
-	r = replay(t, dir, "check", "replay-demo.lz4", "replay-demo.star")
+	r = replay(t, dir, "check", "out/replay-demo.lz4", "out/replay-demo.star")
 	if r.code != 1 || !strings.Contains(r.stdout, "violated at step #"+m[1]) {
 		t.Fatalf("check of the demo trace: exit %d\n%s", r.code, r.stdout)
 	}

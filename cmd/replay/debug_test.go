@@ -9,7 +9,7 @@ import (
 
 func TestIndex(t *testing.T) {
 	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "demo"))
+	mustOK(t, replay(t, dir, "demo", "--dir", "."))
 	r := replay(t, dir, "index", "replay-demo.lz4", "--preds", "replay-demo.star")
 	mustOK(t, r)
 	for _, want := range []string{"replay-demo.lz4.db: built in", "1926 steps, 7 nodes", "predicates replay-demo.star (checked): 1 violation(s)", "next: replay debug replay-demo.lz4 --preds replay-demo.star"} {

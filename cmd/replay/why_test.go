@@ -12,7 +12,7 @@ import (
 // proposed x7, and both sources must tell the same story.
 func TestWhy(t *testing.T) {
 	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "demo"))
+	mustOK(t, replay(t, dir, "demo", "--dir", "."))
 	args := []string{"why", "replay-demo.lz4", "--at", "273", "--node", "n6", "--field", "Agent.AcceptedValue"}
 	replayed := replay(t, dir, args...)
 	mustOK(t, replayed)
