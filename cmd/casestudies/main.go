@@ -1,9 +1,12 @@
 // Command casestudies regenerates docs/case-studies.md: for every seeded
 // bug of every bundled system, which predicate catches it, at which seeds
 // of 1-100, where; and for every correct system, that seeds 1-100 raise
-// no safety violation and no alarm.
+// no safety violation and no alarm. With -explore it regenerates the
+// table of docs/exploration.md instead: executions to the first
+// violation, per bug, for seed sweeps and every sampling strategy.
 //
 //	go run ./cmd/casestudies -o docs/case-studies.md
+//	go run ./cmd/casestudies -explore -o docs/exploration.md   # about 35 min on 2 cores
 package main
 
 import (
@@ -78,7 +81,29 @@ func main() {
 	out := flag.String("o", "", "write the document here (default: stdout)")
 	from := flag.Uint64("from", 1, "first seed")
 	to := flag.Uint64("to", 100, "last seed")
+	exploreTable := flag.Bool("explore", false, "regenerate the exploration table of docs/exploration.md (with -o docs/exploration.md) instead")
+	capRuns := flag.Int("cap", 40, "with -explore: executions per try before it counts as a miss")
+	tries := flag.Int("tries", 5, "with -explore: tries per cell (seed sweeps from 1, 1+cap, ...; exploration seeds 1..tries)")
+	jobs := flag.Int("jobs", 1, "with -explore: executions at once (the table does not depend on it)")
 	flag.Parse()
+	if *shrinkTable {
+		if err := runShrinkTable(*out, *shrinkTime, *bfsTime); err != nil {
+			fmt.Fprintln(os.Stderr, "casestudies:", err)
+			os.Exit(2)
+		}
+		return
+	}
+	if *exploreTable {
+		if *capRuns < 1 || *tries < 1 || *jobs < 1 {
+			fmt.Fprintln(os.Stderr, "casestudies: -cap, -tries and -jobs want positive numbers")
+			os.Exit(2)
+		}
+		if err := runExploreTable(*out, *capRuns, *tries, *jobs); err != nil {
+			fmt.Fprintln(os.Stderr, "casestudies:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(*out, *from, *to); err != nil {
 		fmt.Fprintln(os.Stderr, "casestudies:", err)
 		os.Exit(2)
