@@ -80,9 +80,10 @@ recover), 1 interrupted before the search finished (what it found is
 printed), 2 bad input (no such predicate, a safety predicate, a predicate
 that holds at the end with no alarm), 3 the trace diverges on replay,
 4 a predicate could not be evaluated.`,
-		Example: `  replay sim transport --bug stale-syn --seed 1 -o stale.lz4
-  replay critical stale.lz4 scripts/transport.star --predicate AllAcknowledged
-  replay critical stale.lz4 scripts/transport.star --predicate AllAcknowledged --walks 16 --jobs 2 --json`,
+		Example: `  replay sim chord --bug finger-boundary --seed 1 -o fb.lz4
+  replay critical fb.lz4 chord.star --predicate FingersCorrect
+  replay sim replicastore --bug balance-race --seed 1 -o br.lz4
+  replay critical br.lz4 replicastore.star --predicate ReplicaDegree --walks 16 --jobs 2 --json`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.changed = cmd.Flags().Changed
