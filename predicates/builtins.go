@@ -26,26 +26,37 @@ func (c *Checker) builtins() starlark.StringDict {
 		return starlark.NewBuiltin(name, fn)
 	}
 	d := starlark.StringDict{
-		"table":         b("table", c.declTable),
-		"derived":       b("derived", c.declDerived),
-		"safety":        b("safety", c.declPredicate("safety")),
-		"liveness":      b("liveness", c.declPredicate("liveness")),
-		"forall":        b("forall", c.quantBuiltin(qForall)),
-		"exists":        b("exists", c.quantBuiltin(qExists)),
-		"count":         b("count", c.quantBuiltin(qCount)),
-		"implies":       b("implies", implies),
-		"now":           b("now", c.nowBuiltin),
-		"since_change":  b("since_change", c.sinceChange),
-		"timers":        b("timers", c.timersBuiltin),
-		"unknown_nodes": b("unknown_nodes", c.unknownNodes),
-		"nodes":         b("nodes", c.nodesBuiltin),
-		"struct":        starlark.NewBuiltin("struct", starlarkstruct.Make),
-		"event":         &eventValue{c: c},
-		"msgs":          &msgsValue{c: c},
-		"MICROSECOND":   starlark.MakeInt64(int64(time.Microsecond)),
-		"MILLISECOND":   starlark.MakeInt64(int64(time.Millisecond)),
-		"SECOND":        starlark.MakeInt64(int64(time.Second)),
-		"MINUTE":        starlark.MakeInt64(int64(time.Minute)),
+		"table":           b("table", c.declTable),
+		"derived":         b("derived", c.declDerived),
+		"safety":          b("safety", c.declPredicate("safety")),
+		"liveness":        b("liveness", c.declPredicate("liveness")),
+		"forall":          b("forall", c.quantBuiltin(qForall)),
+		"exists":          b("exists", c.quantBuiltin(qExists)),
+		"count":           b("count", c.quantBuiltin(qCount)),
+		"implies":         b("implies", implies),
+		"now":             b("now", c.nowBuiltin),
+		"since_change":    b("since_change", c.sinceChange),
+		"timers":          b("timers", c.timersBuiltin),
+		"unknown_nodes":   b("unknown_nodes", c.unknownNodes),
+		"nodes":           b("nodes", c.nodesBuiltin),
+		"struct":          starlark.NewBuiltin("struct", starlarkstruct.Make),
+		"history":         b("history", c.declHistory),
+		"model":           b("model", c.declModel),
+		"linearizable":    b("linearizable", c.linearizableBuiltin),
+		"linearizability": b("linearizability", c.linearizabilityBuiltin),
+		"event":           &eventValue{c: c},
+		"msgs":            &msgsValue{c: c},
+		"MICROSECOND":     starlark.MakeInt64(int64(time.Microsecond)),
+		"MILLISECOND":     starlark.MakeInt64(int64(time.Millisecond)),
+		"SECOND":          starlark.MakeInt64(int64(time.Second)),
+		"MINUTE":          starlark.MakeInt64(int64(time.Minute)),
+	}
+	if m, err := c.bundledModels(); err == nil {
+		d["models"] = m
+	} else {
+		// models.star is part of the binary: it cannot fail unless the
+		// engine itself is broken.
+		panic(err)
 	}
 	c.sandboxBuiltins(d)
 	return d

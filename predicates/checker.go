@@ -47,7 +47,11 @@ type Checker struct {
 	tables  []*Table
 	derived []*Derived
 	preds   []*Predicate
-	names   map[string]syntax.Position
+	// histories accumulate operations (history()); models holds the
+	// bundled models (models.register, models.kv), built once.
+	histories []*History
+	models    starlark.Value
+	names     map[string]syntax.Position
 
 	index     index
 	cur       *frame
@@ -287,6 +291,7 @@ func (c *Checker) Observe() error {
 			}
 		}
 	}
+	c.recordHistories()
 	if step < c.opts.From || (c.opts.To >= 0 && step > c.opts.To) {
 		return nil
 	}

@@ -1,0 +1,820 @@
+package predicates
+
+// Histories of operations and their linearizability check.
+//
+// history(NAME, FN) accumulates operations across steps (FN runs after
+// every step and calls h.call / h.ret); linearizable(H, MODEL) checks the
+// history against a sequential model written in Starlark, with
+// github.com/anishathalye/porcupine doing the search. The model's step
+// function runs on the checker's thread, so it spends the evaluating
+// predicate's budgets (steps, memory, time) like any other Starlark code.
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+	"go.starlark.net/syntax"
+)
+
+// History is an operation history declared with history(NAME, FN).
+type History struct {
+	c    *Checker
+	name string
+	pos  syntax.Position
+	fn   starlark.Callable
+	id   int
+
+	ops  []*linOp
+	byID map[string]int // op id (its repr) -> index in ops
+	// changes lists the op index of every call and return in order, so a
+	// model's cache learns what changed since it last looked.
+	changes []int
+	// recording: FN is running, so call and ret are allowed.
+	recording bool
+	// failed: FN failed at that step (reported then); the history is
+	// incomplete from there on, so checking it is an error, not a pass.
+	failed     bool
+	failedStep int
+	caches     map[*Model]*linCache
+}
+
+// linOp is one operation: invoked by call, completed by ret (or pending).
+type linOp struct {
+	id       starlark.Value
+	client   string
+	input    starlark.Value
+	output   starlark.Value
+	call     int64 // time (ns since the start), or the given call
+	ret      int64
+	callStep int // -1: not from a trace (a hand-built history)
+	retStep  int
+	pending  bool
+}
+
+// Model is a sequential specification declared with model(...).
+type Model struct {
+	init      starlark.Value
+	step      starlark.Callable
+	partition starlark.Callable // nil: one partition
+	name      string
+}
+
+// depHistory: a history's operations (added or completed).
+const depHistory depKind = 100
+
+// history(NAME, FN)
+func (c *Checker) declHistory(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := c.declaring("history"); err != nil {
+		return nil, err
+	}
+	var name string
+	var fn starlark.Callable
+	if err := starlark.UnpackArgs("history", args, kwargs, "name", &name, "fn", &fn); err != nil {
+		return nil, err
+	}
+	if err := c.claimName(thread, "history", name); err != nil {
+		return nil, err
+	}
+	h := &History{c: c, name: name, pos: thread.CallFrame(1).Pos, fn: fn, id: len(c.histories) + 1,
+		byID: map[string]int{}, caches: map[*Model]*linCache{}}
+	c.histories = append(c.histories, h)
+	return h, nil
+}
+
+// recordHistories runs every history's recorder after a step. Recorders
+// run at every step, also outside --from/--to: a history must hold every
+// operation of the run to be checked.
+func (c *Checker) recordHistories() {
+	for _, h := range c.histories {
+		if h.failed {
+			continue
+		}
+		f := c.newFrame(frameAux, nil)
+		h.recording = true
+		n := len(h.changes)
+		_, err := c.call(f, h.fn, nil)
+		h.recording = false
+		c.forget(f)
+		if err != nil {
+			h.failed, h.failedStep = true, c.step
+			c.fail(h.name, "history", err)
+			c.changed(dep{depHistory, h.id})
+			continue
+		}
+		if len(h.changes) != n {
+			c.changed(dep{depHistory, h.id})
+		}
+	}
+}
+
+func (h *History) String() string        { return fmt.Sprintf("history(%q)", h.name) }
+func (h *History) Type() string          { return "history" }
+func (h *History) Freeze()               {}
+func (h *History) Truth() starlark.Bool  { return true }
+func (h *History) Hash() (uint32, error) { return uint32(h.id), nil }
+func (h *History) Len() int {
+	h.c.read(dep{depHistory, h.id})
+	return len(h.ops)
+}
+
+// Iterate makes a history a sequence: len(h) and "for op in h" (each op
+// a struct, as h.get returns).
+func (h *History) Iterate() starlark.Iterator {
+	h.c.read(dep{depHistory, h.id})
+	return &histIter{ops: h.ops[:len(h.ops):len(h.ops)]}
+}
+
+type histIter struct{ ops []*linOp }
+
+func (it *histIter) Next(p *starlark.Value) bool {
+	if len(it.ops) == 0 {
+		return false
+	}
+	*p, it.ops = it.ops[0].value(), it.ops[1:]
+	return true
+}
+func (it *histIter) Done() {}
+
+func (h *History) AttrNames() []string { return []string{"call", "get", "name", "ops", "ret"} }
+func (h *History) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "name":
+		return starlark.String(h.name), nil
+	case "call":
+		return starlark.NewBuiltin(h.name+".call", h.callOp), nil
+	case "ret":
+		return starlark.NewBuiltin(h.name+".ret", h.retOp), nil
+	case "get":
+		return starlark.NewBuiltin(h.name+".get", h.getOp), nil
+	case "ops":
+		return starlark.NewBuiltin(h.name+".ops", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+			h.c.read(dep{depHistory, h.id})
+			vs := make([]starlark.Value, len(h.ops))
+			for i, op := range h.ops {
+				vs[i] = op.value()
+			}
+			l := starlark.NewList(vs)
+			l.Freeze()
+			return l, nil
+		}), nil
+	}
+	return nil, nil
+}
+
+// opKey identifies an op id: ints and strings only, so that ids compare
+// as the script means (1 and "1" are different operations).
+func opKey(fn string, id starlark.Value) (string, error) {
+	switch id.(type) {
+	case starlark.Int, starlark.String:
+		return id.Type() + ":" + id.String(), nil
+	}
+	return "", fmt.Errorf("%s: an operation id is an int or a string, not %s", fn, id.Type())
+}
+
+func (h *History) recorder(fn string) error {
+	if !h.recording {
+		return fmt.Errorf("%s: operations are added only by the history's own function (the one given to history(%q, ...)), which runs after every step", fn, h.name)
+	}
+	return nil
+}
+
+// h.call(id, input, client=event.node): an operation is invoked now.
+func (h *History) callOp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := h.recorder(b.Name()); err != nil {
+		return nil, err
+	}
+	var id, input starlark.Value
+	client := string(h.c.ev.Node)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "id", &id, "input", &input, "client?", &client); err != nil {
+		return nil, err
+	}
+	k, err := opKey(b.Name(), id)
+	if err != nil {
+		return nil, err
+	}
+	if i, dup := h.byID[k]; dup {
+		return nil, fmt.Errorf("%s: operation %s was already invoked at #%d", b.Name(), id, h.ops[i].callStep)
+	}
+	in, err := freezeChecked(input)
+	if err != nil {
+		return nil, fmt.Errorf("%s: input: %w", b.Name(), err)
+	}
+	t := h.c.ev.Time - h.c.start
+	h.byID[k] = len(h.ops)
+	h.changes = append(h.changes, len(h.ops))
+	h.ops = append(h.ops, &linOp{id: id, client: client, input: in, output: starlark.None,
+		call: t, ret: math.MaxInt64, callStep: h.c.step, retStep: -1, pending: true})
+	return starlark.None, nil
+}
+
+// h.ret(id, output=None): the pending operation id returns now.
+func (h *History) retOp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := h.recorder(b.Name()); err != nil {
+		return nil, err
+	}
+	var id starlark.Value
+	var output starlark.Value = starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "id", &id, "output?", &output); err != nil {
+		return nil, err
+	}
+	k, err := opKey(b.Name(), id)
+	if err != nil {
+		return nil, err
+	}
+	i, ok := h.byID[k]
+	if !ok {
+		return nil, fmt.Errorf("%s: operation %s was never invoked (call it first)", b.Name(), id)
+	}
+	op := h.ops[i]
+	if !op.pending {
+		return nil, fmt.Errorf("%s: operation %s already returned at #%d", b.Name(), id, op.retStep)
+	}
+	out, err := freezeChecked(output)
+	if err != nil {
+		return nil, fmt.Errorf("%s: output: %w", b.Name(), err)
+	}
+	op.output, op.pending = out, false
+	op.ret, op.retStep = h.c.ev.Time-h.c.start, h.c.step
+	h.changes = append(h.changes, i)
+	return starlark.None, nil
+}
+
+// h.get(id): the operation as a struct, or None.
+func (h *History) getOp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var id starlark.Value
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &id); err != nil {
+		return nil, err
+	}
+	h.c.read(dep{depHistory, h.id})
+	k, err := opKey(b.Name(), id)
+	if err != nil {
+		return nil, err
+	}
+	i, ok := h.byID[k]
+	if !ok {
+		return starlark.None, nil
+	}
+	return h.ops[i].value(), nil
+}
+
+func (op *linOp) value() starlark.Value {
+	opt := func(pending bool, v int64) starlark.Value {
+		if pending {
+			return starlark.None
+		}
+		return starlark.MakeInt64(v)
+	}
+	step := func(s int) starlark.Value {
+		if s < 0 {
+			return starlark.None
+		}
+		return starlark.MakeInt(s)
+	}
+	return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+		"id": op.id, "client": starlark.String(op.client), "input": op.input, "output": op.output,
+		"call": starlark.MakeInt64(op.call), "ret": opt(op.pending, op.ret),
+		"call_step": step(op.callStep), "ret_step": step(op.retStep), "pending": starlark.Bool(op.pending),
+	})
+}
+
+// describe renders an operation for reports: client, steps (or times
+// for a hand-built history), input and output.
+func (op *linOp) describe() string {
+	var when string
+	switch {
+	case op.callStep >= 0 && op.pending:
+		when = fmt.Sprintf("#%d..", op.callStep)
+	case op.callStep >= 0:
+		when = fmt.Sprintf("#%d..#%d", op.callStep, op.retStep)
+	case op.pending:
+		when = fmt.Sprintf("[%d, -]", op.call)
+	default:
+		when = fmt.Sprintf("[%d, %d]", op.call, op.ret)
+	}
+	out := op.output.String()
+	if op.pending {
+		out = "pending"
+	}
+	return fmt.Sprintf("%s %s %s -> %s", op.client, when, op.input, out)
+}
+
+// model(init, step, partition=None)
+func (c *Checker) declModel(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	m := &Model{name: "model"}
+	var partition starlark.Value = starlark.None
+	if err := starlark.UnpackArgs("model", args, kwargs, "init", &m.init, "step", &m.step, "partition?", &partition, "name?", &m.name); err != nil {
+		return nil, err
+	}
+	if partition != starlark.None {
+		fn, ok := partition.(starlark.Callable)
+		if !ok {
+			return nil, fmt.Errorf("model: partition must be a function of the input, not %s", partition.Type())
+		}
+		m.partition = fn
+	}
+	init, err := freezeChecked(m.init)
+	if err != nil {
+		return nil, fmt.Errorf("model: init: %w", err)
+	}
+	m.init = init
+	return m, nil
+}
+
+func (m *Model) String() string        { return fmt.Sprintf("model(%q)", m.name) }
+func (m *Model) Type() string          { return "model" }
+func (m *Model) Freeze()               {}
+func (m *Model) Truth() starlark.Bool  { return true }
+func (m *Model) Hash() (uint32, error) { return 0, fmt.Errorf("model is unhashable") }
+func (m *Model) AttrNames() []string   { return []string{"init", "name", "partition", "step"} }
+func (m *Model) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "init":
+		return m.init, nil
+	case "step":
+		return m.step, nil
+	case "name":
+		return starlark.String(m.name), nil
+	case "partition":
+		if m.partition == nil {
+			return starlark.None, nil
+		}
+		return m.partition, nil
+	}
+	return nil, nil
+}
+
+//go:embed models.star
+var modelsSource string
+
+// bundledModels are models.register and models.kv, written in Starlark
+// (models.star) so that they run, and are budgeted, like a user's model,
+// and serve as examples of one.
+func (c *Checker) bundledModels() (starlark.Value, error) {
+	if c.models != nil {
+		return c.models, nil
+	}
+	pre := starlark.StringDict{"model": starlark.NewBuiltin("model", c.declModel)}
+	g, err := starlark.ExecFileOptions(&syntax.FileOptions{}, c.thread, "builtin:models.star", modelsSource, pre)
+	if err != nil {
+		return nil, fmt.Errorf("bundled models: %w", err)
+	}
+	c.models = starlarkstruct.FromStringDict(starlark.String("models"), starlark.StringDict{
+		"register": g["register"], "kv": g["kv"],
+	})
+	return c.models, nil
+}
+
+// linCache remembers, for one history and model, each partition's ops
+// and last result: after a step only the partitions whose operations
+// changed are checked again (with models.kv, one key's operations).
+type linCache struct {
+	pos   int              // h.changes consumed
+	part  []int            // op index -> partition index
+	parts []*linPart       // in order of first operation
+	byKey map[string]int   // partition key repr -> index
+	keys  []starlark.Value // partition keys
+}
+
+type linPart struct {
+	ops    []int // op indices, in call order
+	dirty  bool
+	result *linResult
+}
+
+// linResult is a checked partition: ok, or the violation's report.
+type linResult struct {
+	ok     bool
+	report *starlark.Dict
+}
+
+func (c *Checker) linArgs(fn string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, *Model, time.Duration, error) {
+	var hv starlark.Value
+	var m *Model
+	var timeout starlark.Value = starlark.None
+	if err := starlark.UnpackArgs(fn, args, kwargs, "history", &hv, "model", &m, "timeout?", &timeout); err != nil {
+		return nil, nil, 0, err
+	}
+	d := time.Duration(0)
+	if timeout != starlark.None {
+		ns, err := starlark.AsInt32(timeout)
+		var n int64
+		if err != nil {
+			if err := starlark.AsInt(timeout, &n); err != nil {
+				return nil, nil, 0, fmt.Errorf("%s: timeout must be an int of nanoseconds (e.g. 2 * SECOND)", fn)
+			}
+		} else {
+			n = int64(ns)
+		}
+		if n <= 0 {
+			return nil, nil, 0, fmt.Errorf("%s: timeout must be positive, got %d", fn, n)
+		}
+		d = time.Duration(n)
+	}
+	return hv, m, d, nil
+}
+
+// linearizable(history, model, timeout=None) -> bool
+func (c *Checker) linearizableBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	r, err := c.linCheck(b.Name(), args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	return starlark.Bool(r.ok), nil
+}
+
+// linearizability(history, model, timeout=None) -> dict: the report.
+func (c *Checker) linearizabilityBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	r, err := c.linCheck(b.Name(), args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	if r.ok {
+		d := starlark.NewDict(1)
+		d.SetKey(starlark.String("linearizable"), starlark.True)
+		d.Freeze()
+		return d, nil
+	}
+	return r.report, nil
+}
+
+func (c *Checker) linCheck(fn string, args starlark.Tuple, kwargs []starlark.Tuple) (*linResult, error) {
+	hv, m, timeout, err := c.linArgs(fn, args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	lc := &linChecker{c: c, fn: fn, m: m, timeout: timeout}
+	switch h := hv.(type) {
+	case *History:
+		c.read(dep{depHistory, h.id})
+		if h.failed {
+			return nil, fmt.Errorf("%s: history %q is incomplete: its function failed at #%d", fn, h.name, h.failedStep)
+		}
+		return lc.checkHistory(h)
+	case *starlark.List, starlark.Tuple:
+		ops, err := handBuilt(fn, hv.(starlark.Indexable))
+		if err != nil {
+			return nil, err
+		}
+		return lc.checkOps(ops)
+	}
+	return nil, fmt.Errorf("%s: want a history (declared with history()) or a list of operations, got %s", fn, hv.Type())
+}
+
+// handBuilt reads a list of operations written in the script: dicts or
+// structs with client, input, output, call and ret (ret None: pending).
+func handBuilt(fn string, xs starlark.Indexable) ([]*linOp, error) {
+	ops := make([]*linOp, xs.Len())
+	for i := range ops {
+		get := func(name string) (starlark.Value, error) {
+			switch x := xs.Index(i).(type) {
+			case *starlark.Dict:
+				v, found, err := x.Get(starlark.String(name))
+				if err != nil || !found {
+					return starlark.None, err
+				}
+				return v, nil
+			case starlark.HasAttrs:
+				v, err := x.Attr(name)
+				if err != nil || v == nil {
+					return starlark.None, nil
+				}
+				return v, nil
+			}
+			return nil, fmt.Errorf("%s: operation %d is a %s; want a dict or struct with client, input, output, call, ret", fn, i, xs.Index(i).Type())
+		}
+		op := &linOp{id: starlark.MakeInt(i), callStep: -1, retStep: -1, output: starlark.None}
+		vals := map[string]starlark.Value{}
+		for _, f := range []string{"client", "input", "output", "call", "ret"} {
+			v, err := get(f)
+			if err != nil {
+				return nil, err
+			}
+			vals[f] = v
+		}
+		if s, ok := starlark.AsString(vals["client"]); ok {
+			op.client = s
+		} else if vals["client"] != starlark.None {
+			op.client = vals["client"].String()
+		} else {
+			op.client = "-"
+		}
+		op.input, op.output = freeze(vals["input"]), freeze(vals["output"])
+		if err := starlark.AsInt(vals["call"], &op.call); err != nil {
+			return nil, fmt.Errorf("%s: operation %d: call must be an int (a time or a step)", fn, i)
+		}
+		if vals["ret"] == starlark.None {
+			op.pending, op.ret, op.output = true, math.MaxInt64, starlark.None
+		} else if err := starlark.AsInt(vals["ret"], &op.ret); err != nil || op.ret < op.call {
+			return nil, fmt.Errorf("%s: operation %d: ret must be None (pending) or an int not before call", fn, i)
+		}
+		ops[i] = op
+	}
+	return ops, nil
+}
+
+// linChecker runs one linearizable() or linearizability() call.
+type linChecker struct {
+	c       *Checker
+	fn      string
+	m       *Model
+	timeout time.Duration
+}
+
+// checkHistory checks a declared history, through its cache for the
+// model: only partitions with new or completed operations are checked.
+func (lc *linChecker) checkHistory(h *History) (*linResult, error) {
+	cache := h.caches[lc.m]
+	if cache == nil {
+		cache = &linCache{byKey: map[string]int{}}
+		h.caches[lc.m] = cache
+	}
+	for ; cache.pos < len(h.changes); cache.pos++ {
+		i := h.changes[cache.pos]
+		if i == len(cache.part) { // a new operation: find its partition
+			p, err := lc.partitionOf(cache, h.ops[i])
+			if err != nil {
+				return nil, err
+			}
+			cache.part = append(cache.part, p)
+			cache.parts[p].ops = append(cache.parts[p].ops, i)
+		}
+		cache.parts[cache.part[i]].dirty = true
+	}
+	for p, part := range cache.parts {
+		if part.dirty {
+			ops := make([]*linOp, len(part.ops))
+			for j, i := range part.ops {
+				ops[j] = h.ops[i]
+			}
+			r, err := lc.checkPartition(ops, cache.keys[p], len(h.ops))
+			if err != nil {
+				return nil, err
+			}
+			part.result, part.dirty = r, false
+		}
+	}
+	for _, part := range cache.parts {
+		if part.result != nil && !part.result.ok {
+			return part.result, nil
+		}
+	}
+	return &linResult{ok: true}, nil
+}
+
+func (lc *linChecker) partitionOf(cache *linCache, op *linOp) (int, error) {
+	var key starlark.Value = starlark.None
+	if lc.m.partition != nil {
+		k, err := starlark.Call(lc.c.thread, lc.m.partition, starlark.Tuple{op.input}, nil)
+		if err != nil {
+			return 0, err
+		}
+		key = k
+	}
+	s := key.Type() + ":" + key.String()
+	p, ok := cache.byKey[s]
+	if !ok {
+		p = len(cache.parts)
+		cache.byKey[s] = p
+		cache.parts = append(cache.parts, &linPart{})
+		cache.keys = append(cache.keys, key)
+	}
+	return p, nil
+}
+
+// checkOps checks a hand-built list (no cache: the list is new each time).
+func (lc *linChecker) checkOps(ops []*linOp) (*linResult, error) {
+	cache := &linCache{byKey: map[string]int{}}
+	for i, op := range ops {
+		p, err := lc.partitionOf(cache, op)
+		if err != nil {
+			return nil, err
+		}
+		cache.parts[p].ops = append(cache.parts[p].ops, i)
+	}
+	for p, part := range cache.parts {
+		sub := make([]*linOp, len(part.ops))
+		for j, i := range part.ops {
+			sub[j] = ops[i]
+		}
+		r, err := lc.checkPartition(sub, cache.keys[p], len(ops))
+		if err != nil {
+			return nil, err
+		}
+		if !r.ok {
+			return r, nil
+		}
+	}
+	return &linResult{ok: true}, nil
+}
+
+// checkPartition checks one partition; on a violation it also finds the
+// smallest failing window and the longest partial linearization.
+func (lc *linChecker) checkPartition(ops []*linOp, key starlark.Value, total int) (*linResult, error) {
+	res, _, err := lc.run(ops, false)
+	if err != nil {
+		return nil, err
+	}
+	if res == porcupine.Ok {
+		return &linResult{ok: true}, nil
+	}
+	// The smallest window: the shortest real-time prefix of the partition
+	// that is already not linearizable (the operations invoked by time t,
+	// those not returned by then pending). Linearizability of prefixes is
+	// monotone (a later operation cannot repair earlier outputs), so a
+	// binary search over the partition's call and return times finds it.
+	var times []int64
+	for _, op := range ops {
+		times = append(times, op.call)
+		if !op.pending {
+			times = append(times, op.ret)
+		}
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	var ferr error
+	cut := sort.Search(len(times), func(i int) bool {
+		if ferr != nil {
+			return true
+		}
+		r, _, err := lc.run(prefix(ops, times[i]), false)
+		if err != nil {
+			ferr = err
+			return true
+		}
+		return r == porcupine.Illegal
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	window := ops
+	if cut < len(times) {
+		window = prefix(ops, times[cut])
+	}
+	_, info, err := lc.run(window, true)
+	if err != nil {
+		return nil, err
+	}
+	// The longest partial linearization porcupine found: the most
+	// operations of the window it could order legally before getting
+	// stuck.
+	var longest []int
+	if pl := info.PartialLinearizations(); len(pl) > 0 {
+		for _, l := range pl[0] {
+			if len(l) > len(longest) || len(l) == len(longest) && slices.Compare(l, longest) < 0 {
+				longest = l
+			}
+		}
+	}
+	in := map[int]bool{}
+	var partial, rest, win []starlark.Value
+	for _, i := range longest {
+		in[i] = true
+		partial = append(partial, starlark.String(window[i].describe()))
+	}
+	for i, op := range window {
+		win = append(win, starlark.String(op.describe()))
+		if !in[i] {
+			rest = append(rest, starlark.String(op.describe()))
+		}
+	}
+	list := func(vs []starlark.Value) *starlark.List {
+		l := starlark.NewList(vs)
+		l.Freeze()
+		return l
+	}
+	d := starlark.NewDict(8)
+	set := func(k string, v starlark.Value) { d.SetKey(starlark.String(k), v) }
+	set("linearizable", starlark.False)
+	set("model", starlark.String(lc.m.name))
+	set("partition", key)
+	set("operations", starlark.MakeInt(total))
+	set("partition_operations", starlark.MakeInt(len(ops)))
+	first, last := window[0], window[0]
+	for _, op := range window {
+		if !op.pending && (last.pending || op.ret > last.ret) {
+			last = op
+		}
+	}
+	if first.callStep >= 0 {
+		end := last.retStep
+		if last.pending {
+			end = last.callStep
+		}
+		set("window_steps", starlark.Tuple{starlark.MakeInt(first.callStep), starlark.MakeInt(end)})
+	}
+	set("window", list(win))
+	set("partial_linearization", list(partial))
+	set("not_linearized", list(rest))
+	d.Freeze()
+	return &linResult{ok: false, report: d}, nil
+}
+
+// prefix is the sub-history seen at time t: operations invoked by t, with
+// those that return after t pending.
+func prefix(ops []*linOp, t int64) []*linOp {
+	var out []*linOp
+	for _, op := range ops {
+		if op.call > t {
+			continue
+		}
+		if !op.pending && op.ret > t {
+			cp := *op
+			cp.pending, cp.ret, cp.output, cp.retStep = true, math.MaxInt64, starlark.None, -1
+			op = &cp
+		}
+		out = append(out, op)
+	}
+	return out
+}
+
+// run checks one partition with porcupine. The model's step runs on the
+// checker's thread from porcupine's goroutine while this one waits; the
+// mutex and stopped make sure no step runs once porcupine has returned
+// (on a timeout porcupine returns without waiting for its search).
+func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, porcupine.LinearizationInfo, error) {
+	c := lc.c
+	var mu sync.Mutex
+	stopped := false
+	var stepErr error
+	model := porcupine.Model{
+		Init: func() any { return lc.m.init },
+		Step: func(state, input, output any) (bool, any) {
+			mu.Lock()
+			defer mu.Unlock()
+			if stopped || stepErr != nil {
+				return false, nil
+			}
+			v, err := starlark.Call(c.thread, lc.m.step, starlark.Tuple{state.(starlark.Value), input.(starlark.Value), output.(starlark.Value)}, nil)
+			if err == nil && c.budget.err != nil {
+				err = c.budget.err
+			}
+			if err != nil {
+				stepErr = err
+				return false, nil
+			}
+			t, ok := v.(starlark.Tuple)
+			if !ok || len(t) != 2 {
+				stepErr = fmt.Errorf("%s: model %q: step must return (ok, new_state), got %s", lc.fn, lc.m.name, v.Type())
+				return false, nil
+			}
+			b, ok := t[0].(starlark.Bool)
+			if !ok {
+				stepErr = fmt.Errorf("%s: model %q: step must return (ok, new_state) with ok a bool, got %s", lc.fn, lc.m.name, t[0].Type())
+				return false, nil
+			}
+			if !b {
+				return false, nil
+			}
+			// States are shared by porcupine's search branches and its
+			// cache: frozen, a step cannot change one another branch uses.
+			t[1].Freeze()
+			return true, t[1]
+		},
+		Equal: func(a, b any) bool {
+			eq, err := starlark.Equal(a.(starlark.Value), b.(starlark.Value))
+			return err == nil && eq
+		},
+		Hash: func(s any) uint64 {
+			h, err := s.(starlark.Value).Hash()
+			if err != nil {
+				return 0 // dicts and lists: one bucket, told apart by Equal
+			}
+			return uint64(h)
+		},
+	}
+	pops := make([]porcupine.Operation, len(ops))
+	for i, op := range ops {
+		pops[i] = porcupine.Operation{Input: op.input, Output: op.output, Call: op.call, Return: op.ret}
+	}
+	timeout := lc.timeout
+	if left := time.Until(c.budget.deadline); timeout == 0 || left < timeout {
+		timeout = max(left, time.Millisecond)
+	}
+	var res porcupine.CheckResult
+	var info porcupine.LinearizationInfo
+	if verbose {
+		res, info = porcupine.CheckOperationsVerbose(model, pops, timeout)
+	} else {
+		res = porcupine.CheckOperationsTimeout(model, pops, timeout)
+	}
+	mu.Lock()
+	stopped = true
+	err := stepErr
+	mu.Unlock()
+	if err != nil {
+		return res, info, err
+	}
+	if res == porcupine.Unknown {
+		return res, info, fmt.Errorf("%s: linearizability unknown: the check of %d operation(s) (model %q) did not finish within %v; raise timeout= or --script-time",
+			lc.fn, len(ops), lc.m.name, timeout.Round(time.Millisecond))
+	}
+	return res, info, nil
+}
