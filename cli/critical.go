@@ -375,20 +375,6 @@ func (r *criticalReport) decided() (step int, at int64) {
 	return last, r.tr.Events[last].Time
 }
 
-// sparkline draws recovery rates in step order, one glyph per probe.
-func sparkline(probes []critical.Probe) string {
-	glyphs := []rune("▁▂▃▄▅▆▇█")
-	var b strings.Builder
-	for _, p := range probes {
-		if p.Recovered == 0 {
-			b.WriteRune('·')
-			continue
-		}
-		b.WriteRune(glyphs[min(len(glyphs)-1, int(p.Rate()*float64(len(glyphs)-1)+0.5))])
-	}
-	return b.String()
-}
-
 func (r *criticalReport) writeText(a *App) {
 	w := a.Stdout
 	res, f := r.res, r.f
@@ -425,7 +411,7 @@ func (r *criticalReport) writeText(a *App) {
 				step, res.Critical-step, -ahead)
 		}
 	}
-	fmt.Fprintf(w, "\nprobes (recovered/walks by step; · none recovered): %s\n", sparkline(res.Probes))
+	fmt.Fprintf(w, "\nprobes (recovered/walks by step; · none recovered): %s\n", critical.Sparkline(res.Probes))
 	for _, p := range res.Probes {
 		fmt.Fprintf(w, "  #%-8d %3d/%-3d %s\n", p.Step, p.Recovered, p.Walks, strings.Repeat("█", int(p.Rate()*20+0.5)))
 	}

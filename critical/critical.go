@@ -16,6 +16,7 @@ package critical
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/replaycheck/replaycheck/predicates"
@@ -38,6 +39,21 @@ func (p Probe) Rate() float64 {
 		return 0
 	}
 	return float64(p.Recovered) / float64(p.Walks)
+}
+
+// Sparkline draws recovery rates in step order, one glyph per probe:
+// taller for more walks recovered, a dot for none.
+func Sparkline(probes []Probe) string {
+	glyphs := []rune("▁▂▃▄▅▆▇█")
+	var b strings.Builder
+	for _, p := range probes {
+		if p.Recovered == 0 {
+			b.WriteRune('·')
+			continue
+		}
+		b.WriteRune(glyphs[min(len(glyphs)-1, int(p.Rate()*float64(len(glyphs)-1)+0.5))])
+	}
+	return b.String()
 }
 
 // A Prober runs the walks from the world after step and counts those

@@ -110,3 +110,10 @@ func TestRecovered(t *testing.T) {
 		}
 	}
 }
+
+func TestSparkline(t *testing.T) {
+	got := Sparkline([]Probe{{Walks: 4, Recovered: 4}, {Walks: 4, Recovered: 2}, {Walks: 4, Recovered: 1}, {Walks: 4}})
+	if got != "█▅▃·" {
+		t.Errorf("sparkline %q", got)
+	}
+}

@@ -256,7 +256,7 @@ func (m *Model) showTransition(r *Transition, jump bool) {
 	if r.Stopped == "canceled" && r.Critical >= 0 {
 		summary = fmt.Sprintf("stopped (Esc): the critical step of %s lies in #%d..#%d", r.Predicate, r.LastLive+1, r.Critical)
 	}
-	summary += "  probes " + Sparkline(r.Probes)
+	summary += "  probes " + critical.Sparkline(r.Probes)
 	if jump && r.Critical >= 0 {
 		m.seekOrSay(r.Critical)
 	}
@@ -267,7 +267,7 @@ func (m *Model) showTransition(r *Transition, jump bool) {
 		p.items = append(p.items, popupItem{text: fmt.Sprintf(format, args...), step: -1, style: StyleDim})
 	}
 	info("%s", summary)
-	info("probes (recovered/walks by step; · none recovered): %s", Sparkline(r.Probes))
+	info("probes (recovered/walks by step; · none recovered): %s", critical.Sparkline(r.Probes))
 	for _, pr := range r.Probes {
 		st := StyleNormal
 		what := ""
@@ -310,21 +310,6 @@ func probeOf(ps []critical.Probe, step int) (critical.Probe, bool) {
 		}
 	}
 	return critical.Probe{}, false
-}
-
-// Sparkline draws recovery rates in step order, one glyph per probe, as
-// replay critical prints them.
-func Sparkline(probes []critical.Probe) string {
-	glyphs := []rune("▁▂▃▄▅▆▇█")
-	var b strings.Builder
-	for _, p := range probes {
-		if p.Recovered == 0 {
-			b.WriteRune('·')
-			continue
-		}
-		b.WriteRune(glyphs[min(len(glyphs)-1, int(p.Rate()*float64(len(glyphs)-1)+0.5))])
-	}
-	return b.String()
 }
 
 // openBranch opens a branch trace (forked after step fork of this trace)
