@@ -752,7 +752,8 @@ func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, po
 			if stopped || stepErr != nil {
 				return false, nil
 			}
-			v, err := starlark.Call(c.thread, lc.m.step, starlark.Tuple{state.(starlark.Value), input.(starlark.Value), output.(starlark.Value)}, nil)
+			op := input.(*linOp)
+			v, err := starlark.Call(c.thread, lc.m.step, starlark.Tuple{state.(starlark.Value), op.input, output.(starlark.Value)}, nil)
 			if err == nil && c.budget.err != nil {
 				err = c.budget.err
 			}
@@ -771,6 +772,12 @@ func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, po
 				return false, nil
 			}
 			if !b {
+				// A pending operation may never have taken effect:
+				// one the model refuses here is linearized as a no-op
+				// (porcupine must place every operation somewhere).
+				if op.pending {
+					return true, state
+				}
 				return false, nil
 			}
 			// States are shared by porcupine's search branches and its
@@ -792,7 +799,7 @@ func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, po
 	}
 	pops := make([]porcupine.Operation, len(ops))
 	for i, op := range ops {
-		pops[i] = porcupine.Operation{Input: op.input, Output: op.output, Call: op.call, Return: op.ret}
+		pops[i] = porcupine.Operation{Input: op, Output: op.output, Call: op.call, Return: op.ret}
 	}
 	timeout := lc.timeout
 	if left := time.Until(c.budget.deadline); timeout == 0 || left < timeout {
