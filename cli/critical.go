@@ -62,7 +62,7 @@ at that step is where the run became doomed, and usually where the root
 cause is.
 
 Walks inject no new faults: nodes down at the probed step restart at once,
-churn, loss and duplication are off (--faults keeps the trace's settings).
+churn, loss and duplication are off (--keep-faults keeps the trace's settings).
 Walks receive no external inputs (the scenario is not run again).
 
 The answer is probabilistic: "dead" means none of the K walks recovered,
@@ -96,7 +96,7 @@ that holds at the end with no alarm), 3 the trace diverges on replay,
 	fl.IntVar(&f.walkSteps, "walk-steps", defaultWalkSteps, "events per walk at most")
 	fl.DurationVar(&f.walkTime, "walk-time", 0, "virtual time per walk at most (default: the system's run time)")
 	fl.DurationVar(&f.stable, "stable", defaultStable, "a walk recovers if the predicate holds for this much virtual time at its end")
-	fl.BoolVar(&f.faults, "faults", false, "walks keep the trace's churn, loss and duplication instead of settling")
+	fl.BoolVar(&f.faults, "keep-faults", false, "walks keep the trace's churn, loss and duplication instead of settling")
 	fl.IntVar(&f.jobs, "jobs", 1, "walks run at once (the result does not depend on it)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the walks: the same seed, the same search")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
@@ -175,7 +175,7 @@ func (a *App) checkTarget(tr *replay.Trace, script, predicate string, budgets sc
 }
 
 // walkConfig is the continuation of every walk: the trace's build and
-// network, settled unless --faults (no churn, loss or duplication).
+// network, settled unless --keep-faults (no churn, loss or duplication).
 func walkConfig(sys *system.System, tr *replay.Trace, f criticalFlags) (sim.Config, error) {
 	sf := simFlags{steps: f.walkSteps, time: f.walkTime}
 	given := map[string]bool{"steps": true, "time": f.walkTime > 0}

@@ -1,8 +1,10 @@
 package statedb
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,7 +34,7 @@ func CreatePartial(target string) (*os.File, error) {
 	// The file is locked a moment after it is created: a few seconds
 	// cover that moment many times over.
 	RemoveStale(target, 10*time.Second)
-	f, err := os.CreateTemp(filepath.Dir(target), partialPrefixes(target)[0]+"*")
+	f, err := createExclusive(filepath.Join(filepath.Dir(target), partialPrefixes(target)[0]))
 	if err != nil {
 		return nil, err
 	}
@@ -42,6 +44,20 @@ func CreatePartial(target string) (*os.File, error) {
 		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
 	return f, nil
+}
+
+// createExclusive creates a new file named prefix followed by a random
+// number. Unlike os.CreateTemp, whose files are 0600, it asks for 0666
+// and lets the umask decide, as any other output a user writes: a trace
+// or report renamed into place is then as readable as a file they made.
+func createExclusive(prefix string) (*os.File, error) {
+	for range 100 {
+		f, err := os.OpenFile(prefix+strconv.FormatUint(rand.Uint64(), 10), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("create %s*: no unused name after 100 tries", prefix)
 }
 
 // RemoveStale removes target's leftovers (".NAME.partial-N",
