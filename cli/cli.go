@@ -99,7 +99,8 @@ func (a *App) Run(args []string) int {
 	}
 	name := "replay"
 	if cmd != nil && cmd != root {
-		name = "replay " + cmd.Name()
+		// The whole path: "replay results merge" is not "replay merge".
+		name = "replay " + strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ")
 	}
 	msg := strings.TrimSpace(err.Error())
 	if msg != "" {
@@ -136,7 +137,7 @@ Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badInput("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(a.simCmd(), a.infoCmd(), a.eventsCmd(), a.verifyCmd(), a.mergeCmd(), a.checkCmd(), a.demoCmd(), a.indexCmd(), a.debugCmd(), a.benchCmd(), a.scheduleCmd(), a.forkCmd(), a.exploreCmd(), a.criticalCmd(), a.predictCmd(), a.shrinkCmd(), a.exportCmd(), a.reportCmd(), a.vetCmd(), a.whyCmd(), a.stateCmd(), a.historyCmd())
+	root.AddCommand(a.simCmd(), a.infoCmd(), a.eventsCmd(), a.verifyCmd(), a.mergeCmd(), a.checkCmd(), a.demoCmd(), a.indexCmd(), a.debugCmd(), a.benchCmd(), a.scheduleCmd(), a.forkCmd(), a.exploreCmd(), a.criticalCmd(), a.predictCmd(), a.shrinkCmd(), a.exportCmd(), a.reportCmd(), a.vetCmd(), a.whyCmd(), a.stateCmd(), a.historyCmd(), a.resultsCmd())
 	for _, c := range root.Commands() {
 		c.SilenceErrors, c.SilenceUsage = true, true
 		// One description of how a script argument resolves, in every

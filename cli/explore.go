@@ -89,6 +89,14 @@ trace's bug, parameters and nodes hold; its network and fault settings
 carry over unless a flag says otherwise. A finding is re-run by the same
 exploration stopped after its run (the printed reproduce command).
 
+--shard I/N runs only the runs numbered I, I+N, I+2N, ... below --budget
+(which stays the whole exploration's), so N machines split one exploration,
+and writes what the shard found to a result file (--results, default
+SYSTEM-BUG-explore-results-I-of-N.json) for replay results merge. random
+without --faults runs exactly the unsharded runs; pct, delay-* sampling and
+--faults learn the length of a run from the shard's own runs only. bfs, dfs
+and --exhaustive search one shared space and cannot be sharded.
+
 Exit codes: 0 no violation (the budget or time ran out, or the bounded space
 was exhausted: the output says which), 1 a violation or panic was found,
 2 bad input, 4 a predicate could not be evaluated on a run (as check).`,
@@ -117,6 +125,8 @@ was exhausted: the output says which), 1 a violation or panic was found,
 	fl.IntVar(&f.jobs, "jobs", 1, "runs executed at once (the result does not depend on it)")
 	fl.BoolVar(&f.all, "all", false, "keep going after a violation; report each distinct one")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object")
+	fl.StringVar(&f.sim.shard, "shard", "", "run shard I of N (I/N, I from 0): the runs numbered I, I+N, ... below --budget")
+	fl.StringVar(&f.sim.results, "results", "", "write the exploration's result file here, for replay results merge (default with --shard: SYSTEM-BUG-explore-results-I-of-N.json)")
 	fl.StringSliceVar(&f.from, "from", nil, "explore futures of a recorded run: these trace files (simulated or live), forked at --at")
 	fl.IntVar(&f.at, "at", 0, "with --from: every run continues the recorded world after this step")
 	fl.Uint64Var(&f.sim.seed, "seed", 1, "exploration seed: the same seed gives the same runs")
@@ -197,21 +207,46 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	if !changed("budget") && !changed("time") {
 		budget = defaultBudget
 	}
+	shard := shardSpec{Index: 0, Count: 1}
+	if changed("shard") {
+		if shard, err = parseShard(f.sim.shard); err != nil {
+			return err
+		}
+		if why := explore.Shardable(strat); why != "" && shard.Count > 1 {
+			return badInput("--shard: %s cannot be split by run number: %s; run it on one machine (or shard random, pct or delay-* sampling)", f.strategy, why)
+		}
+	}
+	resultsPath := f.sim.results
+	if resultsPath == "" && shard.Count > 1 {
+		resultsPath = fmt.Sprintf("%s-%s-explore-results-%d-of-%d.json", sys.Name, cfg.Bug, shard.Index, shard.Count)
+	}
 	out := f.sim.output
 	if out == "" {
 		out = fmt.Sprintf("%s-%s-explore.lz4", sys.Name, cfg.Bug)
+		if shard.Count > 1 {
+			// Shards sharing a directory do not overwrite each other.
+			out = fmt.Sprintf("%s-%s-explore-%d-of-%d.lz4", sys.Name, cfg.Bug, shard.Index, shard.Count)
+		}
 	}
 	for _, p := range f.from {
 		if sameFile(p, out) {
 			return badInput("-o %s is also an input (--from); write the findings to another file", out)
 		}
 	}
-	// A bad -o is refused now, not after the search.
-	probe, err := createAtomic(out)
-	if err != nil {
-		return err
+	// A bad -o or --results is refused now, not after the search.
+	for _, p := range []string{out, resultsPath} {
+		if p == "" {
+			continue
+		}
+		probe, err := createAtomic(p)
+		if err != nil {
+			return err
+		}
+		probe.Abort()
 	}
-	probe.Abort()
+	if resultsPath != "" && sameFile(resultsPath, out) {
+		return badInput("--results %s is also the trace output (-o)", resultsPath)
+	}
 
 	// Ctrl-C ends the exploration after the runs under way, with its
 	// summary.
@@ -222,6 +257,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		Script: script.Path,
 		Check:  simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget},
 		Budget: budget, Time: f.wall, Jobs: f.jobs, All: f.all, Start: start,
+		Shard: explore.Shard{Index: shard.Index, Count: shard.Count},
 		Progress: func(p explore.Progress) {
 			states := ""
 			if p.States >= 0 {
@@ -257,6 +293,18 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		}
 	} else {
 		a.exploreText(sys, cfg, f, sum, written)
+	}
+	code := 0
+	switch {
+	case evalErr != nil:
+		code = ExitPredicateError
+	case len(sum.Found) > 0:
+		code = ExitViolations
+	}
+	if resultsPath != "" {
+		if err := a.exploreResults(resultsPath, sys, cfg, f, script, shard, budget, sum, written, code); err != nil {
+			return err
+		}
 	}
 	switch {
 	case evalErr != nil:
@@ -321,7 +369,7 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 		args := []string{"replay", "explore", shellQuote(sys.Name)}
 		f.visit(func(fl *pflag.Flag) {
 			switch fl.Name {
-			case "budget", "time", "jobs", "all", "json", "output":
+			case "budget", "time", "jobs", "all", "json", "output", "results":
 				return
 			}
 			vals := []string{fl.Value.String()}
@@ -530,4 +578,86 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// exploreBase is the command of an exploration without the flags that
+// do not change its runs (how long, how many at once, where the output
+// goes, which shard): the flags given, in flag order, so shards started
+// with one command agree on it.
+func exploreBase(sys *system.System, f exploreFlags) string {
+	args := []string{"replay", "explore", shellQuote(sys.Name)}
+	f.visit(func(fl *pflag.Flag) {
+		switch fl.Name {
+		case "budget", "time", "jobs", "all", "json", "output", "results", "shard":
+			return
+		}
+		vals := []string{fl.Value.String()}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			vals = sv.GetSlice()
+		}
+		for _, v := range vals {
+			if fl.Value.Type() == "bool" {
+				args = append(args, "--"+fl.Name)
+			} else {
+				args = append(args, "--"+fl.Name, shellQuote(v))
+			}
+		}
+	})
+	return strings.Join(args, " ")
+}
+
+// exploreResults writes a shard's result file. A finding's reproduce
+// command is the shard's exploration stopped after the finding's run:
+// runs depend only on the seed, the shard and their number, so it re-makes
+// the run without the trace (which stays on the shard's machine).
+func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f exploreFlags, script scriptRef, shard shardSpec,
+	budget int, sum *explore.Summary, files []foundFile, code int) error {
+	digest, err := scriptDigest(script.Path)
+	if err != nil {
+		return err
+	}
+	base := exploreBase(sys, f)
+	id := base
+	if budget > 0 {
+		id += " --budget " + strconv.Itoa(budget)
+	}
+	if f.all {
+		id += " --all"
+	}
+	rf := &resultFile{Hunt: huntID{Kind: "explore", System: sys.Name, Bug: cfg.Bug, Command: id, Script: script.Name, ScriptSHA256: digest},
+		Shard: shard, Stopped: sum.Stopped, Runs: sum.Runs, Steps: sum.Events, Exit: code,
+		Complete: sum.Stopped == "budget" || sum.Stopped == "exhausted"}
+	for i, fd := range sum.Found {
+		ff := files[i]
+		ff.commands(sys, fd, f)
+		run := fd.Run
+		rerun := fmt.Sprintf("%s-%s-run-%d.lz4", sys.Name, cfg.Bug, run)
+		cmd := base
+		if shard.Count > 1 {
+			cmd += fmt.Sprintf(" --shard %d/%d", shard.Index, shard.Count)
+		}
+		cmd += " --budget " + strconv.Itoa(run+1)
+		if f.all {
+			cmd += " --all" // the run's finding is the last trace written
+		}
+		cmd += " -o " + shellQuote(rerun)
+		hf := huntFailure{Run: &run, Kind: "violation", Headline: fd.Headline(), Step: ff.step, Key: fd.Key(), Trace: ff.trace,
+			Reproduce: cmd, Debug: fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(rerun), shellQuote(script.Name), ff.step)}
+		switch {
+		case fd.Panic != nil:
+			hf.Kind = "panic"
+		case fd.EvalErr != nil:
+			hf.Kind = "predicate error"
+		case fd.Violation != nil:
+			hf.Predicate, hf.Witness = fd.Violation.Predicate, fd.Violation.Witness
+		}
+		rf.Failures = append(rf.Failures, hf)
+	}
+	if err := writeResults(path, rf); err != nil {
+		return err
+	}
+	if !f.asJSON {
+		fmt.Fprintf(a.Stdout, "results: %s\n", path)
+	}
+	return nil
 }

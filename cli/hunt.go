@@ -28,7 +28,10 @@ func parseSeeds(spec string) (uint64, uint64, error) {
 
 // huntSeeds runs seeds in order, checking each run, and stops at the first
 // with a counted violation (exit 1) or whose check failed to evaluate
-// (exit 4: that seed was not fully checked).
+// (exit 4: that seed was not fully checked). With --all it checks every
+// seed and reports each failing one; with --shard I/N only the seeds
+// FROM+I, FROM+I+N, ...: N machines split one hunt, and --results writes
+// what this shard found for replay results merge.
 func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if f.seeds == "" || f.check == "" {
 		return badInput("--seeds and --check go together: --seeds FROM-TO --check PREDS.star")
@@ -45,6 +48,12 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if err != nil {
 		return err
 	}
+	shard := shardSpec{Index: 0, Count: 1}
+	if f.shard != "" || f.changed != nil && f.changed("shard") {
+		if shard, err = parseShard(f.shard); err != nil {
+			return err
+		}
+	}
 	script, err := a.resolveScript(f.check)
 	if err != nil {
 		return err
@@ -52,13 +61,66 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	out := f.output
 	if out == "" {
 		out = fmt.Sprintf("%s-%s-hunt.lz4", sys.Name, cfg.Bug)
+		if shard.Count > 1 {
+			out = fmt.Sprintf("%s-%s-hunt-%d-of-%d.lz4", sys.Name, cfg.Bug, shard.Index, shard.Count)
+		}
+	}
+	resultsPath := f.results
+	if resultsPath == "" && shard.Count > 1 {
+		resultsPath = fmt.Sprintf("%s-%s-results-%d-of-%d.json", sys.Name, cfg.Bug, shard.Index, shard.Count)
+	}
+	if resultsPath != "" && sameFile(resultsPath, out) {
+		return badInput("--results %s is also the trace output (-o)", resultsPath)
+	}
+	var rf *resultFile
+	if resultsPath != "" {
+		id, err := huntIdentity(sys, cfg, f, from, to, script)
+		if err != nil {
+			return err
+		}
+		rf = &resultFile{Hunt: id, Shard: shard, Stopped: "done", Complete: true}
+		// A bad --results is refused now, not after the hunt.
+		probe, err := createAtomic(resultsPath)
+		if err != nil {
+			return err
+		}
+		probe.Abort()
+	}
+	mine := uint64(0) // seeds in this shard's slice
+	if uint64(shard.Index) <= to-from {
+		mine = (to-from-uint64(shard.Index))/uint64(shard.Count) + 1
+	}
+	slice := fmt.Sprintf("seeds %d-%d", from, to)
+	if shard.Count > 1 {
+		slice = fmt.Sprintf("seeds %d-%d, shard %d/%d", from, to, shard.Index, shard.Count)
 	}
 	prog := a.progress()
 	start := time.Now()
-	steps, screened := 0, 0
-	for seed := from; seed <= to; seed++ {
+	steps, screened, tried := 0, 0, uint64(0)
+	var failures []huntFailure
+	var firstErr *exitError // the exit of the hunt, set by its first failure
+	wroteTrace := false
+	finish := func() error {
+		if rf != nil {
+			rf.Runs, rf.Steps, rf.Failures = int(tried), int64(steps), failures
+			if firstErr != nil {
+				rf.Exit = firstErr.code
+			}
+			if err := writeResults(resultsPath, rf); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stdout, "results: %s\n", resultsPath)
+		}
+		if firstErr != nil {
+			return firstErr
+		}
+		return nil
+	}
+	for i := uint64(shard.Index); i <= to-from; i += uint64(shard.Count) {
+		seed := from + i
+		tried++
 		cfg.Seed = seed
-		prog.update("seed %d (%d of %d), %d steps checked", seed, seed-from+1, to-from+1, steps)
+		prog.update("seed %d (%d of %d), %d steps checked", seed, tried, mine, steps)
 		runStart := time.Now()
 		res, err := simtest.Run(sys, cfg, script.Path, simtest.Options{Registry: a.Registry, Counts: counts, StopAtFirst: true,
 			MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget})
@@ -78,44 +140,102 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			}
 		}
 		if len(res.Failing) == 0 && evalErr == nil {
+			if to-from-i < uint64(shard.Count) {
+				break // the next seed of the slice would pass TO (or wrap)
+			}
 			continue
 		}
 		// A seed whose check failed to evaluate is not clean: stop there,
-		// as at a violation, with the trace and the commands.
+		// as at a violation, with the trace and the commands (with --all,
+		// record it and go on).
 		prog.done()
-		file, err := createAtomic(out)
-		if err != nil {
-			return err
+		// Every failure is reproduced from nothing by its seed; the trace
+		// of the first is written to -o as well.
+		seedTrace := fmt.Sprintf("%s-%d.lz4", sys.Name, seed)
+		fail := huntFailure{Seed: &seed, Kind: "violation", Reproduce: simtest.SimCommand(sys, res.Config, seedTrace)}
+		if !wroteTrace {
+			wroteTrace = true
+			fail.Trace = out
+			if err := writeAtomic(out, func(w *atomicFile) error { _, err := w.Write(res.Trace); return err }); err != nil {
+				return err
+			}
 		}
-		defer file.Abort()
-		if _, err := file.Write(res.Trace); err != nil {
-			return err
-		}
-		if err := file.Commit(); err != nil {
-			return err
-		}
+		var code *exitError
 		if evalErr != nil {
-			at := evalErr.Failures[0].Step
-			fmt.Fprintf(a.Stdout, "seed %d could not be fully checked (%d of seeds %d-%d tried): a predicate failed at step #%d\n\n", seed, seed-from+1, from, to, at)
+			fail.Kind, fail.Step = "predicate error", evalErr.Failures[0].Step
+			fail.Headline = fmt.Sprintf("a predicate failed at step #%d", fail.Step)
+			code = &exitError{ExitPredicateError, fmt.Errorf("seed %d: %d evaluation error(s) (above): the seed was not fully checked", seed, len(evalErr.Failures))}
+		} else {
+			v := res.Failing[0]
+			fail.Headline, fail.Predicate, fail.Witness, fail.Step = v.Headline(), v.Predicate, v.Witness, v.Step
+			code = &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, v.Headline())}
+		}
+		fail.Debug = fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(seedTrace), shellQuote(script.Name), fail.Step)
+		failures = append(failures, fail)
+		if firstErr == nil || code.code == ExitPredicateError {
+			firstErr = code // a seed not fully checked outranks a violation, as in replay check
+		}
+		if f.all {
+			fmt.Fprintf(a.Stdout, "seed %d fails (%d of %s tried): %s\n  reproduce: %s\n  debug:     %s\n",
+				seed, tried, slice, fail.Headline, fail.Reproduce, fail.Debug)
+			if evalErr != nil {
+				res.Report.WriteErrors(a.Stderr)
+			}
+			if to-from-i < uint64(shard.Count) {
+				break
+			}
+			continue
+		}
+		if rf != nil {
+			rf.Complete, rf.Stopped = tried == mine, "failure"
+		}
+		debug := fmt.Sprintf("replay debug %s --preds %s --at %d", out, shellQuote(script.Name), fail.Step)
+		if evalErr != nil {
+			fmt.Fprintf(a.Stdout, "seed %d could not be fully checked (%d of %s tried): a predicate failed at step #%d\n\n", seed, tried, slice, fail.Step)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))
 			res.Report.WriteErrors(a.Stderr)
-			fmt.Fprintf(a.Stdout, "wrote %s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d\n",
-				out, simtest.SimCommand(sys, res.Config, out), out, shellQuote(script.Name), at)
-			return &exitError{ExitPredicateError, fmt.Errorf("seed %d: %d evaluation error(s) (above): the seed was not fully checked", seed, len(evalErr.Failures))}
+		} else {
+			fmt.Fprintf(a.Stdout, "seed %d fails (%d of %s tried): %s\n\n", seed, tried, slice, fail.Headline)
+			res.Report.WriteText(a.Stdout, time.Since(runStart))
 		}
-		v := res.Failing[0]
-		fmt.Fprintf(a.Stdout, "seed %d fails (%d of seeds %d-%d tried): %s\n\n", seed, seed-from+1, from, to, v.Headline())
-		res.Report.WriteText(a.Stdout, time.Since(runStart))
-		fmt.Fprintf(a.Stdout, "wrote %s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d\n",
-			out, simtest.SimCommand(sys, res.Config, out), out, shellQuote(script.Name), v.Step)
-		return &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, v.Headline())}
+		fmt.Fprintf(a.Stdout, "wrote %s\nreproduce: %s\ndebug:     %s\n", out, simtest.SimCommand(sys, res.Config, out), debug)
+		return finish()
 	}
 	prog.done()
-	fmt.Fprintf(a.Stdout, "seeds %d-%d of %s (bug %s): %d runs, %d steps checked in %v: no violation counted by --fail-on %s",
-		from, to, sys.Name, cfg.Bug, to-from+1, steps, time.Since(start).Round(time.Millisecond), f.failOn)
+	fmt.Fprintf(a.Stdout, "%s of %s (bug %s): %d runs, %d steps checked in %v: ",
+		slice, sys.Name, cfg.Bug, tried, steps, time.Since(start).Round(time.Millisecond))
+	if len(failures) == 0 {
+		fmt.Fprintf(a.Stdout, "no violation counted by --fail-on %s", f.failOn)
+	} else {
+		fmt.Fprintf(a.Stdout, "%s (wrote the first, seed %d, to %s)", plural(len(failures), "failing seed"), *failures[0].Seed, out)
+	}
 	if screened > 0 {
 		fmt.Fprintf(a.Stdout, " (%d liveness interval(s) screened by stability measures)", screened)
 	}
 	fmt.Fprintln(a.Stdout)
-	return nil
+	return finish()
+}
+
+// huntIdentity names a seed hunt for its result file: the settings that
+// decide which runs are made and what counts as a failure. The seed
+// range is part of it (shards of different ranges are different splits).
+func huntIdentity(sys *system.System, cfg sim.Config, f simFlags, from, to uint64, script scriptRef) (huntID, error) {
+	digest, err := scriptDigest(script.Path)
+	if err != nil {
+		return huntID{}, err
+	}
+	cfg.Seed = from
+	// The run's settings as sim prints them, less the seed and output.
+	settings := simtest.SimCommand(sys, cfg, "x")
+	settings = strings.TrimSuffix(settings, " -o x")
+	settings = strings.TrimPrefix(settings, fmt.Sprintf("replay sim %s --seed %d", shellQuote(sys.Name), from))
+	cmd := fmt.Sprintf("replay sim %s%s --seeds %d-%d --check %s", shellQuote(sys.Name), settings, from, to, shellQuote(script.Name))
+	if f.failOn != "safety,alarm" {
+		cmd += " --fail-on " + shellQuote(f.failOn)
+	}
+	cmd += f.budgets.String()
+	if f.all {
+		cmd += " --all"
+	}
+	return huntID{Kind: "sim", System: sys.Name, Bug: cfg.Bug, Command: cmd, Script: script.Name, ScriptSHA256: digest}, nil
 }

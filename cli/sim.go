@@ -37,6 +37,11 @@ type simFlags struct {
 	down          string
 	maxDown       int
 	schedule      string
+	// shard ("I/N") and results split a hunt across machines; all keeps
+	// a seed hunt going after a failing seed.
+	shard   string
+	results string
+	all     bool
 	// timeFlag names the flag of the virtual-time limit ("time" if
 	// empty).
 	timeFlag string
@@ -74,9 +79,17 @@ With --seeds FROM-TO --check PREDS.star, sim hunts across seeds: it checks
 each run and stops at the first with a violation --fail-on counts, writes
 that run's trace to -o and prints the seed, the report and the commands
 that reproduce the run and open the debugger at the violation (exit 1);
-if no seed fails it exits 0.`,
+if no seed fails it exits 0. --all checks every seed and reports each failing
+one (the first one's trace goes to -o; every one has its reproduce command).
+
+--shard I/N runs only the seeds FROM+I, FROM+I+N, ... of the range, so that N
+machines (a Kubernetes Indexed Job, deploy/kubernetes/) split one hunt, and
+writes what the shard found to a result file (--results, default
+SYSTEM-BUG-results-I-of-N.json); replay results merge combines the shards'
+files into one report.`,
 		Example: `  replay sim paxos --seed 1 -o paxos.lz4
   replay sim paxos --bug spec --seeds 1-200 --check scripts/paxos.star -o spec.lz4
+  replay sim paxos --bug spec --seeds 1-1000000 --check builtin:paxos --all --shard 3/100
   replay sim paxos --bug latest-response --seed 21 --drop 0.3 -o bug.lz4
   replay sim paxos --churn 0 --time 2s -o nochurn.lz4`,
 		Args: oneSystem,
@@ -94,6 +107,9 @@ if no seed fails it exits 0.`,
 	fl.StringVar(&f.schedule, "schedule", "", "re-run exactly the run a schedule names: a schedule file (replay schedule) or a simulated trace")
 	fl.StringVar(&f.check, "check", "", "predicates script to check each run against (with --seeds)")
 	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "with --check: which findings count (safety, alarm, any, none)")
+	fl.BoolVar(&f.all, "all", false, "with --seeds: check every seed and report each failing one, instead of stopping at the first")
+	fl.StringVar(&f.shard, "shard", "", "with --seeds: run shard I of N (I/N, I from 0): the seeds FROM+I, FROM+I+N, ...")
+	fl.StringVar(&f.results, "results", "", "with --seeds: write the hunt's result file here, for replay results merge (default with --shard: SYSTEM-BUG-results-I-of-N.json)")
 	f.budgets.register(fl)
 	cmd.SetHelpTemplate(cmd.HelpTemplate() + a.systemsHelp())
 	return cmd
@@ -234,7 +250,7 @@ func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
 // --schedule. The schedule fixes every setting, so a flag that would
 // change the run is refused rather than ignored.
 func scheduleConfig(sys *system.System, f simFlags) (sim.Config, error) {
-	for _, name := range []string{"seeds", "check"} {
+	for _, name := range []string{"seeds", "check", "all", "shard", "results"} {
 		if f.changed(name) {
 			return sim.Config{}, badInput("--%s goes with a hunt across seeds, not with --schedule (check the rerun with replay check)", name)
 		}
@@ -290,7 +306,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if f.seeds != "" || f.check != "" || f.changed != nil && (f.changed("seeds") || f.changed("check")) {
 		return a.huntSeeds(sys, cfg, f)
 	}
-	for _, name := range []string{"fail-on", "max-steps", "script-memory", "script-time"} {
+	for _, name := range []string{"fail-on", "max-steps", "script-memory", "script-time", "all", "shard", "results"} {
 		if f.changed != nil && f.changed(name) {
 			return badInput("--%s goes with a hunt: --seeds FROM-TO --check PREDS.star", name)
 		}

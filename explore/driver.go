@@ -54,6 +54,70 @@ type Options struct {
 	// the shortest path to each violation). check is nil when the run
 	// ended in a handler panic.
 	OnRun func(run int, check *simtest.Result)
+	// Shard, if Count > 1, runs only the runs numbered Index mod Count
+	// of the exploration, so that Count machines share one: see Shard.
+	Shard Shard
+}
+
+// Shard is one of Count disjoint slices of an exploration: the runs
+// whose number i has i mod Count == Index. Runs keep their numbers (and
+// with them their seeds and choosers' draws), so the slices of the
+// Count shards partition the unsharded exploration's runs, and Budget
+// stays the whole exploration's: a shard runs the runs numbered below
+// it that are its own. A sampling strategy's estimate of a run's length
+// (where pct, delay-* and --faults place their points) is learnt from
+// the shard's own runs; random without faults does not depend on it, so
+// its shards run exactly the unsharded runs. Searches that share one
+// state space (bfs, dfs, the delaying explorers' exhaustive mode)
+// cannot be split by run number: Run refuses them.
+type Shard struct {
+	Index, Count int
+}
+
+// Sharded reports whether the shard splits anything.
+func (s Shard) Sharded() bool { return s.Count > 1 }
+
+// runs is how many of the runs numbered below budget are the shard's.
+func (s Shard) runs(budget int) int {
+	if budget <= s.Index {
+		return 0
+	}
+	return (budget-s.Index-1)/s.Count + 1
+}
+
+// Shardable says why a strategy cannot be sharded ("" if it can).
+func Shardable(strat Strategy) string {
+	switch strat.(type) {
+	case *sesStrategy:
+		return "the delaying explorers' exhaustive search (--exhaustive) walks one shared tree of placements"
+	case *searchStrategy:
+		return strat.Name() + " walks one shared space of states, deduplicated across runs"
+	}
+	return ""
+}
+
+// shardStrategy hands out the runs of one shard of inner's sequence:
+// it draws every run from inner, in order, so that stratum positions
+// and run numbers stay those of the unsharded exploration, and skips
+// the others' runs without running them.
+type shardStrategy struct {
+	Strategy
+	shard Shard
+	next  int // the inner run number Next draws next
+}
+
+func (s *shardStrategy) Next() (sim.Chooser, bool) {
+	for s.next%s.shard.Count != s.shard.Index {
+		if _, ok := s.Strategy.Next(); !ok {
+			return nil, false
+		}
+		s.next++
+	}
+	c, ok := s.Strategy.Next()
+	if ok {
+		s.next++
+	}
+	return c, ok
 }
 
 // Progress is an exploration so far.
@@ -144,6 +208,26 @@ func Run(ctx context.Context, sys *system.System, cfg sim.Config, strat Strategy
 	if err := sim.CheckConfig(sys, cfg); err != nil {
 		return nil, err
 	}
+	sh := opts.Shard
+	if sh != (Shard{}) && (sh.Index < 0 || sh.Index >= sh.Count) {
+		return nil, fmt.Errorf("shard %d/%d: want I/N with 0 <= I < N", sh.Index, sh.Count)
+	}
+	if sh.Sharded() {
+		if why := Shardable(strat); why != "" {
+			return nil, fmt.Errorf("%s cannot be sharded by run number: %s (run it on one machine)", strat.Name(), why)
+		}
+		strat = &shardStrategy{Strategy: strat, shard: sh}
+		if opts.Budget > 0 {
+			opts.Budget = sh.runs(opts.Budget)
+			if opts.Budget == 0 {
+				// Fewer runs than shards: this shard has none. Budget 0
+				// would mean "no bound".
+				return &Summary{Strategy: strat.Describe(), Stopped: "budget", Progress: Progress{States: -1}}, nil
+			}
+		}
+	} else {
+		opts.Shard = Shard{Index: 0, Count: 1}
+	}
 	d := &driver{sys: sys, cfg: cfg, strat: strat, opts: opts, start: time.Now()}
 	if d.opts.Jobs < 1 {
 		d.opts.Jobs = 1
@@ -225,7 +309,8 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 			if !ok {
 				break
 			}
-			batch = append(batch, &job{index: d.runs + len(batch), chooser: ch})
+			// Runs keep the unsharded exploration's numbers.
+			batch = append(batch, &job{index: d.opts.Shard.Index + (d.runs+len(batch))*d.opts.Shard.Count, chooser: ch})
 		}
 		if len(batch) == 0 {
 			sum.Stopped = "exhausted"

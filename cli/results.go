@@ -1,0 +1,346 @@
+package cli
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// A result file is what one shard of a hunt (replay sim --seeds, replay
+// explore) found, written so that replay results merge can combine the
+// shards' files into the hunt's report. The schema is in
+// docs/user-guide.md ("Sharding a hunt"); a reader refuses a format or
+// version it does not know rather than guess.
+const (
+	resultsFormat  = "replaycheck-results"
+	resultsVersion = 1
+)
+
+type resultFile struct {
+	Format  string    `json:"format"`
+	Version int       `json:"version"`
+	Hunt    huntID    `json:"hunt"`
+	Shard   shardSpec `json:"shard"`
+	// Complete: the shard ran every run of its slice. A shard that
+	// stopped at its first failure (no --all), ran out of time or was
+	// interrupted did not, and the merged report says so.
+	Complete bool   `json:"complete"`
+	Stopped  string `json:"stopped"`
+	Runs     int    `json:"runs"`
+	// Steps: events checked (sim hunts) or simulated (explore).
+	Steps    int64         `json:"steps"`
+	Failures []huntFailure `json:"failures"`
+	// Exit is the code the shard's command exited with.
+	Exit int `json:"exit"`
+}
+
+// huntID names a hunt: shards whose IDs differ are not slices of one
+// hunt, and merging them would report a union that no run covers.
+type huntID struct {
+	Kind   string `json:"kind"` // "sim" (a seed hunt) or "explore"
+	System string `json:"system"`
+	Bug    string `json:"bug"`
+	// Command is the hunt's command without --shard, --results and -o:
+	// every setting that changes which runs are made or what counts.
+	Command      string `json:"command"`
+	Script       string `json:"script"`
+	ScriptSHA256 string `json:"script_sha256"`
+}
+
+type shardSpec struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+type huntFailure struct {
+	// Seed (sim hunts) or Run (explore) names the failing run.
+	Seed      *uint64 `json:"seed,omitempty"`
+	Run       *int    `json:"run,omitempty"`
+	Kind      string  `json:"kind"` // violation, panic, predicate error
+	Headline  string  `json:"headline"`
+	Predicate string  `json:"predicate,omitempty"`
+	Witness   string  `json:"witness,omitempty"`
+	Step      int     `json:"step"`
+	// Key tells an exploration's findings apart (predicate and witness,
+	// or the panic): merge keeps the first run of each, as --all does.
+	Key string `json:"key,omitempty"`
+	// Trace is where the shard wrote the run's trace, on its machine
+	// ("" if it did not); Reproduce re-creates it from nothing.
+	Trace     string `json:"trace,omitempty"`
+	Reproduce string `json:"reproduce"`
+	Debug     string `json:"debug"`
+}
+
+func (f huntFailure) order() uint64 {
+	if f.Seed != nil {
+		return *f.Seed
+	}
+	if f.Run != nil {
+		return uint64(*f.Run)
+	}
+	return 0
+}
+
+func (f huntFailure) name() string {
+	if f.Seed != nil {
+		return fmt.Sprintf("seed %d", *f.Seed)
+	}
+	return fmt.Sprintf("run %d", f.order())
+}
+
+// parseShard reads --shard I/N.
+func parseShard(spec string) (shardSpec, error) {
+	i, n, ok := strings.Cut(spec, "/")
+	index, err1 := strconv.Atoi(strings.TrimSpace(i))
+	count, err2 := strconv.Atoi(strings.TrimSpace(n))
+	if !ok || err1 != nil || err2 != nil || count < 1 || index < 0 || index >= count {
+		return shardSpec{}, badInput("--shard %q: want I/N, shard I of N counted from 0 (0 <= I < N), e.g. 0/4", spec)
+	}
+	return shardSpec{Index: index, Count: count}, nil
+}
+
+// scriptDigest fingerprints a script's text: two machines with the same
+// path but different scripts do not run one hunt.
+func scriptDigest(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", badInput("--check: %v", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func writeResults(path string, rf *resultFile) error {
+	rf.Format, rf.Version = resultsFormat, resultsVersion
+	if rf.Failures == nil {
+		rf.Failures = []huntFailure{}
+	}
+	return writeAtomic(path, func(w *atomicFile) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rf)
+	})
+}
+
+func readResults(path string) (*resultFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, badInput("%v", err)
+	}
+	var rf resultFile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&rf); err != nil {
+		return nil, badInput("%s: not a result file: %v", path, err)
+	}
+	switch {
+	case rf.Format != resultsFormat:
+		return nil, badInput("%s: not a result file (format %q, want %q)", path, rf.Format, resultsFormat)
+	case rf.Version != resultsVersion:
+		return nil, badInput("%s: result file version %d; this replay reads version %d", path, rf.Version, resultsVersion)
+	case rf.Shard.Count < 1 || rf.Shard.Index < 0 || rf.Shard.Index >= rf.Shard.Count:
+		return nil, badInput("%s: shard %d/%d is not a shard", path, rf.Shard.Index, rf.Shard.Count)
+	}
+	return &rf, nil
+}
+
+// huntDiff names the first field in which two hunts differ ("" if none).
+func huntDiff(a, b huntID) string {
+	for _, f := range []struct{ name, a, b string }{
+		{"kind", a.Kind, b.Kind}, {"system", a.System, b.System}, {"bug", a.Bug, b.Bug},
+		{"script", a.Script, b.Script}, {"script text", a.ScriptSHA256[:min(12, len(a.ScriptSHA256))], b.ScriptSHA256[:min(12, len(b.ScriptSHA256))]},
+		{"command", a.Command, b.Command},
+	} {
+		if f.a != f.b {
+			return fmt.Sprintf("%s %q vs %q", f.name, f.a, f.b)
+		}
+	}
+	return ""
+}
+
+func (a *App) resultsCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "results",
+		Short: "Combine the result files of a sharded hunt",
+		Long: `Work with the result files that replay sim --seeds ... --shard I/N and
+replay explore --shard I/N write (--results FILE): one per shard of a hunt
+split across machines.`,
+	}
+	var asJSON, partial bool
+	merge := &cobra.Command{
+		Use:   "merge FILES... [--json]",
+		Short: "Merge the result files of one hunt's shards into one report",
+		Long: `Read the result files of the shards of one hunt and print one report: every
+failing run, sorted by seed (or run number), each with the command that
+reproduces it from nothing and the command that opens the debugger at the
+failure. An exploration's findings are deduplicated as --all does: the first
+run of each distinct predicate and witness (or panic).
+
+The files must come from one hunt: the same system, bug, script (by its
+text) and settings, shards of the same count, each shard once. Files of
+different hunts are refused (exit 2). A missing shard is refused too, since
+the merged report would claim seeds no shard ran, unless --partial is given.
+
+Exit codes as the hunt's: 0 no failure, 1 a violation (or panic), 4 some run
+could not be fully checked (a predicate failed to evaluate), 2 bad input.`,
+		Example: `  replay results merge results/*.json
+  replay results merge --json shard-0.json shard-1.json shard-2.json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return badInput("missing FILES: the result files of a hunt's shards (--results of replay sim --shard or replay explore --shard)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.mergeResults(args, asJSON, partial)
+		},
+	}
+	merge.Flags().BoolVar(&asJSON, "json", false, "print the merged report as one JSON object")
+	merge.Flags().BoolVar(&partial, "partial", false, "merge even if some shards' files are missing (the report lists them)")
+	root.AddCommand(merge)
+	return root
+}
+
+// mergedResults is the merged report (--json).
+type mergedResults struct {
+	Format   string        `json:"format"`
+	Version  int           `json:"version"`
+	Hunt     huntID        `json:"hunt"`
+	Shards   int           `json:"shards"`
+	Merged   []int         `json:"merged"`
+	Missing  []int         `json:"missing"`
+	Partial  []int         `json:"incomplete"` // shards that did not run their whole slice
+	Complete bool          `json:"complete"`
+	Runs     int           `json:"runs"`
+	Steps    int64         `json:"steps"`
+	Failures []huntFailure `json:"failures"`
+	Exit     int           `json:"exit"`
+}
+
+func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
+	var files []*resultFile
+	for _, p := range paths {
+		rf, err := readResults(p)
+		if err != nil {
+			return err
+		}
+		if len(files) > 0 {
+			first := files[0]
+			if d := huntDiff(first.Hunt, rf.Hunt); d != "" {
+				return badInput("%s and %s are results of different hunts (%s): merge the shards of one hunt", paths[0], p, d)
+			}
+			if rf.Shard.Count != first.Shard.Count {
+				return badInput("%s is shard %d/%d but %s is of %d shards: merge the shards of one split", p, rf.Shard.Index, rf.Shard.Count, paths[0], first.Shard.Count)
+			}
+		}
+		for i, g := range files {
+			if g.Shard.Index == rf.Shard.Index {
+				return badInput("%s and %s are both shard %d/%d: give each shard once", paths[i], p, rf.Shard.Index, rf.Shard.Count)
+			}
+		}
+		files = append(files, rf)
+	}
+	m := mergedResults{Format: resultsFormat, Version: resultsVersion, Hunt: files[0].Hunt, Shards: files[0].Shard.Count,
+		Merged: []int{}, Missing: []int{}, Partial: []int{}}
+	have := map[int]bool{}
+	for _, rf := range files {
+		have[rf.Shard.Index] = true
+		m.Merged = append(m.Merged, rf.Shard.Index)
+		m.Runs += rf.Runs
+		m.Steps += rf.Steps
+		if !rf.Complete {
+			m.Partial = append(m.Partial, rf.Shard.Index)
+		}
+		m.Failures = append(m.Failures, rf.Failures...)
+	}
+	slices.Sort(m.Merged)
+	slices.Sort(m.Partial)
+	for i := range m.Shards {
+		if !have[i] {
+			m.Missing = append(m.Missing, i)
+		}
+	}
+	if len(m.Missing) > 0 && !partial {
+		return badInput("shard(s) %s of %d missing: the merged report would claim runs no shard made (give every shard's file, or --partial)", intList(m.Missing), m.Shards)
+	}
+	m.Complete = len(m.Missing) == 0 && len(m.Partial) == 0
+	slices.SortStableFunc(m.Failures, func(x, y huntFailure) int { return cmp.Compare(x.order(), y.order()) })
+	if m.Hunt.Kind == "explore" {
+		// The first run of each distinct finding, as an unsharded
+		// exploration with --all reports them.
+		seen := map[string]bool{}
+		m.Failures = slices.DeleteFunc(m.Failures, func(f huntFailure) bool {
+			dup := seen[f.Key]
+			seen[f.Key] = true
+			return dup
+		})
+	}
+	if m.Failures == nil {
+		m.Failures = []huntFailure{}
+	}
+	for _, f := range m.Failures {
+		switch {
+		case f.Kind == "predicate error":
+			m.Exit = ExitPredicateError
+		case m.Exit == 0:
+			m.Exit = ExitViolations
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(a.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(m); err != nil {
+			return err
+		}
+	} else {
+		writeMerged(a.Stdout, &m)
+	}
+	switch m.Exit {
+	case ExitPredicateError:
+		i := slices.IndexFunc(m.Failures, func(f huntFailure) bool { return f.Kind == "predicate error" })
+		return &exitError{ExitPredicateError, fmt.Errorf("%s: a predicate could not be evaluated (not fully checked)", m.Failures[i].name())}
+	case ExitViolations:
+		return &exitError{ExitViolations, fmt.Errorf("%s: %s", m.Failures[0].name(), m.Failures[0].Headline)}
+	}
+	return nil
+}
+
+func writeMerged(w io.Writer, m *mergedResults) {
+	fmt.Fprintf(w, "hunt: %s\n", m.Hunt.Command)
+	fmt.Fprintf(w, "shards: %d of %d merged, %s, %d steps\n", len(m.Merged), m.Shards, plural(m.Runs, "run"), m.Steps)
+	if len(m.Missing) > 0 {
+		fmt.Fprintf(w, "missing: shard(s) %s: their runs were not made\n", intList(m.Missing))
+	}
+	if len(m.Partial) > 0 {
+		fmt.Fprintf(w, "incomplete: shard(s) %s stopped before the end of their slice (at a first failure without --all, a time limit or an interrupt)\n", intList(m.Partial))
+	}
+	if len(m.Failures) == 0 {
+		fmt.Fprintln(w, "no failure")
+		return
+	}
+	fmt.Fprintf(w, "%s:\n", plural(len(m.Failures), "failure"))
+	for _, f := range m.Failures {
+		fmt.Fprintf(w, "\n%s (%s): %s\n", f.name(), f.Kind, f.Headline)
+		if f.Trace != "" {
+			fmt.Fprintf(w, "  trace:     %s (on the shard's machine)\n", f.Trace)
+		}
+		fmt.Fprintf(w, "  reproduce: %s\n  debug:     %s\n", f.Reproduce, f.Debug)
+	}
+}
+
+func intList(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}

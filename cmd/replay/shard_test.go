@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// merged is the part of replay results merge --json the tests compare.
+type merged struct {
+	Shards   int   `json:"shards"`
+	Missing  []int `json:"missing"`
+	Complete bool  `json:"complete"`
+	Runs     int   `json:"runs"`
+	Failures []struct {
+		Seed      *uint64 `json:"seed"`
+		Run       *int    `json:"run"`
+		Headline  string  `json:"headline"`
+		Reproduce string  `json:"reproduce"`
+		Debug     string  `json:"debug"`
+	} `json:"failures"`
+	Exit int `json:"exit"`
+}
+
+func mergeJSON(t *testing.T, dir string, files ...string) (merged, result) {
+	t.Helper()
+	r := replay(t, dir, append([]string{"results", "merge", "--json"}, files...)...)
+	var m merged
+	if err := json.Unmarshal([]byte(r.stdout), &m); err != nil {
+		t.Fatalf("merge --json: %v\nstdout: %s\nstderr: %s", err, r.stdout, r.stderr)
+	}
+	return m, r
+}
+
+// headlines lists a report's failures as "NAME: headline", in order.
+func headlines(m merged) []string {
+	var out []string
+	for _, f := range m.Failures {
+		switch {
+		case f.Seed != nil:
+			out = append(out, "seed "+strconv.FormatUint(*f.Seed, 10)+": "+f.Headline)
+		case f.Run != nil:
+			out = append(out, "run "+strconv.Itoa(*f.Run)+": "+f.Headline)
+		}
+	}
+	return out
+}
+
+// Three processes hunting seeds 1-40 in shards find, merged, exactly
+// the failing seeds one process finds over the whole range.
+func TestShardSeedHuntMatchesOneProcess(t *testing.T) {
+	dir := t.TempDir()
+	hunt := []string{"sim", "paxos", "--bug", "spec", "--seeds", "1-40", "--check", "builtin:paxos", "--all"}
+	one := replay(t, dir, append(hunt, "--results", "one.json", "-o", "one.lz4")...)
+	if one.code != 1 {
+		t.Fatalf("unsharded hunt: exit %d, want 1\n%s%s", one.code, one.stdout, one.stderr)
+	}
+	whole, _ := mergeJSON(t, dir, "one.json")
+	if len(whole.Failures) < 3 {
+		t.Fatalf("the test wants a bug failing on several seeds of 1-40; got %v", headlines(whole))
+	}
+	var files []string
+	for i := range 3 {
+		file := "shard-" + strconv.Itoa(i) + ".json"
+		r := replay(t, dir, append(hunt, "--shard", strconv.Itoa(i)+"/3", "--results", file)...)
+		if r.code != 0 && r.code != 1 {
+			t.Fatalf("shard %d/3: exit %d\n%s%s", i, r.code, r.stdout, r.stderr)
+		}
+		files = append(files, file)
+	}
+	// Any order of the files: the report is sorted by seed.
+	m, r := mergeJSON(t, dir, files[2], files[0], files[1])
+	if got, want := headlines(m), headlines(whole); !slices.Equal(got, want) {
+		t.Fatalf("merged shards found\n%q\none process found\n%q", got, want)
+	}
+	if r.code != 1 || m.Exit != 1 || !m.Complete || m.Runs != 40 || m.Shards != 3 {
+		t.Fatalf("merge: exit %d, report %+v", r.code, m)
+	}
+	// The reproduce command re-makes the failing run from nothing.
+	f := m.Failures[0]
+	re := splitCommand(t, f.Reproduce)
+	if rr := replay(t, dir, re[1:]...); rr.code != 0 {
+		t.Fatalf("%s: exit %d\n%s", f.Reproduce, rr.code, rr.stderr)
+	}
+	out := re[len(re)-1]
+	if c := replay(t, dir, "check", out, "builtin:paxos"); c.code != 1 {
+		t.Fatalf("the reproduced run %s does not fail its check: exit %d\n%s", out, c.code, c.stdout)
+	}
+
+	// Without --all each shard stops at its first failure: the merged
+	// report's first failure is still the hunt's first failing seed,
+	// and the report says the shards did not run their whole slice.
+	for i := range 3 {
+		replay(t, dir, "sim", "paxos", "--bug", "spec", "--seeds", "1-40", "--check", "builtin:paxos",
+			"--shard", strconv.Itoa(i)+"/3", "--results", "first-"+strconv.Itoa(i)+".json")
+	}
+	first, _ := mergeJSON(t, dir, "first-0.json", "first-1.json", "first-2.json")
+	if len(first.Failures) == 0 || *first.Failures[0].Seed != *whole.Failures[0].Seed || first.Complete {
+		t.Fatalf("stop-at-first shards merged: %+v; want first seed %d, incomplete", first, *whole.Failures[0].Seed)
+	}
+}
+
+// Shards of a random exploration make the unsharded exploration's runs
+// under the same numbers: merged, they find what one process finds.
+func TestShardExploreMatchesOneProcess(t *testing.T) {
+	dir := t.TempDir()
+	exp := []string{"explore", "paxos", "--bug", "spec", "--check", "builtin:paxos", "--budget", "45", "--all"}
+	one := replay(t, dir, append(exp, "--results", "one.json")...)
+	if one.code != 1 {
+		t.Fatalf("unsharded exploration: exit %d, want 1\n%s%s", one.code, one.stdout, one.stderr)
+	}
+	whole, _ := mergeJSON(t, dir, "one.json")
+	if len(whole.Failures) < 2 {
+		t.Fatalf("the test wants several findings in 45 runs; got %v", headlines(whole))
+	}
+	var files []string
+	for i := range 3 {
+		file := "e-" + strconv.Itoa(i) + ".json"
+		replay(t, dir, append(exp, "--shard", strconv.Itoa(i)+"/3", "--results", file)...)
+		files = append(files, file)
+	}
+	m, r := mergeJSON(t, dir, files...)
+	if got, want := headlines(m), headlines(whole); !slices.Equal(got, want) {
+		t.Fatalf("merged shards found\n%q\none process found\n%q", got, want)
+	}
+	if r.code != 1 || !m.Complete || m.Runs != 45 {
+		t.Fatalf("merge: exit %d, report %+v", r.code, m)
+	}
+	// A shard's finding is re-made by the shard stopped after its run.
+	last := m.Failures[len(m.Failures)-1]
+	re := splitCommand(t, last.Reproduce)
+	rr := replay(t, dir, re[1:]...)
+	if rr.code != 1 {
+		t.Fatalf("%s: exit %d, want 1\n%s", last.Reproduce, rr.code, rr.stdout)
+	}
+	if want := "run " + strconv.Itoa(*last.Run) + " fails: " + last.Headline; !strings.Contains(rr.stdout, want) {
+		t.Fatalf("%s does not re-find %q:\n%s", last.Reproduce, want, rr.stdout)
+	}
+}
+
+func TestShardBadInput(t *testing.T) {
+	dir := t.TempDir()
+	hunt := []string{"sim", "paxos", "--seeds", "1-3", "--check", "builtin:paxos"}
+	badInput(t, replay(t, dir, append(hunt, "--shard", "3/3")...), "--shard", "0 <= I < N")
+	badInput(t, replay(t, dir, append(hunt, "--shard", "x")...), "--shard", "I/N")
+	badInput(t, replay(t, dir, append(hunt, "--shard", "-1/3")...), "--shard")
+	badInput(t, replay(t, dir, "sim", "paxos", "--shard", "0/2"), "--shard", "hunt")
+	badInput(t, replay(t, dir, "explore", "paxos", "--check", "builtin:paxos", "--strategy", "bfs", "--shard", "0/2"), "bfs", "cannot be split")
+	badInput(t, replay(t, dir, "explore", "paxos", "--check", "builtin:paxos", "--strategy", "delay-rr", "--exhaustive", "--shard", "0/2"), "exhaustive")
+	badInput(t, replay(t, dir, "results", "merge"), "FILES")
+
+	// Two shards of one hunt, and shards of other hunts.
+	for i := range 2 {
+		mustOK(t, replay(t, dir, "sim", "paxos", "--seeds", "1-2", "--check", "builtin:paxos", "--shard", strconv.Itoa(i)+"/2", "--results", "a"+strconv.Itoa(i)+".json"))
+	}
+	r := replay(t, dir, "sim", "paxos", "--bug", "spec", "--seeds", "1-2", "--check", "builtin:paxos", "--shard", "1/2", "--results", "b1.json")
+	if r.code != 0 && r.code != 1 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seeds", "1-2", "--check", "builtin:paxos", "--shard", "1/3", "--results", "c1.json"))
+	mustOK(t, replay(t, dir, "results", "merge", "a0.json", "a1.json"))
+	badInput(t, replay(t, dir, "results", "merge", "a0.json", "b1.json"), "different hunts", "bug")
+	badInput(t, replay(t, dir, "results", "merge", "a0.json", "c1.json"), "shards")
+	badInput(t, replay(t, dir, "results", "merge", "a0.json", "a0.json"), "both shard 0/2")
+	badInput(t, replay(t, dir, "results", "merge", "a0.json"), "missing")
+	mustOK(t, replay(t, dir, "results", "merge", "--partial", "a0.json"))
+	if err := os.WriteFile(filepath.Join(dir, "junk.json"), []byte(`{"format":"other"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badInput(t, replay(t, dir, "results", "merge", "junk.json"), "not a result file")
+}
+
+// splitCommand splits a printed command into words; the tests'
+// commands quote nothing.
+func splitCommand(t *testing.T, cmd string) []string {
+	t.Helper()
+	if strings.ContainsAny(cmd, "'\"") {
+		t.Fatalf("quoted word in %q", cmd)
+	}
+	return strings.Fields(cmd)
+}
