@@ -22,6 +22,7 @@ require (
 	golang.org/x/term v0.41.0
 	golang.org/x/tools v0.52.0
 	google.golang.org/protobuf v1.36.11
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
