@@ -147,10 +147,13 @@ type Request struct {
 type Node struct {
 	Self node.ID
 	Key  int
-	// RingSize is the number of ring positions; Ring gives every node's
-	// position, so predicates need no hashing.
+	// RingSize is the number of ring positions.
 	RingSize int
-	Ring     map[node.ID]int
+	// Ring gives every node's position. It is the same map in every node
+	// and never changes, so it is hidden from observed state: otherwise
+	// every event would hash a map of all the nodes, a cost that grows with
+	// the ring. Predicates read PredKey and SuccKey instead.
+	Ring map[node.ID]int `replay:"-"`
 	// Joined: the node is a ring member (it created the ring or its join
 	// completed). Left: it left for good.
 	Joined bool
@@ -160,6 +163,11 @@ type Node struct {
 	Pred    node.ID
 	Succs   []node.ID
 	Fingers []Finger
+	// PredKey and SuccKey are the ring positions of Pred and Succs[0]; -1
+	// when the address is no node of the run (or Pred is ""). Derived
+	// after every handler, so predicates need neither hashing nor Ring.
+	PredKey int
+	SuccKey int
 	// NextFinger is the finger fix-fingers refreshes next.
 	NextFinger int
 	// Joining: a join is under way; JoinVia lists the nodes still to ask.
@@ -244,6 +252,7 @@ func New(id node.ID, cfg system.Config) node.Handler {
 	for i := range p.Fingers {
 		p.Fingers[i] = Finger{Start: (p.Key + 1<<i) % p.RingSize, Node: id}
 	}
+	p.deriveKeys()
 	return p
 }
 
@@ -287,6 +296,7 @@ func leaveAt(cfg system.Config) (time.Duration, error) {
 // Init implements node.Handler: start the periodic timers and, after a
 // restart, rejoin (or stay out if the node had left).
 func (p *Node) Init(env node.Env) {
+	defer p.deriveKeys()
 	d := env.Disk()
 	if _, ok := d.Get(diskLeft); ok {
 		p.Left = true
@@ -321,6 +331,7 @@ func (p *Node) after(env node.Env, period time.Duration, name string) {
 
 // Input implements node.Inputter.
 func (p *Node) Input(env node.Env, in node.Message) {
+	defer p.deriveKeys()
 	if p.Left {
 		return
 	}
@@ -336,6 +347,7 @@ func (p *Node) Input(env node.Env, in node.Message) {
 
 // Timer implements node.Handler.
 func (p *Node) Timer(env node.Env, t node.Timer) {
+	defer p.deriveKeys()
 	if p.Left {
 		return
 	}
@@ -364,6 +376,7 @@ func (p *Node) Timer(env node.Env, t node.Timer) {
 
 // Receive implements node.Handler.
 func (p *Node) Receive(env node.Env, from node.ID, m node.Message) {
+	defer p.deriveKeys()
 	if p.Left {
 		return // gone: a leaver answers nothing, like a closed process
 	}
@@ -398,6 +411,20 @@ func (p *Node) Receive(env node.Env, from node.ID, m node.Message) {
 }
 
 func (p *Node) succ() node.ID { return p.Succs[0] }
+
+// deriveKeys sets PredKey and SuccKey from Pred and Succs, which any
+// handler may have changed.
+func (p *Node) deriveKeys() {
+	p.PredKey, p.SuccKey = -1, -1
+	if k, ok := p.Ring[p.Pred]; ok {
+		p.PredKey = k
+	}
+	if len(p.Succs) > 0 {
+		if k, ok := p.Ring[p.Succs[0]]; ok {
+			p.SuccKey = k
+		}
+	}
+}
 
 // keyOf is a node's ring position. An address that is not a node of the
 // run (a corrupted entry) hashes like any other name.

@@ -170,6 +170,18 @@ func observe(bug string, seed uint64, tweak func(*sim.Config)) (*report, error) 
 		id := in.ID()
 		if h, ok := in.Handler().(*Node); ok && in.Up() {
 			nodes[id] = h
+			// The predicates read the derived keys instead of the hidden
+			// Ring: they must agree with it after every event.
+			pk, sk := -1, -1
+			if k, ok := h.Ring[h.Pred]; ok {
+				pk = k
+			}
+			if k, ok := h.Ring[h.Succs[0]]; ok {
+				sk = k
+			}
+			if h.PredKey != pk || h.SuccKey != sk {
+				return fmt.Errorf("%s after %v: PredKey %d SuccKey %d, Ring says %d %d", id, ev.Kind, h.PredKey, h.SuccKey, pk, sk)
+			}
 		} else {
 			delete(nodes, id)
 		}
