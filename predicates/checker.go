@@ -519,7 +519,15 @@ func (c *Checker) updateOpen(p *Predicate) {
 		if v.auxNow != nil {
 			arg = v.auxNow
 		}
-		if r, ok := c.evalAux(p, p.alarm, starlark.Tuple{arg}, &p.alarmFailed); ok && bool(r.Truth()) {
+		r, ok := c.evalAux(p, p.alarm, starlark.Tuple{arg}, &p.alarmFailed)
+		b, isBool := r.(starlark.Bool)
+		switch {
+		case ok && !isBool:
+			// A forgotten return (None) would otherwise screen every
+			// interval: a liveness violation hidden as a false alarm.
+			c.fail(p.Name, "liveness alarm", fmt.Errorf("%s: the alarm of %q returned %s, want True or False", p.Pos, p.Name, r.Type()))
+			p.alarmFailed = true
+		case ok && bool(b):
 			v.Alarm = true
 			v.AlarmStep = c.step
 			v.Aux = v.auxNow
