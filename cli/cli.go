@@ -28,6 +28,9 @@ const (
 	// out of its budget, so the run was not fully checked. It outranks
 	// ExitViolations: a run with both exits 4.
 	ExitPredicateError = 4
+	// ExitInterrupted: Ctrl-C (or SIGTERM) stopped a verb before it wrote
+	// its output, which it removed; 128 + SIGINT, as a shell reports it.
+	ExitInterrupted = 130
 )
 
 // exitError carries the exit code a failure maps to.

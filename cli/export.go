@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -115,36 +120,80 @@ func (a *App) runExport(traces []string, f exportFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
+	inputs := slices.Clone(traces)
+	var incomplete error
 	if f.preds != "" {
 		script, err := a.scriptArg(f.preds)
 		if err != nil {
 			return err
 		}
+		inputs = append(inputs, script.Path)
 		rep, _, err := a.checkForExport(tr, script)
 		if err != nil {
 			return err
 		}
 		w.Violations = rep.Violations
+		incomplete = checkIncomplete(rep)
 	}
-	return writeOutput(a, f.output, func(out io.Writer) error { return write(out, w) })
+	if err := writeOutput(a, f.output, inputs, func(out io.Writer) error { return write(out, w) }); err != nil {
+		return err
+	}
+	return incomplete
+}
+
+// checkIncomplete is the exit a report or an export with --preds ends
+// with after writing its file when the check behind it was not complete:
+// a checker never exits 0 when a predicate could not be evaluated, and a
+// diverging trace exits 3 as everywhere. The file says the same inside.
+func checkIncomplete(rep *predicates.Report) error {
+	var failed []string
+	for _, e := range rep.Errors {
+		failed = append(failed, e.Name)
+	}
+	switch {
+	case len(failed) > 0:
+		return &exitError{ExitPredicateError, fmt.Errorf("%d predicate(s) could not be evaluated (%s): the file was written, marked not fully checked", len(failed), strings.Join(failed, ", "))}
+	case !rep.Complete:
+		return &exitError{ExitDivergence, fmt.Errorf("replay diverged at step #%d: the file was written with the violations known up to there", rep.LastStep)}
+	}
+	return nil
 }
 
 // writeOutput writes to path through an atomic file (so a refused or
 // interrupted export leaves no file that looks whole), or to stdout for
 // "-". A TooBigError (the format cannot show the window) is bad input.
-func writeOutput(a *App, path string, write func(io.Writer) error) error {
+//
+// An output that is one of inputs (a trace or the script) is refused:
+// writing it would destroy what it was made from. Ctrl-C (or SIGTERM)
+// while writing removes the partial file and exits 130.
+func writeOutput(a *App, path string, inputs []string, write func(io.Writer) error) error {
 	if path == "-" {
 		return exportErr(write(a.Stdout))
+	}
+	for _, in := range inputs {
+		if sameFile(in, path) {
+			return badInput("-o %s is also an input; write to another file", path)
+		}
 	}
 	out, err := createAtomic(path)
 	if err != nil {
 		return err
 	}
-	if err := write(out); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- write(out) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			out.Abort()
+			return exportErr(err)
+		}
+		return out.Commit()
+	case <-ctx.Done():
 		out.Abort()
-		return exportErr(err)
+		return &exitError{ExitInterrupted, fmt.Errorf("interrupted: %s not written", path)}
 	}
-	return out.Commit()
 }
 
 func exportErr(err error) error {

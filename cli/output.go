@@ -17,12 +17,29 @@ type atomicFile struct {
 	*os.File
 	target string
 	done   bool
+	// direct: the target is a device or pipe (/dev/null, a FIFO), written
+	// in place; renaming a file over it would replace the device.
+	direct bool
 }
 
 func createAtomic(path string) (*atomicFile, error) {
+	// A symbolic link is followed: the file it names is replaced and the
+	// link stays a link.
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved
+	}
 	dir := filepath.Dir(path)
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, badInput("output %s is a directory", path)
+	if st, err := os.Stat(path); err == nil {
+		switch {
+		case st.IsDir():
+			return nil, badInput("output %s is a directory", path)
+		case !st.Mode().IsRegular():
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				return nil, badInput("cannot write output %s: %v", path, err)
+			}
+			return &atomicFile{File: f, target: path, direct: true}, nil
+		}
 	}
 	f, err := statedb.CreatePartial(path)
 	if err != nil {
@@ -33,6 +50,13 @@ func createAtomic(path string) (*atomicFile, error) {
 
 // Commit syncs and renames the file into place.
 func (f *atomicFile) Commit() error {
+	if f.direct {
+		f.done = true
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", f.target, err)
+		}
+		return nil
+	}
 	if err := f.Sync(); err != nil {
 		f.Abort()
 		return fmt.Errorf("write %s: %w", f.target, err)
@@ -56,5 +80,7 @@ func (f *atomicFile) Abort() {
 	}
 	f.done = true
 	f.Close()
-	os.Remove(f.Name())
+	if !f.direct {
+		os.Remove(f.Name())
+	}
 }

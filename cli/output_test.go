@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,5 +58,54 @@ func TestStalePartialOutputsAreRemoved(t *testing.T) {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s: %v", filepath.Base(p), err)
 		}
+	}
+}
+
+// An output through a symbolic link replaces the file the link names and
+// keeps the link; an output to a device or FIFO is written to it, never
+// renamed over it (-o /dev/null had become a regular file).
+func TestAtomicOutputKeepsLinksAndDevices(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.txt")
+	link := filepath.Join(dir, "link.txt")
+	if err := os.WriteFile(real, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeAtomic(link, func(w *atomicFile) error { _, err := w.WriteString("new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", st, err)
+	}
+	if b, _ := os.ReadFile(real); string(b) != "new" {
+		t.Fatalf("the linked file holds %q", b)
+	}
+	// A FIFO stands for a device (/dev/null): a test must not risk the
+	// machine's own.
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	got := make(chan string)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- string(b)
+	}()
+	if err := writeAtomic(fifo, func(w *atomicFile) error { _, err := w.WriteString("through"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case b := <-got:
+		if b != "through" {
+			t.Fatalf("the FIFO's reader got %q", b)
+		}
+	case <-time.After(30 * time.Second): // a file renamed over the FIFO: its reader waits for ever
+		t.Fatal("nothing was written to the FIFO")
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the FIFO was replaced: %v %v", st, err)
 	}
 }

@@ -18,6 +18,10 @@ import (
 	"github.com/replaycheck/replaycheck/state"
 )
 
+// reportMaxWindow bounds the steps a report draws around one violation:
+// 10,000 events make a 2.3 MB page that Chromium renders in seconds.
+const reportMaxWindow = 20_000
+
 type reportFlags struct {
 	output        string
 	before, after int
@@ -62,6 +66,9 @@ func (a *App) runReport(args []string, f reportFlags) error {
 	if f.before < 0 || f.after < 0 {
 		return badInput("--before %d --after %d: want 0 or more steps", f.before, f.after)
 	}
+	if f.before+f.after >= reportMaxWindow {
+		return badInput("--before %d --after %d: a violation's window is at most %d steps (the page draws every event; replay export --format perfetto shows long runs)", f.before, f.after, reportMaxWindow)
+	}
 	tr, err := a.loadTrace(traces)
 	if err != nil {
 		return err
@@ -101,7 +108,10 @@ func (a *App) runReport(args []string, f reportFlags) error {
 		return err
 	}
 	r.Commands = runCommands(tr, traces, script)
-	return writeOutput(a, f.output, func(out io.Writer) error { return export.WriteReport(out, r) })
+	if err := writeOutput(a, f.output, append(slices.Clone(traces), ref.Path), func(out io.Writer) error { return export.WriteReport(out, r) }); err != nil {
+		return err
+	}
+	return checkIncomplete(rep)
 }
 
 // stateDiffs fills in each item's state diff: the violating node's
