@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/system"
 )
 
@@ -97,8 +98,13 @@ func (a *App) Run(args []string) int {
 	}
 	code := ExitBadInput
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var div *replay.Divergence
+	switch {
+	case errors.As(err, &ee):
 		code = ee.code
+	case errors.As(err, &div):
+		// Whichever verb met it, a trace that does not replay exits 3.
+		code = ExitDivergence
 	}
 	name := "replay"
 	if cmd != nil && cmd != root {

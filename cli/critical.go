@@ -255,7 +255,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		return err
 	}
 	if res.Stopped != "" {
-		return withCode(ExitViolations, fmt.Errorf("interrupted after %d probes: the transition is between #%d and #%d", len(res.Probes), res.LastLive, res.Critical))
+		return withCode(ExitViolations, fmt.Errorf("interrupted after %d probes, before the search finished", len(res.Probes)))
 	}
 	return nil
 }
@@ -383,6 +383,17 @@ func (r *criticalReport) writeText(a *App) {
 	fmt.Fprintf(w, "(%d random walks of up to %d events per probed step, %s; a walk recovers if %s holds for its last %v)\n\n",
 		f.walks, f.walkSteps, map[bool]string{false: "no new faults", true: "the trace's faults"}[f.faults], f.predicate, f.stable)
 	switch {
+	case res.Stopped != "":
+		// The bisection did not finish: only its bounds are known.
+		switch {
+		case res.Critical < 0:
+			fmt.Fprintf(w, "interrupted before the first probe (the last step, #%d) finished: nothing is known yet\n", r.tr.Len()-1)
+		case res.LastLive < 0:
+			fmt.Fprintf(w, "interrupted after %d probes: no walk from #%d recovered; the critical step is at or before it\n", len(res.Probes), res.Critical)
+		default:
+			fmt.Fprintf(w, "interrupted after %d probes: the critical step lies in #%d..#%d (walks recovered from #%d, none from #%d)\n",
+				len(res.Probes), res.LastLive+1, res.Critical, res.LastLive, res.Critical)
+		}
 	case res.Critical < 0:
 		end, _ := res.Probe(r.tr.Len() - 1)
 		fmt.Fprintf(w, "walks from the last step #%d recover (%d of %d): the run is not doomed where it ends, so it has no critical transition.\n",
@@ -418,10 +429,7 @@ func (r *criticalReport) writeText(a *App) {
 	fmt.Fprintf(w, "\nsearch: %d probes, %d walks in %v (%.1f× one check of the trace, %v)\n", len(res.Probes), len(res.Probes)*f.walks,
 		r.elapsed.Round(time.Millisecond), r.elapsed.Seconds()/max(r.tgt.baseline.Seconds(), 1e-9), r.tgt.baseline.Round(time.Millisecond))
 	fmt.Fprintf(w, "These are random walks: a dead step is one from which none of %d walks recovered, not one from which none can.\n", f.walks)
-	if res.Stopped != "" {
-		fmt.Fprintf(w, "interrupted: the transition lies between #%d and #%d\n", res.LastLive, res.Critical)
-	}
-	if res.Critical >= 0 {
+	if res.Critical >= 0 && res.Stopped == "" {
 		traces := shellJoin(r.paths)
 		fmt.Fprintf(w, "\ndebug the critical step:   replay debug %s --preds %s --at %d\n", traces, shellQuote(r.script), res.Critical)
 		if r.recovering != "" {

@@ -15,6 +15,7 @@ package critical
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -85,6 +86,9 @@ func (r *Result) Probe(step int) (Probe, bool) {
 	return r.Probes[i], true
 }
 
+// errStopped: the context ended during a probe.
+var errStopped = errors.New("stopped")
+
 // Search binary-searches steps first..last (first <= last) for the
 // critical transition, probing last first (a run whose end is live has
 // none), then first, then midpoints: O(log(last-first)) probes. progress,
@@ -95,6 +99,12 @@ func Search(ctx context.Context, first, last int, probe Prober, progress func(Pr
 		p, err := probe(ctx, step)
 		if err != nil {
 			return p, err
+		}
+		if ctx.Err() != nil {
+			// A probe cut short ran fewer walks: "none recovered" would
+			// mean nothing, so it is not recorded.
+			res.Stopped = "canceled"
+			return p, errStopped
 		}
 		i, _ := slices.BinarySearchFunc(res.Probes, step, func(p Probe, s int) int { return p.Step - s })
 		res.Probes = slices.Insert(res.Probes, i, p)
@@ -111,6 +121,9 @@ func Search(ctx context.Context, first, last int, probe Prober, progress func(Pr
 		return false
 	}
 	end, err := run(last)
+	if err == errStopped {
+		return res, nil
+	}
 	if err != nil || end.Live() {
 		return res, err
 	}
@@ -119,6 +132,9 @@ func Search(ctx context.Context, first, last int, probe Prober, progress func(Pr
 		return res, nil
 	}
 	start, err := run(first)
+	if err == errStopped {
+		return res, nil
+	}
 	if err != nil {
 		return res, err
 	}
@@ -134,6 +150,9 @@ func Search(ctx context.Context, first, last int, probe Prober, progress func(Pr
 		}
 		mid := lo + (hi-lo)/2
 		p, err := run(mid)
+		if err == errStopped {
+			break
+		}
 		if err != nil {
 			return res, err
 		}

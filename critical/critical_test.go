@@ -75,6 +75,10 @@ func TestSearchStopsWhenCanceledAndReturnsProberErrors(t *testing.T) {
 	if res.Stopped != "canceled" || n != 4 || res.Critical <= res.LastLive {
 		t.Errorf("stopped %q after %d probes, critical %d last live %d", res.Stopped, n, res.Critical, res.LastLive)
 	}
+	// The probe the cancellation cut short is not evidence.
+	if len(res.Probes) != 3 {
+		t.Errorf("%d probes recorded, want the 3 that finished", len(res.Probes))
+	}
 	boom := errors.New("boom")
 	if _, err := Search(context.Background(), 0, 10, func(context.Context, int) (Probe, error) { return Probe{}, boom }, nil); !errors.Is(err, boom) {
 		t.Errorf("a prober's error came back as %v", err)

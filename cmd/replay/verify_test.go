@@ -81,6 +81,16 @@ func TestVerifyReportsTamperedStep(t *testing.T) {
 	if !strings.Contains(r.stdout, "likely causes") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Fatalf("report or stderr malformed:\nstdout %s\nstderr %s", r.stdout, r.stderr)
 	}
+	// Every verb that replays past the step exits 3, as verify does
+	// (state and history exited 2).
+	for _, args := range [][]string{
+		{"state", "tampered.lz4", "--at", fmt.Sprint(len(f.Events) - 1), "--node", string(victim.Node)},
+		{"history", "tampered.lz4", "--node", string(victim.Node), "--field", "Agent.AcceptedRound"},
+	} {
+		if r := replay(t, dir, args...); r.code != 3 || !strings.Contains(r.stderr, "diverged") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
 }
 
 func TestMerge(t *testing.T) {
