@@ -22,8 +22,9 @@ type eventsFlags struct {
 	limit  int
 	asJSON bool
 	match  string
-	// limitGiven: --limit 0 is refused, not read as "all".
-	limitGiven bool
+	// limitGiven: --limit 0 is refused, not read as "all"; matchGiven:
+	// an empty --match is refused, not read as "every event".
+	limitGiven, matchGiven bool
 }
 
 func (a *App) eventsCmd() *cobra.Command {
@@ -54,6 +55,7 @@ event.msg.FIELD, ...), with the predicate engine's budgets.`,
 		Args: requireArgs(1, "FILE (a trace file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.limitGiven = cmd.Flags().Changed("limit")
+			f.matchGiven = cmd.Flags().Changed("match")
 			return a.runEvents(args, f)
 		},
 	}
@@ -88,6 +90,9 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 	}
 	if f.limit < 0 || f.limitGiven && f.limit == 0 {
 		return badInput("--limit %d: want at least 1 (omit --limit for every event)", f.limit)
+	}
+	if f.matchGiven && strings.TrimSpace(f.match) == "" {
+		return badInput("--match: an empty expression (omit --match for every event)")
 	}
 	kinds := map[node.Kind]bool{}
 	for _, k := range f.kinds {

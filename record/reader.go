@@ -716,6 +716,20 @@ type File struct {
 // ReadFile reads a whole trace. The error is for files that are not traces
 // at all (or unreadable); damage past the header is reported in File.Damage.
 func ReadFile(path string) (*File, error) {
+	// Stat before opening: opening a FIFO blocks until a writer comes,
+	// and a device never ends. A trace is a regular file.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		what := "not a regular file"
+		switch t := st.Mode().Type(); {
+		case t&os.ModeNamedPipe != 0:
+			what = "a named pipe"
+		case t&os.ModeDevice != 0:
+			what = "a device"
+		case t&os.ModeSocket != 0:
+			what = "a socket"
+		}
+		return nil, fmt.Errorf("%s: %s, not a trace file", path, what)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
