@@ -255,7 +255,16 @@ func (a *App) shrinkText(res *shrink.Result, path, script string, sf shrunkFiles
 	}
 	fmt.Fprintf(w, "\n%d candidates (%d failed the same way) in %v; stopped: %s\n",
 		res.Candidates, res.Accepted, res.Elapsed.Round(time.Millisecond), shrinkStopped(res.Stopped))
+	unevaluatedNote(a, res)
 	return nil
+}
+
+// unevaluatedNote says on stderr that some candidates could not be
+// judged: the shrunk run is real, but perhaps not as small as it could be.
+func unevaluatedNote(a *App, res *shrink.Result) {
+	if res.Unevaluated > 0 {
+		fmt.Fprintf(a.Stderr, "replay shrink: note: on %d candidate(s) a predicate could not be evaluated; they counted as not failing the same way, so a smaller run may exist\n", res.Unevaluated)
+	}
 }
 
 func shrinkStopped(s string) string {
@@ -277,26 +286,28 @@ func (a *App) shrinkJSON(res *shrink.Result, path, script string, sf shrunkFiles
 	}
 	sf.commands(res, script, tr.Header.System)
 	out := struct {
-		From       string      `json:"from"`
-		Trace      string      `json:"trace"`
-		Schedule   string      `json:"schedule,omitempty"`
-		NoSchedule string      `json:"no_schedule,omitempty"`
-		Predicate  string      `json:"predicate"`
-		Headline   string      `json:"headline"`
-		Step       int         `json:"step"`
-		Before     shrink.Size `json:"before"`
-		After      shrink.Size `json:"after"`
-		Candidates int         `json:"candidates"`
-		Accepted   int         `json:"accepted"`
-		Seconds    float64     `json:"seconds"`
-		Stopped    string      `json:"stopped"`
-		Check      string      `json:"check"`
-		Debug      string      `json:"debug"`
-		Reproduce  string      `json:"reproduce,omitempty"`
+		From        string      `json:"from"`
+		Trace       string      `json:"trace"`
+		Schedule    string      `json:"schedule,omitempty"`
+		NoSchedule  string      `json:"no_schedule,omitempty"`
+		Predicate   string      `json:"predicate"`
+		Headline    string      `json:"headline"`
+		Step        int         `json:"step"`
+		Before      shrink.Size `json:"before"`
+		After       shrink.Size `json:"after"`
+		Candidates  int         `json:"candidates"`
+		Accepted    int         `json:"accepted"`
+		Unevaluated int         `json:"unevaluated_candidates"`
+		Seconds     float64     `json:"seconds"`
+		Stopped     string      `json:"stopped"`
+		Check       string      `json:"check"`
+		Debug       string      `json:"debug"`
+		Reproduce   string      `json:"reproduce,omitempty"`
 	}{From: path, Trace: sf.trace, Schedule: sf.schedule, NoSchedule: res.NoSchedule, Predicate: res.Predicate,
 		Headline: res.Violation.Headline(), Step: res.Violation.Decided(), Before: res.Before, After: res.After,
-		Candidates: res.Candidates, Accepted: res.Accepted, Seconds: res.Elapsed.Seconds(), Stopped: res.Stopped,
+		Candidates: res.Candidates, Accepted: res.Accepted, Unevaluated: res.Unevaluated, Seconds: res.Elapsed.Seconds(), Stopped: res.Stopped,
 		Check: sf.check, Debug: sf.debug, Reproduce: sf.rerun}
+	unevaluatedNote(a, res)
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)

@@ -62,8 +62,12 @@ type Result struct {
 	After      Size
 	Candidates int // runs tried
 	Accepted   int // of which failed the same way (the steps of the shrink)
-	Stopped    string
-	Elapsed    time.Duration
+	// Unevaluated counts candidates on which a predicate could not be
+	// evaluated: they count as not failing the same way, so the shrink
+	// may be less minimal than it could be, and the caller says so.
+	Unevaluated int
+	Stopped     string
+	Elapsed     time.Duration
 }
 
 // Why a shrink ended.
@@ -94,18 +98,19 @@ type run struct {
 }
 
 type shrinker struct {
-	ctx        context.Context
-	sys        *system.System
-	opts       Options
-	cfg        sim.Config
-	target     string
-	started    time.Time
-	cur, best  *run
-	start      Size
-	candidates int
-	accepted   int
-	phase      string
-	stopped    string
+	ctx         context.Context
+	sys         *system.System
+	opts        Options
+	cfg         sim.Config
+	target      string
+	started     time.Time
+	cur, best   *run
+	start       Size
+	candidates  int
+	accepted    int
+	unevaluated int
+	phase       string
+	stopped     string
 	// fork continues the world at a fork's step, a fresh copy per
 	// candidate (nil: the trace is a simulated run, run from the start);
 	// forkAt is that step and forkOf the fork's parent, which the shrunk
@@ -532,6 +537,10 @@ func (s *shrinker) try(b *base, keep []bool, pol policy, nodes int) *run {
 		return nil // a candidate that panics or errs does not fail the same way
 	}
 	r, err := s.asRun(buf.Bytes())
+	var evalErr *predicates.EvalError
+	if errors.As(err, &evalErr) {
+		s.unevaluated++
+	}
 	if err != nil || r == nil {
 		return nil
 	}
@@ -624,7 +633,7 @@ func (s *shrinker) result() (*Result, error) {
 		return nil, fmt.Errorf("the shrunk trace no longer violates %s (a bug in shrink: please report it)", s.target)
 	}
 	res := &Result{Trace: data, Predicate: s.target, Violation: v, Report: chk.Report,
-		Before: s.start, After: s.best.size, Candidates: s.candidates, Accepted: s.accepted,
+		Before: s.start, After: s.best.size, Candidates: s.candidates, Accepted: s.accepted, Unevaluated: s.unevaluated,
 		Stopped: s.stopped, Elapsed: time.Since(s.started)}
 	res.Schedule, res.NoSchedule = s.schedule(data)
 	return res, nil

@@ -301,3 +301,38 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestShrinkSaysWhenCandidatesCouldNotBeEvaluated: a predicate that
+// raises on a restart within the first 100 steps (the original's first
+// restart is #158, so it never raises there) makes the shorter candidates
+// unjudgeable; they count as not
+// failing, and shrink says so on stderr and in --json instead of quietly
+// returning a less minimal run.
+func TestShrinkSaysWhenCandidatesCouldNotBeEvaluated(t *testing.T) {
+	dir := t.TempDir()
+	paxos, err := os.ReadFile("../../scripts/paxos.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(paxos) + `
+safety("Boom", lambda: True if (event == None or event.kind != "restart" or event.step >= 100) else 1 // 0)
+`
+	if err := os.WriteFile(filepath.Join(dir, "s.star"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "no-persist", "--seed", "1", "-o", "np.lz4"))
+	if c := replay(t, dir, "check", "np.lz4", "s.star"); c.code != 1 {
+		t.Fatalf("the original must violate AcceptedRoundIncreasing and evaluate Boom everywhere: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	r := replay(t, dir, "shrink", "np.lz4", "s.star", "--predicate", "AcceptedRoundIncreasing", "--time", "10s", "--json", "-o", "small.lz4")
+	mustOK(t, r)
+	var out struct {
+		Unevaluated int `json:"unevaluated_candidates"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Unevaluated == 0 || !strings.Contains(r.stderr, "could not be evaluated") {
+		t.Fatalf("unevaluated %d, stderr %q", out.Unevaluated, r.stderr)
+	}
+}
