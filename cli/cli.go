@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/spf13/cobra"
@@ -88,11 +90,19 @@ func (a *App) Run(args []string) int {
 		a.builtins = &builtinDir{}
 	}
 	defer a.builtins.remove()
+	// Output that could not be written is lost output: the command fails
+	// (replay events > /dev/full exited 0).
+	stdout := &stickyWriter{w: a.Stdout}
+	a.Stdout = stdout
+	defer func() { a.Stdout = stdout.w }()
 	root := a.root()
 	root.SetArgs(args)
 	root.SetOut(a.Stdout)
 	root.SetErr(a.Stderr)
 	cmd, err := root.ExecuteC()
+	if err == nil && stdout.err != nil {
+		err = fmt.Errorf("write standard output: %w", stdout.err)
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -112,10 +122,56 @@ func (a *App) Run(args []string) int {
 		name = "replay " + strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ")
 	}
 	msg := strings.TrimSpace(err.Error())
+	if dir := a.builtins.current(); dir != "" {
+		// A bundled script is named as the user named it, not by the
+		// cache folder it was copied to.
+		msg = strings.ReplaceAll(msg, dir+string(os.PathSeparator), "builtin:")
+	}
 	if msg != "" {
-		fmt.Fprintf(a.Stderr, "%s: %s\n", name, oneLine(msg))
+		fmt.Fprintf(a.Stderr, "%s: %s\n", name, printable(oneLine(msg)))
 	}
 	return code
+}
+
+// stickyWriter remembers the first write error, for Run to report.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// maxMessage bounds an error line: inputs echoed in it (a field path, an
+// expression) may be arbitrarily long.
+const maxMessage = 2000
+
+// printable makes an error line safe for a terminal: control characters
+// from the input are shown escaped, not interpreted, and the line is cut
+// at maxMessage bytes.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	out := b.String()
+	if len(out) > maxMessage {
+		cut := maxMessage
+		for cut > 0 && !utf8.RuneStart(out[cut]) {
+			cut--
+		}
+		out = fmt.Sprintf("%s… (%d more bytes)", out[:cut], len(out)-cut)
+	}
+	return out
 }
 
 func oneLine(s string) string {

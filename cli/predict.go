@@ -25,6 +25,7 @@ type predictFlags struct {
 	depth    int
 	strategy string
 	budget   int
+	wall     time.Duration
 	faults   int
 	jobs     int
 	asJSON   bool
@@ -78,6 +79,7 @@ evaluated.`,
 	fl.IntVar(&f.depth, "depth", defaultPredictDepth, "events per future at most (bfs/dfs: decisions)")
 	fl.StringVar(&f.strategy, "strategy", defaultPredictStrategy, "search strategy: "+strings.Join(explore.Names(), ", "))
 	fl.IntVar(&f.budget, "budget", defaultPredictBudget, "futures to run at most")
+	fl.DurationVar(&f.wall, "time", 0, "stop after this much wall-clock time, e.g. 2m (default: no limit but --budget)")
 	fl.IntVar(&f.faults, "faults", 0, "crashes each future may inject")
 	fl.IntVar(&f.jobs, "jobs", 1, "futures run at once (the result does not depend on it)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
@@ -112,6 +114,8 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		return badInput("--depth %d --budget %d --jobs %d --faults %d: want positive numbers (--faults 0 or more)", f.depth, f.budget, f.jobs, f.faults)
 	case !slices.Contains(explore.Names(), f.strategy):
 		return badInput("--strategy %q: unknown (known: %s)", f.strategy, strings.Join(explore.Names(), ", "))
+	case changed("time") && f.wall <= 0:
+		return badInput("--time %v: want a positive wall-clock duration such as 2m", f.wall)
 	case changed("bug") || changed("param") || changed("nodes"):
 		return badInput("--bug, --param and --nodes come from the trace; they cannot change")
 	}
@@ -214,7 +218,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 		Script: script,
 		Check: simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
 			Counts: func(v *predicates.Violation) bool { return v.Kind == "safety" }},
-		Budget: f.budget, Jobs: f.jobs, All: true, Start: start,
+		Budget: f.budget, Time: f.wall, Jobs: f.jobs, All: true, Start: start,
 		OnRun: func(run int, check *simtest.Result) {
 			if check == nil {
 				return

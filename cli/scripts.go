@@ -154,6 +154,13 @@ type builtinDir struct {
 	temp bool // path is this command's own temporary copy
 }
 
+// current is the folder of the copies if this command made or found one.
+func (b *builtinDir) current() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.path
+}
+
 func (b *builtinDir) dir() (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
