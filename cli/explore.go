@@ -365,25 +365,8 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 	case len(f.from) > 0:
 		// A fork has no schedule of its own: the exploration itself,
 		// stopped after this run, re-runs it (runs depend only on the
-		// seed and their index).
-		args := []string{"replay", "explore", shellQuote(sys.Name)}
-		f.visit(func(fl *pflag.Flag) {
-			switch fl.Name {
-			case "budget", "time", "jobs", "all", "json", "output", "results":
-				return
-			}
-			vals := []string{fl.Value.String()}
-			if sv, ok := fl.Value.(pflag.SliceValue); ok {
-				vals = sv.GetSlice()
-			}
-			for _, v := range vals {
-				if fl.Value.Type() == "bool" {
-					args = append(args, "--"+fl.Name)
-				} else {
-					args = append(args, "--"+fl.Name, shellQuote(v))
-				}
-			}
-		})
+		// seed and their index); a shard stays, its runs being re-made.
+		args := exploreArgs(sys, f, "budget", "time", "jobs", "all", "json", "output", "results")
 		rerun := strings.TrimSuffix(ff.trace, ".lz4") + "-rerun.lz4"
 		ff.reproduce = strings.Join(append(args, "--budget", strconv.Itoa(fd.Run+1), "-o", shellQuote(rerun)), " ")
 		if fd.Violation != nil {
@@ -585,10 +568,15 @@ func plural(n int, noun string) string {
 // goes, which shard): the flags given, in flag order, so shards started
 // with one command agree on it.
 func exploreBase(sys *system.System, f exploreFlags) string {
+	return strings.Join(exploreArgs(sys, f, "budget", "time", "jobs", "all", "json", "output", "results", "shard"), " ")
+}
+
+// exploreArgs is the exploration's command line as given, in flag order,
+// without the flags named in skip, each value quoted for a POSIX shell.
+func exploreArgs(sys *system.System, f exploreFlags, skip ...string) []string {
 	args := []string{"replay", "explore", shellQuote(sys.Name)}
 	f.visit(func(fl *pflag.Flag) {
-		switch fl.Name {
-		case "budget", "time", "jobs", "all", "json", "output", "results", "shard":
+		if slices.Contains(skip, fl.Name) {
 			return
 		}
 		vals := []string{fl.Value.String()}
@@ -603,7 +591,7 @@ func exploreBase(sys *system.System, f exploreFlags) string {
 			}
 		}
 	})
-	return strings.Join(args, " ")
+	return args
 }
 
 // exploreResults writes a shard's result file. A finding's reproduce
