@@ -220,10 +220,8 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	if out == "" {
 		out = strings.TrimSuffix(paths[0], ".lz4") + "-recovering.lz4"
 	}
-	for _, p := range paths {
-		if sameFile(p, out) {
-			return badInput("-o %s is also an input; write the recovering walk to another file", out)
-		}
+	if err := refuseInput(out, paths, "the recovering walk"); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -241,7 +239,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	tgt, res, elapsed := found.tgt, found.res, found.elapsed
 	rep := &criticalReport{tr: tr, paths: paths, script: script.Name, f: f, tgt: tgt, res: res, elapsed: elapsed}
 	if res.LastLive >= 0 && res.Critical >= 0 {
-		if err := writeAtomic(out, func(w *atomicFile) error { _, err := w.Write(found.recovering); return err }); err != nil {
+		if err := writeBytes(out, found.recovering); err != nil {
 			return withCode(ExitBadInput, err)
 		}
 		rep.recovering = out

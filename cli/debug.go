@@ -337,7 +337,7 @@ func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
 			Walks: f.walks, Stopped: res.Stopped}
 		if res.LastLive >= 0 && res.Critical >= 0 && found.recovering != nil {
 			file := strings.TrimSuffix(traces[0], ".lz4") + "-recovering.lz4"
-			if err := writeAtomic(file, func(w *atomicFile) error { _, err := w.Write(found.recovering); return err }); err != nil {
+			if err := writeBytes(file, found.recovering); err != nil {
 				return nil, err
 			}
 			out.Recovering = file

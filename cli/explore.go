@@ -238,11 +238,9 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		if p == "" {
 			continue
 		}
-		probe, err := createAtomic(p)
-		if err != nil {
+		if err := checkWritable(p); err != nil {
 			return err
 		}
-		probe.Abort()
 	}
 	if resultsPath != "" && sameFile(resultsPath, out) {
 		return badInput("--results %s is also the trace output (-o)", resultsPath)
@@ -334,16 +332,9 @@ func writeFinding(fd *explore.Finding, out string, i int) (foundFile, error) {
 		path = fmt.Sprintf("%s-%d.lz4", strings.TrimSuffix(out, ".lz4"), i+1)
 	}
 	ff := foundFile{trace: path}
-	if err := writeAtomic(path, func(w *atomicFile) error { _, err := w.Write(fd.Trace); return err }); err != nil {
-		return ff, err
-	}
-	if fd.Schedule != nil {
-		ff.schedule = strings.TrimSuffix(path, ".lz4") + ".schedule"
-		if err := writeAtomic(ff.schedule, func(w *atomicFile) error { return fd.Schedule.Format(w) }); err != nil {
-			return ff, err
-		}
-	}
-	return ff, nil
+	var err error
+	ff.schedule, err = writeTrace(path, fd.Trace, fd.Schedule)
+	return ff, err
 }
 
 func writeAtomic(path string, write func(*atomicFile) error) error {

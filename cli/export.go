@@ -170,10 +170,8 @@ func writeOutput(a *App, path string, inputs []string, write func(io.Writer) err
 	if path == "-" {
 		return exportErr(write(a.Stdout))
 	}
-	for _, in := range inputs {
-		if sameFile(in, path) {
-			return badInput("-o %s is also an input; write to another file", path)
-		}
+	if err := refuseInput(path, inputs, "the output"); err != nil {
+		return err
 	}
 	out, err := createAtomic(path)
 	if err != nil {

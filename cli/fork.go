@@ -100,10 +100,8 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	case f.sim.output == "":
 		return badInput("missing -o OUT (the forked trace to write)")
 	}
-	for _, p := range paths {
-		if sameFile(p, f.sim.output) {
-			return badInput("-o %s is also an input; write the fork to another file", f.sim.output)
-		}
+	if err := refuseInput(f.sim.output, paths, "the fork"); err != nil {
+		return err
 	}
 	tr, err := a.loadTrace(paths)
 	if err != nil {

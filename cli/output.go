@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/statedb"
 )
 
@@ -83,4 +85,45 @@ func (f *atomicFile) Abort() {
 	if !f.direct {
 		os.Remove(f.Name())
 	}
+}
+
+// writeBytes writes data to path atomically.
+func writeBytes(path string, data []byte) error {
+	return writeAtomic(path, func(w *atomicFile) error { _, err := w.Write(data); return err })
+}
+
+// writeTrace writes a trace and, when sc is set, the schedule that
+// re-runs it beside it (TRACE.schedule), returning the schedule's path
+// ("" when none was written).
+func writeTrace(path string, trace []byte, sc *sim.Schedule) (string, error) {
+	if err := writeBytes(path, trace); err != nil {
+		return "", err
+	}
+	if sc == nil {
+		return "", nil
+	}
+	schedule := strings.TrimSuffix(path, ".lz4") + ".schedule"
+	return schedule, writeAtomic(schedule, func(w *atomicFile) error { return sc.Format(w) })
+}
+
+// checkWritable refuses an output that cannot be created now, before a
+// long search, rather than after it.
+func checkWritable(path string) error {
+	probe, err := createAtomic(path)
+	if err != nil {
+		return err
+	}
+	probe.Abort()
+	return nil
+}
+
+// refuseInput refuses an output that is one of the inputs: writing it
+// would destroy what it is made from. what names the output ("the fork").
+func refuseInput(out string, inputs []string, what string) error {
+	for _, in := range inputs {
+		if sameFile(in, out) {
+			return badInput("-o %s is also an input; write %s to another file", out, what)
+		}
+	}
+	return nil
 }

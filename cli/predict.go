@@ -260,7 +260,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 func writePredictions(preds []*prediction, prefix string) error {
 	for i, p := range preds {
 		p.file = fmt.Sprintf("%s-%d.lz4", prefix, i+1)
-		if err := writeAtomic(p.file, func(w *atomicFile) error { _, err := w.Write(p.trace); return err }); err != nil {
+		if err := writeBytes(p.file, p.trace); err != nil {
 			return withCode(ExitBadInput, err)
 		}
 	}

@@ -129,11 +129,9 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 		return badInput("%s: %v", path, err)
 	}
 	// A bad -o is refused now, not after the shrink.
-	probe, err := createAtomic(out)
-	if err != nil {
+	if err := checkWritable(out); err != nil {
 		return err
 	}
-	probe.Abort()
 
 	// Ctrl-C ends the shrink after the candidate under way; the smallest
 	// run so far is written.
@@ -187,16 +185,9 @@ type shrunkFiles struct {
 
 func writeShrunk(res *shrink.Result, out string) (shrunkFiles, error) {
 	sf := shrunkFiles{trace: out}
-	if err := writeAtomic(out, func(w *atomicFile) error { _, err := w.Write(res.Trace); return err }); err != nil {
-		return sf, err
-	}
-	if res.Schedule != nil {
-		sf.schedule = strings.TrimSuffix(out, ".lz4") + ".schedule"
-		if err := writeAtomic(sf.schedule, func(w *atomicFile) error { return res.Schedule.Format(w) }); err != nil {
-			return sf, err
-		}
-	}
-	return sf, nil
+	var err error
+	sf.schedule, err = writeTrace(out, res.Trace, res.Schedule)
+	return sf, err
 }
 
 func (sf *shrunkFiles) commands(res *shrink.Result, script, system string) {

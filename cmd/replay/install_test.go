@@ -20,16 +20,7 @@ func runIn(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(replayBin, args...)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{out.String(), errb.String(), code}
+	return runCmd(t, cmd)
 }
 
 // shell runs a command line the binary printed, as a user would paste it:
@@ -39,16 +30,7 @@ func shell(t *testing.T, dir string, env []string, line string) result {
 	cmd := exec.Command("sh", "-c", line)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append(env, "PATH="+filepath.Dir(replayBin)+string(os.PathListSeparator)+os.Getenv("PATH"))...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{out.String(), errb.String(), code}
+	return runCmd(t, cmd)
 }
 
 func mustBeEmpty(t *testing.T, dir string) {

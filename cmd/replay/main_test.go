@@ -38,6 +38,13 @@ func replay(t *testing.T, dir string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(replayBin, args...)
 	cmd.Dir = dir
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd and collects its output and exit code; only a failure
+// to start it fails the test.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
