@@ -99,7 +99,13 @@ func (a *App) Run(args []string) int {
 	root.SetArgs(args)
 	root.SetOut(a.Stdout)
 	root.SetErr(a.Stderr)
+	var prof profile
+	root.PersistentFlags().StringVar(&prof.path, "cpuprofile", "", "write a Go CPU profile of this command to `FILE` (read it with go tool pprof)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return prof.start() }
 	cmd, err := root.ExecuteC()
+	if perr := prof.stop(); err == nil && perr != nil {
+		err = perr
+	}
 	if err == nil && stdout.err != nil {
 		err = fmt.Errorf("write standard output: %w", stdout.err)
 	}

@@ -84,7 +84,7 @@ event up to it.`,
 	fl.StringVar(&f.sim.latency, "latency", "", "message latency range MIN-MAX, e.g. 1ms-10ms (default: a simulated parent's, else the system's)")
 	fl.StringVar(&f.sim.down, "down", "", "how long a crashed node stays down, MIN-MAX (default: a simulated parent's, else the system's)")
 	fl.IntVar(&f.sim.maxDown, "max-down", 0, "at most this many nodes down at once under churn, 1..nodes (default: a simulated parent's, else a minority)")
-	fl.BoolVar(&f.sim.noStateHashes, "no-state-hashes", false, "do not record state hashes in the continuation")
+	f.sim.registerHashing(fl, " in the continuation")
 	fl.BoolVarP(&f.sim.verbose, "verbose", "v", false, "print the continuation's handler log lines to stderr")
 	fl.StringVarP(&f.sim.output, "output", "o", "", "trace file to write (required)")
 	return cmd

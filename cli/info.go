@@ -38,6 +38,7 @@ type fileInfo struct {
 	BytesPerEvent float64           `json:"bytes_per_event"`
 	Compression   float64           `json:"compression_ratio"`
 	StateHashes   bool              `json:"state_hashes"`
+	HashSpacing   string            `json:"state_hash_spacing,omitempty"`
 	Ended         bool              `json:"ended"`
 	EndReason     string            `json:"end_reason,omitempty"`
 	EndStats      map[string]int64  `json:"end_stats,omitempty"`
@@ -95,7 +96,7 @@ func summarise(f *record.File) fileInfo {
 		File: f.Path, System: h.System, Bug: h.Bug, Driver: h.Driver, Run: h.Run, Params: h.Params,
 		Nodes: slices.Clone(h.Nodes), Segments: len(f.Segments), Events: len(f.Events),
 		ByKind: map[string]int{}, ByNode: map[string]int{}, MessageTypes: map[string]int{},
-		StartNS: h.Start, Bytes: f.Size, RawBytes: f.Raw, StateHashes: h.StateHashes, Ended: f.Ended, Gaps: f.Gaps,
+		StartNS: h.Start, Bytes: f.Size, RawBytes: f.Raw, StateHashes: h.StateHashes, HashSpacing: record.HashSpacing{Every: h.HashEvery, Bytes: h.HashBytes}.Describe(), Ended: f.Ended, Gaps: f.Gaps,
 	}
 	rec := map[node.ID]bool{}
 	for _, s := range f.Segments {
@@ -196,7 +197,7 @@ func printInfo(a *App, in fileInfo) {
 	row("size", "%s on disk, %s raw: %.1f bytes/event, compression %.1fx",
 		humanize.IBytes(uint64(in.Bytes)), humanize.IBytes(uint64(in.RawBytes)), in.BytesPerEvent, in.Compression)
 	if in.StateHashes {
-		row("state", "hash of every node's state after each event")
+		row("state", "hash of each node's state %s", in.HashSpacing)
 	}
 	if in.Segments > 1 {
 		row("segments", "%d (the recorder was restarted)", in.Segments)

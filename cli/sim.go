@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -29,6 +30,8 @@ type simFlags struct {
 	params        []string
 	output        string
 	noStateHashes bool
+	hashEvery     int
+	hashBytes     int
 	verbose       bool
 	seeds         string
 	check         string
@@ -68,8 +71,8 @@ this binary knows, with its seeded bugs. A flag that is given must hold a
 usable value: 0 or -1 is an error, not "the default" (omit the flag for
 that).
 
-Limits: at most ` + fmt.Sprint(sim.MaxNodes) + ` nodes (memory grows with the square of the
-number of nodes) and --churn at most ` + fmt.Sprint(sim.MaxChurn) + ` crashes per node per virtual
+Limits: at most ` + fmt.Sprint(sim.MaxNodes) + ` nodes (the largest system a trace holds)
+and --churn at most ` + fmt.Sprint(sim.MaxChurn) + ` crashes per node per virtual
 second. A system may refuse a run it cannot do before it starts: chord
 needs a ring position per node (--param bits=N gives 2^N positions),
 transport runs at most 32 nodes, and every bundled system refuses a
@@ -132,7 +135,37 @@ func (f *simFlags) registerSettings(fl *pflag.FlagSet, timeFlag string) {
 	fl.IntVar(&f.maxDown, "max-down", 0, "at most this many nodes down at once under churn, 1..nodes (default: a minority)")
 	fl.StringVar(&f.bug, "bug", "none", "seeded bug to build the nodes with; 'none' is the correct program")
 	fl.StringArrayVar(&f.params, "param", nil, "system-specific setting KEY=VALUE (repeatable)")
-	fl.BoolVar(&f.noStateHashes, "no-state-hashes", false, "do not record a hash of each node's state after every event (smaller trace, weaker divergence detection)")
+	f.registerHashing(fl, "")
+}
+
+// registerHashing adds the flags that say which events carry a state hash.
+func (f *simFlags) registerHashing(fl *pflag.FlagSet, what string) {
+	fl.BoolVar(&f.noStateHashes, "no-state-hashes", false, "do not record state hashes"+what+" (smaller trace; divergence found through effects only)")
+	fl.IntVar(&f.hashEvery, "hash-every", 0, "hash each node's state after every K-th of its events"+what+" (1: every event, which names the exact event of a state-only divergence; default: spaced by --hash-bytes)")
+	fl.IntVar(&f.hashBytes, "hash-bytes", 0, fmt.Sprintf("space state hashes"+what+" so that about B bytes of a node's state are hashed per event: small states are hashed after every event, large ones less often (default %d)", record.DefaultHashBytes))
+}
+
+// hashSpacing applies --hash-every and --hash-bytes to cfg.
+func (f simFlags) hashSpacing(cfg *sim.Config) error {
+	changed := f.changed
+	if changed == nil {
+		changed = func(string) bool { return false }
+	}
+	switch {
+	case changed("hash-every") && changed("hash-bytes"):
+		return badInput("--hash-every and --hash-bytes: give one (they are two ways to space state hashes)")
+	case changed("hash-every"):
+		if f.hashEvery < 1 {
+			return badInput("--hash-every %d: want 1 or more", f.hashEvery)
+		}
+		cfg.HashEvery, cfg.HashBytes = f.hashEvery, 0
+	case changed("hash-bytes"):
+		if f.hashBytes < 1 {
+			return badInput("--hash-bytes %d: want 1 or more", f.hashBytes)
+		}
+		cfg.HashEvery, cfg.HashBytes = 0, f.hashBytes
+	}
+	return nil
 }
 
 func (a *App) systemsHelp() string {
@@ -165,6 +198,9 @@ func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
 	}
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Bug, cfg.NoStateHashes = f.seed, f.bug, f.noStateHashes
+	if err := f.hashSpacing(&cfg); err != nil {
+		return cfg, err
+	}
 	if changed("nodes") {
 		if f.nodes < 1 { // above sim.MaxNodes: sim.CheckConfig says why
 			return cfg, badInput("--nodes %d: want 1..%d (omit --nodes for the system's default)", f.nodes, sim.MaxNodes)
@@ -269,6 +305,9 @@ func scheduleConfig(sys *system.System, f simFlags) (sim.Config, error) {
 	}
 	cfg := sc.Config()
 	cfg.NoStateHashes = cfg.NoStateHashes || f.noStateHashes // hashes are recorded, not run
+	if err := f.hashSpacing(&cfg); err != nil {
+		return cfg, err
+	}
 	cfg = cfg.WithDefaults(sys)
 	if err := sim.CheckConfig(sys, cfg); err != nil {
 		return cfg, badInput("--schedule %s: %v", f.schedule, err)

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -131,6 +132,7 @@ type Node struct {
 	log   *slog.Logger
 	store *diskStore
 	inst  *node.Instance
+	pacer *record.HashPacer // spaces state hashes (opts.StateHashes)
 	src   liveSource
 	tr    *transport
 	rec   *recorder
@@ -208,9 +210,10 @@ func Start(opts Options) (*Node, error) {
 		return fail(err)
 	}
 	n.restarted = ok
-	cfg := system.Config{Bug: opts.Bug, Nodes: ids, Params: opts.Params}
+	cfg := system.NewConfig(opts.Bug, ids, opts.Params)
+	n.pacer = record.NewHashPacer(record.HashSpacing{Bytes: record.DefaultHashBytes})
 	n.inst = node.NewInstance(node.Config{
-		ID: opts.ID, Nodes: ids, Codec: sys.Codec, Store: dataView{store}, Verbose: opts.Verbose,
+		ID: opts.ID, Nodes: ids, Members: node.NewMembers(ids), Codec: sys.Codec, Store: dataView{store}, Verbose: opts.Verbose,
 		New: func() node.Handler { return sys.New(opts.ID, cfg) },
 	})
 	if n.restarted {
@@ -237,7 +240,7 @@ func Start(opts Options) (*Node, error) {
 		}
 		store.putUint64s(metaSegment, uint64(n.rec.segment()+1))
 		if err := store.commit(); err != nil {
-			n.rec.close("could not start: "+err.Error(), TransportStats{})
+			n.rec.close("could not start: "+err.Error(), TransportStats{}, nil)
 			return fail(err)
 		}
 	}
@@ -247,7 +250,7 @@ func Start(opts Options) (*Node, error) {
 		ln, err = net.Listen("tcp", opts.Addrs[opts.ID])
 		if err != nil {
 			if Recording && n.rec != nil {
-				n.rec.close("could not listen: "+err.Error(), TransportStats{})
+				n.rec.close("could not listen: "+err.Error(), TransportStats{}, nil)
 			}
 			return fail(fmt.Errorf("listen on %s: %w", opts.Addrs[opts.ID], err))
 		}
@@ -428,6 +431,19 @@ func (n *Node) handle(it item) bool {
 	return true
 }
 
+// finalStates is the node's final state hash for the end record, when its
+// last event carries none. The node's loop has stopped.
+func (n *Node) finalStates() []record.FinalState {
+	if !n.opts.StateHashes || n.pacer == nil {
+		return nil
+	}
+	states := n.pacer.Pending([]node.ID{n.id})
+	for i := range states {
+		states[i].Hash = state.Hash(n.inst.Handler())
+	}
+	return states
+}
+
 // dispatch runs one event and applies its effects: disk writes are
 // committed (with the reservation, if it must move) before the event is
 // recorded and before any message leaves.
@@ -437,8 +453,18 @@ func (n *Node) dispatch(ev *node.Event) bool {
 		n.fail(fmt.Errorf("node %s: %w", n.id, err))
 		return false
 	}
-	if n.opts.StateHashes && n.inst.Up() {
-		ev.StateHash, ev.HasStateHash = state.Hash(n.inst.Handler()), true
+	if n.opts.StateHashes {
+		// Spaced as in the simulator (record.DefaultHashBytes), so that a
+		// node with a large state does not pay O(state) on every event.
+		switch {
+		case !n.inst.Up():
+			n.pacer.Stopped(n.id)
+		case n.pacer.Due(ev):
+			var size int
+			ev.StateHash, size = state.HashSize(n.inst.Handler())
+			ev.HasStateHash = true
+			n.pacer.Hashed(n.id, size)
+		}
 	}
 	if ev.Seq > n.seqLimit || ev.Lamport > n.lamportLimit {
 		n.seqLimit, n.lamportLimit = ev.Seq+reserveBlock, ev.Lamport+reserveBlock
@@ -536,7 +562,7 @@ func (n *Node) Close(reason string) error {
 			if err := n.Err(); err != nil {
 				reason = "error: " + err.Error()
 			}
-			errs = append(errs, n.rec.close(reason, n.tr.stats()))
+			errs = append(errs, n.rec.close(reason, n.tr.stats(), n.finalStates()))
 		}
 		if err := n.store.close(); err != nil {
 			errs = append(errs, fmt.Errorf("close store: %w", err))

@@ -69,6 +69,9 @@ func openRecorder(cfg recorderConfig) (*recorder, error) {
 		Run: th.runInfo(), Types: th.Types, Driver: "live", Start: time.Now().UnixNano(),
 		Segment: th.Segment, StateHashes: th.StateHashes,
 	}
+	if th.StateHashes {
+		h.HashBytes = record.DefaultHashBytes
+	}
 	if st.Size() == 0 {
 		h.Segment = 0 // a new file (the old one was collected, or none yet)
 	}
@@ -98,12 +101,12 @@ func (r *recorder) append(ev *node.Event) { _ = r.w.Append(ev) }
 func (r *recorder) segment() int { return r.seg }
 
 // close ends the segment and closes the file.
-func (r *recorder) close(reason string, ts TransportStats) error {
+func (r *recorder) close(reason string, ts TransportStats, final []record.FinalState) error {
 	st := r.w.Stats()
 	end := record.End{Reason: reason, Time: time.Now().UnixNano(), Stats: map[string]int64{
 		"sent": ts.Sent, "dropped": ts.Dropped, "received": ts.Received, "rejected": ts.Rejected,
 		"recorder_dropped": int64(st.Dropped),
-	}}
+	}, States: final}
 	err := r.w.Close(end)
 	var stopped *record.StoppedError
 	if errors.As(err, &stopped) {

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -66,8 +65,11 @@ type PendingTimer struct {
 
 // Config builds an Instance.
 type Config struct {
-	ID      ID
-	Nodes   []ID           // every node of the system, including ID
+	ID    ID
+	Nodes []ID // every node of the system, including ID
+	// Members, when set, is Nodes as a shared node set: drivers pass one
+	// to every Instance of a run so that N nodes hold one list, not N.
+	Members *Members
 	New     func() Handler // the system's factory, bound to this node
 	Codec   *Codec
 	Store   Store // durable storage; writes go here
@@ -78,8 +80,7 @@ type Config struct {
 // concurrent use; drivers serialise events per node.
 type Instance struct {
 	id      ID
-	peers   []ID
-	known   map[ID]bool
+	members *Members
 	factory func() Handler
 	codec   *Codec
 	store   Store
@@ -109,7 +110,7 @@ type Instance struct {
 func NewInstance(c Config) *Instance {
 	in := &Instance{
 		id:      c.ID,
-		known:   map[ID]bool{},
+		members: c.Members,
 		factory: c.New,
 		codec:   c.Codec,
 		store:   c.Store,
@@ -117,14 +118,9 @@ func NewInstance(c Config) *Instance {
 		timers:  map[TimerID]PendingTimer{},
 		digest:  xxhash.New(),
 	}
-	for _, n := range c.Nodes {
-		in.known[n] = true
-		if n != c.ID {
-			in.peers = append(in.peers, n)
-		}
+	if in.members == nil || !in.members.Contains(c.ID) {
+		in.members = NewMembers(append(slices.Clone(c.Nodes), c.ID))
 	}
-	in.known[c.ID] = true
-	sort.Slice(in.peers, func(i, j int) bool { return in.peers[i] < in.peers[j] })
 	in.pcg = rand.NewPCG(0, 0)
 	in.rnd = rand.New(in.pcg)
 	in.disk.in = in
@@ -276,7 +272,7 @@ func (in *Instance) admit(ev *Event) error {
 		if !in.up {
 			return where("node is not running")
 		}
-		if ev.Kind == KindRecv && !in.known[ev.From] {
+		if ev.Kind == KindRecv && !in.members.Contains(ev.From) {
 			return where("sender %q is not a node of this system", ev.From)
 		}
 		if ev.Kind == KindTimer {
@@ -312,12 +308,19 @@ func (in *Instance) active() *Event {
 func (in *Instance) Self() ID { return in.id }
 
 // Peers implements Env.
-func (in *Instance) Peers() []ID { return slices.Clone(in.peers) }
+func (in *Instance) Peers() []ID {
+	ids := in.members.ids
+	i, _ := in.members.Index(in.id)
+	return slices.Concat(ids[:i], ids[i+1:])
+}
+
+// Members is the system's node set, shared (see MembersOf).
+func (in *Instance) Members() *Members { return in.members }
 
 // Send implements Env.
 func (in *Instance) Send(to ID, m Message) {
 	ev := in.active()
-	if !in.known[to] {
+	if !in.members.Contains(to) {
 		panic(fmt.Sprintf("send %T to %q: not a node of this system", m, to))
 	}
 	name, payload, err := in.codec.Encode(m)

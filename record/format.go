@@ -92,6 +92,17 @@ type Header struct {
 	Segment int `cbor:"segment"`
 	// StateHashes says whether event records carry state hashes.
 	StateHashes bool `cbor:"state_hashes"`
+	// HashEvery and HashBytes say which events carry one (docs/
+	// trace-format.md): with both 0 (every trace before they existed),
+	// every event; with HashEvery K > 1, every K-th event of each node;
+	// with HashBytes B > 0, a node's next hash comes after as many of its
+	// events as its last hash covered bytes divided by B, so hashing costs
+	// about B bytes per event however large the state. In every mode the
+	// first event of each incarnation is hashed, and the end record holds
+	// each node's final hash. Replay compares whatever hashes are there;
+	// these fields only say how they were spaced.
+	HashEvery int `cbor:"hash_every,omitempty"`
+	HashBytes int `cbor:"hash_bytes,omitempty"`
 	// Continues marks a writer's stop notice: a frame it appended after a
 	// write error (a full disk) stopped its segment, holding only gap
 	// and end records that belong to that segment. Readers fold it into
@@ -135,6 +146,18 @@ type End struct {
 	Time   int64  `cbor:"time"` // Unix ns at the end of the run
 	// Stats are the driver's counters (messages sent, dropped, ...).
 	Stats map[string]int64 `cbor:"stats,omitempty"`
+	// States holds the hash of each running node's state after its last
+	// event, for the nodes whose last event carries none (state hashes
+	// spaced by HashEvery or HashBytes), so that replay checks every
+	// node's final state.
+	States []FinalState `cbor:"states,omitempty"`
+}
+
+// FinalState is a node's state hash after its event Seq.
+type FinalState struct {
+	Node node.ID `cbor:"node"`
+	Seq  uint64  `cbor:"seq"`
+	Hash uint64  `cbor:"hash"`
 }
 
 var headerEnc cbor.EncMode

@@ -24,6 +24,9 @@ func (h *Header) check() error {
 	if len(h.Nodes) == 0 {
 		return errors.New("the trace header lists no nodes")
 	}
+	if h.HashEvery < 0 || h.HashBytes < 0 {
+		return fmt.Errorf("the trace header spaces state hashes by %d events or %d bytes: want 0 or more", h.HashEvery, h.HashBytes)
+	}
 	if len(h.Nodes) > MaxNodes {
 		return fmt.Errorf("the trace header lists %d nodes (at most %d)", len(h.Nodes), MaxNodes)
 	}
@@ -153,6 +156,14 @@ func (e *End) check() error {
 	}
 	for k := range e.Stats {
 		if err := checkName("end record stats key", k, MaxNameLen, false); err != nil {
+			return err
+		}
+	}
+	if len(e.States) > MaxNodes {
+		return fmt.Errorf("end record with %d final states (at most %d)", len(e.States), MaxNodes)
+	}
+	for _, st := range e.States {
+		if err := checkName("end record final state's node", string(st.Node), MaxNameLen, false); err != nil {
 			return err
 		}
 	}

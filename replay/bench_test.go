@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/internal/bench"
@@ -51,6 +52,42 @@ func BenchmarkSeek1M(b *testing.B) {
 		b.ReportMetric(rs[0].Value, "seek-ms")
 		b.ReportMetric(rs[1].Value, "worst-seek-ms")
 		b.ReportMetric(rs[2].Value, "back-ms")
+		b.ReportMetric(0, "ns/op")
+	}
+}
+
+// BenchmarkLogGrowth: replay cost per step in the last tenth of a long
+// raftkv run against the first tenth (target <= 1.5x), with the default
+// spacing of state hashes and with one after every event.
+//
+//	go test ./replay -run='^$' -bench=LogGrowth -benchtime=1x -v
+func BenchmarkLogGrowth(b *testing.B) {
+	for _, every := range []int{0, 1} {
+		b.Run(fmt.Sprintf("hash-every-%d", every), func(b *testing.B) {
+			for b.Loop() {
+				r, err := bench.LogGrowth(200_000, every)
+				if err != nil {
+					b.Fatal(err)
+				}
+				report(b, r)
+			}
+		})
+	}
+}
+
+// BenchmarkChordScale: simulate, verify and check scripts/chord.star per
+// event with 10,000 chord nodes against 10 (target <= 2x each).
+//
+//	go test ./replay -run='^$' -bench=ChordScale -benchtime=1x -v
+func BenchmarkChordScale(b *testing.B) {
+	for b.Loop() {
+		rs, err := bench.ChordScale("../scripts/chord.star", 10, 10_000, 200_000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range rs {
+			b.Logf("%s: %.4g %s, %.2fx vs %s", r.Name, r.Value, r.Unit, r.Ratio, r.Baseline)
+		}
 		b.ReportMetric(0, "ns/op")
 	}
 }

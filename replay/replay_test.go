@@ -82,6 +82,8 @@ func reproduce(t *testing.T, sys *system.System, reg *system.Registry, seeds int
 			bug := bugs[seed%len(bugs)] // every variant, seeds spread across them
 			cfg := sim.DefaultConfig()
 			cfg.Seed, cfg.Bug, cfg.Dup, cfg.Steps = uint64(seed), bug, 0.05, 2000
+			// Every event's state is compared, not only the spaced ones.
+			cfg.HashEvery = 1
 			if sys.Sim.Churn == 0 {
 				cfg.Churn = 0.5
 			}

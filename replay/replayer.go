@@ -39,6 +39,9 @@ type Replayer struct {
 	buf   node.Event
 	src   recorded
 	err   error // sticky: a divergence ends the replay
+
+	members *node.Members // every node of the trace, shared by the instances
+	sysCfg  system.Config // shared by the factories (see system.Config.Shared)
 }
 
 type rnode struct {
@@ -73,8 +76,9 @@ func New(tr *Trace, reg *system.Registry, opts Options) (*Replayer, error) {
 	if len(ids) == 0 {
 		ids = tr.Recorded
 	}
+	all := node.NewMembers(tr.Nodes)
 	for _, id := range ids {
-		if !slices.Contains(tr.Nodes, id) {
+		if !all.Contains(id) {
 			return nil, fmt.Errorf("--nodes: %s is not a node of this trace (nodes: %s)", id, joinIDs(tr.Nodes))
 		}
 	}
@@ -172,8 +176,69 @@ func (r *Replayer) Next() error {
 		return r.err
 	}
 	r.ran = true
+	if step == len(r.tr.Events)-1 && !r.opts.SkipStateHashes {
+		if err := r.checkFinalStates(); err != nil {
+			r.err = err
+			return r.err
+		}
+	}
 	return nil
 }
+
+// checkFinalStates compares each node's state after its last event with
+// the hash its end record holds (traces whose hashes are spaced hash the
+// last event of a node only there). A node whose last replayed event is
+// not the one the hash follows (a damaged or partial recording) is
+// skipped.
+func (r *Replayer) checkFinalStates() error {
+	for _, f := range r.tr.Files {
+		for _, end := range f.Ends {
+			for _, fs := range end.States {
+				n := r.nodes[fs.Node]
+				if n == nil || n.lastRun < 0 || !n.inst.Up() || n.inst.Seq() != fs.Seq {
+					continue
+				}
+				if h := state.Hash(n.inst.Handler()); h != fs.Hash {
+					rec := r.tr.Events[n.lastRun]
+					d := r.divergence(n.lastRun, rec)
+					d.What = "the node's final state (its effects matched)" + r.hashWindow(n.lastRun, rec.Node)
+					d.Recorded, d.Now = fmt.Sprintf("state hash %016x (end record)", fs.Hash), fmt.Sprintf("state hash %016x", h)
+					d.Causes = stateCauses
+					return d
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// hashWindow says where in a node's events a state mismatch found at step
+// lies when the trace's hashes are spaced: after the node's last event
+// whose recorded hash matched. "" when that is the event before.
+func (r *Replayer) hashWindow(step int, id node.ID) string {
+	events := 0
+	for i := step - 1; i >= 0; i-- {
+		ev := r.tr.Events[i]
+		if ev.Node != id {
+			continue
+		}
+		events++
+		if ev.HasStateHash || ev.Kind == node.KindCrash {
+			if events == 1 {
+				return ""
+			}
+			return fmt.Sprintf("; its state last matched its recording after #%d, so one of its %d events #%d..#%d made the difference (hashes in this trace are spaced; record with --hash-every 1 to have every event checked)", i, events, i+1, step)
+		}
+	}
+	if events == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; no earlier event of the node carries a state hash, so one of its %d events up to #%d made the difference", events+1, step)
+}
+
+// stateCauses are the likely causes of a state-only divergence.
+var stateCauses = []string{causeMapOrder, causeState, causeCode,
+	"a field that should not be observed state (a cache, a handle) is not tagged replay:\"-\""}
 
 // exec re-executes one recorded event on its node and checks its effects
 // against the recording, and its state hash when hashes is set.
@@ -209,10 +274,9 @@ func (r *Replayer) exec(step int, rec *node.Event, n *rnode, hashes bool) error 
 	if rec.HasStateHash && hashes && n.inst.Up() {
 		if h := state.Hash(n.inst.Handler()); h != rec.StateHash {
 			d := r.divergence(step, rec)
-			d.What = "the node's state after the event (its effects matched)"
+			d.What = "the node's state after the event (its effects matched)" + r.hashWindow(step, rec.Node)
 			d.Recorded, d.Now = fmt.Sprintf("state hash %016x", rec.StateHash), fmt.Sprintf("state hash %016x", h)
-			d.Causes = []string{causeMapOrder, causeState, causeCode,
-				"a field that should not be observed state (a cache, a handle) is not tagged replay:\"-\""}
+			d.Causes = stateCauses
 			return d
 		}
 	}
@@ -221,11 +285,17 @@ func (r *Replayer) exec(step int, rec *node.Event, n *rnode, hashes bool) error 
 
 // newNode builds a fresh replayed node: a new instance on an empty store.
 func (r *Replayer) newNode(id node.ID) *rnode {
-	cfg := system.Config{Bug: r.tr.Header.Bug, Nodes: r.tr.Nodes, Params: r.tr.Header.Params}
+	if r.members == nil {
+		// One node set and one system configuration for every node, so
+		// that what a factory derives once per run (Config.Shared) is.
+		r.members = node.NewMembers(r.tr.Nodes)
+		r.sysCfg = system.NewConfig(r.tr.Header.Bug, r.tr.Nodes, r.tr.Header.Params)
+	}
+	cfg := r.sysCfg
 	store := node.NewMemStore()
 	sys := r.sys
 	return &rnode{id: id, store: store, lastRun: -1, inst: node.NewInstance(node.Config{
-		ID: id, Nodes: r.tr.Nodes, Codec: sys.Codec, Store: store, Verbose: r.opts.Verbose,
+		ID: id, Nodes: r.tr.Nodes, Members: r.members, Codec: sys.Codec, Store: store, Verbose: r.opts.Verbose,
 		New: func() node.Handler { return sys.New(id, cfg) },
 	})}
 }

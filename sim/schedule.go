@@ -33,8 +33,10 @@ type Schedule struct {
 	Params  map[string]string
 	Seed    uint64 // the scenario's generator
 	Latency [2]time.Duration
-	// NoStateHashes as in Config.
+	// NoStateHashes, HashEvery and HashBytes as in Config.
 	NoStateHashes bool
+	HashEvery     int
+	HashBytes     int
 	// Origin says what made the execution (a chooser's description or a
 	// trace), for people; replay ignores it.
 	Origin string
@@ -95,7 +97,11 @@ func scheduleOf(f *record.File, events []*node.Event) (*Schedule, error) {
 	if len(f.Segments) > 1 {
 		return nil, fmt.Errorf("%s: %d writer sessions; a simulated trace has one", f.Path, len(f.Segments))
 	}
-	sc := &Schedule{System: h.System, Bug: h.Bug, Nodes: len(h.Nodes), Params: h.Params, NoStateHashes: !h.StateHashes}
+	sc := &Schedule{System: h.System, Bug: h.Bug, Nodes: len(h.Nodes), Params: h.Params, NoStateHashes: !h.StateHashes,
+		HashEvery: h.HashEvery, HashBytes: h.HashBytes}
+	if h.StateHashes && h.HashEvery == 0 && h.HashBytes == 0 {
+		sc.HashEvery = 1 // a trace from before spacing: every event
+	}
 	run := h.Run
 	var err error
 	if sc.Seed, err = strconv.ParseUint(run["seed"], 10, 64); err != nil {
@@ -165,10 +171,36 @@ func (sc *Schedule) Config() Config {
 		LatencyMin: sc.Latency[0], LatencyMax: sc.Latency[1],
 		Steps: len(sc.Events) + 1, Time: time.Duration(maxTime),
 		NoStateHashes: sc.NoStateHashes,
+		HashEvery:     sc.HashEvery,
+		HashBytes:     sc.HashBytes,
 		Churn:         0,
 	}
 	cfg.Chooser = NewScheduleChooser(sc)
 	return cfg
+}
+
+// parseHashes reads a state-hashes line: on, off, every K or bytes B.
+func (sc *Schedule) parseHashes(args []string) error {
+	bad := fmt.Errorf("state-hashes %q: want on, off, every K or bytes B", strings.Join(args, " "))
+	switch {
+	case len(args) == 1 && args[0] == "on":
+		sc.NoStateHashes = false
+	case len(args) == 1 && args[0] == "off":
+		sc.NoStateHashes = true
+	case len(args) == 2 && (args[0] == "every" || args[0] == "bytes"):
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 || n > 1<<30 {
+			return bad
+		}
+		if args[0] == "every" {
+			sc.HashEvery = n
+		} else {
+			sc.HashBytes = n
+		}
+	default:
+		return bad
+	}
+	return nil
 }
 
 // maxTime is the last instant a run can reach.
@@ -193,8 +225,13 @@ func (sc *Schedule) Format(w io.Writer) error {
 	}
 	fmt.Fprintf(bw, "seed %d\n", sc.Seed)
 	fmt.Fprintf(bw, "latency %v-%v\n", sc.Latency[0], sc.Latency[1])
-	if sc.NoStateHashes {
+	switch {
+	case sc.NoStateHashes:
 		fmt.Fprintln(bw, "state-hashes off")
+	case sc.HashBytes > 0:
+		fmt.Fprintf(bw, "state-hashes bytes %d\n", sc.HashBytes)
+	case sc.HashEvery > 0:
+		fmt.Fprintf(bw, "state-hashes every %d\n", sc.HashEvery)
 	}
 	if sc.Origin != "" {
 		fmt.Fprintf(bw, "origin %s\n", sc.Origin)
@@ -294,7 +331,7 @@ func (sc *Schedule) setting(f []string) error {
 		return f[1], nil
 	}
 	v, err := arg()
-	if err != nil && f[0] != "origin" {
+	if err != nil && f[0] != "origin" && f[0] != "state-hashes" {
 		return err
 	}
 	switch f[0] {
@@ -330,10 +367,9 @@ func (sc *Schedule) setting(f []string) error {
 		}
 		sc.Latency = r
 	case "state-hashes":
-		if v != "off" && v != "on" {
-			return fmt.Errorf("state-hashes %q: want on or off", v)
+		if err := sc.parseHashes(f[1:]); err != nil {
+			return err
 		}
-		sc.NoStateHashes = v == "off"
 	case "origin":
 		sc.Origin = strings.Join(f[1:], " ")
 	default:

@@ -42,8 +42,13 @@ type Config struct {
 	MaxDown    int // at most this many nodes down at once (churn only); default a minority
 	Bug        string
 	Params     map[string]string
-	// NoStateHashes leaves per-event state hashes out of the trace.
+	// NoStateHashes leaves state hashes out of the trace.
 	NoStateHashes bool
+	// HashEvery and HashBytes space the state hashes (record.HashSpacing:
+	// every K-th event of a node, or about B bytes hashed per event);
+	// both 0: record.DefaultHashBytes.
+	HashEvery int
+	HashBytes int
 	// Log receives handler log lines; nil discards them.
 	Log io.Writer
 	// Observe is called after every event, in dispatch order, with the
@@ -62,11 +67,11 @@ const Unset = -1.0
 // Limits of a simulated run, beyond which it would exhaust memory or spin
 // without advancing.
 const (
-	// MaxNodes bounds a run's size: every node's instance knows every
-	// other node, so the driver alone needs memory quadratic in the
-	// number of nodes (about 0.1 GB at 1000, 6.5 GB at 100000). A system
-	// may set a lower limit in its Validate hook.
-	MaxNodes = 1000
+	// MaxNodes bounds a run's size: that of a trace (record.MaxNodes).
+	// The nodes share one node set (node.Members) and one system
+	// configuration, so the driver's own memory grows linearly; what
+	// each system's nodes keep about the others is the system's.
+	MaxNodes = record.MaxNodes
 	// MaxChurn bounds the crash rate per node per virtual second. A
 	// crashed node stays down for DownMin at least and a crash that
 	// would exceed MaxDown is redrawn, so higher rates add no crashes,
@@ -148,7 +153,7 @@ func (c Config) Validate() error {
 	case c.Nodes < 1:
 		return fmt.Errorf("--nodes %d: need at least one node", c.Nodes)
 	case c.Nodes > MaxNodes:
-		return fmt.Errorf("--nodes %d: the simulator runs at most %d nodes (memory grows with the square of the number of nodes)", c.Nodes, MaxNodes)
+		return fmt.Errorf("--nodes %d: the simulator runs at most %d nodes (the largest system a trace can hold)", c.Nodes, MaxNodes)
 	case c.Steps < 1:
 		return fmt.Errorf("--steps %d: need at least one step", c.Steps)
 	case c.Time <= 0:
@@ -216,6 +221,8 @@ type Sim struct {
 	cfg      Config
 	sysCfg   system.Config
 	ids      []node.ID
+	members  *node.Members // ids, shared by every instance
+	pacer    *record.HashPacer
 	nodes    map[node.ID]*simNode
 	chooser  Chooser    // network, churn, order and handler seeds
 	scenRand *rand.Rand // the scenario's own stream
@@ -279,8 +286,18 @@ func newSim(sys *system.System, cfg Config, ids []node.ID) *Sim {
 	if s.chooser == nil {
 		s.chooser = NewSeeded(cfg.Seed)
 	}
-	s.sysCfg = system.Config{Bug: cfg.Bug, Nodes: s.ids, Params: cfg.Params}
+	s.sysCfg = system.NewConfig(cfg.Bug, s.ids, cfg.Params)
+	s.members = node.NewMembers(s.ids)
+	s.pacer = record.NewHashPacer(cfg.hashSpacing())
 	return s
+}
+
+// hashSpacing is the run's state-hash spacing.
+func (c Config) hashSpacing() record.HashSpacing {
+	if c.HashEvery == 0 && c.HashBytes == 0 {
+		return record.HashSpacing{Bytes: record.DefaultHashBytes}
+	}
+	return record.HashSpacing{Every: c.HashEvery, Bytes: c.HashBytes}
 }
 
 // header is the trace header of the run.
@@ -296,6 +313,7 @@ func (s *Sim) header() record.Header {
 		System: s.sys.Name, Nodes: s.ids, Recorded: s.ids, Bug: s.cfg.Bug, Params: s.cfg.Params,
 		Run:   run,
 		Types: s.sys.Codec.Names(), Driver: "sim", Start: s.start, StateHashes: !s.cfg.NoStateHashes,
+		HashEvery: s.cfg.hashSpacing().Every, HashBytes: s.cfg.hashSpacing().Bytes,
 	}
 }
 
@@ -304,16 +322,29 @@ func (s *Sim) addNode(id node.ID) *simNode {
 	sn := &simNode{id: id, store: node.NewMemStore()}
 	sn.src = source{s: s, n: sn}
 	sn.inst = node.NewInstance(node.Config{
-		ID: id, Nodes: s.ids, Codec: s.sys.Codec, Store: sn.store,
+		ID: id, Nodes: s.ids, Members: s.members, Codec: s.sys.Codec, Store: sn.store,
 		New: func() node.Handler { return s.sys.New(id, s.sysCfg) },
 	})
 	s.nodes[id] = sn
 	return sn
 }
 
+// finalStates hashes the state of every running node whose last event
+// carries no hash, for the end record.
+func (s *Sim) finalStates() []record.FinalState {
+	if s.cfg.NoStateHashes {
+		return nil
+	}
+	states := s.pacer.Pending(s.ids)
+	for i := range states {
+		states[i].Hash = state.Hash(s.nodes[states[i].Node].inst.Handler())
+	}
+	return states
+}
+
 // finish closes the trace with the run's end.
 func (s *Sim) finish(runErr error) (*Result, error) {
-	end := record.End{Reason: s.stopped, Time: s.start + s.now, Stats: s.stats.asMap()}
+	end := record.End{Reason: s.stopped, Time: s.start + s.now, Stats: s.stats.asMap(), States: s.finalStates()}
 	if runErr != nil {
 		end.Reason = "error: " + runErr.Error()
 	}
@@ -539,8 +570,16 @@ func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
 	if err := sn.inst.Dispatch(ev, sn.src); err != nil {
 		return fmt.Errorf("seed %d, event %d at %v: %w", s.cfg.Seed, s.steps, time.Duration(s.now), err)
 	}
-	if !s.cfg.NoStateHashes && sn.inst.Up() {
-		ev.StateHash, ev.HasStateHash = state.Hash(sn.inst.Handler()), true
+	if !s.cfg.NoStateHashes {
+		switch {
+		case !sn.inst.Up():
+			s.pacer.Stopped(sn.id)
+		case s.pacer.Due(ev):
+			var size int
+			ev.StateHash, size = state.HashSize(sn.inst.Handler())
+			ev.HasStateHash = true
+			s.pacer.Hashed(sn.id, size)
+		}
 	}
 	if err := s.w.Append(ev); err != nil {
 		return fmt.Errorf("write trace: %w", err)

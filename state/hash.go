@@ -21,12 +21,22 @@ const maxDepth = 4096
 // allocation history, and aliasing (two fields pointing at one object) is
 // part of the state. v is usually a node's handler (a pointer to a struct).
 func Hash(v any) uint64 {
+	sum, _ := HashSize(v)
+	return sum
+}
+
+// HashSize is Hash that also says how many bytes of canonical encoding
+// the hash covered: a deterministic measure of what hashing v cost, which
+// the simulator uses to space state hashes so that their cost per event
+// stays bounded however large a node's state grows.
+func HashSize(v any) (sum uint64, size int) {
 	h := hasherPool.Get().(*hasher)
 	h.value(reflect.ValueOf(v), 0)
-	sum := h.sum()
+	size = h.written + len(h.buf)
+	sum = h.sum()
 	h.reset()
 	hasherPool.Put(h)
-	return sum
+	return sum, size
 }
 
 var hasherPool = sync.Pool{New: func() any { return newHasher() }}
@@ -50,6 +60,8 @@ type hasher struct {
 	buf  []byte
 	// flushed says whether buf was ever written to d.
 	flushed bool
+	// written counts the bytes written to d so far.
+	written int
 	// scratch holds map entries being sorted, one slice per nesting level.
 	scratch [][]entry
 	depth   int
@@ -58,6 +70,7 @@ type hasher struct {
 type entry struct{ k, v reflect.Value }
 
 func (h *hasher) flush() {
+	h.written += len(h.buf)
 	h.d.Write(h.buf)
 	h.buf = h.buf[:0]
 	h.flushed = true
@@ -74,7 +87,7 @@ func (h *hasher) sum() uint64 {
 }
 
 func (h *hasher) reset() {
-	h.flushed = false
+	h.flushed, h.written = false, 0
 	h.d.Reset()
 	h.buf = h.buf[:0]
 	clear(h.seen)
@@ -103,6 +116,7 @@ func (h *hasher) raw(p string) {
 	if len(h.buf)+len(p) > hashBuf {
 		h.flush()
 		if len(p) > hashBuf/2 {
+			h.written += len(p)
 			h.d.WriteString(p)
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -22,6 +23,42 @@ type Config struct {
 	Bug    string            // "none" or one of the system's Bugs
 	Nodes  []node.ID         // every node of the run, sorted
 	Params map[string]string // system-specific settings (recorded verbatim)
+
+	// shared holds values derived once per run (Shared); nil in a Config
+	// built as a literal, which then derives them on every call.
+	shared *sharedValues
+}
+
+// NewConfig is the Config of one run. Drivers build one and hand it to
+// every node's factory, so that values derived from it with Shared are
+// computed once per run, not once per node.
+func NewConfig(bug string, nodes []node.ID, params map[string]string) Config {
+	return Config{Bug: bug, Nodes: nodes, Params: params, shared: &sharedValues{m: map[string]any{}}}
+}
+
+type sharedValues struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+// Shared returns the value build derives from this configuration, built
+// on the first call for key and shared by every node of the run after
+// that. It is for immutable tables every node needs (a ring's position of
+// every node): built per node they cost O(nodes) time and memory each,
+// O(nodes²) for the run. build must depend on the Config alone, and the
+// value must never be modified (every node sees the same one).
+func (c Config) Shared(key string, build func() any) any {
+	if c.shared == nil {
+		return build()
+	}
+	c.shared.mu.Lock()
+	defer c.shared.mu.Unlock()
+	if v, ok := c.shared.m[key]; ok {
+		return v
+	}
+	v := build()
+	c.shared.m[key] = v
+	return v
 }
 
 // Param returns a parameter or def when it is unset.

@@ -170,11 +170,17 @@ type Node struct {
 	SuccKey int
 	// NextFinger is the finger fix-fingers refreshes next.
 	NextFinger int
-	// Joining: a join is under way; JoinVia lists the nodes still to ask.
-	Joining bool
-	JoinVia []node.ID
-	Pending map[uint64]Request
-	NextReq uint64
+	// Joining: a join is under way. The node asks JoinVia first, then
+	// every other node of the run in order; JoinNext counts the JoinVia
+	// entries asked and JoinScan is the index, in the run's node set, of
+	// the next other node to ask. (Kept as a position rather than a list
+	// of every node still to ask, which would cost O(nodes) per event.)
+	Joining  bool
+	JoinVia  []node.ID
+	JoinNext int
+	JoinScan int
+	Pending  map[uint64]Request
+	NextReq  uint64
 
 	cfg config `replay:"-"`
 	r   ring   `replay:"-"`
@@ -236,7 +242,9 @@ func New(id node.ID, cfg system.Config) node.Handler {
 	if err != nil {
 		panic(err.Error())
 	}
-	positions := ringPositions(cfg.Nodes, bits)
+	// Every node needs the same table of positions: built once per run,
+	// not once per node (O(nodes²) time and memory at scale).
+	positions := cfg.Shared(fmt.Sprintf("chord.ring/%d", bits), func() any { return ringPositions(cfg.Nodes, bits) }).(map[node.ID]int)
 	p := &Node{
 		Self:     id,
 		Key:      positions[id],
@@ -369,7 +377,7 @@ func (p *Node) Timer(env node.Env, t node.Timer) {
 		p.expire(env, t.ID)
 	case timerJoin:
 		if !p.Joined && p.Joining {
-			p.startJoin(env, p.JoinVia)
+			p.startJoin(env, p.joinRemaining())
 		}
 	}
 }
@@ -447,7 +455,7 @@ func (p *Node) create(env node.Env) {
 	if p.Joined {
 		return
 	}
-	p.Joined, p.Joining, p.JoinVia = true, false, nil
+	p.Joined, p.Joining, p.JoinVia, p.JoinNext, p.JoinScan = true, false, nil, 0, 0
 	p.setSuccs(env, []node.ID{p.Self})
 	p.resetFingers()
 	env.Disk().Put(diskMember, []byte{1})
@@ -463,20 +471,47 @@ func (p *Node) startJoin(env node.Env, first []node.ID) {
 	}
 	p.Joining = true
 	var via []node.ID
-	for _, id := range slices.Concat(first, env.Peers()) {
+	for _, id := range first {
 		if id != p.Self && p.reachable(id) && !slices.Contains(via, id) {
 			via = append(via, id)
 		}
 	}
-	p.JoinVia = via
+	p.JoinVia, p.JoinNext, p.JoinScan = via, 0, 0
 	p.joinNext(env)
+}
+
+// joinRemaining is what is left of JoinVia.
+func (p *Node) joinRemaining() []node.ID {
+	if p.JoinNext >= len(p.JoinVia) {
+		return nil
+	}
+	return slices.Clone(p.JoinVia[p.JoinNext:])
+}
+
+// nextJoinCandidate returns the next node to ask: JoinVia's, then every
+// node of the run in order except this one and those JoinVia named.
+func (p *Node) nextJoinCandidate(env node.Env) (node.ID, bool) {
+	if p.JoinNext < len(p.JoinVia) {
+		p.JoinNext++
+		return p.JoinVia[p.JoinNext-1], true
+	}
+	members := node.MembersOf(env)
+	for p.JoinScan < members.Len() {
+		id := members.At(p.JoinScan)
+		p.JoinScan++
+		if id != p.Self && p.reachable(id) && !slices.Contains(p.JoinVia, id) {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 // joinNext asks the next candidate; when none is left, the node that
 // created the ring creates it again (everyone else was refused or silent:
 // there is no ring left to join), and anyone else retries later.
 func (p *Node) joinNext(env node.Env) {
-	if len(p.JoinVia) == 0 {
+	via, ok := p.nextJoinCandidate(env)
+	if !ok {
 		if _, ok := env.Disk().Get(diskCreator); ok {
 			p.create(env)
 			return
@@ -484,8 +519,6 @@ func (p *Node) joinNext(env node.Env) {
 		env.After(joinRetry, timerJoin)
 		return
 	}
-	via := p.JoinVia[0]
-	p.JoinVia = p.JoinVia[1:]
 	p.request(env, Request{Kind: KindFind, Peer: via, Key: p.Key, Purpose: ForJoin})
 }
 
@@ -495,7 +528,7 @@ func (p *Node) completeJoin(env node.Env, pred node.ID, succs []node.ID) {
 	if p.Joined {
 		return
 	}
-	p.Joined, p.Joining, p.JoinVia = true, false, nil
+	p.Joined, p.Joining, p.JoinVia, p.JoinNext, p.JoinScan = true, false, nil, 0, 0
 	list := slices.DeleteFunc(slices.Clone(succs), func(id node.ID) bool { return id == p.Self })
 	if len(list) == 0 {
 		list = []node.ID{pred}
@@ -711,7 +744,7 @@ func (p *Node) knownPeers(failed node.ID) []node.ID {
 // through the given nodes.
 func (p *Node) dropOut(env node.Env, via []node.ID) {
 	env.Log().Info("lost every successor: rejoining", "ask", fmt.Sprint(via))
-	p.Joined, p.Joining, p.JoinVia = false, true, via
+	p.Joined, p.Joining, p.JoinVia, p.JoinNext, p.JoinScan = false, true, via, 0, 0
 	p.Pred, p.Succs = "", []node.ID{p.Self}
 	p.resetFingers()
 	env.After(rejoinBackoff, timerJoin)

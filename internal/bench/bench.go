@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/replaycheck/replaycheck/examples/chord"
 	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/examples/raftkv"
 	"github.com/replaycheck/replaycheck/internal/ring"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
@@ -314,4 +316,149 @@ func Seek(n, samples int) ([]Result, error) {
 		{Name: "worst seek", Value: float64(worst.Microseconds()) / 1000, Unit: "ms", Baseline: "the same seeks", Ratio: float64(worst) / float64(mean)},
 		{Name: "step back", Value: float64(back.Microseconds()) / 1000 / float64(samples), Unit: "ms", Baseline: "the mean seek", Ratio: float64(back) / float64(samples) / float64(mean)},
 	}, nil
+}
+
+// chordTrace simulates chord with the given number of nodes on a ring of
+// 2^16 positions for events events (a long virtual time, so the run stops
+// at the event count).
+func chordTrace(nodes, events int) ([]byte, time.Duration, error) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Nodes, cfg.Steps, cfg.Time = 1, nodes, events, 1000*time.Hour
+	cfg.Params = map[string]string{"bits": "16"}
+	var buf bytes.Buffer
+	t0 := time.Now()
+	if _, err := sim.Run(chord.System, cfg.WithDefaults(chord.System), &buf); err != nil {
+		return nil, 0, fmt.Errorf("simulate chord with %d nodes: %w", nodes, err)
+	}
+	return buf.Bytes(), time.Since(t0), nil
+}
+
+// ChordScale measures what one event costs in a chord run of large nodes
+// against one of small nodes, same ring size and event count: simulating
+// it, replaying it (verify) and checking it with script (target for each:
+// within 2x).
+func ChordScale(script string, small, large, events int) ([]Result, error) {
+	type cost struct{ sim, verify, check time.Duration }
+	measure := func(nodes int) (cost, error) {
+		var c cost
+		for i := 0; i < 2; i++ { // best of two: the machine may be busy
+			data, simT, err := chordTrace(nodes, events)
+			if err != nil {
+				return c, err
+			}
+			reg := system.NewRegistry(chord.System)
+			t0 := time.Now()
+			tr, err := replay.FromBytes(data, "chord.lz4")
+			if err != nil {
+				return c, err
+			}
+			r, err := replay.New(tr, reg, replay.Options{})
+			if err != nil {
+				return c, err
+			}
+			if err := r.RunTo(tr.Len()-1, nil); err != nil {
+				return c, err
+			}
+			verifyT := time.Since(t0)
+			t1 := time.Now()
+			tr, _ = replay.FromBytes(data, "chord.lz4")
+			r, _ = replay.New(tr, reg, replay.Options{})
+			ch, err := predicates.Load(script, r, predicates.Options{To: -1})
+			if err != nil {
+				return c, err
+			}
+			if _, err := ch.Run(predicates.RunOptions{}); err != nil {
+				return c, err
+			}
+			checkT := time.Since(t1)
+			if i == 0 || simT < c.sim {
+				c.sim = simT
+			}
+			if i == 0 || verifyT < c.verify {
+				c.verify = verifyT
+			}
+			if i == 0 || checkT < c.check {
+				c.check = checkT
+			}
+		}
+		return c, nil
+	}
+	s, err := measure(small)
+	if err != nil {
+		return nil, err
+	}
+	l, err := measure(large)
+	if err != nil {
+		return nil, err
+	}
+	perEvent := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(events) }
+	var out []Result
+	for _, m := range []struct {
+		what  string
+		small time.Duration
+		large time.Duration
+	}{{"simulate", s.sim, l.sim}, {"verify", s.verify, l.verify}, {"check " + filepath.Base(script), s.check, l.check}} {
+		ratio := float64(m.large) / float64(m.small)
+		out = append(out, Result{Name: fmt.Sprintf("%s chord, %d nodes", m.what, large), Value: perEvent(m.large), Unit: "ns/event",
+			Baseline: fmt.Sprintf("%.0f ns/event with %d nodes (%d events, 2^16 positions)", perEvent(m.small), small, events),
+			Ratio:    ratio, Target: "<= 2x", Met: met(ratio <= 2)})
+	}
+	return out, nil
+}
+
+// LogGrowth replays a raftkv run of about events events and compares what
+// a step costs in its last tenth, when the replicated logs are long,
+// against its first tenth (target: within 1.5x): with state hashes spaced
+// as by default, and with a hash after every event (hashEvery 1), which
+// pays O(state) per step.
+func LogGrowth(events, hashEvery int) (Result, error) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Steps, cfg.Time, cfg.HashEvery = 1, events, 1000*time.Hour, hashEvery
+	var buf bytes.Buffer
+	if _, err := sim.Run(raftkv.System, cfg.WithDefaults(raftkv.System), &buf); err != nil {
+		return Result{}, fmt.Errorf("simulate raftkv: %w", err)
+	}
+	var first, last time.Duration
+	for i := 0; i < 2; i++ {
+		tr, err := replay.FromBytes(buf.Bytes(), "raftkv.lz4")
+		if err != nil {
+			return Result{}, err
+		}
+		r, err := replay.New(tr, system.NewRegistry(raftkv.System), replay.Options{})
+		if err != nil {
+			return Result{}, err
+		}
+		n := tr.Len()
+		tenth := n / 10
+		var f, l time.Duration
+		t0 := time.Now()
+		err = r.RunTo(n-1, func(step int) error {
+			switch step {
+			case tenth - 1:
+				f = time.Since(t0)
+			case n - tenth - 1:
+				t0 = time.Now()
+			case n - 1:
+				l = time.Since(t0)
+			}
+			return nil
+		})
+		if err != nil {
+			return Result{}, err
+		}
+		if i == 0 || f < first {
+			first = f
+		}
+		if i == 0 || l < last {
+			last = l
+		}
+	}
+	ratio := float64(last) / float64(first)
+	name := fmt.Sprintf("replay raftkv, last tenth of %d events", events)
+	if hashEvery == 1 {
+		name += ", a state hash after every event"
+	}
+	return Result{Name: name, Value: float64(last.Nanoseconds()) / float64(events/10), Unit: "ns/step",
+		Baseline: fmt.Sprintf("%.0f ns/step in the first tenth", float64(first.Nanoseconds())/float64(events/10)),
+		Ratio:    ratio, Target: "<= 1.5x", Met: met(ratio <= 1.5)}, nil
 }

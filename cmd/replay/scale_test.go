@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Spaced state hashes through the command line: the flags, what info
+// says, determinism, and a schedule that re-runs byte for byte.
+func TestStateHashSpacingFlags(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "raftkv", "--seed", "3", "--hash-every", "4", "-o", "a.lz4"))
+	mustOK(t, replay(t, dir, "sim", "raftkv", "--seed", "3", "--hash-every", "4", "-o", "b.lz4"))
+	a, _ := os.ReadFile(filepath.Join(dir, "a.lz4"))
+	b, _ := os.ReadFile(filepath.Join(dir, "b.lz4"))
+	if len(a) == 0 || string(a) != string(b) {
+		t.Fatal("same seed and spacing, different traces")
+	}
+	r := replay(t, dir, "info", "a.lz4")
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "after every 4th event of each node") {
+		t.Fatalf("info does not say how hashes are spaced:\n%s", r.stdout)
+	}
+	mustOK(t, replay(t, dir, "verify", "a.lz4"))
+	mustOK(t, replay(t, dir, "schedule", "a.lz4", "-o", "a.schedule"))
+	sched, _ := os.ReadFile(filepath.Join(dir, "a.schedule"))
+	if !strings.Contains(string(sched), "state-hashes every 4") {
+		t.Fatalf("the schedule does not keep the spacing:\n%.400s", sched)
+	}
+	mustOK(t, replay(t, dir, "sim", "raftkv", "--schedule", "a.schedule", "-o", "c.lz4"))
+	// The re-run's header names its chooser; its events and hashes are
+	// the original's.
+	ea, ec := replay(t, dir, "events", "a.lz4"), replay(t, dir, "events", "c.lz4")
+	va, vc := replay(t, dir, "verify", "a.lz4"), replay(t, dir, "verify", "c.lz4")
+	mustOK(t, vc)
+	hashes := func(s string) string { return strings.Fields(s[strings.Index(s, "divergences"):])[1] }
+	if ea.stdout != ec.stdout || hashes(va.stdout) != hashes(vc.stdout) {
+		t.Fatalf("re-running the schedule changed the run:\n%s\n%s", va.stdout, vc.stdout)
+	}
+	for _, bad := range [][]string{{"--hash-every", "0"}, {"--hash-bytes", "-3"}, {"--hash-every", "2", "--hash-bytes", "9"}} {
+		r := replay(t, dir, append([]string{"sim", "raftkv", "-o", "x.lz4"}, bad...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, "--hash-") {
+			t.Fatalf("%v: exit %d, %q", bad, r.code, r.stderr)
+		}
+	}
+}
+
+// --cpuprofile writes a profile go tool pprof reads; an unwritable path
+// is bad input.
+func TestCPUProfileFlag(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "p.lz4", "--cpuprofile", "cpu.prof"))
+	if st, err := os.Stat(filepath.Join(dir, "cpu.prof")); err != nil || st.Size() == 0 {
+		t.Fatalf("no profile written: %v", err)
+	}
+	r := replay(t, dir, "info", "p.lz4", "--cpuprofile", filepath.Join(dir, "nodir", "cpu.prof"))
+	if r.code != 2 || !strings.Contains(r.stderr, "--cpuprofile") {
+		t.Fatalf("unwritable profile: exit %d, %q", r.code, r.stderr)
+	}
+}
