@@ -161,13 +161,13 @@ func printInfo(a *App, in fileInfo) {
 	for i, n := range in.Nodes {
 		ids[i] = string(n)
 	}
-	row("nodes", "%d: %s", len(in.Nodes), strings.Join(ids, " "))
+	row("nodes", "%d: %s", len(in.Nodes), clipList(ids, " "))
 	if len(in.Recorded) != len(in.Nodes) {
 		rs := make([]string, len(in.Recorded))
 		for i, n := range in.Recorded {
 			rs[i] = string(n)
 		}
-		row("recorded", "%s", strings.Join(rs, " "))
+		row("recorded", "%s", clipList(rs, " "))
 	}
 	var kinds []string
 	for _, k := range node.Kinds() {
@@ -180,7 +180,7 @@ func printInfo(a *App, in fileInfo) {
 	for _, n := range in.Nodes {
 		per = append(per, fmt.Sprintf("%s %d", n, in.ByNode[string(n)]))
 	}
-	row("per node", "%s", strings.Join(per, ", "))
+	row("per node", "%s", clipList(per, ", "))
 	if len(in.MessageTypes) > 0 {
 		types := slices.Sorted(maps.Keys(in.MessageTypes))
 		var parts []string
@@ -237,4 +237,16 @@ func printInfo(a *App, in fileInfo) {
 	default:
 		row("status", "complete")
 	}
+}
+
+// infoListMax is how many entries a list in info's text output shows: a
+// system of 10,000 nodes would otherwise print lines of 100 KB. --json
+// lists them all.
+const infoListMax = 40
+
+func clipList(items []string, sep string) string {
+	if len(items) <= infoListMax {
+		return strings.Join(items, sep)
+	}
+	return fmt.Sprintf("%s%s… and %d more (--json lists all)", strings.Join(items[:infoListMax], sep), sep, len(items)-infoListMax)
 }
