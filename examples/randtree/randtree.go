@@ -207,12 +207,12 @@ const memberKey = "member"
 func (n *Node) Init(env node.Env) {
 	n.Missed = map[node.ID]int{}
 	if _, member := env.Disk().Get(memberKey); member {
-		peers := env.Peers()
-		if len(peers) == 0 {
+		p, ok := randomOutside(env, []node.ID{n.Self})
+		if !ok {
 			n.joinSelf(env)
 			return
 		}
-		n.requestJoin(env, peers[env.Rand().IntN(len(peers))])
+		n.requestJoin(env, p)
 	}
 }
 
@@ -278,12 +278,12 @@ func (n *Node) Timer(env node.Env, t node.Timer) {
 			n.joinSelf(env)
 			return
 		}
-		peers := env.Peers()
-		if len(peers) == 0 {
+		p, ok := randomOutside(env, []node.ID{n.Self})
+		if !ok {
 			n.joinSelf(env)
 			return
 		}
-		n.requestJoin(env, peers[env.Rand().IntN(len(peers))])
+		n.requestJoin(env, p)
 	case t.Name == RecoveryTimer && t.ID == n.recoveryTimer:
 		n.recoveryTimer = 0
 		n.recover(env)
@@ -489,14 +489,8 @@ func (n *Node) recover(env node.Env) {
 		}
 	}
 	// One random peer: finds reset nodes and other trees.
-	var others []node.ID
-	for _, p := range env.Peers() {
-		if !slices.Contains(neighbours, p) {
-			others = append(others, p)
-		}
-	}
-	if len(others) > 0 {
-		env.Send(others[env.Rand().IntN(len(others))], Probe{Root: n.Root, RootID: n.RootID})
+	if p, ok := randomOutside(env, append(neighbours, n.Self)); ok {
+		env.Send(p, Probe{Root: n.Root, RootID: n.RootID})
 	}
 	if n.IsRoot {
 		n.updateSiblings(env, "")
@@ -683,4 +677,32 @@ func scenario(ctl system.Controller) {
 		ctl.At(at, func() { ctl.Crash(id) })
 		ctl.At(at+down, func() { ctl.Restart(id) })
 	}
+}
+
+// randomOutside picks a node of the run uniformly among those not in
+// excluded (with one draw of env.Rand), in O(len(excluded) log nodes): the
+// node set is shared, not copied (node.MembersOf), so a probe costs the
+// same in a tree of 10 nodes as in one of 10,000.
+func randomOutside(env node.Env, excluded []node.ID) (node.ID, bool) {
+	members := node.MembersOf(env)
+	var skip []int
+	for _, id := range excluded {
+		if i, ok := members.Index(id); ok && !slices.Contains(skip, i) {
+			skip = append(skip, i)
+		}
+	}
+	count := members.Len() - len(skip)
+	if count <= 0 {
+		return "", false
+	}
+	slices.Sort(skip)
+	// The k-th member (in order) that is not skipped.
+	k := env.Rand().IntN(count)
+	for _, i := range skip {
+		if i > k {
+			break
+		}
+		k++
+	}
+	return members.At(k), true
 }
