@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 func (a *App) benchCmd() *cobra.Command {
 	var quick, asJSON bool
 	var events, seekEvents int
+	var only []string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the performance targets on this machine, as ratios",
@@ -29,15 +31,21 @@ measured in the same run, so the numbers mean the same on any machine:
   scaling    ring-consistency checking per step: 1,000 vs 10 members (target <= 2x)
   seek       cursor seek to random steps of a --seek-events trace after one
              indexing pass (target <= 100 ms at 1,000,000 events)
+  nodes      chord with 10,000 nodes vs 10 (2^16 ring positions, 200,000
+             events): simulate, verify and check scripts/chord.star per
+             event (target <= 2x each)
+  logs       raftkv replay cost per step in the last tenth of a 200,000-
+             event run vs the first tenth (target <= 1.5x), with spaced
+             state hashes and with a hash after every event
 
-It takes about a minute (--quick: seconds). Run it on an otherwise idle
+It takes a few minutes (--quick: seconds); --only runs some of them. Run it on an otherwise idle
 machine; the go test benchmarks in docs/performance.md measure the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if quick {
 				events, seekEvents = min(events, 50_000), min(seekEvents, 100_000)
 			}
-			return a.runBench(events, seekEvents, quick, asJSON)
+			return a.runBench(events, seekEvents, quick, asJSON, only)
 		},
 	}
 	fl := cmd.Flags()
@@ -45,10 +53,11 @@ machine; the go test benchmarks in docs/performance.md measure the same.`,
 	fl.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	fl.IntVar(&events, "events", 200_000, "size of the paxos trace for the replay measurements")
 	fl.IntVar(&seekEvents, "seek-events", 1_000_000, "size of the paxos trace for the seek measurement")
+	fl.StringSliceVar(&only, "only", nil, "run only these measurements (comma-separated: simulate, replay, check, scaling, seek, nodes, logs)")
 	return cmd
 }
 
-func (a *App) runBench(events, seekEvents int, quick, asJSON bool) error {
+func (a *App) runBench(events, seekEvents int, quick, asJSON bool, only []string) error {
 	if events < 1000 || seekEvents < 1000 {
 		return badInput("--events and --seek-events must be at least 1000")
 	}
@@ -58,20 +67,20 @@ func (a *App) runBench(events, seekEvents int, quick, asJSON bool) error {
 	}
 	defer os.RemoveAll(dir)
 	script := filepath.Join(dir, "paxos.star")
-	src, _ := scripts.FS.ReadFile("paxos.star")
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		return err
+	chordScript := filepath.Join(dir, "chord.star")
+	for _, f := range []string{script, chordScript} {
+		src, _ := scripts.FS.ReadFile(filepath.Base(f))
+		if err := os.WriteFile(f, src, 0o644); err != nil {
+			return err
+		}
 	}
-	runs, ringSteps := 20, 20_000
+	runs, ringSteps, chordNodes, chordEvents, raftEvents := 20, 20_000, 10_000, 200_000, 200_000
 	if quick {
-		runs, ringSteps = 3, 5_000
+		runs, ringSteps, chordNodes, chordEvents, raftEvents = 3, 5_000, 1_000, 20_000, 20_000
 	}
 	prog := a.progress()
 	var results []bench.Result
-	steps := []struct {
-		name string
-		run  func() ([]bench.Result, error)
-	}{
+	steps := []benchStep{
 		{"simulate", func() ([]bench.Result, error) { r, err := bench.Simulate(runs); return []bench.Result{r}, err }},
 		{"replay", func() ([]bench.Result, error) {
 			a, err := bench.ReplayVsDecode(events, false)
@@ -87,9 +96,29 @@ func (a *App) runBench(events, seekEvents int, quick, asJSON bool) error {
 		}},
 		{"scaling", func() ([]bench.Result, error) { r, err := bench.RingScaling(ringSteps); return []bench.Result{r}, err }},
 		{"seek", func() ([]bench.Result, error) { return bench.Seek(seekEvents, 100) }},
+		{"nodes", func() ([]bench.Result, error) { return bench.ChordScale(chordScript, 10, chordNodes, chordEvents) }},
+		{"logs", func() ([]bench.Result, error) {
+			var rs []bench.Result
+			for _, every := range []int{0, 1} {
+				r, err := bench.LogGrowth(raftEvents, every)
+				if err != nil {
+					return nil, err
+				}
+				rs = append(rs, r)
+			}
+			return rs, nil
+		}},
+	}
+	for _, o := range only {
+		if !slices.ContainsFunc(steps, func(s benchStep) bool { return s.name == o }) {
+			return badInput("--only %s: no such measurement (simulate, replay, check, scaling, seek, nodes, logs)", o)
+		}
 	}
 	start := time.Now()
 	for _, s := range steps {
+		if len(only) > 0 && !slices.Contains(only, s.name) {
+			continue
+		}
 		prog.on = a.Terminal
 		prog.last = time.Time{}
 		prog.update("bench: %s ...", s.name)
@@ -118,4 +147,9 @@ func (a *App) runBench(events, seekEvents int, quick, asJSON bool) error {
 	}
 	fmt.Fprintf(a.Stdout, "(%v; ratios compare measurements taken in this run)\n", time.Since(start).Round(time.Second))
 	return nil
+}
+
+type benchStep struct {
+	name string
+	run  func() ([]bench.Result, error)
 }

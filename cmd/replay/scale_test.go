@@ -60,3 +60,10 @@ func TestCPUProfileFlag(t *testing.T) {
 		t.Fatalf("unwritable profile: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+func TestBenchOnlyRefusesUnknownMeasurements(t *testing.T) {
+	r := replay(t, t.TempDir(), "bench", "--only", "nodes,bogus")
+	if r.code != 2 || !strings.Contains(r.stderr, "--only bogus") || r.stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
