@@ -176,8 +176,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		fmt.Fprintf(out, "  stopped: %s\n", reason)
 	}
 	s := res.Stats
-	fmt.Fprintf(out, "  network: %d sent, %d delivered, %d lost, %d duplicated, %d to down nodes\n",
-		s.Sent, s.Delivered, s.Lost, s.Duplicated, s.ToDownNode)
+	fmt.Fprintln(out, networkLine(s))
 	fmt.Fprintf(out, "  faults: %d crashes, %d restarts\n", s.Crashes, s.Restarts)
 	size := int64(0)
 	if st, err := os.Stat(f.sim.output); err == nil {

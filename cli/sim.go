@@ -406,8 +406,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 		fmt.Fprintf(w, "  stopped: %s\n", reason)
 	}
 	s := res.Stats
-	fmt.Fprintf(w, "  network: %d sent, %d delivered, %d lost, %d duplicated, %d cut by partitions, %d to down nodes\n",
-		s.Sent, s.Delivered, s.Lost, s.Duplicated, s.Partitioned, s.ToDownNode)
+	fmt.Fprintln(w, networkLine(s))
 	fmt.Fprintf(w, "  faults: %d crashes, %d restarts\n", s.Crashes, s.Restarts)
 	perEvent := 0.0
 	if res.Steps > 0 {
@@ -420,4 +419,10 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	}
 	fmt.Fprintf(w, "next: replay info %s; replay events %s --limit 20\n", out, out)
 	return nil
+}
+
+// networkLine is the summary's account of the simulated network.
+func networkLine(s sim.Stats) string {
+	return fmt.Sprintf("  network: %d sent, %d duplicated; %d delivered, %d lost, %d cut by partitions, %d to down nodes, %d in flight at the end",
+		s.Sent, s.Duplicated, s.Delivered, s.Lost, s.Partitioned, s.ToDownNode, s.InFlight)
 }

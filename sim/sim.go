@@ -194,15 +194,19 @@ type Result struct {
 
 // Stats count what the network and the fault injector did.
 type Stats struct {
-	Sent, Delivered, Lost, Partitioned, ToDownNode, Duplicated int64
-	Crashes, Restarts, InputsLost                              int64
+	// Every message sent (to itself too) is, at the end, delivered,
+	// lost, cut by a partition, addressed to a down node, or in flight:
+	// Sent + Duplicated = Delivered + Lost + Partitioned + ToDownNode +
+	// InFlight.
+	Sent, Delivered, Lost, Partitioned, ToDownNode, Duplicated, InFlight int64
+	Crashes, Restarts, InputsLost                                        int64
 }
 
 func (s Stats) asMap() map[string]int64 {
 	return map[string]int64{
 		"sent": s.Sent, "delivered": s.Delivered, "lost": s.Lost, "partitioned": s.Partitioned,
 		"to_down_node": s.ToDownNode, "duplicated": s.Duplicated, "crashes": s.Crashes,
-		"restarts": s.Restarts, "inputs_lost": s.InputsLost,
+		"restarts": s.Restarts, "inputs_lost": s.InputsLost, "in_flight": s.InFlight,
 	}
 }
 
@@ -344,6 +348,11 @@ func (s *Sim) finalStates() []record.FinalState {
 
 // finish closes the trace with the run's end.
 func (s *Sim) finish(runErr error) (*Result, error) {
+	for _, it := range s.queue {
+		if it.kind == itemDeliver {
+			s.stats.InFlight++
+		}
+	}
 	end := record.End{Reason: s.stopped, Time: s.start + s.now, Stats: s.stats.asMap(), States: s.finalStates()}
 	if runErr != nil {
 		end.Reason = "error: " + runErr.Error()
@@ -623,11 +632,11 @@ func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
 func (s *Sim) send(ev *node.Event, i int, snd node.Send) {
 	msg := node.Event{Kind: node.KindRecv, From: ev.Node, MsgSeq: ev.Seq, MsgIndex: uint32(i),
 		SendLamport: ev.Lamport, MsgType: snd.Type, Payload: snd.Payload}
+	s.stats.Sent++
 	if snd.To == ev.Node {
 		s.deliverLater(snd.To, msg)
 		return
 	}
-	s.stats.Sent++
 	if s.partitioned(ev.Node, snd.To) {
 		s.stats.Partitioned++
 		return
