@@ -33,6 +33,7 @@ type criticalFlags struct {
 	seed      uint64
 	asJSON    bool
 	output    string
+	timeLimit time.Duration
 	budgets   scriptBudgetFlags
 	changed   func(string) bool
 }
@@ -76,8 +77,8 @@ to debug the critical step and to compare with a recovering walk from the
 last live step, which is written to -o (default TRACE-recovering.lz4).
 
 Exit codes: 0 the search finished (a critical step, or walks from the end
-recover), 1 interrupted before the search finished (what it found is
-printed), 2 bad input (no such predicate, a safety predicate, a predicate
+recover), 1 interrupted (Ctrl-C) or stopped by --time before the search
+finished (the bounds it found are printed), 2 bad input (no such predicate, a safety predicate, a predicate
 that holds at the end with no alarm), 3 the trace diverges on replay,
 4 a predicate could not be evaluated.`,
 		Example: `  replay sim chord --bug finger-boundary --seed 1 -o fb.lz4
@@ -93,6 +94,7 @@ that holds at the end with no alarm), 3 the trace diverges on replay,
 	fl := cmd.Flags()
 	fl.StringVar(&f.predicate, "predicate", "", "the liveness predicate whose violation to trace back (required)")
 	fl.IntVar(&f.walks, "walks", defaultWalks, "random walks per probed step")
+	fl.DurationVar(&f.timeLimit, "time", 0, "stop after this much wall-clock time, e.g. 10m, and report the bounds found so far (default: no limit)")
 	fl.IntVar(&f.walkSteps, "walk-steps", defaultWalkSteps, "events per walk at most")
 	fl.DurationVar(&f.walkTime, "walk-time", 0, "virtual time per walk at most (default: the system's run time)")
 	fl.DurationVar(&f.stable, "stable", defaultStable, "a walk recovers if the predicate holds for this much virtual time at its end")
@@ -225,6 +227,14 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if f.timeLimit < 0 {
+		return badInput("--time %v: want a duration above 0 (omit it for no limit)", f.timeLimit)
+	}
+	if f.timeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeLimit)
+		defer cancel()
+	}
 	prog := a.progress()
 	found, err := a.critical(ctx, tr, script.Path, f, func(s string) { prog.update("%s", s) })
 	prog.done()
@@ -253,7 +263,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		return err
 	}
 	if res.Stopped != "" {
-		return withCode(ExitViolations, fmt.Errorf("interrupted after %d probes, before the search finished", len(res.Probes)))
+		return withCode(ExitViolations, fmt.Errorf("%s after %d probes, before the search finished", stoppedWhy(res.Stopped, f.timeLimit), len(res.Probes)))
 	}
 	return nil
 }
@@ -383,14 +393,15 @@ func (r *criticalReport) writeText(a *App) {
 	switch {
 	case res.Stopped != "":
 		// The bisection did not finish: only its bounds are known.
+		why := stoppedWhy(res.Stopped, f.timeLimit)
 		switch {
 		case res.Critical < 0:
-			fmt.Fprintf(w, "interrupted before the first probe (the last step, #%d) finished: nothing is known yet\n", r.tr.Len()-1)
+			fmt.Fprintf(w, "%s before the first probe (the last step, #%d) finished: nothing is known yet\n", why, r.tr.Len()-1)
 		case res.LastLive < 0:
-			fmt.Fprintf(w, "interrupted after %d probes: no walk from #%d recovered; the critical step is at or before it\n", len(res.Probes), res.Critical)
+			fmt.Fprintf(w, "%s after %d probes: no walk from #%d recovered; the critical step is at or before it\n", why, len(res.Probes), res.Critical)
 		default:
-			fmt.Fprintf(w, "interrupted after %d probes: the critical step lies in #%d..#%d (walks recovered from #%d, none from #%d)\n",
-				len(res.Probes), res.LastLive+1, res.Critical, res.LastLive, res.Critical)
+			fmt.Fprintf(w, "%s after %d probes: the critical step lies in #%d..#%d (walks recovered from #%d, none from #%d)\n",
+				why, len(res.Probes), res.LastLive+1, res.Critical, res.LastLive, res.Critical)
 		}
 	case res.Critical < 0:
 		end, _ := res.Probe(r.tr.Len() - 1)
@@ -492,4 +503,12 @@ func shellJoin(paths []string) string {
 		q[i] = shellQuote(p)
 	}
 	return strings.Join(q, " ")
+}
+
+// r2stopped says why a search stopped early, as the report's lines begin.
+func stoppedWhy(reason string, limit time.Duration) string {
+	if reason == "time limit" {
+		return fmt.Sprintf("stopped by --time %v", limit)
+	}
+	return "interrupted"
 }

@@ -72,8 +72,9 @@ type Result struct {
 	LastLive int
 	// Probes are every probe made, by step.
 	Probes []Probe
-	// Stopped is "canceled" when ctx ended the search early; Critical
-	// and LastLive then bound the transition as far as it got.
+	// Stopped is "canceled" when ctx was canceled, "time limit" when its
+	// deadline passed, before the search finished; Critical and LastLive
+	// then bound the transition as far as it got.
 	Stopped string
 }
 
@@ -84,6 +85,13 @@ func (r *Result) Probe(step int) (Probe, bool) {
 		return Probe{}, false
 	}
 	return r.Probes[i], true
+}
+
+func stopReason(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "time limit"
+	}
+	return "canceled"
 }
 
 // errStopped: the context ended during a probe.
@@ -103,7 +111,7 @@ func Search(ctx context.Context, first, last int, probe Prober, progress func(Pr
 		if ctx.Err() != nil {
 			// A probe cut short ran fewer walks: "none recovered" would
 			// mean nothing, so it is not recorded.
-			res.Stopped = "canceled"
+			res.Stopped = stopReason(ctx)
 			return p, errStopped
 		}
 		i, _ := slices.BinarySearchFunc(res.Probes, step, func(p Probe, s int) int { return p.Step - s })
@@ -115,7 +123,7 @@ func Search(ctx context.Context, first, last int, probe Prober, progress func(Pr
 	}
 	canceled := func() bool {
 		if ctx.Err() != nil {
-			res.Stopped = "canceled"
+			res.Stopped = stopReason(ctx)
 			return true
 		}
 		return false

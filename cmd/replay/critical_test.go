@@ -116,6 +116,19 @@ func TestCriticalRefuses(t *testing.T) {
 	badInput(t, replay(t, dir, "critical", "ok.lz4", star, "--predicate", "InOrder"), "safety predicate")
 	badInput(t, replay(t, dir, "critical", "ok.lz4", star, "--predicate", "AllAcknowledged", "--walks", "0"), "--walks 0")
 	badInput(t, replay(t, dir, "critical", "ok.lz4", "--predicate", "AllAcknowledged"), "at least 2")
+	badInput(t, replay(t, dir, "critical", "ok.lz4", star, "--predicate", "AllAcknowledged", "--time", "-1s"), "--time -1s")
+}
+
+// TestCriticalStopsAtItsTimeLimit: --time ends a long search with what it
+// knows (exit 1, said so), instead of running on.
+func TestCriticalStopsAtItsTimeLimit(t *testing.T) {
+	dir := t.TempDir()
+	star, _ := filepath.Abs("../../scripts/transport.star")
+	mustOK(t, replay(t, dir, "sim", "transport", "--bug", "stale-syn", "--seed", "1", "--time", "1500ms", "-o", "stale.lz4"))
+	r := replay(t, dir, "critical", "stale.lz4", star, "--predicate", "AllAcknowledged", "--walks", "64", "--time", "300ms")
+	if r.code != 1 || !strings.Contains(r.stdout, "stopped by --time 300ms") || !strings.Contains(r.stderr, "stopped by --time 300ms after") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 // TestPredictFindsTheSpecBugAhead: from a step 12 events before the spec
