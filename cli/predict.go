@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/explore"
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/simtest"
@@ -135,6 +136,11 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		if strings.HasPrefix(p, prefix+"-") && strings.HasSuffix(p, ".lz4") {
 			return badInput("-o %s.lz4 would number its branch traces over the input %s; choose another prefix", prefix, p)
 		}
+	}
+	if n, first := inputsAfter(tr, f.at); n > 0 {
+		// Futures are forks: the scenario's later inputs do not reach
+		// them, which a user comparing with the recording should know.
+		fmt.Fprintf(a.Stderr, "replay predict: note: the recording has %d external inputs after #%d (the first at #%d); the futures explored here receive none of them\n", n, f.at, first)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -360,4 +366,18 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// inputsAfter counts the recording's input events after step at, and
+// gives the first one's step.
+func inputsAfter(tr *replay.Trace, at int) (n, first int) {
+	for i := at + 1; i < tr.Len(); i++ {
+		if tr.Events[i].Kind == node.KindInput {
+			if n == 0 {
+				first = i
+			}
+			n++
+		}
+	}
+	return n, first
 }

@@ -180,3 +180,14 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// TestPredictNotesInputsItsFuturesMiss: futures are forks and get no
+// external input; when the recording has some after --at, predict says so.
+func TestPredictNotesInputsItsFuturesMiss(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "raftkv", "--seed", "1", "-o", "rk.lz4"))
+	r := replay(t, dir, "predict", "rk.lz4", "builtin:raft", "--at", "100", "--budget", "2")
+	if !strings.Contains(r.stderr, "external inputs after #100") {
+		t.Fatalf("exit %d, no note about later inputs:\n%s", r.code, r.stderr)
+	}
+}
