@@ -49,6 +49,10 @@ type Options struct {
 	From, To int
 	// Run: StopAtFirst, Counts and Progress as for a sequential run.
 	Run predicates.RunOptions
+	// Marks, if set, are the segments' first owned steps (increasing,
+	// after From, at most To), instead of borders chosen as the work
+	// goes: for tests and for reproducing a split.
+	Marks []int
 }
 
 // Stats say how the work was split.
@@ -144,7 +148,25 @@ func Check(tr *replay.Trace, reg *system.Registry, o Options) (*predicates.Repor
 		defer d.wg.Done()
 		first.run()
 	}()
-	if o.Jobs > 1 {
+	for i, m := range o.Marks {
+		if m <= max(o.From, 0) || m > d.limit || (i > 0 && m <= o.Marks[i-1]) {
+			return nil, d.stats, fmt.Errorf("marks %v: want increasing steps after --from, at most the last checked step #%d", o.Marks, d.limit)
+		}
+		last := d.segs[len(d.segs)-1]
+		g := &seg{idx: len(d.segs), d: d, mark: m, prev: make(chan *predicates.Seam, 1), verdict: make(chan bool, 1)}
+		g.pos.Store(-1)
+		last.end, last.next = m, g
+		d.segs = append(d.segs, g)
+		d.stats.Segments++
+	}
+	if len(o.Marks) > 0 {
+		d.stats.Jobs = len(d.segs)
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.fixedPass()
+		}()
+	} else if o.Jobs > 1 {
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
@@ -228,6 +250,44 @@ func (d *driver) pass() {
 		if err := r.Next(); err != nil {
 			return // the end, or a divergence the segments will find too
 		}
+	}
+}
+
+// fixedPass starts the segments of fixed marks.
+func (d *driver) fixedPass() {
+	segs := d.segs[1:]
+	started := 0
+	defer func() {
+		// Segments the pass could not start (it diverged, or the chain
+		// ended) still answer their predecessor's hand-over.
+		for _, g := range segs[started:] {
+			d.wg.Add(1)
+			go func() {
+				defer d.wg.Done()
+				g.refuse(errors.New("the pass did not reach its checkpoint"))
+			}()
+		}
+	}()
+	r, err := replay.New(d.tr, d.reg, d.o.Replay)
+	if err != nil {
+		return
+	}
+	for _, g := range segs {
+		at := max(g.mark-d.warmup, d.o.From) - 1 // the checkpoint
+		for r.Pos() < at {
+			select {
+			case <-d.done:
+				return
+			default:
+			}
+			if err := r.Next(); err != nil {
+				return
+			}
+		}
+		g.pos.Store(int64(r.Pos()))
+		d.wg.Add(1)
+		started++
+		go g.start(r.TakeCheckpoint())
 	}
 }
 

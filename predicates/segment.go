@@ -316,6 +316,17 @@ type Seam struct {
 	certain []string
 	derived []derivedSeam
 	tables  []tableSeam
+	opens   []*openSeam // per predicate: its open interval, or nil
+	forest  []string
+}
+
+// openSeam is an open interval's identity: where it began.
+type openSeam struct{ v Violation }
+
+func (o *openSeam) same(b *openSeam) bool {
+	x, y := o.v, b.v
+	return x.Step == y.Step && x.Lamport == y.Lamport && x.Node == y.Node && x.Event == y.Event &&
+		x.Time == y.Time && x.Witness == y.Witness && x.opened == y.opened
 }
 
 type derivedSeam struct {
@@ -445,15 +456,57 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 		}
 	}
 	t := s.track
-	// History-like state: what differs must not have been read by an
-	// evaluation whose result persists; then it is patched.
 	var patches []func()
+	// An interval the warm-up opened at its first evaluated step may
+	// have opened earlier in the sequential run: it is the same interval
+	// (false throughout the warm-up in both), begun where the sequential
+	// run says. Where it closes and whether it is raised depend on later
+	// steps only.
+	for i, p := range c.preds {
+		a, b := prev.opens[i], at.opens[i]
+		if a == nil || b == nil || a.same(b) {
+			continue // presence was compared with the certain state
+		}
+		if b.v.Step != c.opts.From || a.v.Step > b.v.Step {
+			return fmt.Errorf("%s: the sequential run's interval began at #%d, the warm-up's at #%d", p.Name, a.v.Step, b.v.Step)
+		}
+		patches = append(patches, func() {
+			v := p.open
+			v.Step, v.Lamport, v.Node, v.Event, v.Time, v.Witness, v.opened = a.v.Step, a.v.Lamport, a.v.Node, a.v.Event, a.v.Time, a.v.Witness, a.v.opened
+		})
+	}
+	// History-like state: what differs is patched. If an evaluation
+	// whose result persists read it in the warm-up, the memos of every
+	// evaluation (results, what they read) must be the sequential run's:
+	// then the value read made no difference, and re-evaluations read
+	// the patched one.
+	forestChecked := false
+	warmRead := func(it item, what string) error {
+		if !t.warmReads[it] || forestChecked {
+			return nil
+		}
+		forestChecked = true
+		fa, fb := prev.forest, at.forest
+		for i := range max(len(fa), len(fb)) {
+			if i >= len(fa) || i >= len(fb) || fa[i] != fb[i] {
+				a, b := "", ""
+				if i < len(fa) {
+					a = fa[i]
+				}
+				if i < len(fb) {
+					b = fb[i]
+				}
+				return fmt.Errorf("%s was read in the warm-up and differs, and so do the memos: the sequential run has %s, the warm-up %s", what, clip(a), clip(b))
+			}
+		}
+		return nil
+	}
 	for i, d := range c.derived {
 		a, b := prev.derived[i], at.derived[i]
 		if a.since != b.since {
 			it := item{kind: itemDerivedSince, id: i}
-			if t.warmReads[it] {
-				return fmt.Errorf("since_change(%s) was read in the warm-up and differs", d.name)
+			if err := warmRead(it, fmt.Sprintf("since_change(%s)", d.name)); err != nil {
+				return err
 			}
 			if t.writes[it] == 0 {
 				patches = append(patches, func() { d.since = a.since })
@@ -461,8 +514,8 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 		}
 		if !sameValueStrings(a.hist, b.hist) {
 			it := item{kind: itemDerivedHist, id: i}
-			if t.warmReads[it] {
-				return fmt.Errorf("%s.history() was read in the warm-up and differs", d.name)
+			if err := warmRead(it, d.name+".history()"); err != nil {
+				return err
 			}
 			if w := t.writes[it]; w < max(1, d.keep) {
 				patches = append(patches, func() {
@@ -479,8 +532,8 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 		a, b := prev.tables[ti], at.tables[ti]
 		if a.changed != b.changed {
 			it := item{kind: itemTableChanged, id: tb.id}
-			if t.warmReads[it] {
-				return fmt.Errorf("since_change(%s) was read in the warm-up and differs", tb.name)
+			if err := warmRead(it, fmt.Sprintf("since_change(%s)", tb.name)); err != nil {
+				return err
 			}
 			if t.writes[it] == 0 {
 				patches = append(patches, func() { tb.changed = a.changed })
@@ -495,7 +548,7 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 		}
 		for key := range keys {
 			ha, hb := a.rows[key], b.rows[key]
-			fix, err := c.rowPatch(t, tb, key, ha, hb, a.present[key])
+			fix, err := c.rowPatch(warmRead, t, tb, key, ha, hb, a.present[key])
 			if err != nil {
 				return err
 			}
@@ -510,17 +563,17 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 
 // rowPatch compares one row's history in the sequential run (a) and the
 // warm-up (b).
-func (c *Checker) rowPatch(t *seamTrack, tb *Table, key rowKey, a, b *rowHistory, present bool) ([]func(), error) {
-	what := func(s string) error {
-		return fmt.Errorf("%s of row %s %q in %s was read in the warm-up and differs", s, key.node, key.path, tb.name)
+func (c *Checker) rowPatch(warmRead func(item, string) error, t *seamTrack, tb *Table, key rowKey, a, b *rowHistory, present bool) ([]func(), error) {
+	what := func(it item, s string) error {
+		return warmRead(it, fmt.Sprintf("%s of row %s %q in %s", s, key.node, key.path, tb.name))
 	}
 	if !present {
 		if sameHistory(a, b) {
 			return nil, nil
 		}
 		it := item{kind: itemRowHist, id: tb.id, key: key}
-		if t.warmReads[it] {
-			return nil, what("the history")
+		if err := what(it, "the history"); err != nil {
+			return nil, err
 		}
 		if t.writes[it] > 0 {
 			return nil, nil // rewritten (it came back after being settled)
@@ -542,8 +595,8 @@ func (c *Checker) rowPatch(t *seamTrack, tb *Table, key rowKey, a, b *rowHistory
 	var fix []func()
 	if a.changed != b.changed {
 		it := item{kind: itemRowChanged, id: tb.id, key: key}
-		if t.warmReads[it] {
-			return nil, what("the last change")
+		if err := what(it, "the last change"); err != nil {
+			return nil, err
 		}
 		if t.writes[it] == 0 {
 			fix = append(fix, func() { cur.changed = a.changed })
@@ -557,8 +610,8 @@ func (c *Checker) rowPatch(t *seamTrack, tb *Table, key rowKey, a, b *rowHistory
 			return nil, fmt.Errorf("row %s %q in %s has %d columns in the sequential run, %d in the warm-up", key.node, key.path, tb.name, len(a.fieldTime), len(b.fieldTime))
 		}
 		it := item{kind: itemRowField, id: tb.id, key: key, col: i}
-		if t.warmReads[it] || t.warmReads[item{kind: itemRowChanged, id: tb.id, key: key}] {
-			return nil, what("a column's last change")
+		if err := what(it, "a column's last change"); err != nil {
+			return nil, err
 		}
 		if t.writes[it] == 0 {
 			fix = append(fix, func() { cur.fieldTime[i] = a.fieldTime[i] })
@@ -566,8 +619,8 @@ func (c *Checker) rowPatch(t *seamTrack, tb *Table, key rowKey, a, b *rowHistory
 	}
 	if !sameVersions(a.versions, b.versions) {
 		it := item{kind: itemRowVersions, id: tb.id, key: key}
-		if t.warmReads[it] {
-			return nil, what("the kept versions")
+		if err := what(it, "the kept versions"); err != nil {
+			return nil, err
 		}
 		if w := t.writes[it]; w < max(1, tb.keep) {
 			fix = append(fix, func() {
@@ -652,7 +705,7 @@ func sameValueStrings(a, b []starlark.Value) bool {
 
 // seam captures the checker's state after its last observed step.
 func (c *Checker) seam() *Seam {
-	s := &Seam{Step: c.r.Pos() + 1}
+	s := &Seam{Step: c.r.Pos() + 1, forest: c.forest()}
 	add := func(format string, args ...any) { s.certain = append(s.certain, fmt.Sprintf(format, args...)) }
 	add("now %d", c.now)
 	for _, id := range c.r.Trace().Nodes {
@@ -671,10 +724,13 @@ func (c *Checker) seam() *Seam {
 		}
 		slices.Sort(breaks)
 		add("breaks %s", strings.Join(breaks, ", "))
+		var o *openSeam
 		if v := p.open; v != nil {
-			add("open %d %d %s %+v %d %q aux %s now %s end %d alarm %v %d %d %d opened %d", v.Step, v.Lamport, v.Node, v.Event, v.Time, v.Witness,
-				valueString(v.Aux), valueString(v.auxNow), v.EndStep, v.Alarm, v.AlarmStep, v.EndTime, v.Duration, v.opened)
+			add("open aux %s now %s end %d alarm %v %d %d %d", valueString(v.Aux), valueString(v.auxNow), v.EndStep, v.Alarm, v.AlarmStep, v.EndTime, v.Duration)
+			o = &openSeam{v: *v}
+			o.v.Aux, o.v.auxNow = nil, nil
 		}
+		s.opens = append(s.opens, o)
 	}
 	for _, h := range c.histories {
 		add("history %s failed %v %d ops %d changes %d", h.name, h.failed, h.failedStep, len(h.ops), len(h.changes))
@@ -699,3 +755,72 @@ func (c *Checker) seam() *Seam {
 
 // Replayer is the segment's replay.
 func (s *Segment) Replayer() *replay.Replayer { return s.c.r }
+
+// forest describes every memoised evaluation (derived values,
+// predicates, quantifier bodies per row): its result, whether it is
+// dirty, and what it read, with rows named by table, node and path
+// rather than by this checker's ids. Equal forests re-evaluate at the
+// same steps and answer alike.
+func (c *Checker) forest() []string {
+	rows := map[int]string{}
+	for _, tb := range c.tables {
+		for _, rs := range tb.sortedRows() {
+			rows[rs.id] = fmt.Sprintf("%d %s %q", tb.id, rs.key.node, rs.key.path)
+		}
+	}
+	var out []string
+	var walk func(name string, f *frame)
+	walk = func(name string, f *frame) {
+		deps := make([]string, 0, len(f.deps))
+		for d := range f.deps {
+			if d.kind == depRow {
+				r, ok := rows[d.id]
+				if !ok {
+					r = "gone" // a removed row's id is never reused: it cannot fire
+				}
+				deps = append(deps, "row "+r)
+				continue
+			}
+			deps = append(deps, fmt.Sprintf("%v", d))
+		}
+		slices.Sort(deps)
+		w := ""
+		if f.witness != nil {
+			w = fmt.Sprintf("%s %d", f.witness.kind, f.witness.table.id)
+		}
+		out = append(out, fmt.Sprintf("%s dirty %v result %v witness %s deps %s", name, f.dirty, f.result, w, strings.Join(deps, "; ")))
+		for _, k := range f.quants {
+			q := c.quants[k]
+			if q == nil {
+				continue
+			}
+			qn := fmt.Sprintf("%s/%s %s table %d", name, q.kind, k.body, k.table)
+			var deciding []string
+			for rs := range q.deciding {
+				deciding = append(deciding, rows[rs.id])
+			}
+			slices.Sort(deciding)
+			free := make([]string, len(q.free))
+			for i, v := range q.free {
+				free[i] = valueString(v)
+			}
+			out = append(out, fmt.Sprintf("%s synced %v started %v true %d free %s deciding %s", qn, q.epoch == q.table.epoch, q.started, q.nTrue,
+				strings.Join(free, ", "), strings.Join(deciding, "; ")))
+			inst := make([]*rowState, 0, len(q.inst))
+			for rs := range q.inst {
+				inst = append(inst, rs)
+			}
+			slices.SortFunc(inst, func(a, b *rowState) int { return strings.Compare(rows[a.id], rows[b.id]) })
+			for _, rs := range inst {
+				walk(qn+" ["+rows[rs.id]+"]", q.inst[rs])
+			}
+		}
+	}
+	for _, d := range c.derived {
+		walk("derived "+d.name, d.frame)
+	}
+	for _, p := range c.preds {
+		walk("predicate "+p.Name, p.frame)
+	}
+	return out
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/examples"
+)
+
+// elapsed matches what differs between two runs of the same check: the
+// time it took.
+var elapsed = regexp.MustCompile(`(?m)^checked (\d+) steps in .*$|"seconds": [0-9.e+-]+`)
+
+func sameReport(t *testing.T, what string, want, got result) {
+	t.Helper()
+	if want.code != got.code {
+		t.Fatalf("%s: exit %d, --jobs 1 exited %d\nstdout:\n%s\nstderr:\n%s", what, got.code, want.code, got.stdout, got.stderr)
+	}
+	a := elapsed.ReplaceAllString(want.stdout, "checked $1 steps in T")
+	b := elapsed.ReplaceAllString(got.stdout, "checked $1 steps in T")
+	if a != b {
+		t.Fatalf("%s: the report differs from --jobs 1's\n--jobs 1:\n%s\nparallel:\n%s\nstderr: %s", what, a, b, got.stderr)
+	}
+	// stderr: the same, after the line saying how the work was split.
+	stats := regexp.MustCompile(`(?m)^replay check: checked in \d+ segment\(s\).*\n`)
+	if s := stats.ReplaceAllString(got.stderr, ""); s != want.stderr {
+		t.Fatalf("%s: stderr differs from --jobs 1's\n--jobs 1:\n%s\nparallel:\n%s", what, want.stderr, got.stderr)
+	}
+}
+
+// checkJSON is the part of check --json this test looks at.
+type checkJSON struct {
+	Steps    int `json:"steps"`
+	Liveness []struct {
+		Predicate string `json:"predicate"`
+		Step      int    `json:"step"`
+		EndStep   int    `json:"end_step"`
+		Alarm     bool   `json:"alarm"`
+	} `json:"liveness"`
+	Safety []struct {
+		Step int `json:"step"`
+	} `json:"safety"`
+}
+
+// TestJobsReportIsTheSequentialOne checks every bundled system, correct
+// and with each seeded bug, with --jobs 1, --jobs 4 (borders chosen as the
+// work goes) and fixed borders inside the run (--marks, with a short
+// warm-up so that seams fall inside intervals and histories), and wants
+// the same report byte for byte, as text and as JSON.
+func TestJobsReportIsTheSequentialOne(t *testing.T) {
+	dir := t.TempDir()
+	scripts, err := filepath.Abs("../../scripts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var violations, alarms, crossing, traces int
+	for _, sys := range examples.All() {
+		bugs := []string{"none"}
+		for _, b := range sys.Bugs {
+			bugs = append(bugs, b.Name)
+		}
+		star := []string{sys.Name + ".star"}
+		if sys.Name == "raftkv" {
+			star = []string{"raft.star", "raftkv-linearizable.star"}
+		}
+		for _, bug := range bugs {
+			trace := fmt.Sprintf("%s-%s.lz4", sys.Name, bug)
+			mustOK(t, replay(t, dir, "sim", sys.Name, "--bug", bug, "--seed", "3", "--steps", "6000", "-o", trace))
+			traces++
+			for _, sc := range star {
+				script := filepath.Join(scripts, sc)
+				what := fmt.Sprintf("%s --bug %s with %s", sys.Name, bug, sc)
+				seq := replay(t, dir, "check", trace, script)
+				seqJSON := replay(t, dir, "check", "--json", trace, script)
+				var rep checkJSON
+				if err := json.Unmarshal([]byte(seqJSON.stdout), &rep); err != nil {
+					t.Fatalf("%s: %v\n%s", what, err, seqJSON.stdout)
+				}
+				n := rep.Steps
+				marks := fmt.Sprintf("%d,%d,%d", n/4, n/2, 3*n/4)
+				for _, args := range [][]string{{"--jobs", "4", "--warmup", "200"}, {"--marks", marks, "--warmup", "50"}} {
+					sameReport(t, what+" "+strings.Join(args, " "), seq, replay(t, dir, append(append([]string{"check"}, args...), trace, script)...))
+					sameReport(t, what+" --json "+strings.Join(args, " "), seqJSON, replay(t, dir, append(append([]string{"check", "--json"}, args...), trace, script)...))
+				}
+				violations += len(rep.Safety)
+				for _, l := range rep.Liveness {
+					if l.Alarm {
+						alarms++
+					}
+					for _, m := range []int{n / 4, n / 2, 3 * n / 4} {
+						if l.Step < m && (l.EndStep < 0 || l.EndStep >= m) {
+							crossing++
+						}
+					}
+				}
+			}
+		}
+	}
+	// The comparison means something only if the reports hold findings,
+	// and intervals that cross the borders.
+	t.Logf("%d traces: %d safety violations, %d liveness alarms, %d intervals crossing a border", traces, violations, alarms, crossing)
+	if violations == 0 || alarms == 0 || crossing == 0 {
+		t.Fatalf("the traces hold %d safety violations, %d alarms and %d intervals crossing a border; want some of each", violations, alarms, crossing)
+	}
+}
+
+// TestJobsSeams checks, with fixed borders, that a seam whose state the
+// warm-up cannot reproduce is refused and the report stays the
+// sequential one, and that history-like state is carried over a seam.
+func TestJobsSeams(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "3000", "-o", "p.lz4"))
+	write := func(name, src string) string {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	// A predicate disabled by an evaluation error at #300: a segment
+	// warmed up later has it enabled, so both seams must be refused and
+	// the error reported once, as --jobs 1 does (exit 4).
+	fallback := write("fallback.star", `
+def flaky():
+    if event.step == 300:
+        return 1 // 0
+    return True
+safety("Flaky", flaky)
+`)
+	seq := replay(t, dir, "check", "p.lz4", fallback)
+	if seq.code != 4 {
+		t.Fatalf("--jobs 1: exit %d, want 4\n%s%s", seq.code, seq.stdout, seq.stderr)
+	}
+	par := replay(t, dir, "check", "--marks", "700,1300", "--warmup", "100", "p.lz4", fallback)
+	sameReport(t, "a predicate disabled before the warm-up", seq, par)
+	if !strings.Contains(par.stderr, "2 seam(s), 2 refused") {
+		t.Fatalf("the seams were not refused:\n%s", par.stderr)
+	}
+
+	// Intervals open from #500 to #699 and from #1000 to #1700 over the
+	// borders at #650 and #1200 (the warm-ups open them at #550 and
+	// #1100); a derived value that changes every 400 steps, its
+	// since_change and kept history read after the border by the
+	// stability measures of an interval that opens at #660, and read in
+	// the warm-up by a safety predicate. The warm-up cannot know any of
+	// it; the seams hold and the report is the sequential one.
+	spans := write("spans.star", `
+phase = derived("phase", lambda: event.step // 400, keep = 3)
+safety("PhaseHistory", lambda: len(phase.history()) <= 3)
+liveness("Window",
+         lambda: not (500 <= event.step and event.step < 700),
+         aux = lambda: {"step": event.step},
+         alarm = lambda aux: aux["step"] >= 680)
+liveness("Late",
+         lambda: not (660 <= event.step and event.step < 760),
+         aux = lambda: {"since": since_change(phase), "phases": phase.history()})
+liveness("Quiet", lambda: event.step < 1000 or event.step > 1700)
+`)
+	for _, args := range [][]string{{"--json"}, {}} {
+		seq := replay(t, dir, append(append([]string{"check"}, args...), "p.lz4", spans)...)
+		if seq.code != 1 {
+			t.Fatalf("--jobs 1: exit %d, want 1 (an alarm)\n%s%s", seq.code, seq.stdout, seq.stderr)
+		}
+		par := replay(t, dir, append(append([]string{"check"}, args...), "--marks", "650,1200", "--warmup", "100", "p.lz4", spans)...)
+		sameReport(t, "intervals and histories across the seams "+strings.Join(args, " "), seq, par)
+		if !strings.Contains(par.stderr, "2 seam(s), 0 refused") {
+			t.Fatalf("a seam was refused:\n%s", par.stderr)
+		}
+	}
+}
+
+// TestJobsOptions: --from, --to, --stop-at-first and --nodes give the
+// sequential report with --jobs too.
+func TestJobsOptions(t *testing.T) {
+	dir := t.TempDir()
+	script := paxosScript(t)
+	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "latest-response", "--seed", "21", "--drop", "0.3", "-o", "bug.lz4"))
+	for _, args := range [][]string{
+		{"--stop-at-first"},
+		{"--from", "400", "--to", "1500"},
+		{"--fail-on", "any", "--stop-at-first"},
+		{"--nodes", "n1,n2,n3,n4,n5"},
+		{"--json", "--from", "800"},
+	} {
+		seq := replay(t, dir, append(append([]string{"check"}, args...), "bug.lz4", script)...)
+		for _, par := range [][]string{{"--jobs", "2", "--warmup", "100"}, {"--marks", "900,1300", "--warmup", "100"}} {
+			got := replay(t, dir, append(append(append([]string{"check"}, args...), par...), "bug.lz4", script)...)
+			sameReport(t, strings.Join(append(args, par...), " "), seq, got)
+		}
+	}
+	badInput(t, replay(t, dir, "check", "--jobs", "-1", "bug.lz4", script), "--jobs -1")
+	badInput(t, replay(t, dir, "check", "--jobs", "2", "--warmup", "0", "bug.lz4", script), "--warmup 0")
+}
