@@ -471,7 +471,12 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 			return fmt.Errorf("%s: the sequential run's interval began at #%d, the warm-up's at #%d", p.Name, a.v.Step, b.v.Step)
 		}
 		patches = append(patches, func() {
-			v := p.open
+			// The interval open at the mark; it may have closed since,
+			// its duration measured from the warm-up's start.
+			v := s.part.openStart[i]
+			if v.EndStep >= 0 {
+				v.Duration += v.opened - a.v.opened
+			}
 			v.Step, v.Lamport, v.Node, v.Event, v.Time, v.Witness, v.opened = a.v.Step, a.v.Lamport, a.v.Node, a.v.Event, a.v.Time, a.v.Witness, a.v.opened
 		})
 	}
