@@ -143,11 +143,6 @@ func Check(tr *replay.Trace, reg *system.Registry, o Options) (*predicates.Repor
 	first.pos.Store(-1)
 	d.segs = append(d.segs, first)
 	d.stats.Segments = 1
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		first.run()
-	}()
 	for i, m := range o.Marks {
 		if m <= max(o.From, 0) || m > d.limit || (i > 0 && m <= o.Marks[i-1]) {
 			return nil, d.stats, fmt.Errorf("marks %v: want increasing steps after --from, at most the last checked step #%d", o.Marks, d.limit)
@@ -159,6 +154,11 @@ func Check(tr *replay.Trace, reg *system.Registry, o Options) (*predicates.Repor
 		d.segs = append(d.segs, g)
 		d.stats.Segments++
 	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		first.run()
+	}()
 	if len(o.Marks) > 0 {
 		d.stats.Jobs = len(d.segs)
 		d.wg.Add(1)
