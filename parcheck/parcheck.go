@@ -63,11 +63,17 @@ type Stats struct {
 	// Refused lists why seams were refused (each cost the time of the
 	// refused segment's range checked again by its predecessor).
 	Refused []string
+	// Waited is how long segments that took over had waited for their
+	// predecessor's state before they could go on.
+	Waited time.Duration
 }
 
 // String is the stats in one line, for stderr.
 func (s Stats) String() string {
 	line := fmt.Sprintf("checked in %d segment(s) on %d jobs: %d seam(s), %d refused", s.Segments, s.Jobs, s.Seams, len(s.Refused))
+	if s.Waited > 0 {
+		line += fmt.Sprintf(", %v waiting for a predecessor's state", s.Waited.Round(time.Millisecond))
+	}
 	if len(s.Refused) > 0 {
 		line += fmt.Sprintf(" (checked on sequentially; the first at %s)", s.Refused[0])
 	}
@@ -394,6 +400,9 @@ func (g *seg) run() {
 			return false
 		}
 		d.addPart(g.from.handed)
+		d.mu.Lock()
+		d.stats.Waited += s.Waited
+		d.mu.Unlock()
 		g.verdict <- true
 		return true
 	}

@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.starlark.net/starlark"
 
@@ -162,6 +163,10 @@ type Segment struct {
 	Refused error
 	// Cancelled: the chain ended before the seam was settled.
 	Cancelled bool
+	// Waited is how long the segment waited for the previous one's
+	// state (a read of history-like state it could not know, or the end
+	// of its range).
+	Waited time.Duration
 
 	part    Part
 	vMark   int
@@ -291,7 +296,9 @@ func (s *Segment) settle(wait bool) {
 	}
 	var prev *Seam
 	if wait {
+		start := time.Now()
 		prev = <-s.prev
+		s.Waited += time.Since(start)
 	} else {
 		select {
 		case prev = <-s.prev:
