@@ -79,7 +79,8 @@ type Checker struct {
 	last   StepStats
 	// track follows history-like state while a segment of a parallel
 	// check is not yet known to continue the sequential run (segment.go).
-	track *seamTrack
+	track    *seamTrack
+	usesMsgs bool // some loaded source names msgs
 }
 
 // StepStats says what the last step re-evaluated: the measure of

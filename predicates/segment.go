@@ -213,7 +213,7 @@ func ResumeSegment(c *Checker, prev <-chan *Seam) *Segment {
 		t := ev.Time - c.start
 		c.now = max(c.now, t)
 		c.nodeNow[ev.Node] = max(c.nodeNow[ev.Node], t)
-		if ev.Kind == node.KindRecv {
+		if ev.Kind == node.KindRecv && c.usesMsgs {
 			c.msgs.add(t, ev.MsgType)
 		}
 	}
@@ -723,7 +723,9 @@ func (c *Checker) seam() *Seam {
 	for _, id := range c.r.Trace().Nodes {
 		add("node %s now %d unknown %v", id, c.nodeNow[id], c.unknown[id])
 	}
-	add("msgs span %d entries %v", c.msgs.span, c.msgs.entries)
+	if c.usesMsgs {
+		add("msgs span %d entries %v", c.msgs.span, c.msgs.entries)
+	}
 	for i, d := range c.derived {
 		add("derived %d %s = %s err %v", i, d.name, valueString(d.value), d.err)
 		s.derived = append(s.derived, derivedSeam{since: d.since, hist: slices.Clone(d.hist)})

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
 )
 
 // elapsed matches what differs between two runs of the same check: the
@@ -197,4 +199,55 @@ func TestJobsOptions(t *testing.T) {
 	}
 	badInput(t, replay(t, dir, "check", "--jobs", "-1", "bug.lz4", script), "--jobs -1")
 	badInput(t, replay(t, dir, "check", "--jobs", "2", "--warmup", "0", "bug.lz4", script), "--warmup 0")
+}
+
+// TestJobsDivergence: a replay that diverges in the middle gives the
+// report and the divergence of --jobs 1 (exit 3), whether the divergence
+// falls in a segment's range, in a warm-up or before a checkpoint the
+// pass cannot reach.
+func TestJobsDivergence(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "-o", "t.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Tamper with the 60th random seed drawn.
+	seen := 0
+	for _, ev := range f.Events {
+		for i := range ev.Nondet {
+			if ev.Nondet[i].Kind == node.NondetSeed {
+				if seen++; seen == 60 {
+					ev.Nondet[i].Int ^= 0x5a5a
+				}
+			}
+		}
+	}
+	out, err := os.Create(filepath.Join(dir, "tampered.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := record.NewWriter(out, *f.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range f.Events {
+		w.Append(ev)
+	}
+	w.Close(f.Ends[0])
+	out.Close()
+	script := paxosScript(t)
+	seq := replay(t, dir, "check", "tampered.lz4", script)
+	m := regexp.MustCompile(`replay diverged at step #(\d+)`).FindStringSubmatch(seq.stdout)
+	if seq.code != 3 || m == nil {
+		t.Fatalf("--jobs 1: exit %d, want 3 and the divergence\n%s%s", seq.code, seq.stdout, seq.stderr)
+	}
+	var at int
+	fmt.Sscan(m[1], &at)
+	seqJSON := replay(t, dir, "check", "--json", "tampered.lz4", script)
+	marks := fmt.Sprintf("%d,%d,%d", at/2, at+50, at+400)
+	for _, args := range [][]string{{"--marks", marks, "--warmup", "100"}, {"--jobs", "3", "--warmup", "100"}} {
+		sameReport(t, "divergence at #"+m[1]+" "+strings.Join(args, " "), seq, replay(t, dir, append(append([]string{"check"}, args...), "tampered.lz4", script)...))
+		sameReport(t, "divergence at #"+m[1]+" --json "+strings.Join(args, " "), seqJSON, replay(t, dir, append(append([]string{"check", "--json"}, args...), "tampered.lz4", script)...))
+	}
 }
