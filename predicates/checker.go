@@ -516,6 +516,7 @@ func (c *Checker) updateOpen(p *Predicate) {
 	if p.aux != nil && !p.auxFailed {
 		if aux, ok := c.evalAux(p, p.aux, nil, &p.auxFailed); ok {
 			v.auxNow = aux
+			v.auxSet++
 			if !v.Alarm {
 				v.Aux = aux
 			}

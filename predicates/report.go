@@ -36,6 +36,7 @@ type Violation struct {
 	Duration int64 `json:"duration,omitempty"`
 	opened   int64 // the frontier when the interval opened
 	auxNow   starlark.Value
+	auxSet   int // how many times auxNow was computed (segment.go)
 	// unjudged: open, without an alarm, where checking stopped before
 	// the end of its range (--stop-at-first, a divergence).
 	unjudged bool

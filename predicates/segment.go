@@ -35,7 +35,6 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/replaycheck/replaycheck/node"
-	"github.com/replaycheck/replaycheck/replay"
 )
 
 // itemKind names one piece of history-like checker state.
@@ -105,7 +104,7 @@ func (t *seamTrack) wrote(it item) {
 	}
 }
 
-// derivedChanged: d's value changed (its since and history were written).
+// trackDerived: d's value changed (its since and history were written).
 func (c *Checker) trackDerived(d *Derived) {
 	if t := c.track; t != nil {
 		i := d.id - 1
@@ -168,24 +167,22 @@ type Segment struct {
 	// of its range).
 	Waited time.Duration
 
-	part    Part
-	vMark   int
-	eMark   int
-	sMark   int
-	evMark  []int
-	seen    int
-	stopped bool
+	part Part
+	// Counters at the mark: what the report held before the segment
+	// owned any step.
+	vMark, eMark, sMark int
+	evMark              []int
+	seen                int // violations looked at by ShouldStop
 }
 
 // Part is what one segment contributes to the report: the steps it owned.
 type Part struct {
-	Start      int // first owned step
 	violations []*Violation
 	errors     []EvalFailure
 	steps      int
 	evals      []int
-	// opens holds, per predicate, its open interval at the start (taken
-	// over from the previous part's) and at the end.
+	// openStart and openEnd hold, per predicate, its open interval at
+	// the start (the previous part's, carried on) and at the end.
 	openStart, openEnd []*Violation
 	names              []string // the predicates, in declaration order
 	final              *Report  // the last part's finished report
@@ -239,9 +236,6 @@ func ResumeSegment(c *Checker, prev <-chan *Seam) *Segment {
 	return s
 }
 
-// Checker is the segment's checker.
-func (s *Segment) Checker() *Checker { return s.c }
-
 // Step replays and observes the next step (io.EOF after the last).
 func (s *Segment) Step() error {
 	if err := s.c.r.Next(); err != nil {
@@ -273,7 +267,6 @@ func (s *Segment) markCounters() {
 		s.evMark[i] = p.Evals
 		s.part.openStart[i] = p.open
 	}
-	s.part.Start = s.mark
 }
 
 // Settled reports whether the segment's state is known to be the
@@ -327,7 +320,9 @@ type Seam struct {
 	forest  []string
 }
 
-// openSeam is an open interval's identity: where it began.
+// openSeam is an open interval: where it began, and its stability
+// measures as of the last step (recomputed at the next one unless it
+// closes there).
 type openSeam struct{ v Violation }
 
 func (o *openSeam) same(b *openSeam) bool {
@@ -471,8 +466,24 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 	// steps only.
 	for i, p := range c.preds {
 		a, b := prev.opens[i], at.opens[i]
-		if a == nil || b == nil || a.same(b) {
+		if a == nil || b == nil {
 			continue // presence was compared with the certain state
+		}
+		// The stability measures of an interval not yet raised are
+		// recomputed at every step it stays open; they were not if it
+		// closed at the seam (or its aux failed since), and then they
+		// are the sequential run's.
+		if !a.v.Alarm && (valueString(a.v.Aux) != valueString(b.v.Aux) || valueString(a.v.auxNow) != valueString(b.v.auxNow)) {
+			v := s.part.openStart[i]
+			if v.auxSet == b.v.auxSet {
+				if p.auxFailed {
+					return fmt.Errorf("%s: its stability measures differ at the seam and failed after it", p.Name)
+				}
+				patches = append(patches, func() { v.Aux, v.auxNow = a.v.Aux, a.v.auxNow })
+			}
+		}
+		if a.same(b) {
+			continue
 		}
 		if b.v.Step != c.opts.From || a.v.Step > b.v.Step {
 			return fmt.Errorf("%s: the sequential run's interval began at #%d, the warm-up's at #%d", p.Name, a.v.Step, b.v.Step)
@@ -740,9 +751,12 @@ func (c *Checker) seam() *Seam {
 		add("breaks %s", strings.Join(breaks, ", "))
 		var o *openSeam
 		if v := p.open; v != nil {
-			add("open aux %s now %s end %d alarm %v %d %d %d", valueString(v.Aux), valueString(v.auxNow), v.EndStep, v.Alarm, v.AlarmStep, v.EndTime, v.Duration)
+			add("open end %d alarm %v %d %d %d", v.EndStep, v.Alarm, v.AlarmStep, v.EndTime, v.Duration)
+			if v.Alarm {
+				// Raised: its stability measures are kept as they were.
+				add("aux %s now %s", valueString(v.Aux), valueString(v.auxNow))
+			}
 			o = &openSeam{v: *v}
-			o.v.Aux, o.v.auxNow = nil, nil
 		}
 		s.opens = append(s.opens, o)
 	}
@@ -766,9 +780,6 @@ func (c *Checker) seam() *Seam {
 	}
 	return s
 }
-
-// Replayer is the segment's replay.
-func (s *Segment) Replayer() *replay.Replayer { return s.c.r }
 
 // forest describes every memoised evaluation (derived values,
 // predicates, quantifier bodies per row): its result, whether it is

@@ -151,7 +151,9 @@ safety("Flaky", flaky)
 	// #1100); a derived value that changes every 400 steps, its
 	// since_change and kept history read after the border by the
 	// stability measures of an interval that opens at #660, and read in
-	// the warm-up by a safety predicate. The warm-up cannot know any of
+	// the warm-up by a safety predicate; an interval the warm-up opens at
+	// #1100 that closes at the border #1200, so its stability measures
+	// are the warm-up's last ones. The warm-up cannot know any of
 	// it; the seams hold and the report is the sequential one.
 	spans := write("spans.star", `
 phase = derived("phase", lambda: event.step // 400, keep = 3)
@@ -164,6 +166,9 @@ liveness("Late",
          lambda: not (660 <= event.step and event.step < 760),
          aux = lambda: {"since": since_change(phase), "phases": phase.history()})
 liveness("Quiet", lambda: event.step < 1000 or event.step > 1700)
+liveness("Edge",
+         lambda: not (1100 <= event.step and event.step < 1200),
+         aux = lambda: {"since": since_change(phase)})
 `)
 	for _, args := range [][]string{{"--json"}, {}} {
 		seq := replay(t, dir, append(append([]string{"check"}, args...), "p.lz4", spans)...)
