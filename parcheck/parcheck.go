@@ -224,9 +224,18 @@ func (d *driver) progress() int {
 	return min(n, d.tr.Len())
 }
 
+// passReplay is the pass's replay. It skips state hashes: every step is
+// replayed again, hashes compared, by the segment that owns it, which
+// stops at a divergence before any seam past it.
+func (d *driver) passReplay() (*replay.Replayer, error) {
+	o := d.o.Replay
+	o.SkipStateHashes = true
+	return replay.New(d.tr, d.reg, o)
+}
+
 // pass replays the trace without predicates and starts the segments.
 func (d *driver) pass() {
-	r, err := replay.New(d.tr, d.reg, d.o.Replay)
+	r, err := d.passReplay()
 	if err != nil {
 		return
 	}
@@ -274,7 +283,7 @@ func (d *driver) fixedPass() {
 			}()
 		}
 	}()
-	r, err := replay.New(d.tr, d.reg, d.o.Replay)
+	r, err := d.passReplay()
 	if err != nil {
 		return
 	}
