@@ -15,7 +15,7 @@ import (
 
 func (a *App) benchCmd() *cobra.Command {
 	var quick, asJSON bool
-	var events, seekEvents int
+	var events, seekEvents, jobsEvents int
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the performance targets on this machine, as ratios",
@@ -29,15 +29,17 @@ measured in the same run, so the numbers mean the same on any machine:
   scaling    ring-consistency checking per step: 1,000 vs 10 members (target <= 2x)
   seek       cursor seek to random steps of a --seek-events trace after one
              indexing pass (target <= 100 ms at 1,000,000 events)
+  jobs       check --jobs 2 vs --jobs 1 of a --jobs-events chord trace
+             (target >= 1.6x faster on 2 idle cores)
 
 It takes about a minute (--quick: seconds). Run it on an otherwise idle
 machine; the go test benchmarks in docs/performance.md measure the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if quick {
-				events, seekEvents = min(events, 50_000), min(seekEvents, 100_000)
+				events, seekEvents, jobsEvents = min(events, 50_000), min(seekEvents, 100_000), min(jobsEvents, 20_000)
 			}
-			return a.runBench(events, seekEvents, quick, asJSON)
+			return a.runBench(events, seekEvents, jobsEvents, quick, asJSON)
 		},
 	}
 	fl := cmd.Flags()
@@ -45,12 +47,13 @@ machine; the go test benchmarks in docs/performance.md measure the same.`,
 	fl.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	fl.IntVar(&events, "events", 200_000, "size of the paxos trace for the replay measurements")
 	fl.IntVar(&seekEvents, "seek-events", 1_000_000, "size of the paxos trace for the seek measurement")
+	fl.IntVar(&jobsEvents, "jobs-events", 200_000, "size of the chord trace for the --jobs measurement")
 	return cmd
 }
 
-func (a *App) runBench(events, seekEvents int, quick, asJSON bool) error {
-	if events < 1000 || seekEvents < 1000 {
-		return badInput("--events and --seek-events must be at least 1000")
+func (a *App) runBench(events, seekEvents, jobsEvents int, quick, asJSON bool) error {
+	if events < 1000 || seekEvents < 1000 || jobsEvents < 1000 {
+		return badInput("--events, --seek-events and --jobs-events must be at least 1000")
 	}
 	dir, err := os.MkdirTemp("", "replay-bench")
 	if err != nil {
@@ -87,6 +90,15 @@ func (a *App) runBench(events, seekEvents int, quick, asJSON bool) error {
 		}},
 		{"scaling", func() ([]bench.Result, error) { r, err := bench.RingScaling(ringSteps); return []bench.Result{r}, err }},
 		{"seek", func() ([]bench.Result, error) { return bench.Seek(seekEvents, 100) }},
+		{"jobs", func() ([]bench.Result, error) {
+			chordScript := filepath.Join(dir, "chord.star")
+			src, _ := scripts.FS.ReadFile("chord.star")
+			if err := os.WriteFile(chordScript, src, 0o644); err != nil {
+				return nil, err
+			}
+			r, err := bench.CheckJobs(chordScript, jobsEvents)
+			return []bench.Result{r}, err
+		}},
 	}
 	start := time.Now()
 	for _, s := range steps {
