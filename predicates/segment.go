@@ -84,7 +84,24 @@ func (t *seamTrack) read(c *Checker, it item) {
 	if t.writes[it] >= t.need(c, it) {
 		return // rewritten since the mark: the same as the sequential run's
 	}
+	// The evaluation waits: its time and memory budgets do not count the
+	// wait, nor what other segments allocated meanwhile.
+	b := c.budget
+	var h0 uint64
+	if b.baseRead {
+		h0 = b.heap()
+	}
+	waited := t.seg.Waited
 	t.seg.settle(true)
+	w := t.seg.Waited - waited
+	b.start, b.deadline = b.start.Add(w), b.deadline.Add(w)
+	if b.baseRead {
+		if h1 := b.heap(); h1 >= h0 {
+			b.base += h1 - h0
+		} else {
+			b.base -= min(b.base, h0-h1)
+		}
+	}
 }
 
 // need is how many rewrites after the mark replace an item entirely.
