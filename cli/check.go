@@ -187,10 +187,10 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			From: f.from, To: f.to, Run: ropts, Marks: f.marks,
 		})
 		prog.done()
-		fmt.Fprintf(a.Stderr, "replay check: %s\n", stats)
 		if rep == nil {
 			return withCode(ExitBadInput, runErr)
 		}
+		fmt.Fprintf(a.Stderr, "replay check: %s\n", stats)
 	}
 	elapsed := time.Since(start)
 	var d *replay.Divergence

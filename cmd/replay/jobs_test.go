@@ -292,3 +292,29 @@ liveness("Late",
 	}
 	t.Logf("%s", strings.TrimSpace(par.stderr))
 }
+
+// TestJobsStopInALaterSegment: --stop-at-first and --to end the check
+// inside a later segment's range, and the report is the sequential one.
+func TestJobsStopInALaterSegment(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "3000", "-o", "p.lz4"))
+	if err := os.WriteFile(filepath.Join(dir, "late.star"), []byte(`
+safety("Late", lambda: event.step != 1000 and event.step != 1500)
+liveness("Open", lambda: event.step < 950, aux = lambda: {"at": event.step}, alarm = lambda aux: aux["at"] > 1100)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--stop-at-first"},
+		{"--stop-at-first", "--fail-on", "alarm"},
+		{"--to", "1200"},
+		{"--json", "--stop-at-first", "--from", "1001"},
+	} {
+		seq := replay(t, dir, append(append([]string{"check"}, args...), "p.lz4", "late.star")...)
+		if seq.code != 1 {
+			t.Fatalf("%v: --jobs 1 exited %d, want 1\n%s%s", args, seq.code, seq.stdout, seq.stderr)
+		}
+		par := replay(t, dir, append(append([]string{"check", "--marks", "1050,1150", "--warmup", "100"}, args...), "p.lz4", "late.star")...)
+		sameReport(t, strings.Join(args, " "), seq, par)
+	}
+}
