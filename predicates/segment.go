@@ -337,10 +337,13 @@ type Seam struct {
 	forest  []string
 }
 
-// openSeam is an open interval: where it began, and its stability
-// measures as of the last step (recomputed at the next one unless it
-// closes there).
-type openSeam struct{ v Violation }
+// openSeam is an open interval: where it began, whether it was raised,
+// and its stability measures as of the last step (recomputed at the next
+// one unless it closes there).
+type openSeam struct {
+	v                      Violation
+	auxFailed, alarmFailed bool
+}
 
 func (o *openSeam) same(b *openSeam) bool {
 	x, y := o.v, b.v
@@ -486,18 +489,35 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 		if a == nil || b == nil {
 			continue // presence was compared with the certain state
 		}
-		// The stability measures of an interval not yet raised are
-		// recomputed at every step it stays open; they were not if it
-		// closed at the seam (or its aux failed since), and then they
-		// are the sequential run's.
-		if !a.v.Alarm && (valueString(a.v.Aux) != valueString(b.v.Aux) || valueString(a.v.auxNow) != valueString(b.v.auxNow)) {
-			v := s.part.openStart[i]
-			if v.auxSet == b.v.auxSet {
-				if p.auxFailed {
-					return fmt.Errorf("%s: its stability measures differ at the seam and failed after it", p.Name)
-				}
-				patches = append(patches, func() { v.Aux, v.auxNow = a.v.Aux, a.v.auxNow })
+		v := s.part.openStart[i] // the interval open at the mark
+		// Raised by the sequential run (before the warm-up could, with
+		// what it could not know): once raised, the alarm is not asked
+		// again and its measures are kept, so it is raised here as it
+		// was there; unless asking it here since the mark failed.
+		switch {
+		case a.v.Alarm && (!b.v.Alarm || b.v.AlarmStep != a.v.AlarmStep || valueString(a.v.Aux) != valueString(b.v.Aux)):
+			if p.alarmFailed && !b.alarmFailed {
+				return fmt.Errorf("%s: the sequential run raised its interval at #%d; here its alarm failed after the seam", p.Name, a.v.AlarmStep)
 			}
+			patches = append(patches, func() { v.Alarm, v.AlarmStep, v.Aux = true, a.v.AlarmStep, a.v.Aux })
+		case !a.v.Alarm && b.v.Alarm:
+			return fmt.Errorf("%s: the warm-up raised its interval at #%d, the sequential run had not", p.Name, b.v.AlarmStep)
+		}
+		// The stability measures are recomputed at every step the
+		// interval stays open; they were not if it closed at the seam
+		// (or its aux failed since), and then they are the sequential
+		// run's.
+		auxDiffers := valueString(a.v.auxNow) != valueString(b.v.auxNow) || !a.v.Alarm && valueString(a.v.Aux) != valueString(b.v.Aux)
+		if auxDiffers && v.auxSet == b.v.auxSet {
+			if p.auxFailed && !b.auxFailed {
+				return fmt.Errorf("%s: its stability measures differ at the seam and failed after it", p.Name)
+			}
+			patches = append(patches, func() {
+				v.auxNow = a.v.auxNow
+				if !a.v.Alarm {
+					v.Aux = a.v.Aux
+				}
+			})
 		}
 		if a.same(b) {
 			continue
@@ -506,9 +526,8 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 			return fmt.Errorf("%s: the sequential run's interval began at #%d, the warm-up's at #%d", p.Name, a.v.Step, b.v.Step)
 		}
 		patches = append(patches, func() {
-			// The interval open at the mark; it may have closed since,
-			// its duration measured from the warm-up's start.
-			v := s.part.openStart[i]
+			// It may have closed since, its duration measured from the
+			// warm-up's start.
 			if v.EndStep >= 0 {
 				v.Duration += v.opened - a.v.opened
 			}
@@ -768,12 +787,8 @@ func (c *Checker) seam() *Seam {
 		add("breaks %s", strings.Join(breaks, ", "))
 		var o *openSeam
 		if v := p.open; v != nil {
-			add("open end %d alarm %v %d %d %d", v.EndStep, v.Alarm, v.AlarmStep, v.EndTime, v.Duration)
-			if v.Alarm {
-				// Raised: its stability measures are kept as they were.
-				add("aux %s now %s", valueString(v.Aux), valueString(v.auxNow))
-			}
-			o = &openSeam{v: *v}
+			add("open end %d %d %d", v.EndStep, v.EndTime, v.Duration)
+			o = &openSeam{v: *v, auxFailed: p.auxFailed, alarmFailed: p.alarmFailed}
 		}
 		s.opens = append(s.opens, o)
 	}

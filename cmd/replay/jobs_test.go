@@ -153,7 +153,8 @@ safety("Flaky", flaky)
 	// stability measures of an interval that opens at #660, and read in
 	// the warm-up by a safety predicate; an interval the warm-up opens at
 	// #1100 that closes at the border #1200, so its stability measures
-	// are the warm-up's last ones. The warm-up cannot know any of
+	// are the warm-up's last ones; an interval raised at #300, which the
+	// warm-up raises at #550 with other measures. The warm-up cannot know any of
 	// it; the seams hold and the report is the sequential one.
 	spans := write("spans.star", `
 phase = derived("phase", lambda: event.step // 400, keep = 3)
@@ -169,6 +170,10 @@ liveness("Quiet", lambda: event.step < 1000 or event.step > 1700)
 liveness("Edge",
          lambda: not (1100 <= event.step and event.step < 1200),
          aux = lambda: {"since": since_change(phase)})
+liveness("Raised",
+         lambda: not (300 <= event.step and event.step < 1000),
+         aux = lambda: {"since": since_change(phase)},
+         alarm = lambda aux: True)
 `)
 	for _, args := range [][]string{{"--json"}, {}} {
 		seq := replay(t, dir, append(append([]string{"check"}, args...), "p.lz4", spans)...)
