@@ -61,9 +61,10 @@ predicates, warmed up over the --warmup steps before it, and taken over
 at its border only if its checker state there is the sequential run's;
 otherwise the previous segment checks on. The report is byte for byte
 that of --jobs 1 (the default); a line on stderr says how the work was
-split. Budgets hold per evaluation as before, but the heap is shared:
-with N jobs an evaluation's heap growth may include other segments'
-allocations, so give --script-memory room.
+split. Budgets hold per evaluation as before, but the heap and the
+cores are shared: with N jobs an evaluation's heap growth may include
+other segments' allocations, and it takes longer on busy cores, so give
+--script-memory and --script-time room.
 
 Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
 (unreadable trace, script error with file:line:col), 3 replay divergence,
