@@ -66,6 +66,9 @@ func TestJobsReportIsTheSequentialOne(t *testing.T) {
 		for _, b := range sys.Bugs {
 			bugs = append(bugs, b.Name)
 		}
+		if testing.Short() && len(bugs) > 2 {
+			bugs = bugs[:2] // every system, correct and with one bug
+		}
 		star := []string{sys.Name + ".star"}
 		if sys.Name == "raftkv" {
 			star = []string{"raft.star", "raftkv-linearizable.star"}
