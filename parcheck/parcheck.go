@@ -105,7 +105,7 @@ type seg struct {
 	mark int // first owned step
 
 	mu   sync.Mutex
-	end  int // first step of the next segment; 0: not decided (yet)
+	end  int // first step of the next segment; 0: not decided (yet); -1: refused, not split again
 	next *seg
 	pos  atomic.Int64
 
