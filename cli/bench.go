@@ -16,7 +16,7 @@ import (
 
 func (a *App) benchCmd() *cobra.Command {
 	var quick, asJSON bool
-	var events, seekEvents int
+	var events, seekEvents, jobsEvents int
 	var only []string
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -37,15 +37,17 @@ measured in the same run, so the numbers mean the same on any machine:
   logs       raftkv replay cost per step in the last tenth of a 200,000-
              event run vs the first tenth (target <= 1.5x), with spaced
              state hashes and with a hash after every event
+  jobs       check --jobs 2 vs --jobs 1 of a --jobs-events chord trace
+             (target >= 1.6x faster on 2 idle cores)
 
 It takes a few minutes (--quick: seconds); --only runs some of them. Run it on an otherwise idle
 machine; the go test benchmarks in docs/performance.md measure the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if quick {
-				events, seekEvents = min(events, 50_000), min(seekEvents, 100_000)
+				events, seekEvents, jobsEvents = min(events, 50_000), min(seekEvents, 100_000), min(jobsEvents, 20_000)
 			}
-			return a.runBench(events, seekEvents, quick, asJSON, only)
+			return a.runBench(events, seekEvents, jobsEvents, quick, asJSON, only)
 		},
 	}
 	fl := cmd.Flags()
@@ -53,13 +55,14 @@ machine; the go test benchmarks in docs/performance.md measure the same.`,
 	fl.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	fl.IntVar(&events, "events", 200_000, "size of the paxos trace for the replay measurements")
 	fl.IntVar(&seekEvents, "seek-events", 1_000_000, "size of the paxos trace for the seek measurement")
-	fl.StringSliceVar(&only, "only", nil, "run only these measurements (comma-separated: simulate, replay, check, scaling, seek, nodes, logs)")
+	fl.IntVar(&jobsEvents, "jobs-events", 200_000, "size of the chord trace for the --jobs measurement")
+	fl.StringSliceVar(&only, "only", nil, "run only these measurements (comma-separated: simulate, replay, check, scaling, seek, nodes, logs, jobs)")
 	return cmd
 }
 
-func (a *App) runBench(events, seekEvents int, quick, asJSON bool, only []string) error {
-	if events < 1000 || seekEvents < 1000 {
-		return badInput("--events and --seek-events must be at least 1000")
+func (a *App) runBench(events, seekEvents, jobsEvents int, quick, asJSON bool, only []string) error {
+	if events < 1000 || seekEvents < 1000 || jobsEvents < 1000 {
+		return badInput("--events, --seek-events and --jobs-events must be at least 1000")
 	}
 	dir, err := os.MkdirTemp("", "replay-bench")
 	if err != nil {
@@ -108,10 +111,14 @@ func (a *App) runBench(events, seekEvents int, quick, asJSON bool, only []string
 			}
 			return rs, nil
 		}},
+		{"jobs", func() ([]bench.Result, error) {
+			r, err := bench.CheckJobs(chordScript, jobsEvents)
+			return []bench.Result{r}, err
+		}},
 	}
 	for _, o := range only {
 		if !slices.ContainsFunc(steps, func(s benchStep) bool { return s.name == o }) {
-			return badInput("--only %s: no such measurement (simulate, replay, check, scaling, seek, nodes, logs)", o)
+			return badInput("--only %s: no such measurement (simulate, replay, check, scaling, seek, nodes, logs, jobs)", o)
 		}
 	}
 	start := time.Now()

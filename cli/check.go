@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/parcheck"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 )
@@ -20,6 +21,9 @@ type checkFlags struct {
 	failOn      string
 	nodes       []string
 	budgets     scriptBudgetFlags
+	jobs        int
+	warmup      int
+	marks       []int
 }
 
 func (a *App) checkCmd() *cobra.Command {
@@ -51,12 +55,24 @@ script's load and for each evaluation: --max-steps Starlark steps,
 script (and every module it loads) must be a regular file of at most
 4 MiB in its own folder, symlinks resolved.
 
+--jobs N checks on N cores: the trace is split into segments, each
+started from a checkpoint of the world taken by a cheap pass without
+predicates, warmed up over the --warmup steps before it, and taken over
+at its border only if its checker state there is the sequential run's;
+otherwise the previous segment checks on. The report is byte for byte
+that of --jobs 1 (the default); a line on stderr says how the work was
+split. Budgets hold per evaluation as before, but the heap and the
+cores are shared: with N jobs an evaluation's heap growth may include
+other segments' allocations, and it takes longer on busy cores, so give
+--script-memory and --script-time room.
+
 Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
 (unreadable trace, script error with file:line:col), 3 replay divergence,
 4 a predicate could not be evaluated (this outranks violations).`,
 		Example: `  replay check paxos.lz4 scripts/paxos.star
   replay check --json --stop-at-first paxos.lz4 scripts/paxos.star
-  replay check n1.lz4 n2.lz4 n3.lz4 scripts/raft.star --nodes 1,2`,
+  replay check n1.lz4 n2.lz4 n3.lz4 scripts/raft.star --nodes 1,2
+  replay check --jobs 2 long.lz4 scripts/paxos.star`,
 		Args: requireArgs(2, "FILE... PREDS.star (trace files, then the predicates script)"),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runCheck(args, f) },
 	}
@@ -67,6 +83,10 @@ Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
 	fl.BoolVar(&f.stopAtFirst, "stop-at-first", false, "stop at the first violation --fail-on counts")
 	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "which findings make the exit code 1: safety, alarm, any (every violation, screened intervals too), none; comma-separated")
 	fl.StringSliceVar(&f.nodes, "nodes", nil, "replay only these nodes (partial replay; the others' rows are absent)")
+	fl.IntVar(&f.jobs, "jobs", 1, "check on this many cores (0: all); the report is that of --jobs 1")
+	fl.IntVar(&f.warmup, "warmup", parcheck.DefaultWarmup, "with --jobs: steps each segment evaluates before the first step it owns")
+	fl.IntSliceVar(&f.marks, "marks", nil, "with --jobs: the segments' first steps, instead of borders chosen as the work goes (for tests)")
+	_ = fl.MarkHidden("marks")
 	f.budgets.register(fl)
 	return cmd
 }
@@ -123,6 +143,12 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if f.from < 0 || (f.to >= 0 && f.to < f.from) {
 		return badInput("--from %d --to %d: want 0 <= FROM <= TO", f.from, f.to)
 	}
+	if f.jobs < 0 {
+		return badInput("--jobs %d: want a number of cores, or 0 for all of them", f.jobs)
+	}
+	if f.warmup < 1 {
+		return badInput("--warmup %d: want at least 1 step", f.warmup)
+	}
 	tr, err := a.loadTrace(traces)
 	if err != nil {
 		return err
@@ -134,17 +160,39 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if n := r.Len(); f.from > 0 && f.from >= n {
 		return badInput("--from %d: the trace has %d steps (#0..#%d), so nothing would be checked", f.from, n, n-1)
 	}
-	c, err := predicates.Load(script.Path, r, predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to})
+	popts := predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to}
+	c, err := predicates.Load(script.Path, r, popts)
 	if err != nil {
 		return badInput("%v", err)
 	}
 	prog := a.progress()
 	start := time.Now()
-	rep, runErr := c.Run(predicates.RunOptions{StopAtFirst: f.stopAtFirst, Counts: counts,
+	ropts := predicates.RunOptions{StopAtFirst: f.stopAtFirst, Counts: counts,
 		Progress: func(step, total int) {
 			prog.update("checking: step %d of %d (%.0f%%)", step, total, 100*float64(step)/float64(total))
-		}})
-	prog.done()
+		}}
+	var rep *predicates.Report
+	var runErr error
+	if f.jobs == 1 && len(f.marks) == 0 {
+		rep, runErr = c.Run(ropts)
+		prog.done()
+	} else {
+		var stats parcheck.Stats
+		rep, stats, runErr = parcheck.Check(tr, a.Registry, parcheck.Options{
+			Jobs: f.jobs, Warmup: f.warmup, Replay: replay.Options{Nodes: parseIDs(f.nodes)},
+			Load: func(r *replay.Replayer, from int) (*predicates.Checker, error) {
+				o := popts
+				o.From = max(o.From, from)
+				return predicates.Load(script.Path, r, o)
+			},
+			From: f.from, To: f.to, Run: ropts, Marks: f.marks,
+		})
+		prog.done()
+		if rep == nil {
+			return withCode(ExitBadInput, runErr)
+		}
+		fmt.Fprintf(a.Stderr, "replay check: %s\n", stats)
+	}
 	elapsed := time.Since(start)
 	var d *replay.Divergence
 	if runErr != nil && !errors.As(runErr, &d) {

@@ -224,20 +224,26 @@ func (c *Checker) sinceChange(_ *starlark.Thread, b *starlark.Builtin, args star
 	switch v := x.(type) {
 	case *Table:
 		c.read(dep{depTableAny, v.id})
+		c.trackRead(item{kind: itemTableChanged, id: v.id})
 		at = v.changed
 	case *Row:
 		rs := v.rs
 		c.read(dep{depRow, rs.id})
+		if field == "" {
+			c.trackRead(item{kind: itemRowChanged, id: rs.table.id, key: rs.key})
+		}
 		at = rs.hist.changed
 		if field != "" {
 			i := slices.IndexFunc(rs.table.columnsOf(rs.v.Type()), func(f state.Field) bool { return f.Name == field })
 			if i < 0 {
 				return nil, fmt.Errorf("since_change: %s has no column %q", rs.table.name, field)
 			}
+			c.trackRead(item{kind: itemRowField, id: rs.table.id, key: rs.key, col: i})
 			at = rs.hist.fieldTime[i]
 		}
 	case *Derived:
 		c.read(dep{depDerived, v.id})
+		c.trackReadDerived(v, itemDerivedSince)
 		at = v.since
 	default:
 		return nil, fmt.Errorf("since_change: want a table, a row or a derived value, got %s", x.Type())
@@ -506,6 +512,7 @@ func (d *Derived) Attr(name string) (starlark.Value, error) {
 	case "history":
 		return starlark.NewBuiltin(d.name+".history", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 			d.c.read(dep{depDerived, d.id})
+			d.c.trackReadDerived(d, itemDerivedHist)
 			l := starlark.NewList(slices.Clone(d.hist))
 			l.Freeze()
 			return l, nil

@@ -77,6 +77,10 @@ type Checker struct {
 
 	report Report
 	last   StepStats
+	// track follows history-like state while a segment of a parallel
+	// check is not yet known to continue the sequential run (segment.go).
+	track    *seamTrack
+	usesMsgs bool // some loaded source names msgs
 }
 
 // StepStats says what the last step re-evaluated: the measure of
@@ -303,12 +307,14 @@ func (c *Checker) nodeIndex(id node.ID) int { return c.nodeIdx[id] }
 
 func (c *Checker) tableChanged(t *Table) {
 	t.changed = c.now
+	c.trackTable(t)
 	c.changed(dep{depTable, t.id})
 	c.changed(dep{depTableAny, t.id})
 }
 
 func (c *Checker) rowChanged(rs *rowState) {
 	rs.table.changed = c.now
+	c.trackTable(rs.table)
 	c.changed(dep{depRow, rs.id})
 	c.changed(dep{depTableAny, rs.table.id})
 }
@@ -382,6 +388,7 @@ func (c *Checker) evalDerived(d *Derived) {
 	}
 	d.value = v
 	d.since = c.now
+	c.trackDerived(d)
 	d.hist = append(d.hist, v)
 	if len(d.hist) > d.keep {
 		d.hist = d.hist[len(d.hist)-d.keep:]
@@ -509,6 +516,7 @@ func (c *Checker) updateOpen(p *Predicate) {
 	if p.aux != nil && !p.auxFailed {
 		if aux, ok := c.evalAux(p, p.aux, nil, &p.auxFailed); ok {
 			v.auxNow = aux
+			v.auxSet++
 			if !v.Alarm {
 				v.Aux = aux
 			}

@@ -36,6 +36,7 @@ type Violation struct {
 	Duration int64 `json:"duration,omitempty"`
 	opened   int64 // the frontier when the interval opened
 	auxNow   starlark.Value
+	auxSet   int // how many times auxNow was computed (segment.go)
 	// unjudged: open, without an alarm, where checking stopped before
 	// the end of its range (--stop-at-first, a divergence).
 	unjudged bool
@@ -218,8 +219,14 @@ func (c *Checker) finish(atEnd bool) *Report {
 		st := &PredicateStats{Kind: p.Kind, Evals: p.Evals}
 		c.report.Predicates[p.Name] = st
 	}
-	for _, v := range c.report.Violations {
-		st := c.report.Predicates[v.Predicate]
+	c.report.tally()
+	return &c.report
+}
+
+// tally counts the violations of each predicate into its statistics.
+func (r *Report) tally() {
+	for _, v := range r.Violations {
+		st := r.Predicates[v.Predicate]
 		switch v.Status() {
 		case "violation":
 			st.Violations++
@@ -232,7 +239,6 @@ func (c *Checker) finish(atEnd bool) *Report {
 			st.Unjudged++
 		}
 	}
-	return &c.report
 }
 
 func firstNonNil(a, b starlark.Value) starlark.Value {

@@ -1,6 +1,7 @@
 package predicates
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -82,6 +83,9 @@ func (c *Checker) exec(path string, src []byte) (starlark.StringDict, error) {
 		return nil, err
 	}
 	guardFile(f)
+	// Only a script that names msgs can read the message window (the
+	// name is the only way to it); segments skip it otherwise.
+	c.usesMsgs = c.usesMsgs || bytes.Contains(src, []byte("msgs"))
 	predeclared := c.builtins()
 	prog, err := starlark.FileProgram(f, predeclared.Has)
 	if err != nil {

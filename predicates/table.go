@@ -235,6 +235,7 @@ func (r *Row) prev(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	}
 	rs := r.rs
 	rs.table.c.read(dep{depRow, rs.id})
+	rs.table.c.trackRead(item{kind: itemRowVersions, id: rs.table.id, key: rs.key})
 	if err := rs.checkField("prev", field); err != nil {
 		return nil, err
 	}
@@ -256,6 +257,7 @@ func (r *Row) history(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 	}
 	rs := r.rs
 	rs.table.c.read(dep{depRow, rs.id})
+	rs.table.c.trackRead(item{kind: itemRowVersions, id: rs.table.id, key: rs.key})
 	if err := rs.checkField("history", field); err != nil {
 		return nil, err
 	}
@@ -345,6 +347,7 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 	if rs == nil {
 		t.c.nextRow++
 		rs = &rowState{id: t.c.nextRow, table: t, key: key}
+		t.c.trackRead(item{kind: itemRowHist, id: t.id, key: key})
 		rs.hist = t.history[key]
 		if rs.hist == nil {
 			rs.hist = &rowHistory{}
@@ -368,6 +371,7 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 		// The same content as before a crash: not a new version.
 		return rs, added, false
 	}
+	t.c.trackRow(t, key, hist.fields, fields)
 	if len(hist.fieldTime) != len(cols) {
 		hist.fieldTime = make([]int64, len(cols))
 	}

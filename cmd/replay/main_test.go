@@ -219,7 +219,7 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 		"events": {"--node", "--kind", "--from", "--limit", "--json", "#STEP L=LAMPORT"},
 		"verify": {"--nodes", "--no-state-hashes", "--json", "0 divergences", "exits 3"},
 		"merge":  {"--output", "causal order", "gap records"},
-		"check":  {"--json", "--from", "--to", "--stop-at-first", "--fail-on", "--nodes", "--max-steps", "Exit codes"},
+		"check":  {"--json", "--from", "--to", "--stop-at-first", "--fail-on", "--nodes", "--max-steps", "--jobs", "--warmup", "Exit codes"},
 		"demo":   {"--output", "latest-response"},
 		"index":  {"--preds", "--db", "--force", "FILE.db", "fingerprint", "Exit codes"},
 		"debug":  {"--preds", "--at", "--db", "docs/debugger.md", "follow a", "re-check"},

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+)
+
+// elapsed matches what differs between two runs of the same check: the
+// time it took.
+var elapsed = regexp.MustCompile(`(?m)^checked (\d+) steps in .*$|"seconds": [0-9.e+-]+`)
+
+func sameReport(t *testing.T, what string, want, got result) {
+	t.Helper()
+	if want.code != got.code {
+		t.Fatalf("%s: exit %d, --jobs 1 exited %d\nstdout:\n%s\nstderr:\n%s", what, got.code, want.code, got.stdout, got.stderr)
+	}
+	a := elapsed.ReplaceAllString(want.stdout, "checked $1 steps in T")
+	b := elapsed.ReplaceAllString(got.stdout, "checked $1 steps in T")
+	if a != b {
+		t.Fatalf("%s: the report differs from --jobs 1's\n--jobs 1:\n%s\nparallel:\n%s\nstderr: %s", what, a, b, got.stderr)
+	}
+	// stderr: the same, after the line saying how the work was split.
+	stats := regexp.MustCompile(`(?m)^replay check: checked in \d+ segment\(s\).*\n`)
+	if s := stats.ReplaceAllString(got.stderr, ""); s != want.stderr {
+		t.Fatalf("%s: stderr differs from --jobs 1's\n--jobs 1:\n%s\nparallel:\n%s", what, want.stderr, got.stderr)
+	}
+}
+
+// checkJSON is the part of check --json this test looks at.
+type checkJSON struct {
+	Steps      int       `json:"steps"`
+	Violations []finding `json:"violations"`
+	Screened   []finding `json:"screened"`
+}
+
+type finding struct {
+	Kind    string `json:"kind"`
+	Status  string `json:"status"`
+	Step    int    `json:"step"`
+	EndStep *int   `json:"end_step"`
+}
+
+// TestJobsReportIsTheSequentialOne checks every bundled system, correct
+// and with each seeded bug, with --jobs 1, --jobs 4 (borders chosen as the
+// work goes) and fixed borders inside the run (--marks, with a short
+// warm-up so that seams fall inside intervals and histories), and wants
+// the same report byte for byte, as text and as JSON.
+func TestJobsReportIsTheSequentialOne(t *testing.T) {
+	dir := t.TempDir()
+	scripts, err := filepath.Abs("../../scripts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var violations, alarms, crossing, traces int
+	for _, sys := range examples.All() {
+		bugs := []string{"none"}
+		for _, b := range sys.Bugs {
+			bugs = append(bugs, b.Name)
+		}
+		if testing.Short() && len(bugs) > 2 {
+			bugs = bugs[:2] // every system, correct and with one bug
+		}
+		star := []string{sys.Name + ".star"}
+		if sys.Name == "raftkv" {
+			star = []string{"raft.star", "raftkv-linearizable.star"}
+		}
+		for _, bug := range bugs {
+			trace := fmt.Sprintf("%s-%s.lz4", sys.Name, bug)
+			mustOK(t, replay(t, dir, "sim", sys.Name, "--bug", bug, "--seed", "3", "--steps", "4000", "-o", trace))
+			traces++
+			for _, sc := range star {
+				script := filepath.Join(scripts, sc)
+				what := fmt.Sprintf("%s --bug %s with %s", sys.Name, bug, sc)
+				seq := replay(t, dir, "check", trace, script)
+				seqJSON := replay(t, dir, "check", "--json", trace, script)
+				var rep checkJSON
+				if err := json.Unmarshal([]byte(seqJSON.stdout), &rep); err != nil {
+					t.Fatalf("%s: %v\n%s", what, err, seqJSON.stdout)
+				}
+				n := rep.Steps
+				marks := fmt.Sprintf("%d,%d,%d", n/4, n/2, 3*n/4)
+				for _, args := range [][]string{{"--jobs", "4", "--warmup", "200"}, {"--marks", marks, "--warmup", "50"}} {
+					sameReport(t, what+" "+strings.Join(args, " "), seq, replay(t, dir, append(append([]string{"check"}, args...), trace, script)...))
+					sameReport(t, what+" --json "+strings.Join(args, " "), seqJSON, replay(t, dir, append(append([]string{"check", "--json"}, args...), trace, script)...))
+				}
+				for _, v := range append(rep.Violations, rep.Screened...) {
+					switch {
+					case v.Kind == "safety":
+						violations++
+						continue
+					case v.Status == "alarm":
+						alarms++
+					}
+					for _, m := range []int{n / 4, n / 2, 3 * n / 4} {
+						if v.Step < m && (v.EndStep == nil || *v.EndStep < 0 || *v.EndStep >= m) {
+							crossing++
+						}
+					}
+				}
+			}
+		}
+	}
+	// The comparison means something only if the reports hold findings,
+	// and intervals that cross the borders.
+	t.Logf("%d traces: %d safety violations, %d liveness alarms, %d intervals crossing a border", traces, violations, alarms, crossing)
+	if violations == 0 || alarms == 0 || crossing == 0 {
+		t.Fatalf("the traces hold %d safety violations, %d alarms and %d intervals crossing a border; want some of each", violations, alarms, crossing)
+	}
+}
+
+// TestJobsSeams checks, with fixed borders, that a seam whose state the
+// warm-up cannot reproduce is refused and the report stays the
+// sequential one, and that history-like state is carried over a seam.
+func TestJobsSeams(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "3000", "-o", "p.lz4"))
+	write := func(name, src string) string {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	// A predicate disabled by an evaluation error at #300: a segment
+	// warmed up later has it enabled, so both seams must be refused and
+	// the error reported once, as --jobs 1 does (exit 4).
+	fallback := write("fallback.star", `
+def flaky():
+    if event.step == 300:
+        return 1 // 0
+    return True
+safety("Flaky", flaky)
+`)
+	seq := replay(t, dir, "check", "p.lz4", fallback)
+	if seq.code != 4 {
+		t.Fatalf("--jobs 1: exit %d, want 4\n%s%s", seq.code, seq.stdout, seq.stderr)
+	}
+	par := replay(t, dir, "check", "--marks", "700,1300", "--warmup", "100", "p.lz4", fallback)
+	sameReport(t, "a predicate disabled before the warm-up", seq, par)
+	if !strings.Contains(par.stderr, "2 seam(s), 2 refused") {
+		t.Fatalf("the seams were not refused:\n%s", par.stderr)
+	}
+
+	// Intervals open from #500 to #699 and from #1000 to #1700 over the
+	// borders at #650 and #1200 (the warm-ups open them at #550 and
+	// #1100); a derived value that changes every 400 steps, its
+	// since_change and kept history read after the border by the
+	// stability measures of an interval that opens at #660, and read in
+	// the warm-up by a safety predicate; an interval the warm-up opens at
+	// #1100 that closes at the border #1200, so its stability measures
+	// are the warm-up's last ones; an interval raised at #300, which the
+	// warm-up raises at #550 with other measures. The warm-up cannot know any of
+	// it; the seams hold and the report is the sequential one.
+	spans := write("spans.star", `
+phase = derived("phase", lambda: event.step // 400, keep = 3)
+safety("PhaseHistory", lambda: len(phase.history()) <= 3)
+liveness("Window",
+         lambda: not (500 <= event.step and event.step < 700),
+         aux = lambda: {"step": event.step},
+         alarm = lambda aux: aux["step"] >= 680)
+liveness("Late",
+         lambda: not (660 <= event.step and event.step < 760),
+         aux = lambda: {"since": since_change(phase), "phases": phase.history()})
+liveness("Quiet", lambda: event.step < 1000 or event.step > 1700)
+liveness("Edge",
+         lambda: not (1100 <= event.step and event.step < 1200),
+         aux = lambda: {"since": since_change(phase)})
+liveness("Raised",
+         lambda: not (300 <= event.step and event.step < 1000),
+         aux = lambda: {"since": since_change(phase)},
+         alarm = lambda aux: True)
+`)
+	for _, args := range [][]string{{"--json"}, {}} {
+		seq := replay(t, dir, append(append([]string{"check"}, args...), "p.lz4", spans)...)
+		if seq.code != 1 {
+			t.Fatalf("--jobs 1: exit %d, want 1 (an alarm)\n%s%s", seq.code, seq.stdout, seq.stderr)
+		}
+		par := replay(t, dir, append(append([]string{"check"}, args...), "--marks", "650,1200", "--warmup", "100", "p.lz4", spans)...)
+		sameReport(t, "intervals and histories across the seams "+strings.Join(args, " "), seq, par)
+		if !strings.Contains(par.stderr, "2 seam(s), 0 refused") {
+			t.Fatalf("a seam was refused:\n%s", par.stderr)
+		}
+	}
+}
+
+// TestJobsOptions: --from, --to, --stop-at-first and --nodes give the
+// sequential report with --jobs too.
+func TestJobsOptions(t *testing.T) {
+	dir := t.TempDir()
+	script := paxosScript(t)
+	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "latest-response", "--seed", "21", "--drop", "0.3", "-o", "bug.lz4"))
+	for _, args := range [][]string{
+		{"--stop-at-first"},
+		{"--from", "400", "--to", "1500"},
+		{"--fail-on", "any", "--stop-at-first"},
+		{"--nodes", "n1,n2,n3,n4,n5"},
+		{"--json", "--from", "800"},
+	} {
+		seq := replay(t, dir, append(append([]string{"check"}, args...), "bug.lz4", script)...)
+		for _, par := range [][]string{{"--jobs", "2", "--warmup", "100"}, {"--marks", "900,1300", "--warmup", "100"}} {
+			got := replay(t, dir, append(append(append([]string{"check"}, args...), par...), "bug.lz4", script)...)
+			sameReport(t, strings.Join(append(args, par...), " "), seq, got)
+		}
+	}
+	badInput(t, replay(t, dir, "check", "--jobs", "-1", "bug.lz4", script), "--jobs -1")
+	badInput(t, replay(t, dir, "check", "--jobs", "2", "--warmup", "0", "bug.lz4", script), "--warmup 0")
+}
+
+// TestJobsDivergence: a replay that diverges in the middle gives the
+// report and the divergence of --jobs 1 (exit 3), whether the divergence
+// falls in a segment's range, in a warm-up or before a checkpoint the
+// pass cannot reach.
+func TestJobsDivergence(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "-o", "t.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Tamper with the 60th random seed drawn.
+	seen := 0
+	for _, ev := range f.Events {
+		for i := range ev.Nondet {
+			if ev.Nondet[i].Kind == node.NondetSeed {
+				if seen++; seen == 60 {
+					ev.Nondet[i].Int ^= 0x5a5a
+				}
+			}
+		}
+	}
+	out, err := os.Create(filepath.Join(dir, "tampered.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := record.NewWriter(out, *f.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range f.Events {
+		w.Append(ev)
+	}
+	w.Close(f.Ends[0])
+	out.Close()
+	script := paxosScript(t)
+	seq := replay(t, dir, "check", "tampered.lz4", script)
+	m := regexp.MustCompile(`replay diverged at step #(\d+)`).FindStringSubmatch(seq.stdout)
+	if seq.code != 3 || m == nil {
+		t.Fatalf("--jobs 1: exit %d, want 3 and the divergence\n%s%s", seq.code, seq.stdout, seq.stderr)
+	}
+	var at int
+	fmt.Sscan(m[1], &at)
+	seqJSON := replay(t, dir, "check", "--json", "tampered.lz4", script)
+	marks := fmt.Sprintf("%d,%d,%d", at/2, at+50, at+400)
+	for _, args := range [][]string{{"--marks", marks, "--warmup", "100"}, {"--jobs", "3", "--warmup", "100"}} {
+		sameReport(t, "divergence at #"+m[1]+" "+strings.Join(args, " "), seq, replay(t, dir, append(append([]string{"check"}, args...), "tampered.lz4", script)...))
+		sameReport(t, "divergence at #"+m[1]+" --json "+strings.Join(args, " "), seqJSON, replay(t, dir, append(append([]string{"check", "--json"}, args...), "tampered.lz4", script)...))
+	}
+}
+
+// TestJobsWaitIsNotBudgeted: a segment that waits for its predecessor's
+// state in the middle of an evaluation (a stability measure reading
+// since_change after the border, then working on) does not count the
+// wait against --script-time: the report is the sequential one, with no
+// budget error.
+func TestJobsWaitIsNotBudgeted(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "3000", "-o", "p.lz4"))
+	if err := os.WriteFile(filepath.Join(dir, "slow.star"), []byte(`
+phase = derived("phase", lambda: event.step // 400)
+def busy():
+    n = 0
+    for i in range(3000):
+        n += i
+    return n + event.step
+work = derived("work", busy)
+liveness("Late",
+         lambda: not (660 <= event.step and event.step < 760),
+         aux = lambda: {"since": since_change(phase), "n": busy()})
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--script-time", "300ms", "p.lz4", "slow.star"}
+	seq := replay(t, dir, append([]string{"check"}, args...)...)
+	if seq.code != 0 {
+		t.Fatalf("--jobs 1: exit %d\n%s%s", seq.code, seq.stdout, seq.stderr)
+	}
+	par := replay(t, dir, append([]string{"check", "--marks", "650", "--warmup", "50"}, args...)...)
+	sameReport(t, "a wait inside an evaluation", seq, par)
+	m := regexp.MustCompile(`([0-9.]+)(ms|s) waiting`).FindStringSubmatch(par.stderr)
+	if m == nil {
+		t.Fatalf("the segment did not wait for its predecessor:\n%s", par.stderr)
+	}
+	t.Logf("%s", strings.TrimSpace(par.stderr))
+}
+
+// TestJobsStopInALaterSegment: --stop-at-first and --to end the check
+// inside a later segment's range, and the report is the sequential one.
+func TestJobsStopInALaterSegment(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "3000", "-o", "p.lz4"))
+	if err := os.WriteFile(filepath.Join(dir, "late.star"), []byte(`
+safety("Late", lambda: event.step != 1000 and event.step != 1500)
+liveness("Open", lambda: event.step < 950, aux = lambda: {"at": event.step}, alarm = lambda aux: aux["at"] > 1100)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--stop-at-first"},
+		{"--stop-at-first", "--fail-on", "alarm"},
+		{"--to", "1200"},
+		{"--json", "--stop-at-first", "--from", "1001"},
+	} {
+		seq := replay(t, dir, append(append([]string{"check"}, args...), "p.lz4", "late.star")...)
+		if seq.code != 1 {
+			t.Fatalf("%v: --jobs 1 exited %d, want 1\n%s%s", args, seq.code, seq.stdout, seq.stderr)
+		}
+		par := replay(t, dir, append(append([]string{"check", "--marks", "1050,1150", "--warmup", "100"}, args...), "p.lz4", "late.star")...)
+		sameReport(t, strings.Join(args, " "), seq, par)
+	}
+}

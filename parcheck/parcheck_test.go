@@ -1,0 +1,95 @@
+package parcheck_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/examples/chord"
+	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/parcheck"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+func report(t *testing.T, rep *predicates.Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	rep.WriteText(&b, time.Second)
+	j, err := json.Marshal(rep.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String() + string(j)
+}
+
+// TestCheckIsRun runs the parallel driver in-process (go test -race sees
+// its goroutines) with borders chosen as the work goes and fixed ones,
+// and wants Run's report and error: paxos (kept versions, derived
+// histories read by predicates) and chord (since_change read by
+// stability measures after the seam, so segments wait for it).
+func TestCheckIsRun(t *testing.T) {
+	for _, tc := range []struct {
+		sys    *system.System
+		script string
+		cfg    func(*sim.Config)
+	}{
+		{paxos.System, "paxos.star", func(c *sim.Config) { c.Seed, c.Drop = 21, 0.3 }},
+		{chord.System, "chord.star", func(c *sim.Config) { c.Seed, c.Steps, c.Time = 2, 6000, time.Hour }},
+	} {
+		t.Run(tc.sys.Name, func(t *testing.T) {
+			cfg := sim.DefaultConfig()
+			tc.cfg(&cfg)
+			var buf bytes.Buffer
+			if _, err := sim.Run(tc.sys, cfg.WithDefaults(tc.sys), &buf); err != nil {
+				t.Fatal(err)
+			}
+			tr, err := replay.FromBytes(buf.Bytes(), tc.sys.Name+".lz4")
+			if err != nil {
+				t.Fatal(err)
+			}
+			script, err := filepath.Abs("../scripts/" + tc.script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			load := func(r *replay.Replayer, from int) (*predicates.Checker, error) {
+				return predicates.Load(script, r, predicates.Options{From: from, To: -1})
+			}
+			r, err := replay.New(tr, examples.Registry(), replay.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := load(r, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq, seqErr := c.Run(predicates.RunOptions{})
+			want := report(t, seq)
+			n := tr.Len()
+			for _, o := range []parcheck.Options{
+				{Jobs: 3, Warmup: 100},
+				{Marks: []int{n / 3, 2 * n / 3}, Warmup: 50},
+				{Marks: []int{n / 5, 2 * n / 5, 3 * n / 5, 4 * n / 5}, Warmup: 400},
+			} {
+				o.Load, o.To = load, -1
+				rep, stats, err := parcheck.Check(tr, examples.Registry(), o)
+				if fmt.Sprint(err) != fmt.Sprint(seqErr) {
+					t.Fatalf("%+v: error %v, Run's %v", o, err, seqErr)
+				}
+				if got := report(t, rep); got != want {
+					t.Fatalf("%s: the report differs from Run's\nRun:\n%s\nparallel:\n%s", stats, want, got)
+				}
+				if len(o.Marks) > 0 && stats.Seams != len(o.Marks) {
+					t.Fatalf("%+v: %s; want a seam at every mark", o, stats)
+				}
+				t.Logf("%v: %s", o.Marks, stats)
+			}
+		})
+	}
+}
