@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/state"
@@ -23,6 +24,9 @@ type Options struct {
 	SkipStateHashes bool
 	// Verbose keeps Debug-level handler log lines.
 	Verbose bool
+	// TaskBound is the wall time a resumed task may run without blocking
+	// through the runtime (0: node.DefaultTaskBound).
+	TaskBound time.Duration
 }
 
 // Replayer re-executes a trace step by step, in causal order, on fresh
@@ -225,22 +229,36 @@ func (r *Replayer) newNode(id node.ID) *rnode {
 	store := node.NewMemStore()
 	sys := r.sys
 	return &rnode{id: id, store: store, lastRun: -1, inst: node.NewInstance(node.Config{
-		ID: id, Nodes: r.tr.Nodes, Codec: sys.Codec, Store: store, Verbose: r.opts.Verbose,
+		ID: id, Nodes: r.tr.Nodes, Codec: sys.Codec, Store: store, Verbose: r.opts.Verbose, TaskBound: r.opts.TaskBound,
 		New: func() node.Handler { return sys.New(id, cfg) },
 	})}
 }
 
 // rebuild puts a node in its state after step upTo by re-executing its
 // own events from the start on a fresh instance: the way to restore a
-// node whose state a copy cannot reproduce (see state.Copyable). Each
-// node's events replay on their own, so the others are untouched.
-func (r *Replayer) rebuild(id node.ID, upTo int) error {
+// node whose state a copy cannot reproduce (see state.Copyable) or that
+// has live tasks (node.Go). Each node's events replay on their own, so
+// the others are untouched. With base set, the node starts from that
+// snapshot, taken before step from, instead of from the start.
+func (r *Replayer) rebuild(id node.ID, upTo int, base *node.Snapshot, from int) error {
 	n := r.newNode(id)
-	for step := 0; step <= upTo; step++ {
-		rec := r.tr.Events[step]
-		if rec.Node != id {
+	if base != nil {
+		n.inst.Restore(base, state.Copier)
+		n.store = n.inst.Store().(*node.MemStore)
+	} else {
+		from = 0
+	}
+	if old := r.nodes[id]; old != nil {
+		old.inst.Close() // its tasks' goroutines end
+	}
+	for _, step := range r.tr.NodeSteps(id) {
+		if step < from {
 			continue
 		}
+		if step > upTo {
+			break
+		}
+		rec := r.tr.Events[step]
 		if _, unknown := r.tr.UnknownAt(id, step); unknown && rec.Kind != node.KindRestart {
 			continue
 		}
