@@ -291,8 +291,8 @@ func (ts *tasks) kill() error {
 	defer func() { ts.in.cur = cur }()
 	var errs []error
 	for _, t := range ts.live {
-		if !t.started {
-			continue
+		if !t.started || t.state == taskRunning {
+			continue // never ran, or stuck outside the runtime: nothing to unwind
 		}
 		ts.running = t
 		t.resume <- true
@@ -340,7 +340,9 @@ func (t *Task) mustRun(op string) {
 func (t *Task) block(on string) {
 	ts := t.ts
 	ev := ts.in.cur
-	t.state, t.on, t.since, t.sinceSeq = taskBlocked, on, ev.Time, ev.Seq
+	if t.state == taskRunning { // a Yield made it runnable already
+		t.state, t.on, t.since, t.sinceSeq = taskBlocked, on, ev.Time, ev.Seq
+	}
 	ts.yield <- taskYield{}
 	if killed := <-t.resume; killed {
 		panic(errTaskKilled)
