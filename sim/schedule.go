@@ -185,6 +185,7 @@ func (sc *Schedule) Format(w io.Writer) error {
 	fmt.Fprintln(bw, "#   TIME recv NODE FROM/SEQ/INDEX TYPE      (a message delivery)")
 	fmt.Fprintln(bw, "#   TIME timer NODE ID NAME")
 	fmt.Fprintln(bw, "#   TIME input NODE TYPE PAYLOAD-DIGEST")
+	fmt.Fprintln(bw, "#   TIME task NODE ID NAME                 (a task resumes)")
 	fmt.Fprintln(bw, "# then the handler's randomness, if it drew any: seed=HEX crypto=HEX.")
 	fmt.Fprintln(bw, "# Replay with: replay sim SYSTEM --schedule FILE")
 	fmt.Fprintf(bw, "system %s\n", token(sc.System))
