@@ -18,7 +18,7 @@ import (
 // when, and replay re-executes every node's tasks to the same states.
 func TestLiveTaskTraceReplaysExactly(t *testing.T) {
 	traces := t.TempDir()
-	nodes := lockCluster(t, 3, traces)
+	nodes := lockCluster(t, 3, traces, true)
 	for _, id := range []node.ID{"c1", "c2", "c3"} {
 		waitFor(t, string(id)+"'s workers to use locks", func() bool { return uses(t, nodes[id]) >= 20 })
 	}

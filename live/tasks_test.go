@@ -10,8 +10,9 @@ import (
 )
 
 // lockCluster runs the lock service (tasks at every clerk) over real TCP;
-// traces, when set, is where the nodes record.
-func lockCluster(t *testing.T, clerks int, traces string) map[node.ID]*Node {
+// traces, when set, is where the nodes record (with state hashes if
+// hashes).
+func lockCluster(t testing.TB, clerks int, traces string, hashes bool) map[node.ID]*Node {
 	t.Helper()
 	ids := lockserver.System.NodeIDs(clerks + 1)
 	addrs := map[node.ID]string{}
@@ -26,7 +27,7 @@ func lockCluster(t *testing.T, clerks int, traces string) map[node.ID]*Node {
 	nodes := map[node.ID]*Node{}
 	for _, id := range ids {
 		n, err := Start(Options{System: lockserver.System, ID: id, Addrs: addrs, DataDir: t.TempDir(), Listener: lns[id],
-			Logger: quietLogger(), TraceDir: traces, StateHashes: traces != ""})
+			Logger: quietLogger(), TraceDir: traces, StateHashes: hashes})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func lockCluster(t *testing.T, clerks int, traces string) map[node.ID]*Node {
 }
 
 // uses counts the lock uses a clerk's worker tasks completed.
-func uses(t *testing.T, n *Node) int64 {
+func uses(t testing.TB, n *Node) int64 {
 	t.Helper()
 	var done int64
 	if err := n.Read(context.Background(), func(h node.Handler) {
@@ -49,7 +50,7 @@ func uses(t *testing.T, n *Node) int64 {
 }
 
 func TestTasksRunOnTheLiveRuntime(t *testing.T) {
-	nodes := lockCluster(t, 3, "")
+	nodes := lockCluster(t, 3, "", false)
 	for _, id := range []node.ID{"c1", "c2", "c3"} {
 		waitFor(t, string(id)+"'s workers to use locks", func() bool { return uses(t, nodes[id]) >= 5 })
 	}
