@@ -30,4 +30,4 @@ func (n *Node) worker(t *node.Task) {
 }
 
 func (n *Node) Receive(env node.Env, from node.ID, m node.Message) {}
-func (n *Node) Timer(env node.Env, t node.Timer)                    {}
+func (n *Node) Timer(env node.Env, t node.Timer)                   {}
