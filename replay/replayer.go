@@ -52,6 +52,18 @@ type rnode struct {
 	// lastRun is the last step this node executed (-1: none), used to skip
 	// restoring nodes a checkpoint would not change.
 	lastRun int
+	// restarts are the node's restart steps replayed so far, in order,
+	// each with a copy of its disk just before: a node that cannot be
+	// copied (live tasks) is rebuilt from its last restart, not from the
+	// start.
+	restarts []restartPoint
+	// rebuilt counts the events its last rebuild re-executed (tests).
+	rebuilt int
+}
+
+type restartPoint struct {
+	step  int
+	store *node.MemStore
 }
 
 // New prepares a replay of tr with the system registered under the trace's
@@ -147,6 +159,15 @@ func (r *Replayer) Replayed() *node.Event {
 	return &r.buf
 }
 
+// Close ends the replayed nodes' tasks (node.Go), whose goroutines would
+// otherwise outlive the replay; the nodes' states may still be read. A
+// replay without tasks has nothing to end.
+func (r *Replayer) Close() {
+	for _, n := range r.nodes {
+		n.inst.Close()
+	}
+}
+
 // Err is the divergence or failure that stopped the replay, if any.
 func (r *Replayer) Err() error { return r.err }
 
@@ -171,6 +192,11 @@ func (r *Replayer) Next() error {
 	}
 	// From here on the node's state changes, even if the step diverges.
 	n.lastRun = step
+	if rec.Kind == node.KindRestart && (len(n.restarts) == 0 || n.restarts[len(n.restarts)-1].step < step) {
+		if st, ok := n.inst.Store().(*node.MemStore); ok {
+			n.restarts = append(n.restarts, restartPoint{step: step, store: st.Clone()})
+		}
+	}
 	if err := r.exec(step, rec, n, !r.opts.SkipStateHashes); err != nil {
 		r.err = err
 		return r.err
@@ -225,8 +251,12 @@ func (r *Replayer) exec(step int, rec *node.Event, n *rnode, hashes bool) error 
 
 // newNode builds a fresh replayed node: a new instance on an empty store.
 func (r *Replayer) newNode(id node.ID) *rnode {
+	return r.newNodeOn(id, node.NewMemStore())
+}
+
+// newNodeOn builds a fresh replayed node on store.
+func (r *Replayer) newNodeOn(id node.ID, store *node.MemStore) *rnode {
 	cfg := system.Config{Bug: r.tr.Header.Bug, Nodes: r.tr.Nodes, Params: r.tr.Header.Params}
-	store := node.NewMemStore()
 	sys := r.sys
 	return &rnode{id: id, store: store, lastRun: -1, inst: node.NewInstance(node.Config{
 		ID: id, Nodes: r.tr.Nodes, Codec: sys.Codec, Store: store, Verbose: r.opts.Verbose, TaskBound: r.opts.TaskBound,
@@ -239,16 +269,39 @@ func (r *Replayer) newNode(id node.ID) *rnode {
 // node whose state a copy cannot reproduce (see state.Copyable) or that
 // has live tasks (node.Go). Each node's events replay on their own, so
 // the others are untouched. With base set, the node starts from that
-// snapshot, taken before step from, instead of from the start.
+// snapshot, taken before step from, instead of from the start; a restart
+// of the node replayed between from and upTo is a later start: the node
+// is rebuilt from there, on a copy of its disk before the restart.
 func (r *Replayer) rebuild(id node.ID, upTo int, base *node.Snapshot, from int) error {
-	n := r.newNode(id)
-	if base != nil {
-		n.inst.Restore(base, state.Copier)
-		n.store = n.inst.Store().(*node.MemStore)
-	} else {
+	if base == nil {
 		from = 0
 	}
-	if old := r.nodes[id]; old != nil {
+	old := r.nodes[id]
+	var restart *restartPoint
+	if old != nil {
+		for i := len(old.restarts) - 1; i >= 0; i-- {
+			if p := &old.restarts[i]; p.step <= upTo {
+				if p.step >= from {
+					restart = p
+				}
+				break
+			}
+		}
+	}
+	var n *rnode
+	switch {
+	case restart != nil:
+		n = r.newNodeOn(id, restart.store.Clone())
+		from = restart.step
+	case base != nil:
+		n = r.newNode(id)
+		n.inst.Restore(base, state.Copier)
+		n.store = n.inst.Store().(*node.MemStore)
+	default:
+		n = r.newNode(id)
+	}
+	if old != nil {
+		n.restarts = old.restarts
 		old.inst.Close() // its tasks' goroutines end
 	}
 	for _, step := range r.tr.NodeSteps(id) {
@@ -263,6 +316,7 @@ func (r *Replayer) rebuild(id node.ID, upTo int, base *node.Snapshot, from int) 
 			continue
 		}
 		n.lastRun = step
+		n.rebuilt++
 		// Every step up to here ran forward once with its state hash
 		// checked; effects are still compared, which is cheap.
 		if err := r.exec(step, rec, n, false); err != nil {
