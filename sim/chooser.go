@@ -82,7 +82,7 @@ type Decision struct {
 // Pending is one event the simulator could run next, named the way a
 // schedule names it.
 type Pending struct {
-	Kind node.Kind // init, recv, timer, input, crash or restart
+	Kind node.Kind // init, recv, timer, input, crash, restart or task
 	Node node.ID   // where it runs
 	// recv: the message.
 	Msg     node.MsgID

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,5 +73,42 @@ func TestLockserverBugsCaughtWithin100Seeds(t *testing.T) {
 	mustOK(t, r)
 	if !strings.Contains(r.stdout+r.stderr, "100 runs") || !strings.Contains(r.stdout+r.stderr, "no violation") {
 		t.Fatalf("correct variant:\n%s%s", r.stdout, r.stderr)
+	}
+}
+
+// TestWhyFollowsATaskToTheMessageThatWokeIt: a clerk's cached mode is
+// written by a worker task after its call returned the server's Grant;
+// replay why goes from the task's resume to the receive that woke it and
+// on to the server's send.
+func TestWhyFollowsATaskToTheMessageThatWokeIt(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "lockserver", "--seed", "1", "--time", "1s", "-o", "t.lz4"))
+	r := replay(t, dir, "history", "t.lz4", "--node", "c1", "--field", "Entries[0].Held", "--json")
+	mustOK(t, r)
+	var h struct {
+		Versions []struct {
+			Step  int    `json:"step"`
+			Value string `json:"value"`
+		} `json:"versions"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
+		t.Fatal(err)
+	}
+	at := -1
+	for _, v := range h.Versions {
+		if v.Value != "0" {
+			at = v.Step
+			break
+		}
+	}
+	if at < 0 {
+		t.Fatalf("c1 never cached lock a:\n%s", r.stdout)
+	}
+	r = replay(t, dir, "why", "t.lz4", "--at", fmt.Sprint(at), "--node", "c1", "--field", "Entries[0].Held")
+	mustOK(t, r)
+	for _, want := range []string{"task worker", "woken at #", "by message lockserver.Grant from server", "sent by server at #"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("why lacks %q:\n%s", want, r.stdout)
+		}
 	}
 }
