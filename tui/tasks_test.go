@@ -2,6 +2,7 @@ package tui
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -36,9 +37,14 @@ func TestTasksInStatePanelAndFlow(t *testing.T) {
 	}
 	u := startUI(t, m)
 	text := u.text()
-	for _, want := range []string{"@tasks", "worker2: blocked on call server lockserver.Acquire", " K ", "woken by"} {
+	for _, want := range []string{"@tasks", "worker2: blocked on call server lockserver.Acquire"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("screen lacks %q:\n%s", want, text)
 		}
+	}
+	// A flow row of a resume: K in its node's column, then the step's line.
+	resumeRow := regexp.MustCompile(`K\s+(│\s+)*#\d+ L=\d+ \S+ c\d task worker\d \(task \d\) woken by `)
+	if !resumeRow.MatchString(text) {
+		t.Errorf("no message-flow row marks a task resume with K:\n%s", text)
 	}
 }
