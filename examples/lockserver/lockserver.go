@@ -30,6 +30,10 @@
 //     the first worker holds, and the clerk's local users of a wait on a's
 //     flag. Nothing moves again; the server's queue never drains.
 //
+// Parameters: --param tasks=N worker tasks per clerk (1-64, default 4),
+// --param locks=N locks a..h (1-8, default 2). --nodes counts the server:
+// the default 5 is the server and clerks c1-c4.
+//
 // scripts/lockserver.star checks safety (the holders of one lock are all
 // shared, or there is one exclusive holder) and the liveness property
 // that the server's pending queue is eventually empty.
