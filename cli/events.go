@@ -61,7 +61,7 @@ event.msg.FIELD, ...), with the predicate engine's budgets.`,
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.nodes, "node", nil, "only events of these nodes (comma-separated or repeated)")
-	fl.StringSliceVar(&f.kinds, "kind", nil, "only these kinds: init, recv, timer, input, restart, crash")
+	fl.StringSliceVar(&f.kinds, "kind", nil, "only these kinds: init, recv, timer, input, restart, crash, task")
 	fl.StringSliceVar(&f.types, "type", nil, "only receives and inputs of these message types (full name or the part after the dot; each must name a type of the trace)")
 	fl.IntVar(&f.from, "from", 0, "start at this step")
 	fl.IntVar(&f.limit, "limit", 0, "print at most this many events, at least 1 (default: all)")
@@ -257,10 +257,20 @@ type eventJSON struct {
 	MsgType  string      `json:"msg_type,omitempty"`
 	Message  string      `json:"message,omitempty"`
 	Timer    string      `json:"timer,omitempty"`
+	Task     *taskJSON   `json:"task,omitempty"`
 	Sends    []sendJSON  `json:"sends,omitempty"`
 	Timers   []timerJSON `json:"timers_set,omitempty"`
 	Cancels  []uint64    `json:"timers_cancelled,omitempty"`
 	Disk     int         `json:"disk_writes,omitempty"`
+}
+
+// taskJSON is a task resume: which task, and what made it runnable at
+// which step.
+type taskJSON struct {
+	ID      uint64 `json:"id"`
+	Name    string `json:"name"`
+	Wake    string `json:"woken_by"`
+	WokenAt *int   `json:"woken_at,omitempty"`
 }
 
 type sendJSON struct {
@@ -286,6 +296,12 @@ func (r *renderer) json(step int, ev *node.Event) error {
 	}
 	if st, ok := r.tr.SendStep(ev); ok {
 		j.SentStep = &st
+	}
+	if ev.Kind == node.KindTask {
+		j.Task = &taskJSON{ID: uint64(ev.Task), Name: ev.TaskName, Wake: ev.Wake}
+		if st, ok := r.tr.Step(ev.Node, ev.WakeSeq); ok {
+			j.Task.WokenAt = &st
+		}
 	}
 	for i, s := range ev.Sends {
 		fate := r.tr.Fate(ev, i)

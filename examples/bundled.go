@@ -4,6 +4,7 @@ package examples
 import (
 	"github.com/replaycheck/replaycheck/examples/chainrep"
 	"github.com/replaycheck/replaycheck/examples/chord"
+	"github.com/replaycheck/replaycheck/examples/lockserver"
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/examples/raftkv"
 	"github.com/replaycheck/replaycheck/examples/randtree"
@@ -14,7 +15,7 @@ import (
 
 // All returns every bundled system.
 func All() []*system.System {
-	return []*system.System{paxos.System, chord.System, randtree.System, raftkv.System, replicastore.System, transport.System, chainrep.System}
+	return []*system.System{paxos.System, chord.System, randtree.System, raftkv.System, replicastore.System, transport.System, chainrep.System, lockserver.System}
 }
 
 // Registry returns a registry of every bundled system.

@@ -41,6 +41,11 @@ func TestBundledSystemsValidate(t *testing.T) {
 		{"raftkv", 3, "writes=-1", "writes"},
 		{"raftkv", 3, "writes=1000000000", "writes"},
 		{"raftkv", 3, "write=5", `unknown parameter "write"`},
+		{"lockserver", 5, "tasks=8", ""},
+		{"lockserver", 5, "tasks=0", "tasks"},
+		{"lockserver", 5, "locks=x", "locks"},
+		{"lockserver", 1, "", "a server and at least one clerk"},
+		{"lockserver", 5, "lock=2", `unknown parameter "lock"`},
 	}
 	for _, c := range cases {
 		sys, err := reg.Lookup(c.system)

@@ -15,8 +15,9 @@ import (
 // set, hears the steps) and returns a Starter that continues a copy of it
 // per run, as replay fork continues one: explore --from, the critical
 // transition's walks and predict all start their runs this way. A world
-// whose handlers cannot be deep-copied (state.Copyable) is rebuilt for
-// every run instead. The world returned is the one rebuilt, for reading
+// whose handlers cannot be deep-copied (state.Copyable), or whose nodes
+// have live tasks (a task's stack cannot be copied), is rebuilt for every
+// run instead. The world returned is the one rebuilt, for reading
 // only. A divergence before the step comes back as the replayer's
 // *replay.Divergence; a node whose state is unknown there as a
 // *replay.WorldError.
@@ -38,7 +39,7 @@ func ForkStarter(tr *replay.Trace, reg *system.Registry, at int, progress func(i
 	}
 	copyable := true
 	for _, n := range base.Node {
-		if n.State != nil && !state.Copyable(n.State.Handler()) {
+		if n.State != nil && (n.State.LiveTasks() > 0 || !state.Copyable(n.State.Handler())) {
 			copyable = false
 		}
 	}

@@ -79,6 +79,10 @@ type Options struct {
 	// slog.Default()). Verbose keeps handlers' Debug lines.
 	Logger  *slog.Logger
 	Verbose bool
+	// TaskBound is the wall time a resumed task may run without blocking
+	// through the runtime (0: node.DefaultTaskBound); a task that exceeds
+	// it stops the node with an error naming it.
+	TaskBound time.Duration
 	// Listener, if set, is used instead of listening on Addrs[ID] (tests
 	// pass one bound to a free port).
 	Listener net.Listener
@@ -138,7 +142,7 @@ type Node struct {
 	rec   *recorder
 
 	inbox   chan item
-	local   []node.Event // messages to self, in send order (loop only)
+	local   []node.Event // messages to self and task resumes, in order (loop only)
 	timers  map[node.TimerID]*time.Timer
 	waiters []waiter
 
@@ -214,7 +218,8 @@ func Start(opts Options) (*Node, error) {
 	n.pacer = record.NewHashPacer(record.HashSpacing{Bytes: record.DefaultHashBytes})
 	n.inst = node.NewInstance(node.Config{
 		ID: opts.ID, Nodes: ids, Members: node.NewMembers(ids), Codec: sys.Codec, Store: dataView{store}, Verbose: opts.Verbose,
-		New: func() node.Handler { return sys.New(opts.ID, cfg) },
+		TaskBound: opts.TaskBound,
+		New:       func() node.Handler { return sys.New(opts.ID, cfg) },
 	})
 	if n.restarted {
 		n.seqLimit, n.lamportLimit = res[0], res[1]
@@ -383,6 +388,9 @@ func (n *Node) loop() {
 			default:
 				ev := n.local[0]
 				n.local = n.local[1:]
+				if ev.Kind == node.KindTask && !n.inst.TaskRunnable(ev.Task) {
+					continue
+				}
 				if !n.dispatch(&ev) {
 					return
 				}
@@ -486,6 +494,13 @@ func (n *Node) dispatch(ev *node.Event) bool {
 		}
 		n.tr.send(s.To, &frame{From: n.id, Seq: ev.Seq, Index: uint32(i), Lamport: ev.Lamport, Type: s.Type, Payload: s.Payload})
 	}
+	// A task an event made runnable resumes in an event of its own, queued
+	// like a message to self.
+	for _, id := range ev.Woken {
+		if r, ok := n.inst.TaskResume(id); ok {
+			n.local = append(n.local, r)
+		}
+	}
 	for _, t := range ev.TimersSet {
 		id, name := t.ID, t.Name
 		n.timers[id] = time.AfterFunc(t.After, func() {
@@ -549,6 +564,7 @@ func (n *Node) Close(reason string) error {
 	n.closed.Do(func() {
 		close(n.stopping)
 		<-n.done
+		n.inst.Close() // the node's tasks end with it
 		for _, t := range n.timers {
 			t.Stop()
 		}

@@ -18,9 +18,12 @@ const (
 	KindInput
 	KindRestart
 	KindCrash
+	// KindTask resumes a runnable task (see Go): the task runs until it
+	// blocks through the runtime or returns.
+	KindTask
 )
 
-var kindNames = [...]string{"", "init", "recv", "timer", "input", "restart", "crash"}
+var kindNames = [...]string{"", "init", "recv", "timer", "input", "restart", "crash", "task"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && k != 0 {
@@ -31,7 +34,7 @@ func (k Kind) String() string {
 
 // Kinds lists every valid kind in numeric order.
 func Kinds() []Kind {
-	return []Kind{KindInit, KindRecv, KindTimer, KindInput, KindRestart, KindCrash}
+	return []Kind{KindInit, KindRecv, KindTimer, KindInput, KindRestart, KindCrash, KindTask}
 }
 
 // ParseKind parses a kind's name as printed by String.
@@ -41,7 +44,7 @@ func ParseKind(s string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown event kind %q (valid: init, recv, timer, input, restart, crash)", s)
+	return 0, fmt.Errorf("unknown event kind %q (valid: init, recv, timer, input, restart, crash, task)", s)
 }
 
 // NondetKind says what a consumed nondeterministic value was.
@@ -134,6 +137,14 @@ type Event struct {
 	TimerID   TimerID
 	TimerName string
 
+	// task: the task resumed; its name, what made it runnable and the seq
+	// of this node's event that did (recorded so that a trace shows what
+	// unblocked it; replay checks them).
+	Task     TaskID
+	TaskName string
+	Wake     string
+	WakeSeq  uint64
+
 	// Consumed nondeterminism, in order.
 	Nondet []Nondet
 
@@ -151,6 +162,11 @@ type Event struct {
 
 	// Logs are regenerated on every dispatch and never recorded.
 	Logs []LogLine
+
+	// Woken lists the tasks this event made runnable, in order; the
+	// driver schedules a resume (a task event) for each. Not recorded:
+	// replay derives it again.
+	Woken []TaskID
 }
 
 // Msg returns the identity of the message a recv event received.
@@ -170,6 +186,7 @@ func (e *Event) ResetOutputs() {
 	e.DiskWrites, e.DiskDigest = 0, 0
 	e.StateHash, e.HasStateHash = 0, false
 	e.Logs = e.Logs[:0]
+	e.Woken = e.Woken[:0]
 }
 
 // Inputs returns a copy of e holding only the driver-set inputs.
@@ -179,5 +196,6 @@ func (e *Event) Inputs() Event {
 		From: e.From, MsgSeq: e.MsgSeq, MsgIndex: e.MsgIndex, SendLamport: e.SendLamport,
 		MsgType: e.MsgType, Payload: e.Payload,
 		TimerID: e.TimerID, TimerName: e.TimerName,
+		Task: e.Task, TaskName: e.TaskName, Wake: e.Wake, WakeSeq: e.WakeSeq,
 	}
 }

@@ -74,6 +74,9 @@ type Config struct {
 	Codec   *Codec
 	Store   Store // durable storage; writes go here
 	Verbose bool  // keep Debug-level log lines (otherwise Info and above)
+	// TaskBound is how long (wall time) a resumed task may run without
+	// blocking through the runtime; 0: DefaultTaskBound.
+	TaskBound time.Duration
 }
 
 // Instance is one node: its handler and runtime state. It is not safe for
@@ -92,6 +95,8 @@ type Instance struct {
 	seq       uint64
 	timers    map[TimerID]PendingTimer
 	nextTimer TimerID
+	tasks     *tasks // nil until a task starts
+	taskBound time.Duration
 
 	// Valid during a dispatch only.
 	cur    *Event
@@ -109,14 +114,15 @@ type Instance struct {
 // be an init.
 func NewInstance(c Config) *Instance {
 	in := &Instance{
-		id:      c.ID,
-		members: c.Members,
-		factory: c.New,
-		codec:   c.Codec,
-		store:   c.Store,
-		verbose: c.Verbose,
-		timers:  map[TimerID]PendingTimer{},
-		digest:  xxhash.New(),
+		id:        c.ID,
+		members:   c.Members,
+		factory:   c.New,
+		codec:     c.Codec,
+		store:     c.Store,
+		verbose:   c.Verbose,
+		taskBound: c.TaskBound,
+		timers:    map[TimerID]PendingTimer{},
+		digest:    xxhash.New(),
 	}
 	if in.members == nil || !in.members.Contains(c.ID) {
 		in.members = NewMembers(append(slices.Clone(c.Nodes), c.ID))
@@ -172,6 +178,7 @@ func (in *Instance) Resume(seq, lamport uint64) {
 // died without recording a crash (kill -9). The next event must be a
 // restart.
 func (in *Instance) Kill() {
+	in.Close()
 	in.handler = nil
 	in.up = false
 	in.timers = map[TimerID]PendingTimer{}
@@ -220,6 +227,16 @@ func (in *Instance) Dispatch(ev *Event, src Source) (err error) {
 		}
 	}()
 	switch ev.Kind {
+	case KindInit, KindRestart, KindCrash:
+		if in.tasks != nil {
+			ts := in.tasks
+			in.tasks = nil
+			if err := ts.kill(); err != nil {
+				return fmt.Errorf("node %s seq %d: ending tasks at %s: %w", in.id, ev.Seq, ev.Kind, err)
+			}
+		}
+	}
+	switch ev.Kind {
 	case KindInit, KindRestart:
 		in.timers = map[TimerID]PendingTimer{}
 		in.nextTimer = 0
@@ -236,10 +253,18 @@ func (in *Instance) Dispatch(ev *Event, src Source) (err error) {
 		if err != nil {
 			return fmt.Errorf("node %s seq %d: %w", in.id, ev.Seq, err)
 		}
+		if in.tasks != nil && in.tasks.deliver(ev.From, ev, m) {
+			break
+		}
 		in.handler.Receive(in, ev.From, m)
 	case KindTimer:
 		delete(in.timers, ev.TimerID)
+		if in.tasks != nil && in.tasks.fire(ev.TimerID) {
+			break
+		}
 		in.handler.Timer(in, Timer{ID: ev.TimerID, Name: ev.TimerName})
+	case KindTask:
+		return in.tasks.resume(ev.Task)
 	case KindInput:
 		m, err := in.codec.Decode(ev.MsgType, ev.Payload)
 		if err != nil {
@@ -268,9 +293,25 @@ func (in *Instance) admit(ev *Event) error {
 		if !in.up {
 			return where("node is not running")
 		}
-	case KindRecv, KindTimer, KindInput:
+	case KindRecv, KindTimer, KindInput, KindTask:
 		if !in.up {
 			return where("node is not running")
+		}
+		if ev.Kind == KindTask {
+			var t *Task
+			if in.tasks != nil {
+				t = in.tasks.find(ev.Task)
+			}
+			switch {
+			case t == nil:
+				return where("task %d (%q) is not a live task", ev.Task, ev.TaskName)
+			case t.state != taskRunnable:
+				return where("task %d %q is not runnable (it waits for %s)", ev.Task, t.name, t.on)
+			case t.name != ev.TaskName:
+				return where("task %d is named %q, not %q", ev.Task, t.name, ev.TaskName)
+			case t.wake != ev.Wake || t.wakeSeq != ev.WakeSeq:
+				return where("task %d %q was woken by %q at seq %d, not %q at seq %d", ev.Task, t.name, t.wake, t.wakeSeq, ev.Wake, ev.WakeSeq)
+			}
 		}
 		if ev.Kind == KindRecv && !in.members.Contains(ev.From) {
 			return where("sender %q is not a node of this system", ev.From)
@@ -525,6 +566,20 @@ type Snapshot struct {
 	timers    map[TimerID]PendingTimer
 	nextTimer TimerID
 	store     Store
+	// tasks is the node's live tasks: they cannot be copied, only moved
+	// (see Restore).
+	tasks *tasks
+}
+
+// LiveTasks is the number of live tasks in the snapshot. A snapshot with
+// live tasks cannot be copied, and can be restored once, by a Copier that
+// shares the handler (the tasks' stacks point into it): drivers rebuild
+// such a node by re-executing its events instead of copying it.
+func (s *Snapshot) LiveTasks() int {
+	if s.tasks == nil {
+		return 0
+	}
+	return len(s.tasks.live)
 }
 
 // Handler is the snapshot's handler (nil while the node was down), to
@@ -553,13 +608,20 @@ func (in *Instance) Snapshot(c Copier) *Snapshot {
 	for k, v := range in.timers {
 		timers[k] = v
 	}
-	return &Snapshot{handler: h, up: in.up, seq: in.seq, clock: in.clock.Now(),
+	snap := &Snapshot{handler: h, up: in.up, seq: in.seq, clock: in.clock.Now(),
 		timers: timers, nextTimer: in.nextTimer, store: st}
+	if in.LiveTasks() > 0 {
+		snap.tasks = in.tasks
+	}
+	return snap
 }
 
 // Copy returns a copy of the snapshot whose handler and store are copied
 // with c, so that two restores need not share them.
 func (s *Snapshot) Copy(c Copier) *Snapshot {
+	if s.LiveTasks() > 0 {
+		panic("node: Snapshot.Copy of a node with live tasks (a task's stack cannot be copied; rebuild the node by re-execution)")
+	}
 	h, st := c.copy(s.handler, s.store)
 	timers := make(map[TimerID]PendingTimer, len(s.timers))
 	for k, v := range s.timers {
@@ -570,7 +632,21 @@ func (s *Snapshot) Copy(c Copier) *Snapshot {
 
 // Restore puts the instance back in a snapshot's state. The snapshot is
 // copied again, so it can be restored any number of times.
+//
+// A snapshot with live tasks hands them over to in (once: its tasks then
+// belong to in); in's own tasks, if different, end.
 func (in *Instance) Restore(s *Snapshot, c Copier) {
+	if in.tasks != nil && in.tasks != s.tasks {
+		in.Close()
+	}
+	in.tasks = nil
+	if s.LiveTasks() > 0 {
+		if s.tasks.in != in && s.tasks.in.tasks == s.tasks {
+			s.tasks.in.tasks = nil // taken over
+		}
+		s.tasks.in = in
+		in.tasks = s.tasks
+	}
 	in.handler, in.store = c.copy(s.handler, s.store)
 	in.up, in.seq, in.nextTimer = s.up, s.seq, s.nextTimer
 	in.clock.Set(s.clock)

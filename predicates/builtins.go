@@ -37,6 +37,7 @@ func (c *Checker) builtins() starlark.StringDict {
 		"now":             b("now", c.nowBuiltin),
 		"since_change":    b("since_change", c.sinceChange),
 		"timers":          b("timers", c.timersBuiltin),
+		"tasks":           b("tasks", c.tasksBuiltin),
 		"unknown_nodes":   b("unknown_nodes", c.unknownNodes),
 		"nodes":           b("nodes", c.nodesBuiltin),
 		"struct":          starlark.NewBuiltin("struct", starlarkstruct.Make),
@@ -285,6 +286,37 @@ func (c *Checker) timersBuiltin(_ *starlark.Thread, b *starlark.Builtin, args st
 		}
 	}
 	l := starlark.NewList(names)
+	l.Freeze()
+	return l, nil
+}
+
+// tasks(node): the live tasks of a node (node.Go), by ID, each a struct
+// with id, name, state ("runnable" or "blocked"), on (what it waits for,
+// or what woke it), since (when, in ns of run time) and since_seq.
+func (c *Checker) tasksBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var n starlark.Value
+	if err := starlark.UnpackArgs("tasks", args, kwargs, "node", &n); err != nil {
+		return nil, err
+	}
+	id, err := c.nodeArg("tasks", n)
+	if err != nil {
+		return nil, err
+	}
+	c.read(dep{depNode, c.nodeIdx[id]})
+	var out []starlark.Value
+	if inst := c.r.Instance(id); inst != nil && !c.unknown[id] {
+		for _, t := range inst.Tasks() {
+			out = append(out, starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+				"id":        starlark.MakeUint64(uint64(t.ID)),
+				"name":      starlark.String(t.Name),
+				"state":     starlark.String(t.State),
+				"on":        starlark.String(t.On),
+				"since":     starlark.MakeInt64(t.Since - c.r.Trace().Header.Start),
+				"since_seq": starlark.MakeUint64(t.SinceSeq),
+			}))
+		}
+	}
+	l := starlark.NewList(out)
 	l.Freeze()
 	return l, nil
 }

@@ -59,7 +59,7 @@ const DefaultDepth = 12
 
 // Trigger is what made a step run.
 type Trigger struct {
-	Kind string `json:"kind"` // recv, timer, input, init, restart, crash
+	Kind string `json:"kind"` // recv, timer, input, init, restart, crash, task
 	// Messages and inputs: the type and the decoded fields.
 	Type   string       `json:"type,omitempty"`
 	Fields []state.Leaf `json:"fields,omitempty"`
@@ -70,6 +70,12 @@ type Trigger struct {
 	// Timers: the name and the step that set it (-1: not found).
 	Timer      string `json:"timer,omitempty"`
 	TimerSetAt int    `json:"timer_set_at"`
+	// Task resumes: the task, what woke it and the step that did (-1:
+	// not in the trace). A task woken by a message has that message's
+	// type, sender, fields and send step, as a receive does.
+	Task    string `json:"task,omitempty"`
+	Wake    string `json:"woken_by,omitempty"`
+	WokenAt int    `json:"woken_at"`
 }
 
 // Link is one step of the chain: a step that wrote a field, and how it is
@@ -206,7 +212,7 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inf
 			out[0].Origin = fmt.Sprintf("input %s, field %s", t.Type, f)
 			return out, nil
 		}
-	case node.KindRecv:
+	case node.KindRecv, node.KindTask: // a task resumed by a message got it as a receive does
 		if f, ok := fieldEqual(t.Fields, wr.Value, path); ok && t.SendStep >= 0 {
 			next, err := w.fromSender(t, f, wr.Value, depth+1)
 			if err != nil {
@@ -325,8 +331,20 @@ func (w *walker) prevOnNode(id node.ID, step int) (int, bool) {
 
 // trigger describes what made step run.
 func (w *walker) trigger(step int, ev *node.Event) *Trigger {
-	t := &Trigger{Kind: ev.Kind.String(), SendStep: -1, TimerSetAt: -1}
+	t := &Trigger{Kind: ev.Kind.String(), SendStep: -1, TimerSetAt: -1, WokenAt: -1}
 	switch ev.Kind {
+	case node.KindTask:
+		t.Task, t.Wake = ev.TaskName, ev.Wake
+		if s, ok := w.opts.Trace.Step(ev.Node, ev.WakeSeq); ok {
+			t.WokenAt = s
+			if wev := w.opts.Trace.Events[s]; wev.Kind == node.KindRecv && strings.HasPrefix(ev.Wake, "msg ") {
+				t.Type, t.From = wev.MsgType, wev.From
+				if ss, ok := w.opts.Trace.SendStep(wev); ok {
+					t.SendStep = ss
+				}
+				t.Fields = w.decode(wev.MsgType, wev.Payload)
+			}
+		}
 	case node.KindRecv:
 		t.Type, t.From = ev.MsgType, ev.From
 		if s, ok := w.opts.Trace.SendStep(ev); ok {

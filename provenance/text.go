@@ -36,6 +36,10 @@ func (c *Chain) Lines() (text []string, steps []int) {
 			switch {
 			case t.Kind == "timer" && t.TimerSetAt >= 0:
 				add(t.TimerSetAt, in+1, "timer %s set at #%d", t.Timer, t.TimerSetAt)
+			case len(t.Fields) > 0 && t.Kind == "task":
+				add(t.SendStep, in+1, "task %s woken at #%d by message %s from %s, sent at #%d: %s", t.Task, t.WokenAt, t.Type, t.From, t.SendStep, fields(t))
+			case t.Kind == "task" && t.WokenAt >= 0:
+				add(t.WokenAt, in+1, "task %s woken by %s at #%d", t.Task, t.Wake, t.WokenAt)
 			case len(t.Fields) > 0 && t.Kind == "recv":
 				add(t.SendStep, in+1, "message %s from %s, sent at #%d: %s", t.Type, t.From, t.SendStep, fields(t))
 			case len(t.Fields) > 0:

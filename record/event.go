@@ -93,6 +93,11 @@ func encodeEvent(e *encoder, t *tables, ev *node.Event, prev int64) error {
 	case node.KindTimer:
 		e.uvarint(uint64(ev.TimerID))
 		e.str(ev.TimerName)
+	case node.KindTask:
+		e.uvarint(uint64(ev.Task))
+		e.str(ev.TaskName)
+		e.str(ev.Wake)
+		e.uvarint(ev.WakeSeq)
 	}
 	e.uvarint(uint64(len(ev.Nondet)))
 	for _, nd := range ev.Nondet {
@@ -186,7 +191,7 @@ func decodeEvent(d *decoder, t *tables, ev *node.Event, prev int64) error {
 	if d.err == nil && ev.Seq == 0 {
 		return errors.New("seq 0 (seqs start at 1)")
 	}
-	if d.err == nil && (ev.Kind < node.KindInit || ev.Kind > node.KindCrash) {
+	if d.err == nil && (ev.Kind < node.KindInit || ev.Kind > node.KindTask) {
 		return fmt.Errorf("invalid event kind %d", ev.Kind)
 	}
 	switch ev.Kind {
@@ -203,6 +208,11 @@ func decodeEvent(d *decoder, t *tables, ev *node.Event, prev int64) error {
 	case node.KindTimer:
 		ev.TimerID = node.TimerID(d.uvarint())
 		ev.TimerName = d.str()
+	case node.KindTask:
+		ev.Task = node.TaskID(d.uvarint())
+		ev.TaskName = d.str()
+		ev.Wake = d.str()
+		ev.WakeSeq = d.uvarint()
 	}
 	if n := d.count(); n > 0 {
 		ev.Nondet = make([]node.Nondet, n)

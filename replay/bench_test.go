@@ -2,9 +2,14 @@ package replay_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
+	"time"
 
+	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/internal/bench"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
 )
 
 func report(b *testing.B, r bench.Result) {
@@ -89,5 +94,49 @@ func BenchmarkChordScale(b *testing.B) {
 			b.Logf("%s: %.4g %s, %.2fx vs %s", r.Name, r.Value, r.Unit, r.Ratio, r.Baseline)
 		}
 		b.ReportMetric(0, "ns/op")
+	}
+}
+// BenchmarkSeekBackTasks: one step back on a task-heavy trace (the lock
+// service, ~30,000 steps, clerks whose worker tasks are always live)
+// against the same on paxos. A checkpoint cannot copy a node with live
+// tasks, so the cursor rebuilds such a node by re-executing its events
+// since the last checkpoint that could copy it (here: since the start).
+//
+//	go test ./replay -run='^$' -bench=SeekBackTasks -benchtime=20x
+func BenchmarkSeekBackTasks(b *testing.B) {
+	for _, name := range []string{"lockserver", "paxos"} {
+		b.Run(name, func(b *testing.B) {
+			reg := examples.Registry()
+			sys, _ := reg.Lookup(name)
+			cfg := sim.DefaultConfig()
+			cfg.Seed, cfg.Steps, cfg.Time = 1, 30_000, time.Minute
+			tr := simulate(b, sys, cfg)
+			r, err := replay.New(tr, reg, replay.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := replay.NewCursor(r, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			var spent time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				at := tr.Len()/2 + rng.IntN(tr.Len()/2)
+				if err := c.Seek(at); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				t0 := time.Now()
+				if err := c.Back(); err != nil {
+					b.Fatal(err)
+				}
+				spent += time.Since(t0)
+			}
+			b.ReportMetric(float64(spent.Microseconds())/1000/float64(b.N), "ms/back")
+			b.ReportMetric(float64(tr.Len()), "steps")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
 }

@@ -22,14 +22,14 @@ func (cp *Checkpoint) Pos() int { return cp.pos }
 
 // TakeCheckpoint deep-copies every replayed node's state after the last
 // executed step. A node whose state a copy cannot reproduce (see
-// state.Copyable) is recorded as such; StartAt rebuilds it by
+// state.Copyable, or one with live tasks) is recorded as such; StartAt rebuilds it by
 // re-executing its own events.
 func (r *Replayer) TakeCheckpoint() *Checkpoint {
 	cp := &Checkpoint{pos: r.pos, nodes: map[node.ID]*nodeSnap{}}
 	for _, id := range r.ids {
 		n := r.nodes[id]
 		ns := &nodeSnap{lastRun: n.lastRun}
-		if state.Copyable(n.inst.Handler()) {
+		if n.inst.LiveTasks() == 0 && state.Copyable(n.inst.Handler()) {
 			ns.snap = n.inst.Snapshot(state.Copier)
 		}
 		cp.nodes[id] = ns
@@ -57,7 +57,7 @@ func (r *Replayer) StartAt(cp *Checkpoint) error {
 			continue // never ran: the fresh instance is its state
 		}
 		if s.snap == nil {
-			if err := r.rebuild(id, cp.pos); err != nil {
+			if err := r.rebuild(id, cp.pos, nil, 0); err != nil {
 				r.err = err
 				return err
 			}

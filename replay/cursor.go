@@ -18,7 +18,7 @@ type checkpoint struct {
 }
 
 type nodeSnap struct {
-	snap    *node.Snapshot // nil: the node cannot be copied; rebuild it
+	snap    *node.Snapshot // nil: the node cannot be copied (or has live tasks); rebuild it
 	lastRun int
 }
 
@@ -79,7 +79,7 @@ func (c *Cursor) take(prev *checkpoint) *checkpoint {
 			}
 		}
 		ns := &nodeSnap{lastRun: n.lastRun}
-		if state.Copyable(n.inst.Handler()) {
+		if n.inst.LiveTasks() == 0 && state.Copyable(n.inst.Handler()) {
 			ns.snap = n.inst.Snapshot(state.Copier)
 		}
 		cp.nodes[id] = ns
@@ -149,7 +149,18 @@ func (c *Cursor) restore(cp *checkpoint) error {
 			continue
 		}
 		if s.snap == nil {
-			if err := c.r.rebuild(id, cp.before-1); err != nil {
+			// Re-execute from the latest earlier checkpoint that could
+			// copy the node (a node with tasks is copyable whenever it
+			// has none live), or from the start.
+			var base *node.Snapshot
+			from := 0
+			for j := cp.before/c.every - 1; j >= 0 && j < len(c.cps); j-- {
+				if b := c.cps[j].nodes[id]; b != nil && b.snap != nil {
+					base, from = b.snap, c.cps[j].before
+					break
+				}
+			}
+			if err := c.r.rebuild(id, cp.before-1, base, from); err != nil {
 				c.r.err = err
 				return err
 			}

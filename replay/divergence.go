@@ -71,6 +71,8 @@ func describe(ev *node.Event) string {
 		return fmt.Sprintf("timer %s (id %d)", ev.TimerName, ev.TimerID)
 	case node.KindInput:
 		return "input " + ev.MsgType
+	case node.KindTask:
+		return fmt.Sprintf("task %d %q (woken by %s)", ev.Task, ev.TaskName, ev.Wake)
 	}
 	return ev.Kind.String()
 }
@@ -82,6 +84,7 @@ func (r *Replayer) diverged(step int, rec, now *node.Event, err error) *Divergen
 	d := r.divergence(step, rec)
 	var mm *mismatch
 	var pe *node.PanicError
+	var stuck *node.TaskStuckError
 	switch {
 	case errors.As(err, &mm):
 		d.What = fmt.Sprintf("nondeterministic input %d", mm.index)
@@ -91,6 +94,9 @@ func (r *Replayer) diverged(step int, rec, now *node.Event, err error) *Divergen
 		d.What = "the handler panicked, but completed in the recorded run"
 		d.Recorded, d.Now = "the event completed", fmt.Sprintf("panic: %v", pe.Value)
 		d.Causes = []string{causeCode, causeState, causeMapOrder}
+	case errors.As(err, &stuck):
+		d.What = err.Error()
+		d.Causes = []string{"the task blocks on a real channel, sync.Mutex or I/O instead of the runtime's primitives", causeCode}
 	case err != nil:
 		d.What = err.Error()
 		d.Causes = []string{causeCode}

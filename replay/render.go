@@ -138,6 +138,12 @@ func (r *Renderer) Details(ev *node.Event) string {
 		return r.Message(ev.MsgType, ev.Payload)
 	case node.KindCrash:
 		return "(volatile state and timers lost)"
+	case node.KindTask:
+		s := fmt.Sprintf("%s (task %d) woken by %s", ev.TaskName, ev.Task, ev.Wake)
+		if st, ok := r.tr.Step(ev.Node, ev.WakeSeq); ok {
+			s += fmt.Sprintf(" at #%d", st)
+		}
+		return s
 	}
 	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/state"
@@ -23,6 +24,9 @@ type Options struct {
 	SkipStateHashes bool
 	// Verbose keeps Debug-level handler log lines.
 	Verbose bool
+	// TaskBound is the wall time a resumed task may run without blocking
+	// through the runtime (0: node.DefaultTaskBound).
+	TaskBound time.Duration
 }
 
 // Replayer re-executes a trace step by step, in causal order, on fresh
@@ -51,6 +55,18 @@ type rnode struct {
 	// lastRun is the last step this node executed (-1: none), used to skip
 	// restoring nodes a checkpoint would not change.
 	lastRun int
+	// restarts are the node's restart steps replayed so far, in order,
+	// each with a copy of its disk just before: a node that cannot be
+	// copied (live tasks) is rebuilt from its last restart, not from the
+	// start.
+	restarts []restartPoint
+	// rebuilt counts the events its last rebuild re-executed (tests).
+	rebuilt int
+}
+
+type restartPoint struct {
+	step  int
+	store *node.MemStore
 }
 
 // New prepares a replay of tr with the system registered under the trace's
@@ -147,6 +163,15 @@ func (r *Replayer) Replayed() *node.Event {
 	return &r.buf
 }
 
+// Close ends the replayed nodes' tasks (node.Go), whose goroutines would
+// otherwise outlive the replay; the nodes' states may still be read. A
+// replay without tasks has nothing to end.
+func (r *Replayer) Close() {
+	for _, n := range r.nodes {
+		n.inst.Close()
+	}
+}
+
 // Err is the divergence or failure that stopped the replay, if any.
 func (r *Replayer) Err() error { return r.err }
 
@@ -171,6 +196,11 @@ func (r *Replayer) Next() error {
 	}
 	// From here on the node's state changes, even if the step diverges.
 	n.lastRun = step
+	if rec.Kind == node.KindRestart && (len(n.restarts) == 0 || n.restarts[len(n.restarts)-1].step < step) {
+		if st, ok := n.inst.Store().(*node.MemStore); ok {
+			n.restarts = append(n.restarts, restartPoint{step: step, store: st.Clone()})
+		}
+	}
 	if err := r.exec(step, rec, n, !r.opts.SkipStateHashes); err != nil {
 		r.err = err
 		return r.err
@@ -285,6 +315,11 @@ func (r *Replayer) exec(step int, rec *node.Event, n *rnode, hashes bool) error 
 
 // newNode builds a fresh replayed node: a new instance on an empty store.
 func (r *Replayer) newNode(id node.ID) *rnode {
+	return r.newNodeOn(id, node.NewMemStore())
+}
+
+// newNodeOn builds a fresh replayed node on store.
+func (r *Replayer) newNodeOn(id node.ID, store *node.MemStore) *rnode {
 	if r.members == nil {
 		// One node set and one system configuration for every node, so
 		// that what a factory derives once per run (Config.Shared) is.
@@ -292,29 +327,66 @@ func (r *Replayer) newNode(id node.ID) *rnode {
 		r.sysCfg = system.NewConfig(r.tr.Header.Bug, r.tr.Nodes, r.tr.Header.Params)
 	}
 	cfg := r.sysCfg
-	store := node.NewMemStore()
 	sys := r.sys
 	return &rnode{id: id, store: store, lastRun: -1, inst: node.NewInstance(node.Config{
-		ID: id, Nodes: r.tr.Nodes, Members: r.members, Codec: sys.Codec, Store: store, Verbose: r.opts.Verbose,
+		ID: id, Nodes: r.tr.Nodes, Members: r.members, Codec: sys.Codec, Store: store, Verbose: r.opts.Verbose, TaskBound: r.opts.TaskBound,
 		New: func() node.Handler { return sys.New(id, cfg) },
 	})}
 }
 
 // rebuild puts a node in its state after step upTo by re-executing its
 // own events from the start on a fresh instance: the way to restore a
-// node whose state a copy cannot reproduce (see state.Copyable). Each
-// node's events replay on their own, so the others are untouched.
-func (r *Replayer) rebuild(id node.ID, upTo int) error {
-	n := r.newNode(id)
-	for step := 0; step <= upTo; step++ {
-		rec := r.tr.Events[step]
-		if rec.Node != id {
+// node whose state a copy cannot reproduce (see state.Copyable) or that
+// has live tasks (node.Go). Each node's events replay on their own, so
+// the others are untouched. With base set, the node starts from that
+// snapshot, taken before step from, instead of from the start; a restart
+// of the node replayed between from and upTo is a later start: the node
+// is rebuilt from there, on a copy of its disk before the restart.
+func (r *Replayer) rebuild(id node.ID, upTo int, base *node.Snapshot, from int) error {
+	if base == nil {
+		from = 0
+	}
+	old := r.nodes[id]
+	var restart *restartPoint
+	if old != nil {
+		for i := len(old.restarts) - 1; i >= 0; i-- {
+			if p := &old.restarts[i]; p.step <= upTo {
+				if p.step >= from {
+					restart = p
+				}
+				break
+			}
+		}
+	}
+	var n *rnode
+	switch {
+	case restart != nil:
+		n = r.newNodeOn(id, restart.store.Clone())
+		from = restart.step
+	case base != nil:
+		n = r.newNode(id)
+		n.inst.Restore(base, state.Copier)
+		n.store = n.inst.Store().(*node.MemStore)
+	default:
+		n = r.newNode(id)
+	}
+	if old != nil {
+		n.restarts = old.restarts
+		old.inst.Close() // its tasks' goroutines end
+	}
+	for _, step := range r.tr.NodeSteps(id) {
+		if step < from {
 			continue
 		}
+		if step > upTo {
+			break
+		}
+		rec := r.tr.Events[step]
 		if _, unknown := r.tr.UnknownAt(id, step); unknown && rec.Kind != node.KindRestart {
 			continue
 		}
 		n.lastRun = step
+		n.rebuilt++
 		// Every step up to here ran forward once with its state hash
 		// checked; effects are still compared, which is cheap.
 		if err := r.exec(step, rec, n, false); err != nil {

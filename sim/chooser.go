@@ -82,7 +82,7 @@ type Decision struct {
 // Pending is one event the simulator could run next, named the way a
 // schedule names it.
 type Pending struct {
-	Kind node.Kind // init, recv, timer, input, crash or restart
+	Kind node.Kind // init, recv, timer, input, crash, restart or task
 	Node node.ID   // where it runs
 	// recv: the message.
 	Msg     node.MsgID
@@ -92,6 +92,9 @@ type Pending struct {
 	TimerName string
 	// input: type and a digest of the payload
 	InputDigest uint64
+	// task: the task to resume and its name
+	Task     node.TaskID
+	TaskName string
 	// Earliest and Latest bound when it may run, in virtual time since
 	// the start: a message's latency range, a timer's or a scenario
 	// action's exact time.
@@ -109,6 +112,8 @@ func (p Pending) String() string {
 		return fmt.Sprintf("timer %s %d %s", token(string(p.Node)), p.Timer, token(p.TimerName))
 	case node.KindInput:
 		return fmt.Sprintf("input %s %s %016x", token(string(p.Node)), token(p.MsgType), p.InputDigest)
+	case node.KindTask:
+		return fmt.Sprintf("task %s %d %s", token(string(p.Node)), p.Task, token(p.TaskName))
 	}
 	return fmt.Sprintf("%s %s", p.Kind, token(string(p.Node)))
 }
@@ -200,6 +205,7 @@ func (c *Choice) TimedStateHash() uint64 {
 		h.WriteString(string(id))
 		if sn.inst.Up() {
 			put(h, state.Hash(sn.inst.Handler()))
+			hashTasks(h, sn.inst)
 		} else {
 			h.WriteString("\x00down")
 		}
@@ -235,6 +241,8 @@ func (c *Choice) TimedStateHash() uint64 {
 		case itemInput:
 			ih.WriteString(it.ev.MsgType)
 			put(&ih, xxhash.Sum64(it.ev.Payload))
+		case itemTask:
+			put(&ih, uint64(it.ev.Task))
 		}
 		put(&ih, uint64(it.at-c.s.now))
 		put(&ih, uint64(it.latest-c.s.now))
@@ -318,6 +326,8 @@ func (s *Sim) wouldRun(it *item) bool {
 		return sn.inst.Up() && !s.partitioned(it.ev.From, it.to)
 	case itemTimer:
 		return sn.inst.Up() && sn.incarnation == it.incarnation && sn.inst.TimerPending(it.ev.TimerID)
+	case itemTask:
+		return sn.inst.Up() && sn.incarnation == it.incarnation && sn.inst.TaskRunnable(it.ev.Task)
 	case itemInput, itemCrash:
 		return sn.inst.Up()
 	case itemRestart:
@@ -341,6 +351,8 @@ func (s *Sim) pending(it *item) Pending {
 		p.Kind = node.KindCrash
 	case itemRestart:
 		p.Kind = node.KindRestart
+	case itemTask:
+		p.Kind, p.Task, p.TaskName = node.KindTask, it.ev.Task, it.ev.TaskName
 	}
 	return p
 }

@@ -40,6 +40,8 @@ const ForkDriver = "fork"
 //     kept steps; the header's fork_clocks tells replay);
 //   - a node that has not started yet runs its init at once;
 //   - pending timers at their due times (at once if already due);
+//   - live tasks taken over as they stand (the world's instances move,
+//     never copied), runnable ones resumed at once;
 //   - messages in flight delivered within their latency window from
 //     their send time, but not before the fork (an overdue message
 //     arrives as the continuation starts); the chooser decides again
@@ -142,6 +144,7 @@ func (s *Sim) restore(w *world.World, prefix []*node.Event) error {
 			s.push(&item{at: max(s.now, t.Due-s.start), kind: itemTimer, to: id, incarnation: sn.incarnation,
 				ev: node.Event{Kind: node.KindTimer, TimerID: t.ID, TimerName: t.Name}})
 		}
+		s.queueTasks(sn, sn.inst.Runnable())
 	}
 	for _, m := range w.InFlight {
 		msg, sent := m.Recv(), m.SentAt-s.start

@@ -12,6 +12,7 @@ const (
 	itemCrash
 	itemRestart
 	itemCall
+	itemTask // resume a runnable task
 )
 
 // item is one scheduled happening. Items at the same virtual time run in

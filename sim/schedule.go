@@ -123,6 +123,8 @@ func scheduleOf(f *record.File, events []*node.Event) (*Schedule, error) {
 			se.Timer, se.TimerName = ev.TimerID, ev.TimerName
 		case node.KindInput:
 			se.MsgType, se.InputDigest = ev.MsgType, payloadDigest(ev.Payload)
+		case node.KindTask:
+			se.Task, se.TaskName = ev.Task, ev.TaskName
 		}
 		for _, nd := range ev.Nondet {
 			switch nd.Kind {
@@ -215,6 +217,7 @@ func (sc *Schedule) Format(w io.Writer) error {
 	fmt.Fprintln(bw, "#   TIME recv NODE FROM/SEQ/INDEX TYPE      (a message delivery)")
 	fmt.Fprintln(bw, "#   TIME timer NODE ID NAME")
 	fmt.Fprintln(bw, "#   TIME input NODE TYPE PAYLOAD-DIGEST")
+	fmt.Fprintln(bw, "#   TIME task NODE ID NAME                 (a task resumes)")
 	fmt.Fprintln(bw, "# then the handler's randomness, if it drew any: seed=HEX crypto=HEX.")
 	fmt.Fprintln(bw, "# Replay with: replay sim SYSTEM --schedule FILE")
 	fmt.Fprintf(bw, "system %s\n", token(sc.System))
@@ -427,6 +430,15 @@ func parseEvent(f []string) (ScheduledEvent, error) {
 			return e, fmt.Errorf("input digest %q: want 16 hex digits", rest[1])
 		}
 		e.MsgType, e.InputDigest, rest = rest[0], d, rest[2:]
+	case node.KindTask:
+		if err := need(2, "TIME task NODE ID NAME"); err != nil {
+			return e, err
+		}
+		id, err := strconv.ParseUint(rest[0], 10, 64)
+		if err != nil {
+			return e, fmt.Errorf("task id %q: want a number", rest[0])
+		}
+		e.Task, e.TaskName, rest = node.TaskID(id), rest[1], rest[2:]
 	}
 	for _, kv := range rest {
 		k, v, _ := strings.Cut(kv, "=")
@@ -543,7 +555,7 @@ func (c *ScheduleChooser) Next(ch *Choice) (Decision, error) {
 			continue
 		}
 		switch {
-		case p.MsgType != e.MsgType || p.TimerName != e.TimerName:
+		case p.MsgType != e.MsgType || p.TimerName != e.TimerName || p.TaskName != e.TaskName:
 			near = &ScheduleMismatch{Line: line, Event: *e, Why: fmt.Sprintf("the pending event is %s", p)}
 		case e.At < max(ch.Now(), p.Earliest) || e.At > p.Latest:
 			near = &ScheduleMismatch{Line: line, Event: *e,
@@ -608,6 +620,8 @@ func (p Pending) sameIdentity(q Pending) bool {
 		return p.Timer == q.Timer
 	case node.KindInput:
 		return p.MsgType == q.MsgType && p.InputDigest == q.InputDigest
+	case node.KindTask:
+		return p.Task == q.Task
 	}
 	return true
 }

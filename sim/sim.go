@@ -59,6 +59,9 @@ type Config struct {
 	// Chooser makes the run's nondeterministic decisions; nil: the
 	// Seeded chooser for Seed, which is what a seed alone reproduces.
 	Chooser Chooser
+	// TaskBound is the wall time a resumed task may run without blocking
+	// through the runtime (0: node.DefaultTaskBound).
+	TaskBound time.Duration
 }
 
 // Unset marks a float setting that should take the system's default.
@@ -326,7 +329,7 @@ func (s *Sim) addNode(id node.ID) *simNode {
 	sn := &simNode{id: id, store: node.NewMemStore()}
 	sn.src = source{s: s, n: sn}
 	sn.inst = node.NewInstance(node.Config{
-		ID: id, Nodes: s.ids, Members: s.members, Codec: s.sys.Codec, Store: sn.store,
+		ID: id, Nodes: s.ids, Members: s.members, Codec: s.sys.Codec, Store: sn.store, TaskBound: s.cfg.TaskBound,
 		New: func() node.Handler { return s.sys.New(id, s.sysCfg) },
 	})
 	s.nodes[id] = sn
@@ -361,6 +364,7 @@ func (s *Sim) finish(runErr error) (*Result, error) {
 		runErr = fmt.Errorf("write trace: %w", err)
 	}
 	res := &Result{Steps: s.steps, Time: time.Duration(s.now), Reason: s.stopped, Stats: s.stats}
+	s.endTasks()
 	return res, runErr
 }
 
@@ -563,6 +567,12 @@ func (s *Sim) run(it *item) error {
 		s.down++
 		sn.incarnation++
 		return s.dispatch(sn, &node.Event{Kind: node.KindCrash})
+	case itemTask:
+		if !s.wouldRun(it) {
+			return nil
+		}
+		ev := it.ev
+		return s.dispatch(sn, &ev)
 	case itemRestart:
 		if sn.inst.Up() || sn.inst.Seq() == 0 {
 			return nil
@@ -601,6 +611,7 @@ func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
 		s.push(&item{at: after(s.now, int64(t.After)), kind: itemTimer, to: sn.id, incarnation: sn.incarnation,
 			ev: node.Event{Kind: node.KindTimer, TimerID: t.ID, TimerName: t.Name}})
 	}
+	s.queueTasks(sn, ev.Woken)
 	if s.cfg.Log != nil {
 		for _, l := range ev.Logs {
 			fmt.Fprintf(s.cfg.Log, "%v %s %s %s %s\n", time.Duration(s.now), sn.id, l.Level, l.Msg, l.Attrs)

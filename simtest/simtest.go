@@ -85,6 +85,7 @@ func CheckTrace(sys *system.System, cfg sim.Config, res *sim.Result, trace []byt
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close() // a hunt runs many: their tasks' goroutines end with each
 	c, err := predicates.Load(scriptPath, r, predicates.Options{To: -1, MaxSteps: opts.MaxSteps, MemoryBudget: opts.MemoryBudget, TimeBudget: opts.TimeBudget})
 	if err != nil {
 		return nil, err

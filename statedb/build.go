@@ -482,6 +482,14 @@ func Leaves(inst *node.Instance, start int64) []state.Leaf {
 		timers = append(timers, fmt.Sprintf("%s(%d) at %v", t.Name, t.ID, time.Duration(t.Due-start)))
 	}
 	out := []state.Leaf{{Path: StatusPath, Value: status}, {Path: TimersPath, Value: strings.Join(timers, ", ")}}
+	for _, t := range inst.Tasks() {
+		what := "blocked on " + t.On
+		if t.State != "blocked" {
+			what = t.State + ", woken by " + t.On
+		}
+		out = append(out, state.Leaf{Path: fmt.Sprintf("%s[%d]", TasksPath, t.ID),
+			Value: fmt.Sprintf("%s: %s since %v (seq %d)", t.Name, what, time.Duration(t.Since-start), t.SinceSeq)})
+	}
 	if h := inst.Handler(); h != nil && inst.Up() {
 		out = append(out, state.Flatten(h)...)
 	}

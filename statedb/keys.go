@@ -49,6 +49,9 @@ func fieldKey(id node.ID, path string) []byte {
 const (
 	StatusPath = "@status" // "up" or "down" (crashed)
 	TimersPath = "@timers" // pending timers: name(id) in due order
+	// TasksPath[ID] is one live task (node.Go): its name, state, what it
+	// waits for and since when. Absent for nodes without tasks.
+	TasksPath = "@tasks"
 )
 
 // encoding of leaf lists and deltas: uvarint lengths and strings.

@@ -381,6 +381,8 @@ func glyph(k node.Kind) rune {
 		return 'X'
 	case node.KindRestart:
 		return 'R'
+	case node.KindTask:
+		return 'K'
 	}
 	return '●'
 }

@@ -10,7 +10,9 @@
 // module that the code names (a call, or a function value passed on),
 // transitively and without a depth limit: inside a package by walking its
 // call graph, across packages through facts (Reaches) that each package
-// exports for its functions. It does not look into other modules (a
+// exports for its functions. It never follows into package node (the
+// runtime: its tasks block on channels by design). It does not look into
+// other modules (a
 // library such as etcd raft is trusted to be deterministic, or routed as
 // raft's crypto/rand reads are) nor through interface method calls or
 // function values it did not see named (a gap: a handler that calls a
@@ -648,7 +650,7 @@ func isSystem(t types.Type) bool {
 // isEnvEffect: env.Send, env.After and env.Rand are fine in a handler,
 // but their order is what a map range must not decide.
 func isEnvEffect(f *types.Func) bool {
-	if f.Pkg() == nil || f.Pkg().Path() != nodePath || recvName(f) != "Env" {
+	if f.Pkg() == nil || f.Pkg().Path() != nodePath || recvName(f) != "Env" && recvName(f) != "Task" {
 		return false
 	}
 	switch f.Name() {
@@ -667,8 +669,12 @@ func isInterfaceMethod(f *types.Func) bool {
 // analysis, the boundary of how far the analyzer follows calls. Drivers
 // without module information (analysistest's GOPATH layout) count every
 // package outside the standard library as one module.
+//
+// The runtime (package node) is never followed: it is what records, and
+// its tasks block on channels by design (a task's Mutex.Lock reaching a
+// channel send is the runtime's hand-off, not the handler's).
 func (c *checker) inModule(p *types.Package) bool {
-	if p == nil {
+	if p == nil || p.Path() == nodePath && c.pass.Pkg.Path() != nodePath {
 		return false
 	}
 	if p == c.pass.Pkg {

@@ -59,6 +59,10 @@ var studies = []study{
 	{"transport", "scripts/transport.star", map[string]string{
 		"stale-syn": "AllAcknowledged",
 	}},
+	{"lockserver", "scripts/lockserver.star", map[string]string{
+		"livelock": "PendingQueueDrains",
+		"deadlock": "PendingQueueDrains",
+	}},
 	{"raftkv", "scripts/raft.star", nil},
 }
 

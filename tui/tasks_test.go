@@ -1,0 +1,50 @@
+package tui
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/examples/lockserver"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/simtest"
+	"github.com/replaycheck/replaycheck/statedb"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// TestTasksInStatePanelAndFlow: on a task-heavy trace (the lock service
+// deadlocked), the State panel lists each live task of the node and what
+// it waits for, and the flow marks task resumes K with what woke them.
+func TestTasksInStatePanelAndFlow(t *testing.T) {
+	reg := system.NewRegistry(lockserver.System)
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Bug = 1, "deadlock"
+	cfg = cfg.WithDefaults(lockserver.System)
+	trace := simtest.Record(t, lockserver.System, cfg, filepath.Join(t.TempDir(), "ls.lz4"))
+	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: reg, At: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m.Node() != node.ID("c1") {
+		m.SelectNode(+1)
+	}
+	u := startUI(t, m)
+	text := u.text()
+	for _, want := range []string{"@tasks", "worker2: blocked on call server lockserver.Acquire"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("screen lacks %q:\n%s", want, text)
+		}
+	}
+	// A flow row of a resume: K in its node's column, then the step's line.
+	resumeRow := regexp.MustCompile(`K\s+(│\s+)*#\d+ L=\d+ \S+ c\d task worker\d \(task \d\) woken by `)
+	if !resumeRow.MatchString(text) {
+		t.Errorf("no message-flow row marks a task resume with K:\n%s", text)
+	}
+}
