@@ -207,7 +207,7 @@ func (c *Checker) nowBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starl
 	if err != nil {
 		return nil, err
 	}
-	c.read(dep{depNode, c.nodeIdx[id]})
+	c.read(dep{depNode, c.nodeIdx[id], 0})
 	return starlark.MakeInt64(c.nodeNow[id]), nil
 }
 
@@ -223,21 +223,23 @@ func (c *Checker) sinceChange(_ *starlark.Thread, b *starlark.Builtin, args star
 	var at int64
 	switch v := x.(type) {
 	case *Table:
-		c.read(dep{depTableAny, v.id})
+		c.read(dep{depTableAny, v.id, 0})
 		at = v.changed
 	case *Row:
 		rs := v.rs
-		c.read(dep{depRow, rs.id})
 		at = rs.hist.changed
-		if field != "" {
+		if field == "" {
+			c.read(dep{depRow, rs.id, 0})
+		} else {
 			i := slices.IndexFunc(rs.table.columnsOf(rs.v.Type()), func(f state.Field) bool { return f.Name == field })
 			if i < 0 {
 				return nil, fmt.Errorf("since_change: %s has no column %q", rs.table.name, field)
 			}
+			rs.readCol(field)
 			at = rs.hist.fieldTime[i]
 		}
 	case *Derived:
-		c.read(dep{depDerived, v.id})
+		c.read(dep{depDerived, v.id, 0})
 		at = v.since
 	default:
 		return nil, fmt.Errorf("since_change: want a table, a row or a derived value, got %s", x.Type())
@@ -271,7 +273,7 @@ func (c *Checker) timersBuiltin(_ *starlark.Thread, b *starlark.Builtin, args st
 	if err != nil {
 		return nil, err
 	}
-	c.read(dep{depNode, c.nodeIdx[id]})
+	c.read(dep{depNode, c.nodeIdx[id], 0})
 	var names []starlark.Value
 	if inst := c.r.Instance(id); inst != nil && !c.unknown[id] {
 		for _, t := range inst.Timers() {
@@ -492,7 +494,7 @@ func (d *Derived) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs [
 	if len(args) > 0 || len(kwargs) > 0 {
 		return nil, fmt.Errorf("%s() takes no arguments", d.name)
 	}
-	d.c.read(dep{depDerived, d.id})
+	d.c.read(dep{depDerived, d.id, 0})
 	if d.value == nil {
 		return starlark.None, nil
 	}
@@ -505,7 +507,7 @@ func (d *Derived) Attr(name string) (starlark.Value, error) {
 		return starlark.String(d.name), nil
 	case "history":
 		return starlark.NewBuiltin(d.name+".history", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-			d.c.read(dep{depDerived, d.id})
+			d.c.read(dep{depDerived, d.id, 0})
 			l := starlark.NewList(slices.Clone(d.hist))
 			l.Freeze()
 			return l, nil

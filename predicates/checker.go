@@ -277,7 +277,7 @@ func (c *Checker) Observe() error {
 		c.changed(msgsDep)
 	}
 	if inst := c.r.Instance(ev.Node); inst != nil && c.r.Replayed() != nil {
-		c.changed(dep{depNode, c.nodeIndex(ev.Node)})
+		c.changed(dep{depNode, c.nodeIndex(ev.Node), 0})
 		c.scanNode(ev.Node, inst.Handler())
 	}
 	// Nodes whose state became unknown (or known again) with this step.
@@ -301,16 +301,22 @@ func (c *Checker) Observe() error {
 
 func (c *Checker) nodeIndex(id node.ID) int { return c.nodeIdx[id] }
 
-func (c *Checker) tableChanged(t *Table) {
+// tableChanged: node id gained or lost rows of t.
+func (c *Checker) tableChanged(t *Table, id node.ID) {
 	t.changed = c.now
-	c.changed(dep{depTable, t.id})
-	c.changed(dep{depTableAny, t.id})
+	c.changed(dep{depTable, t.id, 0})
+	c.changed(dep{depTableAny, t.id, 0})
+	c.changed(dep{depNodeRows, t.id, c.nodeIndex(id)})
 }
 
-func (c *Checker) rowChanged(rs *rowState) {
+// rowChanged: the row's columns numbered cols changed.
+func (c *Checker) rowChanged(rs *rowState, cols []int) {
 	rs.table.changed = c.now
-	c.changed(dep{depRow, rs.id})
-	c.changed(dep{depTableAny, rs.table.id})
+	c.changed(dep{depRow, rs.id, 0})
+	c.changed(dep{depTableAny, rs.table.id, 0})
+	for _, n := range cols {
+		c.changed(dep{depCol, rs.id, n})
+	}
 }
 
 func (c *Checker) evaluateStep() error {
@@ -370,7 +376,12 @@ func (c *Checker) evalDerived(d *Derived) {
 		c.fail(d.name, "derived", err)
 		return
 	}
-	if v, err = freezeChecked(v); err != nil {
+	// Freezing copies a row's columns into the value: those are reads.
+	saved := c.cur
+	c.cur = d.frame
+	v, err = freezeChecked(v)
+	c.cur = saved
+	if err != nil {
 		d.err = true
 		c.fail(d.name, "derived", fmt.Errorf("%s: derived(%q): %w", d.pos, d.name, err))
 		return
@@ -386,7 +397,7 @@ func (c *Checker) evalDerived(d *Derived) {
 	if len(d.hist) > d.keep {
 		d.hist = d.hist[len(d.hist)-d.keep:]
 	}
-	c.changed(dep{depDerived, d.id})
+	c.changed(dep{depDerived, d.id, 0})
 }
 
 func (c *Checker) fail(name, what string, err error) {

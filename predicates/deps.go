@@ -6,21 +6,30 @@ package predicates
 type depKind uint8
 
 const (
-	depEvent    depKind = iota + 1 // the event built-in (changes every step)
-	depTime                        // now(), since_change() (changes when time advances)
-	depMsgs                        // msgs.recent (changes at every receive)
-	depUnknown                     // unknown_nodes()
-	depTable                       // a table's membership (rows added or removed)
-	depRow                         // one row's content
-	depDerived                     // a derived value
-	depNode                        // a node's runtime state (timers)
-	depTableAny                    // any change in a table: membership or any row (since_change)
+	depEvent     depKind = iota + 1 // the event built-in (changes every step)
+	depTime                         // now(), since_change() (changes when time advances)
+	depMsgs                         // msgs.recent (changes at every receive)
+	depUnknown                      // unknown_nodes()
+	depTable                        // a table's membership (rows added or removed)
+	depRow                          // one row's content
+	depDerived                      // a derived value
+	depNode                         // a node's runtime state (timers)
+	depTableAny                     // any change in a table: membership or any row (since_change)
+	depCol                          // one column of one row: id is the row, sub the table's column number
+	depNodeRows                     // the rows one node has in a table: id is the table, sub the node's index
+	depOrdered                      // anything about an ordered index: its rows, keys or order
+	depGapBefore                    // the gap before one row of an ordered index (sub: the row, 0: the end)
+	depGapAfter                     // the gap after one row of an ordered index (sub: the row, 0: the start)
 )
 
-// dep identifies one thing an evaluation can read.
+// dep identifies one thing an evaluation can read. Rows are tracked per
+// column (depCol), so an evaluation that reads only some columns of a row
+// is not re-run when another column changes; depRow stands for reads of
+// the whole row (since_change(row), a row kept in a history).
 type dep struct {
 	kind depKind
 	id   int
+	sub  int
 }
 
 var (

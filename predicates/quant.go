@@ -67,7 +67,7 @@ func (c *Checker) quantify(kind quantKind, thread *starlark.Thread, xs starlark.
 		c.quants[key] = q
 		c.cur.quants = append(c.cur.quants, key)
 	}
-	c.read(dep{depTable, t.id})
+	c.read(dep{depTable, t.id, 0})
 
 	// Captured variables changed: every row's body may answer differently.
 	if free := freeVars(fn); !q.started || !sameValues(free, q.free) {
@@ -131,7 +131,9 @@ func (c *Checker) evalInstance(thread *starlark.Thread, q *quant, f *frame, fn s
 	c.last.Bodies++
 	saved := c.cur
 	c.cur = f
-	c.read(dep{depRow, f.row.id})
+	// The body reads the row's columns through the Row it is given, each
+	// read tracked: a change to a column it did not read does not re-run
+	// it.
 	v, err := starlark.Call(thread, fn, starlark.Tuple{&Row{rs: f.row}}, nil)
 	c.cur = saved
 	if err != nil {

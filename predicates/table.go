@@ -25,6 +25,9 @@ type Table struct {
 	pos     syntax.Position
 
 	cols    map[reflect.Type][]state.Field // resolved columns, per Go type
+	colNums map[reflect.Type][]int         // per Go type: each column's number (colNum)
+	nums    map[string]int                 // column name -> number, for depCol
+	touched []int                          // upsert's scratch: numbers of the columns that changed
 	rows    map[rowKey]*rowState
 	order   []*rowState // sorted by node, then path
 	sorted  bool
@@ -45,6 +48,7 @@ type rowState struct {
 	table *Table
 	key   rowKey
 	v     reflect.Value // the live object
+	typ   reflect.Type  // v's type when last hashed
 	hash  uint64
 	hist  *rowHistory
 	seen  int // scan generation, to find removed rows
@@ -95,13 +99,13 @@ func (t *Table) sortedRows() []*rowState {
 
 // Len implements starlark.Sequence.
 func (t *Table) Len() int {
-	t.c.read(dep{depTable, t.id})
+	t.c.read(dep{depTable, t.id, 0})
 	return len(t.rows)
 }
 
 // Iterate implements starlark.Iterable.
 func (t *Table) Iterate() starlark.Iterator {
-	t.c.read(dep{depTable, t.id})
+	t.c.read(dep{depTable, t.id, 0})
 	return &rowIter{rows: slices.Clone(t.sortedRows())}
 }
 
@@ -123,7 +127,7 @@ func (t *Table) Get(k starlark.Value) (starlark.Value, bool, error) {
 	if !ok {
 		return nil, false, fmt.Errorf("%s[%s]: want a node ID (a string)", t.name, k)
 	}
-	t.c.read(dep{depTable, t.id})
+	t.readNode(node.ID(id))
 	rows := t.byNode[node.ID(id)]
 	switch len(rows) {
 	case 0:
@@ -158,7 +162,7 @@ func (t *Table) get(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "node", &id, "path?", &path); err != nil {
 		return nil, err
 	}
-	t.c.read(dep{depTable, t.id})
+	t.readNode(node.ID(id))
 	for _, r := range t.byNode[node.ID(id)] {
 		if path == starlark.None {
 			return &Row{rs: r}, nil
@@ -210,16 +214,46 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 	case "history":
 		return starlark.NewBuiltin("history", r.history), nil
 	}
-	rs.table.c.read(dep{depRow, rs.id})
 	if !rs.table.hasColumn(name) {
 		return nil, nil
 	}
-	return fieldValue(rs.v, name, rs.table.c.start), nil
+	v := fieldValue(rs.v, name, rs.table.c.start)
+	if v != nil {
+		rs.readCol(name)
+	}
+	return v, nil
 }
 
 func (r *Row) AttrNames() []string {
 	names := []string{"history", "node", "path", "prev"}
 	return append(names, fieldNames(r.rs.table.columnsOf(r.rs.v.Type()))...)
+}
+
+// readNode records that the evaluation looked up node id's rows: it is
+// re-run when that node's rows come or go, not when another node's do.
+// A name that is no node of the trace never has rows: nothing to track.
+func (t *Table) readNode(id node.ID) {
+	if i, ok := t.c.nodeIdx[id]; ok {
+		t.c.read(dep{depNodeRows, t.id, i})
+	}
+}
+
+// colNum numbers a column name within the table (for depCol).
+func (t *Table) colNum(name string) int {
+	n, ok := t.nums[name]
+	if !ok {
+		if t.nums == nil {
+			t.nums = map[string]int{}
+		}
+		n = len(t.nums) + 1
+		t.nums[name] = n
+	}
+	return n
+}
+
+// readCol records that the evaluation read one column of the row.
+func (rs *rowState) readCol(name string) {
+	rs.table.c.read(dep{depCol, rs.id, rs.table.colNum(name)})
 }
 
 func (t *Table) hasColumn(name string) bool {
@@ -234,10 +268,12 @@ func (r *Row) prev(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		return nil, err
 	}
 	rs := r.rs
-	rs.table.c.read(dep{depRow, rs.id})
 	if err := rs.checkField("prev", field); err != nil {
 		return nil, err
 	}
+	// A version is kept per change of the row, whichever column changed:
+	// which version is the previous one depends on every column.
+	rs.table.c.read(dep{depRow, rs.id, 0})
 	vs := rs.hist.versions
 	if len(vs) < 2 {
 		return def, nil
@@ -255,10 +291,11 @@ func (r *Row) history(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 		return nil, err
 	}
 	rs := r.rs
-	rs.table.c.read(dep{depRow, rs.id})
 	if err := rs.checkField("history", field); err != nil {
 		return nil, err
 	}
+	rs.table.c.read(dep{depRow, rs.id, 0}) // one entry per version: see prev
+
 	var out []starlark.Value
 	for _, v := range rs.hist.versions {
 		if x, ok := v.fields[field]; ok {
@@ -272,6 +309,7 @@ func (r *Row) history(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 
 // snapshot is a frozen copy of the row's current fields.
 func (r *Row) snapshot() starlark.Value {
+	r.rs.table.c.read(dep{depRow, r.rs.id, 0}) // every column is copied
 	fields := starlark.StringDict{"node": starlark.String(r.rs.key.node), "path": starlark.String(r.rs.key.path)}
 	return structSnapshot(&columnView{r.rs}, fields)
 }
@@ -321,8 +359,14 @@ func (t *Table) columnsOf(ty reflect.Type) []state.Field {
 	}
 	if t.cols == nil {
 		t.cols = map[reflect.Type][]state.Field{}
+		t.colNums = map[reflect.Type][]int{}
 	}
 	t.cols[ty] = cols
+	nums := make([]int, len(cols))
+	for i, f := range cols {
+		nums[i] = t.colNum(f.Name)
+	}
+	t.colNums[ty] = nums
 	return cols
 }
 
@@ -338,8 +382,11 @@ func (t *Table) hashColumns(v reflect.Value, cols []state.Field) ([]uint64, uint
 }
 
 // upsert records that the row at key holds v after step; it returns the
-// row, whether it is new, and whether its content changed.
+// row, whether it is new, and whether its content changed. t.touched then
+// holds the numbers of the columns that changed (all of them for a new
+// row or one whose Go type changed).
 func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*rowState, bool, bool) {
+	t.touched = t.touched[:0]
 	rs := t.rows[key]
 	added := false
 	if rs == nil {
@@ -366,6 +413,7 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 	hist := rs.hist
 	if len(hist.fields) > 0 && slices.Equal(hist.fields, fields) {
 		// The same content as before a crash: not a new version.
+		rs.typ = v.Type()
 		return rs, added, false
 	}
 	if len(hist.fieldTime) != len(cols) {
@@ -376,6 +424,14 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 			hist.fieldTime[i] = now
 		}
 	}
+	nums := t.colNums[v.Type()]
+	retyped := rs.typ != v.Type() || len(hist.fields) != len(fields)
+	for i, n := range nums {
+		if retyped || hist.fields[i] != fields[i] {
+			t.touched = append(t.touched, n)
+		}
+	}
+	rs.typ = v.Type()
 	hist.fields = fields
 	hist.changed = now
 	if t.keep > 1 {
