@@ -28,6 +28,7 @@ func (c *Checker) builtins() starlark.StringDict {
 	d := starlark.StringDict{
 		"table":           b("table", c.declTable),
 		"derived":         b("derived", c.declDerived),
+		"ordered":         b("ordered", c.declOrdered),
 		"safety":          b("safety", c.declPredicate("safety")),
 		"liveness":        b("liveness", c.declPredicate("liveness")),
 		"forall":          b("forall", c.quantBuiltin(qForall)),
@@ -239,10 +240,19 @@ func (c *Checker) sinceChange(_ *starlark.Thread, b *starlark.Builtin, args star
 			at = rs.hist.fieldTime[i]
 		}
 	case *Derived:
+		if err := c.keyReadError("a derived value"); err != nil {
+			return nil, err
+		}
 		c.read(dep{depDerived, v.id, 0})
 		at = v.since
+	case *Ordered:
+		if err := v.use("since_change"); err != nil {
+			return nil, err
+		}
+		c.read(dep{depOrdered, v.id, 0})
+		at = v.since
 	default:
-		return nil, fmt.Errorf("since_change: want a table, a row or a derived value, got %s", x.Type())
+		return nil, fmt.Errorf("since_change: want a table, a row, a derived value or an ordered index, got %s", x.Type())
 	}
 	return starlark.MakeInt64(c.now - at), nil
 }
@@ -494,6 +504,9 @@ func (d *Derived) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs [
 	if len(args) > 0 || len(kwargs) > 0 {
 		return nil, fmt.Errorf("%s() takes no arguments", d.name)
 	}
+	if err := d.c.keyReadError("a derived value"); err != nil {
+		return nil, err
+	}
 	d.c.read(dep{depDerived, d.id, 0})
 	if d.value == nil {
 		return starlark.None, nil
@@ -507,6 +520,9 @@ func (d *Derived) Attr(name string) (starlark.Value, error) {
 		return starlark.String(d.name), nil
 	case "history":
 		return starlark.NewBuiltin(d.name+".history", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+			if err := d.c.keyReadError("a derived value"); err != nil {
+				return nil, err
+			}
 			d.c.read(dep{depDerived, d.id, 0})
 			l := starlark.NewList(slices.Clone(d.hist))
 			l.Freeze()

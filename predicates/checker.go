@@ -46,6 +46,7 @@ type Checker struct {
 
 	tables  []*Table
 	derived []*Derived
+	ordered []*Ordered
 	preds   []*Predicate
 	// histories accumulate operations (history()); models holds the
 	// bundled models (models.register, models.kv), built once.
@@ -85,6 +86,7 @@ type StepStats struct {
 	Derived    []string // derived values recomputed
 	Predicates []string // predicates re-evaluated
 	Bodies     int      // quantifier bodies re-evaluated
+	Keys       int      // ordered indexes' row keys re-evaluated
 }
 
 // LastStep reports what the last observed step re-evaluated.
@@ -330,6 +332,7 @@ func (c *Checker) evaluateStep() error {
 		}
 		c.evaluate = false
 	}
+	c.refreshOrdered()
 	for _, d := range c.derived {
 		if d.frame.dirty && !d.err {
 			c.evalDerived(d)

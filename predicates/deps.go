@@ -46,6 +46,7 @@ const (
 	frameAux                 // a liveness/safety aux or alarm evaluation
 	frameDerived
 	frameInstance // one row's body in a quantifier
+	frameKey      // one row's key in an ordered index
 )
 
 // frame is one memoised evaluation: a predicate, a derived value, or the
@@ -58,8 +59,9 @@ type frame struct {
 	deps   map[dep]struct{}
 	dirty  bool
 
-	// For instance frames.
+	// For instance frames (q) and key frames (ord).
 	q      *quant
+	ord    *Ordered
 	row    *rowState
 	result bool
 	// witness is the last quantifier evaluated in this frame; its deciding
@@ -119,6 +121,14 @@ func (c *Checker) changed(d dep) {
 
 func (c *Checker) markDirty(f *frame) {
 	for ; f != nil; f = f.parent {
+		if f.kind == frameKey {
+			// Keys are brought up to date before anything reads them.
+			if !f.dirty {
+				f.dirty = true
+				f.ord.dirty = append(f.ord.dirty, f)
+			}
+			return
+		}
 		if f.kind == frameInstance {
 			// An instance may stay dirty while its parent ran without
 			// calling the quantifier; the parent must still be marked.

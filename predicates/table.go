@@ -33,8 +33,43 @@ type Table struct {
 	sorted  bool
 	byNode  map[node.ID][]*rowState
 	epoch   int // incremented when rows are added or removed
-	changed int64
-	history map[rowKey]*rowHistory // kept across a node's crash
+	// journal lists the latest membership changes, journal[i] being the
+	// one that made epoch journalBase+i+1, so that quantifiers and
+	// ordered indexes catch up in time proportional to what changed.
+	journal     []memberChange
+	journalBase int
+	changed     int64
+	history     map[rowKey]*rowHistory // kept across a node's crash
+}
+
+type memberChange struct {
+	rs    *rowState
+	added bool
+}
+
+// maxJournal bounds the membership journal; a reader further behind
+// re-syncs with every row.
+const maxJournal = 4096
+
+func (t *Table) logChange(rs *rowState, added bool) {
+	t.epoch++
+	if len(t.journal) == maxJournal {
+		// Drop the older half at once: amortised O(1) per change.
+		n := copy(t.journal, t.journal[maxJournal/2:])
+		clear(t.journal[n:])
+		t.journal = t.journal[:n]
+		t.journalBase += maxJournal / 2
+	}
+	t.journal = append(t.journal, memberChange{rs, added})
+}
+
+// changesSince returns the membership changes after epoch, or false if
+// they are no longer all kept.
+func (t *Table) changesSince(epoch int) ([]memberChange, bool) {
+	if epoch < t.journalBase || epoch > t.epoch {
+		return nil, false
+	}
+	return t.journal[epoch-t.journalBase:], true
 }
 
 type rowKey struct {
@@ -400,7 +435,7 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 		t.rows[key] = rs
 		t.byNode[key.node] = append(t.byNode[key.node], rs)
 		t.sorted = false
-		t.epoch++
+		t.logChange(rs, true)
 		added = true
 	}
 	rs.v, rs.seen = v, gen
@@ -464,7 +499,7 @@ func (t *Table) remove(rs *rowState) {
 		t.byNode[rs.key.node] = rows
 	}
 	t.sorted = false
-	t.epoch++
+	t.logChange(rs, false)
 }
 
 // pathString builds row paths in the same form as state.Flatten.
