@@ -87,9 +87,9 @@ func (c *Checker) declTable(thread *starlark.Thread, b *starlark.Builtin, args s
 		}
 	}
 	var typ string
-	var columns *starlark.List
+	var columns, views *starlark.List
 	keep := 1
-	if err := starlark.UnpackArgs("table", args, kwargs, "type", &typ, "columns?", &columns, "keep?", &keep); err != nil {
+	if err := starlark.UnpackArgs("table", args, kwargs, "type", &typ, "columns?", &columns, "keep?", &keep, "views?", &views); err != nil {
 		return nil, err
 	}
 	if keep < 1 {
@@ -105,6 +105,15 @@ func (c *Checker) declTable(thread *starlark.Thread, b *starlark.Builtin, args s
 				return nil, fmt.Errorf("table(%q): columns must be field names (strings)", typ)
 			}
 			t.columns = append(t.columns, s)
+		}
+	}
+	if views != nil {
+		for i := range views.Len() {
+			s, ok := starlark.AsString(views.Index(i))
+			if !ok {
+				return nil, fmt.Errorf("table(%q): views must be column names (strings)", typ)
+			}
+			t.views = append(t.views, s)
 		}
 	}
 	if c.watching {

@@ -3,6 +3,7 @@ package predicates
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"path/filepath"
 	"strings"
 	"time"
@@ -60,6 +61,8 @@ type Checker struct {
 	nextRow   int
 	quants    map[quantKey]*quant
 	scan      *scanner
+	plain     plainTypes   // column types hashed as raw bytes
+	seed      maphash.Seed // for those hashes
 
 	step     int
 	ev       *node.Event
@@ -159,6 +162,7 @@ func LoadSource(path string, src []byte, r *replay.Replayer, opts Options) (*Che
 		index: index{}, quants: map[quantKey]*quant{}, nodeNow: map[node.ID]int64{},
 		unknown: map[node.ID]bool{}, start: r.Trace().Header.Start, step: -1, evaluate: true,
 		codec: r.System().Codec, system: r.Trace().Header.System, msgStep: -1,
+		plain: plainTypes{}, seed: maphash.MakeSeed(),
 	}
 	c.scan = newScanner(c)
 	c.report.Predicates = map[string]*PredicateStats{}

@@ -21,6 +21,7 @@ type Table struct {
 	id      int
 	name    string   // as declared: "paxos.Agent" or a full import path
 	columns []string // observed columns; nil: every observed field
+	views   []string // columns read as views (listView), not lists
 	keep    int
 	pos     syntax.Position
 
@@ -252,6 +253,15 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 	if !rs.table.hasColumn(name) {
 		return nil, nil
 	}
+	if slices.Contains(rs.table.views, name) {
+		if f, ok := state.FieldByName(rs.v.Type(), name); ok {
+			if fv := rs.v.Field(f.Index); fv.Kind() == reflect.Slice || fv.Kind() == reflect.Array {
+				rs.readCol(name)
+				c := rs.table.c
+				return &listView{c: c, v: fv, column: rs.table.name + "." + name, step: c.step}, nil
+			}
+		}
+	}
 	v := fieldValue(rs.v, name, rs.table.c.start)
 	if v != nil {
 		rs.readCol(name)
@@ -410,7 +420,7 @@ func (t *Table) hashColumns(v reflect.Value, cols []state.Field) ([]uint64, uint
 	hashes := make([]uint64, len(cols))
 	var all uint64 = 14695981039346656037
 	for i, f := range cols {
-		hashes[i] = state.HashValue(v.Field(f.Index))
+		hashes[i] = t.c.columnHash(v.Field(f.Index))
 		all = (all ^ hashes[i]) * 1099511628211
 	}
 	return hashes, all
