@@ -87,9 +87,10 @@ func (c *Checker) declTable(thread *starlark.Thread, b *starlark.Builtin, args s
 		}
 	}
 	var typ string
-	var columns, views *starlark.List
+	var columns, views, chained *starlark.List
 	keep := 1
-	if err := starlark.UnpackArgs("table", args, kwargs, "type", &typ, "columns?", &columns, "keep?", &keep, "views?", &views); err != nil {
+	if err := starlark.UnpackArgs("table", args, kwargs, "type", &typ, "columns?", &columns, "keep?", &keep,
+		"views?", &views, "chained?", &chained); err != nil {
 		return nil, err
 	}
 	if keep < 1 {
@@ -107,13 +108,20 @@ func (c *Checker) declTable(thread *starlark.Thread, b *starlark.Builtin, args s
 			t.columns = append(t.columns, s)
 		}
 	}
-	if views != nil {
-		for i := range views.Len() {
-			s, ok := starlark.AsString(views.Index(i))
+	for _, l := range []struct {
+		arg  string
+		list *starlark.List
+		into *[]string
+	}{{"views", views, &t.views}, {"chained", chained, &t.chained}} {
+		if l.list == nil {
+			continue
+		}
+		for i := range l.list.Len() {
+			s, ok := starlark.AsString(l.list.Index(i))
 			if !ok {
-				return nil, fmt.Errorf("table(%q): views must be column names (strings)", typ)
+				return nil, fmt.Errorf("table(%q): %s must be column names (strings)", typ, l.arg)
 			}
-			t.views = append(t.views, s)
+			*l.into = append(*l.into, s)
 		}
 	}
 	if c.watching {

@@ -79,6 +79,16 @@ func (c *Checker) columnHash(v reflect.Value) uint64 {
 	return state.HashValue(v)
 }
 
+// chainHash hashes a list declared chained=: its length and last
+// element, which by the declaration digests every element before it.
+func chainHash(v reflect.Value) uint64 {
+	n := v.Len()
+	if n == 0 {
+		return 0
+	}
+	return (state.HashValue(v.Index(n-1))^uint64(n))*1099511628211 | 1
+}
+
 // listView is a column declared in table(..., views=[...]): a read-only
 // window on the Go slice. len() and v[i] cost the same whatever the
 // slice's length; only the elements read are converted. It is valid

@@ -22,6 +22,7 @@ type Table struct {
 	name    string   // as declared: "paxos.Agent" or a full import path
 	columns []string // observed columns; nil: every observed field
 	views   []string // columns read as views (listView), not lists
+	chained []string // list columns whose last element digests the list
 	keep    int
 	pos     syntax.Position
 
@@ -420,7 +421,11 @@ func (t *Table) hashColumns(v reflect.Value, cols []state.Field) ([]uint64, uint
 	hashes := make([]uint64, len(cols))
 	var all uint64 = 14695981039346656037
 	for i, f := range cols {
-		hashes[i] = t.c.columnHash(v.Field(f.Index))
+		if len(t.chained) > 0 && slices.Contains(t.chained, f.Name) {
+			hashes[i] = chainHash(v.Field(f.Index))
+		} else {
+			hashes[i] = t.c.columnHash(v.Field(f.Index))
+		}
 		all = (all ^ hashes[i]) * 1099511628211
 	}
 	return hashes, all
