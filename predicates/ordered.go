@@ -3,6 +3,7 @@ package predicates
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -36,7 +37,9 @@ type Ordered struct {
 	ready bool  // rows synced with the table at least once
 	since int64 // time of the last change of rows, keys or order
 	err   error // a key failed: every later read fails with it
-	Evals int   // key evaluations, for tests
+
+	methods map[string]*starlark.Builtin
+	Evals   int // key evaluations, for tests
 }
 
 var (
@@ -245,6 +248,17 @@ func (o *Ordered) move(rs *rowState, k starlark.Value) error {
 
 // compareKeys is -1, 0 or 1.
 func compareKeys(a, b starlark.Value) (int, error) {
+	// The common keys, without Starlark's generic comparison.
+	if x, ok := a.(starlark.Int); ok {
+		if y, ok := b.(starlark.Int); ok {
+			return x.Cmp(y, 0)
+		}
+	}
+	if x, ok := a.(starlark.String); ok {
+		if y, ok := b.(starlark.String); ok {
+			return strings.Compare(string(x), string(y)), nil
+		}
+	}
 	lt, err := starlark.Compare(syntax.LT, a, b)
 	if err != nil {
 		return 0, fmt.Errorf("keys %s and %s cannot be ordered: %w", a.Type(), b.Type(), err)
@@ -358,6 +372,20 @@ func (o *Ordered) AttrNames() []string {
 }
 
 func (o *Ordered) Attr(name string) (starlark.Value, error) {
+	if b := o.methods[name]; b != nil {
+		return b, nil
+	}
+	b, err := o.method(name)
+	if b, ok := b.(*starlark.Builtin); ok && err == nil {
+		if o.methods == nil {
+			o.methods = map[string]*starlark.Builtin{}
+		}
+		o.methods[name] = b // made once: lookups run in bodies at every step
+	}
+	return b, err
+}
+
+func (o *Ordered) method(name string) (starlark.Value, error) {
 	switch name {
 	case "name":
 		return starlark.String(o.name), nil

@@ -22,6 +22,7 @@ type Table struct {
 	name    string   // as declared: "paxos.Agent" or a full import path
 	columns []string // observed columns; nil: every observed field
 	views   []string // columns read as views (listView), not lists
+	getFn   *starlark.Builtin
 	chained []string // list columns whose last element digests the list
 	keep    int
 	pos     syntax.Position
@@ -186,7 +187,10 @@ func (t *Table) Attr(name string) (starlark.Value, error) {
 	case "name":
 		return starlark.String(t.name), nil
 	case "get":
-		return starlark.NewBuiltin(t.name+".get", t.get), nil
+		if t.getFn == nil { // made once: T.get is called in bodies at every step
+			t.getFn = starlark.NewBuiltin(t.name+".get", t.get)
+		}
+		return t.getFn, nil
 	}
 	return nil, nil
 }
