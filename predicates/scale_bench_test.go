@@ -129,4 +129,3 @@ func BenchmarkRaftScriptLogLength(b *testing.B) {
 	}
 	b.ReportMetric(0, "ns/op")
 }
-
