@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -81,6 +82,15 @@ type Checker struct {
 
 	report Report
 	last   StepStats
+	// auxMemo holds this step's aux and alarm results by function and
+	// argument: predicates that share a stability measure (chord's
+	// stability(), replicastore's) compute it once per step.
+	auxMemo map[auxKey]starlark.Value
+}
+
+type auxKey struct {
+	fn  starlark.Callable
+	arg starlark.Value
 }
 
 // StepStats says what the last step re-evaluated: the measure of
@@ -271,6 +281,7 @@ func (c *Checker) Observe() error {
 	ev := c.r.Recorded()
 	c.step, c.ev = step, ev
 	c.last = StepStats{}
+	clear(c.auxMemo) // aux results hold for one step
 	t := ev.Time - c.start
 	if t > c.now {
 		c.now = t
@@ -556,6 +567,27 @@ func (c *Checker) updateOpen(p *Predicate) {
 // evalAux runs a predicate's aux or alarm function; a failure is reported
 // once and sets *failed, so the function is not run again.
 func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tuple, failed *bool) (starlark.Value, bool) {
+	// Nothing changes within a step, and these functions cannot change
+	// anything: the same function with the same argument answers the
+	// same. Only functions and frozen arguments are memoised.
+	key, memo := auxKey{fn: fn}, false
+	if _, ok := fn.(*starlark.Function); ok && len(args) <= 1 {
+		memo = true
+		if len(args) == 1 {
+			key.arg = args[0]
+			switch args[0].(type) {
+			case *starlark.Dict, *starlark.List, starlarkStruct:
+			default:
+				memo = false
+			}
+		}
+	}
+	if c.auxMemo == nil {
+		c.auxMemo = map[auxKey]starlark.Value{}
+	}
+	if v, ok := c.auxMemo[key]; ok && memo {
+		return v, true
+	}
 	f := c.newFrame(frameAux, nil)
 	v, err := c.call(f, fn, args)
 	c.forget(f)
@@ -573,5 +605,11 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 		*failed = true
 		return nil, false
 	}
+	if memo {
+		c.auxMemo[key] = v
+	}
 	return v, true
 }
+
+// starlarkStruct is the type struct() makes, for auxKey.
+type starlarkStruct = *starlarkstruct.Struct
