@@ -57,6 +57,8 @@ type Checker struct {
 	names     map[string]syntax.Position
 
 	index     index
+	indexAdds int // readers added since the last sweep of the index
+	indexLive int // readers live at the last sweep
 	cur       *frame
 	nextFrame int
 	nextRow   int
