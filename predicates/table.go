@@ -22,10 +22,12 @@ type Table struct {
 	name    string   // as declared: "paxos.Agent" or a full import path
 	columns []string // observed columns; nil: every observed field
 	views   []string // columns read as views (listView), not lists
-	getFn   *starlark.Builtin
-	chained []string // list columns whose last element digests the list
-	keep    int
-	pos     syntax.Position
+	// colInfos caches column(): per Go type, per name.
+	colInfos map[reflect.Type]map[string]colInfo
+	getFn    *starlark.Builtin
+	chained  []string // list columns whose last element digests the list
+	keep     int
+	pos      syntax.Position
 
 	cols    map[reflect.Type][]state.Field // resolved columns, per Go type
 	colNums map[reflect.Type][]int         // per Go type: each column's number (colNum)
@@ -255,23 +257,49 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 	case "history":
 		return starlark.NewBuiltin("history", r.history), nil
 	}
-	if !rs.table.hasColumn(name) {
+	col, ok := rs.table.column(rs.v.Type(), name)
+	if !ok {
 		return nil, nil
 	}
-	if slices.Contains(rs.table.views, name) {
-		if f, ok := state.FieldByName(rs.v.Type(), name); ok {
-			if fv := rs.v.Field(f.Index); fv.Kind() == reflect.Slice || fv.Kind() == reflect.Array {
-				rs.readCol(name)
-				c := rs.table.c
-				return &listView{c: c, v: fv, column: rs.table.name + "." + name, step: c.step}, nil
-			}
+	c := rs.table.c
+	c.read(dep{depCol, rs.id, col.num})
+	fv := rs.v.Field(col.index)
+	if col.view {
+		return &listView{c: c, v: fv, column: rs.table.name + "." + name, step: c.step}, nil
+	}
+	return toStarlark(fv, c.start), nil
+}
+
+// colInfo is what reading a column by name needs, resolved once per Go
+// type and name.
+type colInfo struct {
+	index int  // for reflect.Value.Field
+	num   int  // colNum; 0: no such column
+	view  bool // declared in views= (and a list)
+}
+
+// column resolves a column of Go type ty by name: false when the name is
+// no column of the table (not an observed field, or not in columns=).
+func (t *Table) column(ty reflect.Type, name string) (colInfo, bool) {
+	byName := t.colInfos[ty]
+	if byName == nil {
+		if t.colInfos == nil {
+			t.colInfos = map[reflect.Type]map[string]colInfo{}
 		}
+		byName = map[string]colInfo{}
+		t.colInfos[ty] = byName
 	}
-	v := fieldValue(rs.v, name, rs.table.c.start)
-	if v != nil {
-		rs.readCol(name)
+	if col, ok := byName[name]; ok {
+		return col, col.num != 0
 	}
-	return v, nil
+	var col colInfo
+	if f, ok := state.FieldByName(ty, name); ok && t.hasColumn(name) {
+		k := ty.Field(f.Index).Type.Kind()
+		col = colInfo{index: f.Index, num: t.colNum(name),
+			view: slices.Contains(t.views, name) && (k == reflect.Slice || k == reflect.Array)}
+	}
+	byName[name] = col // an unknown name is remembered too
+	return col, col.num != 0
 }
 
 func (r *Row) AttrNames() []string {
