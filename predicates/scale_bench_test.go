@@ -53,6 +53,17 @@ func predicateCost(tb testing.TB, trace []byte, script string, from, to int) (ti
 	return spent / time.Duration(max(n, 1)), n
 }
 
+// minCost is predicateCost's least of three replays: on a shared machine
+// the least is the one least disturbed.
+func minCost(tb testing.TB, trace []byte, script string, from, to int) time.Duration {
+	best := time.Duration(1<<63 - 1)
+	for range 3 {
+		d, _ := predicateCost(tb, trace, script, from, to)
+		best = min(best, d)
+	}
+	return best
+}
+
 func simTrace(tb testing.TB, system string, cfg sim.Config) []byte {
 	tb.Helper()
 	sys, err := examples.Registry().Lookup(system)
@@ -69,7 +80,8 @@ func simTrace(tb testing.TB, system string, cfg sim.Config) []byte {
 
 // BenchmarkChordScriptScaling: the predicate part of checking
 // scripts/chord.star, per step, on chord with 1,000 nodes against 10 (ring
-// of 2^16 positions, 20,000 events each; target <= 2x). With
+// of 2^16 positions, 20,000 events each; target <= 2x; each figure the
+// least of three replays). With
 // CHORD_STAR_BASELINE=FILE it also measures that script (e.g. the chord.star
 // of an earlier release) on the same traces.
 //
@@ -88,8 +100,8 @@ func BenchmarkChordScriptScaling(b *testing.B) {
 	}
 	for b.Loop() {
 		for name, script := range scripts {
-			small, _ := predicateCost(b, traces[10], script, 0, -1)
-			large, _ := predicateCost(b, traces[1000], script, 0, -1)
+			small := minCost(b, traces[10], script, 0, -1)
+			large := minCost(b, traces[1000], script, 0, -1)
 			ratio := float64(large) / float64(small)
 			b.Logf("%s: %v/step with 10 nodes, %v/step with 1,000 nodes: %.2fx", name, small, large, ratio)
 			if name == "chord.star" {
@@ -119,8 +131,8 @@ func BenchmarkRaftScriptLogLength(b *testing.B) {
 	}
 	steps := len(tr.Events)
 	for b.Loop() {
-		first, _ := predicateCost(b, trace, "../scripts/raft.star", 0, steps/10)
-		last, _ := predicateCost(b, trace, "../scripts/raft.star", steps-steps/10, -1)
+		first := minCost(b, trace, "../scripts/raft.star", 0, steps/10)
+		last := minCost(b, trace, "../scripts/raft.star", steps-steps/10, -1)
 		ratio := float64(last) / float64(first)
 		b.Logf("raft.star over %d steps: %v/step in the first tenth, %v/step in the last: %.2fx", steps, first, last, ratio)
 		b.ReportMetric(float64(first.Nanoseconds()), "ns/step-first")
