@@ -28,6 +28,7 @@ func (c *Checker) builtins() starlark.StringDict {
 	d := starlark.StringDict{
 		"table":           b("table", c.declTable),
 		"derived":         b("derived", c.declDerived),
+		"ordered":         b("ordered", c.declOrdered),
 		"safety":          b("safety", c.declPredicate("safety")),
 		"liveness":        b("liveness", c.declPredicate("liveness")),
 		"forall":          b("forall", c.quantBuiltin(qForall)),
@@ -87,9 +88,10 @@ func (c *Checker) declTable(thread *starlark.Thread, b *starlark.Builtin, args s
 		}
 	}
 	var typ string
-	var columns *starlark.List
+	var columns, views, chained *starlark.List
 	keep := 1
-	if err := starlark.UnpackArgs("table", args, kwargs, "type", &typ, "columns?", &columns, "keep?", &keep); err != nil {
+	if err := starlark.UnpackArgs("table", args, kwargs, "type", &typ, "columns?", &columns, "keep?", &keep,
+		"views?", &views, "chained?", &chained); err != nil {
 		return nil, err
 	}
 	if keep < 1 {
@@ -105,6 +107,22 @@ func (c *Checker) declTable(thread *starlark.Thread, b *starlark.Builtin, args s
 				return nil, fmt.Errorf("table(%q): columns must be field names (strings)", typ)
 			}
 			t.columns = append(t.columns, s)
+		}
+	}
+	for _, l := range []struct {
+		arg  string
+		list *starlark.List
+		into *[]string
+	}{{"views", views, &t.views}, {"chained", chained, &t.chained}} {
+		if l.list == nil {
+			continue
+		}
+		for i := range l.list.Len() {
+			s, ok := starlark.AsString(l.list.Index(i))
+			if !ok {
+				return nil, fmt.Errorf("table(%q): %s must be column names (strings)", typ, l.arg)
+			}
+			*l.into = append(*l.into, s)
 		}
 	}
 	if c.watching {
@@ -208,7 +226,7 @@ func (c *Checker) nowBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starl
 	if err != nil {
 		return nil, err
 	}
-	c.read(dep{depNode, c.nodeIdx[id]})
+	c.read(dep{depNode, c.nodeIdx[id], 0})
 	return starlark.MakeInt64(c.nodeNow[id]), nil
 }
 
@@ -224,30 +242,40 @@ func (c *Checker) sinceChange(_ *starlark.Thread, b *starlark.Builtin, args star
 	var at int64
 	switch v := x.(type) {
 	case *Table:
-		c.read(dep{depTableAny, v.id})
+		c.read(dep{depTableAny, v.id, 0})
 		c.trackRead(item{kind: itemTableChanged, id: v.id})
 		at = v.changed
 	case *Row:
 		rs := v.rs
-		c.read(dep{depRow, rs.id})
-		if field == "" {
-			c.trackRead(item{kind: itemRowChanged, id: rs.table.id, key: rs.key})
-		}
 		at = rs.hist.changed
-		if field != "" {
+		if field == "" {
+			c.read(dep{depRow, rs.id, 0})
+			c.trackRead(item{kind: itemRowChanged, id: rs.table.id, key: rs.key})
+		} else {
 			i := slices.IndexFunc(rs.table.columnsOf(rs.v.Type()), func(f state.Field) bool { return f.Name == field })
 			if i < 0 {
 				return nil, fmt.Errorf("since_change: %s has no column %q", rs.table.name, field)
 			}
+			rs.readCol(field)
 			c.trackRead(item{kind: itemRowField, id: rs.table.id, key: rs.key, col: i})
 			at = rs.hist.fieldTime[i]
 		}
 	case *Derived:
-		c.read(dep{depDerived, v.id})
+		if err := c.keyReadError("a derived value"); err != nil {
+			return nil, err
+		}
+		c.read(dep{depDerived, v.id, 0})
 		c.trackReadDerived(v, itemDerivedSince)
 		at = v.since
+	case *Ordered:
+		if err := v.use("since_change"); err != nil {
+			return nil, err
+		}
+		c.read(dep{depOrdered, v.id, 0})
+		c.trackRead(item{kind: itemOrderedSince, id: v.id})
+		at = v.since
 	default:
-		return nil, fmt.Errorf("since_change: want a table, a row or a derived value, got %s", x.Type())
+		return nil, fmt.Errorf("since_change: want a table, a row, a derived value or an ordered index, got %s", x.Type())
 	}
 	return starlark.MakeInt64(c.now - at), nil
 }
@@ -278,7 +306,7 @@ func (c *Checker) timersBuiltin(_ *starlark.Thread, b *starlark.Builtin, args st
 	if err != nil {
 		return nil, err
 	}
-	c.read(dep{depNode, c.nodeIdx[id]})
+	c.read(dep{depNode, c.nodeIdx[id], 0})
 	var names []starlark.Value
 	if inst := c.r.Instance(id); inst != nil && !c.unknown[id] {
 		for _, t := range inst.Timers() {
@@ -302,7 +330,7 @@ func (c *Checker) tasksBuiltin(_ *starlark.Thread, b *starlark.Builtin, args sta
 	if err != nil {
 		return nil, err
 	}
-	c.read(dep{depNode, c.nodeIdx[id]})
+	c.read(dep{depNode, c.nodeIdx[id], 0})
 	var out []starlark.Value
 	if inst := c.r.Instance(id); inst != nil && !c.unknown[id] {
 		for _, t := range inst.Tasks() {
@@ -530,7 +558,10 @@ func (d *Derived) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs [
 	if len(args) > 0 || len(kwargs) > 0 {
 		return nil, fmt.Errorf("%s() takes no arguments", d.name)
 	}
-	d.c.read(dep{depDerived, d.id})
+	if err := d.c.keyReadError("a derived value"); err != nil {
+		return nil, err
+	}
+	d.c.read(dep{depDerived, d.id, 0})
 	if d.value == nil {
 		return starlark.None, nil
 	}
@@ -543,7 +574,10 @@ func (d *Derived) Attr(name string) (starlark.Value, error) {
 		return starlark.String(d.name), nil
 	case "history":
 		return starlark.NewBuiltin(d.name+".history", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-			d.c.read(dep{depDerived, d.id})
+			if err := d.c.keyReadError("a derived value"); err != nil {
+				return nil, err
+			}
+			d.c.read(dep{depDerived, d.id, 0})
 			d.c.trackReadDerived(d, itemDerivedHist)
 			l := starlark.NewList(slices.Clone(d.hist))
 			l.Freeze()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -46,6 +47,7 @@ type Checker struct {
 
 	tables  []*Table
 	derived []*Derived
+	ordered []*Ordered
 	preds   []*Predicate
 	// histories accumulate operations (history()); models holds the
 	// bundled models (models.register, models.kv), built once.
@@ -54,11 +56,14 @@ type Checker struct {
 	names     map[string]syntax.Position
 
 	index     index
+	indexAdds int // readers added since the last sweep of the index
+	indexLive int // readers live at the last sweep
 	cur       *frame
 	nextFrame int
 	nextRow   int
 	quants    map[quantKey]*quant
 	scan      *scanner
+	plain     plainTypes // column types hashed as raw bytes
 
 	step     int
 	ev       *node.Event
@@ -81,6 +86,15 @@ type Checker struct {
 	// check is not yet known to continue the sequential run (segment.go).
 	track    *seamTrack
 	usesMsgs bool // some loaded source names msgs
+	// auxMemo holds this step's aux and alarm results by function and
+	// argument: predicates that share a stability measure (chord's
+	// stability(), replicastore's) compute it once per step.
+	auxMemo map[auxKey]starlark.Value
+}
+
+type auxKey struct {
+	fn  starlark.Callable
+	arg starlark.Value
 }
 
 // StepStats says what the last step re-evaluated: the measure of
@@ -89,6 +103,7 @@ type StepStats struct {
 	Derived    []string // derived values recomputed
 	Predicates []string // predicates re-evaluated
 	Bodies     int      // quantifier bodies re-evaluated
+	Keys       int      // ordered indexes' row keys re-evaluated
 }
 
 // LastStep reports what the last observed step re-evaluated.
@@ -161,6 +176,7 @@ func LoadSource(path string, src []byte, r *replay.Replayer, opts Options) (*Che
 		index: index{}, quants: map[quantKey]*quant{}, nodeNow: map[node.ID]int64{},
 		unknown: map[node.ID]bool{}, start: r.Trace().Header.Start, step: -1, evaluate: true,
 		codec: r.System().Codec, system: r.Trace().Header.System, msgStep: -1,
+		plain: plainTypes{},
 	}
 	c.scan = newScanner(c)
 	c.report.Predicates = map[string]*PredicateStats{}
@@ -269,6 +285,7 @@ func (c *Checker) Observe() error {
 	ev := c.r.Recorded()
 	c.step, c.ev = step, ev
 	c.last = StepStats{}
+	clear(c.auxMemo) // aux results hold for one step
 	t := ev.Time - c.start
 	if t > c.now {
 		c.now = t
@@ -281,7 +298,7 @@ func (c *Checker) Observe() error {
 		c.changed(msgsDep)
 	}
 	if inst := c.r.Instance(ev.Node); inst != nil && c.r.Replayed() != nil {
-		c.changed(dep{depNode, c.nodeIndex(ev.Node)})
+		c.changed(dep{depNode, c.nodeIndex(ev.Node), 0})
 		c.scanNode(ev.Node, inst.Handler())
 	}
 	// Nodes whose state became unknown (or known again) with this step.
@@ -305,18 +322,24 @@ func (c *Checker) Observe() error {
 
 func (c *Checker) nodeIndex(id node.ID) int { return c.nodeIdx[id] }
 
-func (c *Checker) tableChanged(t *Table) {
+// tableChanged: node id gained or lost rows of t.
+func (c *Checker) tableChanged(t *Table, id node.ID) {
 	t.changed = c.now
 	c.trackTable(t)
-	c.changed(dep{depTable, t.id})
-	c.changed(dep{depTableAny, t.id})
+	c.changed(dep{depTable, t.id, 0})
+	c.changed(dep{depTableAny, t.id, 0})
+	c.changed(dep{depNodeRows, t.id, c.nodeIndex(id)})
 }
 
-func (c *Checker) rowChanged(rs *rowState) {
+// rowChanged: the row's columns numbered cols changed.
+func (c *Checker) rowChanged(rs *rowState, cols []int) {
 	rs.table.changed = c.now
 	c.trackTable(rs.table)
-	c.changed(dep{depRow, rs.id})
-	c.changed(dep{depTableAny, rs.table.id})
+	c.changed(dep{depRow, rs.id, 0})
+	c.changed(dep{depTableAny, rs.table.id, 0})
+	for _, n := range cols {
+		c.changed(dep{depCol, rs.id, n})
+	}
 }
 
 func (c *Checker) evaluateStep() error {
@@ -330,6 +353,7 @@ func (c *Checker) evaluateStep() error {
 		}
 		c.evaluate = false
 	}
+	c.refreshOrdered()
 	for _, d := range c.derived {
 		if d.frame.dirty && !d.err {
 			c.evalDerived(d)
@@ -376,7 +400,12 @@ func (c *Checker) evalDerived(d *Derived) {
 		c.fail(d.name, "derived", err)
 		return
 	}
-	if v, err = freezeChecked(v); err != nil {
+	// Freezing copies a row's columns into the value: those are reads.
+	saved := c.cur
+	c.cur = d.frame
+	v, err = freezeChecked(v)
+	c.cur = saved
+	if err != nil {
 		d.err = true
 		c.fail(d.name, "derived", fmt.Errorf("%s: derived(%q): %w", d.pos, d.name, err))
 		return
@@ -393,7 +422,7 @@ func (c *Checker) evalDerived(d *Derived) {
 	if len(d.hist) > d.keep {
 		d.hist = d.hist[len(d.hist)-d.keep:]
 	}
-	c.changed(dep{depDerived, d.id})
+	c.changed(dep{depDerived, d.id, 0})
 }
 
 func (c *Checker) fail(name, what string, err error) {
@@ -546,6 +575,27 @@ func (c *Checker) updateOpen(p *Predicate) {
 // evalAux runs a predicate's aux or alarm function; a failure is reported
 // once and sets *failed, so the function is not run again.
 func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tuple, failed *bool) (starlark.Value, bool) {
+	// Nothing changes within a step, and these functions cannot change
+	// anything: the same function with the same argument answers the
+	// same. Only functions and frozen arguments are memoised.
+	key, memo := auxKey{fn: fn}, false
+	if _, ok := fn.(*starlark.Function); ok && len(args) <= 1 {
+		memo = true
+		if len(args) == 1 {
+			key.arg = args[0]
+			switch args[0].(type) {
+			case *starlark.Dict, *starlark.List, starlarkStruct:
+			default:
+				memo = false
+			}
+		}
+	}
+	if c.auxMemo == nil {
+		c.auxMemo = map[auxKey]starlark.Value{}
+	}
+	if v, ok := c.auxMemo[key]; ok && memo {
+		return v, true
+	}
 	f := c.newFrame(frameAux, nil)
 	v, err := c.call(f, fn, args)
 	c.forget(f)
@@ -563,5 +613,11 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 		*failed = true
 		return nil, false
 	}
+	if memo {
+		c.auxMemo[key] = v
+	}
 	return v, true
 }
+
+// starlarkStruct is the type struct() makes, for auxKey.
+type starlarkStruct = *starlarkstruct.Struct

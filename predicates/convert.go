@@ -147,6 +147,8 @@ func fieldsString(v starlark.HasAttrs) string {
 // structs) into plain frozen data, so it can be kept in a history.
 func freeze(v starlark.Value) starlark.Value {
 	switch x := v.(type) {
+	case *listView:
+		return freeze(x.list())
 	case *Row:
 		return x.snapshot()
 	case *goStruct:

@@ -201,7 +201,11 @@ func ddCheck(t *testing.T, d *datadriven.TestData, dir string, tr *replay.Trace)
 			if len(st.Predicates) > 0 {
 				fmt.Fprintf(&b, " preds=%s", strings.Join(st.Predicates, ","))
 			}
-			fmt.Fprintf(&b, " bodies=%d\n", st.Bodies)
+			fmt.Fprintf(&b, " bodies=%d", st.Bodies)
+			if st.Keys > 0 {
+				fmt.Fprintf(&b, " keys=%d", st.Keys)
+			}
+			b.WriteString("\n")
 		}
 		if d.HasArg("values") {
 			for _, dv := range c.DerivedValues() {

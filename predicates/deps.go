@@ -6,21 +6,30 @@ package predicates
 type depKind uint8
 
 const (
-	depEvent    depKind = iota + 1 // the event built-in (changes every step)
-	depTime                        // now(), since_change() (changes when time advances)
-	depMsgs                        // msgs.recent (changes at every receive)
-	depUnknown                     // unknown_nodes()
-	depTable                       // a table's membership (rows added or removed)
-	depRow                         // one row's content
-	depDerived                     // a derived value
-	depNode                        // a node's runtime state (timers)
-	depTableAny                    // any change in a table: membership or any row (since_change)
+	depEvent     depKind = iota + 1 // the event built-in (changes every step)
+	depTime                         // now(), since_change() (changes when time advances)
+	depMsgs                         // msgs.recent (changes at every receive)
+	depUnknown                      // unknown_nodes()
+	depTable                        // a table's membership (rows added or removed)
+	depRow                          // one row's content
+	depDerived                      // a derived value
+	depNode                         // a node's runtime state (timers)
+	depTableAny                     // any change in a table: membership or any row (since_change)
+	depCol                          // one column of one row: id is the row, sub the table's column number
+	depNodeRows                     // the rows one node has in a table: id is the table, sub the node's index
+	depOrdered                      // anything about an ordered index: its rows, keys or order
+	depGapBefore                    // the gap before one row of an ordered index (sub: the row, 0: the end)
+	depGapAfter                     // the gap after one row of an ordered index (sub: the row, 0: the start)
 )
 
-// dep identifies one thing an evaluation can read.
+// dep identifies one thing an evaluation can read. Rows are tracked per
+// column (depCol), so an evaluation that reads only some columns of a row
+// is not re-run when another column changes; depRow stands for reads of
+// the whole row (since_change(row), a row kept in a history).
 type dep struct {
 	kind depKind
 	id   int
+	sub  int
 }
 
 var (
@@ -37,6 +46,7 @@ const (
 	frameAux                 // a liveness/safety aux or alarm evaluation
 	frameDerived
 	frameInstance // one row's body in a quantifier
+	frameKey      // one row's key in an ordered index
 )
 
 // frame is one memoised evaluation: a predicate, a derived value, or the
@@ -46,11 +56,17 @@ type frame struct {
 	kind   frameKind
 	id     int
 	parent *frame
-	deps   map[dep]struct{}
+	// deps is what the current evaluation read, each once; depSet
+	// indexes it once it is long. gen counts forgets: index entries
+	// made under an older gen are stale.
+	deps   []dep
+	depSet map[dep]struct{}
+	gen    uint32
 	dirty  bool
 
-	// For instance frames.
+	// For instance frames (q) and key frames (ord).
 	q      *quant
+	ord    *Ordered
 	row    *rowState
 	result bool
 	// witness is the last quantifier evaluated in this frame; its deciding
@@ -60,12 +76,26 @@ type frame struct {
 	quants []quantKey
 }
 
-// index maps each dependency to the frames that read it.
-type index map[dep]map[*frame]struct{}
+// index maps each dependency to the frames that read it. Entries are
+// not removed when a frame forgets what it read (that would cost a map
+// operation per read, at every re-evaluation): they go stale, and are
+// dropped when the dependency changes or its list doubles.
+type index map[dep][]reader
+
+type reader struct {
+	f   *frame
+	gen uint32
+}
+
+func (r reader) live() bool { return r.f.gen == r.gen }
+
+// depSetAt is the number of reads after which a frame's reads are
+// deduplicated through a map rather than by scanning them.
+const depSetAt = 16
 
 func (c *Checker) newFrame(kind frameKind, parent *frame) *frame {
 	c.nextFrame++
-	return &frame{kind: kind, id: c.nextFrame, parent: parent, deps: map[dep]struct{}{}, dirty: true}
+	return &frame{kind: kind, id: c.nextFrame, parent: parent, dirty: true}
 }
 
 // read records that the frame being evaluated read d.
@@ -74,42 +104,109 @@ func (c *Checker) read(d dep) {
 	if f == nil {
 		return
 	}
-	if _, ok := f.deps[d]; ok {
-		return
-	}
-	f.deps[d] = struct{}{}
-	set := c.index[d]
-	if set == nil {
-		set = map[*frame]struct{}{}
-		c.index[d] = set
-	}
-	set[f] = struct{}{}
-}
-
-// forget removes a frame's dependencies before it is re-evaluated or
-// dropped.
-func (c *Checker) forget(f *frame) {
-	for d := range f.deps {
-		if set := c.index[d]; set != nil {
-			delete(set, f)
-			if len(set) == 0 {
-				delete(c.index, d)
+	if f.depSet != nil {
+		if _, ok := f.depSet[d]; ok {
+			return
+		}
+		f.depSet[d] = struct{}{}
+	} else {
+		for _, x := range f.deps {
+			if x == d {
+				return
 			}
 		}
+		if len(f.deps) == depSetAt {
+			f.depSet = make(map[dep]struct{}, 2*depSetAt)
+			for _, x := range f.deps {
+				f.depSet[x] = struct{}{}
+			}
+			f.depSet[d] = struct{}{}
+		}
 	}
-	clear(f.deps)
+	f.deps = append(f.deps, d)
+	c.indexAdds++
+	if c.indexAdds > max(4096, 2*c.indexLive) {
+		c.sweepIndex()
+	}
+	rs := c.index[d]
+	if n := len(rs); n >= 8 && n&(n-1) == 0 {
+		rs = compact(rs) // amortised: at each doubling
+	}
+	c.index[d] = append(rs, reader{f, f.gen})
+}
+
+// sweepIndex drops every stale reader, and dependencies nobody reads any
+// more (a removed row's columns): run when as many readers were added as
+// were live at the last sweep, so the index stays proportional to what
+// is read now, not to how long the check ran.
+func (c *Checker) sweepIndex() {
+	live := 0
+	for d, rs := range c.index {
+		rs = compact(rs)
+		if len(rs) == 0 {
+			delete(c.index, d)
+			continue
+		}
+		c.index[d] = rs
+		live += len(rs)
+	}
+	c.indexLive, c.indexAdds = live, 0
+}
+
+// compact drops stale readers.
+func compact(rs []reader) []reader {
+	n := 0
+	for _, r := range rs {
+		if r.live() {
+			rs[n] = r
+			n++
+		}
+	}
+	clear(rs[n:])
+	return rs[:n]
+}
+
+// forget drops a frame's dependencies before it is re-evaluated or
+// dropped: its index entries go stale.
+func (c *Checker) forget(f *frame) {
+	f.gen++
+	f.deps = f.deps[:0]
+	f.depSet = nil
 }
 
 // changed marks every frame that read d dirty, and their ancestors: a
 // predicate must re-run for its quantifier to refresh a dirty instance.
 func (c *Checker) changed(d dep) {
-	for f := range c.index[d] {
-		c.markDirty(f)
+	rs, ok := c.index[d]
+	if !ok {
+		return
 	}
+	n := 0
+	for _, r := range rs {
+		if r.live() {
+			c.markDirty(r.f)
+			rs[n] = r
+			n++
+		}
+	}
+	if n == 0 {
+		delete(c.index, d)
+		return
+	}
+	clear(rs[n:])
+	c.index[d] = rs[:n]
 }
 
 func (c *Checker) markDirty(f *frame) {
 	for ; f != nil; f = f.parent {
+		if f.kind == frameKey {
+			// Keys are brought up to date before anything reads them.
+			if !f.dirty {
+				f.dirty = true
+				f.ord.dirty = append(f.ord.dirty, f)
+			}
+			return
+		}
 		if f.kind == frameInstance {
 			// An instance may stay dirty while its parent ran without
 			// calling the quantifier; the parent must still be marked.

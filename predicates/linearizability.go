@@ -106,11 +106,11 @@ func (c *Checker) recordHistories() {
 		if err != nil {
 			h.failed, h.failedStep = true, c.step
 			c.fail(h.name, "history", err)
-			c.changed(dep{depHistory, h.id})
+			c.changed(dep{depHistory, h.id, 0})
 			continue
 		}
 		if len(h.changes) != n {
-			c.changed(dep{depHistory, h.id})
+			c.changed(dep{depHistory, h.id, 0})
 		}
 	}
 }
@@ -121,14 +121,14 @@ func (h *History) Freeze()               {}
 func (h *History) Truth() starlark.Bool  { return true }
 func (h *History) Hash() (uint32, error) { return uint32(h.id), nil }
 func (h *History) Len() int {
-	h.c.read(dep{depHistory, h.id})
+	h.c.read(dep{depHistory, h.id, 0})
 	return len(h.ops)
 }
 
 // Iterate makes a history a sequence: len(h) and "for op in h" (each op
 // a struct, as h.get returns).
 func (h *History) Iterate() starlark.Iterator {
-	h.c.read(dep{depHistory, h.id})
+	h.c.read(dep{depHistory, h.id, 0})
 	return &histIter{ops: h.ops[:len(h.ops):len(h.ops)]}
 }
 
@@ -156,7 +156,7 @@ func (h *History) Attr(name string) (starlark.Value, error) {
 		return starlark.NewBuiltin(h.name+".get", h.getOp), nil
 	case "ops":
 		return starlark.NewBuiltin(h.name+".ops", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-			h.c.read(dep{depHistory, h.id})
+			h.c.read(dep{depHistory, h.id, 0})
 			vs := make([]starlark.Value, len(h.ops))
 			for i, op := range h.ops {
 				vs[i] = op.value()
@@ -253,7 +253,7 @@ func (h *History) getOp(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &id); err != nil {
 		return nil, err
 	}
-	h.c.read(dep{depHistory, h.id})
+	h.c.read(dep{depHistory, h.id, 0})
 	k, err := opKey(b.Name(), id)
 	if err != nil {
 		return nil, err
@@ -453,7 +453,7 @@ func (c *Checker) linCheck(fn string, args starlark.Tuple, kwargs []starlark.Tup
 	lc := &linChecker{c: c, fn: fn, m: m, timeout: timeout}
 	switch h := hv.(type) {
 	case *History:
-		c.read(dep{depHistory, h.id})
+		c.read(dep{depHistory, h.id, 0})
 		if h.failed {
 			return nil, fmt.Errorf("%s: history %q is incomplete: its function failed at #%d", fn, h.name, h.failedStep)
 		}

@@ -67,7 +67,7 @@ func (c *Checker) quantify(kind quantKind, thread *starlark.Thread, xs starlark.
 		c.quants[key] = q
 		c.cur.quants = append(c.cur.quants, key)
 	}
-	c.read(dep{depTable, t.id})
+	c.read(dep{depTable, t.id, 0})
 
 	// Captured variables changed: every row's body may answer differently.
 	if free := freeVars(fn); !q.started || !sameValues(free, q.free) {
@@ -100,11 +100,13 @@ func (c *Checker) quantify(kind quantKind, thread *starlark.Thread, xs starlark.
 	return starlark.MakeInt(q.nTrue), nil
 }
 
-// syncRows adds instances for new rows and drops those of removed rows.
+// syncRows adds instances for new rows and drops those of removed rows:
+// from the table's journal of changes when it reaches back to the last
+// sync, else by looking at every row.
 func (c *Checker) syncRows(q *quant) {
 	t := q.table
-	for _, rs := range t.sortedRows() {
-		if _, ok := q.inst[rs]; !ok {
+	add := func(rs *rowState) {
+		if _, ok := q.inst[rs]; !ok && t.rows[rs.key] == rs {
 			f := c.newFrame(frameInstance, q.parent)
 			f.q, f.row = q, rs
 			f.dirty = false
@@ -112,14 +114,30 @@ func (c *Checker) syncRows(q *quant) {
 			c.markDirty(f)
 		}
 	}
-	for rs, f := range q.inst {
-		if t.rows[rs.key] != rs {
+	drop := func(rs *rowState) {
+		if f, ok := q.inst[rs]; ok && t.rows[rs.key] != rs {
 			if f.result {
 				q.nTrue--
 			}
 			c.dropFrame(f)
 			delete(q.inst, rs)
 			delete(q.deciding, rs)
+		}
+	}
+	if changes, ok := t.changesSince(q.epoch); ok && q.started {
+		for _, ch := range changes {
+			if ch.added {
+				add(ch.rs)
+			} else {
+				drop(ch.rs)
+			}
+		}
+	} else {
+		for _, rs := range t.sortedRows() {
+			add(rs)
+		}
+		for rs := range q.inst {
+			drop(rs)
 		}
 	}
 	q.epoch = t.epoch
@@ -131,7 +149,9 @@ func (c *Checker) evalInstance(thread *starlark.Thread, q *quant, f *frame, fn s
 	c.last.Bodies++
 	saved := c.cur
 	c.cur = f
-	c.read(dep{depRow, f.row.id})
+	// The body reads the row's columns through the Row it is given, each
+	// read tracked: a change to a column it did not read does not re-run
+	// it.
 	v, err := starlark.Call(thread, fn, starlark.Tuple{&Row{rs: f.row}}, nil)
 	c.cur = saved
 	if err != nil {

@@ -78,7 +78,7 @@ type AuxValue = starlark.Value
 // failed at a step (and was disabled): the run was not fully checked.
 type EvalFailure struct {
 	Name    string `json:"predicate"`
-	Kind    string `json:"kind"` // safety, liveness, derived, or "safety aux", "liveness aux", "liveness alarm"
+	Kind    string `json:"kind"` // safety, liveness, derived, ordered, or "safety aux", "liveness aux", "liveness alarm"
 	Step    int    `json:"step"`
 	Message string `json:"message"`
 }
@@ -89,6 +89,8 @@ func (e EvalFailure) String() string {
 	switch e.Kind {
 	case "derived":
 		what = "derived value " + e.Name
+	case "ordered":
+		what = "ordered index " + e.Name
 	case "safety aux", "liveness aux":
 		what = "the aux of " + e.Name
 	case "liveness alarm":

@@ -110,7 +110,7 @@ func (c *Checker) scanNode(id node.ID, h node.Handler) {
 		for _, rs := range append([]*rowState(nil), t.byNode[id]...) {
 			if rs.seen != s.gen {
 				t.remove(rs)
-				c.tableChanged(t)
+				c.tableChanged(t, id)
 			}
 		}
 	}
@@ -145,10 +145,10 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 	for _, tb := range s.matching(t) {
 		rs, added, changed := tb.upsert(rowKey{s.id, path}, v, s.gen, s.step, s.now)
 		if added {
-			s.c.tableChanged(tb)
+			s.c.tableChanged(tb, s.id)
 		}
 		if changed {
-			s.c.rowChanged(rs)
+			s.c.rowChanged(rs, tb.touched)
 		}
 	}
 	switch v.Kind() {

@@ -44,10 +44,11 @@ const (
 	itemDerivedSince itemKind = iota + 1
 	itemDerivedHist
 	itemTableChanged
-	itemRowChanged  // a row's last change
-	itemRowField    // one column's last change
-	itemRowVersions // a row's kept versions
-	itemRowHist     // the whole history of a row absent at the mark
+	itemRowChanged   // a row's last change
+	itemRowField     // one column's last change
+	itemRowVersions  // a row's kept versions
+	itemRowHist      // the whole history of a row absent at the mark
+	itemOrderedSince // an ordered index's last change
 )
 
 type item struct {
@@ -127,6 +128,13 @@ func (c *Checker) trackDerived(d *Derived) {
 		i := d.id - 1
 		t.wrote(item{kind: itemDerivedSince, id: i})
 		t.wrote(item{kind: itemDerivedHist, id: i})
+	}
+}
+
+// trackOrdered: o's rows, keys or order changed.
+func (c *Checker) trackOrdered(o *Ordered) {
+	if t := c.track; t != nil {
+		t.wrote(item{kind: itemOrderedSince, id: o.id})
 	}
 }
 
@@ -332,6 +340,7 @@ type Seam struct {
 	Step    int
 	certain []string
 	derived []derivedSeam
+	ordered []int64 // each ordered index's since
 	tables  []tableSeam
 	opens   []*openSeam // per predicate: its open interval, or nil
 	forest  []string
@@ -587,6 +596,17 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 			}
 		}
 	}
+	for i, o := range c.ordered {
+		if a, b := prev.ordered[i], at.ordered[i]; a != b {
+			it := item{kind: itemOrderedSince, id: o.id}
+			if err := warmRead(it, fmt.Sprintf("since_change(%s)", o.name)); err != nil {
+				return err
+			}
+			if t.writes[it] == 0 {
+				patches = append(patches, func() { o.since = a })
+			}
+		}
+	}
 	for ti, tb := range c.tables {
 		a, b := prev.tables[ti], at.tables[ti]
 		if a.changed != b.changed {
@@ -799,6 +819,9 @@ func (c *Checker) seam() *Seam {
 				op.call, op.ret, op.callStep, op.retStep, op.pending)
 		}
 	}
+	for _, o := range c.ordered {
+		s.ordered = append(s.ordered, o.since)
+	}
 	for _, tb := range c.tables {
 		ts := tableSeam{changed: tb.changed, rows: map[rowKey]*rowHistory{}, present: map[rowKey]bool{}}
 		for _, rs := range tb.sortedRows() {
@@ -829,13 +852,27 @@ func (c *Checker) forest() []string {
 	var walk func(name string, f *frame)
 	walk = func(name string, f *frame) {
 		deps := make([]string, 0, len(f.deps))
-		for d := range f.deps {
-			if d.kind == depRow {
-				r, ok := rows[d.id]
-				if !ok {
-					r = "gone" // a removed row's id is never reused: it cannot fire
+		rowName := func(id int) string {
+			r, ok := rows[id]
+			if !ok {
+				r = "gone" // a removed row's id is never reused: it cannot fire
+			}
+			return r
+		}
+		for _, d := range f.deps {
+			switch d.kind {
+			case depRow:
+				deps = append(deps, "row "+rowName(d.id))
+				continue
+			case depCol:
+				deps = append(deps, fmt.Sprintf("col %d of row %s", d.sub, rowName(d.id)))
+				continue
+			case depGapBefore, depGapAfter:
+				at := "end"
+				if d.sub != 0 {
+					at = rowName(d.sub)
 				}
-				deps = append(deps, "row "+r)
+				deps = append(deps, fmt.Sprintf("gap %d of ordered %d at %s", d.kind, d.id, at))
 				continue
 			}
 			deps = append(deps, fmt.Sprintf("%v", d))
@@ -871,6 +908,21 @@ func (c *Checker) forest() []string {
 			for _, rs := range inst {
 				walk(qn+" ["+rows[rs.id]+"]", q.inst[rs])
 			}
+		}
+	}
+	for _, o := range c.ordered {
+		order := make([]string, len(o.rows))
+		for i, rs := range o.rows {
+			order[i] = rows[rs.id] + " = " + valueString(o.keys[i])
+		}
+		out = append(out, fmt.Sprintf("ordered %s ready %v err %v rows %s", o.name, o.ready, o.err, strings.Join(order, "; ")))
+		inst := make([]*rowState, 0, len(o.inst))
+		for rs := range o.inst {
+			inst = append(inst, rs)
+		}
+		slices.SortFunc(inst, func(a, b *rowState) int { return strings.Compare(rows[a.id], rows[b.id]) })
+		for _, rs := range inst {
+			walk("ordered "+o.name+" key ["+rows[rs.id]+"]", o.inst[rs])
 		}
 	}
 	for _, d := range c.derived {

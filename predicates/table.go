@@ -21,17 +21,60 @@ type Table struct {
 	id      int
 	name    string   // as declared: "paxos.Agent" or a full import path
 	columns []string // observed columns; nil: every observed field
-	keep    int
-	pos     syntax.Position
+	views   []string // columns read as views (listView), not lists
+	// colInfos caches column(): per Go type, per name.
+	colInfos map[reflect.Type]map[string]colInfo
+	getFn    *starlark.Builtin
+	chained  []string // list columns whose last element digests the list
+	keep     int
+	pos      syntax.Position
 
 	cols    map[reflect.Type][]state.Field // resolved columns, per Go type
+	colNums map[reflect.Type][]int         // per Go type: each column's number (colNum)
+	nums    map[string]int                 // column name -> number, for depCol
+	touched []int                          // upsert's scratch: numbers of the columns that changed
 	rows    map[rowKey]*rowState
 	order   []*rowState // sorted by node, then path
 	sorted  bool
 	byNode  map[node.ID][]*rowState
 	epoch   int // incremented when rows are added or removed
-	changed int64
-	history map[rowKey]*rowHistory // kept across a node's crash
+	// journal lists the latest membership changes, journal[i] being the
+	// one that made epoch journalBase+i+1, so that quantifiers and
+	// ordered indexes catch up in time proportional to what changed.
+	journal     []memberChange
+	journalBase int
+	changed     int64
+	history     map[rowKey]*rowHistory // kept across a node's crash
+}
+
+type memberChange struct {
+	rs    *rowState
+	added bool
+}
+
+// maxJournal bounds the membership journal; a reader further behind
+// re-syncs with every row.
+const maxJournal = 4096
+
+func (t *Table) logChange(rs *rowState, added bool) {
+	t.epoch++
+	if len(t.journal) == maxJournal {
+		// Drop the older half at once: amortised O(1) per change.
+		n := copy(t.journal, t.journal[maxJournal/2:])
+		clear(t.journal[n:])
+		t.journal = t.journal[:n]
+		t.journalBase += maxJournal / 2
+	}
+	t.journal = append(t.journal, memberChange{rs, added})
+}
+
+// changesSince returns the membership changes after epoch, or false if
+// they are no longer all kept.
+func (t *Table) changesSince(epoch int) ([]memberChange, bool) {
+	if epoch < t.journalBase || epoch > t.epoch {
+		return nil, false
+	}
+	return t.journal[epoch-t.journalBase:], true
 }
 
 type rowKey struct {
@@ -45,6 +88,7 @@ type rowState struct {
 	table *Table
 	key   rowKey
 	v     reflect.Value // the live object
+	typ   reflect.Type  // v's type when last hashed
 	hash  uint64
 	hist  *rowHistory
 	seen  int // scan generation, to find removed rows
@@ -95,13 +139,13 @@ func (t *Table) sortedRows() []*rowState {
 
 // Len implements starlark.Sequence.
 func (t *Table) Len() int {
-	t.c.read(dep{depTable, t.id})
+	t.c.read(dep{depTable, t.id, 0})
 	return len(t.rows)
 }
 
 // Iterate implements starlark.Iterable.
 func (t *Table) Iterate() starlark.Iterator {
-	t.c.read(dep{depTable, t.id})
+	t.c.read(dep{depTable, t.id, 0})
 	return &rowIter{rows: slices.Clone(t.sortedRows())}
 }
 
@@ -123,7 +167,7 @@ func (t *Table) Get(k starlark.Value) (starlark.Value, bool, error) {
 	if !ok {
 		return nil, false, fmt.Errorf("%s[%s]: want a node ID (a string)", t.name, k)
 	}
-	t.c.read(dep{depTable, t.id})
+	t.readNode(node.ID(id))
 	rows := t.byNode[node.ID(id)]
 	switch len(rows) {
 	case 0:
@@ -145,7 +189,10 @@ func (t *Table) Attr(name string) (starlark.Value, error) {
 	case "name":
 		return starlark.String(t.name), nil
 	case "get":
-		return starlark.NewBuiltin(t.name+".get", t.get), nil
+		if t.getFn == nil { // made once: T.get is called in bodies at every step
+			t.getFn = starlark.NewBuiltin(t.name+".get", t.get)
+		}
+		return t.getFn, nil
 	}
 	return nil, nil
 }
@@ -158,7 +205,7 @@ func (t *Table) get(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "node", &id, "path?", &path); err != nil {
 		return nil, err
 	}
-	t.c.read(dep{depTable, t.id})
+	t.readNode(node.ID(id))
 	for _, r := range t.byNode[node.ID(id)] {
 		if path == starlark.None {
 			return &Row{rs: r}, nil
@@ -210,16 +257,81 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 	case "history":
 		return starlark.NewBuiltin("history", r.history), nil
 	}
-	rs.table.c.read(dep{depRow, rs.id})
-	if !rs.table.hasColumn(name) {
+	col, ok := rs.table.column(rs.v.Type(), name)
+	if !ok {
 		return nil, nil
 	}
-	return fieldValue(rs.v, name, rs.table.c.start), nil
+	c := rs.table.c
+	c.read(dep{depCol, rs.id, col.num})
+	fv := rs.v.Field(col.index)
+	if col.view {
+		return &listView{c: c, v: fv, column: rs.table.name + "." + name, step: c.step}, nil
+	}
+	return toStarlark(fv, c.start), nil
+}
+
+// colInfo is what reading a column by name needs, resolved once per Go
+// type and name.
+type colInfo struct {
+	index int  // for reflect.Value.Field
+	num   int  // colNum; 0: no such column
+	view  bool // declared in views= (and a list)
+}
+
+// column resolves a column of Go type ty by name: false when the name is
+// no column of the table (not an observed field, or not in columns=).
+func (t *Table) column(ty reflect.Type, name string) (colInfo, bool) {
+	byName := t.colInfos[ty]
+	if byName == nil {
+		if t.colInfos == nil {
+			t.colInfos = map[reflect.Type]map[string]colInfo{}
+		}
+		byName = map[string]colInfo{}
+		t.colInfos[ty] = byName
+	}
+	if col, ok := byName[name]; ok {
+		return col, col.num != 0
+	}
+	var col colInfo
+	if f, ok := state.FieldByName(ty, name); ok && t.hasColumn(name) {
+		k := ty.Field(f.Index).Type.Kind()
+		col = colInfo{index: f.Index, num: t.colNum(name),
+			view: slices.Contains(t.views, name) && (k == reflect.Slice || k == reflect.Array)}
+	}
+	byName[name] = col // an unknown name is remembered too
+	return col, col.num != 0
 }
 
 func (r *Row) AttrNames() []string {
 	names := []string{"history", "node", "path", "prev"}
 	return append(names, fieldNames(r.rs.table.columnsOf(r.rs.v.Type()))...)
+}
+
+// readNode records that the evaluation looked up node id's rows: it is
+// re-run when that node's rows come or go, not when another node's do.
+// A name that is no node of the trace never has rows: nothing to track.
+func (t *Table) readNode(id node.ID) {
+	if i, ok := t.c.nodeIdx[id]; ok {
+		t.c.read(dep{depNodeRows, t.id, i})
+	}
+}
+
+// colNum numbers a column name within the table (for depCol).
+func (t *Table) colNum(name string) int {
+	n, ok := t.nums[name]
+	if !ok {
+		if t.nums == nil {
+			t.nums = map[string]int{}
+		}
+		n = len(t.nums) + 1
+		t.nums[name] = n
+	}
+	return n
+}
+
+// readCol records that the evaluation read one column of the row.
+func (rs *rowState) readCol(name string) {
+	rs.table.c.read(dep{depCol, rs.id, rs.table.colNum(name)})
 }
 
 func (t *Table) hasColumn(name string) bool {
@@ -234,11 +346,13 @@ func (r *Row) prev(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		return nil, err
 	}
 	rs := r.rs
-	rs.table.c.read(dep{depRow, rs.id})
 	rs.table.c.trackRead(item{kind: itemRowVersions, id: rs.table.id, key: rs.key})
 	if err := rs.checkField("prev", field); err != nil {
 		return nil, err
 	}
+	// A version is kept per change of the row, whichever column changed:
+	// which version is the previous one depends on every column.
+	rs.table.c.read(dep{depRow, rs.id, 0})
 	vs := rs.hist.versions
 	if len(vs) < 2 {
 		return def, nil
@@ -256,11 +370,12 @@ func (r *Row) history(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 		return nil, err
 	}
 	rs := r.rs
-	rs.table.c.read(dep{depRow, rs.id})
 	rs.table.c.trackRead(item{kind: itemRowVersions, id: rs.table.id, key: rs.key})
 	if err := rs.checkField("history", field); err != nil {
 		return nil, err
 	}
+	rs.table.c.read(dep{depRow, rs.id, 0}) // one entry per version: see prev
+
 	var out []starlark.Value
 	for _, v := range rs.hist.versions {
 		if x, ok := v.fields[field]; ok {
@@ -274,6 +389,7 @@ func (r *Row) history(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 
 // snapshot is a frozen copy of the row's current fields.
 func (r *Row) snapshot() starlark.Value {
+	r.rs.table.c.read(dep{depRow, r.rs.id, 0}) // every column is copied
 	fields := starlark.StringDict{"node": starlark.String(r.rs.key.node), "path": starlark.String(r.rs.key.path)}
 	return structSnapshot(&columnView{r.rs}, fields)
 }
@@ -323,8 +439,14 @@ func (t *Table) columnsOf(ty reflect.Type) []state.Field {
 	}
 	if t.cols == nil {
 		t.cols = map[reflect.Type][]state.Field{}
+		t.colNums = map[reflect.Type][]int{}
 	}
 	t.cols[ty] = cols
+	nums := make([]int, len(cols))
+	for i, f := range cols {
+		nums[i] = t.colNum(f.Name)
+	}
+	t.colNums[ty] = nums
 	return cols
 }
 
@@ -333,15 +455,22 @@ func (t *Table) hashColumns(v reflect.Value, cols []state.Field) ([]uint64, uint
 	hashes := make([]uint64, len(cols))
 	var all uint64 = 14695981039346656037
 	for i, f := range cols {
-		hashes[i] = state.HashValue(v.Field(f.Index))
+		if len(t.chained) > 0 && slices.Contains(t.chained, f.Name) {
+			hashes[i] = chainHash(v.Field(f.Index))
+		} else {
+			hashes[i] = t.c.columnHash(v.Field(f.Index))
+		}
 		all = (all ^ hashes[i]) * 1099511628211
 	}
 	return hashes, all
 }
 
 // upsert records that the row at key holds v after step; it returns the
-// row, whether it is new, and whether its content changed.
+// row, whether it is new, and whether its content changed. t.touched then
+// holds the numbers of the columns that changed (all of them for a new
+// row or one whose Go type changed).
 func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*rowState, bool, bool) {
+	t.touched = t.touched[:0]
 	rs := t.rows[key]
 	added := false
 	if rs == nil {
@@ -356,7 +485,7 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 		t.rows[key] = rs
 		t.byNode[key.node] = append(t.byNode[key.node], rs)
 		t.sorted = false
-		t.epoch++
+		t.logChange(rs, true)
 		added = true
 	}
 	rs.v, rs.seen = v, gen
@@ -369,6 +498,7 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 	hist := rs.hist
 	if len(hist.fields) > 0 && slices.Equal(hist.fields, fields) {
 		// The same content as before a crash: not a new version.
+		rs.typ = v.Type()
 		return rs, added, false
 	}
 	t.c.trackRow(t, key, hist.fields, fields)
@@ -380,6 +510,14 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 			hist.fieldTime[i] = now
 		}
 	}
+	nums := t.colNums[v.Type()]
+	retyped := rs.typ != v.Type() || len(hist.fields) != len(fields)
+	for i, n := range nums {
+		if retyped || hist.fields[i] != fields[i] {
+			t.touched = append(t.touched, n)
+		}
+	}
+	rs.typ = v.Type()
 	hist.fields = fields
 	hist.changed = now
 	if t.keep > 1 {
@@ -412,7 +550,7 @@ func (t *Table) remove(rs *rowState) {
 		t.byNode[rs.key.node] = rows
 	}
 	t.sorted = false
-	t.epoch++
+	t.logChange(rs, false)
 }
 
 // pathString builds row paths in the same form as state.Flatten.

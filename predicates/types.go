@@ -83,6 +83,21 @@ func (c *Checker) checkTableTypes() error {
 						t.pos, t.name, col, name, strings.Join(fieldNames(state.Fields(ty)), ", "))
 				}
 			}
+			for _, l := range []struct {
+				what string
+				cols []string
+			}{{"views", t.views}, {"chained", t.chained}} {
+				for _, col := range l.cols {
+					f, ok := state.FieldByName(ty, col)
+					if !ok || !t.hasColumn(col) {
+						return fmt.Errorf("%s: table(%q): %s: %q is not a column of %s", t.pos, t.name, l.what, col, name)
+					}
+					if k := ty.Field(f.Index).Type.Kind(); k != reflect.Slice && k != reflect.Array {
+						return fmt.Errorf("%s: table(%q): %s: %q is not a list (a Go slice or array): %s.%s is a %s",
+							t.pos, t.name, l.what, col, name, col, k)
+					}
+				}
+			}
 		}
 		if !found && !st.open {
 			names := slices.Sorted(maps.Keys(st.named))

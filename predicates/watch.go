@@ -128,7 +128,7 @@ func (w *Watcher) Eval(expr string) (string, error) {
 // up), else a new one filled from the current state at once.
 func (c *Checker) watchTable(t *Table) *Table {
 	for _, old := range c.tables {
-		if old.name == t.name && old.keep == t.keep && slices.Equal(old.columns, t.columns) {
+		if old.name == t.name && old.keep == t.keep && slices.Equal(old.columns, t.columns) && slices.Equal(old.views, t.views) && slices.Equal(old.chained, t.chained) {
 			return old
 		}
 	}

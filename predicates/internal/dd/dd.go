@@ -23,14 +23,17 @@ type Inner struct{ X int }
 
 // Cell is the node's state.
 type Cell struct {
-	V      int
-	Name   string
-	Peer   node.ID
-	Items  []Item
-	Tags   map[string]int
-	Inner  Inner
-	Got    int
-	At     time.Time
+	V     int
+	Name  string
+	Peer  node.ID
+	Items []Item
+	Tags  map[string]int
+	Inner Inner
+	Got   int
+	At    time.Time
+	// Nums is a list of plain integers: the checker hashes it as raw
+	// bytes, and "poke" changes an element in place.
+	Nums   []int
 	Hidden int                     `replay:"-"`
 	timers map[string]node.TimerID `replay:"-"`
 }
@@ -84,6 +87,12 @@ func (c *Cell) Input(env node.Env, in node.Message) {
 		default:
 			panic("dd: unknown field " + a[0])
 		}
+	case "push":
+		c.Nums = append(c.Nums, atoi(a[0]))
+	case "poke":
+		c.Nums[atoi(a[0])] = atoi(a[1])
+	case "trunc":
+		c.Nums = c.Nums[:atoi(a[0])]
 	case "add":
 		c.Items = append(c.Items, Item{Key: a[0], Val: atoi(a[1])})
 	case "del":
