@@ -96,6 +96,7 @@ func BenchmarkChordScale(b *testing.B) {
 		b.ReportMetric(0, "ns/op")
 	}
 }
+
 // BenchmarkSeekBackTasks: one step back on a task-heavy trace (the lock
 // service, ~30,000 steps, clerks whose worker tasks are always live)
 // against the same on paxos. A checkpoint cannot copy a node with live
