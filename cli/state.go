@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -135,13 +136,20 @@ func (a *App) openStates(traces []string, dir string) (stateSource, error) {
 		dir = statedb.PathFor(traces)
 	}
 	if _, err := os.Stat(dir); err == nil {
-		if db, err := statedb.Open(dir); err == nil {
+		db, err := statedb.Open(dir)
+		var damaged *statedb.DamagedError
+		switch {
+		case err == nil:
 			fp, ferr := statedb.Fingerprint(traces)
 			if ferr == nil && db.Meta().Fingerprint == fp {
 				return dbSource{db}, nil
 			}
 			db.Close()
 			fmt.Fprintf(a.Stderr, "note: %s is out of date (replay index rebuilds it); replaying instead\n", dir)
+		case errors.As(err, &damaged):
+			// The database is a cache of the replay: the answer is still
+			// there, one replay away.
+			fmt.Fprintf(a.Stderr, "note: %v; replaying instead\n", err)
 		}
 	}
 	tr, err := a.loadTrace(traces)

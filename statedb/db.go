@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -118,7 +119,13 @@ func Open(dir string) (*DB, error) {
 	if who := inUse(dir); who != "" {
 		return nil, fmt.Errorf("trace database %s is open for writing by %s, an older replay: close it, or name another database with --db", dir, who)
 	}
-	bdb, err := badger.OpenManaged(badgerOptions(dir).WithReadOnly(true))
+	// Blocks are checked as they are read: damage is then an error, not
+	// garbage decoded as state.
+	opts := badgerOptions(dir).WithReadOnly(true).WithChecksumVerificationMode(options.OnBlockRead)
+	if err := checkTables(dir, opts); err != nil {
+		return nil, err
+	}
+	bdb, err := badger.OpenManaged(opts)
 	if err != nil {
 		return nil, &DamagedError{Dir: dir, Err: err}
 	}
@@ -199,7 +206,8 @@ func decodeStep(step int, v []byte) (*Step, error) {
 }
 
 // Step reads one step of the index.
-func (db *DB) Step(step int) (*Step, error) {
+func (db *DB) Step(step int) (_ *Step, err error) {
+	defer db.recoverDamage(&err)
 	if step < 0 || step >= db.meta.Steps {
 		return nil, fmt.Errorf("step #%d is outside the trace (#0..#%d)", step, db.meta.Steps-1)
 	}
@@ -217,7 +225,8 @@ func (db *DB) Step(step int) (*Step, error) {
 // Steps calls fn for each step from from towards to (inclusive; backwards
 // when to < from; to is clamped to the trace, a from outside it visits
 // nothing) until fn returns false.
-func (db *DB) Steps(from, to int, fn func(*Step) bool) error {
+func (db *DB) Steps(from, to int, fn func(*Step) bool) (err error) {
+	defer db.recoverDamage(&err)
 	if from < 0 || from >= db.meta.Steps {
 		return nil
 	}
@@ -272,7 +281,8 @@ type NodeState struct {
 // State reads a node's state once step pos has executed (pos -1: before
 // the first step): the latest checkpoint at or before pos, then the deltas
 // after it.
-func (db *DB) State(id node.ID, pos int) (*NodeState, error) {
+func (db *DB) State(id node.ID, pos int) (_ *NodeState, err error) {
+	defer db.recoverDamage(&err)
 	ns := &NodeState{Node: id, Pos: pos, Changed: map[string]bool{}}
 	if pos >= db.meta.Steps {
 		return nil, fmt.Errorf("step #%d is outside the trace (#0..#%d)", pos, db.meta.Steps-1)
@@ -348,7 +358,8 @@ type Version struct {
 // History lists the versions of one field of a node: up to before versions
 // written at or before step pos and up to after versions written after it,
 // in step order.
-func (db *DB) History(id node.ID, path string, pos, before, after int) ([]Version, error) {
+func (db *DB) History(id node.ID, path string, pos, before, after int) (_ []Version, err error) {
+	defer db.recoverDamage(&err)
 	key := fieldKey(id, path)
 	var past []Version
 	if pos >= 0 && before > 0 {
