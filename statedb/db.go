@@ -10,6 +10,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -81,11 +82,14 @@ type Send struct {
 
 // DB is an open trace database.
 type DB struct {
-	dir   string
-	bdb   *badger.DB
-	meta  Meta
-	preds *Predicates // nil: none
-	flips []Flip      // of preds, in step order
+	dir  string
+	bdb  *badger.DB
+	meta Meta
+	// indexed, while the database is built (see Building), is how many
+	// steps are readable; nil for a complete database.
+	indexed *atomic.Int64
+	preds   *Predicates // nil: none
+	flips   []Flip      // of preds, in step order
 }
 
 // ErrIncomplete is returned by Open for a directory that is not a complete
@@ -101,6 +105,25 @@ func badgerOptions(dir string) badger.Options {
 		WithNumCompactors(2).
 		WithCompactL0OnClose(true).
 		WithDetectConflicts(false)
+}
+
+// buildOptions are badgerOptions for the one writer, sized so that the
+// memory a build holds does not grow with the trace: a build never reads
+// what it wrote, so it needs little cache; few small memtables keep what
+// waits for a flush small (Badger allocates every memtable's arena in
+// full); and tables of one size at every level keep what a compaction
+// builds in memory from doubling with each level the database grows.
+func buildOptions(dir string) badger.Options {
+	o := badgerOptions(dir).
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(4).
+		WithNumLevelZeroTablesStall(8).
+		WithBaseTableSize(2 << 20).
+		WithBlockCacheSize(8 << 20).
+		WithIndexCacheSize(16 << 20)
+	o.TableSizeMultiplier = 1
+	return o
 }
 
 // quietLogger drops Badger's chatter; failures reach callers as errors.
@@ -179,8 +202,23 @@ func (db *DB) Dir() string { return db.dir }
 // Meta describes the database.
 func (db *DB) Meta() Meta { return db.meta }
 
-// Len is the number of steps.
-func (db *DB) Len() int { return db.meta.Steps }
+// Len is the number of steps: of the trace, or, while the database is
+// built, those indexed so far.
+func (db *DB) Len() int {
+	if db.indexed != nil {
+		return int(db.indexed.Load())
+	}
+	return db.meta.Steps
+}
+
+// Indexing tells, while the database is built, how many steps are indexed
+// of how many (ok false once it is complete).
+func (db *DB) Indexing() (done, total int, ok bool) {
+	if db.indexed == nil {
+		return db.meta.Steps, db.meta.Steps, false
+	}
+	return int(db.indexed.Load()), db.meta.Steps, true
+}
 
 // Nodes lists every node of the trace, sorted.
 func (db *DB) Nodes() []node.ID { return db.meta.Nodes }
@@ -208,8 +246,8 @@ func decodeStep(step int, v []byte) (*Step, error) {
 // Step reads one step of the index.
 func (db *DB) Step(step int) (_ *Step, err error) {
 	defer db.recoverDamage(&err)
-	if step < 0 || step >= db.meta.Steps {
-		return nil, fmt.Errorf("step #%d is outside the trace (#0..#%d)", step, db.meta.Steps-1)
+	if step < 0 || step >= db.Len() {
+		return nil, db.outside(step)
 	}
 	txn := db.bdb.NewTransactionAt(latest, false)
 	defer txn.Discard()
@@ -227,10 +265,11 @@ func (db *DB) Step(step int) (_ *Step, err error) {
 // nothing) until fn returns false.
 func (db *DB) Steps(from, to int, fn func(*Step) bool) (err error) {
 	defer db.recoverDamage(&err)
-	if from < 0 || from >= db.meta.Steps {
+	n := db.Len()
+	if from < 0 || from >= n {
 		return nil
 	}
-	to = min(max(to, 0), db.meta.Steps-1)
+	to = min(max(to, 0), n-1)
 	txn := db.bdb.NewTransactionAt(latest, false)
 	defer txn.Discard()
 	opts := badger.DefaultIteratorOptions
@@ -254,6 +293,14 @@ func (db *DB) Steps(from, to int, fn func(*Step) bool) (err error) {
 		}
 	}
 	return nil
+}
+
+// outside is the error for a step past those readable.
+func (db *DB) outside(step int) error {
+	if done, total, ok := db.Indexing(); ok && step < total {
+		return fmt.Errorf("step #%d is not indexed yet (#0..#%d of #%d so far)", step, done-1, total-1)
+	}
+	return fmt.Errorf("step #%d is outside the trace (#0..#%d)", step, db.meta.Steps-1)
 }
 
 func abs(x int) int {
@@ -284,8 +331,8 @@ type NodeState struct {
 func (db *DB) State(id node.ID, pos int) (_ *NodeState, err error) {
 	defer db.recoverDamage(&err)
 	ns := &NodeState{Node: id, Pos: pos, Changed: map[string]bool{}}
-	if pos >= db.meta.Steps {
-		return nil, fmt.Errorf("step #%d is outside the trace (#0..#%d)", pos, db.meta.Steps-1)
+	if pos >= db.Len() {
+		return nil, db.outside(pos)
 	}
 	if !slices.Contains(db.meta.Nodes, id) {
 		return nil, fmt.Errorf("no node %s in the trace", id)
@@ -378,8 +425,9 @@ func (db *DB) History(id node.ID, path string, pos, before, after int) (_ []Vers
 	// Versions after pos, found in growing windows so that a field that
 	// changes at every step costs no more than the versions shown.
 	var future []Version
+	n := db.Len()
 	for window := 256; ; window *= 4 {
-		top := min(pos+window, db.meta.Steps-1)
+		top := min(pos+window, n-1)
 		future = future[:0]
 		err := db.versions(key, version(top), func(v Version) bool {
 			if v.Step <= pos {
@@ -391,7 +439,7 @@ func (db *DB) History(id node.ID, path string, pos, before, after int) (_ []Vers
 		if err != nil {
 			return nil, err
 		}
-		if len(future) >= after || top == db.meta.Steps-1 {
+		if len(future) >= after || top == n-1 {
 			break
 		}
 	}
