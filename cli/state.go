@@ -175,7 +175,12 @@ every field of the node's state (state.Flatten paths, e.g. Agent.AcceptedValue),
 in natural node order (n2 before n10).
 
 Served from the trace database (replay index) when a current one exists,
-else by replaying the trace up to STEP.`,
+else by replaying the trace up to STEP. An out-of-date or damaged database
+is said so in one line on stderr, and the answer comes from the replay.
+
+Exit codes: 0 printed, 2 bad input (unreadable trace, unknown node, step
+out of range, a database found damaged in the middle of a read), 3 the
+trace does not replay.`,
 		Example: `  replay state paxos.lz4 --at 273
   replay state paxos.lz4 --at 273 --node n5 --json`,
 		Args: requireArgs(1, "TRACE (a trace file)"),
@@ -260,7 +265,12 @@ Agent.AcceptedValue or @status), each with the step that wrote it; "(removed)"
 where the field stopped existing (the node crashed, an entry was deleted).
 
 Served from the trace database (replay index) when a current one exists,
-else by replaying the whole trace.`,
+else by replaying the whole trace. An out-of-date or damaged database is
+said so in one line on stderr, and the answer comes from the replay.
+
+Exit codes: 0 printed, 2 bad input (unreadable trace, unknown node or
+field, a database found damaged in the middle of a read), 3 the trace does
+not replay.`,
 		Example: `  replay history paxos.lz4 --node n5 --field Agent.AcceptedValue
   replay history paxos.lz4 --node n5 --field @status --json`,
 		Args: requireArgs(1, "TRACE (a trace file)"),

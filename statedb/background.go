@@ -148,6 +148,12 @@ func (bg *Building) run(progress func(done, total int)) error {
 	if err := b.run(bg.pc, prog, stop); err != nil {
 		return err
 	}
+	// Level 0 holds every table written (see buildOptions): one pass
+	// sorts them into the levels readers search.
+	prog("compacting", db.meta.Steps, db.meta.Steps)
+	if err := b.bdb.Flatten(2); err != nil {
+		return fmt.Errorf("compact %s: %w", db.dir, err)
+	}
 	meta := db.meta
 	meta.Fields = b.fields
 	if bg.pc != nil {

@@ -108,17 +108,20 @@ func badgerOptions(dir string) badger.Options {
 }
 
 // buildOptions are badgerOptions for the one writer, sized so that the
-// memory a build holds does not grow with the trace: a build never reads
-// what it wrote, so it needs little cache; few small memtables keep what
-// waits for a flush small (Badger allocates every memtable's arena in
-// full); and tables of one size at every level keep what a compaction
-// builds in memory from doubling with each level the database grows.
+// memory a build holds does not grow with the trace: a build reads little
+// of what it wrote (a debugger browsing it meanwhile), so it needs little
+// cache; few small memtables keep what waits for a flush small (Badger
+// allocates every memtable's arena in full). Tables flushed from memory
+// stay in level 0 until the end of the build, which compacts them once
+// (Building.run): compacting as it goes rewrote every entry once per level
+// and held the tables it built in memory, for more CPU and memory than the
+// writes themselves.
 func buildOptions(dir string) badger.Options {
 	o := badgerOptions(dir).
 		WithMemTableSize(16 << 20).
 		WithNumMemtables(2).
-		WithNumLevelZeroTables(4).
-		WithNumLevelZeroTablesStall(8).
+		WithNumLevelZeroTables(1 << 20).
+		WithNumLevelZeroTablesStall(1 << 21).
 		WithBaseTableSize(2 << 20).
 		WithBlockCacheSize(8 << 20).
 		WithIndexCacheSize(16 << 20)
