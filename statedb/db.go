@@ -365,10 +365,10 @@ func (db *DB) State(id node.ID, pos int) (_ *NodeState, err error) {
 	var deltas []delta
 	key := nodeKey(nsDelta, id)
 	opts := badger.DefaultIteratorOptions
-	opts.AllVersions = true
-	opts.Prefix = key
 	opts.PrefetchValues = false
-	it := txn.NewIterator(opts)
+	// A key iterator skips the tables whose Bloom filter says they lack
+	// the key: a database being built has many tables in level 0.
+	it := txn.NewKeyIterator(key, opts)
 	defer it.Close()
 	for it.Seek(key); it.Valid(); it.Next() {
 		item := it.Item()
@@ -458,10 +458,8 @@ func (db *DB) versions(key []byte, readTs uint64, fn func(Version) bool) error {
 	txn := db.bdb.NewTransactionAt(readTs, false)
 	defer txn.Discard()
 	opts := badger.DefaultIteratorOptions
-	opts.AllVersions = true
-	opts.Prefix = key
 	opts.PrefetchSize = 16
-	it := txn.NewIterator(opts)
+	it := txn.NewKeyIterator(key, opts)
 	defer it.Close()
 	for it.Seek(key); it.Valid(); it.Next() {
 		item := it.Item()
