@@ -47,7 +47,12 @@ is re-checked. A build writes to a temporary directory that appears under
 the database's name only when complete; the database it replaces is moved
 aside and removed once no debugger reads it. One process at a time builds a
 database (another waits for it and says so); any number of debuggers read
-it at once.
+it at once. A database that cannot be read (a table file cut short) is
+rebuilt.
+
+Memory: the trace loaded as replay verify loads it (about 1 GB per million
+events), plus a bounded amount for the database that does not grow with
+the trace (docs/performance.md).
 
 Exit codes: 0 built or up to date, 2 bad input (unreadable trace, script
 error), 3 replay diverged from the recording (nothing is kept).`,

@@ -1,6 +1,7 @@
 package statedb
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -29,6 +30,7 @@ type Building struct {
 	unlock func()
 	stop   atomic.Bool
 	ran    chan struct{} // closed when Run returns
+	phase  atomic.Value  // string: "indexing", then "compacting"
 
 	mu     sync.Mutex
 	runErr error
@@ -112,6 +114,14 @@ func StartBuild(traces []string, dir string, opts Options) (*Building, error) {
 	return bg, nil
 }
 
+// Phase is what Run is doing: "indexing" (steps become readable as it
+// goes), then "compacting" (every step is readable; the store is sorted
+// for the readers of the complete database).
+func (bg *Building) Phase() string {
+	p, _ := bg.phase.Load().(string)
+	return cmp.Or(p, "indexing")
+}
+
 // Trace is the trace being indexed.
 func (bg *Building) Trace() *replay.Trace { return bg.b.tr }
 
@@ -137,6 +147,7 @@ func (bg *Building) Run(progress func(done, total int)) error {
 func (bg *Building) run(progress func(done, total int)) error {
 	stop := func() bool { return bg.stop.Load() || (bg.opts.Stop != nil && bg.opts.Stop()) }
 	prog := func(phase string, done, total int) {
+		bg.phase.Store(phase)
 		if progress != nil {
 			progress(done, total)
 		}

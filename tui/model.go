@@ -205,6 +205,9 @@ const indexTaskName = "indexing"
 // once it is indexed.
 func (m *Model) indexProgress(done, total int) {
 	m.indexing = fmt.Sprintf("indexing %d of %d steps (%.0f%%)", done, total, 100*float64(done)/float64(max(total, 1)))
+	if bg := m.cfg.Building; bg != nil && bg.Phase() == "compacting" {
+		m.indexing = "compacting the index"
+	}
 	if m.pendingAt >= 0 && m.pendingAt < m.db.Len() && m.running == nil {
 		at := m.pendingAt
 		m.pendingAt = -1
