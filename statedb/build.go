@@ -429,10 +429,14 @@ func (b *builder) run(pc *predCollector, progress func(string, int, int), stop f
 	werr := make(chan error, 1)
 	go func() {
 		var err error
+		written := 0 // steps written, all of them before the replay stopped
 		for w := range ch {
 			if err == nil {
-				if err = b.write(w); err == nil && w.step%256 == 255 && time.Since(b.published) > b.every {
-					err = b.publish(w.step+1, progress)
+				if err = b.write(w); err == nil {
+					written = w.step + 1
+					if w.step%256 == 255 && time.Since(b.published) > b.every {
+						err = b.publish(written, progress)
+					}
 				}
 				if err != nil {
 					werr <- err // the replay sees it and stops
@@ -440,7 +444,7 @@ func (b *builder) run(pc *predCollector, progress func(string, int, int), stop f
 			}
 		}
 		if err == nil {
-			err = b.publish(b.tr.Len(), progress)
+			err = b.publish(written, progress)
 		}
 		if err == nil {
 			werr <- nil

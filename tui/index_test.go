@@ -2,8 +2,10 @@ package tui
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,5 +66,50 @@ func TestDebuggerBrowsesWhileIndexing(t *testing.T) {
 	defer db.Close()
 	if db.Len() != total {
 		t.Fatalf("the kept database has %d steps of %d", db.Len(), total)
+	}
+}
+
+// Indexing that ends early (a replay that diverges, or here a build told
+// to stop) leaves the steps it indexed browsable, does not claim the
+// others, says where and why it stopped, and keeps nothing on disk.
+func TestIndexingThatStopsLeavesWhatItIndexed(t *testing.T) {
+	dir := t.TempDir()
+	trace := simulate(t, filepath.Join(dir, "t.lz4"), "", 3, 40*time.Second)
+	var published atomic.Int64
+	bg, err := statedb.StartBuild([]string{trace}, "", statedb.Options{Registry: registry, PublishEvery: time.Nanosecond,
+		Progress: func(_ string, done, _ int) { published.Store(int64(done)) },
+		// The replay polls this every 2048 steps.
+		Stop: func() bool { return published.Load() >= 2048 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := bg.DB.Meta().Steps
+	if total < 8192 {
+		t.Fatalf("the trace is too short for the test: %d steps", total)
+	}
+	m, err := New(Config{Building: bg, Traces: []string{trace}, Registry: registry, At: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := startUI(t, m)
+	u.waitFor("indexing stopped at #")
+	stopped := bg.DB.Len()
+	if stopped < 2048 || stopped >= total || stopped%2048 != 1 {
+		// The replay stops right after the step it polled at (#4096 for
+		// instance), and the writer had written every step before it.
+		t.Fatalf("indexing stopped with %d of %d steps readable", stopped, total)
+	}
+	u.waitFor(fmt.Sprintf("indexing stopped at #%d of %d: stopped before the end", stopped, total))
+	u.press(tcell.KeyEnd, 0, 0)
+	u.waitFor(fmt.Sprintf("#%d/%d", stopped-1, total-1))
+	u.keys(fmt.Sprintf("g%d\n", stopped))
+	u.waitFor(fmt.Sprintf("step #%d is not indexed yet", stopped))
+	m.Close()
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("indexing that stopped left files beside the trace: %v", names)
 	}
 }
