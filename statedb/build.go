@@ -80,7 +80,8 @@ type Options struct {
 	Preds string
 	// Force rebuilds the database even if it is up to date.
 	Force bool
-	// Progress is called during long phases ("indexing", "checking").
+	// Progress is called during long phases ("indexing", "compacting",
+	// "checking"), from a goroutine of the build while indexing.
 	Progress func(phase string, done, total int)
 	// Trace, if set, is the already loaded trace of the files.
 	Trace *replay.Trace
