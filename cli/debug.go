@@ -51,8 +51,8 @@ it at once. A database that cannot be read (a table file cut short) is
 rebuilt.
 
 Memory: the trace loaded as replay verify loads it (about 1 GB per million
-events), plus a bounded amount for the database that does not grow with
-the trace (docs/performance.md).
+events), plus the database's buffers, which do not grow with the trace
+(docs/performance.md).
 
 Exit codes: 0 built or up to date, 2 bad input (unreadable trace, script
 error), 3 replay diverged from the recording (nothing is kept).`,
