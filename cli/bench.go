@@ -29,6 +29,8 @@ measured in the same run, so the numbers mean the same on any machine:
   scaling    ring-consistency checking per step: 1,000 vs 10 members (target <= 2x)
   seek       cursor seek to random steps of a --seek-events trace after one
              indexing pass (target <= 100 ms at 1,000,000 events)
+  index      replay index of a trace of half --events against replay verify
+             of it (target <= 3x)
 
 It takes about a minute (--quick: seconds). Run it on an otherwise idle
 machine; the go test benchmarks in docs/performance.md measure the same.`,
@@ -87,6 +89,10 @@ func (a *App) runBench(events, seekEvents int, quick, asJSON bool) error {
 		}},
 		{"scaling", func() ([]bench.Result, error) { r, err := bench.RingScaling(ringSteps); return []bench.Result{r}, err }},
 		{"seek", func() ([]bench.Result, error) { return bench.Seek(seekEvents, 100) }},
+		{"index", func() ([]bench.Result, error) {
+			r, err := bench.IndexVsVerify(dir, events/2)
+			return []bench.Result{r}, err
+		}},
 	}
 	start := time.Now()
 	for _, s := range steps {
