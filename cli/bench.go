@@ -39,6 +39,8 @@ measured in the same run, so the numbers mean the same on any machine:
              state hashes and with a hash after every event
   jobs       check --jobs 2 vs --jobs 1 of a --jobs-events chord trace
              (target >= 1.6x faster on 2 idle cores)
+  index      replay index of a trace of half --events against replay verify
+             of it (target <= 3x)
 
 It takes a few minutes (--quick: seconds); --only runs some of them. Run it on an otherwise idle
 machine; the go test benchmarks in docs/performance.md measure the same.`,
@@ -56,7 +58,7 @@ machine; the go test benchmarks in docs/performance.md measure the same.`,
 	fl.IntVar(&events, "events", 200_000, "size of the paxos trace for the replay measurements")
 	fl.IntVar(&seekEvents, "seek-events", 1_000_000, "size of the paxos trace for the seek measurement")
 	fl.IntVar(&jobsEvents, "jobs-events", 200_000, "size of the chord trace for the --jobs measurement")
-	fl.StringSliceVar(&only, "only", nil, "run only these measurements (comma-separated: simulate, replay, check, scaling, seek, nodes, logs, jobs)")
+	fl.StringSliceVar(&only, "only", nil, "run only these measurements (comma-separated: simulate, replay, check, scaling, seek, nodes, logs, jobs, index)")
 	return cmd
 }
 
@@ -115,10 +117,14 @@ func (a *App) runBench(events, seekEvents, jobsEvents int, quick, asJSON bool, o
 			r, err := bench.CheckJobs(chordScript, jobsEvents)
 			return []bench.Result{r}, err
 		}},
+		{"index", func() ([]bench.Result, error) {
+			r, err := bench.IndexVsVerify(dir, events/2)
+			return []bench.Result{r}, err
+		}},
 	}
 	for _, o := range only {
 		if !slices.ContainsFunc(steps, func(s benchStep) bool { return s.name == o }) {
-			return badInput("--only %s: no such measurement (simulate, replay, check, scaling, seek, nodes, logs, jobs)", o)
+			return badInput("--only %s: no such measurement (simulate, replay, check, scaling, seek, nodes, logs, jobs, index)", o)
 		}
 	}
 	start := time.Now()

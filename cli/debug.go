@@ -47,7 +47,12 @@ is re-checked. A build writes to a temporary directory that appears under
 the database's name only when complete; the database it replaces is moved
 aside and removed once no debugger reads it. One process at a time builds a
 database (another waits for it and says so); any number of debuggers read
-it at once.
+it at once. A database that cannot be read (a table file cut short) is
+rebuilt.
+
+Memory: the trace loaded as replay verify loads it (about 1 GB per million
+events), plus the database's buffers, which do not grow with the trace
+(docs/performance.md).
 
 Exit codes: 0 built or up to date, 2 bad input (unreadable trace, script
 error), 3 replay diverged from the recording (nothing is kept).`,
@@ -97,8 +102,10 @@ searches its critical transition as replay critical does (--walks,
 written beside the trace (TRACE-atSTEP-predict-N.lz4,
 TRACE-recovering.lz4).
 
-The first open builds the trace database (see replay index) with a progress
-bar; later opens reuse it.`,
+The first open builds the trace database (see replay index) in the
+background: the debugger opens at once on the steps indexed so far, the
+status line says how far indexing got, and --at waits until its step is
+indexed. Later opens reuse the database.`,
 		Example: `  replay debug paxos.lz4 --preds scripts/paxos.star --at 273
   replay debug n1.lz4 n2.lz4 n3.lz4`,
 		Args: requireArgs(1, "FILE (a trace file)"),
@@ -256,22 +263,80 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	if err != nil {
 		return err
 	}
-	db, res, err := a.openDB(traces, preds.Path, f.db, false)
+	cfg := tui.Config{Traces: traces, Registry: a.Registry, Preds: preds.Path, At: f.at}
+	cfg.Predict, cfg.Critical = a.debugSearches(f)
+	// A trace without a database opens at once: the debugger indexes it
+	// in the background and browses what is indexed meanwhile.
+	bg, err := a.startBuild(traces, preds.Path, f.db)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	if f.at >= db.Len() {
-		return badInput("--at %d: the trace has %d steps (#0..#%d)", f.at, db.Len(), db.Len()-1)
+	if bg != nil {
+		cfg.Building = bg
+		if total := bg.DB.Meta().Steps; f.at >= total {
+			bg.Close()
+			return badInput("--at %d: the trace has %d steps (#0..#%d)", f.at, total, total-1)
+		}
+	} else {
+		db, res, err := a.openDB(traces, preds.Path, f.db, false)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if f.at >= db.Len() {
+			return badInput("--at %d: the trace has %d steps (#0..#%d)", f.at, db.Len(), db.Len()-1)
+		}
+		cfg.DB, cfg.Trace = db, res.Trace
 	}
-	predict, critical := a.debugSearches(f)
-	m, err := tui.New(tui.Config{DB: db, Traces: traces, Registry: a.Registry, Preds: preds.Path, At: f.at, Trace: res.Trace,
-		Predict: predict, Critical: critical})
+	m, err := tui.New(cfg)
 	if err != nil {
+		if bg != nil {
+			bg.Close()
+		}
 		return badInput("%v", err)
 	}
-	defer m.Close() // the branches' databases; the deferred db.Close above is the trace's
+	// The branches' databases, and the background build's (stopped if
+	// still running); the deferred db.Close above is the trace's.
+	defer m.Close()
 	return tui.NewView(m, a.Screen).Run()
+}
+
+// startBuild starts building the database of traces for the debugger to
+// index in the background, or returns nil when there is nothing to build
+// (or another process builds it: openDB waits for it and says so).
+func (a *App) startBuild(traces []string, preds, dir string) (*statedb.Building, error) {
+	for _, t := range traces {
+		if st, err := os.Stat(t); err != nil {
+			return nil, badInput("%v", err)
+		} else if st.IsDir() {
+			return nil, badInput("%s is a directory, not a trace file", t)
+		}
+	}
+	if preds != "" {
+		if _, err := os.Stat(preds); err != nil {
+			return nil, badInput("--preds: %v", err)
+		}
+	}
+	if need, err := statedb.NeedsBuild(traces, dir); err != nil || !need {
+		return nil, nil // openDB says what is wrong
+	}
+	bg, err := statedb.StartBuild(traces, dir, statedb.Options{Registry: a.Registry, Preds: preds})
+	if errors.Is(err, statedb.ErrBusy) {
+		return nil, nil
+	}
+	if err != nil {
+		var se *predicates.ScriptError
+		if errors.As(err, &se) {
+			return nil, badInput("%v", err)
+		}
+		return nil, badInput("%v", err)
+	}
+	for _, f := range bg.Trace().Files {
+		if f.Damage != nil {
+			fmt.Fprintf(a.Stderr, "warning: %v\n", f.Damage)
+		}
+	}
+	return bg, nil
 }
 
 // debugSearches are replay predict's and replay critical's searches for

@@ -193,7 +193,8 @@ func TestDebugCriticalGoesToTheCriticalStep(t *testing.T) {
 	crit, live := strconv.Itoa(want.Critical.Step), strconv.Itoa(want.LastLive.Step)
 
 	d := startDebug(t, app, &errb, trace, "--preds", script, "--at", "3489", "--walks", "2", "--walk-steps", "300")
-	d.waitFor(30*time.Second, "▶ #3489 ")
+	// The alarm is known once the background indexing ends.
+	d.waitFor(30*time.Second, "▶ #3489 ", "indexed 4077 steps")
 	d.screen.InjectKey(tcell.KeyRune, 'c', 0)
 	text := d.waitFor(60*time.Second, "critical transition of AllAcknowledged (2 walks per probe")
 	status := lastRows(text, 2)

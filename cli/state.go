@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -135,13 +136,20 @@ func (a *App) openStates(traces []string, dir string) (stateSource, error) {
 		dir = statedb.PathFor(traces)
 	}
 	if _, err := os.Stat(dir); err == nil {
-		if db, err := statedb.Open(dir); err == nil {
+		db, err := statedb.Open(dir)
+		var damaged *statedb.DamagedError
+		switch {
+		case err == nil:
 			fp, ferr := statedb.Fingerprint(traces)
 			if ferr == nil && db.Meta().Fingerprint == fp {
 				return dbSource{db}, nil
 			}
 			db.Close()
 			fmt.Fprintf(a.Stderr, "note: %s is out of date (replay index rebuilds it); replaying instead\n", dir)
+		case errors.As(err, &damaged):
+			// The database is a cache of the replay: the answer is still
+			// there, one replay away.
+			fmt.Fprintf(a.Stderr, "note: %v; replaying instead\n", err)
 		}
 	}
 	tr, err := a.loadTrace(traces)
@@ -167,7 +175,12 @@ every field of the node's state (state.Flatten paths, e.g. Agent.AcceptedValue),
 in natural node order (n2 before n10).
 
 Served from the trace database (replay index) when a current one exists,
-else by replaying the trace up to STEP.`,
+else by replaying the trace up to STEP. An out-of-date or damaged database
+is said so in one line on stderr, and the answer comes from the replay.
+
+Exit codes: 0 printed, 2 bad input (unreadable trace, unknown node, step
+out of range, a database found damaged in the middle of a read), 3 the
+trace does not replay.`,
 		Example: `  replay state paxos.lz4 --at 273
   replay state paxos.lz4 --at 273 --node n5 --json`,
 		Args: requireArgs(1, "TRACE (a trace file)"),
@@ -252,7 +265,12 @@ Agent.AcceptedValue or @status), each with the step that wrote it; "(removed)"
 where the field stopped existing (the node crashed, an entry was deleted).
 
 Served from the trace database (replay index) when a current one exists,
-else by replaying the whole trace.`,
+else by replaying the whole trace. An out-of-date or damaged database is
+said so in one line on stderr, and the answer comes from the replay.
+
+Exit codes: 0 printed, 2 bad input (unreadable trace, unknown node or
+field, a database found damaged in the middle of a read), 3 the trace does
+not replay.`,
 		Example: `  replay history paxos.lz4 --node n5 --field Agent.AcceptedValue
   replay history paxos.lz4 --node n5 --field @status --json`,
 		Args: requireArgs(1, "TRACE (a trace file)"),

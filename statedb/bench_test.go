@@ -85,3 +85,58 @@ func BenchmarkHistory1M(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBrowseWhileIndexing1M reads what a debugger's screen needs
+// (41 steps of the timeline and every node's state at a random step
+// indexed so far) while the database of the 1M-event trace is built in
+// the background, as replay debug does on a first open. Each iteration
+// is one screen, 20 ms after the last (ns/op counts the pause; mean-ms
+// and max-ms do not); the build restarts when it ends. 2000 screens
+// cover about a minute of indexing.
+//
+//	go test ./statedb -run '^$' -bench BrowseWhileIndexing1M -benchtime 2000x
+func BenchmarkBrowseWhileIndexing1M(b *testing.B) {
+	trace := benchtrace.Paxos(b, bigSteps)
+	dir := filepath.Join(b.TempDir(), "browse.db")
+	start := func() (*statedb.Building, chan error) {
+		bg, err := statedb.StartBuild([]string{trace}, dir, statedb.Options{Registry: benchtrace.Registry})
+		if err != nil {
+			b.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- bg.Run(nil) }()
+		return bg, done
+	}
+	bg, done := start()
+	defer func() { bg.Close() }()
+	rng := rand.New(rand.NewPCG(1, 3))
+	var worst, sum time.Duration
+	n := 0
+	for b.Loop() {
+		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-done: // finished: index again
+			bg.Close()
+			bg, done = start()
+		default:
+		}
+		for bg.DB.Len() < 100 {
+			time.Sleep(time.Millisecond)
+		}
+		db := bg.DB
+		pos := 50 + rng.IntN(db.Len()-60)
+		t0 := time.Now()
+		if err := db.Steps(pos-20, pos+20, func(*statedb.Step) bool { return true }); err != nil {
+			b.Fatal(err)
+		}
+		for _, id := range db.Nodes() {
+			if _, err := db.State(id, pos); err != nil {
+				b.Fatal(err)
+			}
+		}
+		d := time.Since(t0)
+		worst, sum, n = max(worst, d), sum+d, n+1
+	}
+	b.ReportMetric(float64(sum.Microseconds())/1000/float64(max(n, 1)), "mean-ms")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "max-ms")
+}

@@ -1,6 +1,7 @@
 package statedb
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -78,13 +80,18 @@ type Options struct {
 	Preds string
 	// Force rebuilds the database even if it is up to date.
 	Force bool
-	// Progress is called during long phases ("indexing", "checking").
+	// Progress is called during long phases ("indexing", "compacting",
+	// "checking"), from a goroutine of the build while indexing.
 	Progress func(phase string, done, total int)
 	// Trace, if set, is the already loaded trace of the files.
 	Trace *replay.Trace
 	// Stop, if set, is polled during long phases; when it returns true the
 	// work ends with ErrStopped and nothing is kept.
 	Stop func() bool
+	// PublishEvery is how often a build makes the steps it indexed
+	// readable (see Building; 0: the PublishEvery constant). Progress
+	// is called as often.
+	PublishEvery time.Duration
 	// Waiting, if set, is called once when another process is building
 	// the same database and this one waits for it to finish, with that
 	// process's pid (0: unknown).
@@ -255,7 +262,20 @@ func Build(dir string, tr *replay.Trace, fingerprint string, opts Options) (*DB,
 // database it replaces is moved aside and removed once no reader holds it
 // (now, or by a later build). Leftovers of killed builds go first.
 func build(dir string, tr *replay.Trace, fingerprint string, opts Options) (*DB, error) {
-	start := time.Now()
+	bg, err := prepare(dir, tr, fingerprint, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := bg.Run(nil); err != nil {
+		bg.abandon()
+		return nil, err
+	}
+	return bg.finish()
+}
+
+// prepare creates the database's temporary directory and store, and the
+// replay that fills them.
+func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*Building, error) {
 	for _, id := range tr.Nodes {
 		if strings.IndexByte(string(id), 0) >= 0 {
 			return nil, fmt.Errorf("node ID %q contains a NUL byte", id)
@@ -280,54 +300,26 @@ func build(dir string, tr *replay.Trace, fingerprint string, opts Options) (*DB,
 	if err != nil {
 		return nil, fmt.Errorf("create the trace database beside %s: %w", dir, err)
 	}
-	built := false
-	defer func() {
-		if !built {
-			os.RemoveAll(tmp)
-		}
-	}()
-	bdb, err := badger.OpenManaged(badgerOptions(tmp))
+	bdb, err := badger.OpenManaged(buildOptions(tmp))
 	if err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create trace database %s: %w", tmp, err)
 	}
-	b := &builder{tr: tr, r: r, bdb: bdb, wb: bdb.NewManagedWriteBatch(), nodes: map[node.ID]*nodeLeaves{},
+	b := &builder{tr: tr, r: r, bdb: bdb, wb: newBatch(bdb), nodes: map[node.ID]*nodeLeaves{},
 		render: replay.NewRenderer(tr, r.System().Codec)}
-	var pc *predCollector
-	if checker != nil {
-		pc = newPredCollector(checker)
-	}
-	err = b.run(pc, opts.Progress, opts.Stop)
-	if err == nil {
-		err = b.wb.Flush()
-	}
 	meta := Meta{Schema: Schema, Fingerprint: fingerprint, System: tr.Header.System, Bug: tr.Header.Bug,
 		Nodes: tr.Nodes, Steps: tr.Len(), Start: tr.Header.Start, Unknown: tr.Unknown,
-		SnapshotEvery: SnapshotEvery, Fields: b.fields}
+		SnapshotEvery: SnapshotEvery}
 	for _, f := range tr.Files {
 		meta.Files = append(meta.Files, f.Path)
 	}
-	db := &DB{dir: tmp, bdb: bdb, meta: meta}
-	if err == nil && pc != nil {
-		p, flips := pc.results(opts.Preds, time.Since(start))
-		err = db.SetPredicates(p, flips)
+	bg := &Building{DB: &DB{dir: tmp, bdb: bdb, meta: meta, indexed: new(atomic.Int64)},
+		b: b, dir: dir, opts: opts, start: time.Now(), ran: make(chan struct{})}
+	b.indexed, b.every = bg.DB.indexed, cmp.Or(opts.PublishEvery, PublishEvery)
+	if checker != nil {
+		bg.pc = newPredCollector(checker)
 	}
-	if err == nil {
-		// Written last: a database without it is never opened.
-		meta.Complete = true
-		meta.IndexSeconds = time.Since(start).Seconds()
-		err = db.putMeta(meta)
-	}
-	if cerr := bdb.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := swapIn(tmp, dir); err != nil {
-		return nil, err
-	}
-	built = true
-	return Open(dir)
+	return bg, nil
 }
 
 // swapIn renames the database at tmp to dir. A database already at dir
@@ -383,6 +375,13 @@ type builder struct {
 	render *replay.Renderer
 	nodes  map[node.ID]*nodeLeaves
 	fields int
+	// each step's previous and next step on its node (-1: none)
+	prevOnNode, nextOnNode []int32
+	// indexed is how many steps readers may read: every write of steps
+	// before it is committed.
+	indexed   *atomic.Int64
+	published time.Time
+	every     time.Duration // how often to publish
 }
 
 // nodeLeaves is a node's last written state.
@@ -393,23 +392,75 @@ type nodeLeaves struct {
 	started bool
 }
 
+// work is what the replay hands the writer for one step: everything that
+// must be read from the replay before it moves on.
+type work struct {
+	step   int
+	rep    *node.Event  // the replayed event's inputs and effects (nil: it did not run here)
+	logs   []string     // its log lines
+	leaves []state.Leaf // its node's state after it (when rep is set)
+}
+
+// pipeDepth bounds the steps between the replay and the writer: the
+// memory a build holds does not depend on the trace's length.
+const pipeDepth = 256
+
+// run replays the trace and writes the database in two goroutines: the
+// replay (and the predicates) runs here and flattens each step's node
+// state, which is all that must happen before the next step changes it;
+// a writer renders, diffs and writes to the store meanwhile.
 func (b *builder) run(pc *predCollector, progress func(string, int, int), stop func() bool) error {
 	tr := b.tr
 	n := tr.Len()
 	last := map[node.ID]int{}
-	prevOnNode := make([]int32, n) // filled in the first pass for the records
-	nextOnNode := make([]int32, n)
+	b.prevOnNode = make([]int32, n) // filled in the first pass for the records
+	b.nextOnNode = make([]int32, n)
 	for step, ev := range tr.Events {
 		p, ok := last[ev.Node]
 		if !ok {
 			p = -1
 		} else {
-			nextOnNode[p] = int32(step)
+			b.nextOnNode[p] = int32(step)
 		}
-		prevOnNode[step] = int32(p)
-		nextOnNode[step] = -1
+		b.prevOnNode[step] = int32(p)
+		b.nextOnNode[step] = -1
 		last[ev.Node] = step
 	}
+	ch := make(chan work, pipeDepth)
+	werr := make(chan error, 1)
+	go func() {
+		var err error
+		written := 0 // steps written, all of them before the replay stopped
+		for w := range ch {
+			if err == nil {
+				if err = b.write(w); err == nil {
+					written = w.step + 1
+					if w.step%256 == 255 && time.Since(b.published) > b.every {
+						err = b.publish(written, progress)
+					}
+				}
+				if err != nil {
+					werr <- err // the replay sees it and stops
+				}
+			}
+		}
+		if err == nil {
+			err = b.publish(written, progress)
+		}
+		if err == nil {
+			werr <- nil
+		}
+	}()
+	err := b.replay(ch, werr, pc, stop)
+	close(ch)
+	if wrote := <-werr; err == nil {
+		err = wrote
+	}
+	return err
+}
+
+func (b *builder) replay(ch chan<- work, werr chan error, pc *predCollector, stop func() bool) error {
+	n := b.tr.Len()
 	for step := range n {
 		if err := b.r.Next(); err != nil {
 			return err
@@ -419,52 +470,90 @@ func (b *builder) run(pc *predCollector, progress func(string, int, int), stop f
 				return err
 			}
 		}
-		ev := tr.Events[step]
-		rec := Step{Node: ev.Node, Seq: ev.Seq, Lamport: ev.Lamport, Kind: ev.Kind, Time: int64(tr.Time(ev)),
-			MsgType: ev.MsgType, From: ev.From, SendStep: -1, Timer: ev.TimerName,
-			PrevOnNode: int(prevOnNode[step]), NextOnNode: int(nextOnNode[step])}
-		if s, ok := tr.SendStep(ev); ok {
-			rec.SendStep = s
-		}
-		for i, s := range ev.Sends {
-			rec.Sends = append(rec.Sends, Send{To: s.To, Type: s.Type, Receipts: tr.Receipts(ev.SentMsg(i))})
-		}
-		// The replayed event carries the payloads of its sends, which the
-		// trace does not record: lost messages are shown with their fields.
-		lineEv := ev
-		if rep := b.r.Replayed(); rep != nil && len(rep.Sends) == len(ev.Sends) {
-			lineEv = rep
-		}
-		rec.Line = b.render.Line(step, lineEv)
+		w := work{step: step}
 		if rep := b.r.Replayed(); rep != nil {
+			// The replay reuses the event: keep what the writer reads.
+			c := *rep
+			c.Nondet, c.Logs = nil, nil
+			c.Sends = slices.Clone(rep.Sends)
+			c.TimersSet = slices.Clone(rep.TimersSet)
+			c.TimersCancelled = slices.Clone(rep.TimersCancelled)
+			w.rep = &c
 			for _, l := range rep.Logs {
 				line := l.Level.String() + " " + l.Msg
 				if l.Attrs != "" {
 					line += " " + l.Attrs
 				}
-				rec.Logs = append(rec.Logs, line)
+				w.logs = append(w.logs, line)
 			}
-			changed, err := b.writeState(step, ev.Node)
-			if err != nil {
-				return err
-			}
-			rec.Changed = changed
+			w.leaves = Leaves(b.r.Instance(rep.Node), b.tr.Header.Start)
 		}
-		v, err := cbor.Marshal(rec)
+		select {
+		case ch <- w:
+		case err := <-werr: // the writer failed: stop replaying
+			werr <- err
+			return nil
+		}
+		if step%2048 == 0 && stop != nil && stop() {
+			return ErrStopped
+		}
+	}
+	return nil
+}
+
+// PublishEvery is how often a build makes what it wrote readable (a
+// debugger browses a database while it is built) by default.
+const PublishEvery = 200 * time.Millisecond
+
+// publish commits every write so far, lets readers read the first n
+// steps, and says so to progress.
+func (b *builder) publish(n int, progress func(string, int, int)) error {
+	if err := b.wb.Flush(); err != nil {
+		return fmt.Errorf("write the trace database: %w", err)
+	}
+	b.wb = newBatch(b.bdb)
+	b.indexed.Store(int64(n))
+	b.published = time.Now()
+	if progress != nil {
+		progress("indexing", n, b.tr.Len())
+	}
+	return nil
+}
+
+// write writes one step: its record in the step index and what it changed
+// in its node's state.
+func (b *builder) write(w work) error {
+	tr, step := b.tr, w.step
+	ev := tr.Events[step]
+	rec := Step{Node: ev.Node, Seq: ev.Seq, Lamport: ev.Lamport, Kind: ev.Kind, Time: int64(tr.Time(ev)),
+		MsgType: ev.MsgType, From: ev.From, SendStep: -1, Timer: ev.TimerName,
+		PrevOnNode: int(b.prevOnNode[step]), NextOnNode: int(b.nextOnNode[step]), Logs: w.logs}
+	if s, ok := tr.SendStep(ev); ok {
+		rec.SendStep = s
+	}
+	for i, s := range ev.Sends {
+		rec.Sends = append(rec.Sends, Send{To: s.To, Type: s.Type, Receipts: tr.Receipts(ev.SentMsg(i))})
+	}
+	// The replayed event carries the payloads of its sends, which the
+	// trace does not record: lost messages are shown with their fields.
+	lineEv := ev
+	if w.rep != nil && len(w.rep.Sends) == len(ev.Sends) {
+		lineEv = w.rep
+	}
+	rec.Line = b.render.Line(step, lineEv)
+	if w.rep != nil {
+		changed, err := b.writeState(step, ev.Node, w.leaves)
 		if err != nil {
 			return err
 		}
-		if err := b.wb.SetEntryAt(badger.NewEntry(stepKey(step), v), metaVersion); err != nil {
-			return fmt.Errorf("write the trace database: %w", err)
-		}
-		if step%2048 == 0 || step == n-1 {
-			if stop != nil && stop() {
-				return ErrStopped
-			}
-			if progress != nil {
-				progress("indexing", step+1, n)
-			}
-		}
+		rec.Changed = changed
+	}
+	v, err := cbor.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := b.wb.SetEntryAt(badger.NewEntry(stepKey(step), v), metaVersion); err != nil {
+		return fmt.Errorf("write the trace database: %w", err)
 	}
 	return nil
 }
@@ -498,13 +587,12 @@ func Leaves(inst *node.Instance, start int64) []state.Leaf {
 
 // writeState writes what step changed in a node's state: the delta, the
 // new field versions and, every SnapshotEvery deltas, a checkpoint.
-func (b *builder) writeState(step int, id node.ID) (int, error) {
+func (b *builder) writeState(step int, id node.ID, cur []state.Leaf) (int, error) {
 	nl := b.nodes[id]
 	if nl == nil {
 		nl = &nodeLeaves{deltas: SnapshotEvery}
 		b.nodes[id] = nl
 	}
-	cur := Leaves(b.r.Instance(id), b.tr.Header.Start)
 	d, idx := diffLeaves(nl.leaves, nl.idx, cur)
 	nl.leaves, nl.idx = cur, idx
 	if d.empty() {
@@ -534,6 +622,14 @@ func (b *builder) writeState(step int, id node.ID) (int, error) {
 		nl.deltas = 0
 	}
 	return len(d.removed) + len(d.set), nil
+}
+
+// newBatch starts a write batch. Each pending transaction holds up to
+// about a tenth of a memtable: a few bound what waits to be written.
+func newBatch(bdb *badger.DB) *badger.WriteBatch {
+	wb := bdb.NewManagedWriteBatch()
+	wb.SetMaxPendingTxns(4)
+	return wb
 }
 
 // IsDivergence reports whether err is a replay divergence.

@@ -10,8 +10,10 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -80,11 +82,14 @@ type Send struct {
 
 // DB is an open trace database.
 type DB struct {
-	dir   string
-	bdb   *badger.DB
-	meta  Meta
-	preds *Predicates // nil: none
-	flips []Flip      // of preds, in step order
+	dir  string
+	bdb  *badger.DB
+	meta Meta
+	// indexed, while the database is built (see Building), is how many
+	// steps are readable; nil for a complete database.
+	indexed *atomic.Int64
+	preds   *Predicates // nil: none
+	flips   []Flip      // of preds, in step order
 }
 
 // ErrIncomplete is returned by Open for a directory that is not a complete
@@ -100,6 +105,28 @@ func badgerOptions(dir string) badger.Options {
 		WithNumCompactors(2).
 		WithCompactL0OnClose(true).
 		WithDetectConflicts(false)
+}
+
+// buildOptions are badgerOptions for the one writer, sized so that the
+// memory a build holds does not grow with the trace: a build reads little
+// of what it wrote (a debugger browsing it meanwhile), so it needs little
+// cache; few small memtables keep what waits for a flush small (Badger
+// allocates every memtable's arena in full). Tables flushed from memory
+// stay in level 0 until the end of the build, which compacts them once
+// (Building.run): compacting as it goes rewrote every entry once per level
+// and held the tables it built in memory, for more CPU and memory than the
+// writes themselves.
+func buildOptions(dir string) badger.Options {
+	o := badgerOptions(dir).
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(1 << 20).
+		WithNumLevelZeroTablesStall(1 << 21).
+		WithBaseTableSize(2 << 20).
+		WithBlockCacheSize(8 << 20).
+		WithIndexCacheSize(16 << 20)
+	o.TableSizeMultiplier = 1
+	return o
 }
 
 // quietLogger drops Badger's chatter; failures reach callers as errors.
@@ -118,7 +145,13 @@ func Open(dir string) (*DB, error) {
 	if who := inUse(dir); who != "" {
 		return nil, fmt.Errorf("trace database %s is open for writing by %s, an older replay: close it, or name another database with --db", dir, who)
 	}
-	bdb, err := badger.OpenManaged(badgerOptions(dir).WithReadOnly(true))
+	// Blocks are checked as they are read: damage is then an error, not
+	// garbage decoded as state.
+	opts := badgerOptions(dir).WithReadOnly(true).WithChecksumVerificationMode(options.OnBlockRead)
+	if err := checkTables(dir, opts); err != nil {
+		return nil, err
+	}
+	bdb, err := badger.OpenManaged(opts)
 	if err != nil {
 		return nil, &DamagedError{Dir: dir, Err: err}
 	}
@@ -172,8 +205,23 @@ func (db *DB) Dir() string { return db.dir }
 // Meta describes the database.
 func (db *DB) Meta() Meta { return db.meta }
 
-// Len is the number of steps.
-func (db *DB) Len() int { return db.meta.Steps }
+// Len is the number of steps: of the trace, or, while the database is
+// built, those indexed so far.
+func (db *DB) Len() int {
+	if db.indexed != nil {
+		return int(db.indexed.Load())
+	}
+	return db.meta.Steps
+}
+
+// Indexing tells, while the database is built, how many steps are indexed
+// of how many (ok false once it is complete).
+func (db *DB) Indexing() (done, total int, ok bool) {
+	if db.indexed == nil {
+		return db.meta.Steps, db.meta.Steps, false
+	}
+	return int(db.indexed.Load()), db.meta.Steps, true
+}
 
 // Nodes lists every node of the trace, sorted.
 func (db *DB) Nodes() []node.ID { return db.meta.Nodes }
@@ -199,9 +247,10 @@ func decodeStep(step int, v []byte) (*Step, error) {
 }
 
 // Step reads one step of the index.
-func (db *DB) Step(step int) (*Step, error) {
-	if step < 0 || step >= db.meta.Steps {
-		return nil, fmt.Errorf("step #%d is outside the trace (#0..#%d)", step, db.meta.Steps-1)
+func (db *DB) Step(step int) (_ *Step, err error) {
+	defer db.recoverDamage(&err)
+	if step < 0 || step >= db.Len() {
+		return nil, db.outside(step)
 	}
 	txn := db.bdb.NewTransactionAt(latest, false)
 	defer txn.Discard()
@@ -217,11 +266,13 @@ func (db *DB) Step(step int) (*Step, error) {
 // Steps calls fn for each step from from towards to (inclusive; backwards
 // when to < from; to is clamped to the trace, a from outside it visits
 // nothing) until fn returns false.
-func (db *DB) Steps(from, to int, fn func(*Step) bool) error {
-	if from < 0 || from >= db.meta.Steps {
+func (db *DB) Steps(from, to int, fn func(*Step) bool) (err error) {
+	defer db.recoverDamage(&err)
+	n := db.Len()
+	if from < 0 || from >= n {
 		return nil
 	}
-	to = min(max(to, 0), db.meta.Steps-1)
+	to = min(max(to, 0), n-1)
 	txn := db.bdb.NewTransactionAt(latest, false)
 	defer txn.Discard()
 	opts := badger.DefaultIteratorOptions
@@ -245,6 +296,14 @@ func (db *DB) Steps(from, to int, fn func(*Step) bool) error {
 		}
 	}
 	return nil
+}
+
+// outside is the error for a step past those readable.
+func (db *DB) outside(step int) error {
+	if done, total, ok := db.Indexing(); ok && step < total {
+		return fmt.Errorf("step #%d is not indexed yet (#0..#%d of #%d so far)", step, done-1, total-1)
+	}
+	return fmt.Errorf("step #%d is outside the trace (#0..#%d)", step, db.meta.Steps-1)
 }
 
 func abs(x int) int {
@@ -272,10 +331,11 @@ type NodeState struct {
 // State reads a node's state once step pos has executed (pos -1: before
 // the first step): the latest checkpoint at or before pos, then the deltas
 // after it.
-func (db *DB) State(id node.ID, pos int) (*NodeState, error) {
+func (db *DB) State(id node.ID, pos int) (_ *NodeState, err error) {
+	defer db.recoverDamage(&err)
 	ns := &NodeState{Node: id, Pos: pos, Changed: map[string]bool{}}
-	if pos >= db.meta.Steps {
-		return nil, fmt.Errorf("step #%d is outside the trace (#0..#%d)", pos, db.meta.Steps-1)
+	if pos >= db.Len() {
+		return nil, db.outside(pos)
 	}
 	if !slices.Contains(db.meta.Nodes, id) {
 		return nil, fmt.Errorf("no node %s in the trace", id)
@@ -305,10 +365,10 @@ func (db *DB) State(id node.ID, pos int) (*NodeState, error) {
 	var deltas []delta
 	key := nodeKey(nsDelta, id)
 	opts := badger.DefaultIteratorOptions
-	opts.AllVersions = true
-	opts.Prefix = key
 	opts.PrefetchValues = false
-	it := txn.NewIterator(opts)
+	// A key iterator skips the tables whose Bloom filter says they lack
+	// the key: a database being built has many tables in level 0.
+	it := txn.NewKeyIterator(key, opts)
 	defer it.Close()
 	for it.Seek(key); it.Valid(); it.Next() {
 		item := it.Item()
@@ -348,7 +408,8 @@ type Version struct {
 // History lists the versions of one field of a node: up to before versions
 // written at or before step pos and up to after versions written after it,
 // in step order.
-func (db *DB) History(id node.ID, path string, pos, before, after int) ([]Version, error) {
+func (db *DB) History(id node.ID, path string, pos, before, after int) (_ []Version, err error) {
+	defer db.recoverDamage(&err)
 	key := fieldKey(id, path)
 	var past []Version
 	if pos >= 0 && before > 0 {
@@ -367,8 +428,9 @@ func (db *DB) History(id node.ID, path string, pos, before, after int) ([]Versio
 	// Versions after pos, found in growing windows so that a field that
 	// changes at every step costs no more than the versions shown.
 	var future []Version
+	n := db.Len()
 	for window := 256; ; window *= 4 {
-		top := min(pos+window, db.meta.Steps-1)
+		top := min(pos+window, n-1)
 		future = future[:0]
 		err := db.versions(key, version(top), func(v Version) bool {
 			if v.Step <= pos {
@@ -380,7 +442,7 @@ func (db *DB) History(id node.ID, path string, pos, before, after int) ([]Versio
 		if err != nil {
 			return nil, err
 		}
-		if len(future) >= after || top == db.meta.Steps-1 {
+		if len(future) >= after || top == n-1 {
 			break
 		}
 	}
@@ -396,10 +458,8 @@ func (db *DB) versions(key []byte, readTs uint64, fn func(Version) bool) error {
 	txn := db.bdb.NewTransactionAt(readTs, false)
 	defer txn.Discard()
 	opts := badger.DefaultIteratorOptions
-	opts.AllVersions = true
-	opts.Prefix = key
 	opts.PrefetchSize = 16
-	it := txn.NewIterator(opts)
+	it := txn.NewKeyIterator(key, opts)
 	defer it.Close()
 	for it.Seek(key); it.Valid(); it.Next() {
 		item := it.Item()

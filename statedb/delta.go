@@ -42,6 +42,16 @@ func (d *delta) empty() bool { return d.full == nil && len(d.removed) == 0 && le
 // to cur, and cur's index.
 func diffLeaves(old []state.Leaf, oldIdx map[string]int, cur []state.Leaf) (delta, map[string]int) {
 	var d delta
+	if oldIdx != nil && samePaths(old, cur) {
+		// Most steps change values, not the shape of the state: the
+		// index of the old state serves the new one.
+		for j, l := range cur {
+			if old[j].Value != l.Value {
+				d.set = append(d.set, change{index: j, path: l.Path, value: l.Value})
+			}
+		}
+		return d, oldIdx
+	}
 	idx := make(map[string]int, len(cur))
 	for j, l := range cur {
 		idx[l.Path] = j
@@ -71,6 +81,18 @@ func diffLeaves(old []state.Leaf, oldIdx map[string]int, cur []state.Leaf) (delt
 		d.full = slices.Clone(cur)
 	}
 	return d, idx
+}
+
+func samePaths(a, b []state.Leaf) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Path != b[i].Path {
+			return false
+		}
+	}
+	return true
 }
 
 // apply changes leaves (which it may modify) by d and returns the result.

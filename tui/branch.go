@@ -205,6 +205,9 @@ func (m *Model) alarmHere() (statedb.Violation, bool) {
 // cursor (or selected) in the background, then goes to the critical step
 // and shows the probes. A finished search is shown again, not re-run.
 func (m *Model) Critical() {
+	if m.resultsPending() {
+		return
+	}
 	script := m.script()
 	v, ok := m.alarmHere()
 	switch {
@@ -391,6 +394,12 @@ func (m *Model) Breadcrumb() string {
 // (the caller closes its own).
 func (m *Model) Close() error {
 	var first error
+	if m.cfg.Building != nil {
+		m.cfg.Building.Close() // stops a build still running; nothing half-built is kept
+	}
+	if m.ownDB {
+		defer m.db.Close()
+	}
 	for _, c := range m.children {
 		if err := c.Close(); err != nil && first == nil {
 			first = err

@@ -438,7 +438,7 @@ func (m *Model) Diff(other string) {
 		return
 	}
 	if step < -1 || step >= m.db.Len() {
-		m.fail("step #%d is outside the trace (#0..#%d)", step, m.db.Len()-1)
+		m.fail("%v", m.outside(step))
 		return
 	}
 	a, err := m.db.State(m.node, step)

@@ -47,6 +47,11 @@ type Config struct {
 	// available), given by replay debug, which owns them.
 	Predict  PredictFunc
 	Critical CriticalFunc
+	// Building, if set, is the database being built: the session opens
+	// at once on the steps indexed so far (DB is Building.DB), indexes the
+	// rest in the background, then reads the complete database. The
+	// model closes it.
+	Building *statedb.Building
 }
 
 // CheckpointEvery is the debugger's default checkpoint interval: a step
@@ -104,11 +109,19 @@ type Model struct {
 	quit   bool
 
 	// tasks are long jobs started by keys, for the view to run.
-	tasks    []*Task
-	running  *Task  // the chunk task that owns the replay cursor and blocks keys
-	busy     string // what it is doing
-	recheck  *Task  // the re-check running in the background (keys still work)
-	checking string // its progress
+	tasks   []*Task
+	running *Task // the chunk task that owns the replay cursor and blocks keys
+	// indexTask builds the database in the background (Config.Building);
+	// indexing is its progress, indexErr why it stopped ("": it did not),
+	// pendingAt the --at step it had not reached yet (-1: none).
+	indexTask *Task
+	indexing  string
+	indexErr  string
+	pendingAt int
+	ownDB     bool   // the model opened db (once built) and closes it
+	busy      string // what it is doing
+	recheck   *Task  // the re-check running in the background (keys still work)
+	checking  string // its progress
 
 	// search is predict, critical or a branch being opened, in the
 	// background (keys still work; Esc stops it): searchNote is its
@@ -135,10 +148,20 @@ func New(cfg Config) (*Model, error) {
 	if cfg.CheckpointEvery <= 0 {
 		cfg.CheckpointEvery = CheckpointEvery
 	}
-	m := &Model{cfg: cfg, db: cfg.DB, follow: true, collapsed: map[string]bool{}, pos: -1,
+	if cfg.Building != nil {
+		cfg.DB = cfg.Building.DB
+		if cfg.Trace == nil {
+			cfg.Trace = cfg.Building.Trace()
+		}
+	}
+	m := &Model{cfg: cfg, db: cfg.DB, follow: true, collapsed: map[string]bool{}, pos: -1, pendingAt: -1,
 		predicted: map[int]*Predicted{}, transitions: map[string]*Transition{}, children: map[string]*Model{}}
 	m.setPredicates(cfg.DB.Predicates())
 	at := cfg.At
+	if _, total, indexing := m.db.Indexing(); indexing && at >= m.db.Len() && at < total {
+		// Shown once indexed.
+		m.pendingAt, at = at, m.db.Len()-1
+	}
 	if at >= m.db.Len() {
 		return nil, fmt.Errorf("--at %d: the trace has %d steps (#0..#%d)", at, m.db.Len(), m.db.Len()-1)
 	}
@@ -152,7 +175,103 @@ func New(cfg Config) (*Model, error) {
 	if m.preds != nil {
 		m.status += fmt.Sprintf("; %s: %s", m.preds.Script, m.countsText())
 	}
+	if cfg.Building != nil {
+		_, total, _ := m.db.Indexing()
+		m.status = fmt.Sprintf("%d steps, %d nodes, indexed in the background: browse what is indexed; press ? for help", total, len(m.nodes()))
+		if m.pendingAt >= 0 {
+			m.status = fmt.Sprintf("going to #%d once it is indexed; %s", m.pendingAt, m.status)
+		}
+		m.startIndexing()
+	}
 	return m, nil
+}
+
+// startIndexing queues the task that builds the rest of the database.
+func (m *Model) startIndexing() {
+	bg := m.cfg.Building
+	var err error
+	m.indexing = "indexing"
+	m.indexTask = &Task{
+		Name:       indexTaskName,
+		Background: func(progress func(int, int)) { err = bg.Run(progress) },
+		Done:       func() { m.indexed(err) },
+	}
+	m.tasks = append(m.tasks, m.indexTask)
+}
+
+const indexTaskName = "indexing"
+
+// indexProgress shows how far indexing got, and goes to the --at step
+// once it is indexed.
+func (m *Model) indexProgress(done, total int) {
+	m.indexing = fmt.Sprintf("indexing %d of %d steps (%.0f%%)", done, total, 100*float64(done)/float64(max(total, 1)))
+	if bg := m.cfg.Building; bg != nil && bg.Phase() == "compacting" {
+		m.indexing = "compacting the index"
+	}
+	if m.pendingAt >= 0 && m.pendingAt < m.db.Len() && m.running == nil {
+		at := m.pendingAt
+		m.pendingAt = -1
+		m.seekOrSay(at)
+	}
+}
+
+// indexed ends the background build: the complete database replaces the
+// one being built, or, when the build failed (the replay diverged), the
+// steps indexed stay browsable and the status line says why.
+func (m *Model) indexed(err error) {
+	bg := m.cfg.Building
+	m.indexTask, m.indexing = nil, ""
+	if err != nil {
+		done, total, _ := m.db.Indexing()
+		m.indexErr = fmt.Sprintf("indexing stopped at #%d of %d: %s; steps #0..#%d stay browsable", done, total, oneLine(err.Error()), done-1)
+		m.fail("%s", m.indexErr)
+		return
+	}
+	db, err := bg.Finish()
+	if err != nil {
+		m.indexErr = "indexing could not finish: " + oneLine(err.Error())
+		m.fail("%s", m.indexErr)
+		return
+	}
+	m.cfg.Building, m.cfg.DB, m.db, m.ownDB = nil, db, db, true
+	m.setPredicates(db.Predicates())
+	at := m.pos
+	if m.pendingAt >= 0 {
+		at, m.pendingAt = m.pendingAt, -1
+	}
+	if err := m.Seek(at); err != nil {
+		m.fail("%v", err)
+		return
+	}
+	meta := db.Meta()
+	m.say("indexed %d steps in %.1fs", meta.Steps, meta.IndexSeconds)
+	if m.preds != nil {
+		m.status += fmt.Sprintf("; %s: %s", m.preds.Script, m.countsText())
+	}
+}
+
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// resultsPending says so, and returns true, when the predicates' results
+// are still being computed with the index (they come at its end).
+func (m *Model) resultsPending() bool {
+	if m.indexTask == nil || m.script() == "" || m.preds != nil {
+		return false
+	}
+	m.fail("the predicates' results come when indexing ends (%s)", m.indexing)
+	return true
+}
+
+// outside is the error for a step the cursor cannot reach: past the
+// trace, or not indexed yet.
+func (m *Model) outside(step int) error {
+	if done, total, ok := m.db.Indexing(); ok && step >= done && step < total {
+		return fmt.Errorf("step #%d is not indexed yet (#0..#%d of #%d so far)", step, done-1, total-1)
+	}
+	return fmt.Errorf("step #%d is outside the trace (#0..#%d)", step, m.db.Len()-1)
 }
 
 func (m *Model) setPredicates(p *statedb.Predicates) {
@@ -235,7 +354,7 @@ func (m *Model) fail(format string, args ...any) {
 // Seek moves the cursor to pos (-1: before the first step).
 func (m *Model) Seek(pos int) error {
 	if pos < -1 || pos >= m.db.Len() {
-		return fmt.Errorf("step #%d is outside the trace (#0..#%d)", pos, m.db.Len()-1)
+		return m.outside(pos)
 	}
 	var cur *statedb.Step
 	if pos >= 0 {
@@ -268,6 +387,10 @@ func (m *Model) Step(dir int) {
 	target := m.pos + dir
 	switch {
 	case target >= m.db.Len():
+		if _, _, indexing := m.db.Indexing(); indexing {
+			m.say("at the last step indexed so far #%d (%s)", m.pos, m.indexing)
+			break
+		}
 		m.say("at the last step #%d", m.pos)
 	case target < -1:
 		m.say("at the start")
@@ -322,6 +445,9 @@ func dirWord(dir int) string {
 // NextViolation moves to the next (+1) or previous (-1) violation, and
 // to screened liveness intervals too when ToggleScreened asked.
 func (m *Model) NextViolation(dir int) {
+	if m.resultsPending() {
+		return
+	}
 	if m.violationCount() == 0 && (!m.withScreened || m.screenedCount() == 0) {
 		switch {
 		case m.preds == nil:

@@ -639,8 +639,12 @@ func (m *Model) StatusLines(w int) []Line {
 		first = line(StyleHeader, "%s (keys still work)", m.checking)
 	default:
 		pos := "start"
+		_, total, _ := m.db.Indexing()
 		if m.cur != nil {
-			pos = fmt.Sprintf("#%d/%d t=%v", m.pos, m.db.Len()-1, time.Duration(m.cur.Time))
+			pos = fmt.Sprintf("#%d/%d t=%v", m.pos, total-1, time.Duration(m.cur.Time))
+		}
+		if m.indexing != "" {
+			pos += "  [" + m.indexing + "]"
 		}
 		style := StyleNormal
 		if m.err {

@@ -215,6 +215,10 @@ func (m *Model) TakeTasks() []*Task {
 
 // Progress records a background task's progress for the status line.
 func (m *Model) Progress(name string, done, total int) {
+	if name == indexTaskName {
+		m.indexProgress(done, total)
+		return
+	}
 	m.checking = fmt.Sprintf("%s: step %d of %d (%.0f%%)", name, done, total, 100*float64(done)/float64(max(total, 1)))
 }
 
@@ -254,6 +258,9 @@ const runChunk = 256
 // changes a predicate's value (from the stored results) or a watch's
 // value: a conditional breakpoint.
 func (m *Model) RunUntilChange(dir int) {
+	if m.resultsPending() {
+		return
+	}
 	flip, flips, hasFlip, err := m.db.NextFlip(m.pos, dir > 0)
 	if err != nil {
 		m.fail("%v", err)
@@ -415,6 +422,8 @@ func (m *Model) Finished(t *Task) {
 		m.recheck, m.checking = nil, ""
 	case m.search:
 		m.search, m.searchNote, m.stopSearch = nil, "", nil
+	case m.indexTask:
+		m.indexTask, m.indexing = nil, ""
 	}
 }
 
@@ -439,6 +448,10 @@ func (m *Model) Reload() {
 	}
 	if m.recheck != nil {
 		m.say("already %s", m.checking)
+		return
+	}
+	if m.indexTask != nil {
+		m.fail("re-check once indexing is done (%s)", m.indexing)
 		return
 	}
 	tr := m.cfg.Trace

@@ -126,7 +126,9 @@ func (v *View) run(m *Model, t *Task) {
 	if t.Background != nil {
 		var last time.Time
 		t.Background(func(done, total int) {
-			if time.Since(last) > 100*time.Millisecond {
+			// The last report is never dropped: a phase may follow that
+			// reports nothing more (indexing's compaction).
+			if time.Since(last) > 100*time.Millisecond || done == total {
 				last = time.Now()
 				v.app.QueueUpdateDraw(func() { m.Progress(t.Name, done, total) })
 			}

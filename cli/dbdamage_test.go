@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/examples"
+)
+
+// A trace database whose table file was cut short made replay state,
+// history and why panic inside Badger. state and history say in one line
+// that the database is damaged and answer by replaying (exit 0, the same
+// answer); why rebuilds it.
+func TestADamagedDatabaseIsOneLineNotAPanic(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	run := func(args ...string) (string, string, int) {
+		out.Reset()
+		errb.Reset()
+		code := app.Run(args)
+		return out.String(), errb.String(), code
+	}
+	trace := filepath.Join(dir, "p.lz4")
+	if _, e, code := run("sim", "paxos", "--seed", "21", "--bug", "latest-response", "-o", trace); code != 0 {
+		t.Fatalf("sim: %s", e)
+	}
+	queries := [][]string{
+		{"state", trace, "--at", "273", "--node", "n5"},
+		{"history", trace, "--node", "n5", "--field", "Agent.AcceptedValue"},
+		{"why", trace, "--at", "273", "--node", "n5", "--field", "Agent.AcceptedValue"},
+	}
+	var want []string
+	for _, q := range queries {
+		o, e, code := run(q...)
+		if code != 0 {
+			t.Fatalf("%s by replay: exit %d %s", q[0], code, e)
+		}
+		want = append(want, o)
+	}
+	if _, e, code := run("index", trace); code != 0 {
+		t.Fatalf("index: %s", e)
+	}
+	cut := func() {
+		t.Helper()
+		names, _ := filepath.Glob(filepath.Join(trace+".db", "*.sst"))
+		if len(names) == 0 {
+			t.Fatal("no table files in the database")
+		}
+		for _, n := range names {
+			// Cut where the file's last four bytes (the length of the
+			// table's checksum) say more than it holds.
+			b, _ := os.ReadFile(n)
+			cut := len(b) / 2
+			for cut > 8 && int(binary.BigEndian.Uint32(b[cut-4:cut])) <= cut {
+				cut--
+			}
+			if err := os.Truncate(n, int64(cut)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cut()
+	for i, q := range queries[:2] {
+		o, e, code := run(q...)
+		if code != 0 || o != want[i] {
+			t.Fatalf("%s on a damaged database: exit %d\n%s%s", q[0], code, o, e)
+		}
+		if strings.Count(e, "\n") != 1 || !strings.Contains(e, "damaged") || !strings.Contains(e, ".sst") || !strings.Contains(e, "replaying instead") {
+			t.Fatalf("%s should say in one line that the database is damaged: %q", q[0], e)
+		}
+	}
+	o, e, code := run(queries[2]...)
+	if code != 0 || o != want[2] {
+		t.Fatalf("why on a damaged database: exit %d\n%s%s", code, o, e)
+	}
+	if _, e, code := run("state", trace, "--at", "273"); code != 0 || e != "" {
+		t.Fatalf("why should have rebuilt the database: exit %d %q", code, e)
+	}
+}

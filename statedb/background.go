@@ -1,0 +1,248 @@
+package statedb
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/replaycheck/replaycheck/replay"
+)
+
+// Building is a database being built while it is read: the debugger opens
+// a trace at once and browses the steps indexed so far. Its DB serves
+// every read of a complete database, with Len the steps indexed so far;
+// Run builds the rest, Finish swaps the complete database into place.
+type Building struct {
+	// DB reads what is built so far. Its Len grows while Run runs (see
+	// DB.Indexing); it stays readable after Run fails, up to the step
+	// where it failed, until Finish or Close.
+	DB *DB
+
+	b      *builder
+	pc     *predCollector
+	dir    string
+	opts   Options
+	start  time.Time
+	unlock func()
+	stop   atomic.Bool
+	ran    chan struct{} // closed when Run returns
+	phase  atomic.Value  // string: "indexing", then "compacting"
+
+	mu     sync.Mutex
+	runErr error
+	state  int // 0 prepared, 1 running, 2 ran, 3 finished or abandoned
+}
+
+// ErrBusy is returned by StartBuild when another process is building the
+// database: the caller waits for it (Ensure does) instead.
+var ErrBusy = errors.New("another process is building the trace database")
+
+// NeedsBuild tells whether Ensure would build the database of traces at
+// dir (PathFor(traces) when ""): it is missing, incomplete, damaged or
+// stale.
+func NeedsBuild(traces []string, dir string) (bool, error) {
+	if dir == "" {
+		dir = PathFor(traces)
+	}
+	fp, err := Fingerprint(traces)
+	if err != nil {
+		return false, err
+	}
+	if err := replaceable(dir); err != nil {
+		return false, err
+	}
+	db, _, err := openCurrent(dir, fp)
+	if err != nil || db == nil {
+		return db == nil, err
+	}
+	return false, db.Close()
+}
+
+// StartBuild prepares the build of the database of traces at dir
+// (PathFor(traces) when "") as Ensure would build it, taking the build
+// lock, and returns it before any step is indexed: call Run (in a
+// goroutine of its own, while readers use DB), then Finish, and Close in
+// every case. It returns ErrBusy when another process holds the build
+// lock. opts.Progress and opts.Stop are not used: Run takes the progress,
+// Close stops.
+func StartBuild(traces []string, dir string, opts Options) (*Building, error) {
+	if dir == "" {
+		dir = PathFor(traces)
+	}
+	fp, err := Fingerprint(traces)
+	if err != nil {
+		return nil, err
+	}
+	if err := replaceable(dir); err != nil {
+		return nil, err
+	}
+	unlock, _, err := lockBuild(dir, nil, func() bool { return true })
+	if errors.Is(err, ErrStopped) {
+		return nil, ErrBusy
+	}
+	if err != nil {
+		return nil, err
+	}
+	tr := opts.Trace
+	if tr == nil {
+		if tr, err = replay.Load(traces...); err != nil {
+			unlock()
+			return nil, err
+		}
+	}
+	bg, err := prepare(dir, tr, fp, opts)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	bg.unlock = unlock
+	// The trace computes some answers lazily on first use: done now, so
+	// that the build and its readers never race to.
+	if len(tr.Nodes) > 0 {
+		tr.NodeSteps(tr.Nodes[0])
+	}
+	for _, ev := range tr.Events {
+		if len(ev.Sends) > 0 {
+			tr.Fate(ev, 0)
+			break
+		}
+	}
+	return bg, nil
+}
+
+// Phase is what Run is doing: "indexing" (steps become readable as it
+// goes), then "compacting" (every step is readable; the store is sorted
+// for the readers of the complete database).
+func (bg *Building) Phase() string {
+	p, _ := bg.phase.Load().(string)
+	return cmp.Or(p, "indexing")
+}
+
+// Trace is the trace being indexed.
+func (bg *Building) Trace() *replay.Trace { return bg.b.tr }
+
+// Run replays the trace and writes the database, calling progress (if
+// not nil) with the steps done so far. It returns the build's error (a
+// *replay.Divergence, ErrStopped after Close, ...). It runs once.
+func (bg *Building) Run(progress func(done, total int)) error {
+	bg.mu.Lock()
+	if bg.state != 0 {
+		bg.mu.Unlock()
+		return errors.New("statedb: Building.Run called twice")
+	}
+	bg.state = 1
+	bg.mu.Unlock()
+	err := bg.run(progress)
+	bg.mu.Lock()
+	bg.state, bg.runErr = 2, err
+	bg.mu.Unlock()
+	close(bg.ran)
+	return err
+}
+
+func (bg *Building) run(progress func(done, total int)) error {
+	stop := func() bool { return bg.stop.Load() || (bg.opts.Stop != nil && bg.opts.Stop()) }
+	prog := func(phase string, done, total int) {
+		bg.phase.Store(phase)
+		if progress != nil {
+			progress(done, total)
+		}
+		if bg.opts.Progress != nil {
+			bg.opts.Progress(phase, done, total)
+		}
+	}
+	b, db := bg.b, bg.DB
+	if err := b.run(bg.pc, prog, stop); err != nil {
+		return err
+	}
+	// Level 0 holds every table written (see buildOptions): one pass
+	// sorts them into the levels readers search.
+	prog("compacting", db.meta.Steps, db.meta.Steps)
+	if err := b.bdb.Flatten(2); err != nil {
+		return fmt.Errorf("compact %s: %w", db.dir, err)
+	}
+	meta := db.meta
+	meta.Fields = b.fields
+	if bg.pc != nil {
+		p, flips := bg.pc.results(bg.opts.Preds, time.Since(bg.start))
+		if err := db.SetPredicates(p, flips); err != nil {
+			return err
+		}
+	}
+	// Written last: a database without it is never opened.
+	meta.Complete = true
+	meta.IndexSeconds = time.Since(bg.start).Seconds()
+	return db.putMeta(meta)
+}
+
+// Finish swaps the complete database into place and opens it for
+// reading. Call it once Run has returned nil, when nothing reads DB any
+// more: DB is closed.
+func (bg *Building) Finish() (*DB, error) {
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	if bg.state != 2 || bg.runErr != nil {
+		return nil, errors.New("statedb: Building.Finish before a successful Run")
+	}
+	bg.state = 3
+	return bg.finishLocked()
+}
+
+// finish is Finish for build, which runs Run itself.
+func (bg *Building) finish() (*DB, error) {
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	bg.state = 3
+	return bg.finishLocked()
+}
+
+func (bg *Building) finishLocked() (*DB, error) {
+	defer bg.release()
+	tmp := bg.DB.dir
+	if err := bg.DB.bdb.Close(); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := swapIn(tmp, bg.dir); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return Open(bg.dir)
+}
+
+// Close stops a build that is still running, waits for it, and removes
+// what it wrote unless Finish swapped it in. It is safe to call at any
+// time, more than once.
+func (bg *Building) Close() {
+	bg.stop.Store(true)
+	bg.mu.Lock()
+	running := bg.state == 1
+	bg.mu.Unlock()
+	if running {
+		<-bg.ran
+	}
+	bg.abandon()
+}
+
+func (bg *Building) abandon() {
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	if bg.state == 3 {
+		return
+	}
+	bg.state = 3
+	bg.DB.bdb.Close()
+	os.RemoveAll(bg.DB.dir)
+	bg.release()
+}
+
+func (bg *Building) release() {
+	if bg.unlock != nil {
+		bg.unlock()
+		bg.unlock = nil
+	}
+}

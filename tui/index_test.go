@@ -1,0 +1,115 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+
+	"github.com/replaycheck/replaycheck/statedb"
+)
+
+// replay debug opens a trace without a database at once and indexes it
+// in the background: the status line says how far indexing got, the
+// steps indexed are browsable, a step not indexed yet says so, --at is
+// reached once indexed, and the complete database is swapped in at the
+// end (and kept for the next session).
+func TestDebuggerBrowsesWhileIndexing(t *testing.T) {
+	trace := simulate(t, filepath.Join(t.TempDir(), "long.lz4"), "", 3, 20*time.Second)
+	release := make(chan struct{})
+	var once sync.Once
+	bg, err := statedb.StartBuild([]string{trace}, "", statedb.Options{Registry: registry, PublishEvery: time.Nanosecond,
+		// Indexing pauses the first time it publishes, until the test
+		// has browsed what is indexed.
+		Progress: func(_ string, done, total int) {
+			if done < total {
+				once.Do(func() { <-release })
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := bg.DB.Meta().Steps
+	if total < 2000 {
+		t.Fatalf("the trace is too short for the test: %d steps", total)
+	}
+	m, err := New(Config{Building: bg, Traces: []string{trace}, Registry: registry, At: total - 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	u := startUI(t, m)
+	u.waitFor(fmt.Sprintf("[indexing 256 of %d steps", total))
+
+	u.press(tcell.KeyEnd, 0, 0)
+	u.waitFor(fmt.Sprintf("#255/%d", total-1))
+	u.keys("g1000\n")
+	u.waitFor(fmt.Sprintf("step #1000 is not indexed yet (#0..#255 of #%d so far)", total-1))
+	u.press(tcell.KeyHome, 0, 0)
+	u.waitFor(fmt.Sprintf("#0/%d", total-1))
+
+	close(release)
+	u.waitFor(fmt.Sprintf("indexed %d steps in", total))
+	// --at was beyond what was indexed at the start: the cursor goes
+	// there once it is.
+	u.waitFor(fmt.Sprintf("#%d/%d", total-1, total-1))
+
+	db, err := statedb.Open(statedb.PathFor([]string{trace}))
+	if err != nil {
+		t.Fatalf("the complete database was not kept: %v", err)
+	}
+	defer db.Close()
+	if db.Len() != total {
+		t.Fatalf("the kept database has %d steps of %d", db.Len(), total)
+	}
+}
+
+// Indexing that ends early (a replay that diverges, or here a build told
+// to stop) leaves the steps it indexed browsable, does not claim the
+// others, says where and why it stopped, and keeps nothing on disk.
+func TestIndexingThatStopsLeavesWhatItIndexed(t *testing.T) {
+	dir := t.TempDir()
+	trace := simulate(t, filepath.Join(dir, "t.lz4"), "", 3, 40*time.Second)
+	var published atomic.Int64
+	bg, err := statedb.StartBuild([]string{trace}, "", statedb.Options{Registry: registry, PublishEvery: time.Nanosecond,
+		Progress: func(_ string, done, _ int) { published.Store(int64(done)) },
+		// The replay polls this every 2048 steps.
+		Stop: func() bool { return published.Load() >= 2048 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := bg.DB.Meta().Steps
+	if total < 8192 {
+		t.Fatalf("the trace is too short for the test: %d steps", total)
+	}
+	m, err := New(Config{Building: bg, Traces: []string{trace}, Registry: registry, At: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := startUI(t, m)
+	u.waitFor("indexing stopped at #")
+	stopped := bg.DB.Len()
+	if stopped < 2048 || stopped >= total || stopped%2048 != 1 {
+		// The replay stops right after the step it polled at (#4096 for
+		// instance), and the writer had written every step before it.
+		t.Fatalf("indexing stopped with %d of %d steps readable", stopped, total)
+	}
+	u.waitFor(fmt.Sprintf("indexing stopped at #%d of %d: stopped before the end", stopped, total))
+	u.press(tcell.KeyEnd, 0, 0)
+	u.waitFor(fmt.Sprintf("#%d/%d", stopped-1, total-1))
+	u.keys(fmt.Sprintf("g%d\n", stopped))
+	u.waitFor(fmt.Sprintf("step #%d is not indexed yet", stopped))
+	m.Close()
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("indexing that stopped left files beside the trace: %v", names)
+	}
+}
