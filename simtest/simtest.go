@@ -156,8 +156,13 @@ func SimCommand(sys *system.System, cfg sim.Config, output string) string {
 	for _, k := range slices.Sorted(maps.Keys(cfg.Params)) {
 		args = append(args, "--param", k+"="+cfg.Params[k])
 	}
-	if cfg.NoStateHashes {
+	switch {
+	case cfg.NoStateHashes:
 		args = append(args, "--no-state-hashes")
+	case cfg.HashBytes > 0: // wins over HashEvery, as in the simulator
+		args = append(args, "--hash-bytes", strconv.Itoa(cfg.HashBytes))
+	case cfg.HashEvery > 0:
+		args = append(args, "--hash-every", strconv.Itoa(cfg.HashEvery))
 	}
 	args = append(args, "-o", output)
 	for i, a := range args {
