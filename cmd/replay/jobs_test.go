@@ -295,42 +295,6 @@ func TestJobsDivergence(t *testing.T) {
 	}
 }
 
-// TestJobsWaitIsNotBudgeted: a segment that waits for its predecessor's
-// state in the middle of an evaluation (a stability measure reading
-// since_change after the border, then working on) does not count the
-// wait against --script-time: the report is the sequential one, with no
-// budget error.
-func TestJobsWaitIsNotBudgeted(t *testing.T) {
-	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "3000", "-o", "p.lz4"))
-	if err := os.WriteFile(filepath.Join(dir, "slow.star"), []byte(`
-phase = derived("phase", lambda: event.step // 400)
-def busy():
-    n = 0
-    for i in range(3000):
-        n += i
-    return n + event.step
-work = derived("work", busy)
-liveness("Late",
-         lambda: not (660 <= event.step and event.step < 760),
-         aux = lambda: {"since": since_change(phase), "n": busy()})
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"--script-time", "300ms", "p.lz4", "slow.star"}
-	seq := replay(t, dir, append([]string{"check"}, args...)...)
-	if seq.code != 0 {
-		t.Fatalf("--jobs 1: exit %d\n%s%s", seq.code, seq.stdout, seq.stderr)
-	}
-	par := replay(t, dir, append([]string{"check", "--marks", "650", "--warmup", "50"}, args...)...)
-	sameReport(t, "a wait inside an evaluation", seq, par)
-	m := regexp.MustCompile(`([0-9.]+)(ms|s) waiting`).FindStringSubmatch(par.stderr)
-	if m == nil {
-		t.Fatalf("the segment did not wait for its predecessor:\n%s", par.stderr)
-	}
-	t.Logf("%s", strings.TrimSpace(par.stderr))
-}
-
 // TestJobsStopInALaterSegment: --stop-at-first and --to end the check
 // inside a later segment's range, and the report is the sequential one.
 func TestJobsStopInALaterSegment(t *testing.T) {
