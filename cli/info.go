@@ -198,6 +198,8 @@ func printInfo(a *App, in fileInfo) {
 		humanize.IBytes(uint64(in.Bytes)), humanize.IBytes(uint64(in.RawBytes)), in.BytesPerEvent, in.Compression)
 	if in.StateHashes {
 		row("state", "hash of each node's state %s", in.HashSpacing)
+	} else {
+		row("state", "no state hashes (replay finds divergence through effects only)")
 	}
 	if in.Segments > 1 {
 		row("segments", "%d (the recorder was restarted)", in.Segments)

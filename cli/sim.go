@@ -152,6 +152,8 @@ func (f simFlags) hashSpacing(cfg *sim.Config) error {
 		changed = func(string) bool { return false }
 	}
 	switch {
+	case f.noStateHashes && (changed("hash-every") || changed("hash-bytes")):
+		return badInput("--no-state-hashes and --hash-every/--hash-bytes: give one (the latter space hashes that the former leaves out)")
 	case changed("hash-every") && changed("hash-bytes"):
 		return badInput("--hash-every and --hash-bytes: give one (they are two ways to space state hashes)")
 	case changed("hash-every"):

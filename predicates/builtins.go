@@ -18,7 +18,11 @@ import (
 )
 
 func systemConfig(tr *replay.Trace) system.Config {
-	return system.Config{Bug: tr.Header.Bug, Nodes: tr.Nodes, Params: tr.Header.Params}
+	// One run's configuration, so that what factories derive once per run
+	// (system.Config.Shared) is built once here too: checkTableTypes
+	// builds a handler per node, and chord's ring table per handler was
+	// O(nodes²) before the first step.
+	return system.NewConfig(tr.Header.Bug, tr.Nodes, tr.Header.Params)
 }
 
 func (c *Checker) builtins() starlark.StringDict {

@@ -270,9 +270,25 @@ func Run(sys *system.System, cfg Config, out io.Writer) (*Result, error) {
 		}
 	}
 	if sys.Scenario != nil {
-		sys.Scenario(s)
+		if err := s.scenario(func() { sys.Scenario(s) }); err != nil {
+			return s.finish(err)
+		}
 	}
 	return s.finish(s.loop())
+}
+
+// scenario runs the system's scenario code (its setup, or an action it
+// scheduled), turning a panic in it into the run's error: the system's
+// own code failed, as when a handler panics, and the trace of what ran is
+// kept.
+func (s *Sim) scenario(fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("seed %d, the scenario at %v: panic: %v", s.cfg.Seed, time.Duration(s.now), r)
+		}
+	}()
+	fn()
+	return nil
 }
 
 // newSim prepares a run of nodes ids, starting at virtual time zero.
@@ -530,8 +546,7 @@ func (s *Sim) run(it *item) error {
 	sn := s.nodes[it.to]
 	switch it.kind {
 	case itemCall:
-		it.fn()
-		return nil
+		return s.scenario(it.fn)
 	case itemInit:
 		return s.dispatch(sn, &node.Event{Kind: node.KindInit})
 	case itemDeliver:

@@ -39,7 +39,7 @@ func TestStateHashSpacingFlags(t *testing.T) {
 	if ea.stdout != ec.stdout || hashes(va.stdout) != hashes(vc.stdout) {
 		t.Fatalf("re-running the schedule changed the run:\n%s\n%s", va.stdout, vc.stdout)
 	}
-	for _, bad := range [][]string{{"--hash-every", "0"}, {"--hash-bytes", "-3"}, {"--hash-every", "2", "--hash-bytes", "9"}} {
+	for _, bad := range [][]string{{"--hash-every", "0"}, {"--hash-bytes", "-3"}, {"--hash-every", "2", "--hash-bytes", "9"}, {"--hash-every", "2", "--no-state-hashes"}} {
 		r := replay(t, dir, append([]string{"sim", "raftkv", "-o", "x.lz4"}, bad...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, "--hash-") {
 			t.Fatalf("%v: exit %d, %q", bad, r.code, r.stderr)

@@ -153,7 +153,7 @@ type Node struct {
 	// and never changes, so it is hidden from observed state: otherwise
 	// every event would hash a map of all the nodes, a cost that grows with
 	// the ring. Predicates read PredKey and SuccKey instead.
-	Ring map[node.ID]int `replay:"-"`
+	Ring *Positions `replay:"-"`
 	// Joined: the node is a ring member (it created the ring or its join
 	// completed). Left: it left for good.
 	Joined bool
@@ -244,10 +244,10 @@ func New(id node.ID, cfg system.Config) node.Handler {
 	}
 	// Every node needs the same table of positions: built once per run,
 	// not once per node (O(nodes²) time and memory at scale).
-	positions := cfg.Shared(fmt.Sprintf("chord.ring/%d", bits), func() any { return ringPositions(cfg.Nodes, bits) }).(map[node.ID]int)
+	positions := cfg.Shared(fmt.Sprintf("chord.ring/%d", bits), func() any { return &Positions{m: ringPositions(cfg.Nodes, bits)} }).(*Positions)
 	p := &Node{
 		Self:     id,
-		Key:      positions[id],
+		Key:      positions.m[id],
 		RingSize: 1 << bits,
 		Ring:     positions,
 		Pending:  map[uint64]Request{},
@@ -424,11 +424,11 @@ func (p *Node) succ() node.ID { return p.Succs[0] }
 // handler may have changed.
 func (p *Node) deriveKeys() {
 	p.PredKey, p.SuccKey = -1, -1
-	if k, ok := p.Ring[p.Pred]; ok {
+	if k, ok := p.Ring.Of(p.Pred); ok {
 		p.PredKey = k
 	}
 	if len(p.Succs) > 0 {
-		if k, ok := p.Ring[p.Succs[0]]; ok {
+		if k, ok := p.Ring.Of(p.Succs[0]); ok {
 			p.SuccKey = k
 		}
 	}
@@ -437,7 +437,7 @@ func (p *Node) deriveKeys() {
 // keyOf is a node's ring position. An address that is not a node of the
 // run (a corrupted entry) hashes like any other name.
 func (p *Node) keyOf(id node.ID) int {
-	if k, ok := p.Ring[id]; ok {
+	if k, ok := p.Ring.Of(id); ok {
 		return k
 	}
 	return hashKey(string(id), p.cfg.bits)
@@ -446,7 +446,7 @@ func (p *Node) keyOf(id node.ID) int {
 // reachable reports whether an address names a node of the run. Sending
 // to any other address is a transport error.
 func (p *Node) reachable(id node.ID) bool {
-	_, ok := p.Ring[id]
+	_, ok := p.Ring.Of(id)
 	return ok
 }
 

@@ -118,7 +118,7 @@ func orderViolation(nodes map[node.ID]*Node) string {
 			continue
 		}
 		r := ring{size: n.RingSize}
-		if k, ok := n.Ring[n.Succs[0]]; ok && r.between(k, n.Ring[n.Pred], n.Key) {
+		if k, ok := n.Ring.Of(n.Succs[0]); ok && r.between(k, func() int { k, _ := n.Ring.Of(n.Pred); return k }(), n.Key) {
 			return fmt.Sprintf("%s: successor %s lies between predecessor %s and the node", n.Self, n.Succs[0], n.Pred)
 		}
 	}
@@ -173,10 +173,10 @@ func observe(bug string, seed uint64, tweak func(*sim.Config)) (*report, error) 
 			// The predicates read the derived keys instead of the hidden
 			// Ring: they must agree with it after every event.
 			pk, sk := -1, -1
-			if k, ok := h.Ring[h.Pred]; ok {
+			if k, ok := h.Ring.Of(h.Pred); ok {
 				pk = k
 			}
-			if k, ok := h.Ring[h.Succs[0]]; ok {
+			if k, ok := h.Ring.Of(h.Succs[0]); ok {
 				sk = k
 			}
 			if h.PredKey != pk || h.SuccKey != sk {

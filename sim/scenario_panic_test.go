@@ -1,0 +1,38 @@
+package sim_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+type idle struct{}
+
+func (idle) Init(env node.Env)                        { env.After(time.Millisecond, "t") }
+func (idle) Receive(node.Env, node.ID, node.Message) {}
+func (idle) Timer(env node.Env, _ node.Timer)         { env.After(time.Millisecond, "t") }
+
+// A panic in scenario code (its setup or an action it scheduled) ends the
+// run with an error naming it, as a handler's does, instead of crashing
+// the process with a goroutine dump.
+func TestScenarioPanicIsTheRunsError(t *testing.T) {
+	for name, scen := range map[string]func(system.Controller){
+		"setup":  func(system.Controller) { panic("boom in setup") },
+		"action": func(ctl system.Controller) { ctl.At(5*time.Millisecond, func() { panic("boom in action") }) },
+	} {
+		sys := &system.System{Name: "idle", Codec: node.NewCodec(),
+			New:      func(node.ID, system.Config) node.Handler { return idle{} },
+			Scenario: scen, Sim: system.SimDefaults{Nodes: 2, Time: time.Second}}
+		var buf bytes.Buffer
+		cfg := sim.DefaultConfig()
+		_, err := sim.Run(sys, cfg.WithDefaults(sys), &buf)
+		if err == nil || !strings.Contains(err.Error(), "the scenario at") || !strings.Contains(err.Error(), "boom in "+name) {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
