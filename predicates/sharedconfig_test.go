@@ -14,9 +14,9 @@ import (
 
 type sharer struct{ N int }
 
-func (*sharer) Init(node.Env)                            {}
+func (*sharer) Init(node.Env)                           {}
 func (*sharer) Receive(node.Env, node.ID, node.Message) {}
-func (*sharer) Timer(node.Env, node.Timer)               {}
+func (*sharer) Timer(node.Env, node.Timer)              {}
 
 // Loading a script builds a handler per node to learn the tables' types;
 // what the factories derive once per run (system.Config.Shared) must be

@@ -13,9 +13,9 @@ import (
 
 type idle struct{}
 
-func (idle) Init(env node.Env)                        { env.After(time.Millisecond, "t") }
+func (idle) Init(env node.Env)                       { env.After(time.Millisecond, "t") }
 func (idle) Receive(node.Env, node.ID, node.Message) {}
-func (idle) Timer(env node.Env, _ node.Timer)         { env.After(time.Millisecond, "t") }
+func (idle) Timer(env node.Env, _ node.Timer)        { env.After(time.Millisecond, "t") }
 
 // A panic in scenario code (its setup or an action it scheduled) ends the
 // run with an error naming it, as a handler's does, instead of crashing
