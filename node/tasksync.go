@@ -39,7 +39,7 @@ func (m *Mutex) Lock(t *Task) {
 		m.holder = t.id
 		return
 	case t.id:
-		panic(fmt.Sprintf("task %d %q: Lock of %s, which it already holds", t.id, t.name, m.label()))
+		panic(fmt.Sprintf("Lock of %s, which it already holds", m.label()))
 	}
 	m.waiters = append(m.waiters, t.id)
 	t.block("lock " + m.label())
@@ -59,7 +59,7 @@ func (m *Mutex) TryLock(t *Task) bool {
 func (m *Mutex) Unlock(t *Task) {
 	t.mustRun("Mutex.Unlock")
 	if m.holder != t.id {
-		panic(fmt.Sprintf("task %d %q: Unlock of %s, which it does not hold (holder: task %d)", t.id, t.name, m.label(), m.holder))
+		panic(fmt.Sprintf("Unlock of %s, which it does not hold (holder: task %d)", m.label(), m.holder))
 	}
 	m.holder = 0
 	m.handOff(t.ts)
@@ -139,7 +139,7 @@ func (m *RWMutex) RUnlock(t *Task) {
 		}
 	}
 	if i < 0 {
-		panic(fmt.Sprintf("task %d %q: RUnlock of %s, which it does not hold for reading", t.id, t.name, m.label()))
+		panic(fmt.Sprintf("RUnlock of %s, which it does not hold for reading", m.label()))
 	}
 	m.readers = append(m.readers[:i:i], m.readers[i+1:]...)
 	m.grant(t.ts)
@@ -149,7 +149,7 @@ func (m *RWMutex) RUnlock(t *Task) {
 func (m *RWMutex) Unlock(t *Task) {
 	t.mustRun("RWMutex.Unlock")
 	if m.writer != t.id {
-		panic(fmt.Sprintf("task %d %q: Unlock of %s, which it does not hold for writing (writer: task %d)", t.id, t.name, m.label(), m.writer))
+		panic(fmt.Sprintf("Unlock of %s, which it does not hold for writing (writer: task %d)", m.label(), m.writer))
 	}
 	m.writer = 0
 	m.grant(t.ts)
@@ -262,7 +262,7 @@ func (s *Semaphore) Waiting() int { return len(s.waiters) }
 func (s *Semaphore) Acquire(t *Task) {
 	t.mustRun("Semaphore.Acquire")
 	if s.Size <= 0 {
-		panic(fmt.Sprintf("task %d %q: Acquire of %s, whose Size is %d", t.id, t.name, s.label(), s.Size))
+		panic(fmt.Sprintf("Acquire of %s, whose Size is %d", s.label(), s.Size))
 	}
 	if s.used < s.Size && len(s.waiters) == 0 {
 		s.used++

@@ -398,7 +398,7 @@ func (e *eventValue) Freeze()               {}
 func (e *eventValue) Truth() starlark.Bool  { return true }
 func (e *eventValue) Hash() (uint32, error) { return 0, fmt.Errorf("event is unhashable") }
 func (e *eventValue) AttrNames() []string {
-	return []string{"kind", "lamport", "msg", "msg_type", "node", "sender", "seq", "step", "time", "timer"}
+	return []string{"kind", "lamport", "msg", "msg_type", "node", "sender", "seq", "step", "task", "time", "timer", "woken_by"}
 }
 func (e *eventValue) Attr(name string) (starlark.Value, error) {
 	c := e.c
@@ -437,6 +437,16 @@ func (e *eventValue) Attr(name string) (starlark.Value, error) {
 			return starlark.None, nil
 		}
 		return starlark.String(ev.TimerName), nil
+	case "task":
+		if ev.Kind != node.KindTask {
+			return starlark.None, nil
+		}
+		return starlark.String(ev.TaskName), nil
+	case "woken_by":
+		if ev.Kind != node.KindTask {
+			return starlark.None, nil
+		}
+		return starlark.String(ev.Wake), nil
 	}
 	return nil, nil
 }

@@ -25,6 +25,8 @@ func (v *Violation) Describe() string {
 		return "timer " + e.Timer
 	case "input":
 		return "input " + e.MsgType
+	case "task":
+		return "task " + e.Task
 	}
 	return e.Kind
 }

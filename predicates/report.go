@@ -68,6 +68,7 @@ type EventInfo struct {
 	MsgType string  `json:"msg_type,omitempty"`
 	Sender  node.ID `json:"sender,omitempty"`
 	Timer   string  `json:"timer,omitempty"`
+	Task    string  `json:"task,omitempty"` // a task resume: the task's name
 }
 
 // AuxValue is a frozen Starlark value (the stability measures), printed as
@@ -168,7 +169,7 @@ func (c *Checker) violation(p *Predicate, w *rowState) *Violation {
 	ev := c.ev
 	v := &Violation{
 		Predicate: p.Name, Kind: p.Kind, Step: c.step, Lamport: ev.Lamport, Node: ev.Node,
-		Event: EventInfo{Kind: ev.Kind.String(), MsgType: ev.MsgType, Sender: ev.From, Timer: ev.TimerName},
+		Event: EventInfo{Kind: ev.Kind.String(), MsgType: ev.MsgType, Sender: ev.From, Timer: ev.TimerName, Task: ev.TaskName},
 		Time:  ev.Time - c.start, EndStep: -1, opened: c.now,
 	}
 	if ev.Kind != node.KindRecv {

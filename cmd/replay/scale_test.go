@@ -67,3 +67,28 @@ func TestBenchOnlyRefusesUnknownMeasurements(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// Predicates can select a task's resumes: event.task and event.woken_by.
+func TestEventsMatchTaskResumes(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "lockserver", "--bug", "deadlock", "--seed", "1", "-o", "dl.lz4"))
+	r := replay(t, dir, "events", "dl.lz4", "--match", `event.task == "worker3" and event.woken_by != None`)
+	mustOK(t, r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) < 4 {
+		t.Fatalf("too few resumes of worker3:\n%s", r.stdout)
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, " task worker3 ") {
+			t.Fatalf("not a resume of worker3: %s", l)
+		}
+	}
+	// A violation at a task's resume names the task.
+	if err := os.WriteFile(filepath.Join(dir, "t.star"), []byte(`safety("NoWorker3", lambda: event.task != "worker3")`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = replay(t, dir, "check", "dl.lz4", "t.star", "--stop-at-first")
+	if r.code != 1 || !strings.Contains(r.stdout, "task worker3") {
+		t.Fatalf("exit %d:\n%s", r.code, r.stdout)
+	}
+}
