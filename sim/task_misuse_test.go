@@ -17,7 +17,7 @@ func (u *unlocker) Init(env node.Env) {
 	node.Go(env, "badunlock", func(t *node.Task) { u.Mu.Unlock(t) })
 }
 func (*unlocker) Receive(node.Env, node.ID, node.Message) {}
-func (*unlocker) Timer(node.Env, node.Timer)               {}
+func (*unlocker) Timer(node.Env, node.Timer)              {}
 
 // Misusing a runtime lock names the task once: the error read
 // `task 1 "badunlock": task 1 "badunlock": Unlock of ...`.
