@@ -13,6 +13,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/state"
 )
 
 // fileInfo is what `replay info` reports about one trace file.
@@ -96,7 +97,7 @@ func summarise(f *record.File) fileInfo {
 		File: f.Path, System: h.System, Bug: h.Bug, Driver: h.Driver, Run: h.Run, Params: h.Params,
 		Nodes: slices.Clone(h.Nodes), Segments: len(f.Segments), Events: len(f.Events),
 		ByKind: map[string]int{}, ByNode: map[string]int{}, MessageTypes: map[string]int{},
-		StartNS: h.Start, Bytes: f.Size, RawBytes: f.Raw, StateHashes: h.StateHashes, HashSpacing: record.HashSpacing{Every: h.HashEvery, Bytes: h.HashBytes}.Describe(), Ended: f.Ended, Gaps: f.Gaps,
+		StartNS: h.Start, Bytes: f.Size, RawBytes: f.Raw, StateHashes: h.StateHashes, HashSpacing: state.HashSpacing{Every: h.HashEvery, Bytes: h.HashBytes}.Describe(), Ended: f.Ended, Gaps: f.Gaps,
 	}
 	rec := map[node.ID]bool{}
 	for _, s := range f.Segments {

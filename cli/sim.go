@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/replaycheck/replaycheck/node"
-	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/system"
 )
 
@@ -142,7 +142,7 @@ func (f *simFlags) registerSettings(fl *pflag.FlagSet, timeFlag string) {
 func (f *simFlags) registerHashing(fl *pflag.FlagSet, what string) {
 	fl.BoolVar(&f.noStateHashes, "no-state-hashes", false, "do not record state hashes"+what+" (smaller trace; divergence found through effects only)")
 	fl.IntVar(&f.hashEvery, "hash-every", 0, "hash each node's state after every K-th of its events"+what+" (1: every event, which names the exact event of a state-only divergence; default: spaced by --hash-bytes)")
-	fl.IntVar(&f.hashBytes, "hash-bytes", 0, fmt.Sprintf("space state hashes"+what+" so that about B bytes of a node's state are hashed per event: small states are hashed after every event, large ones less often (default %d)", record.DefaultHashBytes))
+	fl.IntVar(&f.hashBytes, "hash-bytes", 0, fmt.Sprintf("space state hashes"+what+" so that about B bytes of a node's state are hashed per event: small states are hashed after every event, large ones less often (default %d)", state.DefaultHashBytes))
 }
 
 // hashSpacing applies --hash-every and --hash-bytes to cfg.

@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
-	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -136,7 +135,7 @@ type Node struct {
 	log   *slog.Logger
 	store *diskStore
 	inst  *node.Instance
-	pacer *record.HashPacer // spaces state hashes (opts.StateHashes)
+	pacer *state.HashPacer // spaces state hashes (opts.StateHashes)
 	src   liveSource
 	tr    *transport
 	rec   *recorder
@@ -215,7 +214,7 @@ func Start(opts Options) (*Node, error) {
 	}
 	n.restarted = ok
 	cfg := system.NewConfig(opts.Bug, ids, opts.Params)
-	n.pacer = record.NewHashPacer(record.HashSpacing{Bytes: record.DefaultHashBytes})
+	n.pacer = state.NewHashPacer(state.HashSpacing{Bytes: state.DefaultHashBytes})
 	n.inst = node.NewInstance(node.Config{
 		ID: opts.ID, Nodes: ids, Members: node.NewMembers(ids), Codec: sys.Codec, Store: dataView{store}, Verbose: opts.Verbose,
 		TaskBound: opts.TaskBound,
@@ -441,7 +440,7 @@ func (n *Node) handle(it item) bool {
 
 // finalStates is the node's final state hash for the end record, when its
 // last event carries none. The node's loop has stopped.
-func (n *Node) finalStates() []record.FinalState {
+func (n *Node) finalStates() []state.NodeHash {
 	if !n.opts.StateHashes || n.pacer == nil {
 		return nil
 	}
@@ -462,7 +461,7 @@ func (n *Node) dispatch(ev *node.Event) bool {
 		return false
 	}
 	if n.opts.StateHashes {
-		// Spaced as in the simulator (record.DefaultHashBytes), so that a
+		// Spaced as in the simulator (state.DefaultHashBytes), so that a
 		// node with a large state does not pay O(state) on every event.
 		switch {
 		case !n.inst.Up():

@@ -4,7 +4,7 @@ package live
 
 import (
 	"github.com/replaycheck/replaycheck/node"
-	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/state"
 )
 
 // Recording reports whether this binary was built with -tags record. Built
@@ -17,7 +17,7 @@ type recorder struct{}
 
 func openRecorder(recorderConfig) (*recorder, error) { return nil, errNotRecording }
 
-func (*recorder) append(*node.Event)                                      {}
-func (*recorder) close(string, TransportStats, []record.FinalState) error { return nil }
-func (*recorder) segment() int                                            { return 0 }
-func (*recorder) err() error                                              { return nil }
+func (*recorder) append(*node.Event)                                   {}
+func (*recorder) close(string, TransportStats, []state.NodeHash) error { return nil }
+func (*recorder) segment() int                                         { return 0 }
+func (*recorder) err() error                                           { return nil }

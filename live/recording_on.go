@@ -11,6 +11,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/state"
 )
 
 // Recording reports whether this binary was built with -tags record.
@@ -70,7 +71,7 @@ func openRecorder(cfg recorderConfig) (*recorder, error) {
 		Segment: th.Segment, StateHashes: th.StateHashes,
 	}
 	if th.StateHashes {
-		h.HashBytes = record.DefaultHashBytes
+		h.HashBytes = state.DefaultHashBytes
 	}
 	if st.Size() == 0 {
 		h.Segment = 0 // a new file (the old one was collected, or none yet)
@@ -101,12 +102,16 @@ func (r *recorder) append(ev *node.Event) { _ = r.w.Append(ev) }
 func (r *recorder) segment() int { return r.seg }
 
 // close ends the segment and closes the file.
-func (r *recorder) close(reason string, ts TransportStats, final []record.FinalState) error {
+func (r *recorder) close(reason string, ts TransportStats, final []state.NodeHash) error {
+	var states []record.FinalState
+	for _, f := range final {
+		states = append(states, record.FinalState{Node: f.Node, Seq: f.Seq, Hash: f.Hash})
+	}
 	st := r.w.Stats()
 	end := record.End{Reason: reason, Time: time.Now().UnixNano(), Stats: map[string]int64{
 		"sent": ts.Sent, "dropped": ts.Dropped, "received": ts.Received, "rejected": ts.Rejected,
 		"recorder_dropped": int64(st.Dropped),
-	}, States: final}
+	}, States: states}
 	err := r.w.Close(end)
 	var stopped *record.StoppedError
 	if errors.As(err, &stopped) {

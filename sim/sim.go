@@ -44,9 +44,9 @@ type Config struct {
 	Params     map[string]string
 	// NoStateHashes leaves state hashes out of the trace.
 	NoStateHashes bool
-	// HashEvery and HashBytes space the state hashes (record.HashSpacing:
+	// HashEvery and HashBytes space the state hashes (state.HashSpacing:
 	// every K-th event of a node, or about B bytes hashed per event);
-	// both 0: record.DefaultHashBytes.
+	// both 0: state.DefaultHashBytes.
 	HashEvery int
 	HashBytes int
 	// Log receives handler log lines; nil discards them.
@@ -229,7 +229,7 @@ type Sim struct {
 	sysCfg   system.Config
 	ids      []node.ID
 	members  *node.Members // ids, shared by every instance
-	pacer    *record.HashPacer
+	pacer    *state.HashPacer
 	nodes    map[node.ID]*simNode
 	chooser  Chooser    // network, churn, order and handler seeds
 	scenRand *rand.Rand // the scenario's own stream
@@ -311,16 +311,16 @@ func newSim(sys *system.System, cfg Config, ids []node.ID) *Sim {
 	}
 	s.sysCfg = system.NewConfig(cfg.Bug, s.ids, cfg.Params)
 	s.members = node.NewMembers(s.ids)
-	s.pacer = record.NewHashPacer(cfg.hashSpacing())
+	s.pacer = state.NewHashPacer(cfg.hashSpacing())
 	return s
 }
 
 // hashSpacing is the run's state-hash spacing.
-func (c Config) hashSpacing() record.HashSpacing {
+func (c Config) hashSpacing() state.HashSpacing {
 	if c.HashEvery == 0 && c.HashBytes == 0 {
-		return record.HashSpacing{Bytes: record.DefaultHashBytes}
+		return state.HashSpacing{Bytes: state.DefaultHashBytes}
 	}
-	return record.HashSpacing{Every: c.HashEvery, Bytes: c.HashBytes}
+	return state.HashSpacing{Every: c.HashEvery, Bytes: c.HashBytes}
 }
 
 // header is the trace header of the run.
@@ -358,9 +358,9 @@ func (s *Sim) finalStates() []record.FinalState {
 	if s.cfg.NoStateHashes {
 		return nil
 	}
-	states := s.pacer.Pending(s.ids)
-	for i := range states {
-		states[i].Hash = state.Hash(s.nodes[states[i].Node].inst.Handler())
+	var states []record.FinalState
+	for _, p := range s.pacer.Pending(s.ids) {
+		states = append(states, record.FinalState{Node: p.Node, Seq: p.Seq, Hash: state.Hash(s.nodes[p.Node].inst.Handler())})
 	}
 	return states
 }

@@ -1,4 +1,4 @@
-package record
+package state
 
 import (
 	"strconv"
@@ -13,8 +13,10 @@ import (
 // hashed about every 2,000 of its events instead of after every one.
 const DefaultHashBytes = 512
 
-// HashSpacing is how a driver spaces state hashes; its two fields are the
-// header's HashEvery and HashBytes (see Header).
+// HashSpacing is how a driver spaces state hashes; its two fields are a
+// trace header's HashEvery and HashBytes (record.Header). It lives here,
+// not in package record, because a live binary built without -tags
+// record hashes too and must not link the recorder.
 type HashSpacing struct {
 	Every int // hash every Every-th event of each node (0 or 1: every one)
 	Bytes int // or, when > 0, after size/Bytes events, size being the last hash's
@@ -88,13 +90,21 @@ func (p *HashPacer) Stopped(id node.ID) {
 	}
 }
 
-// Pending lists, sorted by node, the nodes whose last event carries no
-// hash, with that event's seq: the end record's States, once hashed.
-func (p *HashPacer) Pending(ids []node.ID) []FinalState {
-	var out []FinalState
+// NodeHash is a node's state hash after its event Seq.
+type NodeHash struct {
+	Node node.ID
+	Seq  uint64
+	Hash uint64
+}
+
+// Pending lists, in the order of ids, the nodes whose last event carries
+// no hash, with that event's seq: what a trace's end record holds (record
+// End.States), once hashed.
+func (p *HashPacer) Pending(ids []node.ID) []NodeHash {
+	var out []NodeHash
 	for _, id := range ids {
 		if n := p.nodes[id]; n != nil && n.pending {
-			out = append(out, FinalState{Node: id, Seq: n.seq})
+			out = append(out, NodeHash{Node: id, Seq: n.seq})
 		}
 	}
 	return out
