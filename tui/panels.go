@@ -90,6 +90,10 @@ func (m *Model) Title(p Panel) string {
 		if !m.follow {
 			how = "pinned; f follows"
 		}
+		if m.pos < 0 {
+			// Before the first step (a background index not there yet).
+			return fmt.Sprintf("State of %s before #0 (%s)", m.node, how)
+		}
 		return fmt.Sprintf("State of %s at #%d (%s)", m.node, m.pos, how)
 	case PanelViolations:
 		if m.preds == nil {

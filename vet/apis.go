@@ -31,11 +31,11 @@ var kinds = []Kind{Goroutine, Select, Channel, Clock, Timer, Rand, CryptoRnd, IO
 func explain(k Kind, what string) string {
 	switch k {
 	case Goroutine:
-		return "a goroutine runs outside the event the runtime records, in an order the scheduler picks, so replay cannot reproduce its effects; do the work inside the handler, or split it into events with env.Send(env.Self(), ...) or env.After"
+		return "a goroutine runs outside the event the runtime records, in an order the scheduler picks, so replay cannot reproduce its effects; do the work inside the handler, or split it into events with env.Send(env.Self(), ...) or env.After, or run it as a task with node.Go"
 	case Select:
 		return "select picks among ready channels at random and waits on channels the runtime does not record; handle messages in Receive and timeouts with env.After"
 	case Channel:
-		return what + ": a channel operation exchanges values with (or blocks on) another goroutine outside the recorded events; send messages with env.Send and handle them in Receive"
+		return what + ": a channel operation exchanges values with (or blocks on) another goroutine outside the recorded events; send messages with env.Send and handle them in Receive (in a task: t.Recv or t.Call; to wait for another task, a node.Mutex, node.Cond or node.Semaphore)"
 	case Clock:
 		switch what {
 		case "time.Since":
