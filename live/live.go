@@ -444,11 +444,7 @@ func (n *Node) finalStates() []state.NodeHash {
 	if !n.opts.StateHashes || n.pacer == nil {
 		return nil
 	}
-	states := n.pacer.Pending([]node.ID{n.id})
-	for i := range states {
-		states[i].Hash = state.Hash(n.inst.Handler())
-	}
-	return states
+	return n.pacer.Final([]node.ID{n.id}, func(node.ID) *node.Instance { return n.inst })
 }
 
 // dispatch runs one event and applies its effects: disk writes are
@@ -463,15 +459,7 @@ func (n *Node) dispatch(ev *node.Event) bool {
 	if n.opts.StateHashes {
 		// Spaced as in the simulator (state.DefaultHashBytes), so that a
 		// node with a large state does not pay O(state) on every event.
-		switch {
-		case !n.inst.Up():
-			n.pacer.Stopped(n.id)
-		case n.pacer.Due(ev):
-			var size int
-			ev.StateHash, size = state.HashSize(n.inst.Handler())
-			ev.HasStateHash = true
-			n.pacer.Hashed(n.id, size)
-		}
+		n.pacer.After(ev, n.inst)
 	}
 	if ev.Seq > n.seqLimit || ev.Lamport > n.lamportLimit {
 		n.seqLimit, n.lamportLimit = ev.Seq+reserveBlock, ev.Lamport+reserveBlock

@@ -105,7 +105,7 @@ func (r *recorder) segment() int { return r.seg }
 func (r *recorder) close(reason string, ts TransportStats, final []state.NodeHash) error {
 	var states []record.FinalState
 	for _, f := range final {
-		states = append(states, record.FinalState{Node: f.Node, Seq: f.Seq, Hash: f.Hash})
+		states = append(states, record.FinalState(f))
 	}
 	st := r.w.Stats()
 	end := record.End{Reason: reason, Time: time.Now().UnixNano(), Stats: map[string]int64{

@@ -359,8 +359,8 @@ func (s *Sim) finalStates() []record.FinalState {
 		return nil
 	}
 	var states []record.FinalState
-	for _, p := range s.pacer.Pending(s.ids) {
-		states = append(states, record.FinalState{Node: p.Node, Seq: p.Seq, Hash: state.Hash(s.nodes[p.Node].inst.Handler())})
+	for _, h := range s.pacer.Final(s.ids, func(id node.ID) *node.Instance { return s.nodes[id].inst }) {
+		states = append(states, record.FinalState(h))
 	}
 	return states
 }
@@ -605,15 +605,7 @@ func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
 		return fmt.Errorf("seed %d, event %d at %v: %w", s.cfg.Seed, s.steps, time.Duration(s.now), err)
 	}
 	if !s.cfg.NoStateHashes {
-		switch {
-		case !sn.inst.Up():
-			s.pacer.Stopped(sn.id)
-		case s.pacer.Due(ev):
-			var size int
-			ev.StateHash, size = state.HashSize(sn.inst.Handler())
-			ev.HasStateHash = true
-			s.pacer.Hashed(sn.id, size)
-		}
+		s.pacer.After(ev, sn.inst)
 	}
 	if err := s.w.Append(ev); err != nil {
 		return fmt.Errorf("write trace: %w", err)

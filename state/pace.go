@@ -54,23 +54,27 @@ func NewHashPacer(s HashSpacing) *HashPacer {
 	return &HashPacer{spacing: s, nodes: map[node.ID]*paced{}}
 }
 
-// Due reports whether the event ev (just dispatched, the node up) gets a
-// hash. The first event of an incarnation (init, restart) always does.
-func (p *HashPacer) Due(ev *node.Event) bool {
+// After hashes the state of the node that ran ev (just dispatched) into
+// ev, when the spacing says this event gets a hash. The first event of an
+// incarnation (init, restart) always does; a crash leaves nothing to hash.
+func (p *HashPacer) After(ev *node.Event, in *node.Instance) {
 	n := p.nodes[ev.Node]
 	if n == nil {
 		n = &paced{gap: 1}
 		p.nodes[ev.Node] = n
 	}
+	if !in.Up() {
+		n.pending = false
+		return
+	}
 	n.since++
 	n.pending, n.seq = true, ev.Seq
-	return n.since >= n.gap || ev.Kind == node.KindInit || ev.Kind == node.KindRestart
-}
-
-// Hashed records that the node's state after its last event hashed to
-// size bytes.
-func (p *HashPacer) Hashed(id node.ID, size int) {
-	n := p.nodes[id]
+	if n.since < n.gap && ev.Kind != node.KindInit && ev.Kind != node.KindRestart {
+		return
+	}
+	var size int
+	ev.StateHash, size = HashSize(in.Handler())
+	ev.HasStateHash = true
 	n.since, n.pending = 0, false
 	switch {
 	case p.spacing.Bytes > 0:
@@ -82,14 +86,6 @@ func (p *HashPacer) Hashed(id node.ID, size int) {
 	}
 }
 
-// Stopped says the node crashed: its state is gone, there is nothing
-// left to hash at the end.
-func (p *HashPacer) Stopped(id node.ID) {
-	if n := p.nodes[id]; n != nil {
-		n.pending = false
-	}
-}
-
 // NodeHash is a node's state hash after its event Seq.
 type NodeHash struct {
 	Node node.ID
@@ -97,14 +93,14 @@ type NodeHash struct {
 	Hash uint64
 }
 
-// Pending lists, in the order of ids, the nodes whose last event carries
-// no hash, with that event's seq: what a trace's end record holds (record
-// End.States), once hashed.
-func (p *HashPacer) Pending(ids []node.ID) []NodeHash {
+// Final hashes, in the order of ids, the state of each node whose last
+// event carries no hash (and that is still up): what a trace's end record
+// holds (record End.States). instance finds a node's instance.
+func (p *HashPacer) Final(ids []node.ID, instance func(node.ID) *node.Instance) []NodeHash {
 	var out []NodeHash
 	for _, id := range ids {
 		if n := p.nodes[id]; n != nil && n.pending {
-			out = append(out, NodeHash{Node: id, Seq: n.seq})
+			out = append(out, NodeHash{Node: id, Seq: n.seq, Hash: Hash(instance(id).Handler())})
 		}
 	}
 	return out
