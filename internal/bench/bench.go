@@ -211,12 +211,8 @@ func RingScaling(steps int) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		if i == 0 || ds < s {
-			s = ds
-		}
-		if i == 0 || dl < l {
-			l = dl
-		}
+		s = least(i, s, ds)
+		l = least(i, l, dl)
 	}
 	ratio := float64(l) / float64(s)
 	return Result{Name: "check ring consistency, 1,000 members", Value: float64(l.Nanoseconds()), Unit: "ns/step",
@@ -371,15 +367,9 @@ func ChordScale(script string, small, large, events int) ([]Result, error) {
 				return c, err
 			}
 			checkT := time.Since(t1)
-			if i == 0 || simT < c.sim {
-				c.sim = simT
-			}
-			if i == 0 || verifyT < c.verify {
-				c.verify = verifyT
-			}
-			if i == 0 || checkT < c.check {
-				c.check = checkT
-			}
+			c.sim = least(i, c.sim, simT)
+			c.verify = least(i, c.verify, verifyT)
+			c.check = least(i, c.check, checkT)
 		}
 		return c, nil
 	}
@@ -446,12 +436,8 @@ func LogGrowth(events, hashEvery int) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		if i == 0 || f < first {
-			first = f
-		}
-		if i == 0 || l < last {
-			last = l
-		}
+		first = least(i, first, f)
+		last = least(i, last, l)
 	}
 	ratio := float64(last) / float64(first)
 	name := fmt.Sprintf("replay raftkv, last tenth of %d events", events)
@@ -461,4 +447,13 @@ func LogGrowth(events, hashEvery int) (Result, error) {
 	return Result{Name: name, Value: float64(last.Nanoseconds()) / float64(events/10), Unit: "ns/step",
 		Baseline: fmt.Sprintf("%.0f ns/step in the first tenth", float64(first.Nanoseconds())/float64(events/10)),
 		Ratio:    ratio, Target: "<= 1.5x", Met: met(ratio <= 1.5)}, nil
+}
+
+// least is the best of repeated measurements: the first one (i == 0), or
+// the smaller of best and d.
+func least(i int, best, d time.Duration) time.Duration {
+	if i == 0 {
+		return d
+	}
+	return min(best, d)
 }
