@@ -174,15 +174,7 @@ func (o *Ordered) syncRows() {
 			o.err = err // cannot happen: taking a row out compares known keys
 		}
 	}
-	if changes, ok := t.changesSince(o.epoch); ok && o.ready {
-		for _, ch := range changes {
-			if ch.added {
-				add(ch.rs)
-			} else {
-				drop(ch.rs)
-			}
-		}
-	} else {
+	if !t.replayChanges(o.epoch, o.ready, add, drop) {
 		for rs := range o.inst {
 			drop(rs)
 		}

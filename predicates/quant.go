@@ -124,15 +124,7 @@ func (c *Checker) syncRows(q *quant) {
 			delete(q.deciding, rs)
 		}
 	}
-	if changes, ok := t.changesSince(q.epoch); ok && q.started {
-		for _, ch := range changes {
-			if ch.added {
-				add(ch.rs)
-			} else {
-				drop(ch.rs)
-			}
-		}
-	} else {
+	if !t.replayChanges(q.epoch, q.started, add, drop) {
 		for _, rs := range t.sortedRows() {
 			add(rs)
 		}

@@ -77,6 +77,26 @@ func (t *Table) changesSince(epoch int) ([]memberChange, bool) {
 	return t.journal[epoch-t.journalBase:], true
 }
 
+// replayChanges brings a per-row structure last synced at epoch (quantifier
+// instances, an ordered index's keys) up to date by replaying the journal
+// through add and drop. It reports false, doing nothing, when the
+// structure was never synced or the journal no longer reaches back to
+// epoch: the caller then syncs with every row.
+func (t *Table) replayChanges(epoch int, synced bool, add, drop func(*rowState)) bool {
+	changes, ok := t.changesSince(epoch)
+	if !ok || !synced {
+		return false
+	}
+	for _, ch := range changes {
+		if ch.added {
+			add(ch.rs)
+		} else {
+			drop(ch.rs)
+		}
+	}
+	return true
+}
+
 type rowKey struct {
 	node node.ID
 	path string
