@@ -300,19 +300,33 @@ func (rs *rowState) checkField(fn, field string) error {
 	return fmt.Errorf("%s(%q): %s rows have no %s %q (%ss: %s)", fn, field, t.name, what, field, what, strings.Join(fieldNames(cols), ", "))
 }
 
-// timers(node): names of the timers pending at a node, in the order set.
-func (c *Checker) timersBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+// runtimeOf reads the node argument of fn (timers, tasks), records the
+// dependency on that node's runtime state, and returns its instance: nil
+// when the node is not replayed or its state is unknown.
+func (c *Checker) runtimeOf(fn string, args starlark.Tuple, kwargs []starlark.Tuple) (*node.Instance, error) {
 	var n starlark.Value
-	if err := starlark.UnpackArgs("timers", args, kwargs, "node", &n); err != nil {
+	if err := starlark.UnpackArgs(fn, args, kwargs, "node", &n); err != nil {
 		return nil, err
 	}
-	id, err := c.nodeArg("timers", n)
+	id, err := c.nodeArg(fn, n)
 	if err != nil {
 		return nil, err
 	}
 	c.read(dep{depNode, c.nodeIdx[id], 0})
+	if c.unknown[id] {
+		return nil, nil
+	}
+	return c.r.Instance(id), nil
+}
+
+// timers(node): names of the timers pending at a node, in the order set.
+func (c *Checker) timersBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	inst, err := c.runtimeOf("timers", args, kwargs)
+	if err != nil {
+		return nil, err
+	}
 	var names []starlark.Value
-	if inst := c.r.Instance(id); inst != nil && !c.unknown[id] {
+	if inst != nil {
 		for _, t := range inst.Timers() {
 			names = append(names, starlark.String(t.Name))
 		}
@@ -326,17 +340,12 @@ func (c *Checker) timersBuiltin(_ *starlark.Thread, b *starlark.Builtin, args st
 // with id, name, state ("runnable" or "blocked"), on (what it waits for,
 // or what woke it), since (when, in ns of run time) and since_seq.
 func (c *Checker) tasksBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var n starlark.Value
-	if err := starlark.UnpackArgs("tasks", args, kwargs, "node", &n); err != nil {
-		return nil, err
-	}
-	id, err := c.nodeArg("tasks", n)
+	inst, err := c.runtimeOf("tasks", args, kwargs)
 	if err != nil {
 		return nil, err
 	}
-	c.read(dep{depNode, c.nodeIdx[id], 0})
 	var out []starlark.Value
-	if inst := c.r.Instance(id); inst != nil && !c.unknown[id] {
+	if inst != nil {
 		for _, t := range inst.Tasks() {
 			out = append(out, starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
 				"id":        starlark.MakeUint64(uint64(t.ID)),
