@@ -45,14 +45,8 @@ var ErrBusy = errors.New("another process is building the trace database")
 // dir (PathFor(traces) when ""): it is missing, incomplete, damaged or
 // stale.
 func NeedsBuild(traces []string, dir string) (bool, error) {
-	if dir == "" {
-		dir = PathFor(traces)
-	}
-	fp, err := Fingerprint(traces)
+	dir, fp, err := target(traces, dir)
 	if err != nil {
-		return false, err
-	}
-	if err := replaceable(dir); err != nil {
 		return false, err
 	}
 	db, _, err := openCurrent(dir, fp)
@@ -70,14 +64,8 @@ func NeedsBuild(traces []string, dir string) (bool, error) {
 // lock. opts.Progress and opts.Stop are not used: Run takes the progress,
 // Close stops.
 func StartBuild(traces []string, dir string, opts Options) (*Building, error) {
-	if dir == "" {
-		dir = PathFor(traces)
-	}
-	fp, err := Fingerprint(traces)
+	dir, fp, err := target(traces, dir)
 	if err != nil {
-		return nil, err
-	}
-	if err := replaceable(dir); err != nil {
 		return nil, err
 	}
 	unlock, _, err := lockBuild(dir, nil, func() bool { return true })

@@ -49,6 +49,20 @@ func PathFor(traces []string) string {
 	return fmt.Sprintf("%s+%d.%08x.db", traces[0], len(traces)-1, uint32(h))
 }
 
+// target is the database folder of traces (dir, or PathFor(traces) when
+// ""), the traces' fingerprint, and an error when the folder cannot be a
+// database (replaceable): what Ensure, NeedsBuild and StartBuild start from.
+func target(traces []string, dir string) (string, string, error) {
+	if dir == "" {
+		dir = PathFor(traces)
+	}
+	fp, err := Fingerprint(traces)
+	if err != nil {
+		return dir, "", err
+	}
+	return dir, fp, replaceable(dir)
+}
+
 // Fingerprint identifies the content of a set of trace files (in any
 // order) and the database schema: a database whose fingerprint differs is
 // stale.
@@ -122,17 +136,11 @@ type Opened struct {
 // it, see Options.Waiting); any number read it.
 func Ensure(traces []string, dir string, opts Options) (*DB, *Opened, error) {
 	start := time.Now()
-	if dir == "" {
-		dir = PathFor(traces)
-	}
-	fp, err := Fingerprint(traces)
+	dir, fp, err := target(traces, dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	res := &Opened{Trace: opts.Trace, Why: "forced"}
-	if err := replaceable(dir); err != nil {
-		return nil, nil, err
-	}
 	RemoveStale(dir, staleAge) // databases swapped out that no one reads any more
 	var db *DB
 	if !opts.Force {
