@@ -377,10 +377,10 @@ type criticalReport struct {
 // still open is judged.
 func (r *criticalReport) decided() (step int, at int64) {
 	if v := r.tgt.alarm; v != nil {
-		return v.AlarmStep, r.tr.Events[v.AlarmStep].Time
+		return v.AlarmStep, r.tr.Event(v.AlarmStep).Time
 	}
 	last := r.tr.Len() - 1
-	return last, r.tr.Events[last].Time
+	return last, r.tr.Event(last).Time
 }
 
 func (r *criticalReport) writeText(a *App) {
@@ -411,16 +411,16 @@ func (r *criticalReport) writeText(a *App) {
 	case res.LastLive < 0:
 		p, _ := res.Probe(res.Critical)
 		fmt.Fprintf(w, "doomed from the first probed step #%d: no walk from it recovered (0 of %d)\n", res.Critical, p.Walks)
-		fmt.Fprintf(w, "  %s\n", ren.Line(res.Critical, r.tr.Events[res.Critical]))
+		fmt.Fprintf(w, "  %s\n", ren.Line(res.Critical, r.tr.Event(res.Critical)))
 	default:
 		dead, _ := res.Probe(res.Critical)
 		live, _ := res.Probe(res.LastLive)
-		fmt.Fprintf(w, "critical step:\n  %s\n", ren.Line(res.Critical, r.tr.Events[res.Critical]))
+		fmt.Fprintf(w, "critical step:\n  %s\n", ren.Line(res.Critical, r.tr.Event(res.Critical)))
 		fmt.Fprintf(w, "  after it no walk recovered (0 of %d)\n", dead.Walks)
 		fmt.Fprintf(w, "last live step #%d: %d of %d walks recovered (%.0f%%)\n", live.Step, live.Recovered, live.Walks, 100*live.Rate())
 		step, at := r.decided()
 		known := map[bool]string{true: "first alarm", false: "open at the end"}[r.tgt.alarm != nil]
-		ahead := time.Duration(at - r.tr.Events[res.Critical].Time).Round(time.Millisecond)
+		ahead := time.Duration(at - r.tr.Event(res.Critical).Time).Round(time.Millisecond)
 		if step >= res.Critical {
 			fmt.Fprintf(w, "the violation is known at #%d (%s): the critical step is %d steps and %v of virtual time before it\n",
 				step, known, step-res.Critical, ahead)
@@ -457,7 +457,7 @@ func (r *criticalReport) writeJSON(a *App) error {
 	}
 	ren := newRenderer(a, r.tr)
 	ev := func(step int) *event {
-		e := r.tr.Events[step]
+		e := r.tr.Event(step)
 		return &event{Step: step, Node: string(e.Node), Line: ren.Line(step, e), Time: e.Time - r.tr.Header.Start}
 	}
 	type crit struct {
@@ -486,7 +486,7 @@ func (r *criticalReport) writeJSON(a *App) error {
 		CheckSecs: r.tgt.baseline.Seconds(), Stopped: r.res.Stopped}
 	if c := r.res.Critical; c >= 0 {
 		step, at := r.decided()
-		out.Critical = &crit{event: ev(c), DecidedStep: step, StepsBefore: step - c, TimeBeforeNS: at - r.tr.Events[c].Time, DoomedFromStart: r.res.LastLive < 0}
+		out.Critical = &crit{event: ev(c), DecidedStep: step, StepsBefore: step - c, TimeBeforeNS: at - r.tr.Event(c).Time, DoomedFromStart: r.res.LastLive < 0}
 	}
 	if p, ok := r.res.Probe(r.res.LastLive); ok {
 		out.LastLive = &p

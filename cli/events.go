@@ -114,8 +114,8 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 		}
 		nodes[id] = true
 	}
-	if f.from > 0 && f.from >= len(tr.Events) {
-		return badInput("--from %d: the trace has %d steps (#0..#%d)", f.from, len(tr.Events), len(tr.Events)-1)
+	if f.from > 0 && f.from >= tr.Len() {
+		return badInput("--from %d: the trace has %d steps (#0..#%d)", f.from, tr.Len(), tr.Len()-1)
 	}
 	if err := a.checkTypes(tr, f.types); err != nil {
 		return err
@@ -129,8 +129,8 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 	r := newRenderer(a, tr)
 	sent := a.newSentPayloads(tr)
 	printed := 0
-	for step := f.from; step < len(tr.Events); step++ {
-		ev := tr.Events[step]
+	for step := f.from; step < tr.Len(); step++ {
+		ev := tr.Event(step)
 		if len(nodes) > 0 && !nodes[ev.Node] || len(kinds) > 0 && !kinds[ev.Kind] || !typeMatches(f.types, ev) {
 			continue
 		}

@@ -151,7 +151,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		cfg.Log = a.Stderr
 	}
 	start := time.Now()
-	res, runErr := sim.RunFrom(sys, cfg, w, tr.Events[:f.at+1], file)
+	res, runErr := sim.RunFrom(sys, cfg, w, tr.Prefix(f.at+1), file)
 	prog.done()
 	if res == nil { // the continuation never started
 		return badInput("%v", runErr)
@@ -238,7 +238,7 @@ func forkConfig(sys *system.System, tr *replay.Trace, f simFlags) (sim.Config, e
 
 // printWorld says what was forked: where, the nodes, what was in flight.
 func printWorld(out io.Writer, tr *replay.Trace, w *world.World) {
-	ev := tr.Events[w.Step]
+	ev := tr.Event(w.Step)
 	fmt.Fprintf(out, "forked %s at #%d (%s seq %d %s; time %v, Lamport %d)\n", strings.Join(w.Parent, " "), w.Step,
 		ev.Node, ev.Seq, ev.Kind, time.Duration(w.Now), w.Lamport)
 	var up []node.ID
@@ -316,11 +316,10 @@ func shellQuote(s string) string {
 // the parent could not have had. It names the nearest steps where the
 // causal cut is also a time cut, or returns "" when at is one.
 func timeCutNote(tr *replay.Trace, at int) string {
-	evs := tr.Events
-	n := len(evs)
+	n := tr.Len()
 	prefixMax := make([]int64, n)
-	for i, ev := range evs {
-		prefixMax[i] = ev.Time
+	for i := range n {
+		prefixMax[i] = tr.Event(i).Time
 		if i > 0 {
 			prefixMax[i] = max(prefixMax[i], prefixMax[i-1])
 		}
@@ -328,10 +327,10 @@ func timeCutNote(tr *replay.Trace, at int) string {
 	suffixMin := make([]int64, n+1)
 	suffixMin[n] = math.MaxInt64
 	for i := n - 1; i >= 0; i-- {
-		suffixMin[i] = min(evs[i].Time, suffixMin[i+1])
+		suffixMin[i] = min(tr.Event(i).Time, suffixMin[i+1])
 	}
 	clean := func(i int) bool { return prefixMax[i] <= suffixMin[i+1] }
-	ahead := time.Duration(prefixMax[at] - evs[at].Time)
+	ahead := time.Duration(prefixMax[at] - tr.Event(at).Time)
 	if clean(at) || ahead <= 10*time.Millisecond {
 		return ""
 	}
@@ -353,7 +352,7 @@ func timeCutNote(tr *replay.Trace, at int) string {
 		hint = "; steps where every earlier event is also earlier in time: " + strings.Join(near, ", ")
 	}
 	return fmt.Sprintf("#%d is at t=%v but steps up to it reach t=%v (causal order is not time order): the continuation starts there, so nodes whose last event is earlier find their timers and messages overdue%s",
-		at, time.Duration(evs[at].Time-tr.Header.Start), time.Duration(prefixMax[at]-tr.Header.Start), hint)
+		at, time.Duration(tr.Event(at).Time-tr.Header.Start), time.Duration(prefixMax[at]-tr.Header.Start), hint)
 }
 
 // checkForkStep refuses a step no world can be rebuilt at: fork and

@@ -79,8 +79,8 @@ func (a *App) runMerge(paths []string, output string) error {
 		}
 	}
 	prog := a.progress()
-	for step, ev := range tr.Events {
-		if err := w.Append(ev); err != nil {
+	for step := range tr.Len() {
+		if err := w.Append(tr.Event(step)); err != nil {
 			return fmt.Errorf("write %s: %w", output, err)
 		}
 		if step%4096 == 0 {
@@ -90,7 +90,7 @@ func (a *App) runMerge(paths []string, output string) error {
 	prog.done()
 	end := record.End{Reason: fmt.Sprintf("merged from %d file(s)", len(paths))}
 	if tr.Len() > 0 {
-		end.Time = tr.Events[tr.Len()-1].Time
+		end.Time = tr.Event(tr.Len() - 1).Time
 	}
 	if err := w.Close(end); err != nil {
 		return fmt.Errorf("write %s: %w", output, err)
@@ -110,10 +110,10 @@ func mergedGaps(tr *replay.Trace) []record.Gap {
 		for _, u := range tr.Unknown[id] {
 			g := record.Gap{Node: id, From: 1, Reason: u.Reason}
 			if u.After >= 0 {
-				g.From = tr.Events[u.After].Seq + 1
+				g.From = tr.Event(u.After).Seq + 1
 			}
 			if u.Until >= 0 {
-				g.To = tr.Events[u.Until].Seq - 1
+				g.To = tr.Event(u.Until).Seq - 1
 			}
 			gaps = append(gaps, g)
 		}

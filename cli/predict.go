@@ -372,7 +372,7 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 // gives the first one's step.
 func inputsAfter(tr *replay.Trace, at int) (n, first int) {
 	for i := at + 1; i < tr.Len(); i++ {
-		if tr.Events[i].Kind == node.KindInput {
+		if tr.Event(i).Kind == node.KindInput {
 			if n == 0 {
 				first = i
 			}

@@ -101,7 +101,7 @@ func (a *App) runReport(args []string, f reportFlags) error {
 			return err // cannot happen: the window holds the violation's step
 		}
 		w.Violations = []*predicates.Violation{v}
-		r.Items = append(r.Items, export.ReportItem{V: v, Event: render.Line(v.Step, tr.Events[v.Step]), Window: w,
+		r.Items = append(r.Items, export.ReportItem{V: v, Event: render.Line(v.Step, tr.Event(v.Step)), Window: w,
 			Commands: violationCommands(traces, script, v)})
 	}
 	if err := a.stateDiffs(tr, r.Items); err != nil {

@@ -65,7 +65,7 @@ func TestReportInChromium(t *testing.T) {
 	}
 	wantArrows := 0
 	for s := 243; s <= 283; s++ {
-		ev := tr.Events[s]
+		ev := tr.Event(s)
 		for i := range ev.Sends {
 			for _, r := range tr.Receipts(ev.SentMsg(i)) {
 				if r <= 283 {

@@ -95,7 +95,7 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 	var out []statedb.Version
 	have, last := false, ""
 	err = r.RunTo(s.tr.Len()-1, func(step int) error {
-		if s.tr.Events[step].Node != id {
+		if s.tr.Event(step).Node != id {
 			return nil
 		}
 		val, ok := "", false

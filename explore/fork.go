@@ -43,7 +43,7 @@ func ForkStarter(tr *replay.Trace, reg *system.Registry, at int, progress func(i
 			copyable = false
 		}
 	}
-	prefix := tr.Events[:at+1]
+	prefix := tr.Prefix(at + 1)
 	var mu sync.Mutex
 	return func(cfg sim.Config, out io.Writer) (*sim.Result, error) {
 		if !copyable {

@@ -25,7 +25,7 @@ func DOT(out io.Writer, w *Window) error {
 		fmt.Fprintf(bw, "  %s [shape=plaintext, style=\"\", fontsize=14, label=%s];\n", laneID(id), dotQuote(string(id)))
 	}
 	for _, step := range w.Steps() {
-		ev := w.Trace.Events[step]
+		ev := w.Trace.Event(step)
 		label := fmt.Sprintf("#%d %s", step, ev.Kind)
 		if ev.MsgType != "" {
 			label += "\n" + ev.MsgType

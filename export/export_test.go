@@ -117,8 +117,8 @@ func TestExportShiVizClocksMatchHappensBefore(t *testing.T) {
 					t.Fatalf("%q: entry %s:%d names an event the log does not have yet (%d)", l, h, c, count[h])
 				}
 			}
-			if string(tr.Events[e.step].Node) != e.host {
-				t.Fatalf("%q: step %d is on %s", l, e.step, tr.Events[e.step].Node)
+			if string(tr.Event(e.step).Node) != e.host {
+				t.Fatalf("%q: step %d is on %s", l, e.step, tr.Event(e.step).Node)
 			}
 			evs = append(evs, e)
 		}
@@ -141,7 +141,7 @@ func TestExportShiVizClocksMatchHappensBefore(t *testing.T) {
 					hb[j][i] = true
 				}
 			}
-			if s, ok := tr.SendStep(tr.Events[e.step]); ok {
+			if s, ok := tr.SendStep(tr.Event(e.step)); ok {
 				if i, ok := pos[s]; ok {
 					hb[j][i] = true
 				}
@@ -224,8 +224,8 @@ func TestExportPerfettoStructure(t *testing.T) {
 			}
 			lastEnd[pid] = ts + dur
 			step := int(e["args"].(map[string]any)["step"].(float64))
-			if string(tr.Events[step].Node) != names[pid] {
-				t.Fatalf("step %d on track %s, its node is %s", step, names[pid], tr.Events[step].Node)
+			if string(tr.Event(step).Node) != names[pid] {
+				t.Fatalf("step %d on track %s, its node is %s", step, names[pid], tr.Event(step).Node)
 			}
 		case "s", "f":
 			id := e["id"].(float64)
@@ -258,7 +258,7 @@ func TestExportPerfettoStructure(t *testing.T) {
 	}
 	want := 0
 	for s := 200; s <= 300; s++ {
-		if send, ok := tr.SendStep(tr.Events[s]); ok && send >= 200 {
+		if send, ok := tr.SendStep(tr.Event(s)); ok && send >= 200 {
 			want++
 		}
 	}
@@ -301,8 +301,8 @@ func TestExportDOTRendersWithGraphviz(t *testing.T) {
 	tr := demoTrace(t)
 	inWindow := 0
 	for s := 250; s <= 280; s++ {
-		for i := range tr.Events[s].Sends {
-			for _, r := range tr.Receipts(tr.Events[s].SentMsg(i)) {
+		for i := range tr.Event(s).Sends {
+			for _, r := range tr.Receipts(tr.Event(s).SentMsg(i)) {
 				if r <= 280 {
 					inWindow++
 				}
@@ -386,7 +386,7 @@ func TestExportMermaidParses(t *testing.T) {
 	shown := map[node.ID]bool{"n3": true, "n5": true, "n6": true}
 	sends, lost := 0, 0
 	for s := 260; s <= 280; s++ {
-		ev := tr.Events[s]
+		ev := tr.Event(s)
 		if !shown[ev.Node] {
 			continue
 		}
@@ -400,7 +400,7 @@ func TestExportMermaidParses(t *testing.T) {
 				sends++
 			}
 		}
-		if send, ok := tr.SendStep(ev); ok && shown[ev.From] && (send < 260 || !shown[tr.Events[send].Node]) {
+		if send, ok := tr.SendStep(ev); ok && shown[ev.From] && (send < 260 || !shown[tr.Event(send).Node]) {
 			sends++ // drawn at its receipt
 		}
 	}
@@ -435,7 +435,7 @@ func TestExportJSONL(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &e); err != nil {
 			t.Fatalf("line %d: %v", i, err)
 		}
-		if e.Step != 260+i || e.Kind != tr.Events[e.Step].Kind.String() {
+		if e.Step != 260+i || e.Kind != tr.Event(e.Step).Kind.String() {
 			t.Fatalf("line %d is step %d %s", i, e.Step, e.Kind)
 		}
 		if e.Kind == "recv" && e.Msg["Round"] == nil {

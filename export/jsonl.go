@@ -46,7 +46,7 @@ func JSONL(out io.Writer, w *Window) error {
 	enc := json.NewEncoder(bw)
 	viol := w.violationsAt()
 	for _, step := range w.Steps() {
-		ev := w.Trace.Events[step]
+		ev := w.Trace.Event(step)
 		j := jsonlEvent{Step: step, Lamport: ev.Lamport, TimeNS: int64(w.Trace.Time(ev)), Node: ev.Node, Seq: ev.Seq,
 			Kind: ev.Kind.String(), MsgType: ev.MsgType, Timer: ev.TimerName, DiskWrites: ev.DiskWrites}
 		if ev.Kind == node.KindRecv {

@@ -43,7 +43,7 @@ func Mermaid(out io.Writer, w *Window) error {
 	p := func(id node.ID) string { return fmt.Sprintf("P%d", idx[id]) }
 	viol := w.violationsAt()
 	for _, step := range w.Steps() {
-		ev := w.Trace.Events[step]
+		ev := w.Trace.Event(step)
 		switch ev.Kind {
 		case node.KindRecv:
 			if send, ok := w.Trace.SendStep(ev); !ok || !w.In(send) {

@@ -57,7 +57,7 @@ func Perfetto(out io.Writer, w *Window) error {
 		lastPos[i] = -1
 	}
 	for k, step := range steps {
-		ev := w.Trace.Events[step]
+		ev := w.Trace.Event(step)
 		t := int64(w.Trace.Time(ev))
 		p := idx[ev.Node]
 		if j := lastPos[p]; j >= 0 {
@@ -70,7 +70,7 @@ func Perfetto(out io.Writer, w *Window) error {
 	flow := 0
 	var rec []byte
 	for k, step := range steps {
-		ev := w.Trace.Events[step]
+		ev := w.Trace.Event(step)
 		p := idx[ev.Node]
 		pid := strconv.Itoa(p + 1)
 		t := max(int64(w.Trace.Time(ev)), free[p])
@@ -115,7 +115,7 @@ func Perfetto(out io.Writer, w *Window) error {
 				flow++
 				id := flowID(ev)
 				rec = append(rec[:0], `{"ph":"s","pid":`...)
-				sp := strconv.Itoa(idx[w.Trace.Events[send].Node] + 1)
+				sp := strconv.Itoa(idx[w.Trace.Event(send).Node] + 1)
 				rec = append(rec, sp...)
 				rec = append(rec, `,"tid":`...)
 				rec = append(rec, sp...)

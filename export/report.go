@@ -97,7 +97,7 @@ func (it *ReportItem) Diagram() Diagram {
 		d.Nodes = append(d.Nodes, string(id))
 	}
 	for _, step := range w.Steps() {
-		ev := w.Trace.Events[step]
+		ev := w.Trace.Event(step)
 		d.Events = append(d.Events, diagramEvent{Step: step, Node: idx[ev.Node], Kind: ev.Kind.String(), Line: oneLine(w.Render.Line(step, ev))})
 		if ev.Kind == node.KindRecv && w.Shows(ev.From) {
 			if send, ok := w.Trace.SendStep(ev); !ok || !w.In(send) {

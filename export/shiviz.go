@@ -44,7 +44,7 @@ func ShiViz(out io.Writer, w *Window) error {
 	viol := w.violationsAt()
 	var line []byte
 	for _, step := range w.Steps() {
-		ev := w.Trace.Events[step]
+		ev := w.Trace.Event(step)
 		cause := -1
 		if send, ok := w.Trace.SendStep(ev); ok {
 			if i, ok := at[send]; ok {

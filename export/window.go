@@ -70,7 +70,7 @@ func NewWindow(tr *replay.Trace, codec *node.Codec, from, to int, nodes []node.I
 		w.shown[id] = true
 	}
 	for s := max(from, 0); s <= to; s++ {
-		if w.shown[tr.Events[s].Node] {
+		if w.shown[tr.Event(s).Node] {
 			w.steps = append(w.steps, s)
 		}
 	}
@@ -88,7 +88,7 @@ func (w *Window) Len() int { return len(w.steps) }
 
 // In reports whether step is in the window.
 func (w *Window) In(step int) bool {
-	return step >= w.From && step <= w.To && w.shown[w.Trace.Events[step].Node]
+	return step >= w.From && step <= w.To && w.shown[w.Trace.Event(step).Node]
 }
 
 // Shows reports whether the node is shown.
@@ -112,7 +112,7 @@ func (m *Message) Lost() bool { return len(m.Receipts) == 0 }
 
 // Sends lists the messages an event of the window sent to shown nodes.
 func (w *Window) Sends(step int) []Message {
-	ev := w.Trace.Events[step]
+	ev := w.Trace.Event(step)
 	var out []Message
 	for i, s := range ev.Sends {
 		if !w.shown[s.To] {

@@ -135,7 +135,8 @@ func ddRun(t *testing.T, d *datadriven.TestData) (*replay.Trace, string) {
 		d.Fatalf(t, "%v", err)
 	}
 	var b strings.Builder
-	for step, ev := range tr.Events {
+	for step := range tr.Len() {
+		ev := tr.Event(step)
 		fmt.Fprintf(&b, "#%d t=%v %s %s", step, time.Duration(ev.Time-tr.Header.Start), ev.Node, ev.Kind)
 		switch ev.Kind {
 		case node.KindInput:

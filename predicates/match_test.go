@@ -18,9 +18,9 @@ func TestMatcherEventMsg(t *testing.T) {
 		want    func(i int) bool // which events must match
 		wantErr string
 	}{
-		{expr: `event.msg == None`, want: func(i int) bool { return tr.Events[i].MsgType == "" }},
+		{expr: `event.msg == None`, want: func(i int) bool { return tr.Event(i).MsgType == "" }},
 		{expr: `event.msg_type == "paxos.Collect" and event.msg.Round > 8`, want: func(i int) bool {
-			ev := tr.Events[i]
+			ev := tr.Event(i)
 			if ev.MsgType != "paxos.Collect" {
 				return false
 			}
@@ -36,7 +36,8 @@ func TestMatcherEventMsg(t *testing.T) {
 		m, err := predicates.NewMatcher(c.expr, tr, paxos.System.Codec, predicates.Options{})
 		if err == nil {
 			matched := 0
-			for i, ev := range tr.Events {
+			for i := range tr.Len() {
+				ev := tr.Event(i)
 				var ok bool
 				ok, err = m.Match(i, ev)
 				if err != nil {
@@ -69,7 +70,7 @@ func TestMatcherBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Match(0, tr.Events[0]); err == nil || !strings.Contains(err.Error(), "steps") {
+	if _, err := m.Match(0, tr.Event(0)); err == nil || !strings.Contains(err.Error(), "steps") {
 		t.Fatalf("want a step budget error, got %v", err)
 	}
 }

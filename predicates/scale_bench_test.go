@@ -129,7 +129,7 @@ func BenchmarkRaftScriptLogLength(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	steps := len(tr.Events)
+	steps := tr.Len()
 	for b.Loop() {
 		first := minCost(b, trace, "../scripts/raft.star", 0, steps/10)
 		last := minCost(b, trace, "../scripts/raft.star", steps-steps/10, -1)

@@ -231,7 +231,7 @@ func ResumeSegment(c *Checker, prev <-chan *Seam) *Segment {
 	pos := r.Pos()
 	tr := r.Trace()
 	for s := 0; s <= pos; s++ {
-		ev := tr.Events[s]
+		ev := tr.Event(s)
 		t := ev.Time - c.start
 		c.now = max(c.now, t)
 		c.nodeNow[ev.Node] = max(c.nodeNow[ev.Node], t)
@@ -241,7 +241,7 @@ func ResumeSegment(c *Checker, prev <-chan *Seam) *Segment {
 	}
 	c.step = pos
 	if pos >= 0 {
-		c.ev = tr.Events[pos]
+		c.ev = tr.Event(pos)
 	}
 	for _, id := range tr.Nodes {
 		inst := r.Instance(id)

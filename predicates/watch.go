@@ -63,7 +63,7 @@ func (w *Watcher) Sync() {
 	c.now = 0
 	for _, id := range c.r.Trace().Nodes {
 		if s, ok := c.r.Trace().LastStepOf(id, c.step); ok {
-			c.now = max(c.now, c.r.Trace().Events[s].Time-c.start)
+			c.now = max(c.now, c.r.Trace().Event(s).Time-c.start)
 		}
 	}
 	for _, t := range c.tables {
@@ -76,7 +76,7 @@ func (w *Watcher) Sync() {
 	for _, id := range tr.Nodes {
 		c.nodeNow[id] = 0
 		if s, ok := tr.LastStepOf(id, c.step); ok {
-			c.nodeNow[id] = tr.Events[s].Time - c.start
+			c.nodeNow[id] = tr.Event(s).Time - c.start
 		}
 		inst := c.r.Instance(id)
 		_, unknown := c.r.Unknown(id)

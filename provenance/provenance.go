@@ -185,7 +185,7 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inf
 		return []Link{{Depth: depth, Step: pos, Node: id, Field: path, Via: via, Inferred: inferred,
 			Origin: fmt.Sprintf("no version of %s on %s at #%d", path, id, pos)}}, nil
 	}
-	ev := w.opts.Trace.Events[wr.Step]
+	ev := w.opts.Trace.Event(wr.Step)
 	link := Link{Depth: depth, Step: wr.Step, Node: id, Event: strings.TrimSpace(ev.Kind.String() + " " + w.render.Details(ev)),
 		Field: path, Value: wr.Value, Via: via, Inferred: inferred, Trigger: w.trigger(wr.Step, ev)}
 	key := fmt.Sprintf("%s\x00%s\x00%d", id, path, wr.Step)
@@ -260,7 +260,7 @@ func (w *walker) fromSender(t *Trigger, msgField, value string, depth int) ([]Li
 }
 
 func (w *walker) eventText(step int) string {
-	ev := w.opts.Trace.Events[step]
+	ev := w.opts.Trace.Event(step)
 	return strings.TrimSpace(ev.Kind.String() + " " + w.render.Details(ev))
 }
 
@@ -337,7 +337,7 @@ func (w *walker) trigger(step int, ev *node.Event) *Trigger {
 		t.Task, t.Wake = ev.TaskName, ev.Wake
 		if s, ok := w.opts.Trace.Step(ev.Node, ev.WakeSeq); ok {
 			t.WokenAt = s
-			if wev := w.opts.Trace.Events[s]; wev.Kind == node.KindRecv && strings.HasPrefix(ev.Wake, "msg ") {
+			if wev := w.opts.Trace.Event(s); wev.Kind == node.KindRecv && strings.HasPrefix(ev.Wake, "msg ") {
 				t.Type, t.From = wev.MsgType, wev.From
 				if ss, ok := w.opts.Trace.SendStep(wev); ok {
 					t.SendStep = ss
@@ -359,7 +359,7 @@ func (w *walker) trigger(step int, ev *node.Event) *Trigger {
 		steps := w.opts.Trace.NodeSteps(ev.Node)
 		i, _ := slices.BinarySearch(steps, step)
 		for j := i - 1; j >= 0 && t.TimerSetAt < 0; j-- {
-			for _, ts := range w.opts.Trace.Events[steps[j]].TimersSet {
+			for _, ts := range w.opts.Trace.Event(steps[j]).TimersSet {
 				if ts.ID == ev.TimerID {
 					t.TimerSetAt = steps[j]
 				}

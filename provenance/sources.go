@@ -84,7 +84,7 @@ func Replay(tr *replay.Trace, reg *system.Registry, upTo int) (*Replayed, error)
 	rp := &Replayed{tr: tr, upTo: upTo, steps: map[node.ID][]int{}, delta: map[int][]change{}}
 	last := map[node.ID][]state.Leaf{}
 	err = r.RunTo(upTo, func(step int) error {
-		id := tr.Events[step].Node
+		id := tr.Event(step).Node
 		inst := r.Instance(id)
 		if inst == nil {
 			return nil // not replayed here (partial trace)

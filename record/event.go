@@ -18,6 +18,9 @@ type tables struct {
 	nodeIdx map[node.ID]uint64
 	types   []string
 	typeIdx map[string]uint64
+	// grow adds names the tables do not have yet (a Codec's) instead of
+	// refusing them (a segment's, fixed by its header).
+	grow bool
 }
 
 func newTables(h *Header) *tables {
@@ -33,6 +36,12 @@ func newTables(h *Header) *tables {
 
 func (t *tables) node(id node.ID) (uint64, error) {
 	i, ok := t.nodeIdx[id]
+	if !ok && t.grow {
+		i = uint64(len(t.nodes))
+		t.nodes = append(t.nodes, id)
+		t.nodeIdx[id] = i
+		return i, nil
+	}
 	if !ok {
 		return 0, fmt.Errorf("node %q is not in the trace header's node list", id)
 	}
@@ -41,6 +50,12 @@ func (t *tables) node(id node.ID) (uint64, error) {
 
 func (t *tables) typ(name string) (uint64, error) {
 	i, ok := t.typeIdx[name]
+	if !ok && t.grow {
+		i = uint64(len(t.types))
+		t.types = append(t.types, name)
+		t.typeIdx[name] = i
+		return i, nil
+	}
 	if !ok {
 		return 0, fmt.Errorf("message type %q is not in the trace header's type table", name)
 	}

@@ -696,13 +696,20 @@ type File struct {
 	Path     string
 	Header   *Header   // the first segment's
 	Segments []*Header // every segment's, in order
-	Events   []*node.Event
-	Gaps     []Gap
-	Ends     []End
-	// SegmentStart[i] is the index in Events of segment i's first event;
-	// SegmentEnded[i] whether segment i has its end record.
+	// Events holds the file's events in file order, unless the file was
+	// scanned (ScanFile), which hands each event to its caller instead.
+	Events []*node.Event
+	// Count is the number of events read, kept or not.
+	Count int
+	Gaps  []Gap
+	Ends  []End
+	// SegmentStart[i] is the index (in file order) of segment i's first
+	// event; SegmentEnded[i] whether segment i has its end record.
 	SegmentStart []int
 	SegmentEnded []bool
+	// Spans[i] gives, for each node with events in segment i, the seqs of
+	// its first and last event there.
+	Spans []map[node.ID]Span
 	// Ended reports whether the last segment has its end record (a
 	// writer that was killed leaves none).
 	Ended bool
@@ -713,9 +720,23 @@ type File struct {
 	Damage *DamageError
 }
 
+// Span is the seqs of a node's first and last event in a segment.
+type Span struct{ First, Last uint64 }
+
+// Contains reports whether seq lies within the span.
+func (s Span) Contains(seq uint64) bool { return s.First <= seq && seq <= s.Last }
+
 // ReadFile reads a whole trace. The error is for files that are not traces
 // at all (or unreadable); damage past the header is reported in File.Damage.
 func ReadFile(path string) (*File, error) {
+	return ScanFile(path, nil)
+}
+
+// ScanFile reads a trace like ReadFile, but hands each event to fn instead
+// of keeping it (fn must not keep ev beyond the call unless it owns it: a
+// new event is decoded into for every call). fn nil keeps them in Events.
+// An error from fn stops the scan and is returned.
+func ScanFile(path string, fn func(ev *node.Event) error) (*File, error) {
 	// Stat before opening: opening a FIFO blocks until a writer comes,
 	// and a device never ends. A trace is a regular file.
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
@@ -742,17 +763,22 @@ func ReadFile(path string) (*File, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory, not a trace file", path)
 	}
-	return Read(f, path, st.Size())
+	return Scan(f, path, st.Size(), fn)
 }
 
 // Read reads a whole trace from r (see ReadFile).
 func Read(r io.Reader, name string, size int64) (*File, error) {
+	return Scan(r, name, size, nil)
+}
+
+// Scan reads a trace from r, handing each event to fn (see ScanFile).
+func Scan(r io.Reader, name string, size int64, fn func(ev *node.Event) error) (*File, error) {
 	rd, err := NewReader(r, name, size)
 	if err != nil {
 		return nil, err
 	}
 	tf := &File{Path: name, Header: rd.First(), Segments: []*Header{rd.First()}, Size: size,
-		SegmentStart: []int{0}, SegmentEnded: []bool{false}}
+		SegmentStart: []int{0}, SegmentEnded: []bool{false}, Spans: []map[node.ID]Span{{}}}
 	for {
 		ev := new(node.Event)
 		kind, err := rd.Next(ev)
@@ -768,11 +794,18 @@ func Read(r io.Reader, name string, size int64) (*File, error) {
 		}
 		switch kind {
 		case RecEvent:
-			tf.Events = append(tf.Events, ev)
+			tf.Count++
+			extendSpan(tf.Spans[len(tf.Spans)-1], ev)
+			if fn == nil {
+				tf.Events = append(tf.Events, ev)
+			} else if err := fn(ev); err != nil {
+				return nil, err
+			}
 		case RecHeader:
 			tf.Segments = append(tf.Segments, rd.Header())
-			tf.SegmentStart = append(tf.SegmentStart, len(tf.Events))
+			tf.SegmentStart = append(tf.SegmentStart, tf.Count)
 			tf.SegmentEnded = append(tf.SegmentEnded, false)
+			tf.Spans = append(tf.Spans, map[node.ID]Span{})
 		case RecGap:
 			tf.Gaps = append(tf.Gaps, rd.Gap())
 		case RecEnd:
@@ -786,4 +819,36 @@ func Read(r io.Reader, name string, size int64) (*File, error) {
 		tf.Size = rd.Compressed()
 	}
 	return tf, nil
+}
+
+// NodeSpans returns Spans, working it out from Events for a File put
+// together by hand rather than read.
+func (f *File) NodeSpans() []map[node.ID]Span {
+	if len(f.Spans) == len(f.Segments) {
+		return f.Spans
+	}
+	spans := make([]map[node.ID]Span, len(f.Segments))
+	for i := range spans {
+		spans[i] = map[node.ID]Span{}
+		from, to := len(f.Events), len(f.Events)
+		if i < len(f.SegmentStart) {
+			from = f.SegmentStart[i]
+		}
+		if i+1 < len(f.SegmentStart) {
+			to = f.SegmentStart[i+1]
+		}
+		for _, ev := range f.Events[from:to] {
+			extendSpan(spans[i], ev)
+		}
+	}
+	return spans
+}
+
+// extendSpan adds ev, a segment's latest event, to its node's span.
+func extendSpan(spans map[node.ID]Span, ev *node.Event) {
+	if sp, ok := spans[ev.Node]; ok {
+		spans[ev.Node] = Span{sp.First, ev.Seq}
+	} else {
+		spans[ev.Node] = Span{ev.Seq, ev.Seq}
+	}
 }

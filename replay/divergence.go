@@ -173,7 +173,7 @@ func (r *Replayer) recordedSend(ev *node.Event, i int) string {
 	s := ev.Sends[i]
 	out := fmt.Sprintf("%s to %s (digest %016x)", s.Type, s.To, s.Digest)
 	for _, step := range r.tr.Receipts(ev.SentMsg(i)) {
-		recv := r.tr.Events[step]
+		recv := r.tr.Event(step)
 		out += ": " + r.render(recv.MsgType, recv.Payload)
 		break
 	}

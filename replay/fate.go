@@ -75,7 +75,8 @@ func (t *Trace) network() *network {
 		return t.net
 	}
 	n := &network{down: map[node.ID][][2]int64{}}
-	for _, ev := range t.Events {
+	for i := range t.Len() {
+		ev := t.Event(i)
 		n.end = max(n.end, ev.Time)
 		switch ev.Kind {
 		case node.KindCrash:

@@ -71,7 +71,7 @@ func TestFate(t *testing.T) {
 			}
 			for _, s := range c.sends {
 				st, _ := tr.Step("n1", s.seq)
-				got := tr.Fate(tr.Events[st], 0)
+				got := tr.Fate(tr.Event(st), 0)
 				if got.Fate != s.want {
 					t.Errorf("n1 seq %d: %v (%s), want %v", s.seq, got.Fate, got.Why, s.want)
 				}

@@ -45,13 +45,13 @@ func tickerSystem(changeAt int) *system.System {
 func TestSpacedHashesNameTheWindow(t *testing.T) {
 	tr := simulate(t, tickerSystem(0), sim.Config{Seed: 1, HashEvery: 5})
 	hashed := 0
-	for _, ev := range tr.Events {
-		if ev.HasStateHash {
+	for i := range tr.Len() {
+		if tr.Event(i).HasStateHash {
 			hashed++
 		}
 	}
 	if hashed == 0 || hashed > 6 {
-		t.Fatalf("%d of %d events carry a hash with --hash-every 5", hashed, len(tr.Events))
+		t.Fatalf("%d of %d events carry a hash with --hash-every 5", hashed, tr.Len())
 	}
 	// Tick 7 is event #7 (init is #0); hashes follow #0, #5, #10, ...
 	r, err := replay.New(tr, system.NewRegistry(tickerSystem(7)), replay.Options{})
@@ -73,7 +73,7 @@ func TestSpacedHashesNameTheWindow(t *testing.T) {
 func TestFinalStateHashCoversTheLastEvents(t *testing.T) {
 	tr := simulate(t, tickerSystem(0), sim.Config{Seed: 1, HashEvery: 100})
 	last := tr.Len() - 1
-	if tr.Events[last].HasStateHash {
+	if tr.Event(last).HasStateHash {
 		t.Fatalf("the last event carries a hash; the test needs one that does not")
 	}
 	r, err := replay.New(tr, system.NewRegistry(tickerSystem(last)), replay.Options{})
@@ -101,15 +101,15 @@ func TestHashBytesSpacingIsAmortised(t *testing.T) {
 	sys.Sim.Steps = 2001
 	tr := simulate(t, sys, sim.Config{Seed: 1, HashBytes: budget})
 	hashed := 0
-	for _, ev := range tr.Events {
-		if ev.HasStateHash {
+	for i := range tr.Len() {
+		if tr.Event(i).HasStateHash {
 			hashed++
 		}
 	}
 	// The log grows by ~9 bytes an event; hashing every event would be
 	// quadratic. Spaced, the hashes thin out as the state grows.
 	if hashed > 200 {
-		t.Fatalf("%d of %d events hashed at %d bytes per event: not spaced", hashed, len(tr.Events), budget)
+		t.Fatalf("%d of %d events hashed at %d bytes per event: not spaced", hashed, tr.Len(), budget)
 	}
 	if tr.Files[0].Header.HashBytes != budget {
 		t.Fatalf("header says hash_bytes %d", tr.Files[0].Header.HashBytes)

@@ -16,25 +16,62 @@ import (
 )
 
 // Trace is one or more trace files merged into the causal total order.
-// Events[i] is step i.
+// Event(i) is step i.
 type Trace struct {
 	Files  []*record.File
 	Header *record.Header // the first file's first segment
 	Nodes  []node.ID      // every node of the system, sorted
 	// Recorded lists the nodes with at least one event, sorted.
 	Recorded []node.ID
-	Events   []*node.Event
+	events   eventStore
 	fileOf   []uint16 // index into Files of each step's file
 
-	stepOf map[nodeSeq]int // (node, seq) -> step
-	recvOf map[node.MsgID][]int
+	byNode map[node.ID]*nodeSteps // each node's steps, and how to find one by seq
+	ids    map[node.ID]int32      // interned senders, for receipts
+	recv   []receipt              // every receive, sorted by message then step
 	// Unknown lists, per node, the stretches where its recording is
 	// missing (a killed process, damage, a recorder that fell behind):
 	// replay cannot know its state there.
 	Unknown map[node.ID][]Unknown
 
-	byNode map[node.ID][]int // lazily: each node's steps
-	net    *network          // lazily: what the trace tells of its network (Fate)
+	net *network // lazily: what the trace tells of its network (Fate)
+}
+
+// nodeSteps is one node's steps in order, with the seqs they hold in runs
+// of consecutive seqs (a node's seqs are consecutive but across a restart
+// or a gap), so that finding a step by seq costs a search over the runs, not
+// a map entry per event.
+type nodeSteps struct {
+	steps []int
+	runs  []seqRun
+}
+
+// seqRun says that steps[at], steps[at+1], ... hold seqs seq, seq+1, ...
+// up to the next run.
+type seqRun struct {
+	seq uint64
+	at  int
+}
+
+// receipt is one receive: the message (its sender interned) and the step.
+type receipt struct {
+	from  int32
+	index uint32
+	seq   uint64
+	step  int
+}
+
+func (a receipt) compare(b receipt) int {
+	if c := cmp.Compare(a.from, b.from); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.seq, b.seq); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.index, b.index); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.step, b.step)
 }
 
 // Unknown is a stretch of steps during which a node's state is unknown:
@@ -59,11 +96,6 @@ func (t *Trace) UnknownAt(id node.ID, pos int) (Unknown, bool) {
 		}
 	}
 	return Unknown{}, false
-}
-
-type nodeSeq struct {
-	node node.ID
-	seq  uint64
 }
 
 // Problem is one validation finding.
@@ -98,19 +130,10 @@ const maxProblems = 50
 // Load reads and merges trace files. A file that is not a trace is an
 // error; damage inside a file is not (the damaged node's recording ends
 // there, see Trace.Unknown), but inconsistencies between files are.
+// Traces longer than DefaultInMemory events are spilled to a temporary
+// file (see LoadWith).
 func Load(paths ...string) (*Trace, error) {
-	if len(paths) == 0 {
-		return nil, errors.New("no trace files given")
-	}
-	files := make([]*record.File, 0, len(paths))
-	for _, p := range paths {
-		f, err := record.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, f)
-	}
-	return Merge(files)
+	return LoadWith(LoadOptions{}, paths...)
 }
 
 // FromBytes reads one trace held in memory (a simulation written to a
@@ -125,18 +148,57 @@ func FromBytes(data []byte, name string) (*Trace, error) {
 
 // Merge merges already-read files into causal order and validates them.
 func Merge(files []*record.File) (*Trace, error) {
+	t, err := newTrace(files)
+	if err != nil {
+		return nil, err
+	}
+	type tagged struct {
+		ev   *node.Event
+		file uint16
+	}
+	total := 0
+	for _, f := range files {
+		total += len(f.Events)
+	}
+	all := make([]tagged, 0, total)
+	for fi, f := range files {
+		for _, ev := range f.Events {
+			all = append(all, tagged{ev, uint16(fi)})
+		}
+	}
+	less := func(a, b tagged) int { return mergeOrder(a.ev, b.ev) }
+	if !slices.IsSortedFunc(all, less) {
+		slices.SortStableFunc(all, less)
+	}
+	events := make(memStore, len(all))
+	ix := t.indexer(len(all))
+	for i, tg := range all {
+		events[i] = tg.ev
+		ix.add(i, tg.ev, tg.file)
+	}
+	t.events = events
+	return t.finish(ix)
+}
+
+// mergeOrder is the causal total order replay runs events in: by Lamport
+// clock, ties broken by node and seq.
+func mergeOrder(a, b *node.Event) int {
+	if c := cmp.Compare(a.Lamport, b.Lamport); c != 0 {
+		return c
+	}
+	if c := strings.Compare(string(a.Node), string(b.Node)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Seq, b.Seq)
+}
+
+// newTrace checks that the files can be merged and starts their trace.
+func newTrace(files []*record.File) (*Trace, error) {
 	if len(files) == 0 {
 		return nil, errors.New("no trace files given")
 	}
 	t := &Trace{Files: files, Header: files[0].Header, Unknown: map[node.ID][]Unknown{}}
-	var problems []Problem
-	add := func(p Problem) {
-		if len(problems) < maxProblems {
-			problems = append(problems, p)
-		}
-	}
 	nodes := map[node.ID]bool{}
-	total := 0
 	for _, f := range files {
 		if f.Header.System != t.Header.System {
 			return nil, fmt.Errorf("%s records system %q but %s records %q: traces of different systems cannot be merged",
@@ -149,66 +211,101 @@ func Merge(files []*record.File) (*Trace, error) {
 		for _, n := range f.Header.Nodes {
 			nodes[n] = true
 		}
-		total += len(f.Events)
 	}
 	for n := range nodes {
 		t.Nodes = append(t.Nodes, n)
 	}
 	slices.Sort(t.Nodes)
+	return t, nil
+}
 
-	type tagged struct {
-		ev   *node.Event
-		file uint16
+// indexer builds a trace's step indexes as steps arrive in merge order,
+// and collects the problems it and validation find.
+type indexer struct {
+	t        *Trace
+	problems []Problem
+}
+
+func (t *Trace) indexer(steps int) *indexer {
+	t.fileOf = make([]uint16, 0, steps)
+	t.byNode = map[node.ID]*nodeSteps{}
+	t.ids = map[node.ID]int32{}
+	return &indexer{t: t}
+}
+
+func (ix *indexer) problem(p Problem) {
+	if len(ix.problems) < maxProblems {
+		ix.problems = append(ix.problems, p)
 	}
-	all := make([]tagged, 0, total)
-	for fi, f := range files {
-		for _, ev := range f.Events {
-			all = append(all, tagged{ev, uint16(fi)})
-		}
+}
+
+// add indexes step i, which holds ev from file fi.
+func (ix *indexer) add(i int, ev *node.Event, fi uint16) {
+	t := ix.t
+	t.fileOf = append(t.fileOf, fi)
+	ns := t.byNode[ev.Node]
+	if ns == nil {
+		ns = &nodeSteps{}
+		t.byNode[ev.Node] = ns
 	}
-	less := func(a, b tagged) int {
-		if c := cmp.Compare(a.ev.Lamport, b.ev.Lamport); c != 0 {
-			return c
+	if k := len(ns.steps); k > 0 {
+		last := t.fileOf[ns.steps[k-1]]
+		lastSeq := ns.runs[len(ns.runs)-1].seq + uint64(k-1-ns.runs[len(ns.runs)-1].at)
+		switch {
+		case ev.Seq == lastSeq:
+			ix.problem(Problem{t.Files[fi].Path, ev.Node, ev.Seq,
+				fmt.Sprintf("recorded twice (also in %s)", t.Files[last].Path)})
+			return
+		case ev.Seq < lastSeq:
+			return // out of order: validation reports it
+		case ev.Seq != lastSeq+1:
+			ns.runs = append(ns.runs, seqRun{ev.Seq, k})
 		}
-		if c := strings.Compare(string(a.ev.Node), string(b.ev.Node)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ev.Seq, b.ev.Seq)
+	} else {
+		ns.runs = append(ns.runs, seqRun{ev.Seq, 0})
 	}
-	if !slices.IsSortedFunc(all, less) {
-		slices.SortStableFunc(all, less)
+	ns.steps = append(ns.steps, i)
+	if ev.Kind == node.KindRecv {
+		t.recv = append(t.recv, receipt{from: t.intern(ev.From), index: ev.MsgIndex, seq: ev.MsgSeq, step: i})
 	}
-	// Sized up front: growing maps of a million entries step by step
-	// cost a third of loading a trace.
-	t.stepOf = make(map[nodeSeq]int, len(all))
-	t.recvOf = make(map[node.MsgID][]int, len(all)/2)
-	t.Events = make([]*node.Event, len(all))
-	t.fileOf = make([]uint16, len(all))
-	recorded := map[node.ID]bool{}
-	for i, tg := range all {
-		t.Events[i], t.fileOf[i] = tg.ev, tg.file
-		key := nodeSeq{tg.ev.Node, tg.ev.Seq}
-		if prev, dup := t.stepOf[key]; dup {
-			add(Problem{files[tg.file].Path, tg.ev.Node, tg.ev.Seq,
-				fmt.Sprintf("recorded twice (also in %s)", files[t.fileOf[prev]].Path)})
-			continue
-		}
-		t.stepOf[key] = i
-		recorded[tg.ev.Node] = true
-		if tg.ev.Kind == node.KindRecv {
-			t.recvOf[tg.ev.Msg()] = append(t.recvOf[tg.ev.Msg()], i)
-		}
+}
+
+func (t *Trace) intern(id node.ID) int32 {
+	i, ok := t.ids[id]
+	if !ok {
+		i = int32(len(t.ids))
+		t.ids[id] = i
 	}
-	for n := range recorded {
+	return i
+}
+
+// finish completes a trace whose steps are all indexed: it validates them
+// and finds where recordings stop.
+func (t *Trace) finish(ix *indexer) (*Trace, error) {
+	if !slices.IsSortedFunc(t.recv, receipt.compare) {
+		slices.SortFunc(t.recv, receipt.compare)
+	}
+	for n := range t.byNode {
 		t.Recorded = append(t.Recorded, n)
 	}
 	slices.Sort(t.Recorded)
-	t.validate(add)
-	if len(problems) > 0 {
-		return nil, &ValidationError{Problems: problems}
+	t.validate(ix.problem)
+	if len(ix.problems) > 0 {
+		t.Close()
+		return nil, &ValidationError{Problems: ix.problems}
 	}
 	t.findTruncations()
 	return t, nil
+}
+
+// Close releases what the trace holds outside the heap (the temporary
+// file of a spilled trace). A trace is usable until then; closing one
+// that holds nothing is harmless.
+func (t *Trace) Close() error {
+	if t.events == nil {
+		return nil
+	}
+	return t.events.close()
 }
 
 // validate checks per-node sequence and clock order, and every receive
@@ -232,7 +329,8 @@ func (t *Trace) validate(add func(Problem)) {
 	// Walking in step order visits each node's events in seq order,
 	// because each node's Lamport clock increases with its seq (checked
 	// here: a violation shows up as a seq going backwards).
-	for i, ev := range t.Events {
+	for i := range t.Len() {
+		ev := t.Event(i)
 		file := t.Files[t.fileOf[i]].Path
 		prev := last[ev.Node]
 		switch {
@@ -255,11 +353,11 @@ func (t *Trace) validate(add func(Problem)) {
 		if ev.Lamport <= ev.SendLamport {
 			add(Problem{file, ev.Node, ev.Seq, fmt.Sprintf("received at Lamport %d, not after its send at %d", ev.Lamport, ev.SendLamport)})
 		}
-		sstep, ok := t.stepOf[nodeSeq{ev.From, ev.MsgSeq}]
+		sstep, ok := t.Step(ev.From, ev.MsgSeq)
 		if !ok {
 			continue // the sender's trace is absent or lost that event
 		}
-		send := t.Events[sstep]
+		send := t.Event(sstep)
 		switch {
 		case send.Lamport != ev.SendLamport:
 			add(Problem{file, ev.Node, ev.Seq, fmt.Sprintf("message %s claims send clock %d, but %s seq %d has clock %d",
@@ -287,11 +385,8 @@ func (t *Trace) findTruncations() {
 	}
 	var cuts []cut
 	for _, f := range t.Files {
+		spans := f.NodeSpans()
 		for i, seg := range f.Segments {
-			last := len(f.Events)
-			if i+1 < len(f.SegmentStart) {
-				last = f.SegmentStart[i+1]
-			}
 			if f.SegmentEnded[i] {
 				continue
 			}
@@ -301,12 +396,8 @@ func (t *Trace) findTruncations() {
 			if i == len(f.Segments)-1 && f.Damage != nil {
 				reason = f.Damage.Error()
 			}
-			lastSeq := map[node.ID]uint64{}
-			for _, ev := range f.Events[f.SegmentStart[i]:last] {
-				lastSeq[ev.Node] = ev.Seq
-			}
 			for _, id := range seg.Recorded {
-				cuts = append(cuts, cut{id, lastSeq[id], reason})
+				cuts = append(cuts, cut{id, spans[i][id].Last, reason})
 			}
 		}
 		for _, g := range f.Gaps {
@@ -319,20 +410,21 @@ func (t *Trace) findTruncations() {
 	for _, c := range cuts {
 		after := -1
 		if c.seq > 0 {
-			s, ok := t.stepOf[nodeSeq{c.node, c.seq}]
+			s, ok := t.Step(c.node, c.seq)
 			if !ok {
 				continue
 			}
 			after = s
 		}
 		until := -1
-		for s := after + 1; s < len(t.Events); s++ {
-			if ev := t.Events[s]; ev.Node == c.node && ev.Kind == node.KindRestart {
+		steps := t.NodeSteps(c.node)
+		for _, s := range steps[sort.SearchInts(steps, after+1):] {
+			if t.Event(s).Kind == node.KindRestart {
 				until = s
 				break
 			}
 		}
-		if until >= 0 && after >= 0 && t.Events[until].Seq == c.seq+1 {
+		if until >= 0 && after >= 0 && t.Event(until).Seq == c.seq+1 {
 			continue // the restart follows the last recorded event: nothing was lost
 		}
 		t.Unknown[c.node] = append(t.Unknown[c.node], Unknown{After: after, Until: until, Reason: c.reason})
@@ -344,8 +436,23 @@ func (t *Trace) File(step int) string { return t.Files[t.fileOf[step]].Path }
 
 // Step returns the step of a node's event by seq.
 func (t *Trace) Step(id node.ID, seq uint64) (int, bool) {
-	s, ok := t.stepOf[nodeSeq{id, seq}]
-	return s, ok
+	ns := t.byNode[id]
+	if ns == nil {
+		return 0, false
+	}
+	r := sort.Search(len(ns.runs), func(i int) bool { return ns.runs[i].seq > seq }) - 1
+	if r < 0 {
+		return 0, false
+	}
+	at := ns.runs[r].at + int(seq-ns.runs[r].seq)
+	end := len(ns.steps)
+	if r+1 < len(ns.runs) {
+		end = ns.runs[r+1].at
+	}
+	if at >= end {
+		return 0, false
+	}
+	return ns.steps[at], true
 }
 
 // SendStep returns the step that sent the message a recv event received.
@@ -358,17 +465,27 @@ func (t *Trace) SendStep(ev *node.Event) (int, bool) {
 
 // Receipts returns the steps at which message id was received (empty if it
 // never was: lost, or still in flight when the recording ended).
-func (t *Trace) Receipts(id node.MsgID) []int { return t.recvOf[id] }
-
-// NodeSteps lists the steps of a node's events, in order.
-func (t *Trace) NodeSteps(id node.ID) []int {
-	if t.byNode == nil {
-		t.byNode = map[node.ID][]int{}
-		for s, ev := range t.Events {
-			t.byNode[ev.Node] = append(t.byNode[ev.Node], s)
-		}
+func (t *Trace) Receipts(id node.MsgID) []int {
+	from, ok := t.ids[id.From]
+	if !ok {
+		return nil
 	}
-	return t.byNode[id]
+	key := receipt{from: from, index: id.Index, seq: id.Seq, step: -1}
+	i, _ := slices.BinarySearchFunc(t.recv, key, receipt.compare)
+	var steps []int
+	for ; i < len(t.recv) && t.recv[i].from == from && t.recv[i].seq == id.Seq && t.recv[i].index == id.Index; i++ {
+		steps = append(steps, t.recv[i].step)
+	}
+	return steps
+}
+
+// NodeSteps lists the steps of a node's events, in order. The caller must
+// not change it.
+func (t *Trace) NodeSteps(id node.ID) []int {
+	if ns := t.byNode[id]; ns != nil {
+		return ns.steps
+	}
+	return nil
 }
 
 // LastStepOf returns the node's last step at or before pos (false if none).
@@ -382,4 +499,22 @@ func (t *Trace) LastStepOf(id node.ID, pos int) (int, bool) {
 }
 
 // Len is the number of steps.
-func (t *Trace) Len() int { return len(t.Events) }
+func (t *Trace) Len() int { return t.events.len() }
+
+// Event returns the event of step i (0 <= i < Len()). The caller must not
+// change it; a spilled trace may return a different copy of the same event
+// on another call.
+func (t *Trace) Event(i int) *node.Event { return t.events.at(i) }
+
+// Prefix returns the events of steps 0..n-1 (what a fork of the run keeps).
+// The caller must not change them.
+func (t *Trace) Prefix(n int) []*node.Event {
+	if m, ok := t.events.(memStore); ok {
+		return m[:n:n]
+	}
+	evs := make([]*node.Event, n)
+	for i := range evs {
+		evs[i] = t.Event(i)
+	}
+	return evs
+}

@@ -57,7 +57,7 @@ func (r *Renderer) SentPayload(ev *node.Event, i int) ([]byte, bool) {
 		return p, true
 	}
 	if rs := r.tr.Receipts(ev.SentMsg(i)); len(rs) > 0 {
-		return r.tr.Events[rs[0]].Payload, true
+		return r.tr.Event(rs[0]).Payload, true
 	}
 	return nil, false
 }

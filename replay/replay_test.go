@@ -151,7 +151,8 @@ func TestNondeterministicHandlerDiverges(t *testing.T) {
 		Sim: system.SimDefaults{Nodes: 2, Steps: 50}}
 	tr := simulate(t, sys, sim.Config{Seed: 1, NoStateHashes: true})
 	want := -1
-	for step, ev := range tr.Events {
+	for step := range tr.Len() {
+		ev := tr.Event(step)
 		if ev.Node == "n1" && ev.Kind == node.KindTimer && len(ev.Sends) > 0 {
 			want = step
 			break
@@ -382,7 +383,8 @@ func TestTruncatedNodeStateUnknown(t *testing.T) {
 	unknownAtEnd := 0
 	for _, id := range tr.Nodes {
 		last := -1
-		for s, ev := range tr.Events {
+		for s := range tr.Len() {
+			ev := tr.Event(s)
 			if ev.Node == id {
 				last = s
 			}

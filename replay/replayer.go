@@ -128,7 +128,7 @@ func (r *Replayer) Nodes() []node.ID { return r.ids }
 func (r *Replayer) Pos() int { return r.pos }
 
 // Len is the number of steps in the trace.
-func (r *Replayer) Len() int { return len(r.tr.Events) }
+func (r *Replayer) Len() int { return r.tr.Len() }
 
 // Instance returns a replayed node's instance (nil if not replayed).
 func (r *Replayer) Instance(id node.ID) *node.Instance {
@@ -150,7 +150,7 @@ func (r *Replayer) Recorded() *node.Event {
 	if r.pos < 0 {
 		return nil
 	}
-	return r.tr.Events[r.pos]
+	return r.tr.Event(r.pos)
 }
 
 // Replayed is the re-executed event of the last step (with its regenerated
@@ -182,11 +182,11 @@ func (r *Replayer) Next() error {
 		return r.err
 	}
 	step := r.pos + 1
-	if step >= len(r.tr.Events) {
+	if step >= r.tr.Len() {
 		return io.EOF
 	}
 	r.pos, r.ran = step, false
-	rec := r.tr.Events[step]
+	rec := r.tr.Event(step)
 	n := r.nodes[rec.Node]
 	if n == nil {
 		return nil
@@ -206,7 +206,7 @@ func (r *Replayer) Next() error {
 		return r.err
 	}
 	r.ran = true
-	if step == len(r.tr.Events)-1 && !r.opts.SkipStateHashes {
+	if step == r.tr.Len()-1 && !r.opts.SkipStateHashes {
 		if err := r.checkFinalStates(); err != nil {
 			r.err = err
 			return r.err
@@ -229,7 +229,7 @@ func (r *Replayer) checkFinalStates() error {
 					continue
 				}
 				if h := state.Hash(n.inst.Handler()); h != fs.Hash {
-					rec := r.tr.Events[n.lastRun]
+					rec := r.tr.Event(n.lastRun)
 					d := r.divergence(n.lastRun, rec)
 					d.What = "the node's final state (its effects matched)" + r.hashWindow(n.lastRun, rec.Node)
 					d.Recorded, d.Now = fmt.Sprintf("state hash %016x (end record)", fs.Hash), fmt.Sprintf("state hash %016x", h)
@@ -248,7 +248,7 @@ func (r *Replayer) checkFinalStates() error {
 func (r *Replayer) hashWindow(step int, id node.ID) string {
 	events := 0
 	for i := step - 1; i >= 0; i-- {
-		ev := r.tr.Events[i]
+		ev := r.tr.Event(i)
 		if ev.Node != id {
 			continue
 		}
@@ -381,7 +381,7 @@ func (r *Replayer) rebuild(id node.ID, upTo int, base *node.Snapshot, from int) 
 		if step > upTo {
 			break
 		}
-		rec := r.tr.Events[step]
+		rec := r.tr.Event(step)
 		if _, unknown := r.tr.UnknownAt(id, step); unknown && rec.Kind != node.KindRestart {
 			continue
 		}

@@ -52,7 +52,7 @@ func WorldAt(r *Replayer, step int, progress func(step int)) (*world.World, erro
 	incarnation := map[node.ID]int{}
 	now := int64(math.MinInt64)
 	err := r.RunTo(step, func(s int) error {
-		rec := tr.Events[s]
+		rec := tr.Event(s)
 		now = max(now, rec.Time)
 		switch rec.Kind {
 		case node.KindInit, node.KindRestart:
@@ -96,7 +96,7 @@ func WorldAt(r *Replayer, step int, progress func(step int)) (*world.World, erro
 	w := &world.World{
 		System: tr.Header.System, Bug: tr.Header.Bug, Params: maps.Clone(tr.Header.Params),
 		Nodes: slices.Clone(tr.Nodes), Node: map[node.ID]*world.Node{},
-		Step: step, Lamport: tr.Events[step].Lamport,
+		Step: step, Lamport: tr.Event(step).Lamport,
 		Start: start, Now: now - start,
 		ForkClocks: slices.Sorted(maps.Keys(floors)),
 		Parent:     parent,
@@ -154,13 +154,10 @@ func (r *Replayer) stoppedAt(step int, now int64) map[node.ID]string {
 			if end.Time > now {
 				continue
 			}
-			events := f.Events[f.SegmentStart[i]:]
-			if i+1 < len(f.SegmentStart) {
-				events = f.Events[f.SegmentStart[i]:f.SegmentStart[i+1]]
-			}
+			span := f.NodeSpans()[i]
 			for _, id := range seg.Recorded {
 				last, ok := tr.LastStepOf(id, step)
-				if !ok || !within(events, id, tr.Events[last].Seq) {
+				if sp, in := span[id]; !ok || !in || !sp.Contains(tr.Event(last).Seq) {
 					continue // it ran in another segment since
 				}
 				stopped[id] = end.Reason
@@ -168,21 +165,6 @@ func (r *Replayer) stoppedAt(step int, now int64) map[node.ID]string {
 		}
 	}
 	return stopped
-}
-
-// within reports whether seq lies between a node's first and last event
-// in events (a segment's; a live segment holds one node's, so the scans
-// stop at once).
-func within(events []*node.Event, id node.ID, seq uint64) bool {
-	i := slices.IndexFunc(events, func(ev *node.Event) bool { return ev.Node == id })
-	if i < 0 {
-		return false
-	}
-	j := len(events) - 1
-	for events[j].Node != id {
-		j--
-	}
-	return events[i].Seq <= seq && seq <= events[j].Seq
 }
 
 // unknownAt says why a node's state at step cannot be known ("" if it
@@ -221,7 +203,7 @@ func (r *Replayer) unknownAt(id node.ID, step int) string {
 		}
 	}
 	if steps := tr.NodeSteps(id); len(steps) > 0 {
-		if first := tr.Events[steps[0]]; first.Kind != node.KindInit {
+		if first := tr.Event(steps[0]); first.Kind != node.KindInit {
 			return fmt.Sprintf("its recording begins with a %s (seq %d at #%d), so its state and disk from before the recording are unknown",
 				first.Kind, first.Seq, steps[0])
 		}

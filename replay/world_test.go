@@ -40,12 +40,12 @@ func TestWorldAtMatchesTheTrace(t *testing.T) {
 		if err != nil {
 			t.Fatalf("#%d: %v", step, err)
 		}
-		if w.Step != step || w.Lamport != tr.Events[step].Lamport || w.System != "paxos" || len(w.Nodes) != len(tr.Nodes) {
+		if w.Step != step || w.Lamport != tr.Event(step).Lamport || w.System != "paxos" || len(w.Nodes) != len(tr.Nodes) {
 			t.Fatalf("#%d: world step %d lamport %d system %s nodes %v", step, w.Step, w.Lamport, w.System, w.Nodes)
 		}
 		want := map[node.MsgID]*node.Event{} // in flight -> its send event
 		for s := 0; s <= step; s++ {
-			ev := tr.Events[s]
+			ev := tr.Event(s)
 			for i := range ev.Sends {
 				id := ev.SentMsg(i)
 				received := false
@@ -72,7 +72,7 @@ func TestWorldAtMatchesTheTrace(t *testing.T) {
 			}
 			if rs := tr.Receipts(m.ID); len(rs) > 0 {
 				receivedLater++
-				if !bytes.Equal(tr.Events[rs[0]].Payload, m.Payload) {
+				if !bytes.Equal(tr.Event(rs[0]).Payload, m.Payload) {
 					t.Fatalf("#%d: %s: the payload differs from what its receiver recorded", step, m.ID)
 				}
 			}
@@ -86,7 +86,7 @@ func TestWorldAtMatchesTheTrace(t *testing.T) {
 				}
 				continue
 			}
-			ev := tr.Events[last]
+			ev := tr.Event(last)
 			if n.Seq != ev.Seq || n.Lamport != ev.Lamport || n.LastStep != last || n.Up == (ev.Kind == node.KindCrash) {
 				t.Fatalf("#%d: %s: seq %d lamport %d last #%d up %v; its last event #%d is %s seq %d lamport %d",
 					step, id, n.Seq, n.Lamport, n.LastStep, n.Up, last, ev.Kind, ev.Seq, ev.Lamport)
@@ -170,7 +170,8 @@ func TestWorldAtRefusesUnknownNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for s, ev := range gapped.Events {
+	for s := range gapped.Len() {
+		ev := gapped.Event(s)
 		if ev.Node == "n2" && ev.Seq == 9 {
 			gapAt = s
 		}

@@ -34,7 +34,7 @@ func forkOf(t *testing.T, sys *system.System, data []byte, step int, seed uint64
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Churn, cfg.Drop, cfg.Steps, cfg.Time = seed, 1, 0.3, 5000, 2*time.Second
 	var buf bytes.Buffer
-	if _, err := sim.RunFrom(sys, cfg.WithDefaults(sys), w, tr.Events[:step+1], &buf); err != nil {
+	if _, err := sim.RunFrom(sys, cfg.WithDefaults(sys), w, tr.Prefix(step+1), &buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -101,7 +101,7 @@ func TestKeepingEverythingReproducesAFork(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if _, err := sim.RunFrom(sys, cfg, w, tr.Events[:c.at+1], &buf); err != nil {
+		if _, err := sim.RunFrom(sys, cfg, w, tr.Prefix(c.at+1), &buf); err != nil {
 			t.Fatal(err)
 		}
 		again, _ := readTrace(t, buf.Bytes())

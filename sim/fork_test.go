@@ -60,7 +60,7 @@ func fork(t *testing.T, sys *system.System, tr *replay.Trace, step int, cfg sim.
 	t.Helper()
 	w := worldOf(t, tr, step)
 	var buf bytes.Buffer
-	if _, err := sim.RunFrom(sys, cfg, w, tr.Events[:step+1], &buf); err != nil {
+	if _, err := sim.RunFrom(sys, cfg, w, tr.Prefix(step+1), &buf); err != nil {
 		t.Fatalf("%s fork at #%d: %v", sys.Name, step, err)
 	}
 	ft, err := replay.FromBytes(buf.Bytes(), "fork.lz4")
@@ -97,20 +97,20 @@ func TestForkEveryBundledSystem(t *testing.T) {
 				data, ft, w := fork(t, sys, tr, step, cfg)
 				h := ft.Header
 				if h.Driver != sim.ForkDriver || h.Run["fork_at"] != strconv.Itoa(step) || h.Run["fork_of"] != sys.Name+".lz4" ||
-					!reflect.DeepEqual(h.ForkClocks, []uint64{tr.Events[step].Lamport}) {
+					!reflect.DeepEqual(h.ForkClocks, []uint64{tr.Event(step).Lamport}) {
 					t.Fatalf("#%d: header driver %q run %v fork clocks %v", step, h.Driver, h.Run, h.ForkClocks)
 				}
 				if ft.Len() <= step {
 					t.Fatalf("#%d: the fork has %d steps", step, ft.Len())
 				}
 				for s := 0; s <= step; s++ {
-					if !reflect.DeepEqual(ft.Events[s], tr.Events[s]) {
-						t.Fatalf("#%d: step #%d differs:\nfork   %+v\nparent %+v", step, s, ft.Events[s], tr.Events[s])
+					if !reflect.DeepEqual(ft.Event(s), tr.Event(s)) {
+						t.Fatalf("#%d: step #%d differs:\nfork   %+v\nparent %+v", step, s, ft.Event(s), tr.Event(s))
 					}
 				}
 				for s := step + 1; s < ft.Len(); s++ {
-					if ft.Events[s].Lamport <= w.Lamport {
-						t.Fatalf("#%d: continuation step #%d has Lamport %d, not above the fork's %d", step, s, ft.Events[s].Lamport, w.Lamport)
+					if ft.Event(s).Lamport <= w.Lamport {
+						t.Fatalf("#%d: continuation step #%d has Lamport %d, not above the fork's %d", step, s, ft.Event(s).Lamport, w.Lamport)
 					}
 				}
 				verifies(t, ft)
@@ -123,7 +123,7 @@ func TestForkEveryBundledSystem(t *testing.T) {
 						if rs <= step {
 							t.Fatalf("#%d: in-flight %s received at #%d, before the fork", step, m.ID, rs)
 						}
-						if ev := ft.Events[rs]; !bytes.Equal(ev.Payload, m.Payload) || ev.Node != m.To {
+						if ev := ft.Event(rs); !bytes.Equal(ev.Payload, m.Payload) || ev.Node != m.To {
 							t.Fatalf("#%d: in-flight %s delivered at #%d to %s with other content", step, m.ID, rs, ev.Node)
 						}
 						delivered++
@@ -150,14 +150,14 @@ func TestForkOfAFork(t *testing.T) {
 	}
 	second := step + (ft.Len()-step)/2
 	_, ft2, _ := fork(t, sys, ft, second, forkConfig(sys, 3))
-	want := []uint64{tr.Events[step].Lamport, ft.Events[second].Lamport}
+	want := []uint64{tr.Event(step).Lamport, ft.Event(second).Lamport}
 	if !reflect.DeepEqual(ft2.Header.ForkClocks, want) {
 		t.Fatalf("fork clocks %v, want %v", ft2.Header.ForkClocks, want)
 	}
 	verifies(t, ft2)
 	// Forking the fork before its own fork step drops its floor.
 	_, ft3, _ := fork(t, sys, ft, step/2, forkConfig(sys, 3))
-	if !reflect.DeepEqual(ft3.Header.ForkClocks, []uint64{ft.Events[step/2].Lamport}) {
+	if !reflect.DeepEqual(ft3.Header.ForkClocks, []uint64{ft.Event(step / 2).Lamport}) {
 		t.Fatalf("fork clocks %v", ft3.Header.ForkClocks)
 	}
 	verifies(t, ft3)
@@ -173,10 +173,10 @@ func TestForkWorldCopy(t *testing.T) {
 	keep := w.Copy(state.Copier)
 	cfg := forkConfig(sys, 4)
 	var a, b bytes.Buffer
-	if _, err := sim.RunFrom(sys, cfg, w, tr.Events[:step+1], &a); err != nil {
+	if _, err := sim.RunFrom(sys, cfg, w, tr.Prefix(step+1), &a); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.RunFrom(sys, cfg, keep, tr.Events[:step+1], &b); err != nil {
+	if _, err := sim.RunFrom(sys, cfg, keep, tr.Prefix(step+1), &b); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -200,7 +200,8 @@ func TestForkDownNodes(t *testing.T) {
 	}
 	restarts := func(ft *replay.Trace) int {
 		n := 0
-		for _, ev := range ft.Events[step+1:] {
+		for i := step + 1; i < ft.Len(); i++ {
+			ev := ft.Event(i)
 			if ev.Node == down[0] && ev.Kind != node.KindCrash {
 				n++
 			}
@@ -227,22 +228,22 @@ func TestForkBadInput(t *testing.T) {
 	w := worldOf(t, tr, 10)
 	chord := examples.Registry()
 	other, _ := chord.Lookup("chord")
-	if _, err := sim.RunFrom(other, forkConfig(other, 1), w, tr.Events[:11], io.Discard); err == nil {
+	if _, err := sim.RunFrom(other, forkConfig(other, 1), w, tr.Prefix(11), io.Discard); err == nil {
 		t.Fatal("a paxos world continued as chord")
 	}
-	if _, err := sim.RunFrom(paxos.System, forkConfig(paxos.System, 1), w, tr.Events[:5], io.Discard); err == nil {
+	if _, err := sim.RunFrom(paxos.System, forkConfig(paxos.System, 1), w, tr.Prefix(5), io.Discard); err == nil {
 		t.Fatal("a fork at #10 with 5 kept events")
 	}
 	cfg := forkConfig(paxos.System, 1)
 	cfg.Drop = 2
-	if _, err := sim.RunFrom(paxos.System, cfg, w, tr.Events[:11], io.Discard); err == nil {
+	if _, err := sim.RunFrom(paxos.System, cfg, w, tr.Prefix(11), io.Discard); err == nil {
 		t.Fatal("drop 2 accepted")
 	}
 	cfg = forkConfig(paxos.System, 1)
 	boom := errors.New("observer stop")
 	cfg.Observe = func(*node.Event, *node.Instance) error { return boom }
 	var buf bytes.Buffer
-	if _, err := sim.RunFrom(paxos.System, cfg, w, tr.Events[:11], &buf); !errors.Is(err, boom) {
+	if _, err := sim.RunFrom(paxos.System, cfg, w, tr.Prefix(11), &buf); !errors.Is(err, boom) {
 		t.Fatalf("observer error: %v", err)
 	}
 	ft, err := replay.FromBytes(buf.Bytes(), "stopped.lz4")

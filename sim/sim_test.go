@@ -113,7 +113,8 @@ func checkLamport(t *testing.T, tr *replay.Trace) {
 	sends := map[node.MsgID]node.Send{}
 	sendClock := map[node.MsgID]uint64{}
 	byNode := map[node.ID][]*node.Event{}
-	for _, ev := range tr.Events {
+	for i := range tr.Len() {
+		ev := tr.Event(i)
 		byNode[ev.Node] = append(byNode[ev.Node], ev)
 		for i, s := range ev.Sends {
 			sends[ev.SentMsg(i)] = s
@@ -131,8 +132,9 @@ func checkLamport(t *testing.T, tr *replay.Trace) {
 			last[id] = ev
 		}
 	}
-	for step, ev := range tr.Events {
-		if step > 0 && tr.Events[step-1].Lamport > ev.Lamport {
+	for step := range tr.Len() {
+		ev := tr.Event(step)
+		if step > 0 && tr.Event(step-1).Lamport > ev.Lamport {
 			t.Fatalf("step %d out of Lamport order", step)
 		}
 		if ev.Kind != node.KindRecv {
@@ -177,7 +179,8 @@ func TestPartitionedMessagesNeverDelivered(t *testing.T) {
 	tr := readTrace(t, data)
 	group := map[node.ID]int{"n1": 0, "n2": 0, "n3": 1, "n4": 1}
 	crossBefore, crossAfter := 0, 0
-	for _, ev := range tr.Events {
+	for i := range tr.Len() {
+		ev := tr.Event(i)
 		if ev.Kind != node.KindRecv {
 			continue
 		}
@@ -243,7 +246,9 @@ func TestCrashLosesVolatileKeepsDisk(t *testing.T) {
 		t.Fatalf("disk after restart holds %d, before the crash %d", afterRestart.Restored, beforeCrash.Durable)
 	}
 	// Nothing is delivered to n3 while it is down.
-	for _, ev := range readTrace(t, data).Events {
+	tr := readTrace(t, data)
+	for i := range tr.Len() {
+		ev := tr.Event(i)
 		at := time.Duration(ev.Time - sim.Epoch)
 		if ev.Node == "n3" && at > 500*time.Millisecond && at < 700*time.Millisecond && ev.Kind != node.KindCrash {
 			t.Fatalf("n3 ran a %s event at %v while down", ev.Kind, at)
@@ -259,7 +264,8 @@ func TestLossAndDuplication(t *testing.T) {
 	data, dup := run(t, pingSystem(nil), sim.Config{Seed: 4, Dup: 1, Churn: 0, Steps: 1000})
 	tr := readTrace(t, data)
 	seen := map[node.MsgID]int{}
-	for _, ev := range tr.Events {
+	for i := range tr.Len() {
+		ev := tr.Event(i)
 		if ev.Kind == node.KindRecv {
 			seen[ev.Msg()]++
 		}

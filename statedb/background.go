@@ -93,8 +93,8 @@ func StartBuild(traces []string, dir string, opts Options) (*Building, error) {
 	if len(tr.Nodes) > 0 {
 		tr.NodeSteps(tr.Nodes[0])
 	}
-	for _, ev := range tr.Events {
-		if len(ev.Sends) > 0 {
+	for i := range tr.Len() {
+		if ev := tr.Event(i); len(ev.Sends) > 0 {
 			tr.Fate(ev, 0)
 			break
 		}

@@ -423,7 +423,8 @@ func (b *builder) run(pc *predCollector, progress func(string, int, int), stop f
 	last := map[node.ID]int{}
 	b.prevOnNode = make([]int32, n) // filled in the first pass for the records
 	b.nextOnNode = make([]int32, n)
-	for step, ev := range tr.Events {
+	for step := range n {
+		ev := tr.Event(step)
 		p, ok := last[ev.Node]
 		if !ok {
 			p = -1
@@ -532,7 +533,7 @@ func (b *builder) publish(n int, progress func(string, int, int)) error {
 // in its node's state.
 func (b *builder) write(w work) error {
 	tr, step := b.tr, w.step
-	ev := tr.Events[step]
+	ev := tr.Event(step)
 	rec := Step{Node: ev.Node, Seq: ev.Seq, Lamport: ev.Lamport, Kind: ev.Kind, Time: int64(tr.Time(ev)),
 		MsgType: ev.MsgType, From: ev.From, SendStep: -1, Timer: ev.TimerName,
 		PrevOnNode: int(b.prevOnNode[step]), NextOnNode: int(b.nextOnNode[step]), Logs: w.logs}

@@ -115,7 +115,7 @@ func TestStateMatchesReplayAtRandomSteps(t *testing.T) {
 		}
 		// The fields the step changed are exactly those that differ from
 		// the node's state one step earlier.
-		id := tr.Events[s].Node
+		id := tr.Event(s).Node
 		before, _ := db.State(id, s-1)
 		now, _ := db.State(id, s)
 		var want []string
@@ -156,7 +156,7 @@ func TestStepIndex(t *testing.T) {
 	rd := replay.NewRenderer(tr, paxos.System.Codec)
 	n := 0
 	err = db.Steps(0, db.Len()-1, func(s *Step) bool {
-		ev := tr.Events[s.Step]
+		ev := tr.Event(s.Step)
 		if s.Step != n || s.Node != ev.Node || s.Seq != ev.Seq || s.Lamport != ev.Lamport || s.Kind != ev.Kind || !sameStory(s.Line, rd.Line(s.Step, ev)) {
 			t.Fatalf("step %d: %+v, want event %+v", n, s, ev)
 		}
@@ -172,7 +172,7 @@ func TestStepIndex(t *testing.T) {
 				t.Fatalf("#%d: a send shown without its fields: %s", s.Step, s.Line)
 			}
 		}
-		if s.PrevOnNode >= 0 && (tr.Events[s.PrevOnNode].Node != ev.Node || tr.Events[s.PrevOnNode].Seq >= ev.Seq) {
+		if s.PrevOnNode >= 0 && (tr.Event(s.PrevOnNode).Node != ev.Node || tr.Event(s.PrevOnNode).Seq >= ev.Seq) {
 			t.Fatalf("#%d: previous step on the node #%d", s.Step, s.PrevOnNode)
 		}
 		n++

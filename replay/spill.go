@@ -1,0 +1,450 @@
+package replay
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+)
+
+// DefaultInMemory is how many events Load keeps decoded in memory (about
+// 600 bytes each for a typical system) before it spills the trace to a
+// temporary file and keeps only indexes, about 30 bytes per event.
+const DefaultInMemory = 1 << 20
+
+// InMemoryEnv names the environment variable that overrides
+// DefaultInMemory for a process (a user who knows their machine: more to
+// trade memory for speed, -1 to spill every trace).
+const InMemoryEnv = "REPLAY_IN_MEMORY"
+
+// LoadOptions tunes how Load holds a trace.
+type LoadOptions struct {
+	// InMemory is how many events are kept decoded in memory at most;
+	// a longer trace is spilled to a temporary file. 0 means
+	// DefaultInMemory; negative spills every trace.
+	InMemory int
+	// TempDir is where a spilled trace's temporary files go ("" is the
+	// system's). They are removed as soon as they are open, so nothing is
+	// left behind, even by a killed process.
+	TempDir string
+}
+
+// eventStore holds a trace's events in step order.
+type eventStore interface {
+	at(i int) *node.Event
+	len() int
+	close() error
+}
+
+// memStore holds every event decoded.
+type memStore []*node.Event
+
+func (m memStore) at(i int) *node.Event { return m[i] }
+func (m memStore) len() int             { return len(m) }
+func (m memStore) close() error         { return nil }
+
+// Spilled traces keep their events, in step order, in chunks of this many
+// in a temporary file, and the most recently used chunks decoded.
+const (
+	chunkEvents  = 256
+	cachedChunks = 64
+)
+
+// spillStore holds a trace's events on disk, decoding a chunk at a time.
+// Replay reads steps in order and looks back a little (a message's send,
+// a node's previous event), which a small cache of chunks serves.
+type spillStore struct {
+	f      *os.File
+	codec  *record.Codec
+	n      int
+	chunks []int64 // file offset of each chunk, and one past the last
+
+	mu    sync.Mutex
+	cache map[int]*cachedChunk
+	clock uint64
+	err   error // the first read error: the file was removed or is damaged
+}
+
+type cachedChunk struct {
+	events []*node.Event
+	used   uint64
+}
+
+func (s *spillStore) len() int { return s.n }
+
+func (s *spillStore) close() error { return s.f.Close() }
+
+func (s *spillStore) at(i int) *node.Event {
+	if i < 0 || i >= s.n {
+		panic(fmt.Sprintf("replay: step %d out of range [0, %d)", i, s.n))
+	}
+	k := i / chunkEvents
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock++
+	if c := s.cache[k]; c != nil {
+		c.used = s.clock
+		return c.events[i%chunkEvents]
+	}
+	events, err := s.readChunk(k)
+	if err != nil {
+		// The temporary file is ours and already read once: failing
+		// to read it back is the machine's fault (a full or failing
+		// disk), not the trace's, and the step cannot be made up.
+		panic(fmt.Errorf("replay: reading back the spilled trace at step %d: %w", i, err))
+	}
+	if len(s.cache) >= cachedChunks {
+		var oldest int
+		var used uint64 = ^uint64(0)
+		for key, c := range s.cache {
+			if c.used < used {
+				oldest, used = key, c.used
+			}
+		}
+		delete(s.cache, oldest)
+	}
+	s.cache[k] = &cachedChunk{events: events, used: s.clock}
+	return events[i%chunkEvents]
+}
+
+func (s *spillStore) readChunk(k int) ([]*node.Event, error) {
+	buf := make([]byte, s.chunks[k+1]-s.chunks[k])
+	if _, err := s.f.ReadAt(buf, s.chunks[k]); err != nil {
+		return nil, err
+	}
+	n := min(chunkEvents, s.n-k*chunkEvents)
+	events := make([]*node.Event, n)
+	backing := make([]node.Event, n)
+	for j := range events {
+		size, w := binary.Uvarint(buf)
+		if w <= 0 || size > uint64(len(buf)-w) {
+			return nil, errors.New("chunk ends early")
+		}
+		if err := s.codec.Decode(buf[w:w+int(size)], &backing[j]); err != nil {
+			return nil, err
+		}
+		events[j] = &backing[j]
+		buf = buf[w+int(size):]
+	}
+	return events, nil
+}
+
+// tempFile creates a temporary file and removes its name at once.
+func tempFile(dir, pattern string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("spilling the trace to disk: %w", err)
+	}
+	os.Remove(f.Name()) // open files outlive their names; nothing is left behind
+	return f, nil
+}
+
+// LoadWith is Load with options. Up to opts.InMemory events are decoded
+// and merged in memory. Past that, each node's events are written, as
+// read, to runs in a temporary file (a node's events are already in merge
+// order), the runs are merged into the step order with a buffer per run,
+// and the merged events go to a second temporary file that the trace reads
+// back a chunk at a time: memory then grows with the number of nodes and
+// by about 30 bytes per event of indexes, not with the events themselves.
+func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no trace files given")
+	}
+	limit := opts.InMemory
+	if limit == 0 {
+		limit = DefaultInMemory
+		if v, err := strconv.Atoi(os.Getenv(InMemoryEnv)); err == nil && v != 0 {
+			limit = v
+		}
+	}
+	ld := &loader{opts: opts, limit: limit, paths: paths}
+	defer ld.discard()
+	files := make([]*record.File, 0, len(paths))
+	for fi, p := range paths {
+		if fi > 1<<16-1 {
+			return nil, fmt.Errorf("%d trace files: at most %d can be merged", len(paths), 1<<16)
+		}
+		f, err := record.ScanFile(p, func(ev *node.Event) error { return ld.add(uint16(fi), ev) })
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	if ld.runs == nil {
+		for fi, f := range files {
+			f.Events = ld.held[fi]
+		}
+		return Merge(files)
+	}
+	return ld.merge(files)
+}
+
+// loader takes a trace's events as they are read, in memory until there
+// are too many, then in runs on disk.
+type loader struct {
+	opts  LoadOptions
+	limit int
+	n     int
+	held  [][]*node.Event // per file, while in memory
+
+	codec   *record.Codec
+	runs    *os.File
+	size    int64
+	byKey   map[runKey]*run
+	order   []*run
+	scratch []byte
+	paths   []string
+}
+
+type runKey struct {
+	file uint16
+	node node.ID
+}
+
+// run is one node's events from one file: blocks in the runs file plus a
+// write buffer.
+type run struct {
+	file   uint16
+	blocks []block
+	buf    []byte
+	last   *node.Event // the latest event added (to check the order)
+}
+
+type block struct {
+	off  int64
+	size int
+}
+
+// runBlock is how much of a run is buffered before it is written: with
+// the block each run reads back, 32 KiB per node of memory while merging.
+const runBlock = 16 << 10
+
+func (ld *loader) add(fi uint16, ev *node.Event) error {
+	ld.n++
+	if ld.runs == nil {
+		for int(fi) >= len(ld.held) {
+			ld.held = append(ld.held, nil)
+		}
+		ld.held[fi] = append(ld.held[fi], ev)
+		if ld.limit > 0 && ld.n <= ld.limit {
+			return nil
+		}
+		return ld.startSpilling()
+	}
+	return ld.spill(fi, ev)
+}
+
+// startSpilling moves the events held so far to runs.
+func (ld *loader) startSpilling() error {
+	f, err := tempFile(ld.opts.TempDir, "replay-runs-*")
+	if err != nil {
+		return err
+	}
+	ld.runs, ld.codec, ld.byKey = f, record.NewCodec(), map[runKey]*run{}
+	held := ld.held
+	ld.held = nil
+	for fi, evs := range held {
+		for j, ev := range evs {
+			if err := ld.spill(uint16(fi), ev); err != nil {
+				return err
+			}
+			evs[j] = nil // let the garbage collector have it
+		}
+	}
+	return nil
+}
+
+func (ld *loader) spill(fi uint16, ev *node.Event) error {
+	key := runKey{fi, ev.Node}
+	r := ld.byKey[key]
+	if r == nil {
+		r = &run{file: fi}
+		ld.byKey[key] = r
+		ld.order = append(ld.order, r)
+	}
+	if r.last != nil && mergeOrder(ev, r.last) < 0 {
+		// A node's events in one file are in seq order, which must also be
+		// clock order: merged in memory, the later event would sort first,
+		// and validation would say so. Say the same, and stop.
+		return &ValidationError{Problems: []Problem{{ld.path(fi), r.last.Node, r.last.Seq,
+			fmt.Sprintf("Lamport clock %d is not below the clock %d of the node's later event seq %d", r.last.Lamport, ev.Lamport, ev.Seq)}}}
+	}
+	r.last = ev
+	var err error
+	ld.scratch, err = ld.codec.Append(ld.scratch[:0], ev)
+	if err != nil {
+		return fmt.Errorf("spilling %s seq %d: %w", ev.Node, ev.Seq, err)
+	}
+	r.buf = append(binary.AppendUvarint(r.buf, uint64(len(ld.scratch))), ld.scratch...)
+	if len(r.buf) >= runBlock {
+		return ld.flush(r)
+	}
+	return nil
+}
+
+// path names file fi for a problem found while reading it.
+func (ld *loader) path(fi uint16) string { return ld.paths[fi] }
+
+func (ld *loader) flush(r *run) error {
+	if len(r.buf) == 0 {
+		return nil
+	}
+	if _, err := ld.runs.WriteAt(r.buf, ld.size); err != nil {
+		return fmt.Errorf("spilling the trace to disk: %w", err)
+	}
+	r.blocks = append(r.blocks, block{ld.size, len(r.buf)})
+	ld.size += int64(len(r.buf))
+	r.buf = r.buf[:0]
+	return nil
+}
+
+func (ld *loader) discard() {
+	if ld.runs != nil {
+		ld.runs.Close()
+	}
+}
+
+// merge merges the runs into step order, writing the events to the
+// trace's store and indexing them.
+func (ld *loader) merge(files []*record.File) (*Trace, error) {
+	t, err := newTrace(files)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range ld.order {
+		if err := ld.flush(r); err != nil {
+			return nil, err
+		}
+		r.buf, r.last = nil, nil
+	}
+	out, err := tempFile(ld.opts.TempDir, "replay-trace-*")
+	if err != nil {
+		return nil, err
+	}
+	st := &spillStore{f: out, codec: ld.codec, n: ld.n, cache: map[int]*cachedChunk{}}
+	t.events = st
+	keep := false
+	defer func() {
+		if !keep {
+			out.Close()
+		}
+	}()
+
+	var h runHeap
+	for _, r := range ld.order {
+		rr := &runReader{run: r, ld: ld}
+		if err := rr.next(); err != nil {
+			return nil, err
+		}
+		if rr.head != nil {
+			h = append(h, rr)
+		}
+	}
+	heap.Init(&h)
+	ix := t.indexer(ld.n)
+	var chunk []byte
+	var off int64
+	step := 0
+	for len(h) > 0 {
+		rr := h[0]
+		ev := rr.head
+		if step%chunkEvents == 0 {
+			if len(chunk) > 0 {
+				if _, err := out.WriteAt(chunk, off); err != nil {
+					return nil, fmt.Errorf("spilling the trace to disk: %w", err)
+				}
+				off += int64(len(chunk))
+				chunk = chunk[:0]
+			}
+			st.chunks = append(st.chunks, off)
+		}
+		chunk = binary.AppendUvarint(chunk, uint64(len(rr.rec)))
+		chunk = append(chunk, rr.rec...)
+		ix.add(step, ev, rr.run.file)
+		step++
+		if err := rr.next(); err != nil {
+			return nil, err
+		}
+		if rr.head == nil {
+			heap.Pop(&h)
+		} else {
+			heap.Fix(&h, 0)
+		}
+	}
+	if len(chunk) > 0 {
+		if _, err := out.WriteAt(chunk, off); err != nil {
+			return nil, fmt.Errorf("spilling the trace to disk: %w", err)
+		}
+		off += int64(len(chunk))
+	}
+	st.chunks = append(st.chunks, off)
+	ld.runs.Close()
+	ld.runs = nil
+	t, err = t.finish(ix)
+	keep = err == nil
+	return t, err
+}
+
+// runReader reads one run back a block at a time.
+type runReader struct {
+	*run
+	ld    *loader
+	block int
+	buf   []byte
+	rec   []byte // the head's record
+	head  *node.Event
+}
+
+func (rr *runReader) next() error {
+	rr.head = nil
+	for len(rr.buf) == 0 {
+		if rr.block >= len(rr.blocks) {
+			return nil
+		}
+		b := rr.blocks[rr.block]
+		rr.block++
+		rr.buf = make([]byte, b.size)
+		if _, err := rr.ld.runs.ReadAt(rr.buf, b.off); err != nil {
+			return fmt.Errorf("reading back the spilled trace: %w", err)
+		}
+	}
+	size, w := binary.Uvarint(rr.buf)
+	if w <= 0 || size > uint64(len(rr.buf)-w) {
+		return errors.New("reading back the spilled trace: a run ends early")
+	}
+	rr.rec = rr.buf[w : w+int(size)]
+	rr.buf = rr.buf[w+int(size):]
+	ev := new(node.Event)
+	if err := rr.ld.codec.Decode(rr.rec, ev); err != nil {
+		return fmt.Errorf("reading back the spilled trace: %w", err)
+	}
+	rr.head = ev
+	return nil
+}
+
+// runHeap orders runs by their next event in merge order; ties (the same
+// event recorded in two files) go to the earlier file, as the stable sort
+// of an in-memory merge does.
+type runHeap []*runReader
+
+func (h runHeap) Len() int { return len(h) }
+func (h runHeap) Less(i, j int) bool {
+	if c := mergeOrder(h[i].head, h[j].head); c != 0 {
+		return c < 0
+	}
+	return h[i].file < h[j].file
+}
+func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)   { *h = append(*h, x.(*runReader)) }
+func (h *runHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

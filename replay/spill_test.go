@@ -1,0 +1,247 @@
+package replay_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// simulateToFile runs sys and writes its trace to dir.
+func simulateToFile(t *testing.T, sys *system.System, cfg sim.Config, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("%s-%d.lz4", sys.Name, cfg.Seed))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Run(sys, cfg.WithDefaults(sys), f); err != nil {
+		t.Fatalf("sim %s: %v", sys.Name, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// splitByNode writes each node's events of a trace to a file of its own,
+// as live nodes record, the last one without its end record (a killed
+// process), and returns the paths.
+func splitByNode(t *testing.T, path, dir string) []string {
+	t.Helper()
+	f, err := record.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for i, id := range f.Header.Nodes {
+		h := *f.Header
+		h.Driver, h.Recorded = "live", []node.ID{id}
+		p := filepath.Join(dir, fmt.Sprintf("%s.lz4", id))
+		out, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := record.NewWriter(out, h, record.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range f.Events {
+			if ev.Node == id {
+				if err := w.Append(ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if i < len(f.Header.Nodes)-1 {
+			err = w.Close(record.End{Time: f.Ends[0].Time, Reason: "stopped"})
+		} else {
+			err = w.Flush()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Close()
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// sameTrace fails unless two loads of the same files agree on every step
+// and every index.
+func sameTrace(t *testing.T, what string, a, b *replay.Trace) {
+	t.Helper()
+	if a.Len() != b.Len() || !reflect.DeepEqual(a.Nodes, b.Nodes) || !reflect.DeepEqual(a.Recorded, b.Recorded) {
+		t.Fatalf("%s: %d steps, nodes %v recorded %v; in memory %d, %v, %v", what, b.Len(), b.Nodes, b.Recorded, a.Len(), a.Nodes, a.Recorded)
+	}
+	if !reflect.DeepEqual(a.Unknown, b.Unknown) {
+		t.Fatalf("%s: unknown stretches %v, in memory %v", what, b.Unknown, a.Unknown)
+	}
+	for i := range a.Len() {
+		ea, eb := a.Event(i), b.Event(i)
+		if !reflect.DeepEqual(ea, eb) {
+			t.Fatalf("%s: step #%d is %+v, in memory %+v", what, i, eb, ea)
+		}
+		if a.File(i) != b.File(i) {
+			t.Fatalf("%s: step #%d from %s, in memory from %s", what, i, b.File(i), a.File(i))
+		}
+		if s, ok := b.Step(ea.Node, ea.Seq); !ok || s != i {
+			t.Fatalf("%s: Step(%s, %d) = %d, %v; want %d", what, ea.Node, ea.Seq, s, ok, i)
+		}
+		for j := range ea.Sends {
+			if ra, rb := a.Receipts(ea.SentMsg(j)), b.Receipts(ea.SentMsg(j)); !reflect.DeepEqual(ra, rb) {
+				t.Fatalf("%s: receipts of %s: %v, in memory %v", what, ea.SentMsg(j), rb, ra)
+			}
+		}
+	}
+	for _, id := range a.Nodes {
+		if !reflect.DeepEqual(a.NodeSteps(id), b.NodeSteps(id)) {
+			t.Fatalf("%s: steps of %s differ", what, id)
+		}
+	}
+}
+
+// TestSpilledTraceIsTheSameTrace: a trace spilled to disk (every event, or
+// from partway through reading it) gives every step, index and unknown
+// stretch a trace held in memory gives, for every bundled system with
+// churn, one file or a file per node (one of them cut short), and replays
+// without divergence.
+func TestSpilledTraceIsTheSameTrace(t *testing.T) {
+	for _, sys := range examples.All() {
+		t.Run(sys.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			one := simulateToFile(t, sys, sim.Config{Seed: 3, Churn: 3, Steps: 3000}, dir)
+			perNode := splitByNode(t, one, t.TempDir())
+			for _, paths := range [][]string{{one}, perNode} {
+				mem, err := replay.Load(paths...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if mem.Len() < 100 {
+					t.Fatalf("only %d steps: too short a test", mem.Len())
+				}
+				for _, limit := range []int{-1, 1, mem.Len() / 3} {
+					what := fmt.Sprintf("%d files, %d in memory", len(paths), limit)
+					spilled, err := replay.LoadWith(replay.LoadOptions{InMemory: limit, TempDir: t.TempDir()}, paths...)
+					if err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					sameTrace(t, what, mem, spilled)
+					r, err := replay.New(spilled, examples.Registry(), replay.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for {
+						if err := r.Next(); err != nil {
+							if errors.Is(err, io.EOF) {
+								break
+							}
+							t.Fatalf("%s: %v", what, err)
+						}
+					}
+					if err := spilled.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSpillLeavesNothingBehind: the temporary files of a spilled trace
+// have no names from the moment they exist.
+func TestSpillLeavesNothingBehind(t *testing.T) {
+	src := simulateToFile(t, examples.All()[0], sim.Config{Seed: 1}, t.TempDir())
+	tmp := t.TempDir()
+	tr, err := replay.LoadWith(replay.LoadOptions{InMemory: -1, TempDir: tmp}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Fatalf("%s holds %v while the trace is open", tmp, left)
+	}
+}
+
+// TestSpillRefusesClocksOutOfOrder: a node whose clock goes backwards in
+// its file is refused with the problem an in-memory load names.
+func TestSpillRefusesClocksOutOfOrder(t *testing.T) {
+	dir := t.TempDir()
+	h := record.Header{System: "paxos", Nodes: []node.ID{"n1"}, Recorded: []node.ID{"n1"}, Driver: "live", Start: 1}
+	path := filepath.Join(dir, "n1.lz4")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := record.NewWriter(out, h, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq, clock := range []uint64{1, 5, 3} {
+		kind := node.KindTimer
+		if seq == 0 {
+			kind = node.KindInit
+		}
+		if err := w.Append(&node.Event{Node: "n1", Seq: uint64(seq + 1), Lamport: clock, Kind: kind, Time: int64(seq + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close(record.End{Time: 10})
+	out.Close()
+	_, memErr := replay.Load(path)
+	_, spillErr := replay.LoadWith(replay.LoadOptions{InMemory: -1, TempDir: dir}, path)
+	if memErr == nil || spillErr == nil {
+		t.Fatalf("loaded a node whose clock goes back: %v / %v", memErr, spillErr)
+	}
+	want := "Lamport clock 5 is not below the clock 3 of the node's later event seq 3"
+	for _, err := range []error{memErr, spillErr} {
+		var ve *replay.ValidationError
+		if !errors.As(err, &ve) || !strings.Contains(fmt.Sprint(ve.Problems), want) {
+			t.Fatalf("error %v does not say %q", err, want)
+		}
+	}
+}
+
+// TestSpilledLongTraceReadsBack: a spilled trace far longer than the
+// chunks it keeps decoded reads back the same events in any order (here
+// backwards and striding, so chunks are evicted and read again).
+func TestSpilledLongTraceReadsBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 40,000 steps")
+	}
+	chord, err := examples.Registry().Lookup("chord")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := simulateToFile(t, chord, sim.Config{Seed: 2, Steps: 40000, Time: time.Hour}, t.TempDir())
+	mem, err := replay.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spilled, err := replay.LoadWith(replay.LoadOptions{InMemory: 1000, TempDir: t.TempDir()}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spilled.Close()
+	if mem.Len() < 20*256 {
+		t.Fatalf("only %d steps: too short to evict chunks", mem.Len())
+	}
+	sameTrace(t, "forwards", mem, spilled)
+	for i := mem.Len() - 1; i >= 0; i -= 97 {
+		if !reflect.DeepEqual(mem.Event(i), spilled.Event(i)) {
+			t.Fatalf("step #%d differs when read backwards", i)
+		}
+	}
+}
