@@ -317,10 +317,15 @@ func compileHash(t reflect.Type) hashFunc {
 				h.u64('m', uint64(v.Len()))
 				sub := hasherPool.Get().(*hasher)
 				var sum uint64
+				// Two values set from the iterator, rather than
+				// Key()/Value(), which allocate a copy per entry.
+				k, e := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem()
 				it := v.MapRange()
 				for it.Next() {
-					key(sub, it.Key(), depth+1)
-					val(sub, it.Value(), depth+1)
+					k.SetIterKey(it)
+					e.SetIterValue(it)
+					key(sub, k, depth+1)
+					val(sub, e, depth+1)
 					sum += sub.sum()
 					sub.reset()
 				}
@@ -405,9 +410,18 @@ func (h *hasher) sortedEntries(m reflect.Value) []entry {
 		h.scratch = append(h.scratch, nil)
 	}
 	es := h.scratch[h.depth][:0]
+	// Keys and values are set from the iterator into one slice of each
+	// (two allocations per map) rather than copied one by one by
+	// Key()/Value() (two per entry).
+	t := m.Type()
+	keys := reflect.MakeSlice(reflect.SliceOf(t.Key()), m.Len(), m.Len())
+	vals := reflect.MakeSlice(reflect.SliceOf(t.Elem()), m.Len(), m.Len())
 	it := m.MapRange()
-	for it.Next() {
-		es = append(es, entry{it.Key(), it.Value()})
+	for i := 0; it.Next(); i++ {
+		k, v := keys.Index(i), vals.Index(i)
+		k.SetIterKey(it)
+		v.SetIterValue(it)
+		es = append(es, entry{k, v})
 	}
 	h.scratch[h.depth] = es
 	h.depth++
