@@ -30,6 +30,7 @@ func TestSpilledTraceChecksTheSame(t *testing.T) {
 	mustOK(t, replay(t, dir, "sim", "chord", "--seed", "4", "--bug", "pred-order", "--steps", "6000", "-o", "c.lz4"))
 	for _, args := range [][]string{
 		{"check", "c.lz4", "builtin:chord", "--json"},
+		{"check", "c.lz4", "builtin:chord", "--json", "--jobs", "3", "--marks", "1000,2000,3000"},
 		{"verify", "c.lz4", "--json"},
 		{"events", "c.lz4", "--from", "5000"},
 	} {
