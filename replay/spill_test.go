@@ -36,6 +36,34 @@ func simulateToFile(t *testing.T, sys *system.System, cfg sim.Config, dir string
 	return path
 }
 
+// writeTrace writes events to path under header h, closed with end, or
+// left without an end record (a killed process) when end is nil.
+func writeTrace(t *testing.T, path string, h record.Header, events []*node.Event, end *record.End) {
+	t.Helper()
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	w, err := record.NewWriter(out, h, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events {
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if end != nil {
+		err = w.Close(*end)
+	} else {
+		err = w.Flush()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // splitByNode writes each node's events of a trace to a file of its own,
 // as live nodes record, the last one without its end record (a killed
 // process), and returns the paths.
@@ -49,31 +77,18 @@ func splitByNode(t *testing.T, path, dir string) []string {
 	for i, id := range f.Header.Nodes {
 		h := *f.Header
 		h.Driver, h.Recorded = "live", []node.ID{id}
-		p := filepath.Join(dir, fmt.Sprintf("%s.lz4", id))
-		out, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := record.NewWriter(out, h, record.WriterOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		var mine []*node.Event
 		for _, ev := range f.Events {
 			if ev.Node == id {
-				if err := w.Append(ev); err != nil {
-					t.Fatal(err)
-				}
+				mine = append(mine, ev)
 			}
 		}
-		if i < len(f.Header.Nodes)-1 {
-			err = w.Close(record.End{Time: f.Ends[0].Time, Reason: "stopped"})
-		} else {
-			err = w.Flush()
+		end := &record.End{Time: f.Ends[0].Time, Reason: "stopped"}
+		if i == len(f.Header.Nodes)-1 {
+			end = nil
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.Close()
+		p := filepath.Join(dir, fmt.Sprintf("%s.lz4", id))
+		writeTrace(t, p, h, mine, end)
 		paths = append(paths, p)
 	}
 	return paths
@@ -181,25 +196,15 @@ func TestSpillRefusesClocksOutOfOrder(t *testing.T) {
 	dir := t.TempDir()
 	h := record.Header{System: "paxos", Nodes: []node.ID{"n1"}, Recorded: []node.ID{"n1"}, Driver: "live", Start: 1}
 	path := filepath.Join(dir, "n1.lz4")
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := record.NewWriter(out, h, record.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var events []*node.Event
 	for seq, clock := range []uint64{1, 5, 3} {
 		kind := node.KindTimer
 		if seq == 0 {
 			kind = node.KindInit
 		}
-		if err := w.Append(&node.Event{Node: "n1", Seq: uint64(seq + 1), Lamport: clock, Kind: kind, Time: int64(seq + 1)}); err != nil {
-			t.Fatal(err)
-		}
+		events = append(events, &node.Event{Node: "n1", Seq: uint64(seq + 1), Lamport: clock, Kind: kind, Time: int64(seq + 1)})
 	}
-	w.Close(record.End{Time: 10})
-	out.Close()
+	writeTrace(t, path, h, events, &record.End{Time: 10})
 	_, memErr := replay.Load(path)
 	_, spillErr := replay.LoadWith(replay.LoadOptions{InMemory: -1, TempDir: dir}, path)
 	if memErr == nil || spillErr == nil {
