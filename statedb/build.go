@@ -383,8 +383,6 @@ type builder struct {
 	render *replay.Renderer
 	nodes  map[node.ID]*nodeLeaves
 	fields int
-	// each step's previous and next step on its node (-1: none)
-	prevOnNode, nextOnNode []int32
 	// indexed is how many steps readers may read: every write of steps
 	// before it is committed.
 	indexed   *atomic.Int64
@@ -418,23 +416,6 @@ const pipeDepth = 256
 // state, which is all that must happen before the next step changes it;
 // a writer renders, diffs and writes to the store meanwhile.
 func (b *builder) run(pc *predCollector, progress func(string, int, int), stop func() bool) error {
-	tr := b.tr
-	n := tr.Len()
-	last := map[node.ID]int{}
-	b.prevOnNode = make([]int32, n) // filled in the first pass for the records
-	b.nextOnNode = make([]int32, n)
-	for step := range n {
-		ev := tr.Event(step)
-		p, ok := last[ev.Node]
-		if !ok {
-			p = -1
-		} else {
-			b.nextOnNode[p] = int32(step)
-		}
-		b.prevOnNode[step] = int32(p)
-		b.nextOnNode[step] = -1
-		last[ev.Node] = step
-	}
 	ch := make(chan work, pipeDepth)
 	werr := make(chan error, 1)
 	go func() {
@@ -536,7 +517,18 @@ func (b *builder) write(w work) error {
 	ev := tr.Event(step)
 	rec := Step{Node: ev.Node, Seq: ev.Seq, Lamport: ev.Lamport, Kind: ev.Kind, Time: int64(tr.Time(ev)),
 		MsgType: ev.MsgType, From: ev.From, SendStep: -1, Timer: ev.TimerName,
-		PrevOnNode: int(b.prevOnNode[step]), NextOnNode: int(b.nextOnNode[step]), Logs: w.logs}
+		PrevOnNode: -1, NextOnNode: -1, Logs: w.logs}
+	// The node's neighbouring steps, from the trace's per-node index
+	// (arrays of them would cost 8 bytes per step for the whole build).
+	steps := tr.NodeSteps(ev.Node)
+	if i, ok := slices.BinarySearch(steps, step); ok {
+		if i > 0 {
+			rec.PrevOnNode = steps[i-1]
+		}
+		if i+1 < len(steps) {
+			rec.NextOnNode = steps[i+1]
+		}
+	}
 	if s, ok := tr.SendStep(ev); ok {
 		rec.SendStep = s
 	}

@@ -172,8 +172,22 @@ func TestStepIndex(t *testing.T) {
 				t.Fatalf("#%d: a send shown without its fields: %s", s.Step, s.Line)
 			}
 		}
-		if s.PrevOnNode >= 0 && (tr.Event(s.PrevOnNode).Node != ev.Node || tr.Event(s.PrevOnNode).Seq >= ev.Seq) {
-			t.Fatalf("#%d: previous step on the node #%d", s.Step, s.PrevOnNode)
+		// The node's neighbouring steps, found by walking the trace.
+		prev, next := -1, -1
+		for p := s.Step - 1; p >= 0; p-- {
+			if tr.Event(p).Node == ev.Node {
+				prev = p
+				break
+			}
+		}
+		for q := s.Step + 1; q < tr.Len(); q++ {
+			if tr.Event(q).Node == ev.Node {
+				next = q
+				break
+			}
+		}
+		if s.PrevOnNode != prev || s.NextOnNode != next {
+			t.Fatalf("#%d: previous and next steps on the node #%d, #%d; want #%d, #%d", s.Step, s.PrevOnNode, s.NextOnNode, prev, next)
 		}
 		n++
 		return true
