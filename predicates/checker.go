@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -339,6 +340,10 @@ func (c *Checker) rowChanged(rs *rowState, cols []int) {
 	c.changed(dep{depTableAny, rs.table.id, 0})
 	for _, n := range cols {
 		c.changed(dep{depCol, rs.id, n})
+		// Appending to a chained list leaves its elements as they were.
+		if !slices.Contains(rs.table.grown, n) {
+			c.changed(dep{depElems, rs.id, n})
+		}
 	}
 }
 

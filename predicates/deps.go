@@ -20,6 +20,7 @@ const (
 	depOrdered                      // anything about an ordered index: its rows, keys or order
 	depGapBefore                    // the gap before one row of an ordered index (sub: the row, 0: the end)
 	depGapAfter                     // the gap after one row of an ordered index (sub: the row, 0: the start)
+	depElems                        // the elements of a chained list column read by index: id is the row, sub the column number
 )
 
 // dep identifies one thing an evaluation can read. Rows are tracked per
