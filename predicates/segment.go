@@ -867,6 +867,9 @@ func (c *Checker) forest() []string {
 			case depCol:
 				deps = append(deps, fmt.Sprintf("col %d of row %s", d.sub, rowName(d.id)))
 				continue
+			case depElems:
+				deps = append(deps, fmt.Sprintf("elems %d of row %s", d.sub, rowName(d.id)))
+				continue
 			case depGapBefore, depGapAfter:
 				at := "end"
 				if d.sub != 0 {
