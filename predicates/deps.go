@@ -64,6 +64,9 @@ type frame struct {
 	depSet map[dep]struct{}
 	gen    uint32
 	dirty  bool
+	// stale: not dirty itself, but a quantifier instance under it is
+	// (dirty or stale): settle may find its result unchanged.
+	stale bool
 
 	// For instance frames (q) and key frames (ord).
 	q      *quant
@@ -198,7 +201,11 @@ func (c *Checker) changed(d dep) {
 	c.index[d] = rs[:n]
 }
 
+// markDirty marks f, which read what changed, dirty: it must run again.
+// Its ancestors are only stale: their own reads did not change, and settle may find that
+// the quantifiers under them answer as before, so that they need not run.
 func (c *Checker) markDirty(f *frame) {
+	self := true
 	for ; f != nil; f = f.parent {
 		if f.kind == frameKey {
 			// Keys are brought up to date before anything reads them.
@@ -211,15 +218,26 @@ func (c *Checker) markDirty(f *frame) {
 		if f.kind == frameInstance {
 			// An instance may stay dirty while its parent ran without
 			// calling the quantifier; the parent must still be marked.
-			if !f.dirty {
+			queued := f.dirty || f.stale
+			if self {
 				f.dirty = true
+			} else {
+				f.stale = true
+			}
+			if !queued {
 				f.q.dirty = append(f.q.dirty, f)
 			}
+			self = false
 			continue
 		}
-		if f.dirty {
+		if f.dirty || (f.stale && !self) {
 			return
 		}
-		f.dirty = true
+		if self {
+			f.dirty = true
+		} else {
+			f.stale = true
+		}
+		self = false
 	}
 }
