@@ -298,7 +298,7 @@ func (c *Checker) Observe() error {
 	}
 	c.nodeNow[ev.Node] = max(c.nodeNow[ev.Node], t)
 	c.changed(evDep)
-	if ev.Kind == node.KindRecv {
+	if ev.Kind == node.KindRecv && c.usesMsgs { // nothing else can read the window
 		c.msgs.add(t, ev.MsgType)
 		c.changed(msgsDep)
 	}
