@@ -34,6 +34,7 @@ type Table struct {
 	nums    map[string]int                 // column name -> number, for depCol
 	touched []int                          // upsert's scratch: numbers of the columns that changed
 	grown   []int                          // upsert's scratch: those of touched only appended to (appendOnly)
+	hashes  []uint64                       // upsert's scratch: column hashes
 	rows    map[rowKey]*rowState
 	order   []*rowState // sorted by node, then path
 	sorted  bool
@@ -113,6 +114,9 @@ type rowState struct {
 	hash  uint64
 	hist  *rowHistory
 	seen  int // scan generation, to find removed rows
+	// views holds the views made of its columns, by column number,
+	// each valid in the step it was made.
+	views []*listView
 }
 
 type rowHistory struct {
@@ -288,13 +292,31 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 	if col.view && col.chained {
 		// Reads are recorded as the view is used: by index they depend
 		// only on the elements, which appending leaves as they were.
-		return &listView{c: c, v: fv, table: rs.table, name: name, step: c.step, rs: rs, num: col.num}, nil
+		return rs.view(col, name, fv), nil
 	}
 	c.read(dep{depCol, rs.id, col.num})
 	if col.view {
-		return &listView{c: c, v: fv, table: rs.table, name: name, step: c.step}, nil
+		return rs.view(col, name, fv), nil
 	}
 	return toStarlark(fv, c.start), nil
+}
+
+// view returns the row's view of a column, made once per step: bodies
+// read the same log several times in a step.
+func (rs *rowState) view(col colInfo, name string, fv reflect.Value) *listView {
+	c := rs.table.c
+	for len(rs.views) <= col.num {
+		rs.views = append(rs.views, nil)
+	}
+	if l := rs.views[col.num]; l != nil && l.step == c.step {
+		return l
+	}
+	l := &listView{c: c, v: fv, table: rs.table, name: name, step: c.step}
+	if col.chained {
+		l.rs, l.num = rs, col.num
+	}
+	rs.views[col.num] = l
+	return l
 }
 
 // colInfo is what reading a column by name needs, resolved once per Go
@@ -479,9 +501,10 @@ func (t *Table) columnsOf(ty reflect.Type) []state.Field {
 	return cols
 }
 
-// hashColumns hashes the row's columns, each separately.
-func (t *Table) hashColumns(v reflect.Value, cols []state.Field) ([]uint64, uint64) {
-	hashes := make([]uint64, len(cols))
+// hashColumns hashes the row's columns, each separately, into hashes
+// (grown to len(cols)).
+func (t *Table) hashColumns(v reflect.Value, cols []state.Field, hashes []uint64) ([]uint64, uint64) {
+	hashes = append(hashes[:0], make([]uint64, len(cols))...)
 	var all uint64 = 14695981039346656037
 	for i, f := range cols {
 		if len(t.chained) > 0 && slices.Contains(t.chained, f.Name) {
@@ -519,10 +542,14 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 	}
 	rs.v, rs.seen = v, gen
 	cols := t.columnsOf(v.Type())
-	fields, h := t.hashColumns(v, cols)
+	// Most events leave the row as it was: hash into scratch space, and
+	// keep a copy only of a new version.
+	fields, h := t.hashColumns(v, cols, t.hashes)
+	t.hashes = fields
 	if !added && h == rs.hash {
 		return rs, false, false
 	}
+	fields = slices.Clone(fields)
 	rs.hash = h
 	hist := rs.hist
 	if len(hist.fields) > 0 && slices.Equal(hist.fields, fields) {
