@@ -39,7 +39,7 @@ type quant struct {
 	// witnesses cost the number of such rows, not of all rows.
 	deciding map[*rowState]struct{}
 	// fn is the body of the last call, for settle. gen is the parent's
-	// gen at that call; multi: it was called more than once in that
+	// runs at that call; multi: it was called more than once in that
 	// evaluation (in a loop, say), so that the memo holds only the last
 	// call's answer and cannot settle the parent.
 	fn    starlark.Callable
@@ -86,8 +86,8 @@ func (c *Checker) quantify(kind quantKind, thread *starlark.Thread, xs starlark.
 	if !q.started || q.epoch != t.epoch {
 		c.syncRows(q)
 	}
-	q.multi = q.started && q.gen == c.cur.gen
-	q.started, q.gen, q.fn = true, c.cur.gen, fn
+	q.multi = q.started && q.gen == c.cur.runs
+	q.started, q.gen, q.fn = true, c.cur.runs, fn
 	if err := c.refresh(thread, q); err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func (c *Checker) syncRows(q *quant) {
 
 func (c *Checker) evalInstance(thread *starlark.Thread, q *quant, f *frame, fn starlark.Callable) error {
 	// Nested quantifiers keep their memos: they are keyed by this frame.
-	c.forget(f)
+	c.rerun(f)
 	c.last.Bodies++
 	saved := c.cur
 	c.cur = f
@@ -206,6 +206,7 @@ func (c *Checker) evalInstance(thread *starlark.Thread, q *quant, f *frame, fn s
 	// it.
 	v, err := starlark.Call(thread, fn, starlark.Tuple{&Row{rs: f.row}}, nil)
 	c.cur = saved
+	c.endRun(f)
 	if err != nil {
 		return err
 	}
