@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,6 +105,10 @@ type StepStats struct {
 	Predicates []string // predicates re-evaluated
 	Bodies     int      // quantifier bodies re-evaluated
 	Keys       int      // ordered indexes' row keys re-evaluated
+	// Settled lists the predicates and derived values found unchanged
+	// without running: only bodies of their quantifiers ran, and the
+	// quantifiers answered as before.
+	Settled []string
 }
 
 // LastStep reports what the last observed step re-evaluated.
@@ -293,7 +298,7 @@ func (c *Checker) Observe() error {
 	}
 	c.nodeNow[ev.Node] = max(c.nodeNow[ev.Node], t)
 	c.changed(evDep)
-	if ev.Kind == node.KindRecv {
+	if ev.Kind == node.KindRecv && c.usesMsgs { // nothing else can read the window
 		c.msgs.add(t, ev.MsgType)
 		c.changed(msgsDep)
 	}
@@ -339,6 +344,10 @@ func (c *Checker) rowChanged(rs *rowState, cols []int) {
 	c.changed(dep{depTableAny, rs.table.id, 0})
 	for _, n := range cols {
 		c.changed(dep{depCol, rs.id, n})
+		// Appending to a chained list leaves its elements as they were.
+		if !slices.Contains(rs.table.grown, n) {
+			c.changed(dep{depElems, rs.id, n})
+		}
 	}
 }
 
@@ -355,15 +364,26 @@ func (c *Checker) evaluateStep() error {
 	}
 	c.refreshOrdered()
 	for _, d := range c.derived {
-		if d.frame.dirty && !d.err {
-			c.evalDerived(d)
+		if d.err || !d.frame.dirty && !d.frame.stale {
+			continue
 		}
+		if !d.frame.dirty && c.settleTop(d.name, d.frame) {
+			d.Evals++
+			continue
+		}
+		c.evalDerived(d)
 	}
 	for _, p := range c.preds {
 		if p.disabled {
 			continue
 		}
-		if p.frame.dirty {
+		// A safety predicate settles only while it holds with no open
+		// breaks: otherwise its witnesses may change with the same result.
+		settles := p.Kind == "liveness" || p.holding && len(p.breaks) == 0
+		if !p.frame.dirty && p.frame.stale && settles && c.settleTop(p.Name, p.frame) {
+			p.Evals++ // checked, if not run: Evals counts the steps that had to look at it
+		}
+		if p.frame.dirty || p.frame.stale {
 			if err := c.evalPredicate(p); err != nil {
 				return err
 			}
@@ -372,6 +392,21 @@ func (c *Checker) evaluateStep() error {
 		}
 	}
 	return nil
+}
+
+// settleTop settles a stale predicate or derived value (see settle)
+// within an evaluation's budget; a failure leaves it to run again, where
+// the failure is met and reported as usual.
+func (c *Checker) settleTop(name string, f *frame) bool {
+	saved := c.cur
+	c.cur = f
+	c.budget.begin("evaluation")
+	ok := c.settle(c.thread, f)
+	c.cur = saved
+	if ok = ok && c.budget.err == nil; ok {
+		c.last.Settled = append(c.last.Settled, name)
+	}
+	return ok
 }
 
 // call runs a Starlark callable in a frame with the per-evaluation step
@@ -392,7 +427,7 @@ func (c *Checker) evalDerived(d *Derived) {
 	c.forget(d.frame)
 	d.frame.witness = nil
 	v, err := c.call(d.frame, d.fn, nil)
-	d.frame.dirty = false
+	d.frame.dirty, d.frame.stale = false, false
 	d.Evals++
 	c.last.Derived = append(c.last.Derived, d.name)
 	if err != nil {
@@ -435,7 +470,7 @@ func (c *Checker) evalPredicate(p *Predicate) error {
 	c.forget(p.frame)
 	p.frame.witness = nil
 	v, err := c.call(p.frame, p.fn, nil)
-	p.frame.dirty = false
+	p.frame.dirty, p.frame.stale = false, false
 	p.Evals++
 	c.last.Predicates = append(c.last.Predicates, p.Name)
 	if err != nil {

@@ -109,8 +109,10 @@ func mix64(x uint64) uint64 {
 
 // chainHash hashes a list declared chained=: its length and last
 // element, which by the declaration digests every element before it.
-func chainHash(v reflect.Value) uint64 {
-	n := v.Len()
+func chainHash(v reflect.Value) uint64 { return chainHashAt(v, v.Len()) }
+
+// chainHashAt is chainHash of the list's first n elements.
+func chainHashAt(v reflect.Value, n int) uint64 {
 	if n == 0 {
 		return 0
 	}
@@ -122,51 +124,120 @@ func chainHash(v reflect.Value) uint64 {
 // slice's length; only the elements read are converted. It is valid
 // during the step that read it; keeping it (in a derived value, an aux)
 // copies it into a list.
+//
+// A view of a column that is also chained= records what is read as it is
+// used (rs set): v[i] with i >= 0 depends only on the element, which a
+// change that only appends leaves as it was (elemsDep), anything else
+// (len, iteration, a negative index, `in`) on the whole column (colDep).
+// It is a Mapping so that indexing reaches Get with the index as written
+// (Starlark would otherwise turn v[-1] into v[len-1] first).
 type listView struct {
-	c      *Checker
-	v      reflect.Value
-	column string
-	step   int
+	c     *Checker
+	v     reflect.Value
+	table *Table
+	name  string
+	step  int
+	rs    *rowState // set: reads are recorded on use
+	num   int       // the column's number, with rs
 }
 
 var (
 	_ starlark.Indexable = (*listView)(nil)
 	_ starlark.Sequence  = (*listView)(nil)
 	_ starlark.Sliceable = (*listView)(nil)
+	_ starlark.Mapping   = (*listView)(nil)
+	_ starlark.Container = (*listView)(nil)
 )
 
+func (l *listView) column() string { return l.table.name + "." + l.name }
+
 func (l *listView) String() string {
-	return fmt.Sprintf("view(%s, len=%d)", l.column, l.v.Len())
+	l.record()
+	return fmt.Sprintf("view(%s, len=%d)", l.column(), l.v.Len())
 }
-func (l *listView) Type() string          { return "view" }
-func (l *listView) Freeze()               {}
-func (l *listView) Truth() starlark.Bool  { return l.v.Len() > 0 }
+func (l *listView) Type() string { return "view" }
+func (l *listView) Freeze()      {}
+func (l *listView) Truth() starlark.Bool {
+	l.record()
+	return l.v.Len() > 0
+}
 func (l *listView) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: view") }
 
 // live fails once the state the view looks at may have moved on.
 func (l *listView) live() {
 	if l.c.step != l.step {
-		l.c.budget.fail(fmt.Errorf("the view of %s read at step #%d is used at step #%d: views are valid only in the step that read them (list(view) copies one)", l.column, l.step, l.c.step))
+		l.c.budget.fail(fmt.Errorf("the view of %s read at step #%d is used at step #%d: views are valid only in the step that read them (list(view) copies one)", l.column(), l.step, l.c.step))
+	}
+}
+
+// use is a read of the whole column.
+func (l *listView) use() {
+	l.live()
+	l.record()
+}
+
+func (l *listView) record() {
+	if l.rs != nil {
+		l.c.read(dep{depCol, l.rs.id, l.num})
 	}
 }
 
 func (l *listView) Len() int {
-	l.live()
+	l.use()
 	return l.v.Len()
 }
 
 func (l *listView) Index(i int) starlark.Value {
-	l.live()
+	l.use()
 	return toStarlark(l.v.Index(i), l.c.start)
 }
 
-func (l *listView) Iterate() starlark.Iterator {
+// Get implements v[i] (starlark.Mapping).
+func (l *listView) Get(k starlark.Value) (starlark.Value, bool, error) {
 	l.live()
+	i, err := starlark.AsInt32(k)
+	if err != nil {
+		return nil, false, fmt.Errorf("view index: %s", err)
+	}
+	n, orig := l.v.Len(), i
+	if i < 0 {
+		i += n
+		if l.rs != nil {
+			l.c.read(dep{depCol, l.rs.id, l.num}) // which element depends on the length
+		}
+	} else if l.rs != nil {
+		l.c.read(dep{depElems, l.rs.id, l.num})
+	}
+	if i < 0 || i >= n {
+		if l.rs != nil {
+			l.c.read(dep{depCol, l.rs.id, l.num}) // out of range: the length decided
+		}
+		if n == 0 {
+			return nil, false, fmt.Errorf("index %d out of range: empty view", orig)
+		}
+		return nil, false, fmt.Errorf("view index %d out of range [%d:%d]", orig, -n, n-1)
+	}
+	return toStarlark(l.v.Index(i), l.c.start), true, nil
+}
+
+// Has implements `x in v` (starlark.Container).
+func (l *listView) Has(x starlark.Value) (bool, error) {
+	l.use()
+	for i := range l.v.Len() {
+		if eq, err := starlark.Equal(toStarlark(l.v.Index(i), l.c.start), x); err != nil || eq {
+			return eq, err
+		}
+	}
+	return false, nil
+}
+
+func (l *listView) Iterate() starlark.Iterator {
+	l.use()
 	return &viewIter{l: l}
 }
 
 func (l *listView) Slice(start, end, step int) starlark.Value {
-	l.live()
+	l.use()
 	var elems []starlark.Value
 	if step > 0 {
 		for i := start; i < end; i += step {

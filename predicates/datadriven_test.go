@@ -202,6 +202,9 @@ func ddCheck(t *testing.T, d *datadriven.TestData, dir string, tr *replay.Trace)
 			if len(st.Predicates) > 0 {
 				fmt.Fprintf(&b, " preds=%s", strings.Join(st.Predicates, ","))
 			}
+			if len(st.Settled) > 0 {
+				fmt.Fprintf(&b, " settled=%s", strings.Join(st.Settled, ","))
+			}
 			fmt.Fprintf(&b, " bodies=%d", st.Bodies)
 			if st.Keys > 0 {
 				fmt.Fprintf(&b, " keys=%d", st.Keys)

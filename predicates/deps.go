@@ -1,5 +1,7 @@
 package predicates
 
+import "slices"
+
 // What an evaluation read, so that it is re-evaluated only when one of
 // those things changed.
 
@@ -20,6 +22,7 @@ const (
 	depOrdered                      // anything about an ordered index: its rows, keys or order
 	depGapBefore                    // the gap before one row of an ordered index (sub: the row, 0: the end)
 	depGapAfter                     // the gap after one row of an ordered index (sub: the row, 0: the start)
+	depElems                        // the elements of a chained list column read by index: id is the row, sub the column number
 )
 
 // dep identifies one thing an evaluation can read. Rows are tracked per
@@ -62,7 +65,16 @@ type frame struct {
 	deps   []dep
 	depSet map[dep]struct{}
 	gen    uint32
+	runs   uint32 // runs begun, for quant.multi
 	dirty  bool
+	// While a rerun: prev is what the last run read, still indexed, and
+	// kept how much of it this run read again.
+	rerunning bool
+	prev      []dep
+	kept      int
+	// stale: not dirty itself, but a quantifier instance under it is
+	// (dirty or stale): settle may find its result unchanged.
+	stale bool
 
 	// For instance frames (q) and key frames (ord).
 	q      *quant
@@ -124,6 +136,15 @@ func (c *Checker) read(d dep) {
 		}
 	}
 	f.deps = append(f.deps, d)
+	if f.rerunning && slices.Contains(f.prev, d) {
+		f.kept++
+		return // indexed by the last run, and still live
+	}
+	c.indexRead(f, d)
+}
+
+// indexRead adds f, as of its gen, to the readers of d.
+func (c *Checker) indexRead(f *frame, d dep) {
 	c.indexAdds++
 	if c.indexAdds > max(4096, 2*c.indexLive) {
 		c.sweepIndex()
@@ -170,8 +191,41 @@ func compact(rs []reader) []reader {
 // dropped: its index entries go stale.
 func (c *Checker) forget(f *frame) {
 	f.gen++
+	f.runs++
 	f.deps = f.deps[:0]
 	f.depSet = nil
+	f.rerunning, f.prev = false, f.prev[:0]
+}
+
+// rerun starts running f again. Unlike forget, the index entries of its
+// last run stay live while it reads the same things again, as a body
+// re-run because one column it read changed mostly does: only new reads
+// cost an index update. endRun settles what was not read again.
+func (c *Checker) rerun(f *frame) {
+	if f.depSet != nil || len(f.deps) == 0 {
+		c.forget(f)
+		return
+	}
+	f.runs++
+	f.prev, f.deps = f.deps, f.prev[:0]
+	f.rerunning, f.kept = true, 0
+}
+
+// endRun ends a rerun (or a run that failed half-way). If the run did
+// not read all that the last one did, the entries of those reads must go
+// stale: every read of this run is indexed afresh under a new gen.
+func (c *Checker) endRun(f *frame) {
+	if !f.rerunning {
+		return
+	}
+	f.rerunning = false
+	if f.kept < len(f.prev) {
+		f.gen++
+		for _, d := range f.deps {
+			c.indexRead(f, d)
+		}
+	}
+	f.prev = f.prev[:0]
 }
 
 // changed marks every frame that read d dirty, and their ancestors: a
@@ -197,7 +251,11 @@ func (c *Checker) changed(d dep) {
 	c.index[d] = rs[:n]
 }
 
+// markDirty marks f, which read what changed, dirty: it must run again.
+// Its ancestors are only stale: their own reads did not change, and settle may find that
+// the quantifiers under them answer as before, so that they need not run.
 func (c *Checker) markDirty(f *frame) {
+	self := true
 	for ; f != nil; f = f.parent {
 		if f.kind == frameKey {
 			// Keys are brought up to date before anything reads them.
@@ -210,15 +268,26 @@ func (c *Checker) markDirty(f *frame) {
 		if f.kind == frameInstance {
 			// An instance may stay dirty while its parent ran without
 			// calling the quantifier; the parent must still be marked.
-			if !f.dirty {
+			queued := f.dirty || f.stale
+			if self {
 				f.dirty = true
+			} else {
+				f.stale = true
+			}
+			if !queued {
 				f.q.dirty = append(f.q.dirty, f)
 			}
+			self = false
 			continue
 		}
-		if f.dirty {
+		if f.dirty || (f.stale && !self) {
 			return
 		}
-		f.dirty = true
+		if self {
+			f.dirty = true
+		} else {
+			f.stale = true
+		}
+		self = false
 	}
 }

@@ -46,6 +46,13 @@ var exactExprs = []string{
 	`count(Cell, lambda c: c.Name == "a")`,
 	`exists(Cell, lambda c: forall(Cell, lambda d: d.V <= c.V))`,
 	`forall(Cell, lambda c: Cell.get(c.Peer) == None or Cell.get(c.Peer).V >= 0 and len(Cell.get(c.Peer).Nums) < 4)`,
+	// Settling: a value whose quantifiers' bodies re-ran is not re-run
+	// when they answer as before. A call site called in a loop, or with
+	// a body capturing another quantifier's answer, must still be exact.
+	`forall(Cell, lambda c: forall(Cell, lambda d: c == d or c.V != d.V or c.V == 0))`,
+	`count(Cell, lambda c: exists(Cell, lambda d: d.Peer == c.node and d.V > 0))`,
+	`[forall(Cell, lambda c: c.V < k) for k in range(4)]`,
+	`(lambda x: forall(Cell, lambda c: c.V != x))(count(Cell, lambda c: c.V > 1))`,
 }
 
 // TestIncrementalIsExact checks, over random runs, that every derived

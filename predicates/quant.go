@@ -38,6 +38,13 @@ type quant struct {
 	// count's holding rows. Kept up to date so that a violation's
 	// witnesses cost the number of such rows, not of all rows.
 	deciding map[*rowState]struct{}
+	// fn is the body of the last call, for settle. gen is the parent's
+	// runs at that call; multi: it was called more than once in that
+	// evaluation (in a loop, say), so that the memo holds only the last
+	// call's answer and cannot settle the parent.
+	fn    starlark.Callable
+	gen   uint32
+	multi bool
 }
 
 type quantKey struct {
@@ -79,16 +86,10 @@ func (c *Checker) quantify(kind quantKind, thread *starlark.Thread, xs starlark.
 	if !q.started || q.epoch != t.epoch {
 		c.syncRows(q)
 	}
-	q.started = true
-	for len(q.dirty) > 0 {
-		f := q.dirty[len(q.dirty)-1]
-		q.dirty = q.dirty[:len(q.dirty)-1]
-		if !f.dirty || q.inst[f.row] != f {
-			continue
-		}
-		if err := c.evalInstance(thread, q, f, fn); err != nil {
-			return nil, err
-		}
+	q.multi = q.started && q.gen == c.cur.runs
+	q.started, q.gen, q.fn = true, c.cur.runs, fn
+	if err := c.refresh(thread, q); err != nil {
+		return nil, err
 	}
 	c.cur.witness = q
 	switch kind {
@@ -98,6 +99,65 @@ func (c *Checker) quantify(kind quantKind, thread *starlark.Thread, xs starlark.
 		return starlark.Bool(q.nTrue > 0), nil
 	}
 	return starlark.MakeInt(q.nTrue), nil
+}
+
+// answer is what the quantifier returns, as a number.
+func (q *quant) answer() int {
+	switch {
+	case q.kind == qForall && q.nTrue == len(q.inst), q.kind == qExists && q.nTrue > 0:
+		return 1
+	case q.kind == qCount:
+		return q.nTrue
+	}
+	return 0
+}
+
+// refresh brings the quantifier's queued instances up to date with its
+// body q.fn: a dirty instance runs again, a stale one first tries settle.
+func (c *Checker) refresh(thread *starlark.Thread, q *quant) error {
+	for len(q.dirty) > 0 {
+		f := q.dirty[len(q.dirty)-1]
+		q.dirty = q.dirty[:len(q.dirty)-1]
+		if (!f.dirty && !f.stale) || q.inst[f.row] != f {
+			continue
+		}
+		if !f.dirty && c.settle(thread, f) {
+			continue
+		}
+		if err := c.evalInstance(thread, q, f, q.fn); err != nil {
+			q.dirty = append(q.dirty, f) // still to do
+			return err
+		}
+	}
+	return nil
+}
+
+// settle brings the quantifiers memoised under a stale frame up to date
+// without running the frame. If none of them answers differently, the
+// frame's result is what it was: its own reads did not change, and what
+// it runs is deterministic. It reports whether the frame was settled so;
+// if not, it must run again (its quantifiers then answer from their
+// memos). A quantifier whose rows changed, or that was called more than
+// once in the frame's last run, cannot be settled: the frame runs.
+//
+// A body that fails here is left to fail when the frame runs: the frame
+// may give it other captured values then.
+func (c *Checker) settle(thread *starlark.Thread, f *frame) bool {
+	for _, k := range f.quants {
+		q := c.quants[k]
+		if q == nil || len(q.dirty) == 0 {
+			continue
+		}
+		if !q.started || q.multi || q.epoch != q.table.epoch {
+			return false
+		}
+		before := q.answer()
+		if c.refresh(thread, q) != nil || q.answer() != before {
+			return false
+		}
+	}
+	f.stale = false
+	return true
 }
 
 // syncRows adds instances for new rows and drops those of removed rows:
@@ -137,7 +197,7 @@ func (c *Checker) syncRows(q *quant) {
 
 func (c *Checker) evalInstance(thread *starlark.Thread, q *quant, f *frame, fn starlark.Callable) error {
 	// Nested quantifiers keep their memos: they are keyed by this frame.
-	c.forget(f)
+	c.rerun(f)
 	c.last.Bodies++
 	saved := c.cur
 	c.cur = f
@@ -146,9 +206,11 @@ func (c *Checker) evalInstance(thread *starlark.Thread, q *quant, f *frame, fn s
 	// it.
 	v, err := starlark.Call(thread, fn, starlark.Tuple{&Row{rs: f.row}}, nil)
 	c.cur = saved
+	c.endRun(f)
 	if err != nil {
 		return err
 	}
+	f.stale = false
 	res := bool(v.Truth())
 	if res != f.result {
 		if res {

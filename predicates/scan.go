@@ -14,6 +14,7 @@ type scanner struct {
 	c     *Checker
 	reach map[reflect.Type]bool
 	match map[reflect.Type][]*Table // the tables whose type a Go type is
+	plans map[reflect.Type][]walkField
 	seen  map[uintptr]bool
 	gen   int
 	step  int
@@ -23,7 +24,8 @@ type scanner struct {
 }
 
 func newScanner(c *Checker) *scanner {
-	return &scanner{c: c, reach: map[reflect.Type]bool{}, match: map[reflect.Type][]*Table{}, seen: map[uintptr]bool{}}
+	return &scanner{c: c, reach: map[reflect.Type]bool{}, match: map[reflect.Type][]*Table{},
+		plans: map[reflect.Type][]walkField{}, seen: map[uintptr]bool{}}
 }
 
 // matching lists the tables whose type t is, computed once per type.
@@ -95,6 +97,30 @@ func (s *scanner) reaches(t reflect.Type) bool {
 	return false
 }
 
+// walkField is a field of a struct type the scanner descends into.
+type walkField struct {
+	index int
+	name  string
+}
+
+// fieldsOf lists the fields of struct type t that can hold a table's
+// rows, found once per type (in plans): the walk runs after every event.
+func (s *scanner) fieldsOf(t reflect.Type) []walkField {
+	if fs, ok := s.plans[t]; ok {
+		return fs
+	}
+	fs := []walkField{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Tag.Get("replay") == "-" || f.Name == "_" || !s.reaches(f.Type) {
+			continue
+		}
+		fs = append(fs, walkField{i, f.Name})
+	}
+	s.plans[t] = fs
+	return fs
+}
+
 // scan walks a node's handler and upserts the rows found; rows of the node
 // not found any more are removed. changedRows receives rows whose content
 // changed.
@@ -153,12 +179,8 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 	}
 	switch v.Kind() {
 	case reflect.Struct:
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if f.Tag.Get("replay") == "-" || f.Name == "_" || !s.reaches(f.Type) {
-				continue
-			}
-			s.walk(v.Field(i), fieldPath(path, f.Name), depth+1)
+		for _, f := range s.fieldsOf(t) {
+			s.walk(v.Field(f.index), fieldPath(path, f.name), depth+1)
 		}
 	case reflect.Slice, reflect.Array:
 		if !s.reaches(t.Elem()) {

@@ -867,6 +867,9 @@ func (c *Checker) forest() []string {
 			case depCol:
 				deps = append(deps, fmt.Sprintf("col %d of row %s", d.sub, rowName(d.id)))
 				continue
+			case depElems:
+				deps = append(deps, fmt.Sprintf("elems %d of row %s", d.sub, rowName(d.id)))
+				continue
 			case depGapBefore, depGapAfter:
 				at := "end"
 				if d.sub != 0 {
@@ -882,7 +885,7 @@ func (c *Checker) forest() []string {
 		if f.witness != nil {
 			w = fmt.Sprintf("%s %d", f.witness.kind, f.witness.table.id)
 		}
-		out = append(out, fmt.Sprintf("%s dirty %v result %v witness %s deps %s", name, f.dirty, f.result, w, strings.Join(deps, "; ")))
+		out = append(out, fmt.Sprintf("%s dirty %v stale %v result %v witness %s deps %s", name, f.dirty, f.stale, f.result, w, strings.Join(deps, "; ")))
 		for _, k := range f.quants {
 			q := c.quants[k]
 			if q == nil {

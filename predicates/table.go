@@ -33,6 +33,8 @@ type Table struct {
 	colNums map[reflect.Type][]int         // per Go type: each column's number (colNum)
 	nums    map[string]int                 // column name -> number, for depCol
 	touched []int                          // upsert's scratch: numbers of the columns that changed
+	grown   []int                          // upsert's scratch: those of touched only appended to (appendOnly)
+	hashes  []uint64                       // upsert's scratch: column hashes
 	rows    map[rowKey]*rowState
 	order   []*rowState // sorted by node, then path
 	sorted  bool
@@ -112,11 +114,15 @@ type rowState struct {
 	hash  uint64
 	hist  *rowHistory
 	seen  int // scan generation, to find removed rows
+	// views holds the views made of its columns, by column number,
+	// each valid in the step it was made.
+	views []*listView
 }
 
 type rowHistory struct {
 	versions  []version // oldest first, the current one last; at most keep
 	fields    []uint64  // per-column hashes of the current version
+	lens      []int     // per column: the length of a chained list in the current version
 	changed   int64     // time of the last change
 	fieldTime []int64   // per column: time of its last change
 }
@@ -282,20 +288,44 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 		return nil, nil
 	}
 	c := rs.table.c
-	c.read(dep{depCol, rs.id, col.num})
 	fv := rs.v.Field(col.index)
+	if col.view && col.chained {
+		// Reads are recorded as the view is used: by index they depend
+		// only on the elements, which appending leaves as they were.
+		return rs.view(col, name, fv), nil
+	}
+	c.read(dep{depCol, rs.id, col.num})
 	if col.view {
-		return &listView{c: c, v: fv, column: rs.table.name + "." + name, step: c.step}, nil
+		return rs.view(col, name, fv), nil
 	}
 	return toStarlark(fv, c.start), nil
+}
+
+// view returns the row's view of a column, made once per step: bodies
+// read the same log several times in a step.
+func (rs *rowState) view(col colInfo, name string, fv reflect.Value) *listView {
+	c := rs.table.c
+	for len(rs.views) <= col.num {
+		rs.views = append(rs.views, nil)
+	}
+	if l := rs.views[col.num]; l != nil && l.step == c.step {
+		return l
+	}
+	l := &listView{c: c, v: fv, table: rs.table, name: name, step: c.step}
+	if col.chained {
+		l.rs, l.num = rs, col.num
+	}
+	rs.views[col.num] = l
+	return l
 }
 
 // colInfo is what reading a column by name needs, resolved once per Go
 // type and name.
 type colInfo struct {
-	index int  // for reflect.Value.Field
-	num   int  // colNum; 0: no such column
-	view  bool // declared in views= (and a list)
+	index   int  // for reflect.Value.Field
+	num     int  // colNum; 0: no such column
+	view    bool // declared in views= (and a list)
+	chained bool // declared in chained= (and a list)
 }
 
 // column resolves a column of Go type ty by name: false when the name is
@@ -315,8 +345,9 @@ func (t *Table) column(ty reflect.Type, name string) (colInfo, bool) {
 	var col colInfo
 	if f, ok := state.FieldByName(ty, name); ok && t.hasColumn(name) {
 		k := ty.Field(f.Index).Type.Kind()
+		list := k == reflect.Slice || k == reflect.Array
 		col = colInfo{index: f.Index, num: t.colNum(name),
-			view: slices.Contains(t.views, name) && (k == reflect.Slice || k == reflect.Array)}
+			view: slices.Contains(t.views, name) && list, chained: slices.Contains(t.chained, name) && list}
 	}
 	byName[name] = col // an unknown name is remembered too
 	return col, col.num != 0
@@ -470,9 +501,10 @@ func (t *Table) columnsOf(ty reflect.Type) []state.Field {
 	return cols
 }
 
-// hashColumns hashes the row's columns, each separately.
-func (t *Table) hashColumns(v reflect.Value, cols []state.Field) ([]uint64, uint64) {
-	hashes := make([]uint64, len(cols))
+// hashColumns hashes the row's columns, each separately, into hashes
+// (grown to len(cols)).
+func (t *Table) hashColumns(v reflect.Value, cols []state.Field, hashes []uint64) ([]uint64, uint64) {
+	hashes = append(hashes[:0], make([]uint64, len(cols))...)
 	var all uint64 = 14695981039346656037
 	for i, f := range cols {
 		if len(t.chained) > 0 && slices.Contains(t.chained, f.Name) {
@@ -490,7 +522,7 @@ func (t *Table) hashColumns(v reflect.Value, cols []state.Field) ([]uint64, uint
 // holds the numbers of the columns that changed (all of them for a new
 // row or one whose Go type changed).
 func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*rowState, bool, bool) {
-	t.touched = t.touched[:0]
+	t.touched, t.grown = t.touched[:0], t.grown[:0]
 	rs := t.rows[key]
 	added := false
 	if rs == nil {
@@ -510,10 +542,14 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 	}
 	rs.v, rs.seen = v, gen
 	cols := t.columnsOf(v.Type())
-	fields, h := t.hashColumns(v, cols)
+	// Most events leave the row as it was: hash into scratch space, and
+	// keep a copy only of a new version.
+	fields, h := t.hashColumns(v, cols, t.hashes)
+	t.hashes = fields
 	if !added && h == rs.hash {
 		return rs, false, false
 	}
+	fields = slices.Clone(fields)
 	rs.hash = h
 	hist := rs.hist
 	if len(hist.fields) > 0 && slices.Equal(hist.fields, fields) {
@@ -535,10 +571,14 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 	for i, n := range nums {
 		if retyped || hist.fields[i] != fields[i] {
 			t.touched = append(t.touched, n)
+			if !retyped && t.appendOnly(v.Field(cols[i].Index), cols[i].Name, hist, i) {
+				t.grown = append(t.grown, n)
+			}
 		}
 	}
 	rs.typ = v.Type()
 	hist.fields = fields
+	hist.lens = t.chainLens(v, cols, hist.lens)
 	hist.changed = now
 	if t.keep > 1 {
 		snap := starlark.StringDict{}
@@ -554,6 +594,36 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 		hist.versions = append(hist.versions, version{step: step})
 	}
 	return rs, added, true
+}
+
+// appendOnly reports whether chained list column i changed only by
+// elements appended after those it had: its element at the old last
+// index digests the same list as the old last element did, so every
+// element before it is as it was.
+func (t *Table) appendOnly(list reflect.Value, name string, hist *rowHistory, i int) bool {
+	if !slices.Contains(t.chained, name) || i >= len(hist.lens) {
+		return false
+	}
+	n := hist.lens[i]
+	if n == 0 {
+		return true // nothing could be read by index from an empty list
+	}
+	return list.Len() >= n && chainHashAt(list, n) == hist.fields[i]
+}
+
+// chainLens records the length of each chained list column of v, for
+// appendOnly; nil when the table declares none.
+func (t *Table) chainLens(v reflect.Value, cols []state.Field, lens []int) []int {
+	if len(t.chained) == 0 {
+		return nil
+	}
+	lens = append(lens[:0], make([]int, len(cols))...)
+	for i, f := range cols {
+		if fv := v.Field(f.Index); slices.Contains(t.chained, f.Name) && (fv.Kind() == reflect.Slice || fv.Kind() == reflect.Array) {
+			lens[i] = fv.Len()
+		}
+	}
+	return lens
 }
 
 // remove drops a row (its node crashed, became unknown, or the object is
