@@ -171,7 +171,11 @@ func Merge(files []*record.File) (*Trace, error) {
 		slices.SortStableFunc(all, less)
 	}
 	events := make(memStore, len(all))
-	ix := t.indexer(len(all))
+	var sizes indexSizes
+	for _, tg := range all {
+		sizes.count(tg.ev)
+	}
+	ix := t.indexer(len(all), sizes)
 	for i, tg := range all {
 		events[i] = tg.ev
 		ix.add(i, tg.ev, tg.file)
@@ -226,9 +230,31 @@ type indexer struct {
 	problems []Problem
 }
 
-func (t *Trace) indexer(steps int) *indexer {
+// indexSizes counts what the indexes will hold, so that they are made
+// to size: grown by appending, their spare capacity and the copies left
+// behind cost as much again at the peak.
+type indexSizes struct {
+	perNode  map[node.ID]int
+	receives int
+}
+
+func (s *indexSizes) count(ev *node.Event) {
+	if s.perNode == nil {
+		s.perNode = map[node.ID]int{}
+	}
+	s.perNode[ev.Node]++
+	if ev.Kind == node.KindRecv {
+		s.receives++
+	}
+}
+
+func (t *Trace) indexer(steps int, sizes indexSizes) *indexer {
 	t.fileOf = make([]uint16, 0, steps)
-	t.byNode = map[node.ID]*nodeSteps{}
+	t.byNode = make(map[node.ID]*nodeSteps, len(sizes.perNode))
+	for id, n := range sizes.perNode {
+		t.byNode[id] = &nodeSteps{steps: make([]int, 0, n)}
+	}
+	t.recv = make([]receipt, 0, sizes.receives)
 	t.ids = map[node.ID]int32{}
 	return &indexer{t: t}
 }

@@ -201,6 +201,7 @@ type loader struct {
 	order   []*run
 	scratch []byte
 	paths   []string
+	sizes   indexSizes
 }
 
 type runKey struct {
@@ -277,6 +278,7 @@ func (ld *loader) spill(fi uint16, ev *node.Event) error {
 			fmt.Sprintf("Lamport clock %d is not below the clock %d of the node's later event seq %d", r.last.Lamport, ev.Lamport, ev.Seq)}}}
 	}
 	r.last = ev
+	ld.sizes.count(ev)
 	var err error
 	ld.scratch, err = ld.codec.Append(ld.scratch[:0], ev)
 	if err != nil {
@@ -348,7 +350,7 @@ func (ld *loader) merge(files []*record.File) (*Trace, error) {
 		}
 	}
 	heap.Init(&h)
-	ix := t.indexer(ld.n)
+	ix := t.indexer(ld.n, ld.sizes)
 	var chunk []byte
 	var off int64
 	step := 0
