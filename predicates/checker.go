@@ -293,7 +293,7 @@ func (c *Checker) Observe() error {
 	}
 	c.nodeNow[ev.Node] = max(c.nodeNow[ev.Node], t)
 	c.changed(evDep)
-	if ev.Kind == node.KindRecv {
+	if ev.Kind == node.KindRecv && c.usesMsgs { // as the warm-up of a segment does
 		c.msgs.add(t, ev.MsgType)
 		c.changed(msgsDep)
 	}
