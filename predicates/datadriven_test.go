@@ -205,6 +205,9 @@ func ddCheck(t *testing.T, d *datadriven.TestData, dir string, tr *replay.Trace)
 			if st.Keys > 0 {
 				fmt.Fprintf(&b, " keys=%d", st.Keys)
 			}
+			if st.Aux > 0 {
+				fmt.Fprintf(&b, " aux=%d", st.Aux)
+			}
 			b.WriteString("\n")
 		}
 		if d.HasArg("values") {
