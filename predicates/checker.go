@@ -566,9 +566,9 @@ func (c *Checker) updateOpen(p *Predicate) {
 		}
 	}
 	if p.alarm != nil && !p.alarmFailed && !v.Alarm {
-		arg := starlark.Value(starlark.NewDict(0))
-		if v.auxNow != nil {
-			arg = v.auxNow
+		arg := v.auxNow
+		if arg == nil {
+			arg = starlark.NewDict(0) // made only when needed: a step's worth of garbage otherwise
 		}
 		r, ok := c.evalAux(p, p.alarm, starlark.Tuple{arg}, &p.alarmFailed)
 		b, isBool := r.(starlark.Bool)
