@@ -79,6 +79,9 @@ func (c *Checker) declOrdered(thread *starlark.Thread, b *starlark.Builtin, args
 // it fires reach them in the same step.
 func (c *Checker) refreshOrdered() {
 	for _, o := range c.ordered {
+		if !o.stale() {
+			continue // most steps move no key: no budget to start
+		}
 		if c.cur == nil {
 			c.budget.begin("evaluation")
 		}
