@@ -45,6 +45,7 @@ type Table struct {
 	journalBase int
 	changed     int64
 	history     map[rowKey]*rowHistory // kept across a node's crash
+	hashScratch []uint64               // hashColumns' result, reused
 }
 
 type memberChange struct {
@@ -472,7 +473,10 @@ func (t *Table) columnsOf(ty reflect.Type) []state.Field {
 
 // hashColumns hashes the row's columns, each separately.
 func (t *Table) hashColumns(v reflect.Value, cols []state.Field) ([]uint64, uint64) {
-	hashes := make([]uint64, len(cols))
+	// Most scans find the row unchanged: the hashes go to a scratch
+	// slice, valid until the next call, and are copied only when kept.
+	hashes := slices.Grow(t.hashScratch[:0], len(cols))[:len(cols)]
+	t.hashScratch = hashes
 	var all uint64 = 14695981039346656037
 	for i, f := range cols {
 		if len(t.chained) > 0 && slices.Contains(t.chained, f.Name) {
@@ -538,7 +542,7 @@ func (t *Table) upsert(key rowKey, v reflect.Value, gen, step int, now int64) (*
 		}
 	}
 	rs.typ = v.Type()
-	hist.fields = fields
+	hist.fields = slices.Clone(fields)
 	hist.changed = now
 	if t.keep > 1 {
 		snap := starlark.StringDict{}
