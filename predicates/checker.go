@@ -118,6 +118,7 @@ type StepStats struct {
 	Bodies     int      // quantifier bodies re-evaluated
 	Keys       int      // ordered indexes' row keys re-evaluated
 	Aux        int      // aux and alarm functions run (not answered from memo)
+	Rows       int      // rows of tables and ordered indexes iterated whole (for r in T)
 }
 
 // LastStep reports what the last observed step re-evaluated.

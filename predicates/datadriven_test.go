@@ -208,6 +208,9 @@ func ddCheck(t *testing.T, d *datadriven.TestData, dir string, tr *replay.Trace)
 			if st.Aux > 0 {
 				fmt.Fprintf(&b, " aux=%d", st.Aux)
 			}
+			if st.Rows > 0 {
+				fmt.Fprintf(&b, " rows=%d", st.Rows)
+			}
 			b.WriteString("\n")
 		}
 		if d.HasArg("values") {

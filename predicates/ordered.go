@@ -354,6 +354,7 @@ func (o *Ordered) Iterate() starlark.Iterator {
 		return &rowIter{}
 	}
 	o.c.read(dep{depOrdered, o.id, 0})
+	o.c.last.Rows += len(o.rows)
 	return &rowIter{rows: append([]*rowState(nil), o.rows...)}
 }
 

@@ -167,6 +167,7 @@ func (t *Table) Len() int {
 // Iterate implements starlark.Iterable.
 func (t *Table) Iterate() starlark.Iterator {
 	t.c.read(dep{depTable, t.id, 0})
+	t.c.last.Rows += len(t.rows)
 	return &rowIter{rows: slices.Clone(t.sortedRows())}
 }
 
