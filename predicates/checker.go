@@ -137,10 +137,6 @@ type Predicate struct {
 	holding  bool
 	open     *Violation
 	disabled bool
-	// pass is what FN returned for its one quantifier's false and true
-	// results (0: not seen, 1: False, 2: True), learned while FN read
-	// nothing else: then FN's answer is a function of that result alone.
-	pass [2]int8
 	// auxFailed, alarmFailed: the stability measure or alarm function
 	// failed once (reported then) and is not run again.
 	auxFailed, alarmFailed bool
@@ -368,7 +364,7 @@ func (c *Checker) evaluateStep() error {
 			d.frame.dirty = true
 		}
 		for _, p := range c.preds {
-			p.frame.dirty, p.frame.direct = true, true
+			p.frame.dirty = true
 		}
 		c.evaluate = false
 	}
@@ -383,9 +379,6 @@ func (c *Checker) evaluateStep() error {
 			continue
 		}
 		if p.frame.dirty {
-			if c.quickPredicate(p) {
-				continue
-			}
 			if err := c.evalPredicate(p); err != nil {
 				return err
 			}
@@ -455,7 +448,7 @@ func (c *Checker) fail(name, what string, err error) {
 
 func (c *Checker) evalPredicate(p *Predicate) error {
 	c.forget(p.frame)
-	p.frame.witness, p.frame.direct = nil, false
+	p.frame.witness = nil
 	v, err := c.call(p.frame, p.fn, nil)
 	p.frame.dirty = false
 	p.Evals++
@@ -473,95 +466,6 @@ func (c *Checker) evalPredicate(p *Predicate) error {
 		return nil
 	}
 	holds := bool(b)
-	p.pass = [2]int8{}
-	f := p.frame
-	if q := c.onlyQuant(f); q != nil && f.witness == q {
-		p.pass[q.result()] = int8(b2i(holds) + 1)
-	}
-	c.judge(p, holds)
-	return nil
-}
-
-// onlyQuant is the one quantifier over a table that frame f's evaluation
-// called, if that is all it read (besides the table's rows, read by the
-// quantifier's bodies): nil otherwise.
-func (c *Checker) onlyQuant(f *frame) *quant {
-	if len(f.quants) != 1 || len(f.deps) != 1 {
-		return nil
-	}
-	q := c.quants[f.quants[0]]
-	if q == nil || q.kind == qCount || f.deps[0] != (dep{depTable, q.table.id, 0}) {
-		return nil
-	}
-	return q
-}
-
-// result is a forall's or exists' answer as an index into pass.
-func (q *quant) result() int {
-	if q.kind == qForall {
-		return b2i(q.nTrue == len(q.inst))
-	}
-	return b2i(q.nTrue > 0)
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// quickPredicate re-evaluates a predicate whose only change is in rows
-// its one quantifier's bodies read (forall(T, body), most predicates):
-// the bodies that read them run again, and the predicate's answer for
-// the quantifier's new result is the one FN gave before for it, FN
-// having read nothing else. It reports false, changing nothing but those
-// bodies, when FN must run (something FN read changed, the answer for
-// this result was not seen yet, a body failed: the full evaluation
-// reports it as ever).
-func (c *Checker) quickPredicate(p *Predicate) bool {
-	f := p.frame
-	if f.direct {
-		return false
-	}
-	q := c.onlyQuant(f)
-	if q == nil || q.fn == nil || q.epoch != q.table.epoch || f.witness != q {
-		return false
-	}
-	saved := c.cur
-	c.cur = f
-	c.budget.begin("evaluation")
-	var err error
-	for len(q.dirty) > 0 && err == nil {
-		inst := q.dirty[len(q.dirty)-1]
-		q.dirty = q.dirty[:len(q.dirty)-1]
-		if !inst.dirty || q.inst[inst.row] != inst {
-			continue
-		}
-		if err = c.evalInstance(c.thread, q, inst, q.fn); err != nil {
-			// The full evaluation runs this body again and fails on it:
-			// it is counted there.
-			q.dirty = append(q.dirty, inst)
-			c.last.Bodies--
-		}
-	}
-	c.cur = saved
-	if err != nil || c.budget.err != nil {
-		return false
-	}
-	b := p.pass[q.result()]
-	if b == 0 {
-		return false
-	}
-	f.dirty = false
-	p.Evals++
-	c.last.Predicates = append(c.last.Predicates, p.Name)
-	c.judge(p, b == 2)
-	return true
-}
-
-// judge records a predicate's answer at this step.
-func (c *Checker) judge(p *Predicate, holds bool) {
 	switch {
 	case p.Kind == "safety":
 		c.safetyBreaks(p, holds)
@@ -577,6 +481,7 @@ func (c *Checker) judge(p *Predicate, holds bool) {
 		p.open = nil
 	}
 	p.holding = holds
+	return nil
 }
 
 // breakKey identifies one break of a safety predicate: its witness row

@@ -63,9 +63,6 @@ type frame struct {
 	depSet map[dep]struct{}
 	gen    uint32
 	dirty  bool
-	// direct: marked dirty by something it read itself, not only by an
-	// instance of a quantifier below it (quickPredicate).
-	direct bool
 
 	// For instance frames (q) and key frames (ord).
 	q      *quant
@@ -187,7 +184,6 @@ func (c *Checker) changed(d dep) {
 	n := 0
 	for _, r := range rs {
 		if r.live() {
-			r.f.direct = true
 			c.markDirty(r.f)
 			rs[n] = r
 			n++

@@ -30,7 +30,6 @@ type quant struct {
 	inst    map[*rowState]*frame
 	epoch   int
 	free    []starlark.Value
-	fn      starlark.Callable // the body as last called, for quickPredicate
 	dirty   []*frame
 	nTrue   int
 	started bool
@@ -81,7 +80,6 @@ func (c *Checker) quantify(kind quantKind, thread *starlark.Thread, xs starlark.
 		c.syncRows(q)
 	}
 	q.started = true
-	q.fn = fn
 	for len(q.dirty) > 0 {
 		f := q.dirty[len(q.dirty)-1]
 		q.dirty = q.dirty[:len(q.dirty)-1]
