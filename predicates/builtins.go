@@ -488,6 +488,10 @@ func (c *Checker) eventMsg() (starlark.Value, error) {
 type msgWindow struct {
 	entries []msgEntry
 	span    int64 // the longest window asked for so far
+	// stale counts the leading entries no window can reach any more,
+	// so that each add looks at an entry once, not at every stale one
+	// again (O(receives per minute) per receive on a long run).
+	stale int
 }
 
 type msgEntry struct {
@@ -500,12 +504,12 @@ func (w *msgWindow) add(at int64, typ string) {
 	span := max(w.span, int64(time.Minute))
 	// Entries are appended in step order, roughly in time order; drop
 	// those that no window can reach any more.
-	i := 0
-	for i < len(w.entries) && w.entries[i].at < at-span {
-		i++
+	for w.stale < len(w.entries) && w.entries[w.stale].at < at-span {
+		w.stale++
 	}
-	if i > len(w.entries)/2 {
-		w.entries = slices.Delete(w.entries, 0, i)
+	if w.stale > len(w.entries)/2 {
+		w.entries = slices.Delete(w.entries, 0, w.stale)
+		w.stale = 0
 	}
 }
 
@@ -539,7 +543,9 @@ func (m *msgsValue) recent(_ *starlark.Thread, b *starlark.Builtin, args starlar
 	c := m.c
 	c.read(msgsDep)
 	c.read(timeDep)
-	c.msgs.span = max(c.msgs.span, window)
+	if window > c.msgs.span {
+		c.msgs.span, c.msgs.stale = window, 0 // a longer window reaches older entries
+	}
 	want, filter := "", typ != starlark.None
 	if filter {
 		s, ok := starlark.AsString(typ)

@@ -87,10 +87,23 @@ type Checker struct {
 	// check is not yet known to continue the sequential run (segment.go).
 	track    *seamTrack
 	usesMsgs bool // some loaded source names msgs
-	// auxMemo holds this step's aux and alarm results by function and
-	// argument: predicates that share a stability measure (chord's
-	// stability(), replicastore's) compute it once per step.
-	auxMemo map[auxKey]starlark.Value
+	// auxMemo holds aux and alarm results by function and argument:
+	// predicates that share a stability measure (chord's stability(),
+	// replicastore's) compute it once per step, and a result is kept
+	// across steps until something it read changes (an open interval
+	// asks at every step; most steps change nothing its measures read).
+	auxMemo map[auxKey]*auxResult
+}
+
+// auxResult is one memoised aux or alarm result and the frame that
+// tracks what it read.
+type auxResult struct {
+	f    *frame
+	v    starlark.Value
+	used int // the last step it answered at
+	// warm: computed while a segment's state was not yet known to be
+	// the sequential run's; it is not kept past the step.
+	warm bool
 }
 
 type auxKey struct {
@@ -109,6 +122,8 @@ type StepStats struct {
 	// without running: only bodies of their quantifiers ran, and the
 	// quantifiers answered as before.
 	Settled []string
+	Aux     int // aux and alarm functions run (not answered from memo)
+	Rows    int // rows of tables and ordered indexes iterated whole (for r in T)
 }
 
 // LastStep reports what the last observed step re-evaluated.
@@ -288,9 +303,9 @@ func (c *Checker) DerivedValues() []*Derived { return c.derived }
 func (c *Checker) Observe() error {
 	step := c.r.Pos()
 	ev := c.r.Recorded()
+	c.dropAux(c.step)
 	c.step, c.ev = step, ev
 	c.last = StepStats{}
-	clear(c.auxMemo) // aux results hold for one step
 	t := ev.Time - c.start
 	if t > c.now {
 		c.now = t
@@ -587,9 +602,9 @@ func (c *Checker) updateOpen(p *Predicate) {
 		}
 	}
 	if p.alarm != nil && !p.alarmFailed && !v.Alarm {
-		arg := starlark.Value(starlark.NewDict(0))
-		if v.auxNow != nil {
-			arg = v.auxNow
+		arg := v.auxNow
+		if arg == nil {
+			arg = starlark.NewDict(0) // made only when needed: a step's worth of garbage otherwise
 		}
 		r, ok := c.evalAux(p, p.alarm, starlark.Tuple{arg}, &p.alarmFailed)
 		b, isBool := r.(starlark.Bool)
@@ -610,9 +625,10 @@ func (c *Checker) updateOpen(p *Predicate) {
 // evalAux runs a predicate's aux or alarm function; a failure is reported
 // once and sets *failed, so the function is not run again.
 func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tuple, failed *bool) (starlark.Value, bool) {
-	// Nothing changes within a step, and these functions cannot change
-	// anything: the same function with the same argument answers the
-	// same. Only functions and frozen arguments are memoised.
+	// These functions cannot change anything: the same function with the
+	// same argument answers the same until something it read changes,
+	// which its frame tracks as a derived value's does. Only functions
+	// and frozen arguments are memoised.
 	key, memo := auxKey{fn: fn}, false
 	if _, ok := fn.(*starlark.Function); ok && len(args) <= 1 {
 		memo = true
@@ -626,14 +642,27 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 		}
 	}
 	if c.auxMemo == nil {
-		c.auxMemo = map[auxKey]starlark.Value{}
+		c.auxMemo = map[auxKey]*auxResult{}
 	}
-	if v, ok := c.auxMemo[key]; ok && memo {
-		return v, true
+	m := c.auxMemo[key]
+	if m != nil && memo && !m.f.dirty {
+		m.used = c.step
+		return m.v, true
 	}
-	f := c.newFrame(frameAux, nil)
-	v, err := c.call(f, fn, args)
+	var f *frame
+	if m != nil {
+		f = m.f
+		delete(c.auxMemo, key)
+	} else {
+		f = c.newFrame(frameAux, nil)
+	}
 	c.forget(f)
+	v, err := c.call(f, fn, args)
+	f.dirty = false
+	c.last.Aux++
+	if !memo || err != nil {
+		c.forget(f)
+	}
 	if err != nil {
 		what := p.Kind + " aux"
 		if failed == &p.alarmFailed {
@@ -644,14 +673,28 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 		return nil, false
 	}
 	if v, err = freezeChecked(v); err != nil {
+		c.forget(f)
 		c.fail(p.Name, p.Kind+" aux", fmt.Errorf("%s: %w", p.Pos, err))
 		*failed = true
 		return nil, false
 	}
 	if memo {
-		c.auxMemo[key] = v
+		c.auxMemo[key] = &auxResult{f: f, v: v, used: c.step, warm: c.track != nil}
 	}
 	return v, true
+}
+
+// dropAux forgets the memoised aux and alarm results that did not answer
+// at step last (their intervals closed, or the alarm's argument is a new
+// value), and those computed in a segment's warm-up, so that the memo
+// holds only what open intervals ask for.
+func (c *Checker) dropAux(last int) {
+	for k, m := range c.auxMemo {
+		if m.used != last || m.warm || c.track != nil {
+			c.forget(m.f)
+			delete(c.auxMemo, k)
+		}
+	}
 }
 
 // starlarkStruct is the type struct() makes, for auxKey.

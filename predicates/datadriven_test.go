@@ -209,6 +209,12 @@ func ddCheck(t *testing.T, d *datadriven.TestData, dir string, tr *replay.Trace)
 			if st.Keys > 0 {
 				fmt.Fprintf(&b, " keys=%d", st.Keys)
 			}
+			if st.Aux > 0 {
+				fmt.Fprintf(&b, " aux=%d", st.Aux)
+			}
+			if st.Rows > 0 {
+				fmt.Fprintf(&b, " rows=%d", st.Rows)
+			}
 			b.WriteString("\n")
 		}
 		if d.HasArg("values") {

@@ -79,6 +79,9 @@ func (c *Checker) declOrdered(thread *starlark.Thread, b *starlark.Builtin, args
 // it fires reach them in the same step.
 func (c *Checker) refreshOrdered() {
 	for _, o := range c.ordered {
+		if !o.stale() {
+			continue // most steps move no key: no budget to start
+		}
 		if c.cur == nil {
 			c.budget.begin("evaluation")
 		}
@@ -351,6 +354,7 @@ func (o *Ordered) Iterate() starlark.Iterator {
 		return &rowIter{}
 	}
 	o.c.read(dep{depOrdered, o.id, 0})
+	o.c.last.Rows += len(o.rows)
 	return &rowIter{rows: append([]*rowState(nil), o.rows...)}
 }
 

@@ -47,6 +47,7 @@ type Table struct {
 	journalBase int
 	changed     int64
 	history     map[rowKey]*rowHistory // kept across a node's crash
+	hashScratch []uint64               // hashColumns' result, reused
 }
 
 type memberChange struct {
@@ -172,6 +173,7 @@ func (t *Table) Len() int {
 // Iterate implements starlark.Iterable.
 func (t *Table) Iterate() starlark.Iterator {
 	t.c.read(dep{depTable, t.id, 0})
+	t.c.last.Rows += len(t.rows)
 	return &rowIter{rows: slices.Clone(t.sortedRows())}
 }
 

@@ -336,50 +336,51 @@ func chordTrace(nodes, events int) ([]byte, time.Duration, error) {
 func ChordScale(script string, small, large, events int) ([]Result, error) {
 	type cost struct{ sim, verify, check time.Duration }
 	measure := func(nodes int) (cost, error) {
-		var c cost
-		for i := 0; i < 2; i++ { // best of two: the machine may be busy
-			data, simT, err := chordTrace(nodes, events)
-			if err != nil {
-				return c, err
-			}
-			reg := system.NewRegistry(chord.System)
-			t0 := time.Now()
-			tr, err := replay.FromBytes(data, "chord.lz4")
-			if err != nil {
-				return c, err
-			}
-			r, err := replay.New(tr, reg, replay.Options{})
-			if err != nil {
-				return c, err
-			}
-			if err := r.RunTo(tr.Len()-1, nil); err != nil {
-				return c, err
-			}
-			verifyT := time.Since(t0)
-			t1 := time.Now()
-			tr, _ = replay.FromBytes(data, "chord.lz4")
-			r, _ = replay.New(tr, reg, replay.Options{})
-			ch, err := predicates.Load(script, r, predicates.Options{To: -1})
-			if err != nil {
-				return c, err
-			}
-			if _, err := ch.Run(predicates.RunOptions{}); err != nil {
-				return c, err
-			}
-			checkT := time.Since(t1)
-			c.sim = least(i, c.sim, simT)
-			c.verify = least(i, c.verify, verifyT)
-			c.check = least(i, c.check, checkT)
+		data, simT, err := chordTrace(nodes, events)
+		if err != nil {
+			return cost{}, err
 		}
-		return c, nil
+		reg := system.NewRegistry(chord.System)
+		t0 := time.Now()
+		tr, err := replay.FromBytes(data, "chord.lz4")
+		if err != nil {
+			return cost{}, err
+		}
+		r, err := replay.New(tr, reg, replay.Options{})
+		if err != nil {
+			return cost{}, err
+		}
+		if err := r.RunTo(tr.Len()-1, nil); err != nil {
+			return cost{}, err
+		}
+		verifyT := time.Since(t0)
+		t1 := time.Now()
+		tr, _ = replay.FromBytes(data, "chord.lz4")
+		r, _ = replay.New(tr, reg, replay.Options{})
+		ch, err := predicates.Load(script, r, predicates.Options{To: -1})
+		if err != nil {
+			return cost{}, err
+		}
+		if _, err := ch.Run(predicates.RunOptions{}); err != nil {
+			return cost{}, err
+		}
+		return cost{simT, verifyT, time.Since(t1)}, nil
 	}
-	s, err := measure(small)
-	if err != nil {
-		return nil, err
-	}
-	l, err := measure(large)
-	if err != nil {
-		return nil, err
+	// Best of three rounds, each measuring both sizes back to back, so
+	// that a burst of load on the shared machine falls on both rather
+	// than on one side of the ratio.
+	var s, l cost
+	for i := 0; i < 3; i++ {
+		a, err := measure(small)
+		if err != nil {
+			return nil, err
+		}
+		b, err := measure(large)
+		if err != nil {
+			return nil, err
+		}
+		s = cost{least(i, s.sim, a.sim), least(i, s.verify, a.verify), least(i, s.check, a.check)}
+		l = cost{least(i, l.sim, b.sim), least(i, l.verify, b.verify), least(i, l.check, b.check)}
 	}
 	perEvent := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(events) }
 	var out []Result
