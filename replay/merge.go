@@ -470,15 +470,16 @@ func (t *Trace) Step(id node.ID, seq uint64) (int, bool) {
 	if r < 0 {
 		return 0, false
 	}
-	at := ns.runs[r].at + int(seq-ns.runs[r].seq)
 	end := len(ns.steps)
 	if r+1 < len(ns.runs) {
 		end = ns.runs[r+1].at
 	}
-	if at >= end {
+	// In uint64: a seq read from a trace (a receive's MsgSeq) can be
+	// anything, and its distance into the run need not fit an int.
+	if seq-ns.runs[r].seq >= uint64(end-ns.runs[r].at) {
 		return 0, false
 	}
-	return ns.steps[at], true
+	return ns.steps[ns.runs[r].at+int(seq-ns.runs[r].seq)], true
 }
 
 // SendStep returns the step that sent the message a recv event received.

@@ -5,7 +5,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
 )
 
 var timing = regexp.MustCompile(`"seconds": [0-9.e-]+`)
@@ -45,4 +49,56 @@ func TestSpilledTraceChecksTheSame(t *testing.T) {
 	}
 	r := replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=-1", "TMPDIR=" + filepath.Join(dir, "missing")}, "verify", "c.lz4")
 	badInput(t, r, "spilling the trace to disk", "missing")
+}
+
+// TestHugeMessageSeqIsNoPanic: a receive naming a send seq far past any
+// the sender recorded (2^63+1, a damaged or hostile trace) is looked up
+// like any other missing send, held in memory or spilled: it used to
+// overflow the per-node seq index and panic.
+func TestHugeMessageSeqIsNoPanic(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "2", "--time", "1s", "-o", "p.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "p.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := false
+	for _, ev := range f.Events {
+		if ev.Kind == node.KindRecv {
+			ev.MsgSeq, hit = 1<<63+1, true
+			break
+		}
+	}
+	if !hit {
+		t.Fatal("no receive to damage")
+	}
+	out, err := os.Create(filepath.Join(dir, "huge.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := record.NewWriter(out, *f.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range f.Events {
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(f.Ends[0]); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	for _, args := range [][]string{{"verify", "huge.lz4"}, {"events", "huge.lz4", "--limit", "5"}} {
+		mem := replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=1000000"}, args...)
+		spilled := replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=-1", "TMPDIR=" + t.TempDir()}, args...)
+		for _, r := range []result{mem, spilled} {
+			if strings.Contains(r.stderr, "panic") || r.code != 0 {
+				t.Fatalf("%v: exit %d:\n%.2000s", args, r.code, r.stderr)
+			}
+		}
+		if untimed(mem.stdout) != untimed(spilled.stdout) {
+			t.Fatalf("%v: in memory\n%.2000s\nspilled\n%.2000s", args, mem.stdout, spilled.stdout)
+		}
+	}
 }
