@@ -202,7 +202,15 @@ type loader struct {
 	scratch []byte
 	paths   []string
 	sizes   indexSizes
+	breaks  int // events that started a new run of their node
+	// firstBreak names the first of them.
+	firstBreak Problem
 }
+
+// maxBreaks bounds how many events out of merge order within their file's
+// node a spilled trace takes (each one is a run, with a block to buffer
+// while merging).
+const maxBreaks = 1024
 
 type runKey struct {
 	file uint16
@@ -213,6 +221,7 @@ type runKey struct {
 // write buffer.
 type run struct {
 	file   uint16
+	order  int // runs are made in the order their first events are read
 	blocks []block
 	buf    []byte
 	last   *node.Event // the latest event added (to check the order)
@@ -266,16 +275,35 @@ func (ld *loader) spill(fi uint16, ev *node.Event) error {
 	key := runKey{fi, ev.Node}
 	r := ld.byKey[key]
 	if r == nil {
-		r = &run{file: fi}
+		r = &run{file: fi, order: len(ld.order)}
 		ld.byKey[key] = r
 		ld.order = append(ld.order, r)
 	}
 	if r.last != nil && mergeOrder(ev, r.last) < 0 {
-		// A node's events in one file are in seq order, which must also be
-		// clock order: merged in memory, the later event would sort first,
-		// and validation would say so. Say the same, and stop.
-		return &ValidationError{Problems: []Problem{{ld.path(fi), r.last.Node, r.last.Seq,
-			fmt.Sprintf("Lamport clock %d is not below the clock %d of the node's later event seq %d", r.last.Lamport, ev.Lamport, ev.Seq)}}}
+		// A node's events in one file are normally in merge order, but
+		// the reader does not insist: a clock that goes backwards, or
+		// events stored out of order. The merge needs sorted runs, so
+		// such an event starts a new run; the result, and what
+		// validation then says of it, is the in-memory merge's. Many
+		// breaks would make as many runs: past maxBreaks, the first
+		// break is named instead.
+		if ld.breaks == 0 {
+			ld.firstBreak = Problem{ld.path(fi), r.last.Node, r.last.Seq,
+				fmt.Sprintf("Lamport clock %d is not below the clock %d of the node's later event seq %d", r.last.Lamport, ev.Lamport, ev.Seq)}
+		}
+		if ld.breaks >= maxBreaks {
+			p := ld.firstBreak
+			p.Msg += fmt.Sprintf(" (and over %d more events are out of order in their files: too many to spill)", maxBreaks)
+			return &ValidationError{Problems: []Problem{p}}
+		}
+		ld.breaks++
+		if err := ld.flush(r); err != nil {
+			return err
+		}
+		r.buf, r.last = nil, nil
+		r = &run{file: fi, order: len(ld.order)}
+		ld.byKey[key] = r
+		ld.order = append(ld.order, r)
 	}
 	r.last = ev
 	ld.sizes.count(ev)
@@ -432,8 +460,8 @@ func (rr *runReader) next() error {
 }
 
 // runHeap orders runs by their next event in merge order; ties (the same
-// event recorded in two files) go to the earlier file, as the stable sort
-// of an in-memory merge does.
+// event recorded twice) go to the one read first, as the stable sort of an
+// in-memory merge does.
 type runHeap []*runReader
 
 func (h runHeap) Len() int { return len(h) }
@@ -441,7 +469,7 @@ func (h runHeap) Less(i, j int) bool {
 	if c := mergeOrder(h[i].head, h[j].head); c != 0 {
 		return c < 0
 	}
-	return h[i].file < h[j].file
+	return h[i].order < h[j].order
 }
 func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *runHeap) Push(x any)   { *h = append(*h, x.(*runReader)) }
