@@ -70,6 +70,7 @@ type spillStore struct {
 	cache map[int]*cachedChunk
 	clock uint64
 	err   error // the first read error: the file was removed or is damaged
+	reads int   // chunks read back from the file (decoded) so far
 }
 
 type cachedChunk struct {
@@ -93,6 +94,7 @@ func (s *spillStore) at(i int) *node.Event {
 		c.used = s.clock
 		return c.events[i%chunkEvents]
 	}
+	s.reads++
 	events, err := s.readChunk(k)
 	if err != nil {
 		// The temporary file is ours and already read once: failing
