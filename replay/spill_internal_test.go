@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/sim"
