@@ -162,8 +162,16 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 	limit := opts.InMemory
 	if limit == 0 {
 		limit = DefaultInMemory
-		if v, err := strconv.Atoi(os.Getenv(InMemoryEnv)); err == nil && v != 0 {
-			limit = v
+		if env := os.Getenv(InMemoryEnv); env != "" {
+			// A value that is not a number is a mistake to say, not a
+			// reason to load a trace of 10^7 events into memory.
+			v, err := strconv.Atoi(env)
+			if err != nil {
+				return nil, fmt.Errorf("%s=%s: want a whole number of events to keep in memory (-1 spills every trace, 0 is the default %d)", InMemoryEnv, env, DefaultInMemory)
+			}
+			if v != 0 {
+				limit = v
+			}
 		}
 	}
 	ld := &loader{opts: opts, limit: limit, paths: paths}

@@ -102,3 +102,17 @@ func TestHugeMessageSeqIsNoPanic(t *testing.T) {
 		}
 	}
 }
+
+// TestInMemoryEnvMustBeANumber: a REPLAY_IN_MEMORY that is not a whole
+// number (a size, an exponent) is one line and exit 2, not silently the
+// default.
+func TestInMemoryEnvMustBeANumber(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", "p.lz4"))
+	for _, v := range []string{"2GB", "1e6", "lots"} {
+		badInput(t, replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=" + v}, "verify", "p.lz4"), "REPLAY_IN_MEMORY="+v, "whole number")
+	}
+	for _, v := range []string{"", "0", "-1", "5"} {
+		mustOK(t, replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=" + v, "TMPDIR=" + t.TempDir()}, "verify", "p.lz4"))
+	}
+}
