@@ -359,6 +359,10 @@ func (t *Trace) validate(add func(Problem)) {
 	// sends, and the problems are told in step order as before.
 	var now, later []stepProblem
 	var pending []pendingRecv
+	batch := validateBatch
+	if _, ok := t.events.(memStore); ok {
+		batch = 1 // any send is at hand: sorting would cost without gaining
+	}
 	flush := func() {
 		slices.SortFunc(pending, func(a, b pendingRecv) int { return cmp.Compare(a.send, b.send) })
 		for _, p := range pending {
@@ -421,7 +425,7 @@ func (t *Trace) validate(add func(Problem)) {
 					to: ev.Node, msgType: ev.MsgType, digest: xxhash.Sum64(ev.Payload)})
 			}
 		}
-		if len(pending)+len(now) >= validateBatch {
+		if len(pending) >= batch || len(now) >= validateBatch {
 			flush()
 		}
 	}

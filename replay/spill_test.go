@@ -291,3 +291,57 @@ func TestSpillBoundsEventsOutOfOrder(t *testing.T) {
 		t.Fatalf("spilled: %v", err)
 	}
 }
+
+// TestSpillTellsReceiveProblemsInStepOrder: receives that do not match
+// their sends (checked, when spilled, in batches in the order of the
+// sends) are told in step order, interleaved with the steps' other
+// problems, exactly as in memory.
+func TestSpillTellsReceiveProblemsInStepOrder(t *testing.T) {
+	dir := t.TempDir()
+	src := simulateToFile(t, examples.All()[0], sim.Config{Seed: 5, Churn: 2}, dir)
+	f, err := record.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recvs := 0
+	var kept []*node.Event
+	for _, ev := range f.Events {
+		if ev.Kind == node.KindRecv {
+			recvs++
+			switch recvs % 7 {
+			case 1:
+				ev.SendLamport-- // claims another send clock
+			case 3:
+				ev.MsgIndex += 50 // more than were sent
+			case 5:
+				ev.Lamport = ev.SendLamport // and a problem of its own
+			}
+		}
+		if recvs%97 != 50 || ev.Kind != node.KindTimer {
+			kept = append(kept, ev) // and some seqs missing
+		}
+	}
+	path := filepath.Join(dir, "bad.lz4")
+	writeTrace(t, path, *f.Header, kept, &f.Ends[0])
+	_, memErr := replay.Load(path)
+	_, spillErr := replay.LoadWith(replay.LoadOptions{InMemory: -1, TempDir: dir}, path)
+	var mem, spilled *replay.ValidationError
+	if !errors.As(memErr, &mem) || !errors.As(spillErr, &spilled) {
+		t.Fatalf("in memory %v, spilled %v", memErr, spillErr)
+	}
+	kinds := map[string]bool{}
+	for _, p := range mem.Problems {
+		kinds[strings.Fields(p.Msg)[0]+" "+strings.Fields(p.Msg)[len(strings.Fields(p.Msg))-1]] = true
+	}
+	if len(mem.Problems) < 20 || len(kinds) < 3 {
+		t.Fatalf("only %d problems of %d kinds: the test proves little: %v", len(mem.Problems), len(kinds), mem.Problems)
+	}
+	if !reflect.DeepEqual(mem.Problems, spilled.Problems) {
+		for i := range min(len(mem.Problems), len(spilled.Problems)) {
+			if mem.Problems[i] != spilled.Problems[i] {
+				t.Fatalf("problem %d spilled: %s\nin memory: %s", i, spilled.Problems[i], mem.Problems[i])
+			}
+		}
+		t.Fatalf("%d problems spilled, %d in memory", len(spilled.Problems), len(mem.Problems))
+	}
+}
