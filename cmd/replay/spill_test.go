@@ -116,3 +116,15 @@ func TestInMemoryEnvMustBeANumber(t *testing.T) {
 		mustOK(t, replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=" + v, "TMPDIR=" + t.TempDir()}, "verify", "p.lz4"))
 	}
 }
+
+// TestHelpTellsOfSpilling: --help names the variable that sets how much
+// of a trace stays in memory, and where the rest goes.
+func TestHelpTellsOfSpilling(t *testing.T) {
+	r := replay(t, t.TempDir(), "--help")
+	mustOK(t, r)
+	for _, want := range []string{"REPLAY_IN_MEMORY=N", "$TMPDIR", "262144"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("--help does not mention %q:\n%s", want, r.stdout)
+		}
+	}
+}
