@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -195,6 +196,11 @@ event, and lets you step forward and back through the run.
 Traces come from the simulator (replay sim) or from live binaries built with
 -tags record. Every event is numbered by its step in the causal order and
 printed as #STEP; the same number works in every verb.
+
+A trace over ` + strconv.Itoa(replay.DefaultInMemory) + ` events is spilled to unnamed temporary files in
+$TMPDIR while a verb runs, so memory does not grow with it;
+REPLAY_IN_MEMORY=N keeps up to N events in memory instead (-1 spills every
+trace).
 
 ` + scriptHelp() + `
 

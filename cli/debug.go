@@ -354,6 +354,7 @@ func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
 		if err != nil {
 			return nil, err
 		}
+		defer tr.Close() // a spilled trace's file, as large as the trace
 		if err := checkForkStep(tr, step, traces); err != nil {
 			return nil, err
 		}
@@ -391,6 +392,7 @@ func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
 		if err != nil {
 			return nil, err
 		}
+		defer tr.Close()
 		cf := criticalFlags{predicate: predicate, walks: f.walks, walkSteps: f.walkSteps, stable: defaultStable, jobs: 1, seed: 1,
 			budgets: budgets, changed: func(string) bool { return false }}
 		found, err := quiet.critical(ctx, tr, script, cf, progress)

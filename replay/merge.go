@@ -352,51 +352,106 @@ func (t *Trace) validate(add func(Problem)) {
 		return false
 	}
 	last := map[node.ID]*node.Event{}
+	// A receive is checked against its send, which may lie far back in
+	// step order (with many nodes, clocks drift apart: tens of thousands
+	// of steps). Read one by one, a spilled trace would decode a chunk
+	// for each; so receives are checked in batches, in the order of their
+	// sends, and the problems are told in step order as before.
+	var now, later []stepProblem
+	var pending []pendingRecv
+	batch := validateBatch
+	if _, ok := t.events.(memStore); ok {
+		batch = 1 // any send is at hand: sorting would cost without gaining
+	}
+	flush := func() {
+		slices.SortFunc(pending, func(a, b pendingRecv) int { return cmp.Compare(a.send, b.send) })
+		for _, p := range pending {
+			send := t.Event(p.send)
+			switch {
+			case send.Lamport != p.sendLamport:
+				later = append(later, stepProblem{p.step, fmt.Sprintf("message %s claims send clock %d, but %s seq %d has clock %d",
+					p.msg, p.sendLamport, p.msg.From, p.msg.Seq, send.Lamport)})
+			case int(p.msg.Index) >= len(send.Sends):
+				later = append(later, stepProblem{p.step, fmt.Sprintf("message %s: %s seq %d sent only %d messages", p.msg, p.msg.From, p.msg.Seq, len(send.Sends))})
+			default:
+				s := send.Sends[p.msg.Index]
+				if s.To != p.to || s.Type != p.msgType || s.Digest != p.digest {
+					later = append(later, stepProblem{p.step, fmt.Sprintf("message %s does not match its send (sent %s to %s)", p.msg, s.Type, s.To)})
+				}
+			}
+		}
+		slices.SortStableFunc(later, func(a, b stepProblem) int { return cmp.Compare(a.step, b.step) })
+		// A step's own problems come before its receive's.
+		for len(now) > 0 || len(later) > 0 {
+			sp := &now
+			if len(now) == 0 || len(later) > 0 && later[0].step < now[0].step {
+				sp = &later
+			}
+			p := (*sp)[0]
+			*sp = (*sp)[1:]
+			ev := t.Event(p.step)
+			add(Problem{t.Files[t.fileOf[p.step]].Path, ev.Node, ev.Seq, p.msg})
+		}
+		now, later, pending = now[:0:0], later[:0:0], pending[:0]
+	}
 	// Walking in step order visits each node's events in seq order,
 	// because each node's Lamport clock increases with its seq (checked
 	// here: a violation shows up as a seq going backwards).
 	for i := range t.Len() {
 		ev := t.Event(i)
-		file := t.Files[t.fileOf[i]].Path
+		note := func(msg string) { now = append(now, stepProblem{i, msg}) }
 		prev := last[ev.Node]
 		switch {
 		case ev.Seq == 0:
-			add(Problem{file, ev.Node, ev.Seq, "seq 0 (seqs start at 1)"})
+			note("seq 0 (seqs start at 1)")
 			continue
 		case prev == nil && ev.Seq != 1 && ev.Kind != node.KindRestart && !covered(ev.Node, 1, ev.Seq-1):
-			add(Problem{file, ev.Node, ev.Seq, fmt.Sprintf("the node's recording starts at seq %d: seqs 1..%d are missing", ev.Seq, ev.Seq-1)})
+			note(fmt.Sprintf("the node's recording starts at seq %d: seqs 1..%d are missing", ev.Seq, ev.Seq-1))
 		case prev != nil && ev.Seq <= prev.Seq:
-			add(Problem{file, ev.Node, ev.Seq, fmt.Sprintf("Lamport clock %d is not below the clock %d of the node's later event seq %d", ev.Lamport, prev.Lamport, prev.Seq)})
+			note(fmt.Sprintf("Lamport clock %d is not below the clock %d of the node's later event seq %d", ev.Lamport, prev.Lamport, prev.Seq))
 		case prev != nil && ev.Seq != prev.Seq+1 && ev.Kind != node.KindRestart && !covered(ev.Node, prev.Seq+1, ev.Seq-1):
-			add(Problem{file, ev.Node, ev.Seq, fmt.Sprintf("seqs %d..%d are missing", prev.Seq+1, ev.Seq-1)})
+			note(fmt.Sprintf("seqs %d..%d are missing", prev.Seq+1, ev.Seq-1))
 		}
 		if prev == nil || ev.Seq > prev.Seq {
 			last[ev.Node] = ev
 		}
-		if ev.Kind != node.KindRecv {
-			continue
-		}
-		if ev.Lamport <= ev.SendLamport {
-			add(Problem{file, ev.Node, ev.Seq, fmt.Sprintf("received at Lamport %d, not after its send at %d", ev.Lamport, ev.SendLamport)})
-		}
-		sstep, ok := t.Step(ev.From, ev.MsgSeq)
-		if !ok {
-			continue // the sender's trace is absent or lost that event
-		}
-		send := t.Event(sstep)
-		switch {
-		case send.Lamport != ev.SendLamport:
-			add(Problem{file, ev.Node, ev.Seq, fmt.Sprintf("message %s claims send clock %d, but %s seq %d has clock %d",
-				ev.Msg(), ev.SendLamport, ev.From, ev.MsgSeq, send.Lamport)})
-		case int(ev.MsgIndex) >= len(send.Sends):
-			add(Problem{file, ev.Node, ev.Seq, fmt.Sprintf("message %s: %s seq %d sent only %d messages", ev.Msg(), ev.From, ev.MsgSeq, len(send.Sends))})
-		default:
-			s := send.Sends[ev.MsgIndex]
-			if s.To != ev.Node || s.Type != ev.MsgType || s.Digest != xxhash.Sum64(ev.Payload) {
-				add(Problem{file, ev.Node, ev.Seq, fmt.Sprintf("message %s does not match its send (sent %s to %s)", ev.Msg(), s.Type, s.To)})
+		if ev.Kind == node.KindRecv {
+			if ev.Lamport <= ev.SendLamport {
+				note(fmt.Sprintf("received at Lamport %d, not after its send at %d", ev.Lamport, ev.SendLamport))
+			}
+			// Not found: the sender's trace is absent or lost that event.
+			if sstep, ok := t.Step(ev.From, ev.MsgSeq); ok {
+				pending = append(pending, pendingRecv{send: sstep, step: i, msg: ev.Msg(), sendLamport: ev.SendLamport,
+					to: ev.Node, msgType: ev.MsgType, digest: xxhash.Sum64(ev.Payload)})
 			}
 		}
+		if len(pending) >= batch || len(now) >= validateBatch {
+			flush()
+		}
 	}
+	flush()
+}
+
+// validateBatch is how many receives (or problems) validation holds
+// before checking them: a chunk's worth of sends or more is then read at
+// once.
+const validateBatch = 1 << 16
+
+// stepProblem is a problem found at a step, told once the step's node and
+// file are looked up.
+type stepProblem struct {
+	step int
+	msg  string
+}
+
+// pendingRecv is what checking a receive against its send needs of it.
+type pendingRecv struct {
+	send, step  int
+	msg         node.MsgID
+	sendLamport uint64
+	to          node.ID
+	msgType     string
+	digest      uint64
 }
 
 // findTruncations finds where nodes' recordings stop before the run did: a
@@ -470,15 +525,16 @@ func (t *Trace) Step(id node.ID, seq uint64) (int, bool) {
 	if r < 0 {
 		return 0, false
 	}
-	at := ns.runs[r].at + int(seq-ns.runs[r].seq)
 	end := len(ns.steps)
 	if r+1 < len(ns.runs) {
 		end = ns.runs[r+1].at
 	}
-	if at >= end {
+	// In uint64: a seq read from a trace (a receive's MsgSeq) can be
+	// anything, and its distance into the run need not fit an int.
+	if seq-ns.runs[r].seq >= uint64(end-ns.runs[r].at) {
 		return 0, false
 	}
-	return ns.steps[at], true
+	return ns.steps[ns.runs[r].at+int(seq-ns.runs[r].seq)], true
 }
 
 // SendStep returns the step that sent the message a recv event received.

@@ -70,6 +70,7 @@ type spillStore struct {
 	cache map[int]*cachedChunk
 	clock uint64
 	err   error // the first read error: the file was removed or is damaged
+	reads int   // chunks read back from the file (decoded) so far
 }
 
 type cachedChunk struct {
@@ -93,6 +94,7 @@ func (s *spillStore) at(i int) *node.Event {
 		c.used = s.clock
 		return c.events[i%chunkEvents]
 	}
+	s.reads++
 	events, err := s.readChunk(k)
 	if err != nil {
 		// The temporary file is ours and already read once: failing
@@ -160,8 +162,16 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 	limit := opts.InMemory
 	if limit == 0 {
 		limit = DefaultInMemory
-		if v, err := strconv.Atoi(os.Getenv(InMemoryEnv)); err == nil && v != 0 {
-			limit = v
+		if env := os.Getenv(InMemoryEnv); env != "" {
+			// A value that is not a number is a mistake to say, not a
+			// reason to load a trace of 10^7 events into memory.
+			v, err := strconv.Atoi(env)
+			if err != nil {
+				return nil, fmt.Errorf("%s=%s: want a whole number of events to keep in memory (-1 spills every trace, 0 is the default %d)", InMemoryEnv, env, DefaultInMemory)
+			}
+			if v != 0 {
+				limit = v
+			}
 		}
 	}
 	ld := &loader{opts: opts, limit: limit, paths: paths}
@@ -202,7 +212,15 @@ type loader struct {
 	scratch []byte
 	paths   []string
 	sizes   indexSizes
+	breaks  int // events that started a new run of their node
+	// firstBreak names the first of them.
+	firstBreak Problem
 }
+
+// maxBreaks bounds how many events out of merge order within their file's
+// node a spilled trace takes (each one is a run, with a block to buffer
+// while merging).
+const maxBreaks = 1024
 
 type runKey struct {
 	file uint16
@@ -213,6 +231,7 @@ type runKey struct {
 // write buffer.
 type run struct {
 	file   uint16
+	order  int // runs are made in the order their first events are read
 	blocks []block
 	buf    []byte
 	last   *node.Event // the latest event added (to check the order)
@@ -266,16 +285,35 @@ func (ld *loader) spill(fi uint16, ev *node.Event) error {
 	key := runKey{fi, ev.Node}
 	r := ld.byKey[key]
 	if r == nil {
-		r = &run{file: fi}
+		r = &run{file: fi, order: len(ld.order)}
 		ld.byKey[key] = r
 		ld.order = append(ld.order, r)
 	}
 	if r.last != nil && mergeOrder(ev, r.last) < 0 {
-		// A node's events in one file are in seq order, which must also be
-		// clock order: merged in memory, the later event would sort first,
-		// and validation would say so. Say the same, and stop.
-		return &ValidationError{Problems: []Problem{{ld.path(fi), r.last.Node, r.last.Seq,
-			fmt.Sprintf("Lamport clock %d is not below the clock %d of the node's later event seq %d", r.last.Lamport, ev.Lamport, ev.Seq)}}}
+		// A node's events in one file are normally in merge order, but
+		// the reader does not insist: a clock that goes backwards, or
+		// events stored out of order. The merge needs sorted runs, so
+		// such an event starts a new run; the result, and what
+		// validation then says of it, is the in-memory merge's. Many
+		// breaks would make as many runs: past maxBreaks, the first
+		// break is named instead.
+		if ld.breaks == 0 {
+			ld.firstBreak = Problem{ld.path(fi), r.last.Node, r.last.Seq,
+				fmt.Sprintf("Lamport clock %d is not below the clock %d of the node's later event seq %d", r.last.Lamport, ev.Lamport, ev.Seq)}
+		}
+		if ld.breaks >= maxBreaks {
+			p := ld.firstBreak
+			p.Msg += fmt.Sprintf(" (and over %d more events are out of order in their files: too many to spill)", maxBreaks)
+			return &ValidationError{Problems: []Problem{p}}
+		}
+		ld.breaks++
+		if err := ld.flush(r); err != nil {
+			return err
+		}
+		r.buf, r.last = nil, nil
+		r = &run{file: fi, order: len(ld.order)}
+		ld.byKey[key] = r
+		ld.order = append(ld.order, r)
 	}
 	r.last = ev
 	ld.sizes.count(ev)
@@ -432,8 +470,8 @@ func (rr *runReader) next() error {
 }
 
 // runHeap orders runs by their next event in merge order; ties (the same
-// event recorded in two files) go to the earlier file, as the stable sort
-// of an in-memory merge does.
+// event recorded twice) go to the one read first, as the stable sort of an
+// in-memory merge does.
 type runHeap []*runReader
 
 func (h runHeap) Len() int { return len(h) }
@@ -441,7 +479,7 @@ func (h runHeap) Less(i, j int) bool {
 	if c := mergeOrder(h[i].head, h[j].head); c != 0 {
 		return c < 0
 	}
-	return h[i].file < h[j].file
+	return h[i].order < h[j].order
 }
 func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *runHeap) Push(x any)   { *h = append(*h, x.(*runReader)) }

@@ -190,32 +190,45 @@ func TestSpillLeavesNothingBehind(t *testing.T) {
 	}
 }
 
-// TestSpillRefusesClocksOutOfOrder: a node whose clock goes backwards in
-// its file is refused with the problem an in-memory load names.
-func TestSpillRefusesClocksOutOfOrder(t *testing.T) {
+// TestSpillTakesEventsOutOfOrder: a node whose events in its file are
+// out of merge order (its clock goes backwards, or the events are stored
+// in another order) loads spilled exactly as in memory: the same problems
+// in the same order, or the same trace.
+func TestSpillTakesEventsOutOfOrder(t *testing.T) {
 	dir := t.TempDir()
 	h := record.Header{System: "paxos", Nodes: []node.ID{"n1"}, Recorded: []node.ID{"n1"}, Driver: "live", Start: 1}
-	path := filepath.Join(dir, "n1.lz4")
-	var events []*node.Event
-	for seq, clock := range []uint64{1, 5, 3} {
-		kind := node.KindTimer
-		if seq == 0 {
-			kind = node.KindInit
+	for name, order := range map[string][][2]uint64{
+		// {seq, clock}
+		"clock-back.lz4": {{1, 1}, {2, 5}, {3, 3}, {4, 6}},
+		"shuffled.lz4":   {{1, 1}, {3, 3}, {2, 2}, {5, 5}, {4, 4}},
+	} {
+		path := filepath.Join(dir, name)
+		var events []*node.Event
+		for _, sc := range order {
+			kind := node.KindTimer
+			if sc[0] == 1 {
+				kind = node.KindInit
+			}
+			events = append(events, &node.Event{Node: "n1", Seq: sc[0], Lamport: sc[1], Kind: kind, Time: int64(sc[0])})
 		}
-		events = append(events, &node.Event{Node: "n1", Seq: uint64(seq + 1), Lamport: clock, Kind: kind, Time: int64(seq + 1)})
-	}
-	writeTrace(t, path, h, events, &record.End{Time: 10})
-	_, memErr := replay.Load(path)
-	_, spillErr := replay.LoadWith(replay.LoadOptions{InMemory: -1, TempDir: dir}, path)
-	if memErr == nil || spillErr == nil {
-		t.Fatalf("loaded a node whose clock goes back: %v / %v", memErr, spillErr)
-	}
-	want := "Lamport clock 5 is not below the clock 3 of the node's later event seq 3"
-	for _, err := range []error{memErr, spillErr} {
+		writeTrace(t, path, h, events, &record.End{Time: 10})
+		mem, memErr := replay.Load(path)
+		spilled, spillErr := replay.LoadWith(replay.LoadOptions{InMemory: -1, TempDir: dir}, path)
+		if fmt.Sprint(memErr) != fmt.Sprint(spillErr) {
+			t.Fatalf("%s: spilled: %v\nin memory: %v", name, spillErr, memErr)
+		}
 		var ve *replay.ValidationError
-		if !errors.As(err, &ve) || !strings.Contains(fmt.Sprint(ve.Problems), want) {
-			t.Fatalf("error %v does not say %q", err, want)
+		if errors.As(spillErr, &ve) {
+			if !reflect.DeepEqual(ve.Problems, memErr.(*replay.ValidationError).Problems) {
+				t.Fatalf("%s: spilled problems %v, in memory %v", name, ve.Problems, memErr)
+			}
+			continue
 		}
+		if spillErr != nil {
+			t.Fatalf("%s: %v", name, spillErr)
+		}
+		sameTrace(t, name, mem, spilled)
+		spilled.Close()
 	}
 }
 
@@ -248,5 +261,87 @@ func TestSpilledLongTraceReadsBack(t *testing.T) {
 		if !reflect.DeepEqual(mem.Event(i), spilled.Event(i)) {
 			t.Fatalf("step #%d differs when read backwards", i)
 		}
+	}
+}
+
+// TestSpillBoundsEventsOutOfOrder: a file whose node's events are out of
+// order over and over would make a run of each; past a bound, spilling
+// refuses it, naming the first such event, rather than grow without end.
+func TestSpillBoundsEventsOutOfOrder(t *testing.T) {
+	dir := t.TempDir()
+	h := record.Header{System: "paxos", Nodes: []node.ID{"n1"}, Recorded: []node.ID{"n1"}, Driver: "live", Start: 1}
+	var events []*node.Event
+	for seq := uint64(1); seq <= 5000; seq += 2 { // each pair swapped
+		for _, s := range []uint64{seq + 1, seq} {
+			kind := node.KindTimer
+			if s == 1 {
+				kind = node.KindInit
+			}
+			events = append(events, &node.Event{Node: "n1", Seq: s, Lamport: s, Kind: kind, Time: int64(s)})
+		}
+	}
+	path := filepath.Join(dir, "swapped.lz4")
+	writeTrace(t, path, h, events, &record.End{Time: 1e6})
+	if _, err := replay.Load(path); err != nil {
+		t.Fatalf("in memory: %v", err)
+	}
+	_, err := replay.LoadWith(replay.LoadOptions{InMemory: -1, TempDir: dir}, path)
+	if err == nil || !strings.Contains(err.Error(), "node n1 seq 2: Lamport clock 2 is not below the clock 1 of the node's later event seq 1") ||
+		!strings.Contains(err.Error(), "too many to spill") {
+		t.Fatalf("spilled: %v", err)
+	}
+}
+
+// TestSpillTellsReceiveProblemsInStepOrder: receives that do not match
+// their sends (checked, when spilled, in batches in the order of the
+// sends) are told in step order, interleaved with the steps' other
+// problems, exactly as in memory.
+func TestSpillTellsReceiveProblemsInStepOrder(t *testing.T) {
+	dir := t.TempDir()
+	src := simulateToFile(t, examples.All()[0], sim.Config{Seed: 5, Churn: 2}, dir)
+	f, err := record.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recvs := 0
+	var kept []*node.Event
+	for _, ev := range f.Events {
+		if ev.Kind == node.KindRecv {
+			recvs++
+			switch recvs % 7 {
+			case 1:
+				ev.SendLamport-- // claims another send clock
+			case 3:
+				ev.MsgIndex += 50 // more than were sent
+			case 5:
+				ev.Lamport = ev.SendLamport // and a problem of its own
+			}
+		}
+		if recvs%97 != 50 || ev.Kind != node.KindTimer {
+			kept = append(kept, ev) // and some seqs missing
+		}
+	}
+	path := filepath.Join(dir, "bad.lz4")
+	writeTrace(t, path, *f.Header, kept, &f.Ends[0])
+	_, memErr := replay.Load(path)
+	_, spillErr := replay.LoadWith(replay.LoadOptions{InMemory: -1, TempDir: dir}, path)
+	var mem, spilled *replay.ValidationError
+	if !errors.As(memErr, &mem) || !errors.As(spillErr, &spilled) {
+		t.Fatalf("in memory %v, spilled %v", memErr, spillErr)
+	}
+	kinds := map[string]bool{}
+	for _, p := range mem.Problems {
+		kinds[strings.Fields(p.Msg)[0]+" "+strings.Fields(p.Msg)[len(strings.Fields(p.Msg))-1]] = true
+	}
+	if len(mem.Problems) < 20 || len(kinds) < 3 {
+		t.Fatalf("only %d problems of %d kinds: the test proves little: %v", len(mem.Problems), len(kinds), mem.Problems)
+	}
+	if !reflect.DeepEqual(mem.Problems, spilled.Problems) {
+		for i := range min(len(mem.Problems), len(spilled.Problems)) {
+			if mem.Problems[i] != spilled.Problems[i] {
+				t.Fatalf("problem %d spilled: %s\nin memory: %s", i, spilled.Problems[i], mem.Problems[i])
+			}
+		}
+		t.Fatalf("%d problems spilled, %d in memory", len(spilled.Problems), len(mem.Problems))
 	}
 }

@@ -5,7 +5,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
 )
 
 var timing = regexp.MustCompile(`"seconds": [0-9.e-]+`)
@@ -45,4 +49,82 @@ func TestSpilledTraceChecksTheSame(t *testing.T) {
 	}
 	r := replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=-1", "TMPDIR=" + filepath.Join(dir, "missing")}, "verify", "c.lz4")
 	badInput(t, r, "spilling the trace to disk", "missing")
+}
+
+// TestHugeMessageSeqIsNoPanic: a receive naming a send seq far past any
+// the sender recorded (2^63+1, a damaged or hostile trace) is looked up
+// like any other missing send, held in memory or spilled: it used to
+// overflow the per-node seq index and panic.
+func TestHugeMessageSeqIsNoPanic(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "2", "--time", "1s", "-o", "p.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "p.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := false
+	for _, ev := range f.Events {
+		if ev.Kind == node.KindRecv {
+			ev.MsgSeq, hit = 1<<63+1, true
+			break
+		}
+	}
+	if !hit {
+		t.Fatal("no receive to damage")
+	}
+	out, err := os.Create(filepath.Join(dir, "huge.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := record.NewWriter(out, *f.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range f.Events {
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(f.Ends[0]); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	for _, args := range [][]string{{"verify", "huge.lz4"}, {"events", "huge.lz4", "--limit", "5"}} {
+		mem := replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=1000000"}, args...)
+		spilled := replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=-1", "TMPDIR=" + t.TempDir()}, args...)
+		for _, r := range []result{mem, spilled} {
+			if strings.Contains(r.stderr, "panic") || r.code != 0 {
+				t.Fatalf("%v: exit %d:\n%.2000s", args, r.code, r.stderr)
+			}
+		}
+		if untimed(mem.stdout) != untimed(spilled.stdout) {
+			t.Fatalf("%v: in memory\n%.2000s\nspilled\n%.2000s", args, mem.stdout, spilled.stdout)
+		}
+	}
+}
+
+// TestInMemoryEnvMustBeANumber: a REPLAY_IN_MEMORY that is not a whole
+// number (a size, an exponent) is one line and exit 2, not silently the
+// default.
+func TestInMemoryEnvMustBeANumber(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", "p.lz4"))
+	for _, v := range []string{"2GB", "1e6", "lots"} {
+		badInput(t, replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=" + v}, "verify", "p.lz4"), "REPLAY_IN_MEMORY="+v, "whole number")
+	}
+	for _, v := range []string{"", "0", "-1", "5"} {
+		mustOK(t, replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=" + v, "TMPDIR=" + t.TempDir()}, "verify", "p.lz4"))
+	}
+}
+
+// TestHelpTellsOfSpilling: --help names the variable that sets how much
+// of a trace stays in memory, and where the rest goes.
+func TestHelpTellsOfSpilling(t *testing.T) {
+	r := replay(t, t.TempDir(), "--help")
+	mustOK(t, r)
+	for _, want := range []string{"REPLAY_IN_MEMORY=N", "$TMPDIR", "262144"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("--help does not mention %q:\n%s", want, r.stdout)
+		}
+	}
 }
