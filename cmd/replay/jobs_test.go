@@ -266,19 +266,7 @@ func TestJobsDivergence(t *testing.T) {
 			}
 		}
 	}
-	out, err := os.Create(filepath.Join(dir, "tampered.lz4"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := record.NewWriter(out, *f.Header, record.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range f.Events {
-		w.Append(ev)
-	}
-	w.Close(f.Ends[0])
-	out.Close()
+	rewriteTrace(t, f, filepath.Join(dir, "tampered.lz4"))
 	script := paxosScript(t)
 	seq := replay(t, dir, "check", "tampered.lz4", script)
 	m := regexp.MustCompile(`replay diverged at step #(\d+)`).FindStringSubmatch(seq.stdout)

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/record"
 )
 
 var replayBin string
@@ -232,5 +234,28 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 				t.Errorf("replay %s --help lacks %q", verb, w)
 			}
 		}
+	}
+}
+
+// rewriteTrace writes f's events, as a test changed them, to path under
+// f's first header and end record.
+func rewriteTrace(t *testing.T, f *record.File, path string) {
+	t.Helper()
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	w, err := record.NewWriter(out, *f.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range f.Events {
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(f.Ends[0]); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -72,23 +72,7 @@ func TestHugeMessageSeqIsNoPanic(t *testing.T) {
 	if !hit {
 		t.Fatal("no receive to damage")
 	}
-	out, err := os.Create(filepath.Join(dir, "huge.lz4"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := record.NewWriter(out, *f.Header, record.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range f.Events {
-		if err := w.Append(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(f.Ends[0]); err != nil {
-		t.Fatal(err)
-	}
-	out.Close()
+	rewriteTrace(t, f, filepath.Join(dir, "huge.lz4"))
 	for _, args := range [][]string{{"verify", "huge.lz4"}, {"events", "huge.lz4", "--limit", "5"}} {
 		mem := replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=1000000"}, args...)
 		spilled := replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=-1", "TMPDIR=" + t.TempDir()}, args...)
