@@ -69,8 +69,7 @@ type spillStore struct {
 	mu    sync.Mutex
 	cache map[int]*cachedChunk
 	clock uint64
-	err   error // the first read error: the file was removed or is damaged
-	reads int   // chunks read back from the file (decoded) so far
+	reads int // chunks read back from the file (decoded) so far
 }
 
 type cachedChunk struct {
@@ -125,17 +124,33 @@ func (s *spillStore) readChunk(k int) ([]*node.Event, error) {
 	events := make([]*node.Event, n)
 	backing := make([]node.Event, n)
 	for j := range events {
-		size, w := binary.Uvarint(buf)
-		if w <= 0 || size > uint64(len(buf)-w) {
+		var rec []byte
+		if rec, buf = cutRecord(buf); rec == nil {
 			return nil, errors.New("chunk ends early")
 		}
-		if err := s.codec.Decode(buf[w:w+int(size)], &backing[j]); err != nil {
+		if err := s.codec.Decode(rec, &backing[j]); err != nil {
 			return nil, err
 		}
 		events[j] = &backing[j]
-		buf = buf[w+int(size):]
 	}
 	return events, nil
+}
+
+// Both temporary files hold records one after the other, each after its
+// length.
+
+func appendRecord(b, rec []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(rec))), rec...)
+}
+
+// cutRecord returns the first record of b and what follows it; rec is
+// nil if b does not hold a whole record.
+func cutRecord(b []byte) (rec, rest []byte) {
+	size, w := binary.Uvarint(b)
+	if w <= 0 || size > uint64(len(b)-w) {
+		return nil, b
+	}
+	return b[w : w+int(size) : w+int(size)], b[w+int(size):]
 }
 
 // tempFile creates a temporary file and removes its name at once.
@@ -285,9 +300,7 @@ func (ld *loader) spill(fi uint16, ev *node.Event) error {
 	key := runKey{fi, ev.Node}
 	r := ld.byKey[key]
 	if r == nil {
-		r = &run{file: fi, order: len(ld.order)}
-		ld.byKey[key] = r
-		ld.order = append(ld.order, r)
+		r = ld.newRun(key)
 	}
 	if r.last != nil && mergeOrder(ev, r.last) < 0 {
 		// A node's events in one file are normally in merge order, but
@@ -311,9 +324,7 @@ func (ld *loader) spill(fi uint16, ev *node.Event) error {
 			return err
 		}
 		r.buf, r.last = nil, nil
-		r = &run{file: fi, order: len(ld.order)}
-		ld.byKey[key] = r
-		ld.order = append(ld.order, r)
+		r = ld.newRun(key)
 	}
 	r.last = ev
 	ld.sizes.count(ev)
@@ -322,11 +333,19 @@ func (ld *loader) spill(fi uint16, ev *node.Event) error {
 	if err != nil {
 		return fmt.Errorf("spilling %s seq %d: %w", ev.Node, ev.Seq, err)
 	}
-	r.buf = append(binary.AppendUvarint(r.buf, uint64(len(ld.scratch))), ld.scratch...)
+	r.buf = appendRecord(r.buf, ld.scratch)
 	if len(r.buf) >= runBlock {
 		return ld.flush(r)
 	}
 	return nil
+}
+
+// newRun starts the run its node's events from its file now go to.
+func (ld *loader) newRun(key runKey) *run {
+	r := &run{file: key.file, order: len(ld.order)}
+	ld.byKey[key] = r
+	ld.order = append(ld.order, r)
+	return r
 }
 
 // path names file fi for a problem found while reading it.
@@ -391,23 +410,27 @@ func (ld *loader) merge(files []*record.File) (*Trace, error) {
 	ix := t.indexer(ld.n, ld.sizes)
 	var chunk []byte
 	var off int64
+	// writeChunk writes the chunk so far and starts the next at its end.
+	writeChunk := func() error {
+		if _, err := out.WriteAt(chunk, off); err != nil {
+			return fmt.Errorf("spilling the trace to disk: %w", err)
+		}
+		off += int64(len(chunk))
+		chunk = chunk[:0]
+		st.chunks = append(st.chunks, off)
+		return nil
+	}
+	st.chunks = append(st.chunks, 0)
 	step := 0
 	for len(h) > 0 {
 		rr := h[0]
-		ev := rr.head
-		if step%chunkEvents == 0 {
-			if len(chunk) > 0 {
-				if _, err := out.WriteAt(chunk, off); err != nil {
-					return nil, fmt.Errorf("spilling the trace to disk: %w", err)
-				}
-				off += int64(len(chunk))
-				chunk = chunk[:0]
+		if step%chunkEvents == 0 && step > 0 {
+			if err := writeChunk(); err != nil {
+				return nil, err
 			}
-			st.chunks = append(st.chunks, off)
 		}
-		chunk = binary.AppendUvarint(chunk, uint64(len(rr.rec)))
-		chunk = append(chunk, rr.rec...)
-		ix.add(step, ev, rr.run.file)
+		chunk = appendRecord(chunk, rr.rec)
+		ix.add(step, rr.head, rr.run.file)
 		step++
 		if err := rr.next(); err != nil {
 			return nil, err
@@ -418,13 +441,9 @@ func (ld *loader) merge(files []*record.File) (*Trace, error) {
 			heap.Fix(&h, 0)
 		}
 	}
-	if len(chunk) > 0 {
-		if _, err := out.WriteAt(chunk, off); err != nil {
-			return nil, fmt.Errorf("spilling the trace to disk: %w", err)
-		}
-		off += int64(len(chunk))
+	if err := writeChunk(); err != nil { // the last chunk, and the end
+		return nil, err
 	}
-	st.chunks = append(st.chunks, off)
 	ld.runs.Close()
 	ld.runs = nil
 	t, err = t.finish(ix)
@@ -455,12 +474,9 @@ func (rr *runReader) next() error {
 			return fmt.Errorf("reading back the spilled trace: %w", err)
 		}
 	}
-	size, w := binary.Uvarint(rr.buf)
-	if w <= 0 || size > uint64(len(rr.buf)-w) {
+	if rr.rec, rr.buf = cutRecord(rr.buf); rr.rec == nil {
 		return errors.New("reading back the spilled trace: a run ends early")
 	}
-	rr.rec = rr.buf[w : w+int(size)]
-	rr.buf = rr.buf[w+int(size):]
 	ev := new(node.Event)
 	if err := rr.ld.codec.Decode(rr.rec, ev); err != nil {
 		return fmt.Errorf("reading back the spilled trace: %w", err)
