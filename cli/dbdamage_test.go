@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/replaycheck/replaycheck/examples"
 )
 
 // A trace database whose table file was cut short made replay state,
@@ -17,14 +14,7 @@ import (
 // answer); why rebuilds it.
 func TestADamagedDatabaseIsOneLineNotAPanic(t *testing.T) {
 	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	run := func(args ...string) (string, string, int) {
-		out.Reset()
-		errb.Reset()
-		code := app.Run(args)
-		return out.String(), errb.String(), code
-	}
+	run := inProcess()
 	trace := filepath.Join(dir, "p.lz4")
 	if _, e, code := run("sim", "paxos", "--seed", "21", "--bug", "latest-response", "-o", trace); code != 0 {
 		t.Fatalf("sim: %s", e)

@@ -15,14 +15,7 @@ import (
 // line naming the nearest valid names.
 func TestStateAndHistory(t *testing.T) {
 	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	run := func(args ...string) (string, string, int) {
-		out.Reset()
-		errb.Reset()
-		code := app.Run(args)
-		return out.String(), errb.String(), code
-	}
+	run := inProcess()
 	trace := filepath.Join(dir, "p.lz4")
 	if _, e, code := run("sim", "paxos", "--seed", "21", "--bug", "latest-response", "-o", trace); code != 0 {
 		t.Fatalf("sim: %s", e)
@@ -88,5 +81,18 @@ func TestStateAndHistory(t *testing.T) {
 		if code != 2 || !strings.Contains(e, c.want) || strings.Count(strings.TrimSpace(e), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q, want one line with %q", c.args, code, e, c.want)
 		}
+	}
+}
+
+// inProcess returns a runner of the CLI in this process, with the bundled
+// systems: each call returns its stdout, stderr and exit code.
+func inProcess() func(args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	return func(args ...string) (string, string, int) {
+		out.Reset()
+		errb.Reset()
+		code := app.Run(args)
+		return out.String(), errb.String(), code
 	}
 }
