@@ -333,14 +333,10 @@ func (c *Client) acquire(t *node.Task, e *Entry, mode Mode) {
 			}
 		default: // not cached: ask the server
 			e.Requesting = true
-			c.Mu.Unlock(t)
-			c.Sockets.Acquire(t)
-			g, _ := t.Call(ServerID, Acquire{Lock: e.Name, Mode: mode}, func(m node.Message) bool {
+			g := c.callServer(t, Acquire{Lock: e.Name, Mode: mode}, func(m node.Message) bool {
 				g, ok := m.(Grant)
 				return ok && g.Lock == e.Name
-			}, 0)
-			c.Sockets.Release(t)
-			c.Mu.Lock(t)
+			})
 			e.Requesting = false
 			e.Held = g.(Grant).Mode
 			// The requester uses what it asked for, even if a revoke
@@ -359,8 +355,6 @@ func (c *Client) release(t *node.Task, e *Entry, mode Mode) {
 	e.Users--
 	if mode == Exclusive {
 		e.LocalX = false
-	}
-	if mode == Exclusive {
 		c.DoneExclusive++
 	} else {
 		c.DoneShared++
@@ -369,19 +363,27 @@ func (c *Client) release(t *node.Task, e *Entry, mode Mode) {
 	c.Mu.Unlock(t)
 }
 
+// callServer sends msg to the server and waits for the reply match
+// accepts, through one of the clerk's sockets; the clerk's mutex, held on
+// entry, is released while it waits.
+func (c *Client) callServer(t *node.Task, msg node.Message, match func(node.Message) bool) node.Message {
+	c.Mu.Unlock(t)
+	c.Sockets.Acquire(t)
+	reply, _ := t.Call(ServerID, msg, match, 0)
+	c.Sockets.Release(t)
+	c.Mu.Lock(t)
+	return reply
+}
+
 // giveBack returns e to the server; the clerk's mutex is held, and is
 // released during the call.
 func (c *Client) giveBack(t *node.Task, e *Entry) {
 	e.Releasing = true
 	e.Held = None // no local use from here on
-	c.Mu.Unlock(t)
-	c.Sockets.Acquire(t)
-	t.Call(ServerID, Release{Lock: e.Name}, func(m node.Message) bool {
+	c.callServer(t, Release{Lock: e.Name}, func(m node.Message) bool {
 		a, ok := m.(ReleaseAck)
 		return ok && a.Lock == e.Name
-	}, 0)
-	c.Sockets.Release(t)
-	c.Mu.Lock(t)
+	})
 	e.Releasing = false
 	e.Revoke = false
 	c.Changed.Broadcast(t)
