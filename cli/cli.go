@@ -198,7 +198,8 @@ Traces come from the simulator (replay sim) or from live binaries built with
 printed as #STEP; the same number works in every verb.
 
 A trace over ` + strconv.Itoa(replay.DefaultInMemory) + ` events is spilled to unnamed temporary files in
-$TMPDIR while a verb runs, so memory does not grow with it;
+$TMPDIR while a verb runs, so memory grows only by its indexes (about
+25 bytes per event);
 REPLAY_IN_MEMORY=N keeps up to N events in memory instead (-1 spills every
 trace).
 
