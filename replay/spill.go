@@ -153,11 +153,16 @@ func cutRecord(b []byte) (rec, rest []byte) {
 	return b[w : w+int(size) : w+int(size)], b[w+int(size):]
 }
 
+// spillError says what failed and what the user can change about it.
+func spillError(err error) error {
+	return fmt.Errorf("spilling the trace to disk: %w (set TMPDIR to a directory with room, or %s to keep more of the trace in memory)", err, InMemoryEnv)
+}
+
 // tempFile creates a temporary file and removes its name at once.
 func tempFile(dir, pattern string) (*os.File, error) {
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
-		return nil, fmt.Errorf("spilling the trace to disk: %w", err)
+		return nil, spillError(err)
 	}
 	os.Remove(f.Name()) // open files outlive their names; nothing is left behind
 	return f, nil
@@ -356,7 +361,7 @@ func (ld *loader) flush(r *run) error {
 		return nil
 	}
 	if _, err := ld.runs.WriteAt(r.buf, ld.size); err != nil {
-		return fmt.Errorf("spilling the trace to disk: %w", err)
+		return spillError(err)
 	}
 	r.blocks = append(r.blocks, block{ld.size, len(r.buf)})
 	ld.size += int64(len(r.buf))
@@ -413,7 +418,7 @@ func (ld *loader) merge(files []*record.File) (*Trace, error) {
 	// writeChunk writes the chunk so far and starts the next at its end.
 	writeChunk := func() error {
 		if _, err := out.WriteAt(chunk, off); err != nil {
-			return fmt.Errorf("spilling the trace to disk: %w", err)
+			return spillError(err)
 		}
 		off += int64(len(chunk))
 		chunk = chunk[:0]

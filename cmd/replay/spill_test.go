@@ -48,7 +48,7 @@ func TestSpilledTraceChecksTheSame(t *testing.T) {
 		}
 	}
 	r := replayEnv(t, dir, []string{"REPLAY_IN_MEMORY=-1", "TMPDIR=" + filepath.Join(dir, "missing")}, "verify", "c.lz4")
-	badInput(t, r, "spilling the trace to disk", "missing")
+	badInput(t, r, "spilling the trace to disk", "missing", "set TMPDIR", "REPLAY_IN_MEMORY")
 }
 
 // TestHugeMessageSeqIsNoPanic: a receive naming a send seq far past any
