@@ -73,8 +73,11 @@ type spillStore struct {
 }
 
 type cachedChunk struct {
+	used  uint64        // under spillStore.mu
+	ready chan struct{} // closed once events or err is set
+	// events, err: the decoded chunk, or why it could not be read.
 	events []*node.Event
-	used   uint64
+	err    error
 }
 
 func (s *spillStore) len() int { return s.n }
@@ -87,32 +90,41 @@ func (s *spillStore) at(i int) *node.Event {
 	}
 	k := i / chunkEvents
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.clock++
-	if c := s.cache[k]; c != nil {
+	c := s.cache[k]
+	if c != nil {
 		c.used = s.clock
-		return c.events[i%chunkEvents]
+		s.mu.Unlock()
+		<-c.ready
+	} else {
+		// Decoded outside the lock: readers on other cores (the parts of
+		// validation, the segments of check --jobs) decode their own
+		// chunks at once; a reader wanting a chunk being decoded waits
+		// for it.
+		c = &cachedChunk{used: s.clock, ready: make(chan struct{})}
+		if len(s.cache) >= cachedChunks {
+			var oldest int
+			var used uint64 = ^uint64(0)
+			for key, c := range s.cache {
+				if c.used < used {
+					oldest, used = key, c.used
+				}
+			}
+			delete(s.cache, oldest)
+		}
+		s.cache[k] = c
+		s.reads++
+		s.mu.Unlock()
+		c.events, c.err = s.readChunk(k)
+		close(c.ready)
 	}
-	s.reads++
-	events, err := s.readChunk(k)
-	if err != nil {
+	if c.err != nil {
 		// The temporary file is ours and already read once: failing
 		// to read it back is the machine's fault (a full or failing
 		// disk), not the trace's, and the step cannot be made up.
-		panic(fmt.Errorf("replay: reading back the spilled trace at step %d: %w", i, err))
+		panic(fmt.Errorf("replay: reading back the spilled trace at step %d: %w", i, c.err))
 	}
-	if len(s.cache) >= cachedChunks {
-		var oldest int
-		var used uint64 = ^uint64(0)
-		for key, c := range s.cache {
-			if c.used < used {
-				oldest, used = key, c.used
-			}
-		}
-		delete(s.cache, oldest)
-	}
-	s.cache[k] = &cachedChunk{events: events, used: s.clock}
-	return events[i%chunkEvents]
+	return c.events[i%chunkEvents]
 }
 
 func (s *spillStore) readChunk(k int) ([]*node.Event, error) {
