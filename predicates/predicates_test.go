@@ -15,6 +15,12 @@ import (
 func paxosTrace(t *testing.T, seed uint64, bug string) *replay.Trace {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Bug = seed, bug
+	return paxosTraceOf(t, cfg)
+}
+
+// paxosTraceOf simulates paxos as cfg says.
+func paxosTraceOf(t *testing.T, cfg sim.Config) *replay.Trace {
+	t.Helper()
 	var buf bytes.Buffer
 	if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
 		t.Fatal(err)

@@ -67,6 +67,10 @@ type seamTrack struct {
 	settled   bool
 	warmReads map[item]bool
 	writes    map[item]int // rewrites since the mark
+	// warmWrites counts rewrites in the warm-up; guessed holds what was
+	// read after the mark with the warm-up's value (see read).
+	warmWrites map[item]int
+	guessed    map[item]bool
 }
 
 // read is called where an evaluation reads history-like state.
@@ -82,8 +86,19 @@ func (t *seamTrack) read(c *Checker, it item) {
 		}
 		return
 	}
-	if t.writes[it] >= t.need(c, it) {
+	need := t.need(c, it)
+	if t.writes[it] >= need {
 		return // rewritten since the mark: the same as the sequential run's
+	}
+	if t.warmWrites[it]+t.writes[it] > need {
+		// The warm-up saw it change often enough (one more than needed:
+		// the warm-up's first evaluation may count as a change the
+		// sequential run did not make) that its value is most likely
+		// the sequential run's. Go on with it rather than wait; the seam
+		// is refused if it differs after all (takeOver), so a wrong
+		// guess costs time, never exactness.
+		t.guessed[it] = true
+		return
 	}
 	// The evaluation waits: its time and memory budgets do not count the
 	// wait, nor what other segments allocated meanwhile.
@@ -119,6 +134,8 @@ func (t *seamTrack) need(c *Checker, it item) int {
 func (t *seamTrack) wrote(it item) {
 	if t.marked {
 		t.writes[it]++
+	} else {
+		t.warmWrites[it]++
 	}
 }
 
@@ -256,7 +273,7 @@ func ResumeSegment(c *Checker, prev <-chan *Seam) *Segment {
 		c.scanNode(id, inst.Handler())
 	}
 	s := &Segment{c: c, prev: prev}
-	s.track = &seamTrack{seg: s, warmReads: map[item]bool{}, writes: map[item]int{}}
+	s.track = &seamTrack{seg: s, warmReads: map[item]bool{}, writes: map[item]int{}, warmWrites: map[item]int{}, guessed: map[item]bool{}}
 	c.track = s.track
 	return s
 }
@@ -550,6 +567,9 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 	// the patched one.
 	forestChecked := false
 	warmRead := func(it item, what string) error {
+		if t.guessed[it] {
+			return fmt.Errorf("%s was read after the seam with the warm-up's value, which differs from the sequential run's", what)
+		}
 		if !t.warmReads[it] || forestChecked {
 			return nil
 		}
