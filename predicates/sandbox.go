@@ -596,11 +596,9 @@ func freezeChecked(v starlark.Value) (starlark.Value, error) {
 	return freeze(v), nil
 }
 
-func keepable(v starlark.Value, depth int, onPath map[starlark.Value]bool) error {
-	if depth > maxDepth {
-		return fmt.Errorf("the value is nested more than %d levels deep", maxDepth)
-	}
-	var elems []starlark.Value
+// elements lists what a list, tuple or dict holds (a dict's keys and
+// values); ok is false for other values.
+func elements(v starlark.Value) (elems []starlark.Value, ok bool) {
 	switch x := v.(type) {
 	case *starlark.List:
 		for i := range x.Len() {
@@ -613,6 +611,17 @@ func keepable(v starlark.Value, depth int, onPath map[starlark.Value]bool) error
 			elems = append(elems, it[0], it[1])
 		}
 	default:
+		return nil, false
+	}
+	return elems, true
+}
+
+func keepable(v starlark.Value, depth int, onPath map[starlark.Value]bool) error {
+	if depth > maxDepth {
+		return fmt.Errorf("the value is nested more than %d levels deep", maxDepth)
+	}
+	elems, ok := elements(v)
+	if !ok {
 		return nil
 	}
 	if _, isTuple := v.(starlark.Tuple); !isTuple {

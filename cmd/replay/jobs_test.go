@@ -191,6 +191,36 @@ liveness("Raised",
 	}
 }
 
+// TestJobsSeamsFunctionValue: a derived value holding a function prints
+// the same whatever the function captured. Here it captures how many
+// versions another value kept, which the warm-up cannot know; the value
+// is not re-evaluated at the seam, so taking it over would report the
+// warm-up's count. The seam must be refused.
+func TestJobsSeamsFunctionValue(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "3000", "-o", "p.lz4"))
+	src := `
+x = derived("x", lambda: event.step // 100, keep = 1000)
+def make():
+    n = len(x.history())
+    return lambda: n
+d = derived("d", make)
+safety("Late", lambda: event.step < 1560, aux = lambda: {"kept": d()()})
+`
+	if err := os.WriteFile(filepath.Join(dir, "fn.star"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seq := replay(t, dir, "check", "--json", "p.lz4", "fn.star")
+	if seq.code != 1 || !strings.Contains(seq.stdout, `"kept": 16`) {
+		t.Fatalf("--jobs 1: exit %d, want 1 with 16 versions kept at #1560\n%s%s", seq.code, seq.stdout, seq.stderr)
+	}
+	par := replay(t, dir, "check", "--json", "--marks", "1550", "--warmup", "100", "p.lz4", "fn.star")
+	sameReport(t, "a derived function value across the seam", seq, par)
+	if !strings.Contains(par.stderr, "1 seam(s), 1 refused") {
+		t.Fatalf("the seam was not refused:\n%s", par.stderr)
+	}
+}
+
 // TestJobsSeamsOrderedIndex: an ordered index's last change is history
 // no warm-up can know; read after the border by a stability measure, it
 // is patched at the seam and the report is the sequential one.
