@@ -159,6 +159,17 @@ func TestDebugPredictOpensABranchAndGoesBack(t *testing.T) {
 	d.waitFor(5*time.Second, "predicted from #1070")
 }
 
+// staleSynTrace simulates transport stale-syn into dir/stale.lz4: 4 s of
+// virtual time keeps its AllAcknowledged alarm (#3489) and searches short.
+func staleSynTrace(t *testing.T, app *App, dir string) string {
+	t.Helper()
+	trace := filepath.Join(dir, "stale.lz4")
+	if code := app.Run([]string{"sim", "transport", "--bug", "stale-syn", "--seed", "1", "--time", "4s", "-o", trace}); code != 0 {
+		t.Fatalf("sim: exit %d: %v", code, app.Stderr)
+	}
+	return trace
+}
+
 // On the AllAcknowledged alarm of transport stale-syn, c goes to the
 // step replay critical names with the same walks, and the recovering walk
 // opens as a branch.
@@ -166,11 +177,7 @@ func TestDebugCriticalGoesToTheCriticalStep(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	trace := filepath.Join(dir, "stale.lz4")
-	// 4 s of virtual time keeps the alarm (#3489) and the search short.
-	if code := app.Run([]string{"sim", "transport", "--bug", "stale-syn", "--seed", "1", "--time", "4s", "-o", trace}); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	trace := staleSynTrace(t, app, dir)
 	script := writeScript(t, dir, "transport.star")
 	out.Reset()
 	if code := app.Run([]string{"critical", trace, script, "--predicate", "AllAcknowledged", "--walks", "2", "--walk-steps", "300",

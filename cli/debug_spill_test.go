@@ -39,10 +39,7 @@ func TestDebugSearchesCloseTheirTraces(t *testing.T) {
 	tmp := t.TempDir()
 	var out, errb bytes.Buffer
 	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	trace := filepath.Join(dir, "stale.lz4")
-	if code := app.Run([]string{"sim", "transport", "--bug", "stale-syn", "--seed", "1", "--time", "4s", "-o", trace}); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	trace := staleSynTrace(t, app, dir)
 	script := writeScript(t, dir, "transport.star")
 	t.Setenv("REPLAY_IN_MEMORY", "-1")
 	t.Setenv("TMPDIR", tmp)

@@ -1,15 +1,12 @@
 package parcheck_test
 
 import (
-	"bytes"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/examples/chord"
 	"github.com/replaycheck/replaycheck/parcheck"
-	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 )
@@ -23,32 +20,14 @@ import (
 func BenchmarkCheckJobs(b *testing.B) {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Steps, cfg.Time = 1, 50_000, 100_000*time.Second
-	var buf bytes.Buffer
-	if _, err := sim.Run(chord.System, cfg.WithDefaults(chord.System), &buf); err != nil {
-		b.Fatal(err)
-	}
-	tr, err := replay.FromBytes(buf.Bytes(), "chord.lz4")
+	tr, err := replay.FromBytes(simulate(b, chord.System, cfg), "chord.lz4")
 	if err != nil {
 		b.Fatal(err)
 	}
-	script, err := filepath.Abs("../scripts/chord.star")
-	if err != nil {
-		b.Fatal(err)
-	}
-	load := func(r *replay.Replayer, from int) (*predicates.Checker, error) {
-		return predicates.Load(script, r, predicates.Options{From: from, To: -1})
-	}
+	load := loader(b, "chord.star")
 	b.Run("jobs=1", func(b *testing.B) {
 		for b.Loop() {
-			r, err := replay.New(tr, examples.Registry(), replay.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			c, err := load(r, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := c.Run(predicates.RunOptions{}); err != nil {
+			if _, err := sequential(b, tr, load); err != nil {
 				b.Fatal(err)
 			}
 		}

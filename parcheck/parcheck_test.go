@@ -18,6 +18,42 @@ import (
 	"github.com/replaycheck/replaycheck/system"
 )
 
+// simulate runs sys as cfg says (defaults filled in) and returns the trace.
+func simulate(tb testing.TB, sys *system.System, cfg sim.Config) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	if _, err := sim.Run(sys, cfg.WithDefaults(sys), &buf); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// loader binds a bundled script to a replay, as parcheck.Options.Load.
+func loader(tb testing.TB, script string) func(*replay.Replayer, int) (*predicates.Checker, error) {
+	tb.Helper()
+	path, err := filepath.Abs("../scripts/" + script)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return func(r *replay.Replayer, from int) (*predicates.Checker, error) {
+		return predicates.Load(path, r, predicates.Options{From: from, To: -1})
+	}
+}
+
+// sequential is Run over tr: what --jobs 1 reports.
+func sequential(tb testing.TB, tr *replay.Trace, load func(*replay.Replayer, int) (*predicates.Checker, error)) (*predicates.Report, error) {
+	tb.Helper()
+	r, err := replay.New(tr, examples.Registry(), replay.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := load(r, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c.Run(predicates.RunOptions{})
+}
+
 func report(t *testing.T, rep *predicates.Report) string {
 	t.Helper()
 	var b bytes.Buffer
@@ -46,30 +82,12 @@ func TestCheckIsRun(t *testing.T) {
 		t.Run(tc.sys.Name, func(t *testing.T) {
 			cfg := sim.DefaultConfig()
 			tc.cfg(&cfg)
-			var buf bytes.Buffer
-			if _, err := sim.Run(tc.sys, cfg.WithDefaults(tc.sys), &buf); err != nil {
-				t.Fatal(err)
-			}
-			tr, err := replay.FromBytes(buf.Bytes(), tc.sys.Name+".lz4")
+			tr, err := replay.FromBytes(simulate(t, tc.sys, cfg), tc.sys.Name+".lz4")
 			if err != nil {
 				t.Fatal(err)
 			}
-			script, err := filepath.Abs("../scripts/" + tc.script)
-			if err != nil {
-				t.Fatal(err)
-			}
-			load := func(r *replay.Replayer, from int) (*predicates.Checker, error) {
-				return predicates.Load(script, r, predicates.Options{From: from, To: -1})
-			}
-			r, err := replay.New(tr, examples.Registry(), replay.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := load(r, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			seq, seqErr := c.Run(predicates.RunOptions{})
+			load := loader(t, tc.script)
+			seq, seqErr := sequential(t, tr, load)
 			want := report(t, seq)
 			n := tr.Len()
 			for _, o := range []parcheck.Options{

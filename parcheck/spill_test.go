@@ -1,7 +1,6 @@
 package parcheck_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/examples/chord"
 	"github.com/replaycheck/replaycheck/parcheck"
-	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 )
@@ -22,34 +20,16 @@ import (
 func TestCheckSpilledIsRun(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Steps, cfg.Time = 2, 6000, time.Hour
-	var buf bytes.Buffer
-	if _, err := sim.Run(chord.System, cfg.WithDefaults(chord.System), &buf); err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "chord.lz4")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, simulate(t, chord.System, cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script, err := filepath.Abs("../scripts/chord.star")
-	if err != nil {
-		t.Fatal(err)
-	}
-	load := func(r *replay.Replayer, from int) (*predicates.Checker, error) {
-		return predicates.Load(script, r, predicates.Options{From: from, To: -1})
-	}
+	load := loader(t, "chord.star")
 	mem, err := replay.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := replay.New(mem, examples.Registry(), replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := load(r, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq, err := c.Run(predicates.RunOptions{})
+	seq, err := sequential(t, mem, load)
 	if err != nil {
 		t.Fatal(err)
 	}
