@@ -79,7 +79,7 @@ Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
 	fl := cmd.Flags()
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as one JSON object")
 	fl.IntVar(&f.from, "from", 0, "evaluate predicates from this step on (replay still starts at #0)")
-	fl.IntVar(&f.to, "to", -1, "stop after this step (-1: the end)")
+	fl.IntVar(&f.to, "to", -1, "stop after this step (-1: the end); intervals still open there are left unjudged, not alarms")
 	fl.BoolVar(&f.stopAtFirst, "stop-at-first", false, "stop at the first violation --fail-on counts")
 	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "which findings make the exit code 1: safety, alarm, any (every violation, screened intervals too), none; comma-separated")
 	fl.StringSliceVar(&f.nodes, "nodes", nil, "replay only these nodes (partial replay; the others' rows are absent)")

@@ -458,7 +458,7 @@ func (g *seg) run() {
 		case err != nil:
 			stop = true
 		case d.o.To >= 0 && s.Pos() >= d.o.To:
-			atEnd, stop = true, true
+			atEnd, stop = s.Pos() >= d.tr.Len()-1, true
 		case d.o.Run.StopAtFirst && s.ShouldStop(d.o.Run.Counts):
 			stop = true
 		}

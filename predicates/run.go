@@ -43,7 +43,9 @@ func (c *Checker) Run(opts RunOptions) (*Report, error) {
 			opts.Progress(c.step, total)
 		}
 		if c.opts.To >= 0 && c.step >= c.opts.To {
-			break
+			// Stopping before the trace's end leaves open intervals
+			// unjudged: the run went on past --to.
+			return c.finish(c.step >= total-1), nil
 		}
 		if opts.StopAtFirst {
 			if len(c.report.Errors) > 0 {

@@ -274,6 +274,27 @@ func TestJobsOptions(t *testing.T) {
 	badInput(t, replay(t, dir, "check", "--jobs", "2", "--warmup", "0", "bug.lz4", script), "--warmup 0")
 }
 
+// TestCheckToLeavesOpenIntervalsUnjudged: --to stops checking before the
+// trace ends, so an interval still open there is not "open at the end"
+// and raises no alarm (it closes later in the run): it is unjudged, as
+// where any check stops early, with --jobs too.
+func TestCheckToLeavesOpenIntervalsUnjudged(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "3000", "-o", "p.lz4"))
+	if err := os.WriteFile(filepath.Join(dir, "open.star"), []byte(`liveness("Warm", lambda: event.step > 1000)`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seq := replay(t, dir, "check", "--to", "500", "p.lz4", "open.star")
+	if seq.code != 0 || !strings.Contains(seq.stdout, "1 still open when checking stopped (not judged)") {
+		t.Fatalf("--to 500: exit %d, want 0 and the interval still open when checking stopped\n%s%s", seq.code, seq.stdout, seq.stderr)
+	}
+	sameReport(t, "--to 500 --jobs 2", seq, replay(t, dir, "check", "--to", "500", "--marks", "250", "--warmup", "50", "p.lz4", "open.star"))
+	whole := replay(t, dir, "check", "p.lz4", "open.star")
+	if whole.code != 0 || !strings.Contains(whole.stdout, "0 alarm(s)") {
+		t.Fatalf("the whole trace: exit %d, want 0 and no alarm (the interval closes at #1001)\n%s", whole.code, whole.stdout)
+	}
+}
+
 // TestJobsDivergence: a replay that diverges in the middle gives the
 // report and the divergence of --jobs 1 (exit 3), whether the divergence
 // falls in a segment's range, in a warm-up or before a checkpoint the
