@@ -371,7 +371,8 @@ func (db *DB) putMeta(m Meta) error {
 	if err := txn.CommitAt(metaVersion, nil); err != nil {
 		return fmt.Errorf("write %s: %w", db.dir, err)
 	}
-	db.meta = m
+	// db.meta stays as it is: readers browsing a build read it without a
+	// lock, and the complete database is opened afresh from the store.
 	return nil
 }
 
