@@ -24,6 +24,7 @@ type checkFlags struct {
 	jobs        int
 	warmup      int
 	marks       []int
+	damage      damageFlag
 }
 
 func (a *App) checkCmd() *cobra.Command {
@@ -66,9 +67,16 @@ cores are shared: with N jobs an evaluation's heap growth may include
 other segments' allocations, and it takes longer on busy cores, so give
 --script-memory and --script-time room.
 
+A damaged trace file (truncated or corrupt: a warning names it) is
+checked as far as it was recovered, but its end is not the run's end:
+intervals still open there are left unjudged, the report is not
+complete, and the check exits 2 after the report. --allow-damaged checks
+what was recovered as the whole run and exits as if nothing were lost.
+
 Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
-(unreadable trace, script error with file:line:col), 3 replay divergence,
-4 a predicate could not be evaluated (this outranks violations).`,
+(unreadable or damaged trace, script error with file:line:col), 3 replay
+divergence, 4 a predicate could not be evaluated (4 outranks 2, and both
+outrank violations).`,
 		Example: `  replay check paxos.lz4 scripts/paxos.star
   replay check --json --stop-at-first paxos.lz4 scripts/paxos.star
   replay check n1.lz4 n2.lz4 n3.lz4 scripts/raft.star --nodes 1,2
@@ -87,6 +95,7 @@ Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
 	fl.IntVar(&f.warmup, "warmup", parcheck.DefaultWarmup, "with --jobs: steps each segment evaluates before the first step it owns")
 	fl.IntSliceVar(&f.marks, "marks", nil, "with --jobs: the segments' first steps, instead of borders chosen as the work goes (for tests)")
 	_ = fl.MarkHidden("marks")
+	f.damage.register(fl)
 	f.budgets.register(fl)
 	return cmd
 }
@@ -160,7 +169,9 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if n := r.Len(); f.from > 0 && f.from >= n {
 		return badInput("--from %d: the trace has %d steps (#0..#%d), so nothing would be checked", f.from, n, n-1)
 	}
-	popts := predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to}
+	damaged := damagedFiles(tr)
+	popts := predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to,
+		CutShort: len(damaged) > 0 && !f.damage.allow}
 	c, err := predicates.Load(script.Path, r, popts)
 	if err != nil {
 		return badInput("%v", err)
@@ -211,9 +222,10 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if f.asJSON {
 		out := struct {
 			*predicates.ReportJSON
+			Damaged    []string           `json:"damaged,omitempty"`
 			Divergence *replay.Divergence `json:"divergence,omitempty"`
 			Seconds    float64            `json:"seconds"`
-		}{rep.JSON(), d, elapsed.Seconds()}
+		}{rep.JSON(), damageLines(tr), d, elapsed.Seconds()}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -238,6 +250,8 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			rep.WriteErrors(a.Stderr)
 		}
 		return &exitError{ExitPredicateError, fmt.Errorf("%d evaluation error(s) (above): the run was not fully checked", len(rep.Errors))}
+	case len(damaged) > 0 && !f.damage.allow:
+		return f.damage.refuse(damaged, "checked")
 	case failing > 0:
 		return &exitError{ExitViolations, fmt.Errorf("%d violation(s) (--fail-on %s); the first: %s", failing, f.failOn, first.Headline())}
 	}

@@ -17,6 +17,7 @@ type verifyFlags struct {
 	nodes           []string
 	skipStateHashes bool
 	asJSON          bool
+	damage          damageFlag
 }
 
 func (a *App) verifyCmd() *cobra.Command {
@@ -38,7 +39,12 @@ says, what the handler did now and the usual causes, and exits 3.
 --nodes replays a subset of the nodes (partial replay): messages from the
 others come from the receivers' traces. A node whose recording ends early
 (a killed process, a damaged file) is reported as state-unknown from its
-last recorded step.`,
+last recorded step.
+
+A damaged file (truncated or corrupt: a warning names it) is replayed as
+far as it was recovered, and then verify exits 2: what was lost was not
+verified. --allow-damaged exits 0 when what was recovered replays
+exactly.`,
 		Example: `  replay verify paxos.lz4
   replay verify node1.lz4 node2.lz4 node3.lz4 --nodes 1,3`,
 		Args: requireArgs(1, "FILE (a trace file)"),
@@ -48,6 +54,7 @@ last recorded step.`,
 	fl.StringSliceVar(&f.nodes, "nodes", nil, "replay only these nodes (comma-separated)")
 	fl.BoolVar(&f.skipStateHashes, "no-state-hashes", false, "do not compare recorded state hashes (faster; divergence found through effects only)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
+	f.damage.register(fl)
 	return cmd
 }
 
@@ -59,6 +66,7 @@ type verifyResult struct {
 	Divergences int                  `json:"divergences"`
 	Divergence  *replay.Divergence   `json:"divergence,omitempty"`
 	Unknown     map[node.ID][]string `json:"state_unknown,omitempty"`
+	Damaged     []string             `json:"damaged,omitempty"`
 	Seconds     float64              `json:"seconds"`
 }
 
@@ -81,7 +89,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
-	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Unknown: map[node.ID][]string{}}
+	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Unknown: map[node.ID][]string{}, Damaged: damageLines(tr)}
 	prog := a.progress()
 	start := time.Now()
 	runErr := r.RunTo(tr.Len()-1, func(step int) error {
@@ -140,6 +148,9 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	}
 	if d != nil {
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}
+	}
+	if damaged := damagedFiles(tr); len(damaged) > 0 && !f.damage.allow {
+		return f.damage.refuse(damaged, "replayed")
 	}
 	return nil
 }

@@ -30,6 +30,11 @@ type Options struct {
 	// From and To restrict evaluation to steps From..To (To < 0: the end).
 	// Replay still runs from the start; tables are kept throughout.
 	From, To int
+	// CutShort says the trace ends before the run did (a damaged file
+	// lost its tail): reaching its last step is an early stop, so
+	// liveness intervals still open there are left unjudged and the
+	// report is not complete.
+	CutShort bool
 }
 
 // DefaultMaxSteps is the default Starlark step budget per evaluation.

@@ -65,11 +65,13 @@ func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 		if step, ok := failed[n]; ok {
 			note += fmt.Sprintf("; failed at #%d, not checked after", step)
 		}
-		switch st.Kind {
-		case "safety":
+		switch {
+		case st.Kind == "safety":
 			fmt.Fprintf(w, "  %-32s safety    %d violation(s)%s\n", n, st.Violations, note)
+		case st.judged:
+			fmt.Fprintf(w, "  %-32s liveness  %d alarm(s), %d interval(s) screened by its alarm function%s\n", n, st.Alarms, st.Screened, note)
 		default:
-			fmt.Fprintf(w, "  %-32s liveness  %d alarm(s), %d interval(s) screened by stability measures%s\n", n, st.Alarms, st.Screened, note)
+			fmt.Fprintf(w, "  %-32s liveness  %d alarm(s), %d interval(s) that closed%s\n", n, st.Alarms, st.Screened, note)
 		}
 	}
 	if len(r.Errors) > 0 {

@@ -133,6 +133,10 @@ type PredicateStats struct {
 	Alarms   int `json:"alarms"`
 	Screened int `json:"screened"`
 	Unjudged int `json:"unjudged"`
+	// judged: the liveness predicate has an alarm function, which may
+	// screen intervals; without one, an interval that closed is simply
+	// not raised.
+	judged bool
 }
 
 // MarshalJSON leaves the liveness counts out of a safety predicate's.
@@ -202,6 +206,7 @@ func (c *Checker) Finish() *Report { return c.finish(true) }
 // a divergence) has not been judged: it is reported open and unjudged,
 // not as an alarm, unless its alarm function already raised it.
 func (c *Checker) finish(atEnd bool) *Report {
+	atEnd = atEnd && !c.opts.CutShort
 	for _, p := range c.preds {
 		if p.open == nil {
 			continue
@@ -219,7 +224,7 @@ func (c *Checker) finish(atEnd bool) *Report {
 	}
 	c.report.Complete, c.report.LastStep = atEnd, c.step
 	for _, p := range c.preds {
-		st := &PredicateStats{Kind: p.Kind, Evals: p.Evals}
+		st := &PredicateStats{Kind: p.Kind, Evals: p.Evals, judged: p.alarm != nil}
 		c.report.Predicates[p.Name] = st
 	}
 	c.report.tally()

@@ -110,3 +110,24 @@ func TestReportRateNeedsATime(t *testing.T) {
 		t.Fatalf("no rate over a measured second: %s", b.String())
 	}
 }
+
+// TestClosedIntervalsAreNotSaidScreened: the summary says an alarm
+// function screened intervals only when there is one; without it, the
+// intervals that closed were simply not raised.
+func TestClosedIntervalsAreNotSaidScreened(t *testing.T) {
+	rep := checkPaxos(t, `
+liveness("Plain", lambda: event.step < 10 or event.step > 20)
+liveness("Judged", lambda: event.step < 10 or event.step > 20, alarm = lambda aux: False)
+`, predicates.RunOptions{})
+	var b strings.Builder
+	rep.WriteText(&b, time.Second)
+	text := b.String()
+	for _, want := range []string{
+		"Plain                            liveness  0 alarm(s), 1 interval(s) that closed\n",
+		"Judged                           liveness  0 alarm(s), 1 interval(s) screened by its alarm function\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, text)
+		}
+	}
+}

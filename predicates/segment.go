@@ -494,7 +494,7 @@ func Stitch(parts []Part) *Report {
 		}
 	}
 	for name, st := range last.Predicates {
-		out.Predicates[name] = &PredicateStats{Kind: st.Kind, Evals: evals[name]}
+		out.Predicates[name] = &PredicateStats{Kind: st.Kind, Evals: evals[name], judged: st.judged}
 	}
 	out.tally()
 	return out

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -226,8 +227,19 @@ func TestHostileTraces(t *testing.T) {
 							lines = []string{l}
 						}
 					}
+				case args[0] == "check" || args[0] == "verify":
+					// A verdict on part of a run is not one on the run:
+					// exit 2 after the report, unless --allow-damaged.
+					if r.code != 2 || len(lines) != 2 || !strings.HasPrefix(lines[0], "warning: "+path+": ") ||
+						!strings.Contains(lines[1], path+" is damaged") || !strings.Contains(lines[1], "--allow-damaged") {
+						t.Fatalf("exit %d, want 2, a warning line and a line saying the run was not all checked:\n%.2000s", r.code, r.stderr)
+					}
+					allowed := app(t, append(slices.Clone(args), "--allow-damaged")...)
+					if allowed.code != 0 && !(args[0] == "check" && allowed.code == 1) || allowed.stderr != r.stderr[:len(lines[0])+1] {
+						t.Fatalf("--allow-damaged: exit %d, want 0 and the warning line alone:\n%.2000s", allowed.code, allowed.stderr)
+					}
 				default:
-					if r.code != 0 && !(args[0] == "check" && r.code == 1) || len(lines) != 1 || !strings.HasPrefix(lines[0], "warning: "+path+": ") {
+					if r.code != 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], "warning: "+path+": ") {
 						t.Fatalf("exit %d, want 0 and one warning line:\n%.2000s", r.code, r.stderr)
 					}
 				}

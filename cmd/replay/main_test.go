@@ -204,6 +204,40 @@ func TestTruncatedTrace(t *testing.T) {
 	if n := strings.Count(r.stdout, "\n"); n < 100 {
 		t.Fatalf("only %d events recovered from two thirds of the file", n)
 	}
+
+	// A liveness interval open where the file was cut is not judged:
+	// the lost tail might have closed it. The check says it was not
+	// complete and exits 2; --allow-damaged judges the recovered part
+	// as the whole run (an alarm, exit 1).
+	os.WriteFile(filepath.Join(dir, "never.star"), []byte(`liveness("Never", lambda: False)`+"\n"), 0o644)
+	whole := replay(t, dir, "check", "--json", "full.lz4", "never.star")
+	if whole.code != 1 || !strings.Contains(whole.stdout, `"complete": true`) || strings.Contains(whole.stdout, `"damaged"`) {
+		t.Fatalf("check of the whole trace: exit %d\n%s", whole.code, whole.stdout)
+	}
+	for _, jobs := range []string{"1", "2"} {
+		r = replay(t, dir, "check", "--json", "--jobs", jobs, "cut.lz4", "never.star")
+		var rep struct {
+			Complete   bool
+			Damaged    []string
+			Violations []json.RawMessage
+			Unjudged   []json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("--jobs %s: %v\n%s", jobs, err, r.stdout)
+		}
+		if r.code != 2 || rep.Complete || len(rep.Damaged) != 1 || !strings.Contains(rep.Damaged[0], "cut.lz4: trace truncated") ||
+			len(rep.Violations) != 0 || len(rep.Unjudged) != 1 || !strings.Contains(r.stderr, "cut.lz4 is damaged") {
+			t.Fatalf("--jobs %s: check of the cut trace: exit %d, %+v\nstderr: %s", jobs, r.code, rep, r.stderr)
+		}
+	}
+	r = replay(t, dir, "check", "--allow-damaged", "cut.lz4", "never.star")
+	if r.code != 1 || !strings.Contains(r.stdout, "1 alarm(s)") || strings.Contains(r.stderr, "is damaged") {
+		t.Fatalf("--allow-damaged: exit %d\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	r = replay(t, dir, "verify", "--json", "cut.lz4")
+	if r.code != 2 || !strings.Contains(r.stdout, `"damaged": [`) {
+		t.Fatalf("verify of the cut trace: exit %d\n%s", r.code, r.stdout)
+	}
 }
 
 func TestHelpExplainsEveryFlag(t *testing.T) {

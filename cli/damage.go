@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/replaycheck/replaycheck/replay"
+)
+
+// damageFlag is --allow-damaged of the verbs whose exit code is a verdict
+// on the whole run (check, verify): without it, a trace file that lost its
+// tail makes them exit 2 after their report, so that a script never takes
+// a check of part of a run for a check of all of it.
+type damageFlag struct{ allow bool }
+
+func (d *damageFlag) register(fl *pflag.FlagSet) {
+	fl.BoolVar(&d.allow, "allow-damaged", false, "take what was recovered from a damaged trace file as the whole run: exit as if nothing were lost (the warning stays)")
+}
+
+// refuse is the exit of a verb that did its work on damaged files.
+func (d *damageFlag) refuse(damaged []string, did string) error {
+	return badInput("%s is damaged (warning above): only what was recovered was %s; --allow-damaged takes that as the whole run",
+		strings.Join(damaged, ", "), did)
+}
+
+// damagedFiles names the trace files that could not be read to their end.
+func damagedFiles(tr *replay.Trace) []string {
+	var out []string
+	for _, f := range tr.Files {
+		if f.Damage != nil {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+// damageLines is each damaged file's one-line report, for --json.
+func damageLines(tr *replay.Trace) []string {
+	var out []string
+	for _, f := range tr.Files {
+		if f.Damage != nil {
+			out = append(out, fmt.Sprint(f.Damage))
+		}
+	}
+	return out
+}
