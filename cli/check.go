@@ -86,7 +86,7 @@ outrank violations).`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as one JSON object")
-	fl.IntVar(&f.from, "from", 0, "evaluate predicates from this step on (replay still starts at #0)")
+	fl.IntVar(&f.from, "from", 0, "evaluate predicates from this step on (replay and derived values still start at #0; a break found at this step may be older)")
 	fl.IntVar(&f.to, "to", -1, "stop after this step (-1: the end); intervals still open there are left unjudged, not alarms")
 	fl.BoolVar(&f.stopAtFirst, "stop-at-first", false, "stop at the first violation --fail-on counts")
 	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "which findings make the exit code 1: safety, alarm, any (every violation, screened intervals too), none; comma-separated")
@@ -212,6 +212,9 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	failing := 0
 	var first *predicates.Violation
 	for _, v := range rep.Violations {
+		// Nothing was evaluated before --from: a break found there may
+		// be older.
+		v.FirstChecked = f.from > 0 && v.Step == f.from
 		if counts(v) {
 			failing++
 			if first == nil || v.Decided() < first.Decided() {

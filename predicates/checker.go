@@ -338,7 +338,14 @@ func (c *Checker) Observe() error {
 		}
 	}
 	c.recordHistories()
-	if step < c.opts.From || (c.opts.To >= 0 && step > c.opts.To) {
+	if step < c.opts.From {
+		// Derived values run before --from as in a whole check, so their
+		// histories and change times at FROM are the whole check's.
+		c.last = StepStats{}
+		c.refreshDerived()
+		return nil
+	}
+	if c.opts.To >= 0 && step > c.opts.To {
 		return nil
 	}
 	c.report.Steps++
@@ -373,6 +380,31 @@ func (c *Checker) rowChanged(rs *rowState, cols []int) {
 
 func (c *Checker) evaluateStep() error {
 	c.last = StepStats{}
+	c.refreshDerived()
+	for _, p := range c.preds {
+		if p.disabled {
+			continue
+		}
+		// A safety predicate settles only while it holds with no open
+		// breaks: otherwise its witnesses may change with the same result.
+		settles := p.Kind == "liveness" || p.holding && len(p.breaks) == 0
+		if !p.frame.dirty && p.frame.stale && settles && c.settleTop(p.Name, p.frame) {
+			p.Evals++ // checked, if not run: Evals counts the steps that had to look at it
+		}
+		if p.frame.dirty || p.frame.stale {
+			if err := c.evalPredicate(p); err != nil {
+				return err
+			}
+		} else if p.open != nil {
+			c.updateOpen(p)
+		}
+	}
+	return nil
+}
+
+// refreshDerived brings ordered indexes and derived values up to the
+// step: what predicates read, and what keeps histories and change times.
+func (c *Checker) refreshDerived() {
 	if c.evaluate {
 		for _, d := range c.derived {
 			d.frame.dirty = true
@@ -393,25 +425,6 @@ func (c *Checker) evaluateStep() error {
 		}
 		c.evalDerived(d)
 	}
-	for _, p := range c.preds {
-		if p.disabled {
-			continue
-		}
-		// A safety predicate settles only while it holds with no open
-		// breaks: otherwise its witnesses may change with the same result.
-		settles := p.Kind == "liveness" || p.holding && len(p.breaks) == 0
-		if !p.frame.dirty && p.frame.stale && settles && c.settleTop(p.Name, p.frame) {
-			p.Evals++ // checked, if not run: Evals counts the steps that had to look at it
-		}
-		if p.frame.dirty || p.frame.stale {
-			if err := c.evalPredicate(p); err != nil {
-				return err
-			}
-		} else if p.open != nil {
-			c.updateOpen(p)
-		}
-	}
-	return nil
 }
 
 // settleTop settles a stale predicate or derived value (see settle)

@@ -88,8 +88,12 @@ func (r *Report) WriteErrors(w io.Writer) {
 }
 
 func (r *Report) writeViolation(w io.Writer, v *Violation) {
+	since := ""
+	if v.FirstChecked {
+		since = " (the first step checked: it may have begun before)"
+	}
 	if v.Kind == "safety" {
-		fmt.Fprintf(w, "%s (safety) violated at step #%d\n", v.Predicate, v.Step)
+		fmt.Fprintf(w, "%s (safety) violated at step #%d%s\n", v.Predicate, v.Step, since)
 	} else {
 		end := "still open at the end"
 		switch {
@@ -98,7 +102,7 @@ func (r *Report) writeViolation(w io.Writer, v *Violation) {
 		case !r.Complete:
 			end = fmt.Sprintf("still open when checking stopped at #%d", r.LastStep)
 		}
-		fmt.Fprintf(w, "%s (liveness) violated from step #%d, %s; alarm at #%d\n", v.Predicate, v.Step, end, v.AlarmStep)
+		fmt.Fprintf(w, "%s (liveness) violated from step #%d%s, %s; alarm at #%d\n", v.Predicate, v.Step, since, end, v.AlarmStep)
 	}
 	fmt.Fprintf(w, "  at:      t=%v L=%d node %s, %s\n", time.Duration(v.Time), v.Lamport, v.Node, v.Describe())
 	if v.Witness != "" {
@@ -164,8 +168,10 @@ func (v *Violation) MarshalJSON() ([]byte, error) {
 		Time      int64   `json:"time"`
 		Witness   string  `json:"witness,omitempty"`
 		Aux       any     `json:"aux,omitempty"`
+		// FirstChecked: the step is the first of a windowed check.
+		FirstChecked bool `json:"first_checked,omitempty"`
 	}
-	p := point{v.Predicate, v.Kind, v.Status(), v.Step, v.Lamport, v.Node, v.Describe(), v.Time, v.Witness, toJSON(v.Aux)}
+	p := point{v.Predicate, v.Kind, v.Status(), v.Step, v.Lamport, v.Node, v.Describe(), v.Time, v.Witness, toJSON(v.Aux), v.FirstChecked}
 	if v.Kind != "liveness" {
 		return json.Marshal(p)
 	}

@@ -34,9 +34,12 @@ type Violation struct {
 	// the time frontier (the latest time of the steps so far), which never
 	// goes backwards: causal order is not time order.
 	Duration int64 `json:"duration,omitempty"`
-	opened   int64 // the frontier when the interval opened
-	auxNow   starlark.Value
-	auxSet   int // how many times auxNow was computed (segment.go)
+	// FirstChecked: Step is the first step a windowed check evaluated
+	// (check --from), so the break or interval may have begun before it.
+	FirstChecked bool  `json:"first_checked,omitempty"`
+	opened       int64 // the frontier when the interval opened
+	auxNow       starlark.Value
+	auxSet       int // how many times auxNow was computed (segment.go)
 	// unjudged: open, without an alarm, where checking stopped before
 	// the end of its range (--stop-at-first, a divergence).
 	unjudged bool
