@@ -219,11 +219,13 @@ func LoadSource(path string, src []byte, r *replay.Replayer, opts Options) (*Che
 		return nil, &ScriptError{Err: scriptError(err)}
 	}
 	c.globals = globals
-	if len(c.preds) == 0 {
-		return nil, &ScriptError{Err: fmt.Errorf("%s: declares no predicates (call safety(...) or liveness(...))", path)}
-	}
+	// Tables first: a mistyped column, not the script's incompleteness,
+	// is what its author is working on.
 	if err := c.checkTableTypes(); err != nil {
 		return nil, &ScriptError{Err: err}
+	}
+	if len(c.preds) == 0 {
+		return nil, &ScriptError{Err: fmt.Errorf("%s: declares no predicates (call safety(...) or liveness(...))", path)}
 	}
 	c.flips, c.nodeIdx = map[int][]node.ID{}, map[node.ID]int{}
 	for i, id := range r.Trace().Nodes {

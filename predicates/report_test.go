@@ -131,3 +131,20 @@ liveness("Judged", lambda: event.step < 10 or event.step > 20, alarm = lambda au
 		}
 	}
 }
+
+// TestColumnMistakeBeforeNoPredicates: a script still being written, with
+// a table but no predicate yet, hears about its mistyped column first.
+func TestColumnMistakeBeforeNoPredicates(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "p.star")
+	if err := os.WriteFile(script, []byte(`A = table("paxos.Agent", columns = ["Nope"])`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.New(paxosTrace(t, 1, "none"), system.NewRegistry(paxos.System), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = predicates.Load(script, r, predicates.Options{To: -1})
+	if err == nil || !strings.Contains(err.Error(), `column "Nope" is not an observed field of paxos.Agent`) {
+		t.Fatalf("load: %v", err)
+	}
+}
