@@ -378,6 +378,9 @@ type Seam struct {
 	tables  []tableSeam
 	opens   []*openSeam // per predicate: its open interval, or nil
 	forest  []string
+	// failures are the evaluation failures reported so far: a refusal
+	// names the one behind a difference.
+	failures []EvalFailure
 }
 
 // openSeam is an open interval: where it began, whether it was raised,
@@ -517,7 +520,14 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 			if i < len(at.certain) {
 				b = at.certain[i]
 			}
-			return fmt.Errorf("at #%d the sequential run has %s, the warm-up %s", at.Step, clip(a), clip(b))
+			why := ""
+			for _, f := range slices.Concat(prev.failures, at.failures) {
+				if strings.Contains(a+" ", " "+f.Name+" ") || strings.Contains(b+" ", " "+f.Name+" ") {
+					why = "; " + clip(f.String())
+					break
+				}
+			}
+			return fmt.Errorf("at #%d the sequential run has %s, the warm-up %s%s", at.Step, clip(a), clip(b), why)
 		}
 	}
 	t := s.track
@@ -842,9 +852,29 @@ func sameValueStrings(a, b []starlark.Value) bool {
 	return true
 }
 
+// predicateState says, in words, what of a predicate a seam compares.
+func predicateState(p *Predicate) string {
+	var out []string
+	if p.disabled {
+		out = append(out, "disabled by an evaluation error")
+	}
+	if p.auxFailed {
+		out = append(out, "its stability measure failed")
+	}
+	if p.alarmFailed {
+		out = append(out, "its alarm function failed")
+	}
+	if p.holding {
+		out = append(out, "holding")
+	} else {
+		out = append(out, "not holding")
+	}
+	return strings.Join(out, ", ")
+}
+
 // seam captures the checker's state after its last observed step.
 func (c *Checker) seam() *Seam {
-	s := &Seam{Step: c.r.Pos() + 1, forest: c.forest()}
+	s := &Seam{Step: c.r.Pos() + 1, forest: c.forest(), failures: slices.Clone(c.report.Errors)}
 	add := func(format string, args ...any) { s.certain = append(s.certain, fmt.Sprintf(format, args...)) }
 	add("now %d", c.now)
 	for _, id := range c.r.Trace().Nodes {
@@ -858,7 +888,7 @@ func (c *Checker) seam() *Seam {
 		s.derived = append(s.derived, derivedSeam{since: d.since, hist: slices.Clone(d.hist)})
 	}
 	for _, p := range c.preds {
-		add("predicate %s disabled %v aux %v alarm %v holding %v", p.Name, p.disabled, p.auxFailed, p.alarmFailed, p.holding)
+		add("predicate %s %s", p.Name, predicateState(p))
 		var breaks []string
 		for k := range p.breaks {
 			breaks = append(breaks, fmt.Sprintf("%d %s %q", k.table, k.row.node, k.row.path))

@@ -149,6 +149,10 @@ safety("Flaky", flaky)
 	if !strings.Contains(par.stderr, "2 seam(s), 2 refused") {
 		t.Fatalf("the seams were not refused:\n%s", par.stderr)
 	}
+	// The refusal says why in words, naming the error behind it.
+	if !strings.Contains(par.stderr, "the sequential run has predicate Flaky disabled by an evaluation error, holding, the warm-up predicate Flaky holding; Flaky failed at step #300") {
+		t.Fatalf("the refusal does not say why:\n%s", par.stderr)
+	}
 
 	// Intervals open from #500 to #699 and from #1000 to #1700 over the
 	// borders at #650 and #1200 (the warm-ups open them at #550 and
