@@ -223,8 +223,35 @@ Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
 		if strings.Contains(c.Use, ".star") || c.Flags().Lookup("preds") != nil || c.Flags().Lookup("check") != nil {
 			c.Long = withScriptHelp(c.Long)
 		}
+		c.Example = a.examplesNote(c.Example)
 	}
 	return root
+}
+
+// bundledNames are the systems the examples of --help run.
+var exampleSystems = []string{"paxos", "chord", "raftkv", "lockserver"}
+
+// examplesNote says, in a binary of one's own (cli.Main with another
+// registry), that examples naming a bundled system it lacks are examples,
+// and which systems this binary knows instead.
+func (a *App) examplesNote(example string) string {
+	if a.Registry == nil {
+		return example
+	}
+	for _, name := range exampleSystems {
+		if !strings.Contains(example, " "+name+" ") {
+			continue
+		}
+		if _, err := a.Registry.Lookup(name); err == nil {
+			continue
+		}
+		known := strings.Join(a.Registry.Names(), ", ")
+		if known == "" {
+			known = "none"
+		}
+		return example + "\n  # The examples name systems bundled with replaycheck; this binary knows: " + known + "."
+	}
+	return example
 }
 
 // requireArgs is cobra.MinimumNArgs with an error that says what is missing.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/replaycheck/replaycheck/cli"
+	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -159,5 +160,28 @@ func TestDemoInAnotherBinary(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "does not register paxos") {
 		t.Fatalf("demo in a binary without paxos does not say the commands need the bundled one:\n%s", out.String())
+	}
+}
+
+// TestHelpInAnotherBinary: --help's examples run the bundled systems; in
+// a binary that lacks them they say so and name the systems it knows,
+// while the bundled binary's help stays as it is.
+func TestHelpInAnotherBinary(t *testing.T) {
+	help := func(reg *system.Registry, verb string) string {
+		var out, errb bytes.Buffer
+		app := &cli.App{Registry: reg, Stdout: &out, Stderr: &errb}
+		if code := app.Run([]string{verb, "--help"}); code != cli.ExitOK {
+			t.Fatalf("%s --help: exit %d\n%s", verb, code, errb.String())
+		}
+		return out.String()
+	}
+	const note = "The examples name systems bundled with replaycheck; this binary knows: twophase."
+	for _, verb := range []string{"sim", "explore", "shrink"} {
+		if h := help(system.NewRegistry(twoPhase), verb); !strings.Contains(h, note) {
+			t.Errorf("%s --help in a binary of its own lacks the note:\n%s", verb, h)
+		}
+		if h := help(examples.Registry(), verb); strings.Contains(h, "The examples name systems bundled") {
+			t.Errorf("%s --help in the bundled binary has the note:\n%s", verb, h)
+		}
 	}
 }
