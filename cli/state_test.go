@@ -54,6 +54,11 @@ func TestStateAndHistory(t *testing.T) {
 	if st.Nodes[0].Node != "n1" || st.Nodes[6].Node != "n7" || len(st.Nodes[4].Fields) < 3 || st.Nodes[4].Fields[0].Path != "@status" {
 		t.Fatalf("state JSON nodes: %+v", st.Nodes)
 	}
+	// Keys are lower case, as everywhere else (encoding/json above would
+	// match "Path" too).
+	if !strings.Contains(byDB, `"path": "@status"`) || strings.Contains(byDB, `"Path"`) {
+		t.Fatalf("state JSON keys:\n%.400s", byDB)
+	}
 	var h struct {
 		Versions []struct {
 			Step  int

@@ -12,8 +12,8 @@ import (
 // Leaf is one scalar of a node's observed state and where it lives.
 // Paths read like Go: Leader.Lasts[0].From, Accepts[8]["n1"].
 type Leaf struct {
-	Path  string
-	Value string
+	Path  string `json:"path"`
+	Value string `json:"value"`
 }
 
 // Flatten lists every scalar of v's observed state in canonical order
