@@ -287,7 +287,7 @@ func (d *driver) fixedPass() {
 	if err != nil {
 		return
 	}
-	for _, g := range segs {
+	for i, g := range segs {
 		at := max(g.mark-d.warmup, d.o.From) - 1 // the checkpoint
 		for r.Pos() < at {
 			select {
@@ -302,7 +302,7 @@ func (d *driver) fixedPass() {
 		g.pos.Store(int64(r.Pos()))
 		d.wg.Add(1)
 		started++
-		go g.start(r.TakeCheckpoint())
+		go g.start(d.from(r, i == len(segs)-1))
 	}
 }
 
@@ -325,16 +325,39 @@ func (d *driver) split(last *seg, mark int, r *replay.Replayer) bool {
 	d.stats.Segments++
 	d.mu.Unlock()
 	last.end, last.next = mark, g
-	cp := r.TakeCheckpoint()
 	d.wg.Add(1)
-	go g.start(cp)
+	go g.start(d.from(r, len(d.segs) == d.o.Jobs))
 	return true
 }
 
-// start replays from the checkpoint through the warm-up to the mark.
-func (g *seg) start(cp *replay.Checkpoint) {
+// from is where a new segment's replay comes from, at the pass's
+// position: a checkpoint of the pass, or, when the pass makes no more
+// segments (last), the pass's replayer itself, which then must not be
+// used again. Handing it over saves copying every node, and rebuilding
+// the ones a copy cannot reproduce by re-executing them from #0, which
+// for a system like raftkv (etcd raft's RawNode) is most of the replay.
+func (d *driver) from(r *replay.Replayer, last bool) func() (*replay.Replayer, error) {
+	if last {
+		return func() (*replay.Replayer, error) {
+			r.CompareStateHashes(!d.o.Replay.SkipStateHashes)
+			return r, nil
+		}
+	}
+	cp := r.TakeCheckpoint()
+	return func() (*replay.Replayer, error) {
+		r, err := replay.New(d.tr, d.reg, d.o.Replay)
+		if err != nil {
+			return nil, err
+		}
+		return r, r.StartAt(cp)
+	}
+}
+
+// start replays from where the pass left it through the warm-up to the
+// mark.
+func (g *seg) start(replayer func() (*replay.Replayer, error)) {
 	defer g.d.wg.Done()
-	if err := g.warm(cp); err != nil {
+	if err := g.warm(replayer); err != nil {
 		// It cannot take over; its predecessor will go on.
 		g.refuse(err)
 		return
@@ -342,13 +365,10 @@ func (g *seg) start(cp *replay.Checkpoint) {
 	g.run()
 }
 
-func (g *seg) warm(cp *replay.Checkpoint) error {
+func (g *seg) warm(replayer func() (*replay.Replayer, error)) error {
 	d := g.d
-	r, err := replay.New(d.tr, d.reg, d.o.Replay)
+	r, err := replayer()
 	if err != nil {
-		return err
-	}
-	if err := r.StartAt(cp); err != nil {
 		return err
 	}
 	c, err := d.o.Load(r, r.Pos()+1)

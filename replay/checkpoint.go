@@ -37,6 +37,12 @@ func (r *Replayer) TakeCheckpoint() *Checkpoint {
 	return cp
 }
 
+// CompareStateHashes turns the comparison of recorded state hashes on or
+// off from the next step on: a replay without them (a cheap pass) can be
+// handed to a checker that wants them, instead of copying its nodes into
+// a checkpoint.
+func (r *Replayer) CompareStateHashes(on bool) { r.opts.SkipStateHashes = !on }
+
 // StartAt moves a replayer that has not stepped yet to a checkpoint taken
 // on a replay of the same trace with the same nodes; its next step is the
 // one after the checkpoint's. The checkpoint's copies are taken over, not
