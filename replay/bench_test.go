@@ -3,11 +3,14 @@ package replay_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/examples/chord"
 	"github.com/replaycheck/replaycheck/internal/bench"
+	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 )
@@ -140,4 +143,26 @@ func BenchmarkSeekBackTasks(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// BenchmarkMerge: merging the 200,000 events of the chord run with 10,000
+// nodes that `replay bench --only nodes` checks (their file order is not
+// merge order), per event.
+//
+//	go test ./replay -run='^$' -bench=Merge -benchtime=5x
+func BenchmarkMerge(b *testing.B) {
+	path := simulateToFile(b, chord.System, sim.Config{Seed: 1, Nodes: 10_000, Steps: 200_000, Time: 1000 * time.Hour,
+		Params: map[string]string{"bits": "16"}}, b.TempDir())
+	f, err := record.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	events := f.Events
+	for b.Loop() {
+		f.Events = slices.Clone(events)
+		if _, err := replay.Merge([]*record.File{f}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(events)), "ns/event")
 }

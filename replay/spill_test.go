@@ -20,7 +20,7 @@ import (
 )
 
 // simulateToFile runs sys and writes its trace to dir.
-func simulateToFile(t *testing.T, sys *system.System, cfg sim.Config, dir string) string {
+func simulateToFile(t testing.TB, sys *system.System, cfg sim.Config, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, fmt.Sprintf("%s-%d.lz4", sys.Name, cfg.Seed))
 	f, err := os.Create(path)
