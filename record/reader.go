@@ -154,7 +154,8 @@ type blockStart struct{ raw, file int64 }
 
 func (b *blocks) done(n int) {
 	if b.cnt.n != b.lastGood {
-		b.starts = append(b.starts, blockStart{raw: b.raw, file: b.lastGood})
+		// The first block begins after the frame header, not at 0.
+		b.starts = append(b.starts, blockStart{raw: b.raw, file: max(b.lastGood, b.cnt.firstBlock())})
 		b.lastGood = b.cnt.n
 	}
 	b.raw += int64(n)

@@ -340,9 +340,12 @@ func (w *Writer) loop() {
 		var err error
 		if !failed && len(buf) > 0 {
 			err = w.compress(buf)
-			if err == nil && flush {
-				err = w.zflush(w.zw.Flush)
-			}
+		}
+		// The block being filled may hold records a wake compressed
+		// without flushing: a flush writes them even when nothing new
+		// came since.
+		if !failed && err == nil && flush && w.zfill > 0 {
+			err = w.zflush(w.zw.Flush)
 		}
 		if !failed && err == nil && closed {
 			err = w.zflush(w.zw.Close)
