@@ -70,13 +70,19 @@ other segments' allocations, and it takes longer on busy cores, so give
 A damaged trace file (truncated or corrupt: a warning names it) is
 checked as far as it was recovered, but its end is not the run's end:
 intervals still open there are left unjudged, the report is not
-complete, and the check exits 2 after the report. --allow-damaged checks
-what was recovered as the whole run and exits as if nothing were lost.
+complete, and a check that reached it without finding a violation exits
+2 after the report. --allow-damaged checks what was recovered as the
+whole run and exits as if nothing were lost. Files of nodes that --nodes
+leaves out do not count.
+When no file has an end record (every recording was killed or is still
+running), the run went on past the trace's end: intervals open there are
+likewise left unjudged (a warning says so), with the usual exit code;
+--allow-damaged judges them as at the end of the run.
 
 Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
-(unreadable or damaged trace, script error with file:line:col), 3 replay
-divergence, 4 a predicate could not be evaluated (4 outranks 2, and both
-outrank violations).`,
+(unreadable trace, a damaged one checked to its end, script error with
+file:line:col), 3 replay divergence, 4 a predicate could not be evaluated
+(4 outranks violations, which outrank damage).`,
 		Example: `  replay check paxos.lz4 scripts/paxos.star
   replay check --json --stop-at-first paxos.lz4 scripts/paxos.star
   replay check n1.lz4 n2.lz4 n3.lz4 scripts/raft.star --nodes 1,2
@@ -86,7 +92,7 @@ outrank violations).`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as one JSON object")
-	fl.IntVar(&f.from, "from", 0, "evaluate predicates from this step on (replay and derived values still start at #0; a break found at this step may be older)")
+	fl.IntVar(&f.from, "from", 0, "evaluate predicates from this step on (replay and derived values still start at #0, and a derived value failing before it is an error; a break found at this step may be older)")
 	fl.IntVar(&f.to, "to", -1, "stop after this step (-1: the end); intervals still open there are left unjudged, not alarms")
 	fl.BoolVar(&f.stopAtFirst, "stop-at-first", false, "stop at the first violation --fail-on counts")
 	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "which findings make the exit code 1: safety, alarm, any (every violation, screened intervals too), none; comma-separated")
@@ -169,9 +175,12 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if n := r.Len(); f.from > 0 && f.from >= n {
 		return badInput("--from %d: the trace has %d steps (#0..#%d), so nothing would be checked", f.from, n, n-1)
 	}
-	damaged := damagedFiles(tr)
+	damaged, open := damagedFiles(tr, r.Nodes()), unended(tr, r.Nodes())
+	if open && len(damaged) == 0 && !f.damage.allow {
+		fmt.Fprintln(a.Stderr, "warning: no trace file has an end record (the recording was killed or is still running): liveness intervals open at its end are not judged; --allow-damaged judges them as at the end of the run")
+	}
 	popts := predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to,
-		CutShort: len(damaged) > 0 && !f.damage.allow}
+		CutShort: (len(damaged) > 0 || open) && !f.damage.allow}
 	c, err := predicates.Load(script.Path, r, popts)
 	if err != nil {
 		return badInput("%v", err)
@@ -226,9 +235,10 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		out := struct {
 			*predicates.ReportJSON
 			Damaged    []string           `json:"damaged,omitempty"`
+			NoEnd      bool               `json:"no_end_record,omitempty"`
 			Divergence *replay.Divergence `json:"divergence,omitempty"`
 			Seconds    float64            `json:"seconds"`
-		}{rep.JSON(), damageLines(tr), d, elapsed.Seconds()}
+		}{rep.JSON(), damageLines(tr), open, d, elapsed.Seconds()}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -253,10 +263,13 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			rep.WriteErrors(a.Stderr)
 		}
 		return &exitError{ExitPredicateError, fmt.Errorf("%d evaluation error(s) (above): the run was not fully checked", len(rep.Errors))}
-	case len(damaged) > 0 && !f.damage.allow:
-		return f.damage.refuse(damaged, "checked")
 	case failing > 0:
+		// What the lost tail held cannot undo a violation found.
 		return &exitError{ExitViolations, fmt.Errorf("%d violation(s) (--fail-on %s); the first: %s", failing, f.failOn, first.Headline())}
+	case len(damaged) > 0 && !f.damage.allow && rep.LastStep >= tr.Len()-1:
+		// Only a check that reached the damage is a check of less than
+		// it was asked for (--to, --stop-at-first may stop before).
+		return f.damage.refuse(damaged, "checked")
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -203,7 +204,7 @@ $TMPDIR while a verb runs, so memory grows only by its indexes (about
 REPLAY_IN_MEMORY=N keeps up to N events in memory instead (-1 spills every
 trace).
 
-` + scriptHelp() + `
+` + a.scriptHelp() + `
 
 Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
 3 replay diverged from the recording, 4 a predicate could not be evaluated
@@ -221,28 +222,23 @@ Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
 		// One description of how a script argument resolves, in every
 		// verb that takes one, so that it cannot drift between them.
 		if strings.Contains(c.Use, ".star") || c.Flags().Lookup("preds") != nil || c.Flags().Lookup("check") != nil {
-			c.Long = withScriptHelp(c.Long)
+			c.Long = a.withScriptHelp(c.Long)
 		}
 		c.Example = a.examplesNote(c.Example)
 	}
 	return root
 }
 
-// bundledNames are the systems the examples of --help run.
-var exampleSystems = []string{"paxos", "chord", "raftkv", "lockserver"}
-
 // examplesNote says, in a binary of one's own (cli.Main with another
-// registry), that examples naming a bundled system it lacks are examples,
-// and which systems this binary knows instead.
+// registry), that examples naming a bundled system or script it lacks
+// are examples, and which systems this binary knows instead.
 func (a *App) examplesNote(example string) string {
 	if a.Registry == nil {
 		return example
 	}
-	for _, name := range exampleSystems {
-		if !strings.Contains(example, " "+name+" ") {
-			continue
-		}
-		if _, err := a.Registry.Lookup(name); err == nil {
+	for script, system := range scriptSystem {
+		named := regexp.MustCompile(`(^|[ :/])(` + regexp.QuoteMeta(script) + `|` + regexp.QuoteMeta(system) + `)([ .]|$)`)
+		if a.knows(system) || !named.MatchString(example) {
 			continue
 		}
 		known := strings.Join(a.Registry.Names(), ", ")

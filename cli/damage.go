@@ -2,10 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
 )
 
@@ -16,7 +19,7 @@ import (
 type damageFlag struct{ allow bool }
 
 func (d *damageFlag) register(fl *pflag.FlagSet) {
-	fl.BoolVar(&d.allow, "allow-damaged", false, "take what was recovered from a damaged trace file as the whole run: exit as if nothing were lost (the warning stays)")
+	fl.BoolVar(&d.allow, "allow-damaged", false, "take what was recovered from a damaged trace file (or a recording without end records) as the whole run: exit as if nothing were lost (the warning stays)")
 }
 
 // refuse is the exit of a verb that did its work on damaged files.
@@ -25,11 +28,39 @@ func (d *damageFlag) refuse(damaged []string, did string) error {
 		strings.Join(damaged, ", "), did)
 }
 
-// damagedFiles names the trace files that could not be read to their end.
-func damagedFiles(tr *replay.Trace) []string {
+// records says whether f holds events of any of the replayed nodes: the
+// damage or the open end of a file of other nodes does not touch a
+// partial replay's verdict (receivers record what they were sent).
+func records(f *record.File, replayed []node.ID) bool {
+	for _, h := range f.Segments {
+		for _, id := range h.Recorded {
+			if slices.Contains(replayed, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unended says whether no trace file of the replayed nodes has its end
+// record: every recording was killed or is still running, so the trace's
+// end is not known to be the run's (a file can be checked while its node
+// records).
+func unended(tr *replay.Trace, replayed []node.ID) bool {
+	for _, f := range tr.Files {
+		if f.Ended && records(f, replayed) {
+			return false
+		}
+	}
+	return true
+}
+
+// damagedFiles names the trace files of the replayed nodes that could not
+// be read to their end.
+func damagedFiles(tr *replay.Trace, replayed []node.ID) []string {
 	var out []string
 	for _, f := range tr.Files {
-		if f.Damage != nil {
+		if f.Damage != nil && records(f, replayed) {
 			out = append(out, f.Path)
 		}
 	}
@@ -46,3 +77,4 @@ func damageLines(tr *replay.Trace) []string {
 	}
 	return out
 }
+

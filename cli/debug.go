@@ -224,7 +224,7 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		}
 		screened := ""
 		if n := len(p.Violations) - violations; n > 0 {
-			screened = fmt.Sprintf(", %d liveness interval(s) screened by stability measures", n)
+			screened = fmt.Sprintf(", %d liveness interval(s) not raised (closed, or screened by an alarm function)", n)
 		}
 		script := p.Script
 		if preds.Name != "" {

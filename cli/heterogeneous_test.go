@@ -176,12 +176,21 @@ func TestHelpInAnotherBinary(t *testing.T) {
 		return out.String()
 	}
 	const note = "The examples name systems bundled with replaycheck; this binary knows: twophase."
-	for _, verb := range []string{"sim", "explore", "shrink"} {
-		if h := help(system.NewRegistry(twoPhase), verb); !strings.Contains(h, note) {
-			t.Errorf("%s --help in a binary of its own lacks the note:\n%s", verb, h)
+	for _, verb := range []string{"sim", "explore", "shrink", "check", "critical"} {
+		own, bundled := help(system.NewRegistry(twoPhase), verb), help(examples.Registry(), verb)
+		if !strings.Contains(own, note) {
+			t.Errorf("%s --help in a binary of its own lacks the note:\n%s", verb, own)
 		}
-		if h := help(examples.Registry(), verb); strings.Contains(h, "The examples name systems bundled") {
-			t.Errorf("%s --help in the bundled binary has the note:\n%s", verb, h)
+		if strings.Contains(bundled, "The examples name systems bundled") {
+			t.Errorf("%s --help in the bundled binary has the note:\n%s", verb, bundled)
 		}
+	}
+	// The bundled scripts are listed as such: usable in the bundled
+	// binary, for systems it lacks in one's own.
+	if h := help(system.NewRegistry(twoPhase), "check"); !strings.Contains(h, "for replaycheck's example systems,\nwhich this binary does not register") {
+		t.Errorf("check --help in a binary of its own offers the bundled scripts as its own:\n%s", h)
+	}
+	if h := help(examples.Registry(), "check"); !strings.Contains(h, "Bundled: chainrep, chord,") || strings.Contains(h, "does not register") {
+		t.Errorf("check --help in the bundled binary:\n%s", h)
 	}
 }

@@ -208,7 +208,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		fmt.Fprintf(a.Stdout, "%s (wrote the first, seed %d, to %s)", plural(len(failures), "failing seed"), *failures[0].Seed, out)
 	}
 	if screened > 0 {
-		fmt.Fprintf(a.Stdout, " (%d liveness interval(s) screened by stability measures)", screened)
+		fmt.Fprintf(a.Stdout, " (%d liveness interval(s) not raised: closed, or screened by an alarm function)", screened)
 	}
 	fmt.Fprintln(a.Stdout)
 	return finish()

@@ -20,12 +20,41 @@ const builtinPrefix = "builtin:"
 
 // scriptHelp is how every verb that takes a predicates script describes
 // the argument, so that the rule reads the same everywhere.
-func scriptHelp() string {
+func (a *App) scriptHelp() string {
+	var usable, others []string
+	for _, n := range bundledNames() {
+		if a.Registry == nil || a.knows(scriptSystem[n]) {
+			usable = append(usable, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	bundled := "Bundled: " + strings.Join(usable, ", ") + "."
+	switch {
+	case len(usable) == 0:
+		bundled = "Bundled: " + strings.Join(others, ", ") + ", for replaycheck's example systems,\nwhich this binary does not register."
+	case len(others) > 0:
+		bundled += " Also bundled, for example systems this binary does not register:\n" + strings.Join(others, ", ") + "."
+	}
 	return `A predicates script is a file path, or a script bundled in the binary:
 builtin:NAME or NAME.star (builtin:paxos, paxos.star). An existing file wins
 over a bundled script of the same name, so a script of your own is never
 shadowed; the bundled ones work from any directory (after go install).
-Bundled: ` + strings.Join(bundledNames(), ", ") + "."
+` + bundled
+}
+
+// scriptSystem is the bundled system each bundled script checks
+// (TestEveryBundledScriptHasItsSystem keeps it whole).
+var scriptSystem = map[string]string{
+	"chainrep": "chainrep", "chord": "chord", "lockserver": "lockserver", "paxos": "paxos",
+	"raft": "raftkv", "raftkv-linearizable": "raftkv", "randtree": "randtree",
+	"replicastore": "replicastore", "transport": "transport",
+}
+
+// knows says whether the binary registers the system called name.
+func (a *App) knows(name string) bool {
+	_, err := a.Registry.Lookup(name)
+	return err == nil
 }
 
 // bundledNames are the embedded scripts' names without .star.
@@ -253,11 +282,11 @@ func (b *builtinDir) remove() {
 
 // withScriptHelp puts scriptHelp into a verb's long help, before its exit
 // codes when it lists them (they end every verb's help).
-func withScriptHelp(long string) string {
+func (a *App) withScriptHelp(long string) string {
 	if i := strings.LastIndex(long, "\n\nExit codes"); i >= 0 {
-		return long[:i] + "\n\n" + scriptHelp() + long[i:]
+		return long[:i] + "\n\n" + a.scriptHelp() + long[i:]
 	}
-	return long + "\n\n" + scriptHelp()
+	return long + "\n\n" + a.scriptHelp()
 }
 
 // scriptArg is resolveScript for a value that must name a script, with the

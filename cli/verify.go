@@ -149,7 +149,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if d != nil {
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}
 	}
-	if damaged := damagedFiles(tr); len(damaged) > 0 && !f.damage.allow {
+	if damaged := damagedFiles(tr, r.Nodes()); len(damaged) > 0 && !f.damage.allow {
 		return f.damage.refuse(damaged, "replayed")
 	}
 	return nil

@@ -28,7 +28,9 @@ type Options struct {
 	// 0: DefaultTimeBudget.
 	TimeBudget time.Duration
 	// From and To restrict evaluation to steps From..To (To < 0: the end).
-	// Replay still runs from the start; tables are kept throughout.
+	// Replay still runs from the start; tables, derived values and
+	// ordered indexes are kept up to date throughout, so a derived value
+	// that fails before From is an evaluation error as in a whole check.
 	From, To int
 	// CutShort says the trace ends before the run did (a damaged file
 	// lost its tail): reaching its last step is an early stop, so
@@ -343,7 +345,6 @@ func (c *Checker) Observe() error {
 	if step < c.opts.From {
 		// Derived values run before --from as in a whole check, so their
 		// histories and change times at FROM are the whole check's.
-		c.last = StepStats{}
 		c.refreshDerived()
 		return nil
 	}

@@ -323,7 +323,7 @@ func (m *Model) listedCount() int {
 func (m *Model) countsText() string {
 	s := fmt.Sprintf("%d violation(s)", m.violationCount())
 	if n := m.screenedCount(); n > 0 {
-		s += fmt.Sprintf(", %d liveness interval(s) screened by stability measures (s: v stops there too)", n)
+		s += fmt.Sprintf(", %d liveness interval(s) not raised (s: v stops there too)", n)
 	}
 	return s
 }
@@ -453,7 +453,7 @@ func (m *Model) NextViolation(dir int) {
 		case m.preds == nil:
 			m.say("no violations (load predicates with --preds, or r to re-check)")
 		case m.screenedCount() > 0:
-			m.say("no violations; %d liveness interval(s) were screened by stability measures (s: v stops there too)", m.screenedCount())
+			m.say("no violations; %d liveness interval(s) were not raised (s: v stops there too)", m.screenedCount())
 		default:
 			m.say("no violations")
 		}

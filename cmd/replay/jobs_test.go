@@ -392,3 +392,32 @@ func TestCheckFromKeepsDerivedHistories(t *testing.T) {
 		sameReport(t, "--from "+from+" --jobs 2", seq, replay(t, dir, "check", "--from", from, "--marks", strconv.Itoa(step+300), "--warmup", "50", "b.lz4", script))
 	}
 }
+
+// TestJobsStateHashDivergence: a divergence only a state hash shows (the
+// effects match), in the range of the segment that takes the pass's
+// replayer, is found as --jobs 1 finds it: the pass replays without state
+// hashes, and the segment must turn them back on.
+func TestJobsStateHashDivergence(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "--time", "20s", "-o", "t.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ev := range f.Events {
+		if i >= len(f.Events)*2/3 && ev.HasStateHash {
+			ev.StateHash ^= 1
+			break
+		}
+	}
+	rewriteTrace(t, f, filepath.Join(dir, "tampered.lz4"))
+	script := paxosScript(t)
+	seq := replay(t, dir, "check", "tampered.lz4", script)
+	m := regexp.MustCompile(`replay diverged at step #(\d+)`).FindStringSubmatch(seq.stdout)
+	if seq.code != 3 || m == nil {
+		t.Fatalf("--jobs 1: exit %d, want 3\n%s%s", seq.code, seq.stdout, seq.stderr)
+	}
+	at, _ := strconv.Atoi(m[1])
+	par := replay(t, dir, "check", "--marks", strconv.Itoa(at-500), "--warmup", "100", "tampered.lz4", script)
+	sameReport(t, "state-hash divergence at #"+m[1], seq, par)
+}

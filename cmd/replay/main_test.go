@@ -238,6 +238,32 @@ func TestTruncatedTrace(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stdout, `"damaged": [`) {
 		t.Fatalf("verify of the cut trace: exit %d\n%s", r.code, r.stdout)
 	}
+
+	// A check that stops before the damage checked all it was asked to,
+	// and a violation found is a violation whatever the lost tail held.
+	r = replay(t, dir, "check", "--to", "100", "cut.lz4", "never.star")
+	if r.code != 0 || strings.Contains(r.stderr, "is damaged") {
+		t.Fatalf("--to 100 on the cut trace: exit %d, want 0\n%s", r.code, r.stderr)
+	}
+	os.WriteFile(filepath.Join(dir, "early.star"), []byte(`safety("Early", lambda: event.step < 50)`+"\n"), 0o644)
+	for _, args := range [][]string{{"check", "cut.lz4", "early.star"}, {"check", "--stop-at-first", "cut.lz4", "early.star"}} {
+		if r = replay(t, dir, args...); r.code != 1 || !strings.Contains(r.stdout, "Early (safety) violated at step #50") {
+			t.Fatalf("%v: exit %d, want 1 and the violation\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+
+	// No end record in any file (killed, or still recording: a file can
+	// be checked while its node runs): the run went on past the end, so
+	// an interval open there is not judged; the files are not damaged.
+	os.WriteFile(filepath.Join(dir, "open.lz4"), unclosed(t, filepath.Join(dir, "full.lz4")), 0o644)
+	r = replay(t, dir, "check", "--json", "open.lz4", "never.star")
+	if r.code != 0 || !strings.Contains(r.stdout, `"no_end_record": true`) || !strings.Contains(r.stdout, `"complete": false`) ||
+		!strings.Contains(r.stdout, `"status": "unjudged"`) || !strings.Contains(r.stderr, "warning: no trace file has an end record") {
+		t.Fatalf("check of a recording without end records: exit %d\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if r = replay(t, dir, "check", "--allow-damaged", "open.lz4", "never.star"); r.code != 1 {
+		t.Fatalf("--allow-damaged on a recording without end records: exit %d, want the alarm (1)\n%s", r.code, r.stdout)
+	}
 }
 
 func TestHelpExplainsEveryFlag(t *testing.T) {
