@@ -77,4 +77,3 @@ func damageLines(tr *replay.Trace) []string {
 	}
 	return out
 }
-

@@ -66,8 +66,11 @@ type verifyResult struct {
 	Divergences int                  `json:"divergences"`
 	Divergence  *replay.Divergence   `json:"divergence,omitempty"`
 	Unknown     map[node.ID][]string `json:"state_unknown,omitempty"`
-	Damaged     []string             `json:"damaged,omitempty"`
-	Seconds     float64              `json:"seconds"`
+	// Complete: every step was replayed, and no file of a replayed node
+	// lost its tail (damage).
+	Complete bool     `json:"complete"`
+	Damaged  []string `json:"damaged,omitempty"`
+	Seconds  float64  `json:"seconds"`
 }
 
 func parseIDs(list []string) []node.ID {
@@ -126,6 +129,8 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if d != nil {
 		res.Divergences, res.Divergence = 1, d
 	}
+	damaged := damagedFiles(tr, r.Nodes())
+	res.Complete = d == nil && len(damaged) == 0
 	if f.asJSON {
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
@@ -149,7 +154,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if d != nil {
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}
 	}
-	if damaged := damagedFiles(tr, r.Nodes()); len(damaged) > 0 && !f.damage.allow {
+	if len(damaged) > 0 && !f.damage.allow {
 		return f.damage.refuse(damaged, "replayed")
 	}
 	return nil

@@ -527,7 +527,7 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 					break
 				}
 			}
-			return fmt.Errorf("at #%d the sequential run has %s, the warm-up %s%s", at.Step, clip(a), clip(b), why)
+			return fmt.Errorf("at #%d the sequential run has %s where the warm-up has %s%s", at.Step, clip(a), clip(b), why)
 		}
 	}
 	t := s.track
@@ -854,22 +854,22 @@ func sameValueStrings(a, b []starlark.Value) bool {
 
 // predicateState says, in words, what of a predicate a seam compares.
 func predicateState(p *Predicate) string {
-	var out []string
-	if p.disabled {
-		out = append(out, "disabled by an evaluation error")
+	// Once disabled a predicate never runs again: whether it held last
+	// matters no more.
+	out := "disabled by an evaluation error"
+	if !p.disabled {
+		out = "enabled and holding"
+		if !p.holding {
+			out = "enabled and not holding"
+		}
 	}
 	if p.auxFailed {
-		out = append(out, "its stability measure failed")
+		out += ", its stability measure failed"
 	}
 	if p.alarmFailed {
-		out = append(out, "its alarm function failed")
+		out += ", its alarm function failed"
 	}
-	if p.holding {
-		out = append(out, "holding")
-	} else {
-		out = append(out, "not holding")
-	}
-	return strings.Join(out, ", ")
+	return out
 }
 
 // seam captures the checker's state after its last observed step.

@@ -235,7 +235,7 @@ func TestTruncatedTrace(t *testing.T) {
 		t.Fatalf("--allow-damaged: exit %d\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	r = replay(t, dir, "verify", "--json", "cut.lz4")
-	if r.code != 2 || !strings.Contains(r.stdout, `"damaged": [`) {
+	if r.code != 2 || !strings.Contains(r.stdout, `"damaged": [`) || !strings.Contains(r.stdout, `"complete": false`) {
 		t.Fatalf("verify of the cut trace: exit %d\n%s", r.code, r.stdout)
 	}
 
