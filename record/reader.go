@@ -387,10 +387,7 @@ func (r *Reader) readRecordInFrame() (byte, []byte, error) {
 		if r.nextFrame() {
 			return 0, nil, errNextFrame
 		}
-		// The file ends exactly after a block that ended a record: a
-		// writer that flushed and was never closed (a killed process).
-		// Nothing is lost; the segment is just not ended.
-		if errors.Is(err, io.ErrUnexpectedEOF) && r.cnt.n == r.blk.lastGood && r.pos == r.recStart {
+		if r.killedAtBlock(err) {
 			return 0, nil, io.EOF
 		}
 		if err == errLengthOverflow {
@@ -414,12 +411,30 @@ func (r *Reader) readRecordInFrame() (byte, []byte, error) {
 			if r.nextFrame() {
 				return 0, nil, errNextFrame
 			}
+			if r.killedAtBlock(err) {
+				return 0, nil, io.EOF
+			}
 			return 0, nil, r.readDamage()
 		}
 		remaining -= chunk
 	}
 	r.raw += int64(uvarintLen(n)) + int64(n)
 	return r.buf[0], r.buf[1:], nil
+}
+
+// killedAtBlock reports whether reading stopped because the file ends
+// exactly after the last block decoded, in a frame never closed: what a
+// writer killed between flushes leaves (a killed process). The segment is
+// just not ended. Blocks have a fixed size, so the last one usually ends
+// inside a record whose rest the next flush would have written: that
+// record is lost with the events the kill kept from being flushed, as
+// docs/recording.md says, not damage.
+func (r *Reader) killedAtBlock(err error) bool {
+	if !errors.Is(err, io.ErrUnexpectedEOF) && err != io.EOF {
+		return false
+	}
+	zerr := r.zr.err
+	return r.cnt.n == r.blk.lastGood && (zerr == nil || zerr == io.EOF || errors.Is(zerr, io.ErrUnexpectedEOF))
 }
 
 // nextFrame reports whether the lz4 decoder stopped because a frame that
