@@ -74,8 +74,8 @@ complete, and a check that reached it without finding a violation exits
 2 after the report. --allow-damaged checks what was recovered as the
 whole run and exits as if nothing were lost. Files of nodes that --nodes
 leaves out do not count.
-When no file has an end record (every recording was killed or is still
-running), the run went on past the trace's end: intervals open there are
+When no file has an end record (every recording was killed, is still
+running or stopped early), the run went on past the trace's end: intervals open there are
 likewise left unjudged (a warning says so), with the usual exit code;
 --allow-damaged judges them as at the end of the run.
 
@@ -175,7 +175,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if n := r.Len(); f.from > 0 && f.from >= n {
 		return badInput("--from %d: the trace has %d steps (#0..#%d), so nothing would be checked", f.from, n, n-1)
 	}
-	damaged, open := damagedFiles(tr, r.Nodes()), unended(tr, r.Nodes())
+	damaged, open := damagedFiles(tr, r.Nodes()), unended(tr)
 	if open && len(damaged) == 0 && !f.damage.allow {
 		fmt.Fprintln(a.Stderr, "warning: no trace file has an end record (the recording was killed or is still running): liveness intervals open at its end are not judged; --allow-damaged judges them as at the end of the run")
 	}
@@ -238,7 +238,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			NoEnd      bool               `json:"no_end_record,omitempty"`
 			Divergence *replay.Divergence `json:"divergence,omitempty"`
 			Seconds    float64            `json:"seconds"`
-		}{rep.JSON(), damageLines(tr), open, d, elapsed.Seconds()}
+		}{rep.JSON(), damageLines(damaged), open, d, elapsed.Seconds()}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -266,10 +266,10 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	case failing > 0:
 		// What the lost tail held cannot undo a violation found.
 		return &exitError{ExitViolations, fmt.Errorf("%d violation(s) (--fail-on %s); the first: %s", failing, f.failOn, first.Headline())}
-	case len(damaged) > 0 && !f.damage.allow && rep.LastStep >= tr.Len()-1:
+	case !f.damage.allow && len(reached(tr, damaged, rep.LastStep)) > 0:
 		// Only a check that reached the damage is a check of less than
 		// it was asked for (--to, --stop-at-first may stop before).
-		return f.damage.refuse(damaged, "checked")
+		return f.damage.refuse(pathsOf(reached(tr, damaged, rep.LastStep)), "checked")
 	}
 	return nil
 }

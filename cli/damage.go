@@ -42,38 +42,80 @@ func records(f *record.File, replayed []node.ID) bool {
 	return false
 }
 
-// unended says whether no trace file of the replayed nodes has its end
-// record: every recording was killed or is still running, so the trace's
-// end is not known to be the run's (a file can be checked while its node
-// records).
-func unended(tr *replay.Trace, replayed []node.ID) bool {
+// unended says whether no trace file ended its recording: each was
+// killed, is still running, or stopped recording early (a full disk), so
+// the trace's end is not known to be the run's (a file can be checked
+// while its node records). All files count, whatever --nodes replays: it
+// is about when the run ended.
+func unended(tr *replay.Trace) bool {
 	for _, f := range tr.Files {
-		if f.Ended && records(f, replayed) {
+		if f.Ended && !stoppedEarly(f) {
 			return false
 		}
 	}
 	return true
 }
 
+// stoppedEarly says whether a file's recording stopped before its end
+// record (a gap to the end: the disk filled).
+func stoppedEarly(f *record.File) bool {
+	for _, g := range f.Gaps {
+		if g.From > 0 && g.To == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // damagedFiles names the trace files of the replayed nodes that could not
 // be read to their end.
-func damagedFiles(tr *replay.Trace, replayed []node.ID) []string {
-	var out []string
+func damagedFiles(tr *replay.Trace, replayed []node.ID) []*record.File {
+	var out []*record.File
 	for _, f := range tr.Files {
 		if f.Damage != nil && records(f, replayed) {
-			out = append(out, f.Path)
+			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// damageLines is each damaged file's one-line report, for --json.
-func damageLines(tr *replay.Trace) []string {
-	var out []string
-	for _, f := range tr.Files {
-		if f.Damage != nil {
-			out = append(out, fmt.Sprint(f.Damage))
+// reached keeps the damaged files whose loss a check that went up to
+// step last reached: the loss begins after the earliest last recovered
+// step of the nodes of the file's last segment (their state is unknown
+// from there), or, where none is known, at the trace's end.
+func reached(tr *replay.Trace, damaged []*record.File, last int) []*record.File {
+	var out []*record.File
+	for _, f := range damaged {
+		reason := f.Damage.Error()
+		from, known := tr.Len()-1, false
+		for _, us := range tr.Unknown {
+			for _, u := range us {
+				if u.Reason == reason && (!known || u.After < from) {
+					from, known = u.After, true
+				}
+			}
 		}
+		if last >= from {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// pathsOf names files.
+func pathsOf(files []*record.File) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.Path
+	}
+	return out
+}
+
+// damageLines is each damaged file's one-line report, for --json.
+func damageLines(files []*record.File) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, fmt.Sprint(f.Damage))
 	}
 	return out
 }

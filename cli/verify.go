@@ -66,8 +66,10 @@ type verifyResult struct {
 	Divergences int                  `json:"divergences"`
 	Divergence  *replay.Divergence   `json:"divergence,omitempty"`
 	Unknown     map[node.ID][]string `json:"state_unknown,omitempty"`
-	// Complete: every step was replayed, and no file of a replayed node
-	// lost its tail (damage).
+	// Complete: the replay reached the trace's end without diverging,
+	// and no file of a replayed node lost its tail (damage). Steps of
+	// nodes not replayed (--nodes) or of unknown state are not replayed
+	// even then: see Replayed.
 	Complete bool     `json:"complete"`
 	Damaged  []string `json:"damaged,omitempty"`
 	Seconds  float64  `json:"seconds"`
@@ -92,7 +94,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
-	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Unknown: map[node.ID][]string{}, Damaged: damageLines(tr)}
+	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Unknown: map[node.ID][]string{}, Damaged: damageLines(damagedFiles(tr, r.Nodes()))}
 	prog := a.progress()
 	start := time.Now()
 	runErr := r.RunTo(tr.Len()-1, func(step int) error {
@@ -155,7 +157,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}
 	}
 	if len(damaged) > 0 && !f.damage.allow {
-		return f.damage.refuse(damaged, "replayed")
+		return f.damage.refuse(pathsOf(damaged), "replayed")
 	}
 	return nil
 }
