@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
 )
 
@@ -317,5 +319,59 @@ func rewriteTrace(t *testing.T, f *record.File, path string) {
 	}
 	if err := w.Close(f.Ends[0]); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDamagedNodeFile: in a trace of one file per node, one node's file
+// cut short matters to a check only once the check reached that node's
+// last recovered step (its lost events may belong anywhere after), and
+// not at all to a check of the other nodes (--nodes).
+func TestDamagedNodeFile(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "2", "--steps", "60000", "--time", "100h", "-o", "all.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "all.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, id := range f.Header.Nodes {
+		h := *f.Header
+		h.Recorded = []node.ID{id}
+		part := &record.File{Header: &h, Ends: f.Ends}
+		for _, ev := range f.Events {
+			if ev.Node == id {
+				part.Events = append(part.Events, ev)
+			}
+		}
+		name := string(id) + ".lz4"
+		rewriteTrace(t, part, filepath.Join(dir, name))
+		files = append(files, name)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "n2.lz4"))
+	os.WriteFile(filepath.Join(dir, "n2.lz4"), data[:len(data)*3/5], 0o644)
+	r := replay(t, dir, "events", "n2.lz4", "--json")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var lastN2 struct{ Step int }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &lastN2); err != nil || !strings.Contains(r.stderr, "n2.lz4: trace truncated") {
+		t.Fatalf("n2's recovered events: %v\n%s", err, r.stderr)
+	}
+	// Its steps in the merged trace: the last one recovered.
+	r = replay(t, dir, append(append([]string{"events"}, files...), "--node", "n2", "--json")...)
+	lines = strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &lastN2); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "any.star"), []byte(`safety("Any", lambda: True)`+"\n"), 0o644)
+	check := func(extra ...string) result {
+		return replay(t, dir, append(append(append([]string{"check"}, extra...), files...), "any.star")...)
+	}
+	if r = check("--to", strconv.Itoa(lastN2.Step-1)); r.code != 0 {
+		t.Fatalf("--to before n2's last recovered step: exit %d, want 0\n%s", r.code, r.stderr)
+	}
+	if r = check("--to", strconv.Itoa(lastN2.Step+1)); r.code != 2 || !strings.Contains(r.stderr, "n2.lz4 is damaged") {
+		t.Fatalf("--to past n2's last recovered step: exit %d, want 2\n%s", r.code, r.stderr)
+	}
+	if r = check("--json", "--nodes", "n1,n3"); r.code != 0 || strings.Contains(r.stdout, `"damaged"`) || !strings.Contains(r.stdout, `"complete": true`) {
+		t.Fatalf("--nodes n1,n3 (n2's file left out): exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
