@@ -66,10 +66,10 @@ func goroutineID() uint64 {
 //
 // Reading the goroutine ID costs a stack trace, so each instance reads it
 // once: a node's events always run on one goroutine (the live runtime's
-// loop, the simulator's or the replayer's single goroutine). Were an
-// instance ever dispatched elsewhere, its handler's crypto/rand reads
-// would reach the real reader unrecorded, and replay would report the
-// divergence at that event.
+// loop, the simulator's or the replayer's single goroutine), or moves only
+// with a Rebind. Were an instance dispatched elsewhere without one, its
+// handler's crypto/rand reads would reach the real reader unrecorded, and
+// replay would report the divergence at that event.
 func (in *Instance) enterDispatch() (leave func()) {
 	if !intercepting.Load() {
 		return func() {}
@@ -82,3 +82,11 @@ func (in *Instance) enterDispatch() (leave func()) {
 }
 
 func (in *Instance) leaveDispatch() { dispatching.Delete(in.gid) }
+
+// Rebind says that the instance's events run on the calling goroutine from
+// now on. The instance reads its goroutine's ID once (it costs a stack
+// trace), so a driver that hands a running instance to another goroutine
+// (replay check --jobs hands its pass's replay to a segment) calls Rebind
+// there before dispatching: otherwise the handler's crypto/rand reads would
+// not be routed to the recording.
+func (in *Instance) Rebind() { in.gid = 0 }

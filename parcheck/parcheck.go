@@ -339,6 +339,7 @@ func (d *driver) split(last *seg, mark int, r *replay.Replayer) bool {
 func (d *driver) from(r *replay.Replayer, last bool) func() (*replay.Replayer, error) {
 	if last {
 		return func() (*replay.Replayer, error) {
+			r.Rebind() // its nodes now run on this segment's goroutine
 			r.CompareStateHashes(!d.o.Replay.SkipStateHashes)
 			return r, nil
 		}

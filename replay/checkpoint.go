@@ -43,6 +43,15 @@ func (r *Replayer) TakeCheckpoint() *Checkpoint {
 // a checkpoint.
 func (r *Replayer) CompareStateHashes(on bool) { r.opts.SkipStateHashes = !on }
 
+// Rebind says that the replay goes on on the calling goroutine: a replay
+// handed from one goroutine to another must call it there before its next
+// step (see node.Instance.Rebind).
+func (r *Replayer) Rebind() {
+	for _, n := range r.nodes {
+		n.inst.Rebind()
+	}
+}
+
 // StartAt moves a replayer that has not stepped yet to a checkpoint taken
 // on a replay of the same trace with the same nodes; its next step is the
 // one after the checkpoint's. The checkpoint's copies are taken over, not

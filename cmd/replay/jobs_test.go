@@ -421,3 +421,25 @@ func TestJobsStateHashDivergence(t *testing.T) {
 	par := replay(t, dir, "check", "--marks", strconv.Itoa(at-500), "--warmup", "100", "tampered.lz4", script)
 	sameReport(t, "state-hash divergence at #"+m[1], seq, par)
 }
+
+// TestJobsCryptoRandAfterHandOver: raftkv draws election timeouts from
+// crypto/rand, which replay routes to the recording by the goroutine a
+// node's events run on. The last segment takes the pass's replay, whose
+// nodes ran on the pass's goroutine: reads after the hand-over must still
+// reach the recording (they reached the real crypto/rand: a false
+// divergence, exit 3, where --jobs 1 is clean; found by a new-user trial
+// on a live recording with restarts).
+func TestJobsCryptoRandAfterHandOver(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "raftkv", "--seed", "3", "--churn", "2", "--time", "60s", "-o", "rk.lz4"))
+	script := "builtin:raft"
+	seq := replay(t, dir, "check", "rk.lz4", script)
+	mustOK(t, seq)
+	for _, mark := range []string{"2000", "4000", "6000"} {
+		par := replay(t, dir, "check", "--marks", mark, "--warmup", "1", "rk.lz4", script)
+		sameReport(t, "raftkv, seam at #"+mark, seq, par)
+		if !strings.Contains(par.stderr, "1 seam(s), 0 refused") {
+			t.Fatalf("seam at #%s: %s", mark, par.stderr)
+		}
+	}
+}
