@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/parcheck"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
@@ -176,11 +177,16 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		return badInput("--from %d: the trace has %d steps (#0..#%d), so nothing would be checked", f.from, n, n-1)
 	}
 	damaged, open := damagedFiles(tr, r.Nodes()), unended(tr)
+	missing := missingNodes(tr, wanted(tr, f.nodes))
+	a.warnMissing(tr, missing)
+	if n := len(r.Nodes()); len(parseIDs(f.nodes)) > 0 && n < len(tr.Nodes) {
+		fmt.Fprintf(a.Stderr, "note: --nodes replays %d of the %d nodes: the others' rows are absent (unknown_nodes() lists them), so predicates over every node, liveness ones above all, judge without them\n", n, len(tr.Nodes))
+	}
 	if open && len(damaged) == 0 && !f.damage.allow {
 		fmt.Fprintln(a.Stderr, "warning: no trace file has an end record (the recording was killed or is still running): liveness intervals open at its end are not judged; --allow-damaged judges them as at the end of the run")
 	}
 	popts := predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to,
-		CutShort: (len(damaged) > 0 || open) && !f.damage.allow}
+		CutShort: (len(damaged) > 0 || len(missing) > 0 || open) && !f.damage.allow}
 	c, err := predicates.Load(script.Path, r, popts)
 	if err != nil {
 		return badInput("%v", err)
@@ -235,10 +241,11 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		out := struct {
 			*predicates.ReportJSON
 			Damaged    []string           `json:"damaged,omitempty"`
+			Missing    []node.ID          `json:"missing_nodes,omitempty"`
 			NoEnd      bool               `json:"no_end_record,omitempty"`
 			Divergence *replay.Divergence `json:"divergence,omitempty"`
 			Seconds    float64            `json:"seconds"`
-		}{rep.JSON(), damageLines(damaged), open, d, elapsed.Seconds()}
+		}{rep.JSON(), damageLines(damaged), missing, open, d, elapsed.Seconds()}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -251,8 +258,12 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			fmt.Fprint(a.Stdout, d.Report())
 		}
 		if first != nil {
-			fmt.Fprintf(a.Stdout, "debug the first violation: replay debug %s --preds %s --at %d\n",
-				strings.Join(traces, " "), shellQuote(script.Name), first.Step)
+			partial := ""
+			if len(f.nodes) > 0 {
+				partial = " (the debugger replays every node, not only --nodes)"
+			}
+			fmt.Fprintf(a.Stdout, "debug the first violation: replay debug %s --preds %s --at %d%s\n",
+				strings.Join(traces, " "), shellQuote(script.Name), first.Step, partial)
 		}
 	}
 	switch {
@@ -263,13 +274,17 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			rep.WriteErrors(a.Stderr)
 		}
 		return &exitError{ExitPredicateError, fmt.Errorf("%d evaluation error(s) (above): the run was not fully checked", len(rep.Errors))}
-	case failing > 0:
-		// What the lost tail held cannot undo a violation found.
+	}
+	// Only a check that reached the damage is a check of less than it was
+	// asked for (--to, --stop-at-first may stop before). A violation
+	// decided before the loss stands whatever was lost; one after may be
+	// the loss's doing (a leader whose file was cut looks gone).
+	l := lossOf(tr, wanted(tr, f.nodes), rep.LastStep)
+	switch {
+	case failing > 0 && (l.none() || f.damage.allow || first.Decided() <= l.after):
 		return &exitError{ExitViolations, fmt.Errorf("%d violation(s) (--fail-on %s); the first: %s", failing, f.failOn, first.Headline())}
-	case !f.damage.allow && len(reached(tr, damaged, rep.LastStep)) > 0:
-		// Only a check that reached the damage is a check of less than
-		// it was asked for (--to, --stop-at-first may stop before).
-		return f.damage.refuse(pathsOf(reached(tr, damaged, rep.LastStep)), "checked")
+	case !l.none() && !f.damage.allow:
+		return f.damage.refuse(l, "checked")
 	}
 	return nil
 }

@@ -22,10 +22,9 @@ func (d *damageFlag) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&d.allow, "allow-damaged", false, "take what was recovered from a damaged trace file (or a recording without end records) as the whole run: exit as if nothing were lost (the warning stays)")
 }
 
-// refuse is the exit of a verb that did its work on damaged files.
-func (d *damageFlag) refuse(damaged []string, did string) error {
-	return badInput("%s is damaged (warning above): only what was recovered was %s; --allow-damaged takes that as the whole run",
-		strings.Join(damaged, ", "), did)
+// refuse is the exit of a verb that did its work on less than the run.
+func (d *damageFlag) refuse(l loss, did string) error {
+	return badInput("%s: only what was recorded and recovered was %s; --allow-damaged takes that as the whole run", l.what(), did)
 }
 
 // records says whether f holds events of any of the replayed nodes: the
@@ -79,24 +78,68 @@ func damagedFiles(tr *replay.Trace, replayed []node.ID) []*record.File {
 	return out
 }
 
-// reached keeps the damaged files whose loss a check that went up to
-// step last reached: the loss begins after the earliest last recovered
-// step of the nodes of the file's last segment (their state is unknown
-// from there), or, where none is known, at the trace's end.
-func reached(tr *replay.Trace, damaged []*record.File, last int) []*record.File {
-	var out []*record.File
-	for _, f := range damaged {
+// loss is what a check or replay lacks of the run: the damaged files it
+// reached and the replayed nodes no file records, and the step after
+// which data is missing (nodes absent throughout: -1).
+type loss struct {
+	files   []*record.File
+	missing []node.ID
+	after   int
+}
+
+func (l loss) none() bool { return len(l.files) == 0 && len(l.missing) == 0 }
+
+// what names the loss for the refusal.
+func (l loss) what() string {
+	var parts []string
+	if len(l.files) > 0 {
+		parts = append(parts, strings.Join(pathsOf(l.files), ", ")+" is damaged (warning above)")
+	}
+	if len(l.missing) > 0 {
+		ids := make([]string, len(l.missing))
+		for i, id := range l.missing {
+			ids[i] = string(id)
+		}
+		parts = append(parts, "no trace file records node "+strings.Join(ids, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// lossOf is the loss a run that went up to step last reached: a damaged
+// file's loss begins after the earliest last recovered step of the nodes
+// of its last segment (their state is unknown from there), or, where none
+// is known, at the trace's end; a replayed node no file records is
+// missing from the start.
+func lossOf(tr *replay.Trace, replayed []node.ID, last int) loss {
+	l := loss{after: tr.Len() - 1}
+	for _, f := range damagedFiles(tr, replayed) {
 		reason := f.Damage.Error()
 		from, known := tr.Len()-1, false
 		for _, us := range tr.Unknown {
 			for _, u := range us {
-				if u.Reason == reason && (!known || u.After < from) {
+				if strings.Contains(u.Reason, reason) && (!known || u.After < from) {
 					from, known = u.After, true
 				}
 			}
 		}
 		if last >= from {
-			out = append(out, f)
+			l.files = append(l.files, f)
+			l.after = min(l.after, from)
+		}
+	}
+	if l.missing = missingNodes(tr, replayed); len(l.missing) > 0 {
+		l.after = -1
+	}
+	return l
+}
+
+// missingNodes are the replayed nodes no trace file records (a file left
+// behind when the traces were collected).
+func missingNodes(tr *replay.Trace, replayed []node.ID) []node.ID {
+	var out []node.ID
+	for _, id := range tr.Missing() {
+		if slices.Contains(replayed, id) {
+			out = append(out, id)
 		}
 	}
 	return out
@@ -118,4 +161,11 @@ func damageLines(files []*record.File) []string {
 		out = append(out, fmt.Sprint(f.Damage))
 	}
 	return out
+}
+
+// warnMissing says which nodes no file records, before a verb's output.
+func (a *App) warnMissing(tr *replay.Trace, missing []node.ID) {
+	if len(missing) > 0 {
+		fmt.Fprintf(a.Stderr, "warning: %s (the traces' header lists %s): its state is unknown throughout\n", loss{missing: missing}.what(), joinIDs(tr.Nodes))
+	}
 }

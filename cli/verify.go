@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,19 +71,29 @@ type verifyResult struct {
 	// and no file of a replayed node lost its tail (damage). Steps of
 	// nodes not replayed (--nodes) or of unknown state are not replayed
 	// even then: see Replayed.
-	Complete bool     `json:"complete"`
-	Damaged  []string `json:"damaged,omitempty"`
-	Seconds  float64  `json:"seconds"`
+	Complete bool      `json:"complete"`
+	Damaged  []string  `json:"damaged,omitempty"`
+	Missing  []node.ID `json:"missing_nodes,omitempty"`
+	Seconds  float64   `json:"seconds"`
 }
 
 func parseIDs(list []string) []node.ID {
 	var ids []node.ID
 	for _, s := range list {
-		if s = strings.TrimSpace(s); s != "" {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(ids, node.ID(s)) {
 			ids = append(ids, node.ID(s))
 		}
 	}
 	return ids
+}
+
+// wanted are the nodes a verb was asked about: --nodes, or every node the
+// traces' header lists (also those no file records).
+func wanted(tr *replay.Trace, nodes []string) []node.ID {
+	if ids := parseIDs(nodes); len(ids) > 0 {
+		return ids
+	}
+	return tr.Nodes
 }
 
 func (a *App) runVerify(paths []string, f verifyFlags) error {
@@ -94,6 +105,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
+	a.warnMissing(tr, missingNodes(tr, wanted(tr, f.nodes)))
 	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Unknown: map[node.ID][]string{}, Damaged: damageLines(damagedFiles(tr, r.Nodes()))}
 	prog := a.progress()
 	start := time.Now()
@@ -131,8 +143,9 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if d != nil {
 		res.Divergences, res.Divergence = 1, d
 	}
-	damaged := damagedFiles(tr, r.Nodes())
-	res.Complete = d == nil && len(damaged) == 0
+	l := lossOf(tr, wanted(tr, f.nodes), tr.Len()-1)
+	res.Missing = l.missing
+	res.Complete = d == nil && l.none()
 	if f.asJSON {
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
@@ -156,8 +169,8 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if d != nil {
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}
 	}
-	if len(damaged) > 0 && !f.damage.allow {
-		return f.damage.refuse(pathsOf(damaged), "replayed")
+	if !l.none() && !f.damage.allow {
+		return f.damage.refuse(l, "replayed")
 	}
 	return nil
 }

@@ -470,7 +470,34 @@ type pendingRecv struct {
 // segment without an end record (killed process), damage, or a gap. From
 // the node's last event before the cut, its state is unknown until its next
 // restart event.
+// Missing lists the nodes of the traces' header that no file records
+// and that have no event: a node whose file was left behind when the
+// traces were collected. Their state is unknown throughout.
+func (t *Trace) Missing() []node.ID {
+	var out []node.ID
+	for _, id := range t.Nodes {
+		if slices.Contains(t.Recorded, id) {
+			continue
+		}
+		listed := false
+		for _, f := range t.Files {
+			for _, h := range f.Segments {
+				listed = listed || slices.Contains(h.Recorded, id)
+			}
+		}
+		if !listed {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 func (t *Trace) findTruncations() {
+	missing := t.Missing()
+	for _, id := range missing {
+		t.Unknown[id] = append(t.Unknown[id], Unknown{After: -1, Until: -1,
+			Reason: fmt.Sprintf("none of the given traces records it (give its trace file too: they record %d of the %d nodes their header lists)", len(t.Nodes)-len(missing), len(t.Nodes))})
+	}
 	type cut struct {
 		node   node.ID
 		seq    uint64 // last seq recorded before the cut (0: none)
@@ -490,7 +517,14 @@ func (t *Trace) findTruncations() {
 				reason = f.Damage.Error()
 			}
 			for _, id := range seg.Recorded {
-				cuts = append(cuts, cut{id, spans[i][id].Last, reason})
+				// A segment killed before it recorded anything of the
+				// node cuts after the node's last event before it, not
+				// from the start.
+				last := uint64(0)
+				for j := i; j >= 0 && last == 0; j-- {
+					last = spans[j][id].Last
+				}
+				cuts = append(cuts, cut{id, last, reason})
 			}
 		}
 		for _, g := range f.Gaps {
@@ -519,6 +553,13 @@ func (t *Trace) findTruncations() {
 		}
 		if until >= 0 && after >= 0 && t.Event(until).Seq == c.seq+1 {
 			continue // the restart follows the last recorded event: nothing was lost
+		}
+		// The same stretch for two reasons (a segment killed before it
+		// recorded anything after one killed, a gap to the end) is one
+		// stretch that gives both.
+		if i := slices.IndexFunc(t.Unknown[c.node], func(u Unknown) bool { return u.After == after && u.Until == until }); i >= 0 {
+			t.Unknown[c.node][i].Reason += "; " + c.reason
+			continue
 		}
 		t.Unknown[c.node] = append(t.Unknown[c.node], Unknown{After: after, Until: until, Reason: c.reason})
 	}

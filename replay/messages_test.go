@@ -60,3 +60,26 @@ func TestUnknownReasonsReadWell(t *testing.T) {
 		t.Errorf("malformed reasons:\n%s", all)
 	}
 }
+
+// TestEmptyKilledSegmentIsNotFromTheStart: a process killed before it
+// recorded anything leaves a segment with a header and no event. The
+// node's state is unknown from its last event before that segment until
+// its next restart, as for the segment before; it was unknown "from the
+// start", so its whole first incarnation went unreplayed (found by a
+// new-user trial killing a node right after it started).
+func TestEmptyKilledSegmentIsNotFromTheStart(t *testing.T) {
+	evs := []*node.Event{ev("n1", 1, node.KindInit), ev("n1", 2, node.KindTimer), // segment 0, killed
+		// segment 1: killed before its first event
+		ev("n1", 5, node.KindRestart), ev("n1", 6, node.KindTimer), // segment 2, ended
+		ev("n2", 1, node.KindInit)}
+	evs[4].Lamport = 1
+	f := memFile("t.lz4", evs, nil, []int{0, 2, 2}, []bool{false, false, true})
+	tr, err := replay.Merge([]*record.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := tr.Unknown["n1"]
+	if len(us) != 1 || us[0].After != tr.NodeSteps("n1")[1] || us[0].Until != tr.NodeSteps("n1")[2] {
+		t.Fatalf("n1's unknown stretches: %+v (its steps %v)", us, tr.NodeSteps("n1"))
+	}
+}

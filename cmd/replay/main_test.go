@@ -374,4 +374,35 @@ func TestDamagedNodeFile(t *testing.T) {
 	if r = check("--json", "--nodes", "n1,n3"); r.code != 0 || strings.Contains(r.stdout, `"damaged"`) || !strings.Contains(r.stdout, `"complete": true`) {
 		t.Fatalf("--nodes n1,n3 (n2's file left out): exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// A violation decided before the loss stands (exit 1); one after it
+	// may be the loss's doing (exit 2).
+	for _, tc := range []struct {
+		at   int
+		code int
+	}{{lastN2.Step - 5, 1}, {lastN2.Step + 5, 2}} {
+		os.WriteFile(filepath.Join(dir, "at.star"), []byte(fmt.Sprintf("safety(\"At\", lambda: event.step != %d)\n", tc.at)), 0o644)
+		r = replay(t, dir, append(append([]string{"check"}, files...), "at.star")...)
+		if r.code != tc.code || !strings.Contains(r.stdout, fmt.Sprintf("At (safety) violated at step #%d", tc.at)) {
+			t.Fatalf("a violation at #%d, n2's file cut after #%d: exit %d, want %d\n%s%s", tc.at, lastN2.Step, r.code, tc.code, r.stdout, r.stderr)
+		}
+	}
+	// A node's file left behind: its state is unknown throughout, and
+	// neither verify nor check passes (it did before, and check raised
+	// alarms of a cluster without that node).
+	var others []string
+	for _, name := range files {
+		if name != "n2.lz4" {
+			others = append(others, name)
+		}
+	}
+	for _, verb := range [][]string{{"verify", "--json"}, {"check", "--json", "any.star"}} {
+		args := append(append([]string{verb[0]}, others...), verb[1:]...)
+		r = replay(t, dir, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "warning: no trace file records node n2") || !strings.Contains(r.stdout, `"missing_nodes": [`) {
+			t.Fatalf("%s without n2's file: exit %d, want 2\n%s\n%s", verb[0], r.code, r.stdout, r.stderr)
+		}
+	}
+	if r = replay(t, dir, append(append([]string{"verify"}, others...), "--nodes", "n1,n3")...); r.code != 0 {
+		t.Fatalf("verify --nodes n1,n3 without n2's file: exit %d\n%s", r.code, r.stderr)
+	}
 }
