@@ -80,10 +80,14 @@ running or stopped early), the run went on past the trace's end: intervals open 
 likewise left unjudged (a warning says so), with the usual exit code;
 --allow-damaged judges them as at the end of the run.
 
+A node the traces' header lists but no file records (a file left
+behind) is unknown throughout; the check warns and exits 2 likewise.
+
 Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
-(unreadable trace, a damaged one checked to its end, script error with
-file:line:col), 3 replay divergence, 4 a predicate could not be evaluated
-(4 outranks violations, which outrank damage).`,
+(unreadable trace, a damaged one checked past its loss, a node's file
+missing, script error with file:line:col), 3 replay divergence, 4 a
+predicate could not be evaluated. 4 outranks all; a violation decided
+before a loss outranks 2, one after it does not.`,
 		Example: `  replay check paxos.lz4 scripts/paxos.star
   replay check --json --stop-at-first paxos.lz4 scripts/paxos.star
   replay check n1.lz4 n2.lz4 n3.lz4 scripts/raft.star --nodes 1,2
