@@ -2,6 +2,7 @@ package state
 
 import (
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,9 +32,10 @@ func planOf(t reflect.Type) *plan {
 		return p.(*plan)
 	}
 	p := &plan{id: xxhash.Sum64String(t.String()), byName: map[string]Field{}}
+	generated := isProtoMessage(t)
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if f.Tag.Get("replay") == "-" || f.Name == "_" {
+		if f.Tag.Get("replay") == "-" || f.Name == "_" || generated && protoBookkeeping[f.Name] && !f.IsExported() {
 			continue
 		}
 		p.fields = append(p.fields, Field{Name: f.Name, Index: i})
@@ -41,6 +43,21 @@ func planOf(t reflect.Type) *plan {
 	}
 	planCache.Store(t, p)
 	return p
+}
+
+// protoBookkeeping are the unexported fields protoc-gen-go adds to every
+// message: the runtime's lazily set type information (reaching the whole
+// protobuf registry), a size cache set by marshalling, and unknown bytes.
+// They are not part of a message's value, and they change as the runtime
+// touches the message: observed, they made a raft message's fields in
+// `replay why` megabytes of reflection internals.
+var protoBookkeeping = map[string]bool{"state": true, "sizeCache": true, "unknownFields": true}
+
+// isProtoMessage says whether struct type t is a protoc-gen-go message: its
+// state field is the protobuf runtime's MessageState.
+func isProtoMessage(t reflect.Type) bool {
+	f, ok := t.FieldByName("state")
+	return ok && f.Type.Name() == "MessageState" && strings.HasPrefix(f.Type.PkgPath(), "google.golang.org/protobuf/")
 }
 
 // Fields lists the observed fields of struct type t, in declaration order.
