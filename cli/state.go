@@ -29,6 +29,8 @@ type stateSource interface {
 	leaves(id node.ID, pos int) (ls []state.Leaf, unknown string, err error)
 	// history lists every version of one field, in step order.
 	history(id node.ID, path string) ([]statedb.Version, error)
+	// unknown lists the stretches where a node's state is unknown.
+	unknown(id node.ID) []replay.Unknown
 	close()
 }
 
@@ -44,6 +46,7 @@ func (s dbSource) leaves(id node.ID, pos int) ([]state.Leaf, string, error) {
 	}
 	return ns.Leaves, ns.Unknown, nil
 }
+func (s dbSource) unknown(id node.ID) []replay.Unknown { return s.db.Meta().Unknown[id] }
 func (s dbSource) history(id node.ID, path string) ([]statedb.Version, error) {
 	return s.db.History(id, path, s.db.Len()-1, math.MaxInt, 0)
 }
@@ -56,6 +59,9 @@ type replaySource struct {
 func (s replaySource) nodes() []node.ID { return s.tr.Nodes }
 func (s replaySource) steps() int       { return s.tr.Len() }
 func (s replaySource) close()           {}
+func (s replaySource) unknown(id node.ID) []replay.Unknown {
+	return s.tr.Unknown[id]
+}
 func (s replaySource) replayer() (*replay.Replayer, error) {
 	r, err := replay.New(s.tr, s.a.Registry, replay.Options{})
 	if err != nil {
@@ -262,7 +268,10 @@ func (a *App) historyCmd() *cobra.Command {
 		Long: `Print every version of one field of a node's observed state (a path as
 'replay state' and the debugger's State panel show it, e.g.
 Agent.AcceptedValue or @status), each with the step that wrote it; "(removed)"
-where the field stopped existing (the node crashed, an entry was deleted).
+where the field stopped existing (the node crashed, an entry was deleted);
+and, between them, the stretches where the node's state is unknown (a
+killed process, a file cut short or not given: "after #A unknown until
+...").
 
 Served from the trace database (replay index) when a current one exists,
 else by replaying the whole trace. An out-of-date or damaged database is
@@ -294,38 +303,65 @@ not replay.`,
 			if len(vs) == 0 {
 				return unknownField(src, id, field)
 			}
+			// Where the node's state is unknown (killed, a file cut or
+			// left behind) the field's value is too, whatever the last
+			// version says.
+			unknown := slices.Clone(src.unknown(id))
+			slices.SortFunc(unknown, func(a, b replay.Unknown) int { return a.After - b.After })
 			if asJSON {
 				type versionJSON struct {
 					Step    int    `json:"step"`
 					Value   string `json:"value"`
 					Removed bool   `json:"removed,omitempty"`
 				}
+				type unknownJSON struct {
+					After  int    `json:"after"`
+					Until  int    `json:"until"`
+					Reason string `json:"reason"`
+				}
 				out := struct {
 					Node     node.ID       `json:"node"`
 					Field    string        `json:"field"`
 					Versions []versionJSON `json:"versions"`
+					Unknown  []unknownJSON `json:"unknown,omitempty"`
 				}{Node: id, Field: field}
 				for _, v := range vs {
 					out.Versions = append(out.Versions, versionJSON{v.Step, v.Value, v.Removed})
+				}
+				for _, u := range unknown {
+					out.Unknown = append(out.Unknown, unknownJSON{u.After, u.Until, u.Reason})
 				}
 				enc := json.NewEncoder(a.Stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(out)
 			}
+			next := 0 // the next unknown stretch to print
+			printUnknown := func(before int) {
+				for ; next < len(unknown) && unknown[next].After < before; next++ {
+					u := unknown[next]
+					until := "the end"
+					if u.Until >= 0 {
+						until = fmt.Sprintf("its restart at #%d", u.Until)
+					}
+					fmt.Fprintf(a.Stdout, "after #%d unknown until %s: %s\n", u.After, until, u.Reason)
+				}
+			}
 			for _, v := range vs {
+				printUnknown(v.Step)
 				if v.Removed {
 					fmt.Fprintf(a.Stdout, "#%d (removed)\n", v.Step)
 				} else {
 					fmt.Fprintf(a.Stdout, "#%d %s\n", v.Step, v.Value)
 				}
 			}
+			printUnknown(math.MaxInt)
 			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&nodeID, "node", "", "the node (required)")
 	fl.StringVar(&field, "field", "", "the field's path, e.g. Agent.AcceptedValue (required)")
-	fl.BoolVar(&asJSON, "json", false, "print JSON: {node, field, versions: [{step, value, removed}]}")
+	fl.BoolVar(&asJSON, "json", false, "print JSON: {node, field, versions: [{step, value, removed}], unknown: [{after, until, reason}]}")
 	fl.StringVar(&dbDir, "db", "", "trace database directory (default: beside the first trace file)")
 	return cmd
 }

@@ -361,6 +361,12 @@ func TestDamagedNodeFile(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &lastN2); err != nil {
 		t.Fatal(err)
 	}
+	// history says where n2's state stops being known, not only its
+	// last version (it read as if n2 held it to the end).
+	r = replay(t, dir, append(append([]string{"history"}, files...), "--node", "n2", "--field", "@status")...)
+	if want := fmt.Sprintf("after #%d unknown until the end: n2.lz4: trace truncated", lastN2.Step); r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Fatalf("history of n2: exit %d, want %q\n%s%s", r.code, want, r.stdout, r.stderr)
+	}
 	os.WriteFile(filepath.Join(dir, "any.star"), []byte(`safety("Any", lambda: True)`+"\n"), 0o644)
 	check := func(extra ...string) result {
 		return replay(t, dir, append(append(append([]string{"check"}, extra...), files...), "any.star")...)
