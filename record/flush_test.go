@@ -18,21 +18,10 @@ import (
 // readable, and a kill then left a record cut at the block's end, which
 // readers report as a truncated file.
 func TestFlushWritesWhatAWakeLeft(t *testing.T) {
-	evs := oneNodeEvents(400) // about 1 KB each: the 256 KiB threshold is crossed once
-	h := testHeader()
-	h.Recorded = []node.ID{"a"}
-	var buf syncbuf.Buffer
-	w, err := NewWriter(&buf, h, WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range evs {
-		if err := w.Append(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Let the compressor take what is pending (the wake), so that the
-	// Flush finds nothing new.
+	w, buf := oneNodeWriter(t)
+	// Up to the record that wakes the compressor and no further, and
+	// let it take them: the Flush then finds nothing new.
+	evs := appendUntilWake(t, w, oneNodeEvents(400))
 	waitTaken(t, w)
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
@@ -52,13 +41,7 @@ func TestFlushWritesWhatAWakeLeft(t *testing.T) {
 // not recovered began in the first lz4 block says the loss starts at that
 // block, after the frame header (it said byte offset 0, the whole file).
 func TestDamageInTheFirstBlockNamesIt(t *testing.T) {
-	h := testHeader()
-	h.Recorded = []node.ID{"a"}
-	var buf syncbuf.Buffer
-	w, err := NewWriter(&buf, h, WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, buf := oneNodeWriter(t)
 	for _, ev := range oneNodeEvents(400) {
 		w.Append(ev)
 	}
@@ -79,6 +62,25 @@ func TestDamageInTheFirstBlockNamesIt(t *testing.T) {
 	if d.LostFrom != 7 || !strings.Contains(d.Error(), fmt.Sprintf("lost: the rest of the file, %d bytes from byte offset 7", len(cut)-7)) {
 		t.Fatalf("lost from %d: %v", d.LostFrom, d)
 	}
+}
+
+// appendUntilWake appends events until one makes a block's worth pending
+// (which wakes the compressor) and returns those appended.
+func appendUntilWake(t *testing.T, w *Writer, evs []*node.Event) []*node.Event {
+	t.Helper()
+	for i, ev := range evs {
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+		w.mu.Lock()
+		woke := len(w.pending) >= blockSizeByte
+		w.mu.Unlock()
+		if woke {
+			return evs[:i+1]
+		}
+	}
+	t.Fatalf("%d events never made a block's worth pending", len(evs))
+	return nil
 }
 
 // waitTaken waits until the compressor has taken every pending record.
@@ -102,13 +104,7 @@ func waitTaken(t *testing.T, w *Writer) {
 // the torn record readable; it was read as a truncated file.
 func TestKilledBusyWriterIsNotDamaged(t *testing.T) {
 	evs := oneNodeEvents(800)
-	h := testHeader()
-	h.Recorded = []node.ID{"a"}
-	var buf syncbuf.Buffer
-	w, err := NewWriter(&buf, h, WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, buf := oneNodeWriter(t)
 	defer w.Close(End{})
 	for _, ev := range evs[:100] {
 		w.Append(ev)
@@ -116,10 +112,15 @@ func TestKilledBusyWriterIsNotDamaged(t *testing.T) {
 	if err := w.Flush(); err != nil { // a tick: everything so far is written
 		t.Fatal(err)
 	}
-	for _, ev := range evs[100:] { // more than a block's worth: a wake
-		w.Append(ev)
-	}
+	flushed := len(buf.Bytes())
+	evs = append(evs[:100], appendUntilWake(t, w, evs[100:])...)
 	waitTaken(t, w)
+	// The wake writes the block it filled.
+	for deadline := time.Now().Add(10 * time.Second); len(buf.Bytes()) == flushed; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the compressor did not write the block it filled")
+		}
+	}
 	data := bytes.Clone(buf.Bytes()) // killed before the next tick
 	f, err := Read(bytes.NewReader(data), "killed.lz4", int64(len(data)))
 	if err != nil {
@@ -133,4 +134,17 @@ func TestKilledBusyWriterIsNotDamaged(t *testing.T) {
 			t.Fatalf("event %d reads back as seq %d", i, ev.Seq)
 		}
 	}
+}
+
+// oneNodeWriter is a writer of node a's events into memory.
+func oneNodeWriter(t *testing.T) (*Writer, *syncbuf.Buffer) {
+	t.Helper()
+	h := testHeader()
+	h.Recorded = []node.ID{"a"}
+	buf := new(syncbuf.Buffer)
+	w, err := NewWriter(buf, h, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, buf
 }
