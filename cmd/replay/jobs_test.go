@@ -322,6 +322,21 @@ func TestJobsDivergence(t *testing.T) {
 			}
 		}
 	}
+	seq, at, script := checkTampered(t, dir, f)
+	seqJSON := replay(t, dir, "check", "--json", "tampered.lz4", script)
+	marks := fmt.Sprintf("%d,%d,%d", at/2, at+50, at+400)
+	for _, args := range [][]string{{"--marks", marks, "--warmup", "100"}, {"--jobs", "3", "--warmup", "100"}} {
+		what := fmt.Sprintf("divergence at #%d %s", at, strings.Join(args, " "))
+		sameReport(t, what, seq, replay(t, dir, append(append([]string{"check"}, args...), "tampered.lz4", script)...))
+		sameReport(t, what+" --json", seqJSON, replay(t, dir, append(append([]string{"check", "--json"}, args...), "tampered.lz4", script)...))
+	}
+}
+
+// checkTampered writes f to tampered.lz4 in dir and checks it with
+// paxos.star sequentially, which must diverge (exit 3): the report, the
+// step of the divergence and the script.
+func checkTampered(t *testing.T, dir string, f *record.File) (result, int, string) {
+	t.Helper()
 	rewriteTrace(t, f, filepath.Join(dir, "tampered.lz4"))
 	script := paxosScript(t)
 	seq := replay(t, dir, "check", "tampered.lz4", script)
@@ -329,14 +344,8 @@ func TestJobsDivergence(t *testing.T) {
 	if seq.code != 3 || m == nil {
 		t.Fatalf("--jobs 1: exit %d, want 3 and the divergence\n%s%s", seq.code, seq.stdout, seq.stderr)
 	}
-	var at int
-	fmt.Sscan(m[1], &at)
-	seqJSON := replay(t, dir, "check", "--json", "tampered.lz4", script)
-	marks := fmt.Sprintf("%d,%d,%d", at/2, at+50, at+400)
-	for _, args := range [][]string{{"--marks", marks, "--warmup", "100"}, {"--jobs", "3", "--warmup", "100"}} {
-		sameReport(t, "divergence at #"+m[1]+" "+strings.Join(args, " "), seq, replay(t, dir, append(append([]string{"check"}, args...), "tampered.lz4", script)...))
-		sameReport(t, "divergence at #"+m[1]+" --json "+strings.Join(args, " "), seqJSON, replay(t, dir, append(append([]string{"check", "--json"}, args...), "tampered.lz4", script)...))
-	}
+	at, _ := strconv.Atoi(m[1])
+	return seq, at, script
 }
 
 // TestJobsStopInALaterSegment: --stop-at-first and --to end the check
@@ -410,16 +419,9 @@ func TestJobsStateHashDivergence(t *testing.T) {
 			break
 		}
 	}
-	rewriteTrace(t, f, filepath.Join(dir, "tampered.lz4"))
-	script := paxosScript(t)
-	seq := replay(t, dir, "check", "tampered.lz4", script)
-	m := regexp.MustCompile(`replay diverged at step #(\d+)`).FindStringSubmatch(seq.stdout)
-	if seq.code != 3 || m == nil {
-		t.Fatalf("--jobs 1: exit %d, want 3\n%s%s", seq.code, seq.stdout, seq.stderr)
-	}
-	at, _ := strconv.Atoi(m[1])
+	seq, at, script := checkTampered(t, dir, f)
 	par := replay(t, dir, "check", "--marks", strconv.Itoa(at-500), "--warmup", "100", "tampered.lz4", script)
-	sameReport(t, "state-hash divergence at #"+m[1], seq, par)
+	sameReport(t, fmt.Sprintf("state-hash divergence at #%d", at), seq, par)
 }
 
 // TestJobsCryptoRandAfterHandOver: raftkv draws election timeouts from
