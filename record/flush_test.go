@@ -68,12 +68,18 @@ func TestDamageInTheFirstBlockNamesIt(t *testing.T) {
 // (which wakes the compressor) and returns those appended.
 func appendUntilWake(t *testing.T, w *Writer, evs []*node.Event) []*node.Event {
 	t.Helper()
+	w.mu.Lock()
+	taken := w.taken
+	w.mu.Unlock()
 	for i, ev := range evs {
 		if err := w.Append(ev); err != nil {
 			t.Fatal(err)
 		}
+		// Woken: a block's worth waits, or the compressor already took
+		// it (nothing else makes it take records here: no flush, no
+		// interval).
 		w.mu.Lock()
-		woke := len(w.pending) >= blockSizeByte
+		woke := len(w.pending) >= blockSizeByte || w.taken > taken
 		w.mu.Unlock()
 		if woke {
 			return evs[:i+1]
