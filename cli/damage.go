@@ -19,7 +19,7 @@ import (
 type damageFlag struct{ allow bool }
 
 func (d *damageFlag) register(fl *pflag.FlagSet) {
-	fl.BoolVar(&d.allow, "allow-damaged", false, "take what was recovered from a damaged trace file (or a recording without end records) as the whole run: exit as if nothing were lost (the warning stays)")
+	fl.BoolVar(&d.allow, "allow-damaged", false, "take what was recorded and recovered (a damaged file, a node's file missing, a recording without end records) as the whole run: exit and judge as if nothing were lost (the warnings stay)")
 }
 
 // refuse is the exit of a verb that did its work on less than the run.
