@@ -12,7 +12,9 @@ import (
 	"github.com/replaycheck/replaycheck/record"
 )
 
-var timing = regexp.MustCompile(`"seconds": [0-9.e-]+`)
+// timing matches what differs between two runs: --json's seconds, and
+// verify's "(N state hashes compared, 0.01s)".
+var timing = regexp.MustCompile(`"seconds": [0-9.e-]+|[0-9]+\.[0-9]+s\)`)
 
 // untimed drops how long a run took from its JSON report.
 func untimed(s string) string { return timing.ReplaceAllString(s, "") }
