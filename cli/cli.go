@@ -229,6 +229,17 @@ Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
 	return root
 }
 
+// namedInExample matches an example naming a bundled script or its
+// system (paxos.lz4, scripts/raft.star, builtin:chord, sim raftkv),
+// compiled once rather than at every command line.
+var namedInExample = func() map[string]*regexp.Regexp {
+	out := map[string]*regexp.Regexp{}
+	for script, system := range scriptSystem {
+		out[script] = regexp.MustCompile(`(^|[ :/])(` + regexp.QuoteMeta(script) + `|` + regexp.QuoteMeta(system) + `)([ .]|$)`)
+	}
+	return out
+}()
+
 // examplesNote says, in a binary of one's own (cli.Main with another
 // registry), that examples naming a bundled system or script it lacks
 // are examples, and which systems this binary knows instead.
@@ -237,8 +248,7 @@ func (a *App) examplesNote(example string) string {
 		return example
 	}
 	for script, system := range scriptSystem {
-		named := regexp.MustCompile(`(^|[ :/])(` + regexp.QuoteMeta(script) + `|` + regexp.QuoteMeta(system) + `)([ .]|$)`)
-		if a.knows(system) || !named.MatchString(example) {
+		if a.knows(system) || !namedInExample[script].MatchString(example) {
 			continue
 		}
 		known := strings.Join(a.Registry.Names(), ", ")

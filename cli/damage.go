@@ -112,15 +112,13 @@ func (l loss) what() string {
 // missing from the start.
 func lossOf(tr *replay.Trace, replayed []node.ID, last int) loss {
 	l := loss{after: tr.Len() - 1}
-	for _, f := range damagedFiles(tr, replayed) {
-		reason := f.Damage.Error()
-		from, known := tr.Len()-1, false
-		for _, us := range tr.Unknown {
-			for _, u := range us {
-				if strings.Contains(u.Reason, reason) && (!known || u.After < from) {
-					from, known = u.After, true
-				}
-			}
+	for i, f := range tr.Files {
+		if f.Damage == nil || !records(f, replayed) {
+			continue
+		}
+		from, ok := tr.LostAfter(i)
+		if !ok {
+			from = tr.Len() - 1
 		}
 		if last >= from {
 			l.files = append(l.files, f)
@@ -161,6 +159,20 @@ func damageLines(files []*record.File) []string {
 		out = append(out, fmt.Sprint(f.Damage))
 	}
 	return out
+}
+
+// stretch says where an unknown stretch of a node's state begins and
+// ends, in words: ("after #A" or "from the start", "its restart at #B"
+// or "the end").
+func stretch(u replay.Unknown) (after, until string) {
+	after, until = fmt.Sprintf("after #%d", u.After), "the end"
+	if u.After < 0 {
+		after = "from the start" // nothing of the node was recorded before
+	}
+	if u.Until >= 0 {
+		until = fmt.Sprintf("its restart at #%d", u.Until)
+	}
+	return after, until
 }
 
 // warnMissing says which nodes no file records, before a verb's output.

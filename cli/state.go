@@ -338,12 +338,8 @@ not replay.`,
 			next := 0 // the next unknown stretch to print
 			printUnknown := func(before int) {
 				for ; next < len(unknown) && unknown[next].After < before; next++ {
-					u := unknown[next]
-					until := "the end"
-					if u.Until >= 0 {
-						until = fmt.Sprintf("its restart at #%d", u.Until)
-					}
-					fmt.Fprintf(a.Stdout, "after #%d unknown until %s: %s\n", u.After, until, u.Reason)
+					after, until := stretch(unknown[next])
+					fmt.Fprintf(a.Stdout, "%s unknown until %s: %s\n", after, until, unknown[next].Reason)
 				}
 			}
 			for _, v := range vs {

@@ -105,8 +105,10 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
-	a.warnMissing(tr, missingNodes(tr, wanted(tr, f.nodes)))
-	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Unknown: map[node.ID][]string{}, Damaged: damageLines(damagedFiles(tr, r.Nodes()))}
+	// A replay runs to the end: it reaches every loss there is.
+	l := lossOf(tr, wanted(tr, f.nodes), tr.Len()-1)
+	a.warnMissing(tr, l.missing)
+	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Unknown: map[node.ID][]string{}, Damaged: damageLines(l.files), Missing: l.missing}
 	prog := a.progress()
 	start := time.Now()
 	runErr := r.RunTo(tr.Len()-1, func(step int) error {
@@ -125,14 +127,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	res.Seconds = time.Since(start).Seconds()
 	for _, id := range r.Nodes() {
 		for _, u := range tr.Unknown[id] {
-			until := "the end"
-			if u.Until >= 0 {
-				until = fmt.Sprintf("its restart at #%d", u.Until)
-			}
-			after := fmt.Sprintf("after #%d", u.After)
-			if u.After < 0 {
-				after = "from the start" // nothing of the node was recorded before
-			}
+			after, until := stretch(u)
 			res.Unknown[id] = append(res.Unknown[id], fmt.Sprintf("state unknown %s until %s: %s", after, until, u.Reason))
 		}
 	}
@@ -143,8 +138,6 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if d != nil {
 		res.Divergences, res.Divergence = 1, d
 	}
-	l := lossOf(tr, wanted(tr, f.nodes), tr.Len()-1)
-	res.Missing = l.missing
 	res.Complete = d == nil && l.none()
 	if f.asJSON {
 		enc := json.NewEncoder(a.Stdout)

@@ -34,6 +34,9 @@ type Trace struct {
 	// missing (a killed process, damage, a recorder that fell behind):
 	// replay cannot know its state there.
 	Unknown map[node.ID][]Unknown
+	// lostAfter maps a damaged file (its index) to the earliest step
+	// after which a node of its last segment is unknown for the damage.
+	lostAfter map[int]int
 
 	net *network // lazily: what the trace tells of its network (Fate)
 }
@@ -502,9 +505,11 @@ func (t *Trace) findTruncations() {
 		node   node.ID
 		seq    uint64 // last seq recorded before the cut (0: none)
 		reason string
+		file   int // the damaged file whose end this is, or -1
 	}
 	var cuts []cut
-	for _, f := range t.Files {
+	t.lostAfter = map[int]int{}
+	for fi, f := range t.Files {
 		spans := f.NodeSpans()
 		for i, seg := range f.Segments {
 			if f.SegmentEnded[i] {
@@ -513,8 +518,9 @@ func (t *Trace) findTruncations() {
 			// The segment is named by its place in the file, which is
 			// what its header's number should be, but need not.
 			reason := fmt.Sprintf("%s: the recording of segment %d has no end record (the process was killed or is still running)", f.Path, i)
+			damaged := -1
 			if i == len(f.Segments)-1 && f.Damage != nil {
-				reason = f.Damage.Error()
+				reason, damaged = f.Damage.Error(), fi
 			}
 			for _, id := range seg.Recorded {
 				// A segment killed before it recorded anything of the
@@ -524,14 +530,14 @@ func (t *Trace) findTruncations() {
 				for j := i; j >= 0 && last == 0; j-- {
 					last = spans[j][id].Last
 				}
-				cuts = append(cuts, cut{id, last, reason})
+				cuts = append(cuts, cut{id, last, reason, damaged})
 			}
 		}
 		for _, g := range f.Gaps {
 			if g.From == 0 {
 				continue // not a gap (readers refuse it)
 			}
-			cuts = append(cuts, cut{g.Node, g.From - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason)})
+			cuts = append(cuts, cut{g.Node, g.From - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason), -1})
 		}
 	}
 	for _, c := range cuts {
@@ -554,6 +560,9 @@ func (t *Trace) findTruncations() {
 		if until >= 0 && after >= 0 && t.Event(until).Seq == c.seq+1 {
 			continue // the restart follows the last recorded event: nothing was lost
 		}
+		if was, ok := t.lostAfter[c.file]; c.file >= 0 && (!ok || after < was) {
+			t.lostAfter[c.file] = after
+		}
 		// The same stretch for two reasons (a segment killed before it
 		// recorded anything after one killed, a gap to the end) is one
 		// stretch that gives both.
@@ -563,6 +572,15 @@ func (t *Trace) findTruncations() {
 		}
 		t.Unknown[c.node] = append(t.Unknown[c.node], Unknown{After: after, Until: until, Reason: c.reason})
 	}
+}
+
+// LostAfter is where the damage of file i (an index into Files) begins
+// to cost the replay: the earliest step after which a node of the file's
+// last segment is unknown for it. ok is false when the file is not
+// damaged, or its damage left no node unknown.
+func (t *Trace) LostAfter(i int) (after int, ok bool) {
+	after, ok = t.lostAfter[i]
+	return after, ok
 }
 
 // File is the path of the file step came from.
