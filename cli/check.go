@@ -184,7 +184,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	missing := missingNodes(tr, wanted(tr, f.nodes))
 	a.warnMissing(tr, missing)
 	if n := len(r.Nodes()); len(parseIDs(f.nodes)) > 0 && n < len(tr.Nodes) {
-		fmt.Fprintf(a.Stderr, "note: --nodes replays %d of the %d nodes: the others' rows are absent (unknown_nodes() lists them), so predicates over every node, liveness ones above all, judge without them\n", n, len(tr.Nodes))
+		fmt.Fprintf(a.Stderr, "note: --nodes replays %d of the %d nodes: the others' rows are absent (unknown_nodes() lists them), so predicates over every node, liveness ones above all, judge without them unless they consult unknown_nodes() (docs/predicates.md, under table())\n", n, len(tr.Nodes))
 	}
 	if open && len(damaged) == 0 && !f.damage.allow {
 		fmt.Fprintln(a.Stderr, "warning: no trace file has an end record (the recording was killed or is still running): liveness intervals open at its end are not judged; --allow-damaged judges them as at the end of the run")

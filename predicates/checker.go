@@ -332,6 +332,9 @@ func (c *Checker) Observe() error {
 	}
 	// Nodes whose state became unknown (or known again) with this step.
 	for _, id := range c.flips[step] {
+		if c.r.Instance(id) == nil {
+			continue // not replayed (--nodes): unknown throughout, whatever its file says
+		}
 		_, unknown := c.r.Unknown(id)
 		if unknown != c.unknown[id] {
 			c.unknown[id] = unknown

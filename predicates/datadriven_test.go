@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,8 +28,11 @@ import (
 //	                            [at DUR | +DUR] crash|restart NODE
 //	                            lines are 1ms apart unless timed; prints the causal steps
 //	file name=F                 writes the input beside the script (for load)
-//	check [trace] [values] [stats] [max-steps=N] [nodes=A,B] [from=N] [to=N]
+//	check [trace] [values] [stats] [max-steps=N] [nodes=A,B] [from=N] [to=N] [lost=NODE:STEP[:UNTIL]]
 //	                            checks the input script against the last run;
+//	                            lost: NODE's recording ends after its event
+//	                            at STEP (as a killed recorder's file does),
+//	                            until its restart at step UNTIL;
 //	                            trace: what each step re-evaluated; values:
 //	                            each derived value when it changes
 func TestDataDriven(t *testing.T) {
@@ -169,6 +173,28 @@ func ddCheck(t *testing.T, d *datadriven.TestData, dir string, tr *replay.Trace)
 			opts.From, _ = strconv.Atoi(arg.Vals[0])
 		case "to":
 			opts.To, _ = strconv.Atoi(arg.Vals[0])
+		case "lost":
+			f := strings.Split(arg.Vals[0], ":")
+			u := replay.Unknown{Until: -1, Reason: "recording cut short"}
+			var err error
+			if len(f) < 2 || len(f) > 3 {
+				err = fmt.Errorf("want NODE:STEP or NODE:STEP:UNTIL")
+			}
+			if err == nil {
+				u.After, err = strconv.Atoi(f[1])
+			}
+			if err == nil && len(f) == 3 {
+				u.Until, err = strconv.Atoi(f[2])
+			}
+			if err != nil {
+				d.Fatalf(t, "lost=%s: %v", arg.Vals[0], err)
+			}
+			// What merging a file whose segment has no end record
+			// leaves, for this check only.
+			id := node.ID(f[0])
+			kept := tr.Unknown[id]
+			tr.Unknown[id] = append(slices.Clone(kept), u)
+			defer func() { tr.Unknown[id] = kept }()
 		}
 	}
 	script := filepath.Join(dir, "test.star")
