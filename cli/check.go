@@ -241,15 +241,17 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			}
 		}
 	}
+	unknown := unknownStretches(tr, r.Nodes())
 	if f.asJSON {
 		out := struct {
 			*predicates.ReportJSON
 			Damaged    []string           `json:"damaged,omitempty"`
-			Missing    []node.ID          `json:"missing_nodes,omitempty"`
-			NoEnd      bool               `json:"no_end_record,omitempty"`
-			Divergence *replay.Divergence `json:"divergence,omitempty"`
-			Seconds    float64            `json:"seconds"`
-		}{rep.JSON(), damageLines(damaged), missing, open, d, elapsed.Seconds()}
+			Missing    []node.ID            `json:"missing_nodes,omitempty"`
+			NoEnd      bool                 `json:"no_end_record,omitempty"`
+			Unknown    map[node.ID][]string `json:"state_unknown,omitempty"`
+			Divergence *replay.Divergence   `json:"divergence,omitempty"`
+			Seconds    float64              `json:"seconds"`
+		}{rep.JSON(), damageLines(damaged), missing, open, unknown, d, elapsed.Seconds()}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -257,6 +259,8 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		}
 	} else {
 		rep.WriteText(a.Stdout, elapsed)
+		// Predicates judged without these nodes' rows there.
+		writeUnknown(a.Stdout, r.Nodes(), unknown)
 		rep.WriteErrors(a.Stderr)
 		if d != nil {
 			fmt.Fprint(a.Stdout, d.Report())

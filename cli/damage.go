@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -173,6 +174,28 @@ func stretch(u replay.Unknown) (after, until string) {
 		until = fmt.Sprintf("its restart at #%d", u.Until)
 	}
 	return after, until
+}
+
+// unknownStretches describes, per node of ids, where its state is
+// unknown and why: what verify and check list after their report.
+func unknownStretches(tr *replay.Trace, ids []node.ID) map[node.ID][]string {
+	out := map[node.ID][]string{}
+	for _, id := range ids {
+		for _, u := range tr.Unknown[id] {
+			after, until := stretch(u)
+			out[id] = append(out[id], fmt.Sprintf("state unknown %s until %s: %s", after, until, u.Reason))
+		}
+	}
+	return out
+}
+
+// writeUnknown prints unknownStretches' lines, node by node in ids' order.
+func writeUnknown(w io.Writer, ids []node.ID, unknown map[node.ID][]string) {
+	for _, id := range ids {
+		for _, u := range unknown[id] {
+			fmt.Fprintf(w, "%s: %s\n", id, u)
+		}
+	}
 }
 
 // warnMissing says which nodes no file records, before a verb's output.

@@ -108,7 +108,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	// A replay runs to the end: it reaches every loss there is.
 	l := lossOf(tr, wanted(tr, f.nodes), tr.Len()-1)
 	a.warnMissing(tr, l.missing)
-	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Unknown: map[node.ID][]string{}, Damaged: damageLines(l.files), Missing: l.missing}
+	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Damaged: damageLines(l.files), Missing: l.missing}
 	prog := a.progress()
 	start := time.Now()
 	runErr := r.RunTo(tr.Len()-1, func(step int) error {
@@ -125,12 +125,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	})
 	prog.done()
 	res.Seconds = time.Since(start).Seconds()
-	for _, id := range r.Nodes() {
-		for _, u := range tr.Unknown[id] {
-			after, until := stretch(u)
-			res.Unknown[id] = append(res.Unknown[id], fmt.Sprintf("state unknown %s until %s: %s", after, until, u.Reason))
-		}
-	}
+	res.Unknown = unknownStretches(tr, r.Nodes())
 	var d *replay.Divergence
 	if runErr != nil && !errors.As(runErr, &d) {
 		return withCode(ExitBadInput, runErr)
@@ -153,11 +148,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 			fmt.Fprintf(a.Stdout, "replayed %d steps on %d nodes: 0 divergences (%d state hashes compared, %.2fs)\n",
 				res.Replayed, len(res.Nodes), res.StateHashes, res.Seconds)
 		}
-		for _, id := range r.Nodes() {
-			for _, u := range res.Unknown[id] {
-				fmt.Fprintf(a.Stdout, "%s: %s\n", id, u)
-			}
-		}
+		writeUnknown(a.Stdout, r.Nodes(), res.Unknown)
 	}
 	if d != nil {
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}
