@@ -245,7 +245,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if f.asJSON {
 		out := struct {
 			*predicates.ReportJSON
-			Damaged    []string           `json:"damaged,omitempty"`
+			Damaged    []string             `json:"damaged,omitempty"`
 			Missing    []node.ID            `json:"missing_nodes,omitempty"`
 			NoEnd      bool                 `json:"no_end_record,omitempty"`
 			Unknown    map[node.ID][]string `json:"state_unknown,omitempty"`

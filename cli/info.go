@@ -18,33 +18,85 @@ import (
 
 // fileInfo is what `replay info` reports about one trace file.
 type fileInfo struct {
-	File          string            `json:"file"`
-	System        string            `json:"system"`
-	Bug           string            `json:"bug"`
-	Driver        string            `json:"driver"`
-	Run           map[string]string `json:"run,omitempty"`
-	Params        map[string]string `json:"params,omitempty"`
-	Nodes         []node.ID         `json:"nodes"`
-	Recorded      []node.ID         `json:"recorded"`
-	Segments      int               `json:"segments"`
-	Events        int               `json:"events"`
-	ByKind        map[string]int    `json:"events_by_kind"`
-	ByNode        map[string]int    `json:"events_by_node"`
-	MessageTypes  map[string]int    `json:"messages_received_by_type"`
-	StartNS       int64             `json:"start_unix_ns"`
-	FirstNS       int64             `json:"first_event_ns"` // since start
-	LastNS        int64             `json:"last_event_ns"`
-	Bytes         int64             `json:"file_bytes"`
-	RawBytes      int64             `json:"raw_bytes"`
-	BytesPerEvent float64           `json:"bytes_per_event"`
-	Compression   float64           `json:"compression_ratio"`
-	StateHashes   bool              `json:"state_hashes"`
-	HashSpacing   string            `json:"state_hash_spacing,omitempty"`
-	Ended         bool              `json:"ended"`
-	EndReason     string            `json:"end_reason,omitempty"`
-	EndStats      map[string]int64  `json:"end_stats,omitempty"`
-	Gaps          []record.Gap      `json:"gaps,omitempty"`
-	Damage        string            `json:"damage,omitempty"`
+	File     string            `json:"file"`
+	System   string            `json:"system"`
+	Bug      string            `json:"bug"`
+	Driver   string            `json:"driver"`
+	Run      map[string]string `json:"run,omitempty"`
+	Params   map[string]string `json:"params,omitempty"`
+	Nodes    []node.ID         `json:"nodes"`
+	Recorded []node.ID         `json:"recorded"`
+	Segments int               `json:"segments"`
+	// SegmentList describes each writer session of the file (a restarted
+	// recorder appends one); present when there are several.
+	SegmentList   []segmentInfo    `json:"segment_list,omitempty"`
+	Events        int              `json:"events"`
+	ByKind        map[string]int   `json:"events_by_kind"`
+	ByNode        map[string]int   `json:"events_by_node"`
+	MessageTypes  map[string]int   `json:"messages_received_by_type"`
+	StartNS       int64            `json:"start_unix_ns"`
+	FirstNS       int64            `json:"first_event_ns"` // since start
+	LastNS        int64            `json:"last_event_ns"`
+	Bytes         int64            `json:"file_bytes"`
+	RawBytes      int64            `json:"raw_bytes"`
+	BytesPerEvent float64          `json:"bytes_per_event"`
+	Compression   float64          `json:"compression_ratio"`
+	StateHashes   bool             `json:"state_hashes"`
+	HashSpacing   string           `json:"state_hash_spacing,omitempty"`
+	Ended         bool             `json:"ended"`
+	EndReason     string           `json:"end_reason,omitempty"`
+	EndStats      map[string]int64 `json:"end_stats,omitempty"`
+	Gaps          []record.Gap     `json:"gaps,omitempty"`
+	Damage        string           `json:"damage,omitempty"`
+}
+
+// segmentInfo is one writer session of a file: which process wrote it,
+// what it recorded, and whether it closed (a killed recorder leaves no end
+// record, and replay takes its nodes' states as unknown from its last
+// event to the next segment's restart).
+type segmentInfo struct {
+	Index     int                  `json:"index"`
+	Run       map[string]string    `json:"run,omitempty"`
+	StartNS   int64                `json:"start_unix_ns"`
+	Events    int                  `json:"events"`
+	Seqs      map[string][2]uint64 `json:"seqs,omitempty"` // per node: first and last seq
+	Ended     bool                 `json:"ended"`
+	EndReason string               `json:"end_reason,omitempty"`
+	EndStats  map[string]int64     `json:"end_stats,omitempty"`
+}
+
+// segments lists f's segments (nil for a file of one).
+func segments(f *record.File) []segmentInfo {
+	if len(f.Segments) < 2 {
+		return nil
+	}
+	spans := f.NodeSpans()
+	out := make([]segmentInfo, len(f.Segments))
+	ends := 0 // f.Ends holds the end records of the ended segments, in order
+	for i, h := range f.Segments {
+		s := segmentInfo{Index: i, Run: h.Run, StartNS: h.Start, Seqs: map[string][2]uint64{}}
+		if i < len(f.SegmentStart) {
+			next := f.Count
+			if f.Events != nil {
+				next = len(f.Events)
+			}
+			if i+1 < len(f.SegmentStart) {
+				next = f.SegmentStart[i+1]
+			}
+			s.Events = next - f.SegmentStart[i]
+		}
+		if i < len(spans) {
+			for id, sp := range spans[i] {
+				s.Seqs[string(id)] = [2]uint64{sp.First, sp.Last}
+			}
+		}
+		if i < len(f.SegmentEnded) && f.SegmentEnded[i] && ends < len(f.Ends) {
+			s.Ended, s.EndReason, s.EndStats = true, f.Ends[ends].Reason, f.Ends[ends].Stats
+			ends++
+		}
+		out[i] = s
+	}
+	return out
 }
 
 func (a *App) infoCmd() *cobra.Command {
@@ -138,6 +190,7 @@ func summarise(f *record.File) fileInfo {
 	if f.Damage != nil {
 		in.Damage = f.Damage.Error()
 	}
+	in.SegmentList = segments(f)
 	return in
 }
 
@@ -156,6 +209,9 @@ func printInfo(a *App, in fileInfo) {
 			parts = append(parts, k+"="+in.Run[k])
 		}
 		driver += ": " + strings.Join(parts, " ")
+	}
+	if in.Segments > 1 {
+		driver += " (first segment; each segment's process is listed under segments)"
 	}
 	row("recorded by", "%s", driver)
 	ids := make([]string, len(in.Nodes))
@@ -203,18 +259,26 @@ func printInfo(a *App, in fileInfo) {
 		row("state", "no state hashes (replay finds divergence through effects only)")
 	}
 	if in.Segments > 1 {
-		row("segments", "%d (the recorder was restarted)", in.Segments)
+		unclosed := 0
+		for _, s := range in.SegmentList {
+			if !s.Ended {
+				unclosed++
+			}
+		}
+		row("segments", "%d (the recorder was restarted), %d without an end record (killed: replay takes the state as unknown from its last event to the next restart)", in.Segments, unclosed)
+		for _, s := range in.SegmentList {
+			row("", "%s", describeSegment(s))
+		}
+	}
+	last := ""
+	if in.Segments > 1 {
+		last = " (last segment)"
 	}
 	if in.EndReason != "" {
-		row("ended", "%s", in.EndReason)
+		row("ended", "%s%s", in.EndReason, last)
 	}
 	if len(in.EndStats) > 0 {
-		keys := slices.Sorted(maps.Keys(in.EndStats))
-		var parts []string
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s=%d", k, in.EndStats[k]))
-		}
-		row("run stats", "%s", strings.Join(parts, " "))
+		row("run stats", "%s%s", joinStats(in.EndStats), last)
 	}
 	for _, g := range in.Gaps {
 		row("gap", "%s %s not recorded: %s", g.Node, g.Seqs(), g.Reason)
@@ -238,8 +302,60 @@ func printInfo(a *App, in fileInfo) {
 		g := open[0]
 		row("status", "incomplete: %s (%s %s not recorded%s)", g.Reason, g.Node, g.Seqs(), more)
 	default:
-		row("status", "complete")
+		killed := 0
+		for _, s := range in.SegmentList {
+			if !s.Ended {
+				killed++
+			}
+		}
+		if killed > 0 {
+			row("status", "complete, but %d earlier segment(s) were killed (see segments): the nodes' states are unknown from each one's last event to the next restart", killed)
+		} else {
+			row("status", "complete")
+		}
 	}
+}
+
+func joinStats(stats map[string]int64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(stats)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, stats[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// describeSegment is one line of info's segment list: "#1 pid=4242:
+// 812 events, 3 seqs 6714..9022, no end record (killed)".
+func describeSegment(s segmentInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d", s.Index)
+	if pid := s.Run["pid"]; pid != "" {
+		fmt.Fprintf(&b, " pid=%s", pid)
+	}
+	fmt.Fprintf(&b, ": %d events", s.Events)
+	ids := slices.Collect(maps.Keys(s.Seqs))
+	natural := make([]node.ID, len(ids))
+	for i, id := range ids {
+		natural[i] = node.ID(id)
+	}
+	node.SortNatural(natural)
+	var spans []string
+	for _, id := range natural {
+		sp := s.Seqs[string(id)]
+		spans = append(spans, fmt.Sprintf("%s seqs %d..%d", id, sp[0], sp[1]))
+	}
+	if len(spans) > 0 {
+		fmt.Fprintf(&b, ", %s", clipList(spans, ", "))
+	}
+	switch {
+	case !s.Ended:
+		b.WriteString(", no end record (killed)")
+	case s.EndReason != "":
+		fmt.Fprintf(&b, ", ended: %s", s.EndReason)
+	default:
+		b.WriteString(", ended")
+	}
+	return b.String()
 }
 
 // infoListMax is how many entries a list in info's text output shows: a

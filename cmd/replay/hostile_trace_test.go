@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -319,5 +320,82 @@ func TestDiskFullTraceSaysSo(t *testing.T) {
 	mustOK(t, r)
 	if !strings.Contains(r.stdout, "recording stopped: disk full at seq") || strings.Contains(r.stdout, "#-1") {
 		t.Fatalf("verify:\n%s", r.stdout)
+	}
+}
+
+// TestInfoListsSegments writes a file of two writer sessions, the first
+// killed (no end record), as a recorder restarted after kill -9 leaves
+// it, and reads it with info: each segment's process, events and seqs,
+// which one was killed, and a status that does not call the file simply
+// complete. Before, info showed the first process, the last segment's
+// stats as if they were the file's, and "complete".
+func TestInfoListsSegments(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "400", "-o", "full.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "full.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := len(f.Events) / 2
+	var file []byte
+	session := func(segment int, pid string, evs []*node.Event, end bool) {
+		var buf syncbuf.Buffer // the writer's compressor writes from its own goroutine
+		h := *f.Header
+		h.Segment, h.Run = segment, map[string]string{"pid": pid}
+		w, err := record.NewWriter(&buf, h, record.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			w.Append(ev)
+		}
+		if !end {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			file = append(file, buf.Bytes()...) // not the end record a kill never wrote
+			w.Close(record.End{})
+			return
+		}
+		if err := w.Close(record.End{Reason: "signal: terminated", Stats: map[string]int64{"sent": 7}}); err != nil {
+			t.Fatal(err)
+		}
+		file = append(file, buf.Bytes()...)
+	}
+	session(0, "101", f.Events[:half], false)
+	session(1, "202", f.Events[half:], true)
+	os.WriteFile(filepath.Join(dir, "two.lz4"), file, 0o644)
+
+	r := replay(t, dir, "info", "two.lz4")
+	mustOK(t, r)
+	for _, want := range []string{
+		"segments     2 (the recorder was restarted), 1 without an end record",
+		fmt.Sprintf("#0 pid=101: %d events", half),
+		"no end record (killed)",
+		fmt.Sprintf("#1 pid=202: %d events", len(f.Events)-half),
+		"ended: signal: terminated",
+		"run stats    sent=7 (last segment)",
+		"status       complete, but 1 earlier segment(s) were killed",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("info lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = replay(t, dir, "info", "--json", "two.lz4")
+	var in struct {
+		Segments    int
+		SegmentList []struct {
+			Index  int
+			Run    map[string]string
+			Events int
+			Ended  bool
+		} `json:"segment_list"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.Segments != 2 || len(in.SegmentList) != 2 || in.SegmentList[0].Ended || !in.SegmentList[1].Ended ||
+		in.SegmentList[0].Run["pid"] != "101" || in.SegmentList[0].Events+in.SegmentList[1].Events != len(f.Events) {
+		t.Fatalf("info --json segments: %+v", in)
 	}
 }
