@@ -359,7 +359,11 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 		// seed and their index); a shard stays, its runs being re-made.
 		args := exploreArgs(sys, f, "budget", "time", "jobs", "all", "json", "output", "results")
 		rerun := strings.TrimSuffix(ff.trace, ".lz4") + "-rerun.lz4"
-		ff.reproduce = strings.Join(append(args, "--budget", strconv.Itoa(fd.Run+1), "-o", shellQuote(rerun)), " ")
+		args = append(args, "--budget", strconv.Itoa(fd.Run+1), "-o", shellQuote(rerun))
+		if f.sim.shard != "" {
+			args = append(args, "--results", shellQuote(rerunResults(rerun)))
+		}
+		ff.reproduce = strings.Join(args, " ")
 		if fd.Violation != nil {
 			ff.step = fd.Violation.Decided()
 		}
@@ -585,6 +589,12 @@ func exploreArgs(sys *system.System, f exploreFlags, skip ...string) []string {
 	return args
 }
 
+// rerunResults is the result file of a command that re-makes one run of a
+// shard (rerun is its trace), beside that trace.
+func rerunResults(rerun string) string {
+	return strings.TrimSuffix(rerun, ".lz4") + "-results.json"
+}
+
 // exploreResults writes a shard's result file. A finding's reproduce
 // command is the shard's exploration stopped after the finding's run:
 // runs depend only on the seed, the shard and their number, so it re-makes
@@ -613,7 +623,10 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		rerun := fmt.Sprintf("%s-%s-run-%d.lz4", sys.Name, cfg.Bug, run)
 		cmd := base
 		if shard.Count > 1 {
-			cmd += fmt.Sprintf(" --shard %d/%d", shard.Index, shard.Count)
+			// Its own result file: by default a shard writes the hunt's,
+			// which re-making one run would overwrite with a hunt of
+			// another budget that no longer merges with the others.
+			cmd += fmt.Sprintf(" --shard %d/%d --results %s", shard.Index, shard.Count, shellQuote(rerunResults(rerun)))
 		}
 		cmd += " --budget " + strconv.Itoa(run+1)
 		if f.all {

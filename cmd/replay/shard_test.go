@@ -119,9 +119,9 @@ func TestShardExploreMatchesOneProcess(t *testing.T) {
 	}
 	var files []string
 	for i := range 3 {
-		file := "e-" + strconv.Itoa(i) + ".json"
-		replay(t, dir, append(exp, "--shard", strconv.Itoa(i)+"/3", "--results", file)...)
-		files = append(files, file)
+		// The default result file, as a user who reads the docs writes.
+		replay(t, dir, append(exp, "--shard", strconv.Itoa(i)+"/3")...)
+		files = append(files, "paxos-spec-explore-results-"+strconv.Itoa(i)+"-of-3.json")
 	}
 	m, r := mergeJSON(t, dir, files...)
 	if got, want := headlines(m), headlines(whole); !slices.Equal(got, want) {
@@ -139,6 +139,13 @@ func TestShardExploreMatchesOneProcess(t *testing.T) {
 	}
 	if want := "run " + strconv.Itoa(*last.Run) + " fails: " + last.Headline; !strings.Contains(rr.stdout, want) {
 		t.Fatalf("%s does not re-find %q:\n%s", last.Reproduce, want, rr.stdout)
+	}
+	// Re-making a run leaves the hunt's result files as they were: they
+	// still merge into the same report (the command used to overwrite
+	// its shard's file with a hunt of another budget).
+	again, r := mergeJSON(t, dir, files...)
+	if r.code != 1 || !slices.Equal(headlines(again), headlines(m)) || again.Runs != m.Runs {
+		t.Fatalf("merge after %s: exit %d, report %+v\n%s", last.Reproduce, r.code, again, r.stderr)
 	}
 }
 
