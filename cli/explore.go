@@ -421,6 +421,13 @@ func stoppedText(f exploreFlags, sum *explore.Summary) string {
 	case "violation":
 		return "at the first failing run (--all keeps going)"
 	case "budget":
+		if f.sim.shard != "" {
+			// A shard runs its slice of the runs numbered below --budget.
+			if f.budget > 0 {
+				return fmt.Sprintf("this shard's %d of the --budget %d runs are done%s", sum.Runs, f.budget, none)
+			}
+			return fmt.Sprintf("this shard's %d runs of the budget are done%s", sum.Runs, none)
+		}
 		return fmt.Sprintf("the budget of %d runs ran out%s", sum.Runs, none)
 	case "time":
 		return fmt.Sprintf("the time budget (%v) ran out%s", f.wall, none)

@@ -120,7 +120,10 @@ func TestShardExploreMatchesOneProcess(t *testing.T) {
 	var files []string
 	for i := range 3 {
 		// The default result file, as a user who reads the docs writes.
-		replay(t, dir, append(exp, "--shard", strconv.Itoa(i)+"/3")...)
+		r := replay(t, dir, append(exp, "--shard", strconv.Itoa(i)+"/3")...)
+		if want := "stopped: this shard's 15 of the --budget 45 runs are done"; !strings.Contains(r.stdout, want) {
+			t.Errorf("shard %d/3 does not say %q:\n%s", i, want, r.stdout)
+		}
 		files = append(files, "paxos-spec-explore-results-"+strconv.Itoa(i)+"-of-3.json")
 	}
 	m, r := mergeJSON(t, dir, files...)
