@@ -639,8 +639,7 @@ func (c *Checker) updateOpen(p *Predicate) {
 			c.fail(p.Name, "liveness alarm", fmt.Errorf("%s: the alarm of %q returned %s, want True or False", p.Pos, p.Name, r.Type()))
 			p.alarmFailed = true
 		case ok && bool(b):
-			v.Alarm = true
-			v.AlarmStep = c.step
+			c.raise(p, v)
 			v.Aux = v.auxNow
 		}
 	}

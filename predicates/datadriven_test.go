@@ -269,6 +269,9 @@ func ddCheck(t *testing.T, d *datadriven.TestData, dir string, tr *replay.Trace)
 		if v.Witness != "" {
 			fmt.Fprintf(&b, " witness=%q", v.Witness)
 		}
+		if v.Alarm && v.AlarmWitness != v.Witness {
+			fmt.Fprintf(&b, " alarm_witness=%q", v.AlarmWitness)
+		}
 		if v.Aux != nil {
 			fmt.Fprintf(&b, " aux=%s", v.Aux)
 		}

@@ -105,7 +105,11 @@ func (r *Report) writeViolation(w io.Writer, v *Violation) {
 		fmt.Fprintf(w, "%s (liveness) violated from step #%d%s, %s; alarm at #%d\n", v.Predicate, v.Step, since, end, v.AlarmStep)
 	}
 	fmt.Fprintf(w, "  at:      t=%v L=%d node %s, %s\n", time.Duration(v.Time), v.Lamport, v.Node, v.Describe())
-	if v.Witness != "" {
+	switch {
+	case v.Alarm && v.AlarmWitness != "" && v.AlarmWitness != v.Witness:
+		// The row that failed first may have recovered by the alarm.
+		fmt.Fprintf(w, "  witness: %s at the alarm (#%d); %s when it began\n", v.AlarmWitness, v.AlarmStep, v.Witness)
+	case v.Witness != "":
 		fmt.Fprintf(w, "  witness: %s\n", v.Witness)
 	}
 	if v.Aux != nil && v.Aux != starlark.None {
@@ -177,15 +181,16 @@ func (v *Violation) MarshalJSON() ([]byte, error) {
 	}
 	type interval struct {
 		point
-		EndStep   int    `json:"end_step"`
-		Alarm     bool   `json:"alarm"`
-		AlarmStep *int   `json:"alarm_step,omitempty"`
-		EndTime   *int64 `json:"end_time,omitempty"`
-		Duration  *int64 `json:"duration,omitempty"`
+		EndStep      int    `json:"end_step"`
+		Alarm        bool   `json:"alarm"`
+		AlarmStep    *int   `json:"alarm_step,omitempty"`
+		AlarmWitness string `json:"alarm_witness,omitempty"`
+		EndTime      *int64 `json:"end_time,omitempty"`
+		Duration     *int64 `json:"duration,omitempty"`
 	}
 	out := interval{point: p, EndStep: v.EndStep, Alarm: v.Alarm}
 	if v.Alarm {
-		out.AlarmStep = &v.AlarmStep
+		out.AlarmStep, out.AlarmWitness = &v.AlarmStep, v.AlarmWitness
 	}
 	if v.EndStep >= 0 {
 		out.EndTime, out.Duration = &v.EndTime, &v.Duration

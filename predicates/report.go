@@ -26,10 +26,14 @@ type Violation struct {
 	// The rest is for liveness intervals. Alarm: the interval was raised
 	// (by its alarm function, or open at the end of a run without one);
 	// never set for a safety violation, which is a finding as it is.
-	EndStep   int   `json:"end_step"`
-	Alarm     bool  `json:"alarm"`
-	AlarmStep int   `json:"alarm_step,omitempty"`
-	EndTime   int64 `json:"end_time,omitempty"` // the closing event's time
+	EndStep   int  `json:"end_step"`
+	Alarm     bool `json:"alarm"`
+	AlarmStep int  `json:"alarm_step,omitempty"`
+	// AlarmWitness is the interval's witness when it was raised: a row
+	// failing then, which need not be the row that failed first (Witness)
+	// and may have recovered since.
+	AlarmWitness string `json:"alarm_witness,omitempty"`
+	EndTime      int64  `json:"end_time,omitempty"` // the closing event's time
 	// Duration is how long a closed liveness interval lasted, measured on
 	// the time frontier (the latest time of the steps so far), which never
 	// goes backwards: causal order is not time order.
@@ -170,6 +174,25 @@ type Report struct {
 	LastStep int
 }
 
+// witnessName names a witness row: its node, and its path when it is not
+// the handler itself ("" for none).
+func witnessName(w *rowState) string {
+	if w == nil {
+		return ""
+	}
+	if w.key.path != "" {
+		return string(w.key.node) + " " + w.key.path
+	}
+	return string(w.key.node)
+}
+
+// raise marks p's open interval v raised at this step, with the witness
+// failing now.
+func (c *Checker) raise(p *Predicate, v *Violation) {
+	v.Alarm, v.AlarmStep = true, c.step
+	v.AlarmWitness = witnessName(p.frame.witness.witnessRow())
+}
+
 // violation records that p became violated at the current step, with
 // witness w (nil: none).
 func (c *Checker) violation(p *Predicate, w *rowState) *Violation {
@@ -182,12 +205,7 @@ func (c *Checker) violation(p *Predicate, w *rowState) *Violation {
 	if ev.Kind != node.KindRecv {
 		v.Event.Sender = ""
 	}
-	if w != nil {
-		v.Witness = string(w.key.node)
-		if w.key.path != "" {
-			v.Witness += " " + w.key.path
-		}
-	}
+	v.Witness = witnessName(w)
 	if p.Kind == "safety" {
 		if p.aux != nil && !p.auxFailed {
 			if aux, ok := c.evalAux(p, p.aux, nil, &p.auxFailed); ok {
@@ -220,8 +238,7 @@ func (c *Checker) finish(atEnd bool) *Report {
 		case !atEnd:
 			p.open.unjudged = true
 		case p.alarm == nil:
-			p.open.Alarm = true
-			p.open.AlarmStep = c.step
+			c.raise(p, p.open)
 		}
 		p.open.Aux = firstNonNil(p.open.Aux, p.open.auxNow)
 	}

@@ -548,11 +548,13 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 		// again and its measures are kept, so it is raised here as it
 		// was there; unless asking it here since the mark failed.
 		switch {
-		case a.v.Alarm && (!b.v.Alarm || b.v.AlarmStep != a.v.AlarmStep || valueString(a.v.Aux) != valueString(b.v.Aux)):
+		case a.v.Alarm && (!b.v.Alarm || b.v.AlarmStep != a.v.AlarmStep || b.v.AlarmWitness != a.v.AlarmWitness || valueString(a.v.Aux) != valueString(b.v.Aux)):
 			if p.alarmFailed && !b.alarmFailed {
 				return fmt.Errorf("%s: the sequential run raised its interval at #%d; here its alarm failed after the seam", p.Name, a.v.AlarmStep)
 			}
-			patches = append(patches, func() { v.Alarm, v.AlarmStep, v.Aux = true, a.v.AlarmStep, a.v.Aux })
+			patches = append(patches, func() {
+				v.Alarm, v.AlarmStep, v.AlarmWitness, v.Aux = true, a.v.AlarmStep, a.v.AlarmWitness, a.v.Aux
+			})
 		case !a.v.Alarm && b.v.Alarm:
 			return fmt.Errorf("%s: the warm-up raised its interval at #%d, the sequential run had not", p.Name, b.v.AlarmStep)
 		}

@@ -51,7 +51,9 @@ type Violation struct {
 	Time      int64   `json:"time"`
 	Event     string  `json:"event"`
 	Witness   string  `json:"witness,omitempty"`
-	Aux       string  `json:"aux,omitempty"`
+	// AlarmWitness: a liveness interval's witness when it was raised.
+	AlarmWitness string `json:"alarm_witness,omitempty"`
+	Aux          string `json:"aux,omitempty"`
 }
 
 // Finding reports whether the violation counts as replay check counts it
@@ -71,6 +73,9 @@ type Flip struct {
 // that of every .star file beside it (which it may load()).
 func ScriptHash(script string) (string, error) {
 	h := xxhash.New()
+	// The version of what results hold: results stored by an older
+	// release (without alarm witnesses) are checked again.
+	io.WriteString(h, "results 2\x00")
 	// The same refusals as loading: a symlink to /dev/zero must not hang
 	// hashing before the loader gets to say no.
 	main, err := predicates.ReadScript(script)
@@ -133,7 +138,7 @@ func (pc *predCollector) results(script string, elapsed time.Duration) (*Predica
 	}
 	for _, v := range rep.Violations {
 		out := Violation{Predicate: v.Predicate, Kind: v.Kind, Step: v.Step, EndStep: v.EndStep, Alarm: v.Alarm,
-			AlarmStep: v.AlarmStep, Node: v.Node, Lamport: v.Lamport, Time: v.Time, Event: v.Describe(), Witness: v.Witness}
+			AlarmStep: v.AlarmStep, Node: v.Node, Lamport: v.Lamport, Time: v.Time, Event: v.Describe(), Witness: v.Witness, AlarmWitness: v.AlarmWitness}
 		if v.Aux != nil && v.Aux != starlark.None {
 			out.Aux = v.Aux.String()
 		}

@@ -511,9 +511,7 @@ func describeViolation(v statedb.Violation) string {
 			s = fmt.Sprintf("%s (liveness) false from #%d, %s; screened by its stability measures, not a violation: %s %s", v.Predicate, v.Step, end, v.Node, v.Event)
 		}
 	}
-	if v.Witness != "" {
-		s += "; witness " + v.Witness
-	}
+	s += witnessText("; witness ", v)
 	if v.Aux != "" {
 		s += "; aux " + v.Aux
 	}
@@ -745,4 +743,17 @@ func (m *Model) TimelineStep(dir int, count int) {
 		return
 	}
 	m.seekOrSay(target)
+}
+
+// witnessText names a violation's witness after prefix ("" for none);
+// for a raised interval whose failing row changed, the row failing at
+// the alarm first.
+func witnessText(prefix string, v statedb.Violation) string {
+	switch {
+	case v.Alarm && v.AlarmWitness != "" && v.AlarmWitness != v.Witness:
+		return fmt.Sprintf("%s%s at the alarm, %s when it began", prefix, v.AlarmWitness, v.Witness)
+	case v.Witness != "":
+		return prefix + v.Witness
+	}
+	return ""
 }

@@ -532,9 +532,7 @@ func (m *Model) Violations(w, h int) []Line {
 			where = fmt.Sprintf("#%d..%s %s", v.Step, end, alarm)
 		}
 		text := fmt.Sprintf("%s%s %s %s %s %s", mark, v.Predicate, v.Kind, where, v.Node, v.Event)
-		if v.Witness != "" {
-			text += " witness " + v.Witness
-		}
+		text += witnessText(" witness ", v)
 		if v.Aux != "" {
 			text += " " + v.Aux
 		}
