@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/replaycheck/replaycheck/predicates"
@@ -92,6 +93,10 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if shard.Count > 1 {
 		slice = fmt.Sprintf("seeds %d-%d, shard %d/%d", from, to, shard.Index, shard.Count)
 	}
+	// Ctrl-C or SIGTERM (a preempted shard) ends the hunt after the seed
+	// it is on, with the summary and the result file of what it tried.
+	interrupted, stopSignals := onInterrupt(syscall.SIGTERM)
+	defer stopSignals()
 	prog := a.progress()
 	start := time.Now()
 	steps, screened, tried := 0, 0, uint64(0)
@@ -114,7 +119,15 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		}
 		return nil
 	}
+	stopped := ""
 	for i := uint64(shard.Index); i <= to-from; i += uint64(shard.Count) {
+		if interrupted.Load() {
+			stopped = "interrupted"
+			if rf != nil {
+				rf.Complete, rf.Stopped = false, "interrupted"
+			}
+			break
+		}
 		seed := from + i
 		tried++
 		cfg.Seed = seed
@@ -200,6 +213,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		return finish()
 	}
 	prog.done()
+	if stopped != "" {
+		fmt.Fprintf(a.Stdout, "interrupted after %d of %d seeds: ", tried, mine)
+	}
 	fmt.Fprintf(a.Stdout, "%s of %s (bug %s): %d runs, %d steps checked in %v: ",
 		slice, sys.Name, cfg.Bug, tried, steps, time.Since(start).Round(time.Millisecond))
 	if len(failures) == 0 {

@@ -6,13 +6,14 @@ import (
 	"sync/atomic"
 )
 
-// onInterrupt notes Ctrl-C instead of dying of it, so a long verb can
-// stop at a point where what it wrote is whole. The caller polls the flag
-// and calls stop when done.
-func onInterrupt() (interrupted *atomic.Bool, stop func()) {
+// onInterrupt notes Ctrl-C (and the other signals given, such as the
+// SIGTERM a preempted Kubernetes pod gets) instead of dying of it, so a
+// long verb can stop at a point where what it wrote is whole. The caller
+// polls the flag and calls stop when done.
+func onInterrupt(also ...os.Signal) (interrupted *atomic.Bool, stop func()) {
 	interrupted = new(atomic.Bool)
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt)
+	signal.Notify(sigs, append([]os.Signal{os.Interrupt}, also...)...)
 	go func() {
 		if _, ok := <-sigs; ok {
 			interrupted.Store(true)

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // merged is the part of replay results merge --json the tests compare.
@@ -192,4 +196,47 @@ func splitCommand(t *testing.T, cmd string) []string {
 		t.Fatalf("quoted word in %q", cmd)
 	}
 	return strings.Fields(cmd)
+}
+
+// TestInterruptedSeedHuntReportsWhatItTried stops a long seed hunt with
+// SIGINT and with SIGTERM (what a preempted Kubernetes pod gets): it
+// must print how far it got and write its shard's result file marked
+// interrupted, not die with nothing (which left merge to call the shard
+// missing and lost what it found).
+func TestInterruptedSeedHuntReportsWhatItTried(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		dir := t.TempDir()
+		cmd := exec.Command(replayBin, "sim", "paxos", "--seeds", "1-1000000", "--check", "builtin:paxos", "--all", "--shard", "0/2")
+		cmd.Dir = dir
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond) // some seeds in: a million take hours
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != 0 && code != 1 || !strings.Contains(out.String(), "interrupted after ") {
+			t.Fatalf("%v: exit %d (%v)\nstdout: %s\nstderr: %s", sig, code, err, out.String(), errb.String())
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "paxos-none-results-0-of-2.json"))
+		if err != nil {
+			t.Fatalf("%v: no result file: %v\n%s", sig, err, out.String())
+		}
+		var rf struct {
+			Stopped  string `json:"stopped"`
+			Complete bool   `json:"complete"`
+			Runs     int    `json:"runs"`
+		}
+		if err := json.Unmarshal(b, &rf); err != nil {
+			t.Fatal(err)
+		}
+		if rf.Stopped != "interrupted" || rf.Complete || rf.Runs == 0 {
+			t.Fatalf("%v: result file %s", sig, b)
+		}
+	}
 }
