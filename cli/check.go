@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -203,8 +205,16 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		}}
 	var rep *predicates.Report
 	var runErr error
+	var interrupted *atomic.Bool
 	if f.jobs == 1 && len(f.marks) == 0 {
+		// Ctrl-C (or SIGTERM) ends the check where it is, with the
+		// report of what was checked. (With --jobs the signal ends the
+		// process as usual.)
+		var stopSignals func()
+		interrupted, stopSignals = onInterrupt(syscall.SIGTERM)
+		ropts.Stop = interrupted.Load
 		rep, runErr = c.Run(ropts)
+		stopSignals()
 		prog.done()
 	} else {
 		var stats parcheck.Stats
@@ -274,9 +284,12 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 				strings.Join(traces, " "), shellQuote(script.Name), first.Step, partial)
 		}
 	}
+	stoppedByUser := interrupted != nil && interrupted.Load() && !rep.Complete
 	switch {
 	case d != nil:
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}
+	case stoppedByUser && failing == 0:
+		return &exitError{ExitInterrupted, fmt.Errorf("interrupted after step #%d of %d: the steps after it were not checked", rep.LastStep, tr.Len())}
 	case len(rep.Errors) > 0:
 		if f.asJSON {
 			rep.WriteErrors(a.Stderr)

@@ -15,6 +15,9 @@ type RunOptions struct {
 	Counts func(*Violation) bool
 	// Progress is called every few thousand steps.
 	Progress func(step, total int)
+	// Stop, if set, is polled after every step; when it returns true the
+	// run ends there, as at an early stop (open intervals unjudged).
+	Stop func() bool
 }
 
 // Run replays the whole trace, observing every step, and returns the
@@ -41,6 +44,9 @@ func (c *Checker) Run(opts RunOptions) (*Report, error) {
 		}
 		if opts.Progress != nil && c.step%2048 == 0 {
 			opts.Progress(c.step, total)
+		}
+		if opts.Stop != nil && opts.Stop() && c.step < total-1 {
+			return c.finish(false), nil
 		}
 		if c.opts.To >= 0 && c.step >= c.opts.To {
 			// Stopping before the trace's end leaves open intervals

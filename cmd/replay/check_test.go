@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -139,5 +141,41 @@ func TestRaftCheckWithoutTheLeaderIsNoOutage(t *testing.T) {
 		if le := rep.Predicates["LeaderExists"]; r.code != 0 || le.Alarms != 0 {
 			t.Errorf("--nodes %s: exit %d, LeaderExists %+v\n%s", nodes, r.code, le, r.stderr)
 		}
+	}
+}
+
+// TestInterruptedCheckReportsWhatItChecked stops a slow check with
+// SIGINT: it prints the report of the steps it checked, says where it
+// stopped and exits 130 (it printed nothing at all before).
+func TestInterruptedCheckReportsWhatItChecked(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "20000", "--time", "1h", "-o", "p.lz4"))
+	// A predicate that takes about a millisecond per step.
+	os.WriteFile(filepath.Join(dir, "slow.star"), []byte(`def slow():
+    n = 0
+    for i in range(20000):
+        n += i
+    return event.step >= 0 and n >= 0
+
+safety("Slow", slow)
+`), 0o644)
+	cmd := exec.Command(replayBin, "check", "p.lz4", "slow.star")
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 130 || !strings.Contains(out.String(), "checking stopped early, after #") ||
+		!strings.Contains(out.String(), "Slow                             safety    0 violation(s)") ||
+		!strings.Contains(errb.String(), "interrupted after step #") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
 	}
 }
