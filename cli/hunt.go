@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
 	"github.com/replaycheck/replaycheck/system"
@@ -136,13 +137,14 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		res, err := simtest.Run(sys, cfg, script.Path, simtest.Options{Registry: a.Registry, Counts: counts, StopAtFirst: true,
 			MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget})
 		var evalErr *predicates.EvalError
-		if err != nil && !(errors.As(err, &evalErr) && res != nil) {
+		var div *replay.Divergence
+		if err != nil && !(errors.As(err, &evalErr) && res != nil) && !(errors.As(err, &div) && res != nil) {
 			prog.done()
 			var se *predicates.ScriptError
 			if errors.As(err, &se) {
 				return badInput("%v", err)
 			}
-			return withCode(ExitViolations, fmt.Errorf("seed %d: %w", seed, err))
+			return withCode(ExitViolations, err)
 		}
 		steps += res.Report.Steps
 		for _, v := range res.Report.Violations {
@@ -150,7 +152,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 				screened++
 			}
 		}
-		if len(res.Failing) == 0 && evalErr == nil {
+		if len(res.Failing) == 0 && evalErr == nil && div == nil {
 			if to-from-i < uint64(shard.Count) {
 				break // the next seed of the slice would pass TO (or wrap)
 			}
@@ -172,19 +174,29 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			}
 		}
 		var code *exitError
-		if evalErr != nil {
+		switch {
+		case div != nil:
+			// The handler is nondeterministic: the seed's check stopped
+			// at the divergence, so it is not clean, nor a protocol bug.
+			fail.Kind, fail.Step = "divergence", div.Step
+			fail.Headline = fmt.Sprintf("replay diverged at step #%d (%s %s): %s", div.Step, div.Node, div.Event, div.What)
+			code = &exitError{ExitDivergence, fmt.Errorf("seed %d: %s; replay verify %s explains it", seed, fail.Headline, shellQuote(seedTrace))}
+		case evalErr != nil:
 			fail.Kind, fail.Step = "predicate error", evalErr.Failures[0].Step
 			fail.Headline = fmt.Sprintf("a predicate failed at step #%d", fail.Step)
 			code = &exitError{ExitPredicateError, fmt.Errorf("seed %d: %d evaluation error(s) (above): the seed was not fully checked", seed, len(evalErr.Failures))}
-		} else {
+		default:
 			v := res.Failing[0]
 			fail.Headline, fail.Predicate, fail.Witness, fail.Step = v.Headline(), v.Predicate, v.Witness, v.Step
 			code = &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, v.Headline())}
 		}
 		fail.Debug = fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(seedTrace), shellQuote(script.Name), fail.Step)
+		if div != nil {
+			fail.Debug = "replay verify " + shellQuote(seedTrace)
+		}
 		failures = append(failures, fail)
-		if firstErr == nil || code.code == ExitPredicateError {
-			firstErr = code // a seed not fully checked outranks a violation, as in replay check
+		if firstErr == nil || firstErr.code == ExitViolations && code.code != ExitViolations {
+			firstErr = code // a seed not fully checked (diverged, or a predicate failed) outranks a violation, as in replay check
 		}
 		if f.all {
 			fmt.Fprintf(a.Stdout, "seed %d fails (%d of %s tried): %s\n  reproduce: %s\n  debug:     %s\n",
@@ -201,11 +213,16 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			rf.Complete, rf.Stopped = tried == mine, "failure"
 		}
 		debug := fmt.Sprintf("replay debug %s --preds %s --at %d", out, shellQuote(script.Name), fail.Step)
-		if evalErr != nil {
+		switch {
+		case div != nil:
+			debug = "replay verify " + shellQuote(out)
+			fmt.Fprintf(a.Stdout, "seed %d could not be checked past step #%d (%d of %s tried): %s\n\n", seed, div.Step, tried, slice, fail.Headline)
+			res.Report.WriteText(a.Stdout, time.Since(runStart))
+		case evalErr != nil:
 			fmt.Fprintf(a.Stdout, "seed %d could not be fully checked (%d of %s tried): a predicate failed at step #%d\n\n", seed, tried, slice, fail.Step)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))
 			res.Report.WriteErrors(a.Stderr)
-		} else {
+		default:
 			fmt.Fprintf(a.Stdout, "seed %d fails (%d of %s tried): %s\n\n", seed, tried, slice, fail.Headline)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))
 		}

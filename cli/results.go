@@ -66,7 +66,7 @@ type huntFailure struct {
 	// Seed (sim hunts) or Run (explore) names the failing run.
 	Seed      *uint64 `json:"seed,omitempty"`
 	Run       *int    `json:"run,omitempty"`
-	Kind      string  `json:"kind"` // violation, panic, predicate error
+	Kind      string  `json:"kind"` // violation, panic, predicate error, divergence
 	Headline  string  `json:"headline"`
 	Predicate string  `json:"predicate,omitempty"`
 	Witness   string  `json:"witness,omitempty"`
@@ -190,8 +190,10 @@ text) and settings, shards of the same count, each shard once. Files of
 different hunts are refused (exit 2). A missing shard is refused too, since
 the merged report would claim seeds no shard ran, unless --partial is given.
 
-Exit codes as the hunt's: 0 no failure, 1 a violation (or panic), 4 some run
-could not be fully checked (a predicate failed to evaluate), 2 bad input.`,
+Exit codes as the hunt's: 0 no failure, 1 a violation (or panic), 3 some
+run's replay diverged from its simulation (a nondeterministic handler), 4
+some run could not be fully checked (a predicate failed to evaluate), 2 bad
+input.`,
 		Example: `  replay results merge results/*.json
   replay results merge --json shard-0.json shard-1.json shard-2.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -291,6 +293,8 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 		switch {
 		case f.Kind == "predicate error":
 			m.Exit = ExitPredicateError
+		case f.Kind == "divergence" && m.Exit != ExitPredicateError:
+			m.Exit = ExitDivergence
 		case m.Exit == 0:
 			m.Exit = ExitViolations
 		}
@@ -308,6 +312,9 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	case ExitPredicateError:
 		i := slices.IndexFunc(m.Failures, func(f huntFailure) bool { return f.Kind == "predicate error" })
 		return &exitError{ExitPredicateError, fmt.Errorf("%s: a predicate could not be evaluated (not fully checked)", m.Failures[i].name())}
+	case ExitDivergence:
+		i := slices.IndexFunc(m.Failures, func(f huntFailure) bool { return f.Kind == "divergence" })
+		return &exitError{ExitDivergence, fmt.Errorf("%s: %s (a nondeterministic handler: not fully checked)", m.Failures[i].name(), m.Failures[i].Headline)}
 	case ExitViolations:
 		return &exitError{ExitViolations, fmt.Errorf("%s: %s", m.Failures[0].name(), m.Failures[0].Headline)}
 	}

@@ -84,6 +84,10 @@ that run's trace to -o and prints the seed, the report and the commands
 that reproduce the run and open the debugger at the violation (exit 1);
 if no seed fails it exits 0. --all checks every seed and reports each failing
 one (the first one's trace goes to -o; every one has its reproduce command).
+A seed whose replay diverges from its simulation (a nondeterministic
+handler: replay verify on its trace says where and why) fails as "not
+fully checked" with exit 3, as a predicate that cannot be evaluated does
+with exit 4; both outrank a violation's 1.
 
 --shard I/N runs only the seeds FROM+I, FROM+I+N, ... of the range, so that N
 machines (a Kubernetes Indexed Job, deploy/kubernetes/) split one hunt, and

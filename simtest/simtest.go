@@ -56,7 +56,10 @@ type Options struct {
 // stability measure failed to evaluate, the run was not fully checked:
 // Run returns the result together with an error wrapping a
 // *predicates.EvalError, so a caller that only looks at Failing cannot
-// take the seed for clean.
+// take the seed for clean. A replay that diverged from the simulation (a
+// nondeterministic handler) returns the result, its report covering the
+// steps before the divergence, with an error wrapping the
+// *replay.Divergence.
 func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*Result, error) {
 	cfg = cfg.WithDefaults(sys)
 	var buf bytes.Buffer
@@ -95,10 +98,16 @@ func CheckTrace(sys *system.System, cfg sim.Config, res *sim.Result, trace []byt
 		counts = (*predicates.Violation).Finding
 	}
 	rep, err := c.Run(predicates.RunOptions{StopAtFirst: opts.StopAtFirst, Counts: counts})
+	out := &Result{Config: cfg, Sim: res, Trace: trace, Report: rep}
 	if err != nil {
+		// A divergence (a nondeterministic handler) comes with the run's
+		// trace, for replay verify to explain.
+		var d *replay.Divergence
+		if errors.As(err, &d) && rep != nil {
+			return out, fmt.Errorf("seed %d: %w", cfg.Seed, err)
+		}
 		return nil, fmt.Errorf("seed %d: %w", cfg.Seed, err)
 	}
-	out := &Result{Config: cfg, Sim: res, Trace: trace, Report: rep}
 	for _, v := range rep.Violations {
 		if counts(v) {
 			out.Failing = append(out.Failing, v)
