@@ -269,7 +269,15 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	prog.done()
 	var evalErr *predicates.EvalError
 	var scriptErr *predicates.ScriptError
+	var divErr *explore.DivergenceError
 	switch {
+	case runErr != nil && errors.As(runErr, &divErr):
+		// Not a protocol bug, and no run can be trusted: say where,
+		// and keep the run for replay verify.
+		if err := writeBytes(out, divErr.Trace); err != nil {
+			return err
+		}
+		return &exitError{ExitDivergence, fmt.Errorf("%v: a nondeterministic handler (its replay differs from its simulation); wrote the run to %s: replay verify %s explains it", oneLine(runErr.Error()), out, shellQuote(out))}
 	case sum == nil:
 		return badInput("%v", runErr)
 	case runErr != nil && errors.As(runErr, &scriptErr):

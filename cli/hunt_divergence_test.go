@@ -41,7 +41,8 @@ var nondet = &system.System{
 }
 
 // TestSeedHuntMeetsADivergence: a seed whose replay diverges from its
-// simulation is not clean and not a protocol bug. The hunt exits 3 (not
+// simulation is not clean and not a protocol bug (nor is such a run of
+// an exploration). The hunt exits 3 (not
 // 1), keeps the trace for replay verify, goes on with --all, and writes
 // its result file; results merge exits 3 too. Before, the first such seed
 // ended the hunt with exit 1 and nothing kept.
@@ -82,5 +83,15 @@ safety("Positive", lambda: forall(P, lambda p: p.Sent > 0))
 	}
 	if code, out, errs := run("results", "merge", results); code != cli.ExitDivergence {
 		t.Fatalf("merge: exit %d\n%s%s", code, out, errs)
+	}
+	// An exploration cannot go on past such a run: it stops with exit 3
+	// and keeps that run's trace.
+	explored := filepath.Join(dir, "e.lz4")
+	code, out, errs = run("explore", "nondet", "--check", script, "--budget", "3", "-o", explored)
+	if code != cli.ExitDivergence || !strings.Contains(errs, "nondeterministic handler") || !strings.Contains(errs, "replay verify ") {
+		t.Fatalf("explore: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if code, _, _ := run("verify", explored); code != cli.ExitDivergence {
+		t.Fatalf("verify of the explored run: exit %d", code)
 	}
 }

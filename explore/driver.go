@@ -13,6 +13,7 @@ import (
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
 	"github.com/replaycheck/replaycheck/system"
@@ -459,6 +460,11 @@ func (d *driver) runOne(j *job) {
 	case err != nil && errors.As(err, &evalErr) && cr != nil:
 		j.check, j.evalErr = cr, err
 	case err != nil:
+		var d *replay.Divergence
+		if errors.As(err, &d) {
+			j.err = &DivergenceError{Run: j.index, Trace: buf.Bytes(), Err: err}
+			return
+		}
 		j.err = fmt.Errorf("run %d: %w", j.index, err)
 		return
 	default:
@@ -468,6 +474,21 @@ func (d *driver) runOne(j *job) {
 		j.trace = buf.Bytes()
 	}
 }
+
+// DivergenceError ends an exploration whose run did not replay as it
+// was simulated: a nondeterministic handler, which no strategy can
+// explore. Trace is that run's trace, for replay verify to explain.
+type DivergenceError struct {
+	Run   int
+	Trace []byte
+	Err   error // wraps the *replay.Divergence
+}
+
+func (e *DivergenceError) Error() string {
+	return fmt.Sprintf("run %d: %v", e.Run, e.Err)
+}
+
+func (e *DivergenceError) Unwrap() error { return e.Err }
 
 // finding describes a failing run.
 func (d *driver) finding(j *job) (*Finding, error) {
