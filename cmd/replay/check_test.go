@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -159,23 +157,11 @@ func TestInterruptedCheckReportsWhatItChecked(t *testing.T) {
 
 safety("Slow", slow)
 `), 0o644)
-	cmd := exec.Command(replayBin, "check", "p.lz4", "slow.star")
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond)
-	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	}
-	if code != 130 || !strings.Contains(out.String(), "checking stopped early, after #") ||
-		!strings.Contains(out.String(), "Slow                             safety    0 violation(s)") ||
-		!strings.Contains(errb.String(), "interrupted after step #") {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
+	r := replayInterrupted(t, dir, 1500*time.Millisecond, os.Interrupt, "check", "p.lz4", "slow.star")
+	out, errb, code := r.stdout, r.stderr, r.code
+	if code != 130 || !strings.Contains(out, "checking stopped early, after #") ||
+		!strings.Contains(out, "Slow                             safety    0 violation(s)") ||
+		!strings.Contains(errb, "interrupted after step #") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errb)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
@@ -43,6 +44,27 @@ func replay(t *testing.T, dir string, args ...string) result {
 	cmd := exec.Command(replayBin, args...)
 	cmd.Dir = dir
 	return runCmd(t, cmd)
+}
+
+// replayInterrupted starts replay with args in dir, sends it sig after
+// wait (the verb well under way), and collects its output and exit code.
+func replayInterrupted(t *testing.T, dir string, wait time.Duration, sig os.Signal, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(replayBin, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(wait)
+	cmd.Process.Signal(sig)
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	return result{out.String(), errb.String(), code}
 }
 
 // runCmd runs cmd and collects its output and exit code; only a failure

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -206,26 +204,15 @@ func splitCommand(t *testing.T, cmd string) []string {
 func TestInterruptedSeedHuntReportsWhatItTried(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		dir := t.TempDir()
-		cmd := exec.Command(replayBin, "sim", "paxos", "--seeds", "1-1000000", "--check", "builtin:paxos", "--all", "--shard", "0/2")
-		cmd.Dir = dir
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(1500 * time.Millisecond) // some seeds in: a million take hours
-		cmd.Process.Signal(sig)
-		err := cmd.Wait()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		if code != 0 && code != 1 || !strings.Contains(out.String(), "interrupted after ") {
-			t.Fatalf("%v: exit %d (%v)\nstdout: %s\nstderr: %s", sig, code, err, out.String(), errb.String())
+		// Some seeds in: a million take hours.
+		r := replayInterrupted(t, dir, 1500*time.Millisecond, sig,
+			"sim", "paxos", "--seeds", "1-1000000", "--check", "builtin:paxos", "--all", "--shard", "0/2")
+		if r.code != 0 && r.code != 1 || !strings.Contains(r.stdout, "interrupted after ") {
+			t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", sig, r.code, r.stdout, r.stderr)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "paxos-none-results-0-of-2.json"))
 		if err != nil {
-			t.Fatalf("%v: no result file: %v\n%s", sig, err, out.String())
+			t.Fatalf("%v: no result file: %v\n%s", sig, err, r.stdout)
 		}
 		var rf struct {
 			Stopped  string `json:"stopped"`
