@@ -104,11 +104,15 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	var failures []huntFailure
 	var firstErr *exitError // the exit of the hunt, set by its first failure
 	wroteTrace := false
+	stopped := "" // "interrupted" when a signal ended the hunt
 	finish := func() error {
 		if rf != nil {
 			rf.Runs, rf.Steps, rf.Failures = int(tried), int64(steps), failures
 			if firstErr != nil {
 				rf.Exit = firstErr.code
+			}
+			if stopped != "" {
+				rf.Exit = ExitInterrupted
 			}
 			if err := writeResults(resultsPath, rf); err != nil {
 				return err
@@ -120,7 +124,6 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		}
 		return nil
 	}
-	stopped := ""
 	for i := uint64(shard.Index); i <= to-from; i += uint64(shard.Count) {
 		if interrupted.Load() {
 			stopped = "interrupted"
@@ -244,7 +247,14 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		fmt.Fprintf(a.Stdout, " (%d liveness interval(s) not raised: closed, or screened by an alarm function)", screened)
 	}
 	fmt.Fprintln(a.Stdout)
-	return finish()
+	err = finish()
+	var code *exitError
+	if stopped != "" && (err == nil || errors.As(err, &code)) {
+		// Not 0 (nor a finding's 1): the slice was not finished. A
+		// Kubernetes index that exited 0 would never be run again.
+		return &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d of %d seeds: the rest of this slice was not checked (the result file says so)", tried, mine)}
+	}
+	return err
 }
 
 // huntIdentity names a seed hunt for its result file: the settings that

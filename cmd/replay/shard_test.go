@@ -207,7 +207,8 @@ func TestInterruptedSeedHuntReportsWhatItTried(t *testing.T) {
 		// Some seeds in: a million take hours.
 		r := replayInterrupted(t, dir, 1500*time.Millisecond, sig,
 			"sim", "paxos", "--seeds", "1-1000000", "--check", "builtin:paxos", "--all", "--shard", "0/2")
-		if r.code != 0 && r.code != 1 || !strings.Contains(r.stdout, "interrupted after ") {
+		// 130, not 0: a Kubernetes index that exited 0 would not run again.
+		if r.code != 130 || !strings.Contains(r.stdout, "interrupted after ") || !strings.Contains(r.stderr, "interrupted after ") {
 			t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", sig, r.code, r.stdout, r.stderr)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "paxos-none-results-0-of-2.json"))
@@ -218,11 +219,12 @@ func TestInterruptedSeedHuntReportsWhatItTried(t *testing.T) {
 			Stopped  string `json:"stopped"`
 			Complete bool   `json:"complete"`
 			Runs     int    `json:"runs"`
+			Exit     int    `json:"exit"`
 		}
 		if err := json.Unmarshal(b, &rf); err != nil {
 			t.Fatal(err)
 		}
-		if rf.Stopped != "interrupted" || rf.Complete || rf.Runs == 0 {
+		if rf.Stopped != "interrupted" || rf.Complete || rf.Runs == 0 || rf.Exit != 130 {
 			t.Fatalf("%v: result file %s", sig, b)
 		}
 	}

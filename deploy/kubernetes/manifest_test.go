@@ -7,9 +7,13 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -135,5 +139,63 @@ func TestIndexedJobManifest(t *testing.T) {
 	}
 	if len(pvc.Spec.AccessModes) != 1 || pvc.Spec.AccessModes[0] != "ReadWriteMany" {
 		t.Fatalf("the results claim is %v: every pod writes to it at once, it must be ReadWriteMany", pvc.Spec.AccessModes)
+	}
+}
+
+// TestHuntScriptExitCodes runs the container's shell script, with a replay
+// built from this checkout on its PATH and the results volume in a
+// temporary directory: a hunt that finds failing seeds makes the pod
+// succeed, and a SIGTERM to the shell (the container's PID 1 when a pod is
+// preempted) reaches the hunt, which writes its result file marked
+// interrupted, and fails the pod (130) so the index runs again.
+func TestHuntScriptExitCodes(t *testing.T) {
+	b, err := os.ReadFile("hunt-job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var script string
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	for {
+		var m manifest
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if m.Kind == "Job" {
+			script = m.Spec.Template.Spec.Containers[0].Args[0]
+		}
+	}
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "replay"), "../../cmd/replay").CombinedOutput(); err != nil {
+		t.Fatalf("build replay: %v\n%s", err, out)
+	}
+	run := func(seeds string, term time.Duration) (int, string, string) {
+		results := t.TempDir()
+		cmd := exec.Command("/bin/sh", "-c", strings.ReplaceAll(script, "/results/", results+"/"))
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"SEEDS="+seeds, "SHARDS=1", "JOB_COMPLETION_INDEX=0")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if term > 0 {
+			time.Sleep(term)
+			cmd.Process.Signal(syscall.SIGTERM)
+		}
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		rf, _ := os.ReadFile(filepath.Join(results, "shard-0.json"))
+		return code, string(rf), out.String()
+	}
+	if code, rf, out := run("1-20", 0); code != 0 || !strings.Contains(rf, `"kind": "violation"`) {
+		t.Fatalf("a hunt with failing seeds: pod exit %d, want 0\nresults: %s\n%s", code, rf, out)
+	}
+	if code, rf, out := run("1-1000000", 2*time.Second); code != 130 || !strings.Contains(rf, `"stopped": "interrupted"`) {
+		t.Fatalf("a preempted hunt: pod exit %d, want 130\nresults: %s\n%s", code, rf, out)
 	}
 }
