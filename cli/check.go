@@ -88,8 +88,10 @@ behind) is unknown throughout; the check warns and exits 2 likewise.
 Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
 (unreadable trace, a damaged one checked past its loss, a node's file
 missing, script error with file:line:col), 3 replay divergence, 4 a
-predicate could not be evaluated. 4 outranks all; a violation decided
-before a loss outranks 2, one after it does not.`,
+predicate could not be evaluated, 130 interrupted (Ctrl-C or SIGTERM, with
+--jobs 1: the report of the steps checked is printed first, open intervals
+unjudged; a violation found before outranks it). 4 outranks the others but
+130; a violation decided before a loss outranks 2, one after it does not.`,
 		Example: `  replay check paxos.lz4 scripts/paxos.star
   replay check --json --stop-at-first paxos.lz4 scripts/paxos.star
   replay check n1.lz4 n2.lz4 n3.lz4 scripts/raft.star --nodes 1,2

@@ -198,8 +198,8 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			fail.Debug = "replay verify " + shellQuote(seedTrace)
 		}
 		failures = append(failures, fail)
-		if firstErr == nil || firstErr.code == ExitViolations && code.code != ExitViolations {
-			firstErr = code // a seed not fully checked (diverged, or a predicate failed) outranks a violation, as in replay check
+		if firstErr == nil || worseExit(firstErr.code, code.code) != firstErr.code {
+			firstErr = code // ranked as results merge ranks them
 		}
 		if f.all {
 			fmt.Fprintf(a.Stdout, "seed %d fails (%d of %s tried): %s\n  reproduce: %s\n  debug:     %s\n",

@@ -183,7 +183,9 @@ func summarise(f *record.File) fileInfo {
 	if f.Size > 0 {
 		in.Compression = float64(f.Raw) / float64(f.Size)
 	}
-	if len(f.Ends) > 0 {
+	// The file's end is its last segment's: an earlier segment's end
+	// record is not it when the last one was killed.
+	if len(f.Ends) > 0 && len(f.SegmentEnded) > 0 && f.SegmentEnded[len(f.SegmentEnded)-1] {
 		end := f.Ends[len(f.Ends)-1]
 		in.EndReason, in.EndStats = end.Reason, end.Stats
 	}
@@ -349,7 +351,7 @@ func describeSegment(s segmentInfo) string {
 	}
 	switch {
 	case !s.Ended:
-		b.WriteString(", no end record (killed)")
+		b.WriteString(", no end record (killed, or still recording)")
 	case s.EndReason != "":
 		fmt.Fprintf(&b, ", ended: %s", s.EndReason)
 	default:

@@ -290,14 +290,7 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 		m.Failures = []huntFailure{}
 	}
 	for _, f := range m.Failures {
-		switch {
-		case f.Kind == "predicate error":
-			m.Exit = ExitPredicateError
-		case f.Kind == "divergence" && m.Exit != ExitPredicateError:
-			m.Exit = ExitDivergence
-		case m.Exit == 0:
-			m.Exit = ExitViolations
-		}
+		m.Exit = worseExit(m.Exit, failureExit(f.Kind))
 	}
 	if asJSON {
 		enc := json.NewEncoder(a.Stdout)
@@ -319,6 +312,28 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 		return &exitError{ExitViolations, fmt.Errorf("%s: %s", m.Failures[0].name(), m.Failures[0].Headline)}
 	}
 	return nil
+}
+
+// failureExit is the exit code a hunt's failure of kind gives.
+func failureExit(kind string) int {
+	switch kind {
+	case "predicate error":
+		return ExitPredicateError
+	case "divergence":
+		return ExitDivergence
+	}
+	return ExitViolations
+}
+
+// worseExit is the hunt's exit of two failures': a run not fully checked
+// (4: a predicate failed; 3: the replay diverged) outranks a violation,
+// as in replay check, and a predicate error a divergence.
+func worseExit(a, b int) int {
+	rank := map[int]int{ExitOK: 0, ExitViolations: 1, ExitDivergence: 2, ExitPredicateError: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
 }
 
 func writeMerged(w io.Writer, m *mergedResults) {

@@ -371,7 +371,7 @@ func TestInfoListsSegments(t *testing.T) {
 	for _, want := range []string{
 		"segments     2 (the recorder was restarted), 1 without an end record",
 		fmt.Sprintf("#0 pid=101: %d events", half),
-		"no end record (killed)",
+		"no end record (killed, or still recording)",
 		fmt.Sprintf("#1 pid=202: %d events", len(f.Events)-half),
 		"ended: signal: terminated",
 		"run stats    sent=7 (last segment)",
@@ -380,6 +380,16 @@ func TestInfoListsSegments(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("info lacks %q:\n%s", want, r.stdout)
 		}
+	}
+	// The last segment killed: no end or run stats are the file's (the
+	// first segment's closed end is not).
+	file = nil
+	session(0, "101", f.Events[:half], true)
+	session(1, "202", f.Events[half:], false)
+	os.WriteFile(filepath.Join(dir, "killed.lz4"), file, 0o644)
+	if r := replay(t, dir, "info", "killed.lz4"); r.code != 0 || strings.Contains(r.stdout, "run stats") || strings.Contains(r.stdout, "ended       ") ||
+		!strings.Contains(r.stdout, "incomplete: no end record") {
+		t.Errorf("info of a file whose last segment was killed:\n%s", r.stdout)
 	}
 	r = replay(t, dir, "info", "--json", "two.lz4")
 	var in struct {
