@@ -104,29 +104,32 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	var failures []huntFailure
 	var firstErr *exitError // the exit of the hunt, set by its first failure
 	wroteTrace := false
-	stopped := "" // "interrupted" when a signal ended the hunt
+	stopped := false // a signal ended the hunt
 	finish := func() error {
+		end := firstErr
+		if stopped {
+			// Not 0 (nor a finding's 1): the slice was not finished. A
+			// Kubernetes index that exited 0 would never be run again.
+			end = &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d of %d seeds: the rest of this slice was not checked (the result file says so)", tried, mine)}
+		}
 		if rf != nil {
 			rf.Runs, rf.Steps, rf.Failures = int(tried), int64(steps), failures
-			if firstErr != nil {
-				rf.Exit = firstErr.code
-			}
-			if stopped != "" {
-				rf.Exit = ExitInterrupted
+			if end != nil {
+				rf.Exit = end.code
 			}
 			if err := writeResults(resultsPath, rf); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.Stdout, "results: %s\n", resultsPath)
 		}
-		if firstErr != nil {
-			return firstErr
+		if end != nil {
+			return end
 		}
 		return nil
 	}
 	for i := uint64(shard.Index); i <= to-from; i += uint64(shard.Count) {
 		if interrupted.Load() {
-			stopped = "interrupted"
+			stopped = true
 			if rf != nil {
 				rf.Complete, rf.Stopped = false, "interrupted"
 			}
@@ -139,9 +142,12 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		runStart := time.Now()
 		res, err := simtest.Run(sys, cfg, script.Path, simtest.Options{Registry: a.Registry, Counts: counts, StopAtFirst: true,
 			MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget})
+		// A seed not fully checked (a predicate failed, or the replay
+		// diverged) comes with its result; any other error ends the hunt.
 		var evalErr *predicates.EvalError
 		var div *replay.Divergence
-		if err != nil && !(errors.As(err, &evalErr) && res != nil) && !(errors.As(err, &div) && res != nil) {
+		notFullyChecked := res != nil && (errors.As(err, &evalErr) || errors.As(err, &div))
+		if err != nil && !notFullyChecked {
 			prog.done()
 			var se *predicates.ScriptError
 			if errors.As(err, &se) {
@@ -193,10 +199,15 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			fail.Headline, fail.Predicate, fail.Witness, fail.Step = v.Headline(), v.Predicate, v.Witness, v.Step
 			code = &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, v.Headline())}
 		}
-		fail.Debug = fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(seedTrace), shellQuote(script.Name), fail.Step)
-		if div != nil {
-			fail.Debug = "replay verify " + shellQuote(seedTrace)
+		// A diverged seed is explained by verify; the debugger cannot
+		// index a trace that does not replay.
+		debugCmd := func(trace string) string {
+			if div != nil {
+				return "replay verify " + shellQuote(trace)
+			}
+			return fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(trace), shellQuote(script.Name), fail.Step)
 		}
+		fail.Debug = debugCmd(seedTrace)
 		failures = append(failures, fail)
 		if firstErr == nil || worseExit(firstErr.code, code.code) != firstErr.code {
 			firstErr = code // ranked as results merge ranks them
@@ -215,10 +226,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		if rf != nil {
 			rf.Complete, rf.Stopped = tried == mine, "failure"
 		}
-		debug := fmt.Sprintf("replay debug %s --preds %s --at %d", out, shellQuote(script.Name), fail.Step)
+		debug := debugCmd(out)
 		switch {
 		case div != nil:
-			debug = "replay verify " + shellQuote(out)
 			fmt.Fprintf(a.Stdout, "seed %d could not be checked past step #%d (%d of %s tried): %s\n\n", seed, div.Step, tried, slice, fail.Headline)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))
 		case evalErr != nil:
@@ -233,7 +243,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		return finish()
 	}
 	prog.done()
-	if stopped != "" {
+	if stopped {
 		fmt.Fprintf(a.Stdout, "interrupted after %d of %d seeds: ", tried, mine)
 	}
 	fmt.Fprintf(a.Stdout, "%s of %s (bug %s): %d runs, %d steps checked in %v: ",
@@ -247,14 +257,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		fmt.Fprintf(a.Stdout, " (%d liveness interval(s) not raised: closed, or screened by an alarm function)", screened)
 	}
 	fmt.Fprintln(a.Stdout)
-	err = finish()
-	var code *exitError
-	if stopped != "" && (err == nil || errors.As(err, &code)) {
-		// Not 0 (nor a finding's 1): the slice was not finished. A
-		// Kubernetes index that exited 0 would never be run again.
-		return &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d of %d seeds: the rest of this slice was not checked (the result file says so)", tried, mine)}
-	}
-	return err
+	return finish()
 }
 
 // huntIdentity names a seed hunt for its result file: the settings that

@@ -55,14 +55,14 @@ type fileInfo struct {
 // record, and replay takes its nodes' states as unknown from its last
 // event to the next segment's restart).
 type segmentInfo struct {
-	Index     int                  `json:"index"`
-	Run       map[string]string    `json:"run,omitempty"`
-	StartNS   int64                `json:"start_unix_ns"`
-	Events    int                  `json:"events"`
-	Seqs      map[string][2]uint64 `json:"seqs,omitempty"` // per node: first and last seq
-	Ended     bool                 `json:"ended"`
-	EndReason string               `json:"end_reason,omitempty"`
-	EndStats  map[string]int64     `json:"end_stats,omitempty"`
+	Index     int                   `json:"index"`
+	Run       map[string]string     `json:"run,omitempty"`
+	StartNS   int64                 `json:"start_unix_ns"`
+	Events    int                   `json:"events"`
+	Seqs      map[node.ID][2]uint64 `json:"seqs,omitempty"` // per node: first and last seq
+	Ended     bool                  `json:"ended"`
+	EndReason string                `json:"end_reason,omitempty"`
+	EndStats  map[string]int64      `json:"end_stats,omitempty"`
 }
 
 // segments lists f's segments (nil for a file of one).
@@ -74,12 +74,9 @@ func segments(f *record.File) []segmentInfo {
 	out := make([]segmentInfo, len(f.Segments))
 	ends := 0 // f.Ends holds the end records of the ended segments, in order
 	for i, h := range f.Segments {
-		s := segmentInfo{Index: i, Run: h.Run, StartNS: h.Start, Seqs: map[string][2]uint64{}}
+		s := segmentInfo{Index: i, Run: h.Run, StartNS: h.Start, Seqs: map[node.ID][2]uint64{}}
 		if i < len(f.SegmentStart) {
-			next := f.Count
-			if f.Events != nil {
-				next = len(f.Events)
-			}
+			next := f.Count // the events read, kept or not
 			if i+1 < len(f.SegmentStart) {
 				next = f.SegmentStart[i+1]
 			}
@@ -87,7 +84,7 @@ func segments(f *record.File) []segmentInfo {
 		}
 		if i < len(spans) {
 			for id, sp := range spans[i] {
-				s.Seqs[string(id)] = [2]uint64{sp.First, sp.Last}
+				s.Seqs[id] = [2]uint64{sp.First, sp.Last}
 			}
 		}
 		if i < len(f.SegmentEnded) && f.SegmentEnded[i] && ends < len(f.Ends) {
@@ -261,13 +258,7 @@ func printInfo(a *App, in fileInfo) {
 		row("state", "no state hashes (replay finds divergence through effects only)")
 	}
 	if in.Segments > 1 {
-		unclosed := 0
-		for _, s := range in.SegmentList {
-			if !s.Ended {
-				unclosed++
-			}
-		}
-		row("segments", "%d (the recorder was restarted), %d without an end record (killed: replay takes the state as unknown from its last event to the next restart)", in.Segments, unclosed)
+		row("segments", "%d (the recorder was restarted), %d without an end record (killed: replay takes the state as unknown from its last event to the next restart)", in.Segments, in.unclosed())
 		for _, s := range in.SegmentList {
 			row("", "%s", describeSegment(s))
 		}
@@ -304,18 +295,24 @@ func printInfo(a *App, in fileInfo) {
 		g := open[0]
 		row("status", "incomplete: %s (%s %s not recorded%s)", g.Reason, g.Node, g.Seqs(), more)
 	default:
-		killed := 0
-		for _, s := range in.SegmentList {
-			if !s.Ended {
-				killed++
-			}
-		}
-		if killed > 0 {
+		// The last segment is closed here: the others are earlier ones.
+		if killed := in.unclosed(); killed > 0 {
 			row("status", "complete, but %d earlier segment(s) were killed (see segments): the nodes' states are unknown from each one's last event to the next restart", killed)
 		} else {
 			row("status", "complete")
 		}
 	}
+}
+
+// unclosed counts the segments without an end record.
+func (in fileInfo) unclosed() int {
+	n := 0
+	for _, s := range in.SegmentList {
+		if !s.Ended {
+			n++
+		}
+	}
+	return n
 }
 
 func joinStats(stats map[string]int64) string {
@@ -336,14 +333,10 @@ func describeSegment(s segmentInfo) string {
 	}
 	fmt.Fprintf(&b, ": %d events", s.Events)
 	ids := slices.Collect(maps.Keys(s.Seqs))
-	natural := make([]node.ID, len(ids))
-	for i, id := range ids {
-		natural[i] = node.ID(id)
-	}
-	node.SortNatural(natural)
+	node.SortNatural(ids)
 	var spans []string
-	for _, id := range natural {
-		sp := s.Seqs[string(id)]
+	for _, id := range ids {
+		sp := s.Seqs[id]
 		spans = append(spans, fmt.Sprintf("%s seqs %d..%d", id, sp[0], sp[1]))
 	}
 	if len(spans) > 0 {

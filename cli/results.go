@@ -301,17 +301,18 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	} else {
 		writeMerged(a.Stdout, &m)
 	}
+	if m.Exit == ExitOK {
+		return nil
+	}
+	// The error names the first failure of the kind that decided the exit.
+	f := m.Failures[slices.IndexFunc(m.Failures, func(f huntFailure) bool { return failureExit(f.Kind) == m.Exit })]
 	switch m.Exit {
 	case ExitPredicateError:
-		i := slices.IndexFunc(m.Failures, func(f huntFailure) bool { return f.Kind == "predicate error" })
-		return &exitError{ExitPredicateError, fmt.Errorf("%s: a predicate could not be evaluated (not fully checked)", m.Failures[i].name())}
+		return &exitError{m.Exit, fmt.Errorf("%s: a predicate could not be evaluated (not fully checked)", f.name())}
 	case ExitDivergence:
-		i := slices.IndexFunc(m.Failures, func(f huntFailure) bool { return f.Kind == "divergence" })
-		return &exitError{ExitDivergence, fmt.Errorf("%s: %s (a nondeterministic handler: not fully checked)", m.Failures[i].name(), m.Failures[i].Headline)}
-	case ExitViolations:
-		return &exitError{ExitViolations, fmt.Errorf("%s: %s", m.Failures[0].name(), m.Failures[0].Headline)}
+		return &exitError{m.Exit, fmt.Errorf("%s: %s (a nondeterministic handler: not fully checked)", f.name(), f.Headline)}
 	}
-	return nil
+	return &exitError{m.Exit, fmt.Errorf("%s: %s", f.name(), f.Headline)}
 }
 
 // failureExit is the exit code a hunt's failure of kind gives.
@@ -329,8 +330,18 @@ func failureExit(kind string) int {
 // (4: a predicate failed; 3: the replay diverged) outranks a violation,
 // as in replay check, and a predicate error a divergence.
 func worseExit(a, b int) int {
-	rank := map[int]int{ExitOK: 0, ExitViolations: 1, ExitDivergence: 2, ExitPredicateError: 3}
-	if rank[b] > rank[a] {
+	rank := func(code int) int {
+		switch code {
+		case ExitViolations:
+			return 1
+		case ExitDivergence:
+			return 2
+		case ExitPredicateError:
+			return 3
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
 		return b
 	}
 	return a

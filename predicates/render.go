@@ -105,16 +105,22 @@ func (r *Report) writeViolation(w io.Writer, v *Violation) {
 		fmt.Fprintf(w, "%s (liveness) violated from step #%d%s, %s; alarm at #%d\n", v.Predicate, v.Step, since, end, v.AlarmStep)
 	}
 	fmt.Fprintf(w, "  at:      t=%v L=%d node %s, %s\n", time.Duration(v.Time), v.Lamport, v.Node, v.Describe())
-	switch {
-	case v.Alarm && v.AlarmWitness != "" && v.AlarmWitness != v.Witness:
-		// The row that failed first may have recovered by the alarm.
-		fmt.Fprintf(w, "  witness: %s at the alarm (#%d); %s when it began\n", v.AlarmWitness, v.AlarmStep, v.Witness)
-	case v.Witness != "":
-		fmt.Fprintf(w, "  witness: %s\n", v.Witness)
+	if wt := WitnessText(v.Witness, v.Alarm, v.AlarmWitness, v.AlarmStep); wt != "" {
+		fmt.Fprintf(w, "  witness: %s\n", wt)
 	}
 	if v.Aux != nil && v.Aux != starlark.None {
 		fmt.Fprintf(w, "  aux:     %s\n", v.Aux)
 	}
+}
+
+// WitnessText names a violation's witness ("" for none). For a raised
+// liveness interval whose failing row changed, the row failing at the
+// alarm comes first: the one that failed first may have recovered.
+func WitnessText(witness string, alarm bool, alarmWitness string, alarmStep int) string {
+	if alarm && alarmWitness != "" && alarmWitness != witness {
+		return fmt.Sprintf("%s at the alarm (#%d); %s when it began", alarmWitness, alarmStep, witness)
+	}
+	return witness
 }
 
 // ReportJSON is a report's JSON form: findings, screened intervals and

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/statedb"
 	"github.com/replaycheck/replaycheck/system"
@@ -745,15 +746,11 @@ func (m *Model) TimelineStep(dir int, count int) {
 	m.seekOrSay(target)
 }
 
-// witnessText names a violation's witness after prefix ("" for none);
-// for a raised interval whose failing row changed, the row failing at
-// the alarm first.
+// witnessText names a violation's witness after prefix ("" for none), as
+// replay check does.
 func witnessText(prefix string, v statedb.Violation) string {
-	switch {
-	case v.Alarm && v.AlarmWitness != "" && v.AlarmWitness != v.Witness:
-		return fmt.Sprintf("%s%s at the alarm, %s when it began", prefix, v.AlarmWitness, v.Witness)
-	case v.Witness != "":
-		return prefix + v.Witness
+	if wt := predicates.WitnessText(v.Witness, v.Alarm, v.AlarmWitness, v.AlarmStep); wt != "" {
+		return prefix + wt
 	}
 	return ""
 }
