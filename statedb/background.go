@@ -147,14 +147,15 @@ func (bg *Building) run(progress func(done, total int)) error {
 	if err := b.run(bg.pc, prog, stop); err != nil {
 		return err
 	}
-	// Level 0 holds every table written (see buildOptions): one pass
-	// sorts them into the levels readers search.
+	// The last part is compacted and closed as the others were when
+	// their successor started (parts.finish).
 	prog("compacting", db.meta.Steps, db.meta.Steps)
-	if err := b.bdb.Flatten(2); err != nil {
-		return fmt.Errorf("compact %s: %w", db.dir, err)
+	if err := db.parts.finish(db.parts.list[len(db.parts.list)-1]); err != nil {
+		return err
 	}
 	meta := db.meta
 	meta.Fields = b.fields
+	meta.Parts = db.parts.firsts()
 	if bg.pc != nil {
 		p, flips := bg.pc.results(bg.opts.Preds, time.Since(bg.start))
 		if err := db.SetPredicates(p, flips); err != nil {
@@ -191,7 +192,7 @@ func (bg *Building) finish() (*DB, error) {
 func (bg *Building) finishLocked() (*DB, error) {
 	defer bg.release()
 	tmp := bg.DB.dir
-	if err := bg.DB.bdb.Close(); err != nil {
+	if err := bg.DB.Close(); err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("write %s: %w", tmp, err)
 	}
@@ -223,7 +224,7 @@ func (bg *Building) abandon() {
 		return
 	}
 	bg.state = 3
-	bg.DB.bdb.Close()
+	bg.DB.Close()
 	os.RemoveAll(bg.DB.dir)
 	bg.release()
 }

@@ -110,6 +110,10 @@ type Options struct {
 	// the same database and this one waits for it to finish, with that
 	// process's pid (0: unknown).
 	Waiting func(pid int)
+	// PartBytes is how many bytes of keys and values a part of the
+	// database holds before the build starts the next (0: the PartBytes
+	// constant); see parts.go.
+	PartBytes int
 }
 
 // ErrStopped ends a build or a check that Options.Stop stopped.
@@ -122,7 +126,7 @@ type Opened struct {
 	Trace   *replay.Trace // the loaded trace, if it had to be loaded
 	Elapsed time.Duration
 	// Why is why it was built: "new", "forced", "the trace changed",
-	// "damaged: ...", "incomplete".
+	// "damaged: ...", "incomplete", "made by another release".
 	Why string
 	// Warning is something the caller should tell (results that could not
 	// be stored).
@@ -221,6 +225,8 @@ func openCurrent(dir, fp string) (*DB, string, error) {
 		return db, "", nil
 	case errors.Is(err, ErrIncomplete):
 		return nil, "incomplete", nil
+	case errors.Is(err, ErrOtherSchema):
+		return nil, "made by another release", nil
 	case errors.As(err, &damaged):
 		return nil, "damaged: " + oneLine(damaged.Err.Error()), nil
 	}
@@ -308,20 +314,29 @@ func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*B
 	if err != nil {
 		return nil, fmt.Errorf("create the trace database beside %s: %w", dir, err)
 	}
-	bdb, err := badger.OpenManaged(buildOptions(tmp))
+	// The catalog, which holds only Meta, is written last; the first
+	// part's store is written from the first step.
+	cat, err := badger.OpenManaged(buildOptions(tmp))
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create trace database %s: %w", tmp, err)
 	}
-	b := &builder{tr: tr, r: r, bdb: bdb, wb: newBatch(bdb), nodes: map[node.ID]*nodeLeaves{},
-		render: replay.NewRenderer(tr, r.System().Codec)}
+	first := &part{dir: partDir(tmp, 0), checked: true}
+	if first.bdb, err = badger.OpenManaged(buildOptions(first.dir)); err != nil {
+		cat.Close()
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("create trace database %s: %w", tmp, err)
+	}
+	ps := &parts{list: []*part{first}}
+	b := &builder{tr: tr, r: r, parts: ps, bdb: first.bdb, wb: newBatch(first.bdb), nodes: map[node.ID]*nodeLeaves{},
+		render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(opts.PartBytes, PartBytes)}
 	meta := Meta{Schema: Schema, Fingerprint: fingerprint, System: tr.Header.System, Bug: tr.Header.Bug,
 		Nodes: tr.Nodes, Steps: tr.Len(), Start: tr.Header.Start, Unknown: tr.Unknown,
 		SnapshotEvery: SnapshotEvery}
 	for _, f := range tr.Files {
 		meta.Files = append(meta.Files, f.Path)
 	}
-	bg := &Building{DB: &DB{dir: tmp, bdb: bdb, meta: meta, indexed: new(atomic.Int64)},
+	bg := &Building{DB: &DB{dir: tmp, cat: cat, parts: ps, meta: meta, indexed: new(atomic.Int64)},
 		b: b, dir: dir, opts: opts, start: time.Now(), ran: make(chan struct{})}
 	b.indexed, b.every = bg.DB.indexed, cmp.Or(opts.PublishEvery, PublishEvery)
 	if checker != nil {
@@ -363,7 +378,7 @@ func (db *DB) putMeta(m Meta) error {
 	if err != nil {
 		return err
 	}
-	txn := db.bdb.NewTransactionAt(latest, true)
+	txn := db.cat.NewTransactionAt(latest, true)
 	defer txn.Discard()
 	if err := txn.Set([]byte{nsMeta}, v); err != nil {
 		return err
@@ -377,13 +392,19 @@ func (db *DB) putMeta(m Meta) error {
 }
 
 type builder struct {
-	tr     *replay.Trace
-	r      *replay.Replayer
-	bdb    *badger.DB
-	wb     *badger.WriteBatch
-	render *replay.Renderer
-	nodes  map[node.ID]*nodeLeaves
-	fields int
+	tr    *replay.Trace
+	r     *replay.Replayer
+	parts *parts
+	// bdb is the store of the part being written (the last of parts),
+	// wb its batch; written counts the bytes of keys and values put in it.
+	bdb       *badger.DB
+	wb        *badger.WriteBatch
+	written   int
+	base      int // of written, the part's first checkpoints
+	partBytes int
+	render    *replay.Renderer
+	nodes     map[node.ID]*nodeLeaves
+	fields    int
 	// indexed is how many steps readers may read: every write of steps
 	// before it is committed.
 	indexed   *atomic.Int64
@@ -423,6 +444,9 @@ func (b *builder) run(pc *predCollector, progress func(string, int, int), stop f
 		var err error
 		written := 0 // steps written, all of them before the replay stopped
 		for w := range ch {
+			if err == nil && b.partFull() && w.step > 0 {
+				err = b.nextPart(w.step, progress)
+			}
 			if err == nil {
 				if err = b.write(w); err == nil {
 					written = w.step + 1
@@ -554,10 +578,61 @@ func (b *builder) write(w work) error {
 	if err != nil {
 		return err
 	}
-	if err := b.wb.SetEntryAt(badger.NewEntry(stepKey(step), v), metaVersion); err != nil {
+	return b.put(stepKey(step), v, metaVersion)
+}
+
+// put writes a key's value at version ts in the part being written.
+func (b *builder) put(k, v []byte, ts uint64) error {
+	b.written += len(k) + len(v)
+	if err := b.wb.SetEntryAt(badger.NewEntry(k, v), ts); err != nil {
 		return fmt.Errorf("write the trace database: %w", err)
 	}
 	return nil
+}
+
+// partFull tells whether the part being written holds enough: partBytes
+// besides its first checkpoints, and at least four times as much as them,
+// so that copies of the nodes' states are at most a fifth of a part
+// whatever their size.
+func (b *builder) partFull() bool {
+	return b.written-b.base >= max(b.partBytes, 4*b.base)
+}
+
+// nextPart ends the part being written before step first and starts the
+// next: every step before first is made readable, the new part begins
+// with a checkpoint of every node that has run (so that its states are
+// read from it alone), and the finished part is compacted and closed,
+// which releases the memory Badger held for it.
+func (b *builder) nextPart(first int, progress func(string, int, int)) error {
+	if err := b.publish(first, progress); err != nil {
+		return err
+	}
+	ps := b.parts
+	p := &part{dir: partDir(filepath.Dir(ps.list[0].dir), len(ps.list)), first: first, checked: true}
+	bdb, err := badger.OpenManaged(buildOptions(p.dir))
+	if err != nil {
+		return fmt.Errorf("create trace database part %s: %w", p.dir, err)
+	}
+	p.bdb = bdb
+	old := ps.list[len(ps.list)-1]
+	b.bdb, b.wb, b.written = bdb, newBatch(bdb), 0
+	for _, id := range b.tr.Nodes {
+		if nl := b.nodes[id]; nl != nil && nl.leaves != nil {
+			if err := b.put(nodeKey(nsSnapshot, id), encodeLeaves(nl.leaves), version(first-1)); err != nil {
+				return err
+			}
+			nl.deltas = 0
+		}
+	}
+	b.base = b.written
+	if err := b.wb.Flush(); err != nil {
+		return fmt.Errorf("write the trace database: %w", err)
+	}
+	b.wb = newBatch(bdb)
+	ps.mu.Lock()
+	ps.list = append(ps.list, p)
+	ps.mu.Unlock()
+	return ps.finish(old)
 }
 
 // Leaves returns the observed state of a replayed node as the database
@@ -601,12 +676,14 @@ func (b *builder) writeState(step int, id node.ID, cur []state.Leaf) (int, error
 		return 0, nil
 	}
 	ts := version(step)
-	set := func(k, v []byte) error { return b.wb.SetEntryAt(badger.NewEntry(k, v), ts) }
+	set := func(k, v []byte) error { return b.put(k, v, ts) }
 	if err := set(nodeKey(nsDelta, id), d.encode()); err != nil {
 		return 0, err
 	}
 	for _, p := range d.removed {
-		if err := b.wb.DeleteAt(fieldKey(id, p), ts); err != nil {
+		k := fieldKey(id, p)
+		b.written += len(k)
+		if err := b.wb.DeleteAt(k, ts); err != nil {
 			return 0, err
 		}
 	}

@@ -13,7 +13,9 @@ import (
 // a full disk or a copy interrupted halfway leaves it.
 func cutTables(t *testing.T, dir string) []string {
 	t.Helper()
-	names, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	names, _ := filepath.Glob(filepath.Join(dir, "part-*", "*.sst"))
+	cat, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	names = append(names, cat...)
 	if len(names) == 0 {
 		t.Fatalf("no table files in %s", dir)
 	}

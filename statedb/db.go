@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/options"
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -23,7 +22,8 @@ import (
 
 // Schema is the layout version; a database of another schema is rebuilt.
 // 2: predicate results moved out of the store into predsFile.
-const Schema = 2
+// 3: steps stored in parts (parts.go), the folder's store holds Meta.
+const Schema = 3
 
 // Meta describes a database and the traces it indexes.
 type Meta struct {
@@ -39,9 +39,11 @@ type Meta struct {
 	// unknown (its recording ended early), as replay.Trace.Unknown.
 	Unknown       map[node.ID][]replay.Unknown `json:"unknown,omitempty"`
 	SnapshotEvery int                          `json:"snapshot_every"`
-	Fields        int                          `json:"fields"` // field versions written
-	IndexSeconds  float64                      `json:"index_seconds"`
-	Complete      bool                         `json:"complete"`
+	// Parts are the first steps of the database's parts (parts.go).
+	Parts        []int   `json:"parts"`
+	Fields       int     `json:"fields"` // field versions written
+	IndexSeconds float64 `json:"index_seconds"`
+	Complete     bool    `json:"complete"`
 }
 
 // Step is one step of the index.
@@ -82,9 +84,10 @@ type Send struct {
 
 // DB is an open trace database.
 type DB struct {
-	dir  string
-	bdb  *badger.DB
-	meta Meta
+	dir   string
+	cat   *badger.DB // the catalog: Meta
+	parts *parts
+	meta  Meta
 	// indexed, while the database is built (see Building), is how many
 	// steps are readable; nil for a complete database.
 	indexed *atomic.Int64
@@ -145,23 +148,36 @@ func Open(dir string) (*DB, error) {
 	if who := inUse(dir); who != "" {
 		return nil, fmt.Errorf("trace database %s is open for writing by %s, an older replay: close it, or name another database with --db", dir, who)
 	}
-	// Blocks are checked as they are read: damage is then an error, not
-	// garbage decoded as state.
-	opts := badgerOptions(dir).WithReadOnly(true).WithChecksumVerificationMode(options.OnBlockRead)
+	opts := readOptions(dir)
 	if err := checkTables(dir, opts); err != nil {
 		return nil, err
 	}
-	bdb, err := badger.OpenManaged(opts)
+	cat, err := badger.OpenManaged(opts)
 	if err != nil {
 		return nil, &DamagedError{Dir: dir, Err: err}
 	}
-	db := &DB{dir: dir, bdb: bdb}
+	db := &DB{dir: dir, cat: cat, parts: &parts{}}
 	if err := db.load(); err != nil {
-		bdb.Close()
+		cat.Close()
 		return nil, err
+	}
+	// Every part's tables are checked now, so that damage anywhere is
+	// found when the database is opened (and Ensure rebuilds it); the
+	// parts' stores open when first read.
+	for i, first := range db.meta.Parts {
+		p := &part{dir: partDir(dir, i), first: first, checked: true}
+		if err := checkTables(p.dir, opts); err != nil {
+			cat.Close()
+			return nil, err
+		}
+		db.parts.list = append(db.parts.list, p)
 	}
 	return db, nil
 }
+
+// ErrOtherSchema is returned by Open for a database of another layout
+// (Schema), made by another release: Ensure rebuilds it.
+var ErrOtherSchema = errors.New("the trace database was made by another release of replay")
 
 // DamagedError is a database that exists but cannot be read (a file cut
 // short by a full disk or a kill while it was written by an older replay,
@@ -178,7 +194,7 @@ func (e *DamagedError) Error() string {
 func (e *DamagedError) Unwrap() error { return e.Err }
 
 func (db *DB) load() error {
-	txn := db.bdb.NewTransactionAt(latest, false)
+	txn := db.cat.NewTransactionAt(latest, false)
 	defer txn.Discard()
 	item, err := txn.Get([]byte{nsMeta})
 	if errors.Is(err, badger.ErrKeyNotFound) {
@@ -193,11 +209,20 @@ func (db *DB) load() error {
 	if !db.meta.Complete {
 		return fmt.Errorf("%s: %w", db.dir, ErrIncomplete)
 	}
+	if db.meta.Schema != Schema || len(db.meta.Parts) == 0 || db.meta.Parts[0] != 0 {
+		return fmt.Errorf("%s (layout %d, this release reads %d; replay index --force rebuilds it): %w", db.dir, db.meta.Schema, Schema, ErrOtherSchema)
+	}
 	return db.loadPredicates()
 }
 
 // Close closes the database.
-func (db *DB) Close() error { return db.bdb.Close() }
+func (db *DB) Close() error {
+	err := db.parts.closeAll()
+	if err2 := db.cat.Close(); err == nil {
+		err = err2
+	}
+	return err
+}
 
 // Dir is the database's directory.
 func (db *DB) Dir() string { return db.dir }
@@ -252,7 +277,13 @@ func (db *DB) Step(step int) (_ *Step, err error) {
 	if step < 0 || step >= db.Len() {
 		return nil, db.outside(step)
 	}
-	txn := db.bdb.NewTransactionAt(latest, false)
+	db.parts.mu.RLock()
+	defer db.parts.mu.RUnlock()
+	bdb, err := db.parts.list[db.parts.of(step)].store()
+	if err != nil {
+		return nil, err
+	}
+	txn := bdb.NewTransactionAt(latest, false)
 	defer txn.Discard()
 	item, err := txn.Get(stepKey(step))
 	if err != nil {
@@ -273,7 +304,33 @@ func (db *DB) Steps(from, to int, fn func(*Step) bool) (err error) {
 		return nil
 	}
 	to = min(max(to, 0), n-1)
-	txn := db.bdb.NewTransactionAt(latest, false)
+	db.parts.mu.RLock()
+	defer db.parts.mu.RUnlock()
+	list := db.parts.list
+	step := 1
+	if to < from {
+		step = -1
+	}
+	for i := db.parts.of(from); i >= 0 && i < len(list); i += step {
+		if step > 0 && list[i].first > to || step < 0 && i+1 < len(list) && list[i+1].first <= to {
+			break
+		}
+		bdb, err := list[i].store()
+		if err != nil {
+			return err
+		}
+		more, err := stepsIn(bdb, from, to, fn)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// stepsIn is Steps over one part's store; more is false when fn asked to
+// stop or to was reached.
+func stepsIn(bdb *badger.DB, from, to int, fn func(*Step) bool) (more bool, err error) {
+	txn := bdb.NewTransactionAt(latest, false)
 	defer txn.Discard()
 	opts := badger.DefaultIteratorOptions
 	opts.Prefix = []byte{nsStep}
@@ -285,17 +342,17 @@ func (db *DB) Steps(from, to int, fn func(*Step) bool) (err error) {
 		item := it.Item()
 		step := int(binary.BigEndian.Uint64(item.Key()[1:]))
 		if (!opts.Reverse && step > to) || (opts.Reverse && step < to) {
-			break
+			return false, nil
 		}
 		var s *Step
 		if err := item.Value(func(v []byte) (err error) { s, err = decodeStep(step, v); return }); err != nil {
-			return err
+			return false, err
 		}
-		if !fn(s) {
-			break
+		if !fn(s) || step == to {
+			return false, nil
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // outside is the error for a step past those readable.
@@ -347,7 +404,15 @@ func (db *DB) State(id node.ID, pos int) (_ *NodeState, err error) {
 		ns.Unknown = reason
 		return ns, nil
 	}
-	txn := db.bdb.NewTransactionAt(version(pos), false)
+	// The part of pos starts with a checkpoint of every node that ran
+	// before it: what pos needs is in that part.
+	db.parts.mu.RLock()
+	defer db.parts.mu.RUnlock()
+	bdb, err := db.parts.list[db.parts.of(pos)].store()
+	if err != nil {
+		return nil, err
+	}
+	txn := bdb.NewTransactionAt(version(pos), false)
 	defer txn.Discard()
 	item, err := txn.Get(nodeKey(nsSnapshot, id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
@@ -411,6 +476,8 @@ type Version struct {
 func (db *DB) History(id node.ID, path string, pos, before, after int) (_ []Version, err error) {
 	defer db.recoverDamage(&err)
 	key := fieldKey(id, path)
+	db.parts.mu.RLock()
+	defer db.parts.mu.RUnlock()
 	var past []Version
 	if pos >= 0 && before > 0 {
 		err := db.versions(key, version(pos), func(v Version) bool {
@@ -453,9 +520,30 @@ func (db *DB) History(id node.ID, path string, pos, before, after int) (_ []Vers
 	return append(past, future...), nil
 }
 
-// versions iterates a key's versions at or below readTs, newest first.
+// versions iterates a key's versions at or below readTs, newest first,
+// from the part of readTs back to the first (a field's versions are
+// written only where it changed). The caller holds db.parts.mu.
 func (db *DB) versions(key []byte, readTs uint64, fn func(Version) bool) error {
-	txn := db.bdb.NewTransactionAt(readTs, false)
+	// An earlier part holds no version past its last step: readTs needs
+	// no clamping to it.
+	list := db.parts.list
+	for i := db.parts.of(int(readTs) - 1); i >= 0; i-- {
+		bdb, err := list[i].store()
+		if err != nil {
+			return err
+		}
+		more, err := versionsIn(bdb, key, readTs, fn)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// versionsIn is versions over one part's store; more is false when fn
+// asked to stop.
+func versionsIn(bdb *badger.DB, key []byte, readTs uint64, fn func(Version) bool) (more bool, err error) {
+	txn := bdb.NewTransactionAt(readTs, false)
 	defer txn.Discard()
 	opts := badger.DefaultIteratorOptions
 	opts.PrefetchSize = 16
@@ -469,14 +557,14 @@ func (db *DB) versions(key []byte, readTs uint64, fn func(Version) bool) error {
 		v := Version{Step: int(item.Version()) - 1, Removed: item.IsDeletedOrExpired()}
 		if !v.Removed {
 			if err := item.Value(func(b []byte) error { v.Value = string(b); return nil }); err != nil {
-				return err
+				return false, err
 			}
 		}
 		if !fn(v) {
-			break
+			return false, nil
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // SizeOnDisk is the total size of the files under dir (a database).
