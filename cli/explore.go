@@ -460,11 +460,13 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		Headline  string `json:"headline"`
 		Predicate string `json:"predicate,omitempty"`
 		Witness   string `json:"witness,omitempty"`
-		Step      int    `json:"step"`
-		Trace     string `json:"trace"`
-		Schedule  string `json:"schedule,omitempty"`
-		Reproduce string `json:"reproduce"`
-		Debug     string `json:"debug"`
+		// AlarmWitness as in result files (huntFailure).
+		AlarmWitness string `json:"alarm_witness,omitempty"`
+		Step         int    `json:"step"`
+		Trace        string `json:"trace"`
+		Schedule     string `json:"schedule,omitempty"`
+		Reproduce    string `json:"reproduce"`
+		Debug        string `json:"debug"`
 	}
 	out := struct {
 		System     string  `json:"system"`
@@ -496,7 +498,7 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		case fd.EvalErr != nil:
 			j.Kind = "predicate error"
 		case fd.Violation != nil:
-			j.Predicate, j.Witness = fd.Violation.Predicate, fd.Violation.Witness
+			j.Predicate, j.Witness, j.AlarmWitness = fd.Violation.Predicate, fd.Violation.Witness, alarmWitness(fd.Violation)
 		}
 		out.Found = append(out.Found, j)
 	}
@@ -656,7 +658,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		case fd.EvalErr != nil:
 			hf.Kind = "predicate error"
 		case fd.Violation != nil:
-			hf.Predicate, hf.Witness = fd.Violation.Predicate, fd.Violation.Witness
+			hf.Predicate, hf.Witness, hf.AlarmWitness = fd.Violation.Predicate, fd.Violation.Witness, alarmWitness(fd.Violation)
 		}
 		rf.Failures = append(rf.Failures, hf)
 	}

@@ -197,6 +197,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		default:
 			v := res.Failing[0]
 			fail.Headline, fail.Predicate, fail.Witness, fail.Step = v.Headline(), v.Predicate, v.Witness, v.Step
+			fail.AlarmWitness = alarmWitness(v)
 			code = &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, v.Headline())}
 		}
 		// A diverged seed is explained by verify; the debugger cannot

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/predicates"
 )
 
 // A result file is what one shard of a hunt (replay sim --seeds, replay
@@ -70,7 +72,10 @@ type huntFailure struct {
 	Headline  string  `json:"headline"`
 	Predicate string  `json:"predicate,omitempty"`
 	Witness   string  `json:"witness,omitempty"`
-	Step      int     `json:"step"`
+	// AlarmWitness: a liveness alarm's witness when it was raised, where
+	// it differs from Witness (the row failing when the interval began).
+	AlarmWitness string `json:"alarm_witness,omitempty"`
+	Step         int    `json:"step"`
 	// Key tells an exploration's findings apart (predicate and witness,
 	// or the panic): merge keeps the first run of each, as --all does.
 	Key string `json:"key,omitempty"`
@@ -363,6 +368,12 @@ func writeMerged(w io.Writer, m *mergedResults) {
 	fmt.Fprintf(w, "%s:\n", plural(len(m.Failures), "failure"))
 	for _, f := range m.Failures {
 		fmt.Fprintf(w, "\n%s (%s): %s\n", f.name(), f.Kind, f.Headline)
+		switch {
+		case f.AlarmWitness != "":
+			fmt.Fprintf(w, "  witness:   %s at the alarm; %s when it began\n", f.AlarmWitness, cmp.Or(f.Witness, "none"))
+		case f.Witness != "":
+			fmt.Fprintf(w, "  witness:   %s\n", f.Witness)
+		}
 		if f.Trace != "" {
 			fmt.Fprintf(w, "  trace:     %s (on the shard's machine)\n", f.Trace)
 		}
@@ -376,4 +387,13 @@ func intList(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ", ")
+}
+
+// alarmWitness is a liveness alarm's witness when it was raised, if it is
+// not the interval's own (the row failing when it began); "" otherwise.
+func alarmWitness(v *predicates.Violation) string {
+	if !v.Alarm || v.AlarmWitness == v.Witness {
+		return ""
+	}
+	return v.AlarmWitness
 }

@@ -144,8 +144,12 @@ func Perfetto(out io.Writer, w *Window) error {
 			}
 		}
 		for _, v := range viol[step] {
-			args, _ := json.Marshal(map[string]any{"predicate": v.Predicate, "kind": v.Kind, "status": v.Status(),
-				"step": v.Step, "witness": v.Witness, "aux": auxString(v.Aux)})
+			a := map[string]any{"predicate": v.Predicate, "kind": v.Kind, "status": v.Status(),
+				"step": v.Step, "witness": v.Witness, "aux": auxString(v.Aux)}
+			if v.Alarm && v.AlarmWitness != v.Witness {
+				a["alarm_witness"], a["alarm_step"] = v.AlarmWitness, v.AlarmStep
+			}
+			args, _ := json.Marshal(a)
 			rec = append(rec[:0], `{"ph":"i","s":"t","pid":`...)
 			rec = append(rec, pid...)
 			rec = append(rec, `,"tid":`...)
