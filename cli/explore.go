@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -99,7 +101,10 @@ and --exhaustive search one shared space and cannot be sharded.
 
 Exit codes: 0 no violation (the budget or time ran out, or the bounded space
 was exhausted: the output says which), 1 a violation or panic was found,
-2 bad input, 4 a predicate could not be evaluated on a run (as check).`,
+2 bad input, 3 a run's replay diverged from its simulation, 4 a predicate
+could not be evaluated on a run (as check), 130 Ctrl-C or SIGTERM stopped it
+after the runs under way (with its summary and result file, whatever it
+found).`,
 		Example: `  replay explore paxos --bug spec --check scripts/paxos.star --strategy pct -o spec.lz4
   replay explore chainrep --bug neighbour-failure --check scripts/chainrep.star \
       --strategy delay-rtc --churn 0 --faults 2 --budget 2000 --jobs 2 -o nf.lz4
@@ -246,9 +251,10 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		return badInput("--results %s is also the trace output (-o)", resultsPath)
 	}
 
-	// Ctrl-C ends the exploration after the runs under way, with its
-	// summary.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// Ctrl-C or SIGTERM (a preempted Kubernetes pod) ends the
+	// exploration after the runs under way, with its summary and result
+	// file.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	prog := a.progress()
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
@@ -302,6 +308,11 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	}
 	code := 0
 	switch {
+	case sum.Stopped == "canceled":
+		// Not 0 (nor a finding's 1) whatever was found: the slice was not
+		// finished, and a Kubernetes index that exited 0 would never run
+		// again. As a seed hunt does.
+		code = ExitInterrupted
 	case evalErr != nil:
 		code = ExitPredicateError
 	case len(sum.Found) > 0:
@@ -313,6 +324,8 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		}
 	}
 	switch {
+	case code == ExitInterrupted:
+		return &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d runs: the rest of the budget was not explored (the result file says so)", sum.Runs)}
 	case evalErr != nil:
 		if !f.asJSON && len(sum.Found) > 0 && sum.Found[len(sum.Found)-1].Check != nil {
 			sum.Found[len(sum.Found)-1].Check.Report.WriteErrors(a.Stderr)
@@ -631,7 +644,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		id += " --all"
 	}
 	rf := &resultFile{Hunt: huntID{Kind: "explore", System: sys.Name, Bug: cfg.Bug, Command: id, Script: script.Name, ScriptSHA256: digest},
-		Shard: shard, Stopped: sum.Stopped, Runs: sum.Runs, Steps: sum.Events, Exit: code,
+		Shard: shard, Stopped: cmp.Or(map[string]string{"canceled": "interrupted"}[sum.Stopped], sum.Stopped), Runs: sum.Runs, Steps: sum.Events, Exit: code,
 		Complete: sum.Stopped == "budget" || sum.Stopped == "exhausted"}
 	for i, fd := range sum.Found {
 		ff := files[i]

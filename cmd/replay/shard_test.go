@@ -229,3 +229,34 @@ func TestInterruptedSeedHuntReportsWhatItTried(t *testing.T) {
 		}
 	}
 }
+
+// A sharded exploration stopped by Ctrl-C or SIGTERM (a preempted pod)
+// writes its result file marked interrupted and exits 130: SIGTERM killed
+// it with nothing written, and Ctrl-C exited 0, which would have let
+// Kubernetes mark the index done.
+func TestInterruptedExploreReportsWhatItRan(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		dir := t.TempDir()
+		r := replayInterrupted(t, dir, 1500*time.Millisecond, sig,
+			"explore", "paxos", "--strategy", "random", "--budget", "1000000", "--check", "builtin:paxos", "--all", "--shard", "1/2", "--results", "r.json")
+		if r.code != 130 || !strings.Contains(r.stderr, "interrupted after ") {
+			t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", sig, r.code, r.stdout, r.stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "r.json"))
+		if err != nil {
+			t.Fatalf("%v: no result file: %v\n%s", sig, err, r.stdout)
+		}
+		var rf struct {
+			Stopped  string `json:"stopped"`
+			Complete bool   `json:"complete"`
+			Runs     int    `json:"runs"`
+			Exit     int    `json:"exit"`
+		}
+		if err := json.Unmarshal(b, &rf); err != nil {
+			t.Fatal(err)
+		}
+		if rf.Stopped != "interrupted" || rf.Complete || rf.Runs == 0 || rf.Exit != 130 {
+			t.Fatalf("%v: result file %s", sig, b)
+		}
+	}
+}
