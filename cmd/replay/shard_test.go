@@ -211,22 +211,7 @@ func TestInterruptedSeedHuntReportsWhatItTried(t *testing.T) {
 		if r.code != 130 || !strings.Contains(r.stdout, "interrupted after ") || !strings.Contains(r.stderr, "interrupted after ") {
 			t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", sig, r.code, r.stdout, r.stderr)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "paxos-none-results-0-of-2.json"))
-		if err != nil {
-			t.Fatalf("%v: no result file: %v\n%s", sig, err, r.stdout)
-		}
-		var rf struct {
-			Stopped  string `json:"stopped"`
-			Complete bool   `json:"complete"`
-			Runs     int    `json:"runs"`
-			Exit     int    `json:"exit"`
-		}
-		if err := json.Unmarshal(b, &rf); err != nil {
-			t.Fatal(err)
-		}
-		if rf.Stopped != "interrupted" || rf.Complete || rf.Runs == 0 || rf.Exit != 130 {
-			t.Fatalf("%v: result file %s", sig, b)
-		}
+		wasInterrupted(t, sig, filepath.Join(dir, "paxos-none-results-0-of-2.json"), r)
 	}
 }
 
@@ -242,21 +227,29 @@ func TestInterruptedExploreReportsWhatItRan(t *testing.T) {
 		if r.code != 130 || !strings.Contains(r.stderr, "interrupted after ") {
 			t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", sig, r.code, r.stdout, r.stderr)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "r.json"))
-		if err != nil {
-			t.Fatalf("%v: no result file: %v\n%s", sig, err, r.stdout)
-		}
-		var rf struct {
-			Stopped  string `json:"stopped"`
-			Complete bool   `json:"complete"`
-			Runs     int    `json:"runs"`
-			Exit     int    `json:"exit"`
-		}
-		if err := json.Unmarshal(b, &rf); err != nil {
-			t.Fatal(err)
-		}
-		if rf.Stopped != "interrupted" || rf.Complete || rf.Runs == 0 || rf.Exit != 130 {
-			t.Fatalf("%v: result file %s", sig, b)
-		}
+		wasInterrupted(t, sig, filepath.Join(dir, "r.json"), r)
+	}
+}
+
+// wasInterrupted checks the result file of a hunt or exploration that sig
+// stopped: marked interrupted and incomplete, with the runs it made and
+// exit 130.
+func wasInterrupted(t *testing.T, sig syscall.Signal, path string, r result) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v: no result file: %v\n%s", sig, err, r.stdout)
+	}
+	var rf struct {
+		Stopped  string `json:"stopped"`
+		Complete bool   `json:"complete"`
+		Runs     int    `json:"runs"`
+		Exit     int    `json:"exit"`
+	}
+	if err := json.Unmarshal(b, &rf); err != nil {
+		t.Fatal(err)
+	}
+	if rf.Stopped != "interrupted" || rf.Complete || rf.Runs == 0 || rf.Exit != 130 {
+		t.Fatalf("%v: result file %s", sig, b)
 	}
 }
