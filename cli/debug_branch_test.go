@@ -203,7 +203,8 @@ func TestDebugCriticalGoesToTheCriticalStep(t *testing.T) {
 	// The alarm is known once the background indexing ends.
 	d.waitFor(30*time.Second, "▶ #3489 ", "indexed 4077 steps")
 	d.screen.InjectKey(tcell.KeyRune, 'c', 0)
-	text := d.waitFor(60*time.Second, "critical transition of AllAcknowledged (2 walks per probe")
+	// Generous: the search replays walks, and CI shares two cores.
+	text := d.waitFor(180*time.Second, "critical transition of AllAcknowledged (2 walks per probe")
 	status := lastRows(text, 2)
 	if !strings.Contains(status, "#"+crit+"/") || !strings.Contains(status, "critical step of AllAcknowledged: #"+crit+";") {
 		t.Fatalf("the cursor is not on the critical step #%s:\n%s", crit, text)

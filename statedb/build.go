@@ -615,6 +615,12 @@ func (b *builder) nextPart(first int, progress func(string, int, int)) error {
 	}
 	p.bdb = bdb
 	old := ps.list[len(ps.list)-1]
+	// Listed at once, so that whatever fails below, closing the database
+	// closes the new store; readers cannot reach it before its steps are
+	// published.
+	ps.mu.Lock()
+	ps.list = append(ps.list, p)
+	ps.mu.Unlock()
 	b.bdb, b.wb, b.written = bdb, newBatch(bdb), 0
 	for _, id := range b.tr.Nodes {
 		if nl := b.nodes[id]; nl != nil && nl.leaves != nil {
@@ -629,9 +635,6 @@ func (b *builder) nextPart(first int, progress func(string, int, int)) error {
 		return fmt.Errorf("write the trace database: %w", err)
 	}
 	b.wb = newBatch(bdb)
-	ps.mu.Lock()
-	ps.list = append(ps.list, p)
-	ps.mu.Unlock()
 	return ps.finish(old)
 }
 

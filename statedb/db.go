@@ -161,16 +161,16 @@ func Open(dir string) (*DB, error) {
 		cat.Close()
 		return nil, err
 	}
-	// Every part's tables are checked now, so that damage anywhere is
-	// found when the database is opened (and Ensure rebuilds it); the
-	// parts' stores open when first read.
+	// Every part is checked and opened now, so that damage anywhere (a
+	// table cut short, a part or its manifest or a table missing) is
+	// found when the database is opened, and Ensure rebuilds it.
 	for i, first := range db.meta.Parts {
-		p := &part{dir: partDir(dir, i), first: first, checked: true}
-		if err := checkTables(p.dir, opts); err != nil {
-			cat.Close()
+		p := &part{dir: partDir(dir, i), first: first}
+		db.parts.list = append(db.parts.list, p)
+		if _, err := p.store(); err != nil {
+			db.Close()
 			return nil, err
 		}
-		db.parts.list = append(db.parts.list, p)
 	}
 	return db, nil
 }
@@ -209,8 +209,19 @@ func (db *DB) load() error {
 	if !db.meta.Complete {
 		return fmt.Errorf("%s: %w", db.dir, ErrIncomplete)
 	}
-	if db.meta.Schema != Schema || len(db.meta.Parts) == 0 || db.meta.Parts[0] != 0 {
+	if db.meta.Schema != Schema {
 		return fmt.Errorf("%s (layout %d, this release reads %d; replay index --force rebuilds it): %w", db.dir, db.meta.Schema, Schema, ErrOtherSchema)
+	}
+	// Parts: #0 first, then strictly increasing steps of the trace (a
+	// part's search is a binary search).
+	ps := db.meta.Parts
+	for i, first := range ps {
+		if i == 0 && first != 0 || i > 0 && (first <= ps[i-1] || first >= db.meta.Steps) {
+			return &DamagedError{Dir: db.dir, Err: fmt.Errorf("its description lists parts that are not increasing steps of the trace from #0: %v", ps)}
+		}
+	}
+	if len(ps) == 0 {
+		return &DamagedError{Dir: db.dir, Err: errors.New("its description lists no part")}
 	}
 	return db.loadPredicates()
 }
@@ -296,7 +307,9 @@ func (db *DB) Step(step int) (_ *Step, err error) {
 
 // Steps calls fn for each step from from towards to (inclusive; backwards
 // when to < from; to is clamped to the trace, a from outside it visits
-// nothing) until fn returns false.
+// nothing) until fn returns false. fn may read the database: steps are
+// read in batches, and no lock is held while fn runs (a build waiting to
+// close a part would otherwise wait for fn, and fn's reads for it).
 func (db *DB) Steps(from, to int, fn func(*Step) bool) (err error) {
 	defer db.recoverDamage(&err)
 	n := db.Len()
@@ -304,27 +317,59 @@ func (db *DB) Steps(from, to int, fn func(*Step) bool) (err error) {
 		return nil
 	}
 	to = min(max(to, 0), n-1)
+	dir := 1
+	if to < from {
+		dir = -1
+	}
+	for cur := from; ; {
+		batch, err := db.stepBatch(cur, to, stepsPerBatch)
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		for _, s := range batch {
+			if !fn(s) {
+				return nil
+			}
+		}
+		last := batch[len(batch)-1].Step
+		if last == to {
+			return nil
+		}
+		cur = last + dir
+	}
+}
+
+// stepsPerBatch is how many steps Steps reads at a time.
+const stepsPerBatch = 256
+
+// stepBatch reads up to limit steps from from towards to, across parts.
+func (db *DB) stepBatch(from, to, limit int) ([]*Step, error) {
 	db.parts.mu.RLock()
 	defer db.parts.mu.RUnlock()
 	list := db.parts.list
-	step := 1
+	dir := 1
 	if to < from {
-		step = -1
+		dir = -1
 	}
-	for i := db.parts.of(from); i >= 0 && i < len(list); i += step {
-		if step > 0 && list[i].first > to || step < 0 && i+1 < len(list) && list[i+1].first <= to {
+	var out []*Step
+	collect := func(s *Step) bool {
+		out = append(out, s)
+		return len(out) < limit
+	}
+	for i := db.parts.of(from); i >= 0 && i < len(list); i += dir {
+		if dir > 0 && list[i].first > to || dir < 0 && i+1 < len(list) && list[i+1].first <= to {
 			break
 		}
 		bdb, err := list[i].store()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		more, err := stepsIn(bdb, from, to, fn)
+		more, err := stepsIn(bdb, from, to, collect)
 		if err != nil || !more {
-			return err
+			return out, err
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // stepsIn is Steps over one part's store; more is false when fn asked to

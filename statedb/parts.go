@@ -1,6 +1,7 @@
 package statedb
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -39,6 +40,7 @@ type part struct {
 	// cannot be opened for reading before.
 	closing chan struct{}
 	err     error // of closing the writer's store
+	closed  bool  // by DB.Close: no store opens again
 	// checked: its tables were checked for damage (checkTables) already.
 	checked bool
 }
@@ -51,6 +53,9 @@ func (p *part) store() (*badger.DB, error) {
 	defer p.mu.Unlock()
 	if p.bdb != nil {
 		return p.bdb, nil
+	}
+	if p.closed {
+		return nil, ErrClosed
 	}
 	if p.closing != nil {
 		<-p.closing
@@ -73,10 +78,14 @@ func (p *part) store() (*badger.DB, error) {
 	return bdb, nil
 }
 
-// close closes the part's store if it is open.
+// ErrClosed is returned by reads of a DB after Close.
+var ErrClosed = errors.New("the trace database is closed")
+
+// close closes the part's store if it is open; it opens no more.
 func (p *part) close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.closed = true
 	if p.bdb == nil {
 		return nil
 	}
@@ -133,12 +142,11 @@ func (ps *parts) finish(p *part) error {
 	p.bdb, p.closing = nil, make(chan struct{})
 	p.mu.Unlock()
 	ps.mu.Unlock()
+	defer close(p.closing) // even if Close panics: readers wait for it
 	if w == nil {
-		close(p.closing)
 		return nil
 	}
 	p.err = w.Close()
-	close(p.closing)
 	if p.err != nil {
 		return fmt.Errorf("write the trace database part %s: %w", p.dir, p.err)
 	}

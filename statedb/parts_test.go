@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -213,5 +214,115 @@ func TestADatabaseOfTheOldLayoutIsRebuilt(t *testing.T) {
 	}
 	if ns, err := db.State("n1", db.Len()-1); err != nil || len(ns.Leaves) == 0 {
 		t.Fatalf("the rebuilt database's state: %v %+v", err, ns)
+	}
+}
+
+// A part that is missing, or whose manifest or tables are, is damage found
+// when the database is opened (Ensure rebuilds it), not an error in the
+// middle of a later read; so is a description whose parts are not
+// increasing steps. Open took each part's tables alone for the part.
+func TestAMissingPartIsDamage(t *testing.T) {
+	trace, _ := demo(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	buildAt(t, trace, good, 64<<10).Close()
+	damage := map[string]func(db string) error{
+		"part removed":     func(db string) error { return os.RemoveAll(partDir(db, 3)) },
+		"manifest removed": func(db string) error { return os.Remove(filepath.Join(partDir(db, 3), "MANIFEST")) },
+		"tables removed": func(db string) error {
+			names, _ := filepath.Glob(filepath.Join(partDir(db, 3), "*.sst"))
+			if len(names) == 0 {
+				return errors.New("no tables")
+			}
+			for _, n := range names {
+				os.Remove(n)
+			}
+			return nil
+		},
+	}
+	for what, harm := range damage {
+		db := filepath.Join(dir, strings.ReplaceAll(what, " ", "-")+".db")
+		if err := os.CopyFS(db, os.DirFS(good)); err != nil {
+			t.Fatal(err)
+		}
+		if err := harm(db); err != nil {
+			t.Fatal(err)
+		}
+		var damaged *DamagedError
+		if d, err := Open(db); !errors.As(err, &damaged) {
+			if err == nil {
+				d.Close()
+			}
+			t.Fatalf("%s: Open: %v, want a *DamagedError", what, err)
+		}
+		d, res, err := Ensure([]string{trace}, db, Options{Registry: registry})
+		if err != nil || !res.Built || !strings.HasPrefix(res.Why, "damaged") {
+			t.Fatalf("%s: Ensure did not rebuild: %v %+v", what, err, res)
+		}
+		d.Close()
+	}
+	// A description whose parts are out of order.
+	bdb, err := badger.OpenManaged(buildOptions(filepath.Join(dir, "meta.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := &DB{dir: filepath.Join(dir, "meta.db"), cat: bdb}
+	if err := bad.putMeta(Meta{Schema: Schema, Complete: true, Steps: 100, Parts: []int{0, 60, 30}}); err != nil {
+		t.Fatal(err)
+	}
+	bdb.Close()
+	var damaged *DamagedError
+	if _, err := Open(bad.dir); !errors.As(err, &damaged) || !strings.Contains(err.Error(), "not increasing") {
+		t.Fatalf("parts out of order: %v", err)
+	}
+}
+
+// A read in the function Steps calls, while a build is closing a part,
+// returns: Steps held its lock while calling it, the build waited for the
+// lock, and the nested read for the build.
+func TestReadsInsideStepsDoNotBlockABuild(t *testing.T) {
+	trace, _ := demo(t)
+	bg, err := StartBuild([]string{trace}, filepath.Join(t.TempDir(), "b.db"), Options{Registry: registry, PartBytes: 32 << 10, PublishEvery: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bg.Close()
+	done := make(chan error, 1)
+	go func() { done <- bg.Run(nil) }()
+	for bg.DB.Len() < 10 {
+		time.Sleep(time.Millisecond)
+	}
+	returned := make(chan error, 1)
+	go func() {
+		returned <- bg.DB.Steps(0, 5, func(s *Step) bool {
+			time.Sleep(50 * time.Millisecond) // the build reaches a part's end meanwhile
+			_, err := bg.DB.State(s.Node, s.Step)
+			return err == nil
+		})
+	}()
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a read inside Steps' function never returned while the database was built")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Reads after Close fail with ErrClosed; they reopened the parts' stores,
+// which nothing closed again.
+func TestReadsAfterCloseFail(t *testing.T) {
+	trace, _ := demo(t)
+	db := buildAt(t, trace, filepath.Join(t.TempDir(), "c.db"), 64<<10)
+	db.Close()
+	if _, err := db.State("n1", db.Len()-1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("State after Close: %v", err)
+	}
+	if _, err := db.History("n1", StatusPath, db.Len()-1, 10, 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("History after Close: %v", err)
 	}
 }
