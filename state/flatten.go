@@ -22,180 +22,276 @@ type Leaf struct {
 // non-empty shows up. A second path to an already-visited pointer or map
 // is shown as "(same as PATH)", not expanded again.
 func Flatten(v any) []Leaf {
-	f := flattener{seen: map[refKey]string{}}
-	f.walk(reflect.ValueOf(v), "", 0)
-	return f.out
+	var f Flattener
+	return f.Append(nil, v, nil)
 }
 
-type flattener struct {
-	out  []Leaf
-	seen map[refKey]string
+// A Flattener flattens states one after another, as Flatten does, and
+// shares with the leaves of a previous flattening of the same state every
+// path and value that did not change: flattening a big state after a small
+// change then allocates for the change, not for the whole state. The zero
+// value is ready; a Flattener is not safe for concurrent use.
+type Flattener struct {
+	out   []Leaf
+	path  []byte // the path of the value being walked
+	val   []byte // scratch for a scalar's text
+	seen  map[refKey]span
+	paths []byte // the first path of each visited pointer or map
+	// prev is the earlier flattening; next is where in it the path being
+	// written is looked for first.
+	prev []Leaf
+	next int
 }
 
-func (f *flattener) leaf(path, val string) {
-	if path == "" {
-		path = "."
+// span is a path held in Flattener.paths.
+type span struct{ at, n int }
+
+// samePathWindow is how far past the expected place a path of prev is
+// looked for: as far as a few removed leaves shift it.
+const samePathWindow = 16
+
+// Append appends Flatten(v) to dst and returns the extended slice. prev,
+// if not nil, is the leaves of an earlier flattening of the same state:
+// the appended leaves share its strings where they are equal. prev is not
+// changed.
+func (f *Flattener) Append(dst []Leaf, v any, prev []Leaf) []Leaf {
+	f.out = dst
+	f.path, f.paths = f.path[:0], f.paths[:0]
+	f.prev, f.next = prev, 0
+	if f.seen == nil {
+		f.seen = map[refKey]span{}
+	}
+	clear(f.seen)
+	f.walk(reflect.ValueOf(v), 0)
+	out := f.out
+	f.out, f.prev = nil, nil
+	return out
+}
+
+// previous finds the leaf of prev at the current path.
+func (f *Flattener) previous() (Leaf, bool) {
+	p := f.path
+	if len(p) == 0 {
+		p = dot
+	}
+	for j := f.next; j < len(f.prev) && j < f.next+samePathWindow; j++ {
+		if f.prev[j].Path == string(p) {
+			f.next = j + 1
+			return f.prev[j], true
+		}
+	}
+	return Leaf{}, false
+}
+
+var dot = []byte(".")
+
+// leaf writes a leaf at the current path with a value that allocates
+// nothing (a constant).
+func (f *Flattener) leaf(val string) {
+	old, ok := f.previous()
+	path := old.Path
+	if !ok {
+		path = f.pathString()
 	}
 	f.out = append(f.out, Leaf{path, val})
 }
 
-func join(path, field string) string {
-	if path == "" {
-		return field
+// leafVal writes a leaf at the current path with the value in f.val.
+func (f *Flattener) leafVal() {
+	old, ok := f.previous()
+	if !ok {
+		f.out = append(f.out, Leaf{f.pathString(), string(f.val)})
+		return
 	}
-	return path + "." + field
+	val := old.Value
+	if val != string(f.val) {
+		val = string(f.val)
+	}
+	f.out = append(f.out, Leaf{old.Path, val})
 }
 
-func (f *flattener) walk(v reflect.Value, path string, depth int) {
+func (f *Flattener) pathString() string {
+	if len(f.path) == 0 {
+		return "."
+	}
+	return string(f.path)
+}
+
+func (f *Flattener) walk(v reflect.Value, depth int) {
 	if depth > maxDepth {
-		f.leaf(path, "(too deep)")
+		f.leaf("(too deep)")
 		return
 	}
 	if !v.IsValid() {
-		f.leaf(path, "nil")
+		f.leaf("nil")
 		return
 	}
 	if isOpaque(v.Type()) {
-		f.leaf(path, "(opaque "+v.Type().String()+")")
+		f.leaf("(opaque " + v.Type().String() + ")")
 		return
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
-		if f.reference(v, path) {
+		if f.reference(v) {
 			return
 		}
-		f.walk(v.Elem(), path, depth+1)
+		f.walk(v.Elem(), depth+1)
 	case reflect.Interface:
 		if v.IsNil() {
-			f.leaf(path, "nil")
+			f.leaf("nil")
 			return
 		}
-		f.walk(v.Elem(), path, depth+1)
+		f.walk(v.Elem(), depth+1)
 	case reflect.Struct:
 		if v.Type() == timeType {
-			f.leaf(path, Scalar(v))
+			f.val = appendScalar(f.val[:0], v)
+			f.leafVal()
 			return
 		}
 		fs := Fields(v.Type())
 		if len(fs) == 0 {
-			f.leaf(path, "{}")
+			f.leaf("{}")
 		}
+		n := len(f.path)
 		for _, fl := range fs {
-			f.walk(v.Field(fl.Index), join(path, fl.Name), depth+1)
+			if n > 0 {
+				f.path = append(f.path, '.')
+			}
+			f.path = append(f.path, fl.Name...)
+			f.walk(v.Field(fl.Index), depth+1)
+			f.path = f.path[:n]
 		}
 	case reflect.Map:
-		if f.reference(v, path) {
+		if f.reference(v) {
 			return
 		}
 		keys := SortedKeys(v)
 		if len(keys) == 0 {
-			f.leaf(path, "{}")
+			f.leaf("{}")
 		}
+		n := len(f.path)
 		for _, key := range keys {
-			f.walk(v.MapIndex(key), path+"["+KeyString(key)+"]", depth+1)
+			f.path = append(appendKey(append(f.path, '['), key), ']')
+			f.walk(v.MapIndex(key), depth+1)
+			f.path = f.path[:n]
 		}
 	case reflect.Slice, reflect.Array:
 		if v.Kind() == reflect.Slice && v.IsNil() {
-			f.leaf(path, "nil")
+			f.leaf("nil")
 			return
 		}
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			f.leaf(path, Scalar(v))
+			f.val = appendScalar(f.val[:0], v)
+			f.leafVal()
 			return
 		}
 		if v.Len() == 0 {
-			f.leaf(path, "[]")
+			f.leaf("[]")
 		}
+		n := len(f.path)
 		for i := range v.Len() {
-			f.walk(v.Index(i), path+"["+strconv.Itoa(i)+"]", depth+1)
+			f.path = append(strconv.AppendInt(append(f.path, '['), int64(i), 10), ']')
+			f.walk(v.Index(i), depth+1)
+			f.path = f.path[:n]
 		}
 	default:
-		f.leaf(path, Scalar(v))
+		f.val = appendScalar(f.val[:0], v)
+		f.leafVal()
 	}
 }
 
 // reference handles nil and already-visited pointers and maps; it reports
 // whether the value is done (a leaf was written).
-func (f *flattener) reference(v reflect.Value, path string) bool {
+func (f *Flattener) reference(v reflect.Value) bool {
 	if v.IsNil() {
-		f.leaf(path, "nil")
+		f.leaf("nil")
 		return true
 	}
 	k := refKey{v.Pointer(), v.Type()}
 	if first, ok := f.seen[k]; ok {
-		f.leaf(path, "(same as "+first+")")
+		f.val = append(append(append(f.val[:0], "(same as "...), f.paths[first.at:first.at+first.n]...), ')')
+		f.leafVal()
 		return true
 	}
-	f.seen[k] = orDot(path)
-	return false
-}
-
-func orDot(p string) string {
-	if p == "" {
-		return "."
+	p := f.path
+	if len(p) == 0 {
+		p = dot
 	}
-	return p
+	f.seen[k] = span{len(f.paths), len(p)}
+	f.paths = append(f.paths, p...)
+	return false
 }
 
 // KeyString formats a map key as it appears in paths: strings quoted,
 // numbers bare.
-func KeyString(k reflect.Value) string {
+func KeyString(k reflect.Value) string { return string(appendKey(nil, k)) }
+
+func appendKey(b []byte, k reflect.Value) []byte {
 	for k.Kind() == reflect.Interface && !k.IsNil() {
 		k = k.Elem()
 	}
 	if k.Kind() == reflect.String {
-		return strconv.Quote(k.String())
+		return strconv.AppendQuote(b, k.String())
 	}
-	return Scalar(k)
+	return appendScalar(b, k)
 }
 
 // Scalar formats one scalar value for display.
-func Scalar(v reflect.Value) string {
+func Scalar(v reflect.Value) string { return string(appendScalar(nil, v)) }
+
+// hexShown is how many bytes of a byte slice or array a scalar shows.
+const hexShown = 32
+
+func appendScalar(b []byte, v reflect.Value) []byte {
 	switch v.Kind() {
 	case reflect.Bool:
-		return strconv.FormatBool(v.Bool())
+		return strconv.AppendBool(b, v.Bool())
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if v.Type() == reflect.TypeFor[time.Duration]() {
-			return time.Duration(v.Int()).String()
+		if v.Type() == durationType {
+			return append(b, time.Duration(v.Int()).String()...)
 		}
-		return strconv.FormatInt(v.Int(), 10)
+		return strconv.AppendInt(b, v.Int(), 10)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return strconv.FormatUint(v.Uint(), 10)
+		return strconv.AppendUint(b, v.Uint(), 10)
 	case reflect.Float32, reflect.Float64:
-		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+		return strconv.AppendFloat(b, v.Float(), 'g', -1, 64)
 	case reflect.Complex64, reflect.Complex128:
-		return fmt.Sprint(v.Complex())
+		return fmt.Append(b, v.Complex())
 	case reflect.String:
-		return strconv.Quote(v.String())
+		return strconv.AppendQuote(b, v.String())
 	case reflect.Func:
 		if v.IsNil() {
-			return "nil"
+			return append(b, "nil"...)
 		}
-		return "func"
+		return append(b, "func"...)
 	case reflect.Chan:
 		if v.IsNil() {
-			return "nil"
+			return append(b, "nil"...)
 		}
-		return "chan"
+		return append(b, "chan"...)
 	case reflect.UnsafePointer:
-		return "unsafe.Pointer"
+		return append(b, "unsafe.Pointer"...)
 	case reflect.Slice, reflect.Array:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			b := make([]byte, v.Len())
-			for i := range b {
-				b[i] = byte(v.Index(i).Uint())
+			// Read byte by byte: the value may sit in an unexported field.
+			n := v.Len()
+			var head [hexShown]byte
+			for i := range min(n, hexShown) {
+				head[i] = byte(v.Index(i).Uint())
 			}
-			s := hex.EncodeToString(b)
-			if len(s) > 64 {
-				s = s[:64] + fmt.Sprintf("...(%d bytes)", len(b))
+			b = hex.AppendEncode(append(b, "0x"...), head[:min(n, hexShown)])
+			if n > hexShown {
+				b = fmt.Appendf(b, "...(%d bytes)", n)
 			}
-			return "0x" + s
+			return b
 		}
 	case reflect.Struct:
 		if v.Type() == timeType {
 			sec, nsec := timeInstant(v)
-			return time.Unix(sec, nsec).UTC().Format(time.RFC3339Nano)
+			return time.Unix(sec, nsec).UTC().AppendFormat(b, time.RFC3339Nano)
 		}
 	}
-	return strings.TrimSpace(v.Type().String())
+	return append(b, strings.TrimSpace(v.Type().String())...)
 }
+
+var durationType = reflect.TypeFor[time.Duration]()

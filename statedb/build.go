@@ -329,7 +329,7 @@ func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*B
 	}
 	ps := &parts{list: []*part{first}}
 	b := &builder{tr: tr, r: r, parts: ps, bdb: first.bdb, wb: newBatch(first.bdb), nodes: map[node.ID]*nodeLeaves{},
-		render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(opts.PartBytes, PartBytes)}
+		last: map[node.ID][]state.Leaf{}, render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(opts.PartBytes, PartBytes)}
 	meta := Meta{Schema: Schema, Fingerprint: fingerprint, System: tr.Header.System, Bug: tr.Header.Bug,
 		Nodes: tr.Nodes, Steps: tr.Len(), Start: tr.Header.Start, Unknown: tr.Unknown,
 		SnapshotEvery: SnapshotEvery}
@@ -410,6 +410,10 @@ type builder struct {
 	indexed   *atomic.Int64
 	published time.Time
 	every     time.Duration // how often to publish
+	// flat and last, of the replay's goroutine: each node's leaves after
+	// its last step, whose strings its next leaves share.
+	flat state.Flattener
+	last map[node.ID][]state.Leaf
 }
 
 // nodeLeaves is a node's last written state.
@@ -501,7 +505,8 @@ func (b *builder) replay(ch chan<- work, werr chan error, pc *predCollector, sto
 				}
 				w.logs = append(w.logs, line)
 			}
-			w.leaves = Leaves(b.r.Instance(rep.Node), b.tr.Header.Start)
+			w.leaves = leavesAfter(&b.flat, b.r.Instance(rep.Node), b.tr.Header.Start, b.last[rep.Node])
+			b.last[rep.Node] = w.leaves
 		}
 		select {
 		case ch <- w:
@@ -642,6 +647,12 @@ func (b *builder) nextPart(first int, progress func(string, int, int)) error {
 // stores it: the pseudo-fields @status and @timers, then state.Flatten of
 // the handler (nothing more while the node is down).
 func Leaves(inst *node.Instance, start int64) []state.Leaf {
+	return leavesAfter(new(state.Flattener), inst, start, nil)
+}
+
+// leavesAfter is Leaves sharing the strings of prev, the node's leaves
+// the last time: a step changes a few of them.
+func leavesAfter(f *state.Flattener, inst *node.Instance, start int64, prev []state.Leaf) []state.Leaf {
 	status := "down"
 	if inst.Up() {
 		status = "up"
@@ -650,7 +661,8 @@ func Leaves(inst *node.Instance, start int64) []state.Leaf {
 	for _, t := range inst.Timers() {
 		timers = append(timers, fmt.Sprintf("%s(%d) at %v", t.Name, t.ID, time.Duration(t.Due-start)))
 	}
-	out := []state.Leaf{{Path: StatusPath, Value: status}, {Path: TimersPath, Value: strings.Join(timers, ", ")}}
+	out := make([]state.Leaf, 0, max(len(prev), 2))
+	out = append(out, state.Leaf{Path: StatusPath, Value: status}, state.Leaf{Path: TimersPath, Value: strings.Join(timers, ", ")})
 	for _, t := range inst.Tasks() {
 		what := "blocked on " + t.On
 		if t.State != "blocked" {
@@ -660,7 +672,11 @@ func Leaves(inst *node.Instance, start int64) []state.Leaf {
 			Value: fmt.Sprintf("%s: %s since %v (seq %d)", t.Name, what, time.Duration(t.Since-start), t.SinceSeq)})
 	}
 	if h := inst.Handler(); h != nil && inst.Up() {
-		out = append(out, state.Flatten(h)...)
+		// The pseudo-fields come first and are the only paths with "@".
+		for len(prev) > 0 && strings.HasPrefix(prev[0].Path, "@") {
+			prev = prev[1:]
+		}
+		out = f.Append(out, h, prev)
 	}
 	return out
 }
