@@ -101,7 +101,9 @@ and --exhaustive search one shared space and cannot be sharded.
 
 Exit codes: 0 no violation (the budget or time ran out, or the bounded space
 was exhausted: the output says which), 1 a violation or panic was found,
-2 bad input, 3 a run's replay diverged from its simulation, 4 a predicate
+2 bad input, 3 a run's replay diverged from its simulation (the
+exploration ends there; its trace is written after the findings before
+it, for replay verify), 4 a predicate
 could not be evaluated on a run (as check), 130 Ctrl-C or SIGTERM stopped it
 after the runs under way (with its summary and result file, whatever it
 found).`,
@@ -278,12 +280,8 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	var divErr *explore.DivergenceError
 	switch {
 	case runErr != nil && errors.As(runErr, &divErr):
-		// Not a protocol bug, and no run can be trusted: say where,
-		// and keep the run for replay verify.
-		if err := writeBytes(out, divErr.Trace); err != nil {
-			return err
-		}
-		return &exitError{ExitDivergence, fmt.Errorf("%v: a nondeterministic handler (its replay differs from its simulation); wrote the run to %s: replay verify %s explains it", oneLine(runErr.Error()), out, shellQuote(out))}
+		// Not a protocol bug, and no later run can be trusted: the
+		// exploration ends there, with what it found before.
 	case sum == nil:
 		return badInput("%v", runErr)
 	case runErr != nil && errors.As(runErr, &scriptErr):
@@ -299,15 +297,30 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		}
 		written = append(written, ff)
 	}
+	var diverged *divergedRun
+	if divErr != nil {
+		// Kept for replay verify, after the findings' files.
+		diverged = &divergedRun{run: divErr.Run, err: oneLine(divErr.Err.Error()), trace: findingPath(out, len(written)), step: -1}
+		if d := (*replay.Divergence)(nil); errors.As(divErr, &d) {
+			diverged.step = d.Step
+		}
+		diverged.reproduce, _ = rerunCommand(sys, cfg, f, shard, divErr.Run)
+		diverged.debug = "replay verify " + shellQuote(diverged.trace)
+		if err := writeBytes(diverged.trace, divErr.Trace); err != nil {
+			return err
+		}
+	}
 	if f.asJSON {
-		if err := a.exploreJSON(sys, cfg, f, sum, written); err != nil {
+		if err := a.exploreJSON(sys, cfg, f, sum, written, diverged); err != nil {
 			return err
 		}
 	} else {
-		a.exploreText(sys, cfg, f, sum, written)
+		a.exploreText(sys, cfg, f, sum, written, diverged)
 	}
 	code := 0
 	switch {
+	case diverged != nil:
+		code = ExitDivergence
 	case sum.Stopped == "canceled":
 		// Not 0 (nor a finding's 1) whatever was found: the slice was not
 		// finished, and a Kubernetes index that exited 0 would never run
@@ -319,11 +332,14 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		code = ExitViolations
 	}
 	if resultsPath != "" {
-		if err := a.exploreResults(resultsPath, sys, cfg, f, script, shard, budget, sum, written, code); err != nil {
+		if err := a.exploreResults(resultsPath, sys, cfg, f, script, shard, budget, sum, written, diverged, code); err != nil {
 			return err
 		}
 	}
 	switch {
+	case diverged != nil:
+		return &exitError{ExitDivergence, fmt.Errorf("run %d: %s: a nondeterministic handler (its replay differs from its simulation); wrote the run to %s: replay verify %s explains it",
+			diverged.run, diverged.err, diverged.trace, shellQuote(diverged.trace))}
 	case code == ExitInterrupted:
 		return &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d runs: the rest of the budget was not explored (the result file says so)", sum.Runs)}
 	case evalErr != nil:
@@ -345,16 +361,31 @@ type foundFile struct {
 	step            int
 }
 
-// writeFinding writes the i-th finding's trace (FOUND.lz4, then
-// FOUND-2.lz4, ...) and, after a panic, the schedule that reproduces it.
-func writeFinding(fd *explore.Finding, out string, i int) (foundFile, error) {
-	path := out
-	if i > 0 {
-		path = fmt.Sprintf("%s-%d.lz4", strings.TrimSuffix(out, ".lz4"), i+1)
+// divergedRun is the run whose replay differed from its simulation,
+// which ends an exploration, and where its trace was written.
+type divergedRun struct {
+	run              int
+	err              string // the divergence, on one line
+	step             int    // where the replay diverged (-1: unknown)
+	trace            string
+	reproduce, debug string
+}
+
+// findingPath is where the i-th trace an exploration writes goes:
+// FOUND.lz4, then FOUND-2.lz4, ...
+func findingPath(out string, i int) string {
+	if i == 0 {
+		return out
 	}
-	ff := foundFile{trace: path}
+	return fmt.Sprintf("%s-%d.lz4", strings.TrimSuffix(out, ".lz4"), i+1)
+}
+
+// writeFinding writes the i-th finding's trace (findingPath) and, after a
+// panic, the schedule that reproduces it.
+func writeFinding(fd *explore.Finding, out string, i int) (foundFile, error) {
+	ff := foundFile{trace: findingPath(out, i)}
 	var err error
-	ff.schedule, err = writeTrace(path, fd.Trace, fd.Schedule)
+	ff.schedule, err = writeTrace(ff.trace, fd.Trace, fd.Schedule)
 	return ff, err
 }
 
@@ -406,7 +437,7 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 	ff.debug = fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(ff.trace), shellQuote(script), ff.step)
 }
 
-func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, sum *explore.Summary, files []foundFile) {
+func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, sum *explore.Summary, files []foundFile, diverged *divergedRun) {
 	w := a.Stdout
 	fmt.Fprintf(w, "explore %s (bug %s) with %s\n", sys.Name, cfg.Bug, sum.Strategy)
 	for i, fd := range sum.Found {
@@ -423,6 +454,9 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 			fmt.Fprintf(w, "wrote %s\n", ff.trace)
 		}
 		fmt.Fprintf(w, "chooser:   %s\nreproduce: %s\ndebug:     %s\n", fd.Chooser, ff.reproduce, ff.debug)
+	}
+	if d := diverged; d != nil {
+		fmt.Fprintf(w, "\nrun %d diverged on replay: %s\nwrote %s\nreproduce: %s\ndebug:     %s\n", d.run, d.err, d.trace, d.reproduce, d.debug)
 	}
 	fmt.Fprintf(w, "\n%s, %d events in %v (%.1f runs/s)", plural(sum.Runs, "run"), sum.Events, sum.Elapsed.Round(time.Millisecond), sum.RunsPerSecond())
 	if sum.States >= 0 {
@@ -461,15 +495,17 @@ func stoppedText(f exploreFlags, sum *explore.Summary) string {
 		return "the strategy exhausted its bounded space" + bound + none + " (docs/exploration.md says what the bound covers; churn and loss are drawn, not searched: use --churn 0)"
 	case "canceled":
 		return "interrupted" + none
+	case "divergence":
+		return "a run's replay diverged from its simulation (a nondeterministic handler): no later run can be trusted"
 	}
 	return sum.Stopped
 }
 
-func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, sum *explore.Summary, files []foundFile) error {
+func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, sum *explore.Summary, files []foundFile, diverged *divergedRun) error {
 	type found struct {
 		Run       int    `json:"run"`
-		Chooser   string `json:"chooser"`
-		Kind      string `json:"kind"` // violation, panic, predicate error
+		Chooser   string `json:"chooser,omitempty"`
+		Kind      string `json:"kind"` // violation, panic, predicate error, divergence
 		Headline  string `json:"headline"`
 		Predicate string `json:"predicate,omitempty"`
 		Witness   string `json:"witness,omitempty"`
@@ -514,6 +550,10 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 			j.Predicate, j.Witness, j.AlarmWitness = fd.Violation.Predicate, fd.Violation.Witness, alarmWitness(fd.Violation)
 		}
 		out.Found = append(out.Found, j)
+	}
+	if d := diverged; d != nil {
+		out.Found = append(out.Found, found{Run: d.run, Kind: "divergence", Headline: "replay diverged: " + d.err, Step: d.step,
+			Trace: d.trace, Reproduce: d.reproduce, Debug: d.debug})
 	}
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
@@ -619,6 +659,25 @@ func exploreArgs(sys *system.System, f exploreFlags, skip ...string) []string {
 	return args
 }
 
+// rerunCommand re-makes one run of the exploration: the exploration
+// stopped after it (runs depend only on the seed, the shard and their
+// number), writing to rerun.
+func rerunCommand(sys *system.System, cfg sim.Config, f exploreFlags, shard shardSpec, run int) (cmd, rerun string) {
+	rerun = fmt.Sprintf("%s-%s-run-%d.lz4", sys.Name, cfg.Bug, run)
+	cmd = exploreBase(sys, f)
+	if shard.Count > 1 {
+		// Its own result file: by default a shard writes the hunt's,
+		// which re-making one run would overwrite with a hunt of
+		// another budget that no longer merges with the others.
+		cmd += fmt.Sprintf(" --shard %d/%d --results %s", shard.Index, shard.Count, shellQuote(rerunResults(rerun)))
+	}
+	cmd += " --budget " + strconv.Itoa(run+1)
+	if f.all {
+		cmd += " --all" // the run's finding is the last trace written
+	}
+	return cmd + " -o " + shellQuote(rerun), rerun
+}
+
 // rerunResults is the result file of a command that re-makes one run of a
 // shard (rerun is its trace), beside that trace.
 func rerunResults(rerun string) string {
@@ -630,7 +689,7 @@ func rerunResults(rerun string) string {
 // runs depend only on the seed, the shard and their number, so it re-makes
 // the run without the trace (which stays on the shard's machine).
 func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f exploreFlags, script scriptRef, shard shardSpec,
-	budget int, sum *explore.Summary, files []foundFile, code int) error {
+	budget int, sum *explore.Summary, files []foundFile, diverged *divergedRun, code int) error {
 	digest, err := scriptDigest(script.Path)
 	if err != nil {
 		return err
@@ -650,19 +709,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		ff := files[i]
 		ff.commands(sys, fd, f)
 		run := fd.Run
-		rerun := fmt.Sprintf("%s-%s-run-%d.lz4", sys.Name, cfg.Bug, run)
-		cmd := base
-		if shard.Count > 1 {
-			// Its own result file: by default a shard writes the hunt's,
-			// which re-making one run would overwrite with a hunt of
-			// another budget that no longer merges with the others.
-			cmd += fmt.Sprintf(" --shard %d/%d --results %s", shard.Index, shard.Count, shellQuote(rerunResults(rerun)))
-		}
-		cmd += " --budget " + strconv.Itoa(run+1)
-		if f.all {
-			cmd += " --all" // the run's finding is the last trace written
-		}
-		cmd += " -o " + shellQuote(rerun)
+		cmd, rerun := rerunCommand(sys, cfg, f, shard, run)
 		hf := huntFailure{Run: &run, Kind: "violation", Headline: fd.Headline(), Step: ff.step, Key: fd.Key(), Trace: ff.trace,
 			Reproduce: cmd, Debug: fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(rerun), shellQuote(script.Name), ff.step)}
 		switch {
@@ -674,6 +721,12 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 			hf.Predicate, hf.Witness, hf.AlarmWitness = fd.Violation.Predicate, fd.Violation.Witness, alarmWitness(fd.Violation)
 		}
 		rf.Failures = append(rf.Failures, hf)
+	}
+	if d := diverged; d != nil {
+		run := d.run
+		_, rerun := rerunCommand(sys, cfg, f, shard, run)
+		rf.Failures = append(rf.Failures, huntFailure{Run: &run, Kind: "divergence", Headline: "replay diverged: " + d.err, Step: d.step,
+			Trace: d.trace, Reproduce: d.reproduce, Debug: "replay verify " + shellQuote(rerun)})
 	}
 	if err := writeResults(path, rf); err != nil {
 		return err

@@ -95,3 +95,85 @@ safety("Positive", lambda: forall(P, lambda p: p.Sent > 0))
 		t.Fatalf("verify of the explored run: exit %d", code)
 	}
 }
+
+// lateAfter is the instance count after which a LatePinger turns
+// nondeterministic: runs built before it replay as simulated.
+var lateAfter atomic.Int64
+
+type LatePinger struct{ Sent int64 }
+
+func (p *LatePinger) Init(env node.Env) {
+	p.Sent = 1
+	if n := instances.Add(1); n > lateAfter.Load() {
+		p.Sent = n
+	}
+	for _, q := range env.Peers() {
+		env.Send(q, Ping{N: p.Sent})
+	}
+}
+
+func (p *LatePinger) Receive(node.Env, node.ID, node.Message) {}
+func (p *LatePinger) Timer(node.Env, node.Timer)              {}
+
+// TestAnExplorationThatDivergesKeepsWhatItFound: with --all, a run that
+// diverges after a finding ends the exploration (exit 3), but the
+// finding's trace, the summary and the result file stay, and the diverged
+// run is written after the finding's trace. Before, the finding was
+// dropped, the diverged run overwrote its file and no result file was
+// written.
+func TestAnExplorationThatDivergesKeepsWhatItFound(t *testing.T) {
+	late := &system.System{
+		Name:  "late",
+		Codec: node.NewCodec().MustRegister(Ping{}),
+		New:   func(node.ID, system.Config) node.Handler { return &LatePinger{} },
+		Sim:   system.SimDefaults{Nodes: 2},
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "p.star")
+	os.WriteFile(script, []byte(`P = table("cli_test.LatePinger")
+safety("NotOne", lambda: forall(P, lambda p: p.Sent != 1))
+`), 0o644)
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		app := &cli.App{Registry: system.NewRegistry(late), Stdout: &out, Stderr: &errb}
+		return app.Run(args), out.String(), errb.String()
+	}
+	// A run builds at most 4 handlers (simulation 2, check up to 2): the
+	// first run is deterministic and the second is not.
+	lateAfter.Store(instances.Load() + 4)
+	explored, results := filepath.Join(dir, "e.lz4"), filepath.Join(dir, "r.json")
+	code, out, errs := run("explore", "late", "--check", script, "--budget", "5", "--all", "--jobs", "1", "-o", explored, "--results", results)
+	if code != cli.ExitDivergence || !strings.Contains(out, "run 0 fails: ") || !strings.Contains(out, "run 1 diverged on replay") ||
+		!strings.Contains(errs, "nondeterministic handler") {
+		t.Fatalf("explore: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	lateAfter.Store(1 << 62) // deterministic again: the finding replays
+	if code, out, _ := run("check", explored, script); code != cli.ExitViolations || !strings.Contains(out, "NotOne") {
+		t.Fatalf("the finding's trace %s does not show it: exit %d\n%s", explored, code, out)
+	}
+	if code, _, _ := run("verify", filepath.Join(dir, "e-2.lz4")); code != cli.ExitDivergence {
+		t.Fatalf("verify of the diverged run: exit %d", code)
+	}
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatalf("no result file: %v", err)
+	}
+	var rf struct {
+		Exit     int    `json:"exit"`
+		Stopped  string `json:"stopped"`
+		Failures []struct {
+			Run  int    `json:"run"`
+			Kind string `json:"kind"`
+		} `json:"failures"`
+	}
+	if err := json.Unmarshal(b, &rf); err != nil {
+		t.Fatal(err)
+	}
+	if rf.Exit != cli.ExitDivergence || rf.Stopped != "divergence" || len(rf.Failures) != 2 ||
+		rf.Failures[0].Kind != "violation" || rf.Failures[1].Kind != "divergence" || rf.Failures[1].Run != 1 {
+		t.Fatalf("result file: %s", b)
+	}
+	if code, out, errs := run("results", "merge", results); code != cli.ExitDivergence || !strings.Contains(out, "NotOne") {
+		t.Fatalf("merge: exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -182,7 +182,8 @@ type Summary struct {
 	Progress
 	// Stopped says why it ended: "violation", "budget", "time",
 	// "exhausted" (the strategy's bounded space holds no more runs),
-	// "canceled", "predicate error".
+	// "canceled", "predicate error", "divergence" (a run did not replay
+	// as it was simulated; Run's error is its *DivergenceError).
 	Stopped string
 	// Found holds the first failing run; with All, the first of each
 	// distinct finding, in run order.
@@ -325,6 +326,9 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 				return nil
 			}
 			if j.err != nil {
+				if _, ok := j.err.(*DivergenceError); ok {
+					sum.Stopped = "divergence"
+				}
 				return j.err
 			}
 			d.runs++
