@@ -1,10 +1,12 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -64,16 +66,19 @@ type network struct {
 	lost, partitioned, toDown int64
 	hasStats                  bool
 	down                      map[node.ID][][2]int64 // crash..restart, Unix ns; restart MaxInt64 if none
+	// reach[id][k] is the latest end of down[id][:k+1], down[id] sorted by
+	// start: whether a node was down over a window is then a binary
+	// search, not a scan of every crash of the run.
+	reach map[node.ID][]int64
 }
 
-var fateMu sync.Mutex
-
+// network learns the trace's network once, at the first Fate.
 func (t *Trace) network() *network {
-	fateMu.Lock()
-	defer fateMu.Unlock()
-	if t.net != nil {
-		return t.net
-	}
+	t.netOnce.Do(func() { t.net = t.learnNetwork() })
+	return t.net
+}
+
+func (t *Trace) learnNetwork() *network {
 	n := &network{down: map[node.ID][][2]int64{}}
 	for i := range t.Len() {
 		ev := t.Event(i)
@@ -103,10 +108,10 @@ func (t *Trace) network() *network {
 			n.hasStats = false
 		}
 	}
+	n.index()
 	if lo, hi, ok := parseLatency(t.Header.Run["latency"]); ok && t.Header.Driver == "sim" {
 		n.latMin, n.latMax, n.hasLatency = lo, hi, true
 	}
-	t.net = n
 	return n
 }
 
@@ -126,12 +131,28 @@ func parseLatency(s string) (lo, hi time.Duration, ok bool) {
 
 // downOver reports whether id was down over the whole window [from, to].
 func (n *network) downOver(id node.ID, from, to int64) bool {
-	for _, d := range n.down[id] {
-		if d[0] <= from && to < d[1] {
-			return true
+	d := n.down[id]
+	// The intervals starting at or before from; one of them covers the
+	// window if the latest of their ends is after to.
+	k := sort.Search(len(d), func(i int) bool { return d[i][0] > from })
+	return k > 0 && to < n.reach[id][k-1]
+}
+
+// index sorts each node's down intervals by start (a live node's clock
+// may step back) and notes the latest end so far of each.
+func (n *network) index() {
+	n.reach = make(map[node.ID][]int64, len(n.down))
+	for id, d := range n.down {
+		slices.SortStableFunc(d, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+		reach := make([]int64, len(d))
+		for i, iv := range d {
+			reach[i] = iv[1]
+			if i > 0 {
+				reach[i] = max(reach[i], reach[i-1])
+			}
 		}
+		n.reach[id] = reach
 	}
-	return false
 }
 
 // Fate tells what became of the i-th message ev sent. It is the one

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -38,7 +39,8 @@ type Trace struct {
 	// after which a node of its last segment is unknown for the damage.
 	lostAfter map[int]int
 
-	net *network // lazily: what the trace tells of its network (Fate)
+	net     *network // lazily: what the trace tells of its network (Fate)
+	netOnce sync.Once
 }
 
 // nodeSteps is one node's steps in order, with the seqs they hold in runs

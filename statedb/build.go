@@ -2,6 +2,7 @@ package statedb
 
 import (
 	"cmp"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -329,10 +330,17 @@ func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*B
 	}
 	ps := &parts{list: []*part{first}}
 	b := &builder{tr: tr, r: r, parts: ps, bdb: first.bdb, wb: newBatch(first.bdb), nodes: map[node.ID]*nodeLeaves{},
-		last: map[node.ID][]state.Leaf{}, render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(opts.PartBytes, PartBytes)}
+		build: newBuildID(),
+		last:  map[node.ID][]state.Leaf{}, render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(max(opts.PartBytes, 0), PartBytes)}
 	meta := Meta{Schema: Schema, Fingerprint: fingerprint, System: tr.Header.System, Bug: tr.Header.Bug,
 		Nodes: tr.Nodes, Steps: tr.Len(), Start: tr.Header.Start, Unknown: tr.Unknown,
-		SnapshotEvery: SnapshotEvery}
+		SnapshotEvery: SnapshotEvery, Build: b.build}
+	if err := b.put([]byte{nsBuild}, []byte(b.build), metaVersion); err != nil {
+		ps.closeAll()
+		cat.Close()
+		os.RemoveAll(tmp)
+		return nil, err
+	}
 	for _, f := range tr.Files {
 		meta.Files = append(meta.Files, f.Path)
 	}
@@ -343,6 +351,16 @@ func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*B
 		bg.pc = newPredCollector(checker)
 	}
 	return bg, nil
+}
+
+// errNoExchange: the system cannot swap two names in one step.
+var errNoExchange = errors.New("cannot exchange two names at once")
+
+// newBuildID names a build: unique among the builds of one folder.
+func newBuildID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%d-%x", time.Now().UnixNano(), b)
 }
 
 // swapIn renames the database at tmp to dir. A database already at dir
@@ -357,11 +375,22 @@ func swapIn(tmp, dir string) error {
 		return nil
 	}
 	old := filepath.Join(filepath.Dir(dir), fmt.Sprintf("%s%d-%d", partialPrefixes(dir)[1], os.Getpid(), time.Now().UnixNano()))
-	if err := os.Rename(dir, old); err != nil {
-		return fmt.Errorf("move the previous trace database %s aside: %w", dir, err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		os.Rename(old, dir)
+	switch err := exchangeDirs(tmp, dir); {
+	case err == nil:
+		// The previous database is at tmp now.
+		if err := os.Rename(tmp, old); err != nil {
+			return fmt.Errorf("move the previous trace database aside: %w", err)
+		}
+	case errors.Is(err, errNoExchange):
+		// In two steps: dir is missing for a moment.
+		if err := os.Rename(dir, old); err != nil {
+			return fmt.Errorf("move the previous trace database %s aside: %w", dir, err)
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			os.Rename(old, dir)
+			return fmt.Errorf("move the trace database into place: %w", err)
+		}
+	default:
 		return fmt.Errorf("move the trace database into place: %w", err)
 	}
 	if f, err := os.Open(old); err == nil {
@@ -402,6 +431,7 @@ type builder struct {
 	written   int
 	base      int // of written, the part's first checkpoints
 	partBytes int
+	build     string // Meta.Build, written in every part
 	render    *replay.Renderer
 	nodes     map[node.ID]*nodeLeaves
 	fields    int
@@ -627,6 +657,9 @@ func (b *builder) nextPart(first int, progress func(string, int, int)) error {
 	ps.list = append(ps.list, p)
 	ps.mu.Unlock()
 	b.bdb, b.wb, b.written = bdb, newBatch(bdb), 0
+	if err := b.put([]byte{nsBuild}, []byte(b.build), metaVersion); err != nil {
+		return err
+	}
 	for _, id := range b.tr.Nodes {
 		if nl := b.nodes[id]; nl != nil && nl.leaves != nil {
 			if err := b.put(nodeKey(nsSnapshot, id), encodeLeaves(nl.leaves), version(first-1)); err != nil {

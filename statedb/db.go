@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
@@ -23,7 +25,7 @@ import (
 // Schema is the layout version; a database of another schema is rebuilt.
 // 2: predicate results moved out of the store into predsFile.
 // 3: steps stored in parts (parts.go), the folder's store holds Meta.
-const Schema = 3
+const Schema = 4
 
 // Meta describes a database and the traces it indexes.
 type Meta struct {
@@ -40,7 +42,11 @@ type Meta struct {
 	Unknown       map[node.ID][]replay.Unknown `json:"unknown,omitempty"`
 	SnapshotEvery int                          `json:"snapshot_every"`
 	// Parts are the first steps of the database's parts (parts.go).
-	Parts        []int   `json:"parts"`
+	Parts []int `json:"parts"`
+	// Build names the build that wrote the database; each part holds it
+	// too, so that a reader never pairs this description with the parts
+	// of a database swapped in meanwhile.
+	Build        string  `json:"build"`
 	Fields       int     `json:"fields"` // field versions written
 	IndexSeconds float64 `json:"index_seconds"`
 	Complete     bool    `json:"complete"`
@@ -91,6 +97,7 @@ type DB struct {
 	// indexed, while the database is built (see Building), is how many
 	// steps are readable; nil for a complete database.
 	indexed *atomic.Int64
+	pin     *os.File    // the folder, held while open (pinDir); nil if not pinned
 	preds   *Predicates // nil: none
 	flips   []Flip      // of preds, in step order
 }
@@ -145,34 +152,84 @@ func (quietLogger) Debugf(string, ...any)   {}
 // again (a rebuild makes a new one beside it and swaps it in; predicate
 // results live in a file of their own).
 func Open(dir string) (*DB, error) {
+	// A build that finishes swaps its database in by renaming (swapIn):
+	// an Open that raced it read one database's description and
+	// another's parts. It then opens the new one.
+	var err error
+	for range openAttempts {
+		var db *DB
+		db, err = openOnce(dir)
+		if !errors.Is(err, errSwapped) {
+			return db, err
+		}
+	}
+	return nil, &DamagedError{Dir: dir, Err: err}
+}
+
+// openAttempts bounds how often Open starts again after a database was
+// swapped in under it.
+const openAttempts = 4
+
+// errSwapped is a part of another build than the description Open read.
+var errSwapped = errors.New("its parts belong to another build than its description (it was replaced while being opened)")
+
+func openOnce(dir string) (*DB, error) {
+	before, statErr := os.Stat(dir)
 	if who := inUse(dir); who != "" {
 		return nil, fmt.Errorf("trace database %s is open for writing by %s, an older replay: close it, or name another database with --db", dir, who)
 	}
-	opts := readOptions(dir)
-	if err := checkTables(dir, opts); err != nil {
-		return nil, err
+	// Every store is opened through one handle on the folder where the
+	// system allows it, so a build swapping a new database in meanwhile
+	// changes nothing of what is being opened.
+	pin, root := pinDir(dir)
+	opts := readOptions(root)
+	if err := checkTables(root, opts); err != nil {
+		closePin(pin)
+		return nil, relabel(err, root, dir)
 	}
 	cat, err := badger.OpenManaged(opts)
 	if err != nil {
+		closePin(pin)
 		return nil, &DamagedError{Dir: dir, Err: err}
 	}
-	db := &DB{dir: dir, cat: cat, parts: &parts{}}
+	db := &DB{dir: dir, cat: cat, parts: &parts{}, pin: pin}
 	if err := db.load(); err != nil {
-		cat.Close()
+		db.Close()
 		return nil, err
 	}
 	// Every part is checked and opened now, so that damage anywhere (a
 	// table cut short, a part or its manifest or a table missing) is
 	// found when the database is opened, and Ensure rebuilds it.
 	for i, first := range db.meta.Parts {
-		p := &part{dir: partDir(dir, i), first: first}
+		p := &part{dir: partDir(dir, i), at: partDir(root, i), first: first}
 		db.parts.list = append(db.parts.list, p)
-		if _, err := p.store(); err != nil {
+		bdb, err := p.store()
+		if err == nil {
+			err = checkBuild(bdb, p.dir, db.meta.Build)
+		}
+		if err != nil {
 			db.Close()
+			if after, err2 := os.Stat(dir); statErr == nil && err2 == nil && !os.SameFile(before, after) {
+				return nil, errSwapped // damage seen while it was replaced
+			}
 			return nil, err
 		}
 	}
 	return db, nil
+}
+
+// checkBuild tells whether a part's store belongs to the build named.
+func checkBuild(bdb *badger.DB, dir, build string) error {
+	txn := bdb.NewTransactionAt(latest, false)
+	defer txn.Discard()
+	item, err := txn.Get([]byte{nsBuild})
+	if err != nil {
+		return &DamagedError{Dir: dir, Err: fmt.Errorf("read the part's build: %w", err)}
+	}
+	if v, err := item.ValueCopy(nil); err != nil || string(v) != build {
+		return fmt.Errorf("%s: %w", dir, errSwapped)
+	}
+	return nil
 }
 
 // ErrOtherSchema is returned by Open for a database of another layout
@@ -231,6 +288,41 @@ func (db *DB) Close() error {
 	err := db.parts.closeAll()
 	if err2 := db.cat.Close(); err == nil {
 		err = err2
+	}
+	closePin(db.pin)
+	return err
+}
+
+// pinDir opens dir and returns a path that reaches the folder opened
+// whatever is renamed later (Linux's /proc/self/fd), or dir itself where
+// there is none.
+func pinDir(dir string) (*os.File, string) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, dir
+	}
+	root := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	a, err1 := os.Stat(root)
+	b, err2 := f.Stat()
+	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+		f.Close()
+		return nil, dir
+	}
+	return f, root
+}
+
+func closePin(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
+}
+
+// relabel names the folder as the user did in a damage found through
+// its pinned path.
+func relabel(err error, root, dir string) error {
+	var d *DamagedError
+	if root != dir && errors.As(err, &d) {
+		return &DamagedError{Dir: strings.Replace(d.Dir, root, dir, 1), Err: d.Err}
 	}
 	return err
 }

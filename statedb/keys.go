@@ -17,6 +17,7 @@ const (
 	nsField    = 'F' // F node 0 path -> value, one version per change
 	nsDelta    = 'D' // D node 0 -> delta, one version per step that changed the node
 	nsSnapshot = 'C' // C node 0 -> every leaf, a version every SnapshotEvery deltas
+	nsBuild    = 'B' // in each part: the build it belongs to (Meta.Build), version metaVersion
 )
 
 // Versions: step s is written at version s+1 (Badger versions start at 1);

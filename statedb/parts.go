@@ -1,6 +1,7 @@
 package statedb
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -31,11 +32,12 @@ const PartBytes = 192 << 20
 
 // part is one store of a database.
 type part struct {
-	dir   string
-	first int // the first step it holds
+	dir   string // as named in messages
+	at    string // where its store is opened from, if not dir (pinDir)
+	first int    // the first step it holds
 
-	mu  sync.Mutex // guards bdb while it is opened lazily
-	bdb *badger.DB // nil until first read; the writer's store while built
+	mu  sync.Mutex // guards bdb, which a read during a build opens lazily
+	bdb *badger.DB // the writer's store while built; nil until opened for reading
 	// closing, when set, is closed once the writer's store is: the part
 	// cannot be opened for reading before.
 	closing chan struct{}
@@ -63,10 +65,11 @@ func (p *part) store() (*badger.DB, error) {
 			return nil, fmt.Errorf("write the trace database part %s: %w", p.dir, p.err)
 		}
 	}
-	opts := readOptions(p.dir)
+	at := cmp.Or(p.at, p.dir)
+	opts := readOptions(at)
 	if !p.checked {
-		if err := checkTables(p.dir, opts); err != nil {
-			return nil, err
+		if err := checkTables(at, opts); err != nil {
+			return nil, relabel(err, at, p.dir)
 		}
 		p.checked = true
 	}

@@ -326,3 +326,14 @@ func TestReadsAfterCloseFail(t *testing.T) {
 		t.Fatalf("History after Close: %v", err)
 	}
 }
+
+// TestANegativePartSizeMeansTheDefault: Options.PartBytes below zero is
+// the default size, not a part per step.
+func TestANegativePartSizeMeansTheDefault(t *testing.T) {
+	trace, _ := demo(t)
+	db := buildAt(t, trace, filepath.Join(t.TempDir(), "neg.db"), -1)
+	defer db.Close()
+	if n := len(db.Meta().Parts); n != 1 {
+		t.Fatalf("PartBytes -1 made %d parts of a small trace, want 1", n)
+	}
+}
