@@ -197,8 +197,9 @@ the merged report would claim seeds no shard ran, unless --partial is given.
 
 Exit codes as the hunt's: 0 no failure, 1 a violation (or panic), 3 some
 run's replay diverged from its simulation (a nondeterministic handler), 4
-some run could not be fully checked (a predicate failed to evaluate), 2 bad
-input.`,
+some run could not be fully checked (a predicate failed to evaluate), 130
+no failure but a shard was interrupted (its slice was not finished: run it
+again), 2 bad input.`,
 		Example: `  replay results merge results/*.json
   replay results merge --json shard-0.json shard-1.json shard-2.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -297,6 +298,18 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	for _, f := range m.Failures {
 		m.Exit = worseExit(m.Exit, failureExit(f.Kind))
 	}
+	var interrupted []int
+	for _, rf := range files {
+		if rf.Stopped == "interrupted" {
+			interrupted = append(interrupted, rf.Shard.Index)
+		}
+	}
+	slices.Sort(interrupted)
+	if m.Exit == ExitOK && len(interrupted) > 0 {
+		// As the interrupted shard did: a sweep with slices left is not
+		// a clean one, and a script must not take it for one.
+		m.Exit = ExitInterrupted
+	}
 	if asJSON {
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
@@ -306,8 +319,11 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	} else {
 		writeMerged(a.Stdout, &m)
 	}
-	if m.Exit == ExitOK {
+	switch m.Exit {
+	case ExitOK:
 		return nil
+	case ExitInterrupted:
+		return &exitError{m.Exit, fmt.Errorf("no failure, but shard(s) %s were interrupted before the end of their slice: run them again and merge", intList(interrupted))}
 	}
 	// The error names the first failure of the kind that decided the exit.
 	f := m.Failures[slices.IndexFunc(m.Failures, func(f huntFailure) bool { return failureExit(f.Kind) == m.Exit })]

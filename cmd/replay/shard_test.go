@@ -228,6 +228,13 @@ func TestInterruptedExploreReportsWhatItRan(t *testing.T) {
 			t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", sig, r.code, r.stdout, r.stderr)
 		}
 		wasInterrupted(t, sig, filepath.Join(dir, "r.json"), r)
+		// Merged, the sweep is not a clean one either: merge exited 0
+		// when no shard had failed.
+		m := replay(t, dir, "results", "merge", "--partial", "--json", "r.json")
+		var out merged
+		if err := json.Unmarshal([]byte(m.stdout), &out); err != nil || m.code != 130 || out.Exit != 130 || !strings.Contains(m.stderr, "interrupted") {
+			t.Fatalf("%v: merge of an interrupted shard: exit %d (%v)\nstdout: %s\nstderr: %s", sig, m.code, err, m.stdout, m.stderr)
+		}
 	}
 }
 
