@@ -41,6 +41,11 @@ type Flattener struct {
 	// written is looked for first.
 	prev []Leaf
 	next int
+	// misses counts the paths not found near next since the last found;
+	// after a few, byPath (prev's paths, built then) finds them wherever
+	// they moved, as when many leaves vanished at once.
+	misses int
+	byPath map[string]int
 }
 
 // span is a path held in Flattener.paths.
@@ -57,7 +62,8 @@ const samePathWindow = 16
 func (f *Flattener) Append(dst []Leaf, v any, prev []Leaf) []Leaf {
 	f.out = dst
 	f.path, f.paths = f.path[:0], f.paths[:0]
-	f.prev, f.next = prev, 0
+	f.prev, f.next, f.misses = prev, 0, 0
+	clear(f.byPath)
 	if f.seen == nil {
 		f.seen = map[refKey]span{}
 	}
@@ -76,12 +82,34 @@ func (f *Flattener) previous() (Leaf, bool) {
 	}
 	for j := f.next; j < len(f.prev) && j < f.next+samePathWindow; j++ {
 		if f.prev[j].Path == string(p) {
-			f.next = j + 1
+			f.next, f.misses = j+1, 0
 			return f.prev[j], true
 		}
 	}
+	// Past the end of prev, new leaves are appended ones: nothing to find.
+	if f.misses++; f.misses < resyncAfter || f.next >= len(f.prev) {
+		return Leaf{}, false
+	}
+	if len(f.byPath) == 0 {
+		if f.byPath == nil {
+			f.byPath = map[string]int{}
+		}
+		for j, l := range f.prev {
+			f.byPath[l.Path] = j
+		}
+	}
+	if j, ok := f.byPath[string(p)]; ok {
+		f.next, f.misses = max(f.next, j+1), 0
+		return f.prev[j], true
+	}
 	return Leaf{}, false
 }
+
+// resyncAfter is how many paths in a row must miss near the expected
+// place before prev is indexed by path (which costs a map entry per leaf
+// of prev): as many as a few new leaves in the middle of a state never
+// reach.
+const resyncAfter = samePathWindow
 
 var dot = []byte(".")
 

@@ -116,3 +116,31 @@ func TestAFlattenerAllocatesForTheChange(t *testing.T) {
 		t.Fatalf("%.0f allocations to flatten a %d-leaf state after one change", allocs, len(prev))
 	}
 }
+
+// TestAFlattenerFindsPathsThatMovedFar: when many leaves vanish at once (a
+// map losing most of its keys), the leaves after them are still shared,
+// not allocated again.
+func TestAFlattenerFindsPathsThatMovedFar(t *testing.T) {
+	s := &flatState{Peers: map[string]*flatPeer{}, Pending: map[int]string{}}
+	for i := range 300 {
+		s.Peers[fmt.Sprintf("p%03d", i)] = &flatPeer{Match: i}
+	}
+	var f Flattener
+	prev := f.Append(nil, s, nil)
+	for i := range 200 {
+		delete(s.Peers, fmt.Sprintf("p%03d", i))
+	}
+	var got []Leaf
+	allocs := testing.AllocsPerRun(1, func() {
+		got = f.Append(make([]Leaf, 0, len(prev)), s, prev)
+	})
+	if want := Flatten(s); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after removing 200 peers:\n%v\nwant\n%v", got, want)
+	}
+	// What flattening the same state again costs (reflect copies each
+	// map key), and the index of the previous paths: nothing per leaf.
+	same := testing.AllocsPerRun(1, func() { f.Append(make([]Leaf, 0, len(got)), s, got) })
+	if allocs > same+30 {
+		t.Fatalf("%.0f allocations to flatten %d leaves after 600 vanished, %.0f with nothing changed", allocs, len(got), same)
+	}
+}
