@@ -544,7 +544,7 @@ func (b *builder) replay(ch chan<- work, werr chan error, pc *predCollector, sto
 			werr <- err
 			return nil
 		}
-		if step%2048 == 0 && stop != nil && stop() {
+		if step%64 == 0 && stop != nil && stop() { // often: a step may cost milliseconds of predicates
 			return ErrStopped
 		}
 	}

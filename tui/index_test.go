@@ -113,3 +113,49 @@ func TestIndexingThatStopsLeavesWhatItIndexed(t *testing.T) {
 		t.Fatalf("indexing that stopped left files beside the trace: %v", names)
 	}
 }
+
+// Quitting while the database is built stops the build and returns: the
+// build's progress report to the screen, made after the screen had
+// stopped, waited forever for the event loop, and the build (and the
+// debugger's exit) waited for it.
+func TestQuittingWhileIndexingReturns(t *testing.T) {
+	trace := simulate(t, filepath.Join(t.TempDir(), "long.lz4"), "", 3, 20*time.Second)
+	release := make(chan struct{})
+	var once sync.Once
+	bg, err := statedb.StartBuild([]string{trace}, "", statedb.Options{Registry: registry, PublishEvery: time.Nanosecond,
+		// Indexing pauses at its first report until the screen is gone.
+		Progress: func(_ string, done, total int) {
+			if done < total {
+				once.Do(func() { <-release })
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Config{Building: bg, Traces: []string{trace}, Registry: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := startUI(t, m)
+	u.waitFor("[indexing 256 of ")
+	u.screen.InjectKey(tcell.KeyRune, 'q', 0)
+	select {
+	case <-u.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("q did not end the debugger")
+	}
+	// The screen takes a report at most every 100 ms: the next one is
+	// taken, by a screen that is gone.
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	closed := make(chan struct{})
+	go func() { m.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(60 * time.Second):
+		t.Fatal("closing the debugger after q waits forever for the build")
+	}
+	if _, err := os.Stat(statedb.PathFor([]string{trace})); !os.IsNotExist(err) {
+		t.Fatalf("a build stopped by quitting left a database: %v", err)
+	}
+}

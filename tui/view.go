@@ -25,11 +25,17 @@ type View struct {
 	// (tests wait on them).
 	handled atomic.Int64
 	drawn   atomic.Int64
+
+	// stopped is closed once the event loop ends: a task's report after
+	// that is dropped, since tview's QueueUpdate would wait for it forever
+	// (and a build that waits for its report never stops).
+	stopped  chan struct{}
+	stopOnce sync.Once
 }
 
 // NewView builds the widgets for a model. screen nil means the terminal.
 func NewView(m *Model, screen tcell.Screen) *View {
-	v := &View{app: tview.NewApplication(), m: m}
+	v := &View{app: tview.NewApplication(), m: m, stopped: make(chan struct{})}
 	if screen != nil {
 		v.app.SetScreen(screen)
 	}
@@ -65,6 +71,7 @@ func NewView(m *Model, screen tcell.Screen) *View {
 		v.handled.Add(1)
 		if m.Quit() {
 			v.app.Stop()
+			v.stop()
 			return nil
 		}
 		v.startTasks()
@@ -78,7 +85,37 @@ func NewView(m *Model, screen tcell.Screen) *View {
 // Run shows the debugger until the user quits.
 func (v *View) Run() error {
 	v.startTasks()
+	defer v.stop()
 	return v.app.Run()
+}
+
+func (v *View) stop() { v.stopOnce.Do(func() { close(v.stopped) }) }
+
+// queue runs f on the event loop (and draws, if draw) and waits for it; it
+// reports false, without waiting, once the event loop has ended.
+func (v *View) queue(f func(), draw bool) bool {
+	select {
+	case <-v.stopped:
+		return false
+	default:
+	}
+	ran := make(chan struct{})
+	go func() {
+		// Blocks for good if the loop ends first: only this goroutine
+		// is left behind.
+		if draw {
+			v.app.QueueUpdateDraw(f)
+		} else {
+			v.app.QueueUpdate(f)
+		}
+		close(ran)
+	}()
+	select {
+	case <-ran:
+		return true
+	case <-v.stopped:
+		return false
+	}
 }
 
 // Model is the model shown (a branch's when one is open). UI goroutine
@@ -110,10 +147,9 @@ func (v *View) run(m *Model, t *Task) {
 	if t.Chunk != nil {
 		for {
 			done := make(chan bool, 1)
-			if t.Quiet {
-				v.app.QueueUpdate(func() { done <- t.Chunk() }) // nothing to redraw
-			} else {
-				v.app.QueueUpdateDraw(func() { done <- t.Chunk() })
+			// A quiet chunk has nothing to redraw.
+			if !v.queue(func() { done <- t.Chunk() }, !t.Quiet) {
+				return
 			}
 			if <-done {
 				break
@@ -130,7 +166,7 @@ func (v *View) run(m *Model, t *Task) {
 			// reports nothing more (indexing's compaction).
 			if time.Since(last) > 100*time.Millisecond || done == total {
 				last = time.Now()
-				v.app.QueueUpdateDraw(func() { m.Progress(t.Name, done, total) })
+				v.queue(func() { m.Progress(t.Name, done, total) }, true)
 			}
 		})
 	}
@@ -141,11 +177,11 @@ func (v *View) run(m *Model, t *Task) {
 			defer v.progressMu.Unlock()
 			if time.Since(last) > 100*time.Millisecond {
 				last = time.Now()
-				v.app.QueueUpdateDraw(func() { m.ProgressText(t, s) })
+				v.queue(func() { m.ProgressText(t, s) }, true)
 			}
 		})
 	}
-	v.app.QueueUpdateDraw(func() {
+	v.queue(func() {
 		if t.Done != nil {
 			t.Done()
 		}
@@ -155,7 +191,7 @@ func (v *View) run(m *Model, t *Task) {
 			v.startTasks()
 		}
 		v.switchModel(m)
-	})
+	}, true)
 }
 
 // panel is a bordered box whose lines come from the model at draw time.
