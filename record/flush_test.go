@@ -59,7 +59,7 @@ func TestDamageInTheFirstBlockNamesIt(t *testing.T) {
 		t.Fatalf("%d events, damage %v", len(f.Events), d)
 	}
 	// Our frames' header: magic, flags, block descriptor, checksum.
-	if d.LostFrom != 7 || !strings.Contains(d.Error(), fmt.Sprintf("lost: the rest of the file, %d bytes from byte offset 7", len(cut)-7)) {
+	if d.LostFrom != 7 || !strings.Contains(d.Error(), fmt.Sprintf("lost: the rest of the file after the last event recovered, at most %d bytes from byte offset 7", len(cut)-7)) {
 		t.Fatalf("lost from %d: %v", d.LostFrom, d)
 	}
 }

@@ -66,14 +66,17 @@ func (e *DamageError) Error() string {
 	if e.LastNode != "" {
 		last = fmt.Sprintf("the last event %s seq %d", e.LastNode, e.LastSeq)
 	}
-	lost := "the rest of the file"
+	// The lost bytes are counted from the start of a block, the only
+	// place the compressed stream can be cut: an upper bound when the
+	// block's earlier records were recovered.
+	lost := "the rest of the file after the last event recovered"
 	if e.Size >= 0 {
-		lost = fmt.Sprintf("the rest of the file, %d bytes from byte offset %d", e.Size-e.LostFrom, e.LostFrom)
+		lost += fmt.Sprintf(", at most %d bytes from byte offset %d", e.Size-e.LostFrom, e.LostFrom)
 	} else {
-		lost += fmt.Sprintf(" from byte offset %d", e.LostFrom)
+		lost += fmt.Sprintf(", from byte offset %d at most", e.LostFrom)
 	}
 	if e.LostFrom != e.Offset {
-		lost += " (the lz4 block holding the first record not recovered)"
+		lost += " (the start of the lz4 block holding the record cut short; its records before that one were recovered)"
 	}
 	return fmt.Sprintf("%s; %d complete records recovered (%s); lost: %s", msg, e.Records, last, lost)
 }
