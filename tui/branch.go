@@ -189,8 +189,8 @@ func (m *Model) alarmHere() (statedb.Violation, bool) {
 		return statedb.Violation{}, false
 	}
 	vs := m.preds.Violations
-	if m.focus == PanelViolations && m.violSel < len(vs) {
-		v := vs[m.violSel]
+	if m.focus == PanelViolations && m.violSel < len(m.listed) {
+		v := vs[m.listed[m.violSel]]
 		return v, v.Kind == "liveness" && v.Alarm
 	}
 	for _, v := range vs {

@@ -321,7 +321,7 @@ func (m *Model) panelKey(key tcell.Key) {
 		case move != 0 && n > 0:
 			m.violSel = min(max(0, m.violSel+move), n-1)
 		case key == tcell.KeyEnter && n > 0:
-			m.jumpToViolation(m.violSel)
+			m.jumpToViolation(m.listed[m.violSel])
 		}
 	case PanelWatches:
 		switch {

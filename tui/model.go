@@ -86,8 +86,12 @@ type Model struct {
 	focus    Panel
 	filter   *filter
 	tlFind   string
-	violSel  int
+	violSel  int // a row of listed
 	watchSel int
+	// listed is the Violations panel's rows, indexes into preds.Violations:
+	// the violations first, then the screened liveness intervals, each in
+	// step order (screened intervals opening early hid the findings).
+	listed []int
 
 	// sortedNodes is the trace's nodes in natural order (nodes()).
 	sortedNodes []node.ID
@@ -277,15 +281,19 @@ func (m *Model) outside(step int) error {
 
 func (m *Model) setPredicates(p *statedb.Predicates) {
 	m.preds = p
-	m.viol, m.screenedAt = map[int]bool{}, map[int]bool{}
+	m.viol, m.screenedAt, m.listed = map[int]bool{}, map[int]bool{}, nil
 	if p != nil {
-		for _, v := range p.Violations {
+		var screened []int
+		for i, v := range p.Violations {
 			if v.Finding() {
 				m.viol[v.Step] = true
+				m.listed = append(m.listed, i)
 			} else {
 				m.screenedAt[v.Step] = true
+				screened = append(screened, i)
 			}
 		}
+		m.listed = append(m.listed, screened...)
 	}
 	m.violSel = min(m.violSel, max(0, m.listedCount()-1))
 }
@@ -313,12 +321,7 @@ func (m *Model) screenedCount() int {
 
 // listedCount is how many rows the Violations panel lists: every finding,
 // screened intervals included.
-func (m *Model) listedCount() int {
-	if m.preds == nil {
-		return 0
-	}
-	return len(m.preds.Violations)
-}
+func (m *Model) listedCount() int { return len(m.listed) }
 
 // countsText is "N violation(s)", with the screened intervals if any.
 func (m *Model) countsText() string {
@@ -494,7 +497,7 @@ func (m *Model) ToggleScreened() {
 
 func (m *Model) jumpToViolation(i int) {
 	v := m.preds.Violations[i]
-	m.violSel = i
+	m.violSel = max(0, slices.Index(m.listed, i))
 	m.seekOrSay(v.Step)
 	m.say("%s", describeViolation(v))
 }

@@ -514,7 +514,8 @@ func (m *Model) Violations(w, h int) []Line {
 		return out
 	}
 	var out []Line
-	for i, v := range m.preds.Violations {
+	for i, vi := range m.listed {
+		v := m.preds.Violations[vi]
 		mark := "  "
 		if v.Step == m.pos {
 			mark = "▶ "

@@ -379,3 +379,33 @@ safety("AcceptsOnlyTheChosenValue",
        lambda: first_choice() == None or forall(Agent,
            lambda a: a.AcceptedRound <= first_choice()[0] or a.AcceptedValue == first_choice()[1]))
 `
+
+// The Violations panel lists the violations before the liveness
+// intervals their stability measures screened: a run with many screened
+// intervals early showed only those until scrolled, and Enter on the
+// first row went to one of them.
+func TestViolationsAreListedBeforeScreenedIntervals(t *testing.T) {
+	m, _ := openDemo(t, 0)
+	p := *m.preds
+	p.Violations = []statedb.Violation{
+		{Predicate: "Quiet", Kind: "liveness", Step: 5, EndStep: 40},
+		{Predicate: "Quiet", Kind: "liveness", Step: 50, EndStep: 60},
+		{Predicate: "GlobalConsistency", Kind: "safety", Step: 273},
+	}
+	m.setPredicates(&p)
+	lines := m.Violations(200, 20)
+	if len(lines) < 3 || !strings.Contains(lines[0][0].Text, "GlobalConsistency safety #273") ||
+		!strings.Contains(lines[1][0].Text, "Quiet liveness #5..#40 screened") {
+		t.Fatalf("panel rows: %v", lines)
+	}
+	m.focus = PanelViolations
+	m.HandleKey(tcell.NewEventKey(tcell.KeyEnter, 0, 0))
+	if m.pos != 273 {
+		t.Fatalf("Enter on the first row went to #%d, want the violation at #273", m.pos)
+	}
+	m.HandleKey(tcell.NewEventKey(tcell.KeyDown, 0, 0))
+	m.HandleKey(tcell.NewEventKey(tcell.KeyEnter, 0, 0))
+	if m.pos != 5 {
+		t.Fatalf("Enter on the second row went to #%d, want the screened interval at #5", m.pos)
+	}
+}
