@@ -96,6 +96,21 @@ what could run instead.
 	return cmd
 }
 
+// shrunkScheduleHint explains a schedule that cannot run when it is a
+// shrunk trace: replay shrink keeps runs whose scenario inputs or crashes
+// it left out, which only the trace itself reproduces.
+func shrunkScheduleHint(err error, path string) string {
+	var mm *sim.ScheduleMismatch
+	if !errors.As(err, &mm) {
+		return ""
+	}
+	tf, rerr := record.ReadFile(path)
+	if rerr != nil || tf.Header.Run["shrunk_from"] == "" {
+		return ""
+	}
+	return fmt.Sprintf("; %s is a shrunk trace: a shrunk run that leaves out inputs or crashes of the scenario cannot be re-run as a schedule (replay shrink says so when it writes no .schedule file); the trace itself is the reproduction: replay check or replay debug it", path)
+}
+
 // scheduleExit maps a rerun that left its schedule to exit 3, as a replay
 // that leaves its recording.
 func scheduleExit(err error) error {

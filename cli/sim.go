@@ -421,6 +421,9 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	fmt.Fprintf(w, "wrote %s: %s, %.1f bytes/event\n", out, humanize.IBytes(uint64(size)), perEvent)
 	if runErr != nil {
 		fmt.Fprintf(w, "the run stopped on an error; the trace holds every event up to it\n")
+		if f.schedule != "" {
+			runErr = fmt.Errorf("%w%s", runErr, shrunkScheduleHint(runErr, f.schedule))
+		}
 		return scheduleExit(runErr)
 	}
 	fmt.Fprintf(w, "next: replay info %s; replay events %s --limit 20\n", out, out)

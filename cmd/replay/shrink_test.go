@@ -336,3 +336,22 @@ safety("Boom", lambda: True if (event == None or event.kind != "restart" or even
 		t.Fatalf("unevaluated %d, stderr %q", out.Unevaluated, r.stderr)
 	}
 }
+
+// A shrunk trace that leaves out scenario inputs has no schedule, and
+// giving it to sim --schedule says why it cannot run instead of only
+// "not pending" (which suggested an edited schedule or a changed
+// program).
+func TestAShrunkTraceAsAScheduleSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	if r := replay(t, dir, "sim", "paxos", "--bug", "latest-response", "--seed", "21", "-o", "d.lz4"); r.code != 0 {
+		t.Fatalf("sim: %d %s", r.code, r.stderr)
+	}
+	s := replay(t, dir, "shrink", "d.lz4", "builtin:paxos", "-o", "small.lz4")
+	if s.code != 0 || !strings.Contains(s.stdout, "no schedule file: the shrunk run leaves out actions") {
+		t.Fatalf("shrink: exit %d\n%s%s", s.code, s.stdout, s.stderr)
+	}
+	r := replay(t, dir, "sim", "paxos", "--schedule", "small.lz4", "-o", "rerun.lz4")
+	if r.code != 3 || !strings.Contains(r.stderr, "small.lz4 is a shrunk trace") || !strings.Contains(r.stderr, "the trace itself is the reproduction") {
+		t.Fatalf("sim --schedule of a shrunk trace: exit %d\n%s", r.code, r.stderr)
+	}
+}
