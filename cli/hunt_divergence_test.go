@@ -176,4 +176,21 @@ safety("NotOne", lambda: forall(P, lambda p: p.Sent != 1))
 	if code, out, errs := run("results", "merge", results); code != cli.ExitDivergence || !strings.Contains(out, "NotOne") {
 		t.Fatalf("merge: exit %d\n%s%s", code, out, errs)
 	}
+	// --json lists the diverged run last, after the finding.
+	lateAfter.Store(instances.Load() + 4)
+	code, out, errs = run("explore", "late", "--check", script, "--budget", "5", "--all", "--jobs", "1", "-o", filepath.Join(dir, "j.lz4"), "--json")
+	var js struct {
+		Stopped string `json:"stopped"`
+		Found   []struct {
+			Run   int    `json:"run"`
+			Kind  string `json:"kind"`
+			Trace string `json:"trace"`
+			Debug string `json:"debug"`
+		} `json:"found"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil || code != cli.ExitDivergence || js.Stopped != "divergence" || len(js.Found) != 2 ||
+		js.Found[0].Kind != "violation" || js.Found[1].Kind != "divergence" || !strings.HasSuffix(js.Found[1].Trace, "j-2.lz4") ||
+		!strings.HasPrefix(js.Found[1].Debug, "replay verify ") {
+		t.Fatalf("explore --json: exit %d (%v)\n%s%s", code, err, out, errs)
+	}
 }
