@@ -179,13 +179,12 @@ func checkPredicates(tr *replay.Trace, reg *system.Registry, script string, prog
 		if err := pc.observe(step); err != nil {
 			return nil, nil, err
 		}
-		if step%2048 == 0 || step == n-1 {
-			if stop != nil && stop() {
-				return nil, nil, ErrStopped
-			}
-			if progress != nil {
-				progress("checking", step+1, n)
-			}
+		// Often: a step may cost milliseconds of predicates.
+		if step%64 == 0 && stop != nil && stop() {
+			return nil, nil, ErrStopped
+		}
+		if (step%2048 == 0 || step == n-1) && progress != nil {
+			progress("checking", step+1, n)
 		}
 	}
 	p, flips := pc.results(script, time.Since(start))

@@ -78,7 +78,7 @@ func TestIndexingThatStopsLeavesWhatItIndexed(t *testing.T) {
 	var published atomic.Int64
 	bg, err := statedb.StartBuild([]string{trace}, "", statedb.Options{Registry: registry, PublishEvery: time.Nanosecond,
 		Progress: func(_ string, done, _ int) { published.Store(int64(done)) },
-		// The replay polls this every 2048 steps.
+		// The replay polls this every 64 steps.
 		Stop: func() bool { return published.Load() >= 2048 }})
 	if err != nil {
 		t.Fatal(err)
@@ -94,8 +94,8 @@ func TestIndexingThatStopsLeavesWhatItIndexed(t *testing.T) {
 	u := startUI(t, m)
 	u.waitFor("indexing stopped at #")
 	stopped := bg.DB.Len()
-	if stopped < 2048 || stopped >= total || stopped%2048 != 1 {
-		// The replay stops right after the step it polled at (#4096 for
+	if stopped < 2048 || stopped >= total || stopped%64 != 1 {
+		// The replay stops right after the step it polled at (#2304 for
 		// instance), and the writer had written every step before it.
 		t.Fatalf("indexing stopped with %d of %d steps readable", stopped, total)
 	}
