@@ -711,7 +711,8 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		run := fd.Run
 		cmd, rerun := rerunCommand(sys, cfg, f, shard, run)
 		hf := huntFailure{Run: &run, Kind: "violation", Headline: fd.Headline(), Step: ff.step, Key: fd.Key(), Trace: ff.trace,
-			Reproduce: cmd, Debug: fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(rerun), shellQuote(script.Name), ff.step)}
+			// With --all the rerun writes the findings before this one first.
+			Reproduce: cmd, Debug: fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(findingPath(rerun, i)), shellQuote(script.Name), ff.step)}
 		switch {
 		case fd.Panic != nil:
 			hf.Kind = "panic"
@@ -725,8 +726,10 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 	if d := diverged; d != nil {
 		run := d.run
 		_, rerun := rerunCommand(sys, cfg, f, shard, run)
+		// The rerun writes the findings before it first, as this one did.
 		rf.Failures = append(rf.Failures, huntFailure{Run: &run, Kind: "divergence", Headline: "replay diverged: " + d.err, Step: d.step,
-			Trace: d.trace, Reproduce: d.reproduce, Debug: "replay verify " + shellQuote(rerun)})
+			Key: fmt.Sprintf("divergence of run %d", run), Trace: d.trace, Reproduce: d.reproduce,
+			Debug: "replay verify " + shellQuote(findingPath(rerun, len(sum.Found)))})
 	}
 	if err := writeResults(path, rf); err != nil {
 		return err

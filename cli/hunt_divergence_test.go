@@ -162,15 +162,18 @@ safety("NotOne", lambda: forall(P, lambda p: p.Sent != 1))
 		Exit     int    `json:"exit"`
 		Stopped  string `json:"stopped"`
 		Failures []struct {
-			Run  int    `json:"run"`
-			Kind string `json:"kind"`
+			Run   int    `json:"run"`
+			Kind  string `json:"kind"`
+			Debug string `json:"debug"`
 		} `json:"failures"`
 	}
 	if err := json.Unmarshal(b, &rf); err != nil {
 		t.Fatal(err)
 	}
+	// Re-made, the run's trace comes after the finding's, as here.
 	if rf.Exit != cli.ExitDivergence || rf.Stopped != "divergence" || len(rf.Failures) != 2 ||
-		rf.Failures[0].Kind != "violation" || rf.Failures[1].Kind != "divergence" || rf.Failures[1].Run != 1 {
+		rf.Failures[0].Kind != "violation" || rf.Failures[1].Kind != "divergence" || rf.Failures[1].Run != 1 ||
+		rf.Failures[1].Debug != "replay verify late-none-run-1-2.lz4" {
 		t.Fatalf("result file: %s", b)
 	}
 	if code, out, errs := run("results", "merge", results); code != cli.ExitDivergence || !strings.Contains(out, "NotOne") {

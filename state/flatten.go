@@ -87,7 +87,7 @@ func (f *Flattener) previous() (Leaf, bool) {
 		}
 	}
 	// Past the end of prev, new leaves are appended ones: nothing to find.
-	if f.misses++; f.misses < resyncAfter || f.next >= len(f.prev) {
+	if f.misses++; len(f.byPath) == 0 && f.misses < resyncAfter || f.next >= len(f.prev) {
 		return Leaf{}, false
 	}
 	if len(f.byPath) == 0 {

@@ -377,9 +377,11 @@ func swapIn(tmp, dir string) error {
 	old := filepath.Join(filepath.Dir(dir), fmt.Sprintf("%s%d-%d", partialPrefixes(dir)[1], os.Getpid(), time.Now().UnixNano()))
 	switch err := exchangeDirs(tmp, dir); {
 	case err == nil:
-		// The previous database is at tmp now.
-		if err := os.Rename(tmp, old); err != nil {
-			return fmt.Errorf("move the previous trace database aside: %w", err)
+		// The previous database is at tmp now. The new one is in place
+		// whatever happens next: failing here would make the caller
+		// remove tmp, which is the previous database, readers and all.
+		if os.Rename(tmp, old) != nil {
+			return nil // left at tmp, a partial name: a later build removes it
 		}
 	case errors.Is(err, errNoExchange):
 		// In two steps: dir is missing for a moment.

@@ -170,32 +170,46 @@ func Open(dir string) (*DB, error) {
 // swapped in under it.
 const openAttempts = 4
 
-// errSwapped is a part of another build than the description Open read.
-var errSwapped = errors.New("its parts belong to another build than its description (it was replaced while being opened)")
+// errSwapped: the folder was replaced while Open read it (a build
+// swapped its database in), or a part is of another build than the
+// description.
+var errSwapped = errors.New("a part belongs to another build than the database's description")
 
-func openOnce(dir string) (*DB, error) {
-	before, statErr := os.Stat(dir)
-	if who := inUse(dir); who != "" {
-		return nil, fmt.Errorf("trace database %s is open for writing by %s, an older replay: close it, or name another database with --db", dir, who)
-	}
+func openOnce(dir string) (db *DB, err error) {
 	// Every store is opened through one handle on the folder where the
 	// system allows it, so a build swapping a new database in meanwhile
 	// changes nothing of what is being opened.
 	pin, root := pinDir(dir)
+	defer func() {
+		if err == nil {
+			return
+		}
+		if db != nil {
+			db.Close()
+		} else {
+			closePin(pin)
+		}
+		db = nil
+		// Whatever failed, on a folder replaced meanwhile (and perhaps
+		// being removed), is no damage of the database now at dir.
+		if replaced(pin, dir) {
+			err = errSwapped
+		}
+	}()
+	if who := inUse(root); who != "" {
+		return nil, fmt.Errorf("trace database %s is open for writing by %s, an older replay: close it, or name another database with --db", dir, who)
+	}
 	opts := readOptions(root)
 	if err := checkTables(root, opts); err != nil {
-		closePin(pin)
 		return nil, relabel(err, root, dir)
 	}
 	cat, err := badger.OpenManaged(opts)
 	if err != nil {
-		closePin(pin)
-		return nil, &DamagedError{Dir: dir, Err: err}
+		return nil, &DamagedError{Dir: dir, Err: renamed(err, root, dir)}
 	}
-	db := &DB{dir: dir, cat: cat, parts: &parts{}, pin: pin}
+	db = &DB{dir: dir, cat: cat, parts: &parts{}, pin: pin}
 	if err := db.load(); err != nil {
-		db.Close()
-		return nil, err
+		return db, err
 	}
 	// Every part is checked and opened now, so that damage anywhere (a
 	// table cut short, a part or its manifest or a table missing) is
@@ -208,14 +222,21 @@ func openOnce(dir string) (*DB, error) {
 			err = checkBuild(bdb, p.dir, db.meta.Build)
 		}
 		if err != nil {
-			db.Close()
-			if after, err2 := os.Stat(dir); statErr == nil && err2 == nil && !os.SameFile(before, after) {
-				return nil, errSwapped // damage seen while it was replaced
-			}
-			return nil, err
+			return db, err
 		}
 	}
 	return db, nil
+}
+
+// replaced tells whether the folder opened as pin is no longer the one
+// at dir.
+func replaced(pin *os.File, dir string) bool {
+	if pin == nil {
+		return false
+	}
+	a, err1 := pin.Stat()
+	b, err2 := os.Stat(dir)
+	return err1 == nil && (err2 != nil || !os.SameFile(a, b))
 }
 
 // checkBuild tells whether a part's store belongs to the build named.
@@ -322,10 +343,27 @@ func closePin(f *os.File) {
 func relabel(err error, root, dir string) error {
 	var d *DamagedError
 	if root != dir && errors.As(err, &d) {
-		return &DamagedError{Dir: strings.Replace(d.Dir, root, dir, 1), Err: d.Err}
+		return &DamagedError{Dir: strings.Replace(d.Dir, root, dir, 1), Err: renamed(d.Err, root, dir)}
 	}
 	return err
 }
+
+// renamed is err with the pinned path root written as dir in its text
+// (Badger's errors name the paths it opened).
+func renamed(err error, root, dir string) error {
+	if root == dir || err == nil {
+		return err
+	}
+	return &renamedError{err, root, dir}
+}
+
+type renamedError struct {
+	err       error
+	root, dir string
+}
+
+func (e *renamedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.root, e.dir) }
+func (e *renamedError) Unwrap() error { return e.err }
 
 // Dir is the database's directory.
 func (db *DB) Dir() string { return db.dir }

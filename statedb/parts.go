@@ -75,7 +75,7 @@ func (p *part) store() (*badger.DB, error) {
 	}
 	bdb, err := badger.OpenManaged(opts)
 	if err != nil {
-		return nil, &DamagedError{Dir: p.dir, Err: err}
+		return nil, &DamagedError{Dir: p.dir, Err: renamed(err, at, p.dir)}
 	}
 	p.bdb = bdb
 	return bdb, nil

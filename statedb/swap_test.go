@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,4 +68,61 @@ func TestOpenNeverMixesTwoDatabases(t *testing.T) {
 		t.Fatal("no Open succeeded while the databases were swapped")
 	}
 	t.Logf("%d opens", opened)
+}
+
+// TestDamageFoundThroughTheHandleNamesTheFolder: a database opened
+// through its folder's handle (/proc/self/fd) reports damage as damage,
+// naming the folder as the user gave it, not the handle's path, and
+// leaves no file open; a part copied from another database is damage too.
+func TestDamageFoundThroughTheHandleNamesTheFolder(t *testing.T) {
+	trace, _ := demo(t)
+	dir := t.TempDir()
+	good, other := filepath.Join(dir, "good.db"), filepath.Join(dir, "other.db")
+	buildAt(t, trace, good, 64<<10).Close()
+	buildAt(t, trace, other, 64<<10).Close()
+	openFiles := func() int {
+		es, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd: the folder is not opened through a handle here")
+		}
+		return len(es)
+	}
+	harms := map[string]func(db string) error{
+		"part removed": func(db string) error { return os.RemoveAll(partDir(db, 3)) },
+		"part manifest garbage": func(db string) error {
+			return os.WriteFile(filepath.Join(partDir(db, 3), "MANIFEST"), []byte("not a manifest"), 0o644)
+		},
+		"catalog manifest garbage": func(db string) error {
+			return os.WriteFile(filepath.Join(db, "MANIFEST"), []byte("not a manifest"), 0o644)
+		},
+		"part of another build": func(db string) error {
+			if err := os.RemoveAll(partDir(db, 3)); err != nil {
+				return err
+			}
+			return os.CopyFS(partDir(db, 3), os.DirFS(partDir(other, 3)))
+		},
+	}
+	for what, harm := range harms {
+		db := filepath.Join(dir, strings.ReplaceAll(what, " ", "-")+".db")
+		if err := os.CopyFS(db, os.DirFS(good)); err != nil {
+			t.Fatal(err)
+		}
+		if err := harm(db); err != nil {
+			t.Fatal(err)
+		}
+		before := openFiles()
+		d, err := Open(db)
+		if err == nil {
+			d.Close()
+			t.Errorf("%s: opened", what)
+			continue
+		}
+		var damaged *DamagedError
+		if !errors.As(err, &damaged) || !strings.Contains(err.Error(), db) || strings.Contains(err.Error(), "/proc/self") {
+			t.Errorf("%s: %v", what, err)
+		}
+		if after := openFiles(); after != before {
+			t.Errorf("%s: %d files open before Open, %d after", what, before, after)
+		}
+	}
 }
