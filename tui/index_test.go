@@ -20,20 +20,9 @@ import (
 // reached once indexed, and the complete database is swapped in at the
 // end (and kept for the next session).
 func TestDebuggerBrowsesWhileIndexing(t *testing.T) {
-	trace := simulate(t, filepath.Join(t.TempDir(), "long.lz4"), "", 3, 20*time.Second)
-	release := make(chan struct{})
-	var once sync.Once
-	bg, err := statedb.StartBuild([]string{trace}, "", statedb.Options{Registry: registry, PublishEvery: time.Nanosecond,
-		// Indexing pauses the first time it publishes, until the test
-		// has browsed what is indexed.
-		Progress: func(_ string, done, total int) {
-			if done < total {
-				once.Do(func() { <-release })
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Indexing pauses the first time it publishes, until the test has
+	// browsed what is indexed.
+	trace, bg, release := pausedBuild(t)
 	total := bg.DB.Meta().Steps
 	if total < 2000 {
 		t.Fatalf("the trace is too short for the test: %d steps", total)
@@ -119,19 +108,8 @@ func TestIndexingThatStopsLeavesWhatItIndexed(t *testing.T) {
 // stopped, waited forever for the event loop, and the build (and the
 // debugger's exit) waited for it.
 func TestQuittingWhileIndexingReturns(t *testing.T) {
-	trace := simulate(t, filepath.Join(t.TempDir(), "long.lz4"), "", 3, 20*time.Second)
-	release := make(chan struct{})
-	var once sync.Once
-	bg, err := statedb.StartBuild([]string{trace}, "", statedb.Options{Registry: registry, PublishEvery: time.Nanosecond,
-		// Indexing pauses at its first report until the screen is gone.
-		Progress: func(_ string, done, total int) {
-			if done < total {
-				once.Do(func() { <-release })
-			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Indexing pauses at its first report until the screen is gone.
+	trace, bg, release := pausedBuild(t)
 	m, err := New(Config{Building: bg, Traces: []string{trace}, Registry: registry})
 	if err != nil {
 		t.Fatal(err)
@@ -158,4 +136,23 @@ func TestQuittingWhileIndexingReturns(t *testing.T) {
 	if _, err := os.Stat(statedb.PathFor([]string{trace})); !os.IsNotExist(err) {
 		t.Fatalf("a build stopped by quitting left a database: %v", err)
 	}
+}
+
+// pausedBuild starts indexing a paxos run of 20 s in the background; the
+// build pauses the first time it publishes until release is closed.
+func pausedBuild(t *testing.T) (trace string, bg *statedb.Building, release chan struct{}) {
+	t.Helper()
+	trace = simulate(t, filepath.Join(t.TempDir(), "long.lz4"), "", 3, 20*time.Second)
+	release = make(chan struct{})
+	var once sync.Once
+	bg, err := statedb.StartBuild([]string{trace}, "", statedb.Options{Registry: registry, PublishEvery: time.Nanosecond,
+		Progress: func(_ string, done, total int) {
+			if done < total {
+				once.Do(func() { <-release })
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trace, bg, release
 }
