@@ -371,6 +371,8 @@ type divergedRun struct {
 	reproduce, debug string
 }
 
+func (d *divergedRun) headline() string { return "replay diverged: " + d.err }
+
 // findingPath is where the i-th trace an exploration writes goes:
 // FOUND.lz4, then FOUND-2.lz4, ...
 func findingPath(out string, i int) string {
@@ -552,7 +554,7 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		out.Found = append(out.Found, j)
 	}
 	if d := diverged; d != nil {
-		out.Found = append(out.Found, found{Run: d.run, Kind: "divergence", Headline: "replay diverged: " + d.err, Step: d.step,
+		out.Found = append(out.Found, found{Run: d.run, Kind: "divergence", Headline: d.headline(), Step: d.step,
 			Trace: d.trace, Reproduce: d.reproduce, Debug: d.debug})
 	}
 	enc := json.NewEncoder(a.Stdout)
@@ -727,7 +729,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		run := d.run
 		_, rerun := rerunCommand(sys, cfg, f, shard, run)
 		// The rerun writes the findings before it first, as this one did.
-		rf.Failures = append(rf.Failures, huntFailure{Run: &run, Kind: "divergence", Headline: "replay diverged: " + d.err, Step: d.step,
+		rf.Failures = append(rf.Failures, huntFailure{Run: &run, Kind: "divergence", Headline: d.headline(), Step: d.step,
 			Key: fmt.Sprintf("divergence of run %d", run), Trace: d.trace, Reproduce: d.reproduce,
 			Debug: "replay verify " + shellQuote(findingPath(rerun, len(sum.Found)))})
 	}

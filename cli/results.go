@@ -260,6 +260,7 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	m := mergedResults{Format: resultsFormat, Version: resultsVersion, Hunt: files[0].Hunt, Shards: files[0].Shard.Count,
 		Merged: []int{}, Missing: []int{}, Partial: []int{}}
 	have := map[int]bool{}
+	var interrupted []int // shards stopped by Ctrl-C or SIGTERM
 	for _, rf := range files {
 		have[rf.Shard.Index] = true
 		m.Merged = append(m.Merged, rf.Shard.Index)
@@ -267,6 +268,9 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 		m.Steps += rf.Steps
 		if !rf.Complete {
 			m.Partial = append(m.Partial, rf.Shard.Index)
+		}
+		if rf.Stopped == "interrupted" {
+			interrupted = append(interrupted, rf.Shard.Index)
 		}
 		m.Failures = append(m.Failures, rf.Failures...)
 	}
@@ -297,12 +301,6 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	}
 	for _, f := range m.Failures {
 		m.Exit = worseExit(m.Exit, failureExit(f.Kind))
-	}
-	var interrupted []int
-	for _, rf := range files {
-		if rf.Stopped == "interrupted" {
-			interrupted = append(interrupted, rf.Shard.Index)
-		}
 	}
 	slices.Sort(interrupted)
 	if m.Exit == ExitOK && len(interrupted) > 0 {

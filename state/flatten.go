@@ -76,21 +76,21 @@ func (f *Flattener) Append(dst []Leaf, v any, prev []Leaf) []Leaf {
 
 // previous finds the leaf of prev at the current path.
 func (f *Flattener) previous() (Leaf, bool) {
-	p := f.path
-	if len(p) == 0 {
-		p = dot
-	}
+	p := f.shownPath()
 	for j := f.next; j < len(f.prev) && j < f.next+samePathWindow; j++ {
 		if f.prev[j].Path == string(p) {
 			f.next, f.misses = j+1, 0
 			return f.prev[j], true
 		}
 	}
-	// Past the end of prev, new leaves are appended ones: nothing to find.
-	if f.misses++; len(f.byPath) == 0 && f.misses < resyncAfter || f.next >= len(f.prev) {
-		return Leaf{}, false
+	f.misses++
+	if f.next >= len(f.prev) {
+		return Leaf{}, false // past prev's end, leaves are appended ones
 	}
 	if len(f.byPath) == 0 {
+		if f.misses < resyncAfter {
+			return Leaf{}, false
+		}
 		if f.byPath == nil {
 			f.byPath = map[string]int{}
 		}
@@ -110,8 +110,6 @@ func (f *Flattener) previous() (Leaf, bool) {
 // of prev): as many as a few new leaves in the middle of a state never
 // reach.
 const resyncAfter = samePathWindow
-
-var dot = []byte(".")
 
 // leaf writes a leaf at the current path with a value that allocates
 // nothing (a constant).
@@ -138,11 +136,14 @@ func (f *Flattener) leafVal() {
 	f.out = append(f.out, Leaf{old.Path, val})
 }
 
-func (f *Flattener) pathString() string {
+func (f *Flattener) pathString() string { return string(f.shownPath()) }
+
+// shownPath is the current path as leaves name it: "." for the root.
+func (f *Flattener) shownPath() []byte {
 	if len(f.path) == 0 {
-		return "."
+		return []byte(".")
 	}
-	return string(f.path)
+	return f.path
 }
 
 func (f *Flattener) walk(v reflect.Value, depth int) {
@@ -241,10 +242,7 @@ func (f *Flattener) reference(v reflect.Value) bool {
 		f.leafVal()
 		return true
 	}
-	p := f.path
-	if len(p) == 0 {
-		p = dot
-	}
+	p := f.shownPath()
 	f.seen[k] = span{len(f.paths), len(p)}
 	f.paths = append(f.paths, p...)
 	return false

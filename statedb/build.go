@@ -322,20 +322,19 @@ func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*B
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create trace database %s: %w", tmp, err)
 	}
-	first := &part{dir: partDir(tmp, 0), checked: true}
-	if first.bdb, err = badger.OpenManaged(buildOptions(first.dir)); err != nil {
+	first, err := createPart(tmp, 0, 0)
+	if err != nil {
 		cat.Close()
 		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("create trace database %s: %w", tmp, err)
+		return nil, err
 	}
 	ps := &parts{list: []*part{first}}
-	b := &builder{tr: tr, r: r, parts: ps, bdb: first.bdb, wb: newBatch(first.bdb), nodes: map[node.ID]*nodeLeaves{},
-		build: newBuildID(),
-		last:  map[node.ID][]state.Leaf{}, render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(max(opts.PartBytes, 0), PartBytes)}
+	b := &builder{tr: tr, r: r, parts: ps, nodes: map[node.ID]*nodeLeaves{}, build: newBuildID(),
+		last: map[node.ID][]state.Leaf{}, render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(max(opts.PartBytes, 0), PartBytes)}
 	meta := Meta{Schema: Schema, Fingerprint: fingerprint, System: tr.Header.System, Bug: tr.Header.Bug,
 		Nodes: tr.Nodes, Steps: tr.Len(), Start: tr.Header.Start, Unknown: tr.Unknown,
 		SnapshotEvery: SnapshotEvery, Build: b.build}
-	if err := b.put([]byte{nsBuild}, []byte(b.build), metaVersion); err != nil {
+	if err := b.begin(first); err != nil {
 		ps.closeAll()
 		cat.Close()
 		os.RemoveAll(tmp)
@@ -546,12 +545,16 @@ func (b *builder) replay(ch chan<- work, werr chan error, pc *predCollector, sto
 			werr <- err
 			return nil
 		}
-		if step%64 == 0 && stop != nil && stop() { // often: a step may cost milliseconds of predicates
+		if step%stopEvery == 0 && stop != nil && stop() {
 			return ErrStopped
 		}
 	}
 	return nil
 }
+
+// stopEvery is how many steps a build or a check runs between looks at
+// whether to stop: few, since a step may cost milliseconds of predicates.
+const stopEvery = 64
 
 // PublishEvery is how often a build makes what it wrote readable (a
 // debugger browses a database while it is built) by default.
@@ -645,12 +648,10 @@ func (b *builder) nextPart(first int, progress func(string, int, int)) error {
 		return err
 	}
 	ps := b.parts
-	p := &part{dir: partDir(filepath.Dir(ps.list[0].dir), len(ps.list)), first: first, checked: true}
-	bdb, err := badger.OpenManaged(buildOptions(p.dir))
+	p, err := createPart(filepath.Dir(ps.list[0].dir), len(ps.list), first)
 	if err != nil {
-		return fmt.Errorf("create trace database part %s: %w", p.dir, err)
+		return err
 	}
-	p.bdb = bdb
 	old := ps.list[len(ps.list)-1]
 	// Listed at once, so that whatever fails below, closing the database
 	// closes the new store; readers cannot reach it before its steps are
@@ -658,8 +659,7 @@ func (b *builder) nextPart(first int, progress func(string, int, int)) error {
 	ps.mu.Lock()
 	ps.list = append(ps.list, p)
 	ps.mu.Unlock()
-	b.bdb, b.wb, b.written = bdb, newBatch(bdb), 0
-	if err := b.put([]byte{nsBuild}, []byte(b.build), metaVersion); err != nil {
+	if err := b.begin(p); err != nil {
 		return err
 	}
 	for _, id := range b.tr.Nodes {
@@ -674,8 +674,26 @@ func (b *builder) nextPart(first int, progress func(string, int, int)) error {
 	if err := b.wb.Flush(); err != nil {
 		return fmt.Errorf("write the trace database: %w", err)
 	}
-	b.wb = newBatch(bdb)
+	b.wb = newBatch(p.bdb)
 	return ps.finish(old)
+}
+
+// createPart creates the store of part i of the database being built in
+// dir, which holds the steps from first.
+func createPart(dir string, i, first int) (*part, error) {
+	p := &part{dir: partDir(dir, i), first: first, checked: true}
+	bdb, err := badger.OpenManaged(buildOptions(p.dir))
+	if err != nil {
+		return nil, fmt.Errorf("create trace database part %s: %w", p.dir, err)
+	}
+	p.bdb = bdb
+	return p, nil
+}
+
+// begin makes p the part being written, starting with the build's name.
+func (b *builder) begin(p *part) error {
+	b.bdb, b.wb, b.written = p.bdb, newBatch(p.bdb), 0
+	return b.put([]byte{nsBuild}, []byte(b.build), metaVersion)
 }
 
 // Leaves returns the observed state of a replayed node as the database

@@ -19,9 +19,11 @@ import (
 // of its own, where a file cut short or overwritten makes it panic (the
 // process dies, nothing can recover it); here the same work runs in the
 // caller's goroutine, so damage becomes a *DamagedError naming the file.
-// It reads what Open reads anyway, so it costs about as much again.
-func checkTables(dir string, opts badger.Options) error {
-	names, err := filepath.Glob(filepath.Join(dir, "*.sst"))
+// It reads what Open reads anyway, so it costs about as much again. The
+// tables are read at at (a pinned path, see pinDir) and damage is named
+// in dir.
+func checkTables(at, dir string, opts badger.Options) error {
+	names, err := filepath.Glob(filepath.Join(at, "*.sst"))
 	if err != nil {
 		return err
 	}
@@ -35,7 +37,7 @@ func checkTables(dir string, opts badger.Options) error {
 	}
 	for _, name := range names {
 		if err := checkTable(name, topt); err != nil {
-			return &DamagedError{Dir: dir, Err: fmt.Errorf("%s: %w", filepath.Base(name), err)}
+			return &DamagedError{Dir: dir, Err: renamed(fmt.Errorf("%s: %w", filepath.Base(name), err), at, dir)}
 		}
 	}
 	return nil

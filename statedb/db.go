@@ -25,6 +25,7 @@ import (
 // Schema is the layout version; a database of another schema is rebuilt.
 // 2: predicate results moved out of the store into predsFile.
 // 3: steps stored in parts (parts.go), the folder's store holds Meta.
+// 4: each part names the build that wrote it (Meta.Build).
 const Schema = 4
 
 // Meta describes a database and the traces it indexes.
@@ -200,8 +201,8 @@ func openOnce(dir string) (db *DB, err error) {
 		return nil, fmt.Errorf("trace database %s is open for writing by %s, an older replay: close it, or name another database with --db", dir, who)
 	}
 	opts := readOptions(root)
-	if err := checkTables(root, opts); err != nil {
-		return nil, relabel(err, root, dir)
+	if err := checkTables(root, dir, opts); err != nil {
+		return nil, err
 	}
 	cat, err := badger.OpenManaged(opts)
 	if err != nil {
@@ -336,16 +337,6 @@ func closePin(f *os.File) {
 	if f != nil {
 		f.Close()
 	}
-}
-
-// relabel names the folder as the user did in a damage found through
-// its pinned path.
-func relabel(err error, root, dir string) error {
-	var d *DamagedError
-	if root != dir && errors.As(err, &d) {
-		return &DamagedError{Dir: strings.Replace(d.Dir, root, dir, 1), Err: renamed(d.Err, root, dir)}
-	}
-	return err
 }
 
 // renamed is err with the pinned path root written as dir in its text

@@ -68,8 +68,8 @@ func (p *part) store() (*badger.DB, error) {
 	at := cmp.Or(p.at, p.dir)
 	opts := readOptions(at)
 	if !p.checked {
-		if err := checkTables(at, opts); err != nil {
-			return nil, relabel(err, at, p.dir)
+		if err := checkTables(at, p.dir, opts); err != nil {
+			return nil, err
 		}
 		p.checked = true
 	}

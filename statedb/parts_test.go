@@ -241,13 +241,7 @@ func TestAMissingPartIsDamage(t *testing.T) {
 		},
 	}
 	for what, harm := range damage {
-		db := filepath.Join(dir, strings.ReplaceAll(what, " ", "-")+".db")
-		if err := os.CopyFS(db, os.DirFS(good)); err != nil {
-			t.Fatal(err)
-		}
-		if err := harm(db); err != nil {
-			t.Fatal(err)
-		}
+		db := harmedCopy(t, good, what, harm)
 		var damaged *DamagedError
 		if d, err := Open(db); !errors.As(err, &damaged) {
 			if err == nil {
@@ -336,4 +330,18 @@ func TestANegativePartSizeMeansTheDefault(t *testing.T) {
 	if n := len(db.Meta().Parts); n != 1 {
 		t.Fatalf("PartBytes -1 made %d parts of a small trace, want 1", n)
 	}
+}
+
+// harmedCopy copies the database good beside it, named after what harm
+// does to the copy, and harms it.
+func harmedCopy(t *testing.T, good, what string, harm func(db string) error) string {
+	t.Helper()
+	db := filepath.Join(filepath.Dir(good), strings.ReplaceAll(what, " ", "-")+".db")
+	if err := os.CopyFS(db, os.DirFS(good)); err != nil {
+		t.Fatal(err)
+	}
+	if err := harm(db); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

@@ -179,8 +179,7 @@ func checkPredicates(tr *replay.Trace, reg *system.Registry, script string, prog
 		if err := pc.observe(step); err != nil {
 			return nil, nil, err
 		}
-		// Often: a step may cost milliseconds of predicates.
-		if step%64 == 0 && stop != nil && stop() {
+		if step%stopEvery == 0 && stop != nil && stop() {
 			return nil, nil, ErrStopped
 		}
 		if (step%2048 == 0 || step == n-1) && progress != nil {

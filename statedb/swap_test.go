@@ -103,13 +103,7 @@ func TestDamageFoundThroughTheHandleNamesTheFolder(t *testing.T) {
 		},
 	}
 	for what, harm := range harms {
-		db := filepath.Join(dir, strings.ReplaceAll(what, " ", "-")+".db")
-		if err := os.CopyFS(db, os.DirFS(good)); err != nil {
-			t.Fatal(err)
-		}
-		if err := harm(db); err != nil {
-			t.Fatal(err)
-		}
+		db := harmedCopy(t, good, what, harm)
 		before := openFiles()
 		d, err := Open(db)
 		if err == nil {
