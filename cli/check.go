@@ -272,7 +272,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	} else {
 		rep.WriteText(a.Stdout, elapsed)
 		// Predicates judged without these nodes' rows there.
-		writeUnknown(a.Stdout, r.Nodes(), unknown)
+		writeUnknown(a.Stdout, tr, r.Nodes())
 		rep.WriteErrors(a.Stderr)
 		if d != nil {
 			fmt.Fprint(a.Stdout, d.Report())

@@ -189,12 +189,44 @@ func unknownStretches(tr *replay.Trace, ids []node.ID) map[node.ID][]string {
 	return out
 }
 
-// writeUnknown prints unknownStretches' lines, node by node in ids' order.
-func writeUnknown(w io.Writer, ids []node.ID, unknown map[node.ID][]string) {
+// writeUnknown prints where each node's state is unknown, node by node in
+// ids' order. Stretches that end alike for the same reason (one damaged
+// file cuts every node's recording) are one entry naming the reason once,
+// with where each node's stretch begins; --json lists each node.
+func writeUnknown(w io.Writer, tr *replay.Trace, ids []node.ID) {
+	type shared struct{ until, reason string }
+	type start struct {
+		id    node.ID
+		after string
+	}
+	var order []shared
+	starts := map[shared][]start{}
 	for _, id := range ids {
-		for _, u := range unknown[id] {
-			fmt.Fprintf(w, "%s: %s\n", id, u)
+		for _, u := range tr.Unknown[id] {
+			after, until := stretch(u)
+			k := shared{until, u.Reason}
+			if _, ok := starts[k]; !ok {
+				order = append(order, k)
+			}
+			starts[k] = append(starts[k], start{id, after})
 		}
+	}
+	for _, k := range order {
+		ss := starts[k]
+		if len(ss) == 1 {
+			fmt.Fprintf(w, "%s: state unknown %s until %s: %s\n", ss[0].id, ss[0].after, k.until, k.reason)
+			continue
+		}
+		fmt.Fprintf(w, "%d nodes: state unknown until %s: %s\n", len(ss), k.until, k.reason)
+		const listed = 16
+		var each []string
+		for _, s := range ss[:min(len(ss), listed)] {
+			each = append(each, fmt.Sprintf("%s %s", s.id, s.after))
+		}
+		if len(ss) > listed {
+			each = append(each, fmt.Sprintf("and %d more (--json lists each)", len(ss)-listed))
+		}
+		fmt.Fprintf(w, "  %s\n", strings.Join(each, ", "))
 	}
 }
 

@@ -148,7 +148,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 			fmt.Fprintf(a.Stdout, "replayed %d steps on %d nodes: 0 divergences (%d state hashes compared, %.2fs)\n",
 				res.Replayed, len(res.Nodes), res.StateHashes, res.Seconds)
 		}
-		writeUnknown(a.Stdout, r.Nodes(), res.Unknown)
+		writeUnknown(a.Stdout, tr, r.Nodes())
 	}
 	if d != nil {
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}
