@@ -17,8 +17,10 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/replaycheck/replaycheck/internal/nearest"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -214,7 +216,7 @@ Exit codes: 0 ok, 1 violations found (sim: the run failed), 2 bad input,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return badInput("%v (see %s --help)", err, c.CommandPath())
+		return badInput("%v (%ssee %s --help)", err, flagTypo(c, err), c.CommandPath())
 	})
 	root.AddCommand(a.simCmd(), a.infoCmd(), a.eventsCmd(), a.verifyCmd(), a.mergeCmd(), a.checkCmd(), a.demoCmd(), a.indexCmd(), a.debugCmd(), a.benchCmd(), a.scheduleCmd(), a.forkCmd(), a.exploreCmd(), a.criticalCmd(), a.predictCmd(), a.shrinkCmd(), a.exportCmd(), a.reportCmd(), a.vetCmd(), a.whyCmd(), a.stateCmd(), a.historyCmd(), a.resultsCmd())
 	for _, c := range root.Commands() {
@@ -282,4 +284,23 @@ func requireArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// flagTypo is "did you mean --x? " when err names a flag c does not have
+// and one of its flags is a likely misspelling of it.
+func flagTypo(c *cobra.Command, err error) string {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) || ne.GetSpecifiedName() == "" {
+		return ""
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if n := nearest.Typo(names, ne.GetSpecifiedName()); n != "" {
+		return "did you mean --" + n + "? "
+	}
+	return ""
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/internal/nearest"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/state"
@@ -385,7 +385,7 @@ func checkNode(src stateSource, id node.ID) error {
 	for i, n := range ids {
 		names[i] = string(n)
 	}
-	return badInput("--node %s: no such node (nearest: %s)", id, strings.Join(nearest(string(id), names, 5), ", "))
+	return badInput("--node %s: no such node (nearest: %s)", id, strings.Join(nearest.Names(names, string(id), 5), ", "))
 }
 
 // unknownField names the fields the node ever had that are closest to
@@ -408,53 +408,5 @@ func unknownField(src stateSource, id node.ID, path string) error {
 	if len(names) == 0 {
 		return badInput("--field %s: node %s has no observed state in the trace", path, id)
 	}
-	return badInput("--field %s: node %s has no such field (nearest: %s)", path, id, strings.Join(nearest(path, names, 5), ", "))
-}
-
-// nearest returns the n names closest to s: those containing it (or
-// contained in it) first, then by edit distance, ties in natural order.
-func nearest(s string, names []string, n int) []string {
-	ls := strings.ToLower(s)
-	score := func(name string) int {
-		ln := strings.ToLower(name)
-		d := editDistance(ls, ln)
-		if strings.Contains(ln, ls) || strings.Contains(ls, ln) {
-			d -= 1000
-		}
-		return d
-	}
-	out := slices.Clone(names)
-	slices.SortStableFunc(out, func(a, b string) int {
-		if c := cmp.Compare(score(a), score(b)); c != 0 {
-			return c
-		}
-		if node.NaturalLess(a, b) {
-			return -1
-		}
-		if node.NaturalLess(b, a) {
-			return 1
-		}
-		return 0
-	})
-	return out[:min(n, len(out))]
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return badInput("--field %s: node %s has no such field (nearest: %s)", path, id, strings.Join(nearest.Names(names, path, 5), ", "))
 }

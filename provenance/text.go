@@ -3,8 +3,9 @@ package provenance
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
+
+	"github.com/replaycheck/replaycheck/internal/nearest"
 )
 
 // Lines renders the chain as the CLI and the debugger show it: one line
@@ -72,51 +73,5 @@ func (c *Chain) Write(w io.Writer) error {
 // first, then by edit distance, so a typo and a partial path both find
 // the field.
 func Nearest(names []string, want string, k int) []string {
-	type scored struct {
-		name string
-		d    int
-	}
-	var all []scored
-	lw := strings.ToLower(want)
-	for _, n := range names {
-		ln := strings.ToLower(n)
-		d := editDistance(ln, lw)
-		if lw != "" && strings.Contains(ln, lw) {
-			d = -1000 + abs(len(ln)-len(lw))
-		}
-		all = append(all, scored{n, d})
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].d < all[j].d })
-	var out []string
-	for _, s := range all[:min(k, len(all))] {
-		out = append(out, s.name)
-	}
-	return out
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return nearest.Names(names, want, k)
 }

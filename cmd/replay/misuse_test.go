@@ -113,6 +113,8 @@ func TestMisuse(t *testing.T) {
 		{args: sim("paxos", "--bug", "nosuch", "-o", "x.lz4"), want: []string{`no bug "nosuch"`, "latest-response"}},
 		{args: sim("paxos", "--bug", "", "-o", "x.lz4"), want: []string{`no bug ""`}},
 		{args: sim("paxos", "--frobnicate"), want: []string{"unknown flag", "--frobnicate"}},
+		{args: sim("paxos", "--sed", "3"), want: []string{"unknown flag: --sed", "did you mean --seed?"}},
+		{args: []string{"check", "--stop-at-frist", "t.lz4", "s.star"}, want: []string{"did you mean --stop-at-first?"}},
 		// sim: numbers
 		{args: sim("paxos", "--seed", "abc"), want: []string{"--seed", "abc"}},
 		{args: sim("paxos", "--seed", "-1"), want: []string{"--seed", "-1"}},

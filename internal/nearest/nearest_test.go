@@ -1,0 +1,42 @@
+package nearest
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestTypoFindsAMisspelledName(t *testing.T) {
+	flags := []string{"seed", "steps", "stop-at-first", "jobs", "allow-damaged", "json"}
+	for want, typed := range map[string]string{
+		"seed": "sed", "steps": "stpes", "stop-at-first": "stop-at-frist", "jobs": "job",
+		"allow-damaged": "allow", // the only flag it begins
+		"":              "xyzzy", // nothing near
+	} {
+		if got := Typo(flags, typed); got != want {
+			t.Errorf("Typo(%q) = %q, want %q", typed, got, want)
+		}
+	}
+	// Two flags begin "st" and "sto": neither is guessed from a prefix.
+	if got := Typo([]string{"stop-at-first", "stop-after"}, "sto"); got != "" {
+		t.Errorf("Typo(sto) = %q, want no guess between two flags it begins", got)
+	}
+}
+
+func TestNamesOrdersContainingThenNear(t *testing.T) {
+	names := []string{"n10", "n2", "Agent.AcceptedValue", "Agent.AcceptedRound", "Agent.Promised", "N"}
+	if got := Names(names, "acceptedvalu", 2); !slices.Equal(got, []string{"Agent.AcceptedValue", "Agent.AcceptedRound"}) {
+		t.Errorf("Names(acceptedvalu) = %v", got)
+	}
+	if got := Names([]string{"n10", "n9", "n2"}, "n", 3); !slices.Equal(got, []string{"n2", "n9", "n10"}) {
+		t.Errorf("Names(n) = %v, want natural order among equals", got)
+	}
+	if got := Names(names, "Agent.Promissed", 1); !slices.Equal(got, []string{"Agent.Promised"}) {
+		t.Errorf("Names(Agent.Promissed) = %v", got)
+	}
+}
+
+func TestNamesFindsAPathThatWentTooDeep(t *testing.T) {
+	if got := Names([]string{"Agent.Promised", "Agent.AcceptedRound"}, "Agent.Promised.Round", 1); !slices.Equal(got, []string{"Agent.Promised"}) {
+		t.Errorf("Names(Agent.Promised.Round) = %v", got)
+	}
+}
