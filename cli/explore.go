@@ -404,7 +404,8 @@ func writeAtomic(path string, write func(*atomicFile) error) error {
 }
 
 // commands fills in how to re-run a finding and where to debug it.
-func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f exploreFlags) {
+// fd is the i-th finding.
+func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f exploreFlags, i int) {
 	script := f.sim.check
 	switch {
 	case len(f.from) > 0:
@@ -416,6 +417,12 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 		args = append(args, "--budget", strconv.Itoa(fd.Run+1), "-o", shellQuote(rerun))
 		if f.sim.shard != "" {
 			args = append(args, "--results", shellQuote(rerunResults(rerun)))
+		}
+		if f.all && i > 0 {
+			// Without --all the rerun would stop at the first finding,
+			// another run; with it, it writes the findings before this
+			// one first.
+			args = append(args, "--all", "#", "its trace is the last written:", shellQuote(findingPath(rerun, i)))
 		}
 		ff.reproduce = strings.Join(args, " ")
 		if fd.Violation != nil {
@@ -444,7 +451,7 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 	fmt.Fprintf(w, "explore %s (bug %s) with %s\n", sys.Name, cfg.Bug, sum.Strategy)
 	for i, fd := range sum.Found {
 		ff := &files[i]
-		ff.commands(sys, fd, f)
+		ff.commands(sys, fd, f, i)
 		fmt.Fprintf(w, "\nrun %d fails: %s\n", fd.Run, fd.Headline())
 		switch {
 		case fd.Panic != nil:
@@ -540,7 +547,7 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 	}
 	for i, fd := range sum.Found {
 		ff := &files[i]
-		ff.commands(sys, fd, f)
+		ff.commands(sys, fd, f, i)
 		j := found{Run: fd.Run, Chooser: fd.Chooser, Headline: fd.Headline(), Step: ff.step, Trace: ff.trace,
 			Schedule: ff.schedule, Reproduce: ff.reproduce, Debug: ff.debug, Kind: "violation"}
 		switch {
@@ -709,7 +716,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		Complete: sum.Stopped == "budget" || sum.Stopped == "exhausted"}
 	for i, fd := range sum.Found {
 		ff := files[i]
-		ff.commands(sys, fd, f)
+		ff.commands(sys, fd, f, i)
 		run := fd.Run
 		cmd, rerun := rerunCommand(sys, cfg, f, shard, run)
 		hf := huntFailure{Run: &run, Kind: "violation", Headline: fd.Headline(), Step: ff.step, Key: fd.Key(), Trace: ff.trace,

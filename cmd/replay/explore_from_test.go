@@ -39,6 +39,23 @@ func TestExploreFromARecordedRun(t *testing.T) {
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Fatalf("the reproduce command wrote other bytes (%d vs %d)", len(a), len(b))
 	}
+	// With --all, a later finding's command re-makes that finding, not
+	// the first (it once stopped at the first failing run).
+	r = replay(t, dir, "explore", "paxos", "--check", paxosStar, "--from", "s3.lz4", "--at", "40",
+		"--strategy", "pct", "--budget", "12", "--all", "-o", "all.lz4")
+	cmds := regexp.MustCompile(`(?m)^reproduce: replay (explore .*) # its trace is the last written: (\S+)$`).FindAllStringSubmatch(r.stdout, -1)
+	if r.code != 1 || len(cmds) == 0 {
+		t.Fatalf("explore --all: exit %d, want 1 and a second finding's reproduce line\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if again := replay(t, dir, strings.Fields(cmds[0][1])...); again.code != 1 {
+		t.Fatalf("the second finding's reproduce command: exit %d\n%s%s", again.code, again.stdout, again.stderr)
+	}
+	a, _ = os.ReadFile(filepath.Join(dir, "all-2.lz4"))
+	b, _ = os.ReadFile(filepath.Join(dir, cmds[0][2]))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("the second finding's reproduce command wrote other bytes to %s (%d vs %d)", cmds[0][2], len(a), len(b))
+	}
+
 	// The found run keeps the recorded steps #0..#40.
 	want := replay(t, dir, "events", "s3.lz4", "--limit", "41")
 	got := replay(t, dir, "events", "found.lz4", "--limit", "41")
