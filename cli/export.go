@@ -60,8 +60,8 @@ format of another tool:
             (jq, pandas.read_json(lines=True))
 
 With --preds PREDS.star the predicates are checked first and the
-violations that fall in the window are marked (perfetto, mermaid, dot,
-shiviz, jsonl). See docs/export.md.
+violations and liveness alarms that fall in the window are marked
+(perfetto, mermaid, dot, shiviz, jsonl); screened intervals are not. See docs/export.md.
 
 Exit codes: 0 written, 2 bad input (unknown format, empty window, a window
 too big for the format).`,

@@ -446,3 +446,27 @@ func TestExportJSONL(t *testing.T) {
 		}
 	}
 }
+
+// A screened liveness interval is not a violation: no format marks it
+// (each once marked every interval in the window).
+func TestExportMarksNoScreenedInterval(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "screened.star")
+	b, err := os.ReadFile(preds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Violated at #270 only, never raised: a screened interval in the window.
+	b = append(b, []byte("\nliveness(\"Quiet\", lambda: event.step != 270, alarm = lambda aux: False)\n")...)
+	if err := os.WriteFile(script, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"jsonl", "mermaid", "perfetto", "dot", "shiviz"} {
+		out := string(run(t, "--format", format, "--from", "260", "--to", "280", "--preds", script))
+		if strings.Contains(out, "Quiet") {
+			t.Errorf("%s marks the screened interval of Quiet:\n%s", format, out)
+		}
+		if !strings.Contains(out, "violated at step #273") && !strings.Contains(out, `"violation: GlobalConsistency"`) {
+			t.Errorf("%s lost the violation at #273", format)
+		}
+	}
+}

@@ -40,7 +40,8 @@ type Window struct {
 	To     int
 	Nodes  []node.ID // shown nodes, sorted
 	// Violations found by a predicates script; the formats that can show
-	// them annotate those whose step is in the window.
+	// them annotate the findings (safety violations and liveness alarms,
+	// not screened or unjudged intervals) whose step is in the window.
 	Violations []*predicates.Violation
 
 	shown map[node.ID]bool
@@ -124,11 +125,13 @@ func (w *Window) Sends(step int) []Message {
 	return out
 }
 
-// InWindow lists the violations whose step is in the window.
+// InWindow lists the findings whose step is in the window: a screened
+// liveness interval is not a violation, and marking it one would send the
+// reader after a bug that is not there.
 func (w *Window) InWindow() []*predicates.Violation {
 	var out []*predicates.Violation
 	for _, v := range w.Violations {
-		if v.Step >= w.From && v.Step <= w.To && w.shown[v.Node] {
+		if v.Finding() && v.Step >= w.From && v.Step <= w.To && w.shown[v.Node] {
 			out = append(out, v)
 		}
 	}
