@@ -15,6 +15,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/critical"
 	"github.com/replaycheck/replaycheck/explore"
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
@@ -247,6 +248,11 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		return err
 	}
 	tgt, res, elapsed := found.tgt, found.res, found.elapsed
+	if res.Critical > 0 && tr.Event(res.Critical).Kind == node.KindInput {
+		// Walks get no inputs: from before an input, one may "recover"
+		// only because the input that would show the failure never came.
+		fmt.Fprintf(a.Stderr, "replay critical: note: the critical step #%d is an external input, and walks receive none: the run may have been doomed before it, with nothing left to show it until an input arrived\n", res.Critical)
+	}
 	rep := &criticalReport{tr: tr, paths: paths, script: script.Name, f: f, tgt: tgt, res: res, elapsed: elapsed}
 	if res.LastLive >= 0 && res.Critical >= 0 {
 		if err := writeBytes(out, found.recovering); err != nil {

@@ -66,6 +66,12 @@ func TestCriticalTransitionOfStaleSyn(t *testing.T) {
 	if !strings.HasPrefix(out.Critical.Event, "#") {
 		t.Errorf("the critical event is not a replay events line: %q", out.Critical.Event)
 	}
+	// Walks get no inputs: the note says so exactly when the critical
+	// step is one.
+	isInput := strings.Contains(out.Critical.Event, " input ")
+	if noted := strings.Contains(r.stderr, "is an external input"); noted != isInput {
+		t.Errorf("critical step %q: note about inputs given %v, want %v\n%s", out.Critical.Event, noted, isInput, r.stderr)
+	}
 
 	// The recovering walk is an ordinary trace in which the predicate
 	// holds at the end.
