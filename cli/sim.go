@@ -73,10 +73,10 @@ that).
 
 Limits: at most ` + fmt.Sprint(sim.MaxNodes) + ` nodes (the largest system a trace holds)
 and --churn at most ` + fmt.Sprint(sim.MaxChurn) + ` crashes per node per virtual
-second. A system may refuse a run it cannot do before it starts: chord
-needs a ring position per node (--param bits=N gives 2^N positions),
-transport runs at most 32 nodes, and every bundled system refuses a
---param it does not know.
+second. A system may refuse a run it cannot do before it starts, with
+its reason (its Validate: too many nodes for its design, a --param it
+does not know); the bundled chord, for one, needs a ring position per
+node (--param bits=N gives 2^N positions).
 
 With --seeds FROM-TO --check PREDS.star, sim hunts across seeds: it checks
 each run and stops at the first with a violation --fail-on counts, writes
