@@ -221,7 +221,9 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 	}
 	if ld.runs == nil {
 		for fi, f := range files {
-			f.Events = ld.held[fi]
+			if fi < len(ld.held) { // a file without events has none held
+				f.Events = ld.held[fi]
+			}
 		}
 		return Merge(files)
 	}

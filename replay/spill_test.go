@@ -345,3 +345,24 @@ func TestSpillTellsReceiveProblemsInStepOrder(t *testing.T) {
 		t.Fatalf("%d problems spilled, %d in memory", len(spilled.Problems), len(mem.Problems))
 	}
 }
+
+// A trace without events (a recorder killed after its header, the run of
+// an empty schedule) is an error to say, not a panic; beside other files
+// it adds nothing.
+func TestATraceWithoutEventsIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	h := record.Header{System: "paxos", Nodes: []node.ID{"n1"}, Recorded: []node.ID{"n1"}, Driver: "live", Start: 1}
+	empty := filepath.Join(dir, "empty.lz4")
+	writeTrace(t, empty, h, nil, &record.End{Time: 1})
+	for _, opts := range []replay.LoadOptions{{}, {InMemory: -1}} {
+		if _, err := replay.LoadWith(opts, empty); err == nil || !strings.Contains(err.Error(), "empty.lz4: no events recorded") {
+			t.Errorf("%+v: %v, want 'no events recorded'", opts, err)
+		}
+	}
+	one := filepath.Join(dir, "one.lz4")
+	writeTrace(t, one, h, []*node.Event{{Node: "n1", Seq: 1, Lamport: 1, Kind: node.KindInit, Time: 1}}, &record.End{Time: 2})
+	tr, err := replay.Load(empty, one)
+	if err != nil || tr.Len() != 1 {
+		t.Fatalf("an empty file beside another: %v", err)
+	}
+}
