@@ -37,6 +37,7 @@ func TestExportAndReportGuardTheirInputs(t *testing.T) {
 		{"export", trace, "--format", "jsonl", "--preds", script, "-o", script},
 		{"report", trace, script, "-o", trace},
 		{"report", trace, script, "-o", script},
+		{"schedule", trace, "-o", trace},
 	} {
 		if code := run(args...); code != ExitBadInput || !strings.Contains(errb.String(), "is also an input") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
