@@ -104,12 +104,20 @@ func (f huntFailure) name() string {
 }
 
 // parseShard reads --shard I/N.
+// maxShards bounds a split: a merge lists the shards it has and misses,
+// and a shard skips the runs of those before it, so a count from a typo
+// (or a hostile result file) must not cost memory or minutes.
+const maxShards = 100_000
+
 func parseShard(spec string) (shardSpec, error) {
 	i, n, ok := strings.Cut(spec, "/")
 	index, err1 := strconv.Atoi(strings.TrimSpace(i))
 	count, err2 := strconv.Atoi(strings.TrimSpace(n))
 	if !ok || err1 != nil || err2 != nil || count < 1 || index < 0 || index >= count {
 		return shardSpec{}, badInput("--shard %q: want I/N, shard I of N counted from 0 (0 <= I < N), e.g. 0/4", spec)
+	}
+	if count > maxShards {
+		return shardSpec{}, badInput("--shard %q: at most %d shards (a merge tracks every one)", spec, maxShards)
 	}
 	return shardSpec{Index: index, Count: count}, nil
 }
@@ -152,7 +160,7 @@ func readResults(path string) (*resultFile, error) {
 		return nil, badInput("%s: not a result file (format %q, want %q)", path, rf.Format, resultsFormat)
 	case rf.Version != resultsVersion:
 		return nil, badInput("%s: result file version %d; this replay reads version %d", path, rf.Version, resultsVersion)
-	case rf.Shard.Count < 1 || rf.Shard.Index < 0 || rf.Shard.Index >= rf.Shard.Count:
+	case rf.Shard.Count < 1 || rf.Shard.Index < 0 || rf.Shard.Index >= rf.Shard.Count || rf.Shard.Count > maxShards:
 		return nil, badInput("%s: shard %d/%d is not a shard", path, rf.Shard.Index, rf.Shard.Count)
 	}
 	return &rf, nil
@@ -395,10 +403,26 @@ func writeMerged(w io.Writer, m *mergedResults) {
 	}
 }
 
+// intList writes sorted numbers for a message, runs as ranges ("0-9,
+// 12"), at most 20 entries and then how many more numbers there are.
 func intList(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
+	const most = 20
+	var s []string
+	for i := 0; i < len(xs); {
+		j := i
+		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
+			j++
+		}
+		if len(s) == most {
+			s = append(s, fmt.Sprintf("and %d more", len(xs)-i))
+			break
+		}
+		if j > i {
+			s = append(s, fmt.Sprintf("%d-%d", xs[i], xs[j]))
+		} else {
+			s = append(s, strconv.Itoa(xs[i]))
+		}
+		i = j + 1
 	}
 	return strings.Join(s, ", ")
 }
