@@ -170,6 +170,9 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if f.jobs < 0 {
 		return badInput("--jobs %d: want a number of cores, or 0 for all of them", f.jobs)
 	}
+	if err := jobsBound(f.jobs); err != nil {
+		return err
+	}
 	if f.warmup < 1 {
 		return badInput("--warmup %d: want at least 1 step", f.warmup)
 	}

@@ -304,3 +304,16 @@ func flagTypo(c *cobra.Command, err error) string {
 	}
 	return ""
 }
+
+// maxJobs bounds --jobs: each job holds a replay of the world (and for
+// check a segment's checker), so a count from a typo must not exhaust
+// memory; far more than any machine's cores.
+const maxJobs = 256
+
+// jobsBound refuses a --jobs above maxJobs.
+func jobsBound(n int) error {
+	if n > maxJobs {
+		return badInput("--jobs %d: at most %d (each job holds its own replay; the result does not depend on it)", n, maxJobs)
+	}
+	return nil
+}

@@ -164,6 +164,9 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 			return err
 		}
 	}
+	if err := jobsBound(f.jobs); err != nil {
+		return err
+	}
 	switch {
 	case !slices.Contains(explore.Names(), f.strategy):
 		return badInput("--strategy %q: unknown (known: %s)", f.strategy, strings.Join(explore.Names(), ", "))

@@ -114,7 +114,9 @@ func TestMisuse(t *testing.T) {
 		{args: sim("paxos", "--bug", "", "-o", "x.lz4"), want: []string{`no bug ""`}},
 		{args: sim("paxos", "--frobnicate"), want: []string{"unknown flag", "--frobnicate"}},
 		{args: sim("paxos", "--sed", "3"), want: []string{"unknown flag: --sed", "did you mean --seed?"}},
-		{args: []string{"check", "--stop-at-frist", "t.lz4", "s.star"}, want: []string{"did you mean --stop-at-first?"}},
+		{args: []string{"check", "--jobs", "1000000", "t.lz4", "preds.star"}, want: []string{"--jobs 1000000", "at most 256"}},
+		{args: []string{"explore", "paxos", "--check", "preds.star", "--jobs", "1000"}, want: []string{"--jobs 1000", "at most 256"}},
+		{args: []string{"check", "--stop-at-frist", "t.lz4", "preds.star"}, want: []string{"did you mean --stop-at-first?"}},
 		// sim: numbers
 		{args: sim("paxos", "--seed", "abc"), want: []string{"--seed", "abc"}},
 		{args: sim("paxos", "--seed", "-1"), want: []string{"--seed", "-1"}},
