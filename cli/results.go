@@ -145,7 +145,14 @@ func writeResults(path string, rf *resultFile) error {
 	})
 }
 
+// maxResultsBytes bounds a result file read whole: one holds a shard's
+// failures, kilobytes to a few megabytes.
+const maxResultsBytes = 256 << 20
+
 func readResults(path string) (*resultFile, error) {
+	if st, err := os.Stat(path); err == nil && st.Size() > maxResultsBytes {
+		return nil, badInput("%s: %d bytes: not a result file (they hold at most %d)", path, st.Size(), maxResultsBytes)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, badInput("%v", err)
@@ -155,6 +162,9 @@ func readResults(path string) (*resultFile, error) {
 	if err := dec.Decode(&rf); err != nil {
 		return nil, badInput("%s: not a result file: %v", path, err)
 	}
+	if dec.InputOffset() < int64(len(bytes.TrimRight(b, " \t\r\n"))) {
+		return nil, badInput("%s: not a result file: more follows its JSON object at byte %d", path, dec.InputOffset())
+	}
 	switch {
 	case rf.Format != resultsFormat:
 		return nil, badInput("%s: not a result file (format %q, want %q)", path, rf.Format, resultsFormat)
@@ -162,6 +172,8 @@ func readResults(path string) (*resultFile, error) {
 		return nil, badInput("%s: result file version %d; this replay reads version %d", path, rf.Version, resultsVersion)
 	case rf.Shard.Count < 1 || rf.Shard.Index < 0 || rf.Shard.Index >= rf.Shard.Count || rf.Shard.Count > maxShards:
 		return nil, badInput("%s: shard %d/%d is not a shard", path, rf.Shard.Index, rf.Shard.Count)
+	case rf.Runs < 0 || rf.Steps < 0:
+		return nil, badInput("%s: %d runs, %d steps: counts cannot be negative", path, rf.Runs, rf.Steps)
 	}
 	return &rf, nil
 }
@@ -374,8 +386,11 @@ func worseExit(a, b int) int {
 	return a
 }
 
+// writeMerged writes the merged report; what came from the result files is
+// escaped (printable), since a file from another machine may hold
+// anything, terminal control sequences included.
 func writeMerged(w io.Writer, m *mergedResults) {
-	fmt.Fprintf(w, "hunt: %s\n", m.Hunt.Command)
+	fmt.Fprintf(w, "hunt: %s\n", printable(m.Hunt.Command))
 	fmt.Fprintf(w, "shards: %d of %d merged, %s, %d steps\n", len(m.Merged), m.Shards, plural(m.Runs, "run"), m.Steps)
 	if len(m.Missing) > 0 {
 		fmt.Fprintf(w, "missing: shard(s) %s: their runs were not made\n", intList(m.Missing))
@@ -389,17 +404,17 @@ func writeMerged(w io.Writer, m *mergedResults) {
 	}
 	fmt.Fprintf(w, "%s:\n", plural(len(m.Failures), "failure"))
 	for _, f := range m.Failures {
-		fmt.Fprintf(w, "\n%s (%s): %s\n", f.name(), f.Kind, f.Headline)
+		fmt.Fprintf(w, "\n%s (%s): %s\n", printable(f.name()), printable(f.Kind), printable(f.Headline))
 		switch {
 		case f.AlarmWitness != "":
-			fmt.Fprintf(w, "  witness:   %s at the alarm; %s when it began\n", f.AlarmWitness, cmp.Or(f.Witness, "none"))
+			fmt.Fprintf(w, "  witness:   %s at the alarm; %s when it began\n", printable(f.AlarmWitness), printable(cmp.Or(f.Witness, "none")))
 		case f.Witness != "":
-			fmt.Fprintf(w, "  witness:   %s\n", f.Witness)
+			fmt.Fprintf(w, "  witness:   %s\n", printable(f.Witness))
 		}
 		if f.Trace != "" {
-			fmt.Fprintf(w, "  trace:     %s (on the shard's machine)\n", f.Trace)
+			fmt.Fprintf(w, "  trace:     %s (on the shard's machine)\n", printable(f.Trace))
 		}
-		fmt.Fprintf(w, "  reproduce: %s\n  debug:     %s\n", f.Reproduce, f.Debug)
+		fmt.Fprintf(w, "  reproduce: %s\n  debug:     %s\n", printable(f.Reproduce), printable(f.Debug))
 	}
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,5 +31,37 @@ func TestIntListIsRangesAndBounded(t *testing.T) {
 	}
 	if got := intList(many); !strings.HasSuffix(got, ", 38, and 80 more") || strings.Count(got, ",") != 20 {
 		t.Errorf("intList of 100 = %q", got)
+	}
+}
+
+// A result file comes from another machine: what follows its JSON,
+// negative counts are refused, and its text is escaped when printed.
+func TestHostileResultFiles(t *testing.T) {
+	dir := t.TempDir()
+	rf := &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Command: "replay sim paxos"}, Shard: shardSpec{Index: 0, Count: 1}, Runs: 3,
+		Failures: []huntFailure{{Kind: "violation", Headline: "\x1b]0;pwned\x07\x1b[2J evil\nsecond line"}}}
+	good := filepath.Join(dir, "good.json")
+	if err := writeResults(good, rf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readResults(good); err != nil {
+		t.Fatalf("a result file as written: %v", err)
+	}
+	b, _ := os.ReadFile(good)
+	trailing := filepath.Join(dir, "trailing.json")
+	os.WriteFile(trailing, append(b, "garbage"...), 0o644)
+	if _, err := readResults(trailing); err == nil || !strings.Contains(err.Error(), "more follows") {
+		t.Errorf("trailing garbage: %v", err)
+	}
+	rf.Runs = -5
+	negative := filepath.Join(dir, "negative.json")
+	writeResults(negative, rf)
+	if _, err := readResults(negative); err == nil || !strings.Contains(err.Error(), "cannot be negative") {
+		t.Errorf("negative runs: %v", err)
+	}
+	var out strings.Builder
+	writeMerged(&out, &mergedResults{Shards: 1, Merged: []int{0}, Failures: rf.Failures})
+	if strings.ContainsAny(out.String(), "\x1b\x07") || !strings.Contains(out.String(), `\x1b]0;pwned`) {
+		t.Errorf("control characters printed as is:\n%q", out.String())
 	}
 }
