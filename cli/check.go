@@ -256,7 +256,6 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			}
 		}
 	}
-	unknown := unknownStretches(tr, r.Nodes())
 	if f.asJSON {
 		out := struct {
 			*predicates.ReportJSON
@@ -266,7 +265,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			Unknown    map[node.ID][]string `json:"state_unknown,omitempty"`
 			Divergence *replay.Divergence   `json:"divergence,omitempty"`
 			Seconds    float64              `json:"seconds"`
-		}{rep.JSON(), damageLines(damaged), missing, open, unknown, d, elapsed.Seconds()}
+		}{rep.JSON(), damageLines(damaged), missing, open, unknownStretches(tr, r.Nodes()), d, elapsed.Seconds()}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {

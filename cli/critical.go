@@ -205,10 +205,11 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		return badInput("missing --predicate NAME (the liveness predicate whose violation to trace back)")
 	case f.walks < 1, f.walkSteps < 1, f.jobs < 1:
 		return badInput("--walks %d --walk-steps %d --jobs %d: want positive numbers", f.walks, f.walkSteps, f.jobs)
-	case jobsBound(f.jobs) != nil:
-		return jobsBound(f.jobs)
 	case f.stable < 0 || f.walkTime < 0 || f.changed("walk-time") && f.walkTime == 0:
 		return badInput("--stable %v --walk-time %v: want positive durations", f.stable, f.walkTime)
+	}
+	if err := jobsBound(f.jobs); err != nil {
+		return err
 	}
 	tr, err := a.loadTrace(paths)
 	if err != nil {

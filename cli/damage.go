@@ -94,7 +94,7 @@ func (l loss) none() bool { return len(l.files) == 0 && len(l.missing) == 0 }
 func (l loss) what() string {
 	var parts []string
 	if len(l.files) > 0 {
-		parts = append(parts, strings.Join(pathsOf(l.files), ", ")+" is damaged (warning above)")
+		parts = append(parts, strings.Join(record.Paths(l.files), ", ")+" is damaged (warning above)")
 	}
 	if len(l.missing) > 0 {
 		ids := make([]string, len(l.missing))
@@ -140,15 +140,6 @@ func missingNodes(tr *replay.Trace, replayed []node.ID) []node.ID {
 		if slices.Contains(replayed, id) {
 			out = append(out, id)
 		}
-	}
-	return out
-}
-
-// pathsOf names files.
-func pathsOf(files []*record.File) []string {
-	out := make([]string, len(files))
-	for i, f := range files {
-		out[i] = f.Path
 	}
 	return out
 }

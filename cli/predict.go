@@ -113,14 +113,15 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		return badInput("--at %d: want a step, 0 or more", f.at)
 	case f.depth < 1 || f.budget < 1 || f.jobs < 1 || f.faults < 0:
 		return badInput("--depth %d --budget %d --jobs %d --faults %d: want positive numbers (--faults 0 or more)", f.depth, f.budget, f.jobs, f.faults)
-	case jobsBound(f.jobs) != nil:
-		return jobsBound(f.jobs)
 	case !slices.Contains(explore.Names(), f.strategy):
 		return badInput("--strategy %q: unknown (known: %s)", f.strategy, strings.Join(explore.Names(), ", "))
 	case changed("time") && f.wall <= 0:
 		return badInput("--time %v: want a positive wall-clock duration such as 2m", f.wall)
 	case changed("bug") || changed("param") || changed("nodes"):
 		return badInput("--bug, --param and --nodes come from the trace; they cannot change")
+	}
+	if err := jobsBound(f.jobs); err != nil {
+		return err
 	}
 	script, err := a.resolveScript(arg)
 	if err != nil {

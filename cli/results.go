@@ -103,12 +103,12 @@ func (f huntFailure) name() string {
 	return fmt.Sprintf("run %d", f.order())
 }
 
-// parseShard reads --shard I/N.
 // maxShards bounds a split: a merge lists the shards it has and misses,
 // and a shard skips the runs of those before it, so a count from a typo
 // (or a hostile result file) must not cost memory or minutes.
 const maxShards = 100_000
 
+// parseShard reads --shard I/N.
 func parseShard(spec string) (shardSpec, error) {
 	i, n, ok := strings.Cut(spec, "/")
 	index, err1 := strconv.Atoi(strings.TrimSpace(i))

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/internal/nearest"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/state"
@@ -134,7 +135,7 @@ func Why(opts Options, id node.ID, path string, at int) (*Chain, error) {
 		for i, n := range tr.Nodes {
 			names[i] = string(n)
 		}
-		return nil, &Error{Msg: fmt.Sprintf("no node %s in the trace", id), Suggest: Nearest(names, string(id), 3)}
+		return nil, &Error{Msg: fmt.Sprintf("no node %s in the trace", id), Suggest: nearest.Names(names, string(id), 3)}
 	}
 	leaves, _, err := opts.States.State(id, at)
 	if err != nil {
@@ -155,7 +156,7 @@ func Why(opts Options, id node.ID, path string, at int) (*Chain, error) {
 		if len(names) == 0 {
 			return nil, &Error{Msg: fmt.Sprintf("%s has no state at #%d (not started, down, or unknown)", id, at)}
 		}
-		return nil, &Error{Msg: fmt.Sprintf("%s has no field %s at #%d", id, path, at), Suggest: Nearest(names, path, 3)}
+		return nil, &Error{Msg: fmt.Sprintf("%s has no field %s at #%d", id, path, at), Suggest: nearest.Names(names, path, 3)}
 	}
 	depth := opts.Depth
 	if depth <= 0 {

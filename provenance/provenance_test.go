@@ -2,7 +2,6 @@ package provenance
 
 import (
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/examples/paxos"
@@ -80,14 +79,4 @@ func sameLeaves(a, b []state.Leaf) bool {
 		}
 	}
 	return true
-}
-
-func TestWhyNearest(t *testing.T) {
-	names := []string{"Agent.Promised", "Agent.AcceptedRound", "Agent.AcceptedValue", "Leader.Round", "N"}
-	if got := Nearest(names, "AcceptedValu", 2); !slices.Equal(got, []string{"Agent.AcceptedValue", "Agent.AcceptedRound"}) {
-		t.Fatalf("partial path: %v", got)
-	}
-	if got := Nearest(names, "Agent.Promissed", 1); !slices.Equal(got, []string{"Agent.Promised"}) {
-		t.Fatalf("typo: %v", got)
-	}
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/replaycheck/replaycheck/internal/nearest"
 )
 
 // Lines renders the chain as the CLI and the debugger show it: one line
@@ -67,11 +65,4 @@ func (c *Chain) Write(w io.Writer) error {
 	text, _ := c.Lines()
 	_, err := io.WriteString(w, strings.Join(text, "\n")+"\n")
 	return err
-}
-
-// Nearest lists up to k names closest to want: names containing it
-// first, then by edit distance, so a typo and a partial path both find
-// the field.
-func Nearest(names []string, want string, k int) []string {
-	return nearest.Names(names, want, k)
 }

@@ -871,3 +871,12 @@ func extendSpan(spans map[node.ID]Span, ev *node.Event) {
 		spans[ev.Node] = Span{ev.Seq, ev.Seq}
 	}
 }
+
+// Paths names the files, in order.
+func Paths(files []*File) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.Path
+	}
+	return out
+}

@@ -170,7 +170,7 @@ func Merge(files []*record.File) (*Trace, error) {
 	if total == 0 {
 		// A header and no event (a recorder killed at once, the run of an
 		// empty schedule): there is no step to replay or show.
-		return nil, fmt.Errorf("%s: no events recorded: nothing to replay", strings.Join(pathsOf(files), ", "))
+		return nil, fmt.Errorf("%s: no events recorded: nothing to replay", strings.Join(record.Paths(files), ", "))
 	}
 	if total > math.MaxInt32 {
 		return nil, fmt.Errorf("%d events: at most %d can be merged in memory", total, math.MaxInt32)
@@ -681,12 +681,4 @@ func (t *Trace) Prefix(n int) []*node.Event {
 		evs[i] = t.Event(i)
 	}
 	return evs
-}
-
-func pathsOf(files []*record.File) []string {
-	out := make([]string, len(files))
-	for i, f := range files {
-		out[i] = f.Path
-	}
-	return out
 }

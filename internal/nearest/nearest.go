@@ -55,11 +55,13 @@ func Names(names []string, want string, k int) []string {
 func Typo(names []string, want string) string {
 	best, bestD := "", 3
 	var prefixed []string
+	lw := strings.ToLower(want)
 	for _, n := range names {
-		if d := Distance(strings.ToLower(n), strings.ToLower(want)); d < bestD {
+		ln := strings.ToLower(n)
+		if d := Distance(ln, lw); d < bestD {
 			best, bestD = n, d
 		}
-		if len(want) >= 3 && strings.HasPrefix(n, want) {
+		if len(lw) >= 3 && strings.HasPrefix(ln, lw) {
 			prefixed = append(prefixed, n)
 		}
 	}

@@ -40,3 +40,14 @@ func TestNamesFindsAPathThatWentTooDeep(t *testing.T) {
 		t.Errorf("Names(Agent.Promised.Round) = %v", got)
 	}
 }
+
+// replay why's suggestions for a field: a partial path, a typo.
+func TestNamesFindsWhyFields(t *testing.T) {
+	names := []string{"Agent.Promised", "Agent.AcceptedRound", "Agent.AcceptedValue", "Leader.Round", "N"}
+	if got := Names(names, "AcceptedValu", 2); !slices.Equal(got, []string{"Agent.AcceptedValue", "Agent.AcceptedRound"}) {
+		t.Fatalf("partial path: %v", got)
+	}
+	if got := Names(names, "Agent.Promissed", 1); !slices.Equal(got, []string{"Agent.Promised"}) {
+		t.Fatalf("typo: %v", got)
+	}
+}
