@@ -742,8 +742,13 @@ func prefix(ops []*linOp, t int64) []*linOp {
 func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, porcupine.LinearizationInfo, error) {
 	c := lc.c
 	var mu sync.Mutex
-	stopped := false
+	stopped, late := false, false
 	var stepErr error
+	timeout := lc.timeout
+	if left := time.Until(c.budget.deadline); timeout == 0 || left < timeout {
+		timeout = max(left, time.Millisecond)
+	}
+	deadline := time.Now().Add(timeout)
 	model := porcupine.Model{
 		Init: func() any { return lc.m.init },
 		Step: func(state, input, output any) (bool, any) {
@@ -754,6 +759,13 @@ func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, po
 			}
 			op := input.(*linOp)
 			v, err := starlark.Call(c.thread, lc.m.step, starlark.Tuple{state.(starlark.Value), op.input, output.(starlark.Value)}, nil)
+			// A step that ends past the deadline makes the answer late
+			// whatever porcupine says: on a loaded machine its search
+			// can end before its timer is seen, and which one it then
+			// reports is chance.
+			if time.Now().After(deadline) {
+				late = true
+			}
 			if err == nil && c.budget.err != nil {
 				err = c.budget.err
 			}
@@ -801,10 +813,6 @@ func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, po
 	for i, op := range ops {
 		pops[i] = porcupine.Operation{Input: op, Output: op.output, Call: op.call, Return: op.ret}
 	}
-	timeout := lc.timeout
-	if left := time.Until(c.budget.deadline); timeout == 0 || left < timeout {
-		timeout = max(left, time.Millisecond)
-	}
 	var res porcupine.CheckResult
 	var info porcupine.LinearizationInfo
 	if verbose {
@@ -815,6 +823,9 @@ func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, po
 	mu.Lock()
 	stopped = true
 	err := stepErr
+	if late {
+		res = porcupine.Unknown
+	}
 	mu.Unlock()
 	if err != nil {
 		return res, info, err
