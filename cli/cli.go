@@ -110,8 +110,9 @@ func (a *App) Run(args []string) int {
 	if perr := prof.stop(); err == nil && perr != nil {
 		err = perr
 	}
-	if err == nil && stdout.err != nil {
-		err = fmt.Errorf("write standard output: %w", stdout.err)
+	lost := stdout.err // reported beside err, which may say nothing
+	if err == nil && lost != nil {
+		err, lost = fmt.Errorf("write standard output: %w", lost), nil
 	}
 	if err == nil {
 		return ExitOK
@@ -139,6 +140,9 @@ func (a *App) Run(args []string) int {
 	}
 	if msg != "" {
 		fmt.Fprintf(a.Stderr, "%s: %s\n", name, printable(oneLine(msg)))
+	}
+	if lost != nil {
+		fmt.Fprintf(a.Stderr, "%s: write standard output: %s\n", name, printable(oneLine(lost.Error())))
 	}
 	return code
 }

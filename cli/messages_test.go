@@ -31,6 +31,19 @@ func TestOutputThatCannotBeWrittenFails(t *testing.T) {
 	if code := app.Run([]string{"events", trace}); code != ExitBadInput || !strings.Contains(errb.String(), "write standard output: no space left") {
 		t.Fatalf("events to a full device: exit %d, stderr %q", code, errb.String())
 	}
+	// A verb that exits 1 for a finding still says its report was lost
+	// (check of a violating run exited 1 with nothing on stderr).
+	bad := filepath.Join(dir, "bad.lz4")
+	app.Stdout = &bytes.Buffer{}
+	errb.Reset()
+	if code := app.Run([]string{"sim", "paxos", "--bug", "no-persist", "--seed", "1", "-o", bad}); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	app.Stdout = fullWriter{}
+	if code := app.Run([]string{"check", bad, "../scripts/paxos.star"}); code != ExitViolations || !strings.Contains(errb.String(), "replay check: write standard output: no space left") {
+		t.Fatalf("check of a violation to a full device: exit %d, stderr %q", code, errb.String())
+	}
 	errb.Reset()
 	app.Stdout = &bytes.Buffer{}
 	field := "\x1b[31mRED" + strings.Repeat("x", 10000)
