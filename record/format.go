@@ -115,6 +115,17 @@ type Header struct {
 	// node's clock the same way before its first event above a floor.
 	// Empty in every other trace.
 	ForkClocks []uint64 `cbor:"fork_clocks,omitempty"`
+	// SerialClocks, in a fork's trace, is the Lamport clock above which
+	// the forking simulators ran the continuation serially: before each
+	// event they raised its node's clock to the highest clock run so
+	// far, so each event's clock is one above the one run before it and
+	// replay's causal order is the order the simulator ran them, in
+	// time. Without it a node that receives nothing keeps a low clock,
+	// and its later events (a timer, a crash) are replayed before busier
+	// nodes' earlier ones, moving now() ahead early. Replay raises a
+	// node's clock to one below the recorded before each such event.
+	// 0 in every other trace, and in forks made before it existed.
+	SerialClocks uint64 `cbor:"serial_clocks,omitempty"`
 }
 
 // Gap says events of a node were not recorded (the recorder degraded: a

@@ -284,8 +284,9 @@ func (r *Replayer) exec(step int, rec *node.Event, n *rnode, hashes bool) error 
 			n.inst.Resume(rec.Seq-1, rec.Lamport-1)
 		}
 	}
-	if floors := r.tr.Files[r.tr.fileOf[step]].Header.ForkClocks; len(floors) > 0 {
-		raiseToFloor(n.inst, floors, rec.Lamport)
+	if h := r.tr.Files[r.tr.fileOf[step]].Header; len(h.ForkClocks) > 0 {
+		raiseToFloor(n.inst, h.ForkClocks, rec.Lamport)
+		raiseSerial(n.inst, h.SerialClocks, rec.Lamport)
 	}
 	ev := &r.buf
 	nondet, sends, set, cancelled, logs := ev.Nondet[:0], ev.Sends[:0], ev.TimersSet[:0], ev.TimersCancelled[:0], ev.Logs[:0]

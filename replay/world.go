@@ -85,11 +85,15 @@ func WorldAt(r *Replayer, step int, progress func(step int)) (*world.World, erro
 	start := tr.Header.Start
 	floors := map[uint64]bool{}
 	var parent []string
+	var serial uint64
 	for _, f := range tr.Files {
 		parent = append(parent, f.Path)
 		for _, seg := range f.Segments {
 			for _, c := range seg.ForkClocks {
 				floors[c] = true
+			}
+			if c := seg.SerialClocks; c > 0 && (serial == 0 || c < serial) {
+				serial = c
 			}
 		}
 	}
@@ -98,8 +102,9 @@ func WorldAt(r *Replayer, step int, progress func(step int)) (*world.World, erro
 		Nodes: slices.Clone(tr.Nodes), Node: map[node.ID]*world.Node{},
 		Step: step, Lamport: tr.Event(step).Lamport,
 		Start: start, Now: now - start,
-		ForkClocks: slices.Sorted(maps.Keys(floors)),
-		Parent:     parent,
+		ForkClocks:   slices.Sorted(maps.Keys(floors)),
+		SerialClocks: serial,
+		Parent:       parent,
 	}
 	stopped := r.stoppedAt(step, now)
 	for _, id := range tr.Nodes {
@@ -222,6 +227,16 @@ func raiseToFloor(in *node.Instance, floors []uint64, lamport uint64) {
 	}
 	if f := floors[i-1]; in.Lamport() < f {
 		in.Resume(in.Seq(), f)
+	}
+}
+
+// raiseSerial applies a fork's serial clocks before a node's event whose
+// recorded clock is lamport: above serial the forking simulator raised
+// the node's clock to the highest clock run before the event, which is
+// one below the event's own.
+func raiseSerial(in *node.Instance, serial, lamport uint64) {
+	if serial > 0 && lamport > serial && in.Lamport() < lamport-1 {
+		in.Resume(in.Seq(), lamport-1)
 	}
 }
 

@@ -94,6 +94,13 @@ func RunFrom(sys *system.System, cfg Config, w *world.World, prefix []*node.Even
 		}
 	}
 	h.ForkClocks = append(h.ForkClocks, w.Lamport)
+	// The continuation runs serially (see record.Header.SerialClocks),
+	// and so do the kept steps of an earlier fork above its floor.
+	h.SerialClocks = w.Lamport
+	if c := w.SerialClocks; c > 0 && c < w.Lamport {
+		h.SerialClocks = c
+	}
+	s.serialClock = w.Lamport
 	tw, err := record.NewWriter(out, h, record.WriterOptions{})
 	if err != nil {
 		return nil, err

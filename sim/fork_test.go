@@ -86,7 +86,8 @@ func verifies(t *testing.T, tr *replay.Trace) {
 // run at several steps, the last included: the fork keeps steps 0..STEP
 // as they were, replays without divergence (state hashes included), is
 // byte-identical for the same seed, and delivers messages that were in
-// flight at the fork.
+// flight at the fork. Its continuation replays in the order the simulator
+// ran it, which is time order: no idle node's later event comes first.
 func TestForkEveryBundledSystem(t *testing.T) {
 	for _, sys := range examples.All() {
 		t.Run(sys.Name, func(t *testing.T) {
@@ -113,6 +114,10 @@ func TestForkEveryBundledSystem(t *testing.T) {
 						t.Fatalf("#%d: continuation step #%d has Lamport %d, not above the fork's %d", step, s, ft.Event(s).Lamport, w.Lamport)
 					}
 				}
+				if h.SerialClocks != w.Lamport {
+					t.Fatalf("#%d: serial clocks %d, want the fork's %d", step, h.SerialClocks, w.Lamport)
+				}
+				inTimeOrder(t, ft, step+1)
 				verifies(t, ft)
 				again, _, _ := fork(t, sys, tr, step, cfg)
 				if !bytes.Equal(data, again) {
@@ -154,13 +159,31 @@ func TestForkOfAFork(t *testing.T) {
 	if !reflect.DeepEqual(ft2.Header.ForkClocks, want) {
 		t.Fatalf("fork clocks %v, want %v", ft2.Header.ForkClocks, want)
 	}
+	// The first fork's kept continuation ran serially too.
+	if got := ft2.Header.SerialClocks; got != want[0] {
+		t.Fatalf("serial clocks %d, want %d", got, want[0])
+	}
+	inTimeOrder(t, ft2, step+1)
 	verifies(t, ft2)
 	// Forking the fork before its own fork step drops its floor.
 	_, ft3, _ := fork(t, sys, ft, step/2, forkConfig(sys, 3))
-	if !reflect.DeepEqual(ft3.Header.ForkClocks, []uint64{ft.Event(step / 2).Lamport}) {
-		t.Fatalf("fork clocks %v", ft3.Header.ForkClocks)
+	if !reflect.DeepEqual(ft3.Header.ForkClocks, []uint64{ft.Event(step / 2).Lamport}) || ft3.Header.SerialClocks != ft.Event(step/2).Lamport {
+		t.Fatalf("fork clocks %v, serial clocks %d", ft3.Header.ForkClocks, ft3.Header.SerialClocks)
 	}
+	inTimeOrder(t, ft3, step/2+1)
 	verifies(t, ft3)
+}
+
+// inTimeOrder fails unless the trace's steps from from on are in time
+// order, so that now() never runs ahead of a step still to come.
+func inTimeOrder(t *testing.T, tr *replay.Trace, from int) {
+	t.Helper()
+	for s := from + 1; s < tr.Len(); s++ {
+		if a, b := tr.Event(s-1), tr.Event(s); b.Time < a.Time {
+			t.Fatalf("step #%d (%s %s at %v) replays after #%d (%s %s at %v), later in time",
+				s, b.Node, b.Kind, time.Duration(b.Time-tr.Header.Start), s-1, a.Node, a.Kind, time.Duration(a.Time-tr.Header.Start))
+		}
+	}
 }
 
 // RunFrom continues a world in place; a copy continues it again, the same

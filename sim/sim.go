@@ -246,6 +246,11 @@ type Sim struct {
 	stopped  string
 	stats    Stats
 	err      error
+	// serialClock, in a fork's continuation, is the highest Lamport clock
+	// run so far: each event's node is raised to it first, so that the
+	// trace's causal order is the order run (record.Header.SerialClocks).
+	// 0 in a run from the start.
+	serialClock uint64
 }
 
 // Run simulates sys under cfg (after WithDefaults) and writes the trace to
@@ -601,8 +606,14 @@ func (s *Sim) run(it *item) error {
 
 func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
 	ev.Time = s.start + s.now
+	if s.serialClock > 0 && sn.inst.Lamport() < s.serialClock {
+		sn.inst.Resume(sn.inst.Seq(), s.serialClock)
+	}
 	if err := sn.inst.Dispatch(ev, sn.src); err != nil {
 		return fmt.Errorf("seed %d, event %d at %v: %w", s.cfg.Seed, s.steps, time.Duration(s.now), err)
+	}
+	if s.serialClock > 0 {
+		s.serialClock = max(s.serialClock, ev.Lamport)
 	}
 	if !s.cfg.NoStateHashes {
 		s.pacer.After(ev, sn.inst)
