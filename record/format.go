@@ -123,7 +123,7 @@ type Header struct {
 	// time. Without it a node that receives nothing keeps a low clock,
 	// and its later events (a timer, a crash) are replayed before busier
 	// nodes' earlier ones, moving now() ahead early. Replay raises a
-	// node's clock to one below the recorded before each such event.
+	// node's clock to the clock of the step before each such event.
 	// 0 in every other trace, and in forks made before it existed.
 	SerialClocks uint64 `cbor:"serial_clocks,omitempty"`
 }

@@ -286,7 +286,9 @@ func (r *Replayer) exec(step int, rec *node.Event, n *rnode, hashes bool) error 
 	}
 	if h := r.tr.Files[r.tr.fileOf[step]].Header; len(h.ForkClocks) > 0 {
 		raiseToFloor(n.inst, h.ForkClocks, rec.Lamport)
-		raiseSerial(n.inst, h.SerialClocks, rec.Lamport)
+		if step > 0 {
+			raiseSerial(n.inst, h.SerialClocks, rec.Lamport, r.tr.Event(step-1).Lamport)
+		}
 	}
 	ev := &r.buf
 	nondet, sends, set, cancelled, logs := ev.Nondet[:0], ev.Sends[:0], ev.TimersSet[:0], ev.TimersCancelled[:0], ev.Logs[:0]

@@ -233,10 +233,11 @@ func raiseToFloor(in *node.Instance, floors []uint64, lamport uint64) {
 // raiseSerial applies a fork's serial clocks before a node's event whose
 // recorded clock is lamport: above serial the forking simulator raised
 // the node's clock to the highest clock run before the event, which is
-// one below the event's own.
-func raiseSerial(in *node.Instance, serial, lamport uint64) {
-	if serial > 0 && lamport > serial && in.Lamport() < lamport-1 {
-		in.Resume(in.Seq(), lamport-1)
+// prev, the clock of the step before it. Raising to prev rather than to
+// lamport-1 keeps a recorded clock that jumps ahead a divergence.
+func raiseSerial(in *node.Instance, serial, lamport, prev uint64) {
+	if serial > 0 && lamport > serial && in.Lamport() < prev {
+		in.Resume(in.Seq(), prev)
 	}
 }
 

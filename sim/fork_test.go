@@ -339,3 +339,63 @@ func TestContinuationOf(t *testing.T) {
 		t.Fatal("re-forking the fork at its own step ran another continuation")
 	}
 }
+
+// TestForkSerialClocksStillChecked: above serial_clocks replay raises a
+// node to the clock of the step before, as the simulator did, not to one
+// below the recorded clock, so a continuation event whose recorded clock
+// was moved ahead (moving it to a later step) still diverges.
+func TestForkSerialClocksStillChecked(t *testing.T) {
+	sys := paxos.System
+	tr := parentRun(t, sys, 3)
+	step := tr.Len() / 2
+	data, ft, _ := fork(t, sys, tr, step, forkConfig(sys, 11))
+	f, err := record.Read(bytes.NewReader(data), "fork.lz4", int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A node's last event, in the continuation and with no sends: moving
+	// its clock ahead keeps the trace well formed (each node's clocks
+	// rise with its seqs, no receive names it).
+	last := map[node.ID]*node.Event{}
+	for _, ev := range f.Events {
+		if l := last[ev.Node]; l == nil || ev.Seq > l.Seq {
+			last[ev.Node] = ev
+		}
+	}
+	var moved *node.Event
+	for _, id := range ft.Nodes {
+		if ev := last[id]; ev.Lamport > ft.Event(step).Lamport+10 && len(ev.Sends) == 0 {
+			moved = ev
+			break
+		}
+	}
+	if moved == nil {
+		t.Fatal("no node's last event is a continuation event without sends")
+	}
+	moved.Lamport += 1_000_000
+	var buf bytes.Buffer
+	w, err := record.NewWriter(&buf, *f.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range f.Events {
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(f.Ends[len(f.Ends)-1]); err != nil {
+		t.Fatal(err)
+	}
+	tampered, err := replay.FromBytes(buf.Bytes(), "tampered.lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.New(tampered, examples.Registry(), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var div *replay.Divergence
+	if err := r.RunTo(tampered.Len()-1, nil); !errors.As(err, &div) {
+		t.Fatalf("a continuation clock moved ahead by 10^6 replayed: %v", err)
+	}
+}
