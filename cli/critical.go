@@ -256,6 +256,9 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		// only because the input that would show the failure never came.
 		fmt.Fprintf(a.Stderr, "replay critical: note: the critical step #%d is an external input, and walks receive none: the run may have been doomed before it, with nothing left to show it until an input arrived\n", res.Critical)
 	}
+	for _, n := range walkStartNotes(tr, res) {
+		fmt.Fprintf(a.Stderr, "replay critical: note: %s\n", n)
+	}
 	rep := &criticalReport{tr: tr, paths: paths, script: script.Name, f: f, tgt: tgt, res: res, elapsed: elapsed}
 	if res.LastLive >= 0 && res.Critical >= 0 {
 		if err := writeBytes(out, found.recovering); err != nil {
@@ -520,4 +523,24 @@ func stoppedWhy(reason string, limit time.Duration) string {
 		return fmt.Sprintf("stopped by --time %v", limit)
 	}
 	return "interrupted"
+}
+
+// walkStartNotes warns when the walks that decided the transition (from
+// the last live step and from the critical step) started from a world
+// that is not a time cut: one node ran ahead in time within the steps
+// kept, so the others' timers and messages were overdue when the walks
+// began, and a step can look dead for that alone (a new user's heartbeat
+// detector: every monitor suspected every peer at the walk's first
+// check).
+func walkStartNotes(tr *replay.Trace, res *critical.Result) []string {
+	var notes []string
+	for _, step := range []int{res.LastLive, res.Critical} {
+		if step < 0 {
+			continue
+		}
+		if n := timeCutNote(tr, step); n != "" {
+			notes = append(notes, fmt.Sprintf("walks from #%d start from a world that is not a time cut, and a step may look dead for that alone: %s", step, n))
+		}
+	}
+	return notes
 }
