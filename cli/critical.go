@@ -251,12 +251,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		return err
 	}
 	tgt, res, elapsed := found.tgt, found.res, found.elapsed
-	if res.Critical > 0 && tr.Event(res.Critical).Kind == node.KindInput {
-		// Walks get no inputs: from before an input, one may "recover"
-		// only because the input that would show the failure never came.
-		fmt.Fprintf(a.Stderr, "replay critical: note: the critical step #%d is an external input, and walks receive none: the run may have been doomed before it, with nothing left to show it until an input arrived\n", res.Critical)
-	}
-	for _, n := range walkStartNotes(tr, res) {
+	for _, n := range answerNotes(tr, res) {
 		fmt.Fprintf(a.Stderr, "replay critical: note: %s\n", n)
 	}
 	rep := &criticalReport{tr: tr, paths: paths, script: script.Name, f: f, tgt: tgt, res: res, elapsed: elapsed}
@@ -525,15 +520,20 @@ func stoppedWhy(reason string, limit time.Duration) string {
 	return "interrupted"
 }
 
-// walkStartNotes warns when the walks that decided the transition (from
-// the last live step and from the critical step) started from a world
-// that is not a time cut: one node ran ahead in time within the steps
-// kept, so the others' timers and messages were overdue when the walks
-// began, and a step can look dead for that alone (a new user's heartbeat
-// detector: every monitor suspected every peer at the walk's first
-// check).
-func walkStartNotes(tr *replay.Trace, res *critical.Result) []string {
+// answerNotes says what may make the answer earlier or later than the
+// real transition. Walks get no inputs: from before an input, one may
+// "recover" only because the input that would show the failure never
+// came. And the walks that decided it (from the last live step and from
+// the critical step) may start from a world that is not a time cut: one
+// node ran ahead in time within the steps kept, so the others' timers
+// and messages were overdue when the walks began, and a step can look
+// dead for that alone (a new user's heartbeat detector: every monitor
+// suspected every peer at the walk's first check).
+func answerNotes(tr *replay.Trace, res *critical.Result) []string {
 	var notes []string
+	if res.Critical > 0 && tr.Event(res.Critical).Kind == node.KindInput {
+		notes = append(notes, fmt.Sprintf("the critical step #%d is an external input, and walks receive none: the run may have been doomed before it, with nothing left to show it until an input arrived", res.Critical))
+	}
 	for _, step := range []int{res.LastLive, res.Critical} {
 		if step < 0 {
 			continue

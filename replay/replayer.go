@@ -286,8 +286,8 @@ func (r *Replayer) exec(step int, rec *node.Event, n *rnode, hashes bool) error 
 	}
 	if h := r.tr.Files[r.tr.fileOf[step]].Header; len(h.ForkClocks) > 0 {
 		raiseToFloor(n.inst, h.ForkClocks, rec.Lamport)
-		if step > 0 {
-			raiseSerial(n.inst, h.SerialClocks, rec.Lamport, r.tr.Event(step-1).Lamport)
+		if s := h.SerialClocks; s > 0 && rec.Lamport > s && step > 0 {
+			raiseSerial(n.inst, r.tr.Event(step-1).Lamport)
 		}
 	}
 	ev := &r.buf

@@ -230,13 +230,13 @@ func raiseToFloor(in *node.Instance, floors []uint64, lamport uint64) {
 	}
 }
 
-// raiseSerial applies a fork's serial clocks before a node's event whose
-// recorded clock is lamport: above serial the forking simulator raised
-// the node's clock to the highest clock run before the event, which is
-// prev, the clock of the step before it. Raising to prev rather than to
-// lamport-1 keeps a recorded clock that jumps ahead a divergence.
-func raiseSerial(in *node.Instance, serial, lamport, prev uint64) {
-	if serial > 0 && lamport > serial && in.Lamport() < prev {
+// raiseSerial applies a fork's serial clocks before a node's event above
+// them: the forking simulator raised the node's clock to the highest
+// clock run before the event, which is prev, the clock of the step
+// before it. Raising to prev rather than to one below the event's own
+// clock keeps a recorded clock that jumps ahead a divergence.
+func raiseSerial(in *node.Instance, prev uint64) {
+	if in.Lamport() < prev {
 		in.Resume(in.Seq(), prev)
 	}
 }

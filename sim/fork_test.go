@@ -286,10 +286,7 @@ func TestContinuationOf(t *testing.T) {
 	tr := parentRun(t, sys, 5)
 	step := tr.Len() / 2
 	data, ft, pw := fork(t, sys, tr, step, forkConfig(sys, 1))
-	f, err := record.Read(bytes.NewReader(data), "fork.lz4", int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := recordOf(t, data)
 	sc, at, err := sim.ContinuationOf(f)
 	if err != nil {
 		t.Fatal(err)
@@ -331,11 +328,7 @@ func TestContinuationOf(t *testing.T) {
 	if !reflect.DeepEqual(g.Header.ForkClocks, ft.Header.ForkClocks) || g.Header.Run["fork_of"] != "fork.lz4" {
 		t.Fatalf("re-forked: fork clocks %v fork_of %q; want %v, fork.lz4", g.Header.ForkClocks, g.Header.Run["fork_of"], ft.Header.ForkClocks)
 	}
-	gf, err := record.Read(bytes.NewReader(again), "again.lz4", int64(len(again)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(gf.Events, f.Events) {
+	if gf := recordOf(t, again); !reflect.DeepEqual(gf.Events, f.Events) {
 		t.Fatal("re-forking the fork at its own step ran another continuation")
 	}
 }
@@ -349,10 +342,7 @@ func TestForkSerialClocksStillChecked(t *testing.T) {
 	tr := parentRun(t, sys, 3)
 	step := tr.Len() / 2
 	data, ft, _ := fork(t, sys, tr, step, forkConfig(sys, 11))
-	f, err := record.Read(bytes.NewReader(data), "fork.lz4", int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := recordOf(t, data)
 	// A node's last event, in the continuation and with no sends: moving
 	// its clock ahead keeps the trace well formed (each node's clocks
 	// rise with its seqs, no receive names it).
@@ -398,4 +388,14 @@ func TestForkSerialClocksStillChecked(t *testing.T) {
 	if err := r.RunTo(tampered.Len()-1, nil); !errors.As(err, &div) {
 		t.Fatalf("a continuation clock moved ahead by 10^6 replayed: %v", err)
 	}
+}
+
+// recordOf reads a fork's bytes as a record file.
+func recordOf(t *testing.T, data []byte) *record.File {
+	t.Helper()
+	f, err := record.Read(bytes.NewReader(data), "fork.lz4", int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
