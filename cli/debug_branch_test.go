@@ -100,8 +100,8 @@ func writeScript(t *testing.T, dir, name string) string {
 	return path
 }
 
-// From #1070 of paxos spec seed 8 (AcceptedRoundIncreasing breaks at
-// #1074), the first futures of replay predict already break it again.
+// From #1046 of paxos spec seed 8 (AcceptedRoundIncreasing breaks at
+// #1050), the first futures of replay predict already break it again.
 func TestDebugPredictOpensABranchAndGoesBack(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
@@ -112,13 +112,13 @@ func TestDebugPredictOpensABranchAndGoesBack(t *testing.T) {
 	}
 	script := writeScript(t, dir, "paxos.star")
 
-	d := startDebug(t, app, &errb, trace, "--preds", script, "--at", "1070", "--budget", "5")
-	d.waitFor(30*time.Second, "▶ #1070 ")
+	d := startDebug(t, app, &errb, trace, "--preds", script, "--at", "1046", "--budget", "5")
+	d.waitFor(30*time.Second, "▶ #1046 ")
 	d.screen.InjectKey(tcell.KeyRune, 'p', 0)
-	text := d.waitFor(60*time.Second, "predicted from #1070")
+	text := d.waitFor(60*time.Second, "predicted from #1046")
 	row := ""
 	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, "steps after #1070") {
+		if strings.Contains(l, "steps after #1046") {
 			row = l
 			break
 		}
@@ -132,18 +132,18 @@ func TestDebugPredictOpensABranchAndGoesBack(t *testing.T) {
 	} else if _, err := fmt.Sscan(row[i+2:], &step); err != nil {
 		t.Fatalf("no step in %q: %v", row, err)
 	}
-	branch := filepath.Join(dir, "spec-at1070-predict-1.lz4")
+	branch := filepath.Join(dir, "spec-at1046-predict-1.lz4")
 	if _, err := os.Stat(branch); err != nil {
 		t.Fatalf("the branch trace was not written: %v", err)
 	}
 
 	// Enter opens the branch at its violation, with the breadcrumb.
 	d.screen.InjectKey(tcell.KeyEnter, 0, 0)
-	text = d.waitFor(60*time.Second, "spec.lz4 #1070 › spec-at1070-predict-1.lz4", "(b: back)")
+	text = d.waitFor(60*time.Second, "spec.lz4 #1046 › spec-at1046-predict-1.lz4", "(b: back)")
 	if !strings.Contains(text, "▶!#"+strconv.Itoa(step)+" ") {
 		t.Fatalf("the branch did not open at its violation #%d:\n%s", step, text)
 	}
-	// The branch is the recording up to #1070, then the future.
+	// The branch is the recording up to #1046, then the future.
 	if !strings.Contains(text, "AcceptedRoundIncreasing") {
 		t.Fatalf("the branch's violations are not shown:\n%s", text)
 	}
@@ -151,16 +151,16 @@ func TestDebugPredictOpensABranchAndGoesBack(t *testing.T) {
 	// b goes back to the parent at the step left; p there shows the
 	// same list again without searching.
 	d.screen.InjectKey(tcell.KeyRune, 'b', 0)
-	text = d.waitFor(10*time.Second, "back from spec-at1070-predict-1.lz4 at #1070", "▶ #1070 ")
-	if strings.Contains(text, "› spec-at1070") {
+	text = d.waitFor(10*time.Second, "back from spec-at1046-predict-1.lz4 at #1046", "▶ #1046 ")
+	if strings.Contains(text, "› spec-at1046") {
 		t.Fatalf("the breadcrumb stayed after going back:\n%s", text)
 	}
 	d.screen.InjectKey(tcell.KeyRune, 'p', 0)
-	d.waitFor(5*time.Second, "predicted from #1070")
+	d.waitFor(5*time.Second, "predicted from #1046")
 }
 
 // staleSynTrace simulates transport stale-syn into dir/stale.lz4: 4 s of
-// virtual time keeps its AllAcknowledged alarm (#3489) and searches short.
+// virtual time keeps its AllAcknowledged alarm (#3513) and searches short.
 func staleSynTrace(t *testing.T, app *App, dir string) string {
 	t.Helper()
 	trace := filepath.Join(dir, "stale.lz4")
@@ -199,9 +199,9 @@ func TestDebugCriticalGoesToTheCriticalStep(t *testing.T) {
 	}
 	crit, live := strconv.Itoa(want.Critical.Step), strconv.Itoa(want.LastLive.Step)
 
-	d := startDebug(t, app, &errb, trace, "--preds", script, "--at", "3489", "--walks", "2", "--walk-steps", "300")
+	d := startDebug(t, app, &errb, trace, "--preds", script, "--at", "3513", "--walks", "2", "--walk-steps", "300")
 	// The alarm is known once the background indexing ends.
-	d.waitFor(30*time.Second, "▶ #3489 ", "indexed 4077 steps")
+	d.waitFor(30*time.Second, "▶ #3513 ", "indexed 4077 steps")
 	d.screen.InjectKey(tcell.KeyRune, 'c', 0)
 	// Generous: the search replays walks, and CI shares two cores.
 	text := d.waitFor(180*time.Second, "critical transition of AllAcknowledged (2 walks per probe")

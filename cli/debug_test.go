@@ -60,20 +60,20 @@ func TestDebugVerbOpensAtTheViolation(t *testing.T) {
 	screen := &shotScreen{SimulationScreen: tcell.NewSimulationScreen("UTF-8")}
 	app.Screen = screen
 	done := make(chan int, 1)
-	go func() { done <- app.Run([]string{"debug", trace, "--preds", script, "--at", "273"}) }()
+	go func() { done <- app.Run([]string{"debug", trace, "--preds", script, "--at", "269"}) }()
 	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(screen.text(), "▶!#273 ") {
+	for !strings.Contains(screen.text(), "▶!#269 ") {
 		select {
 		case code := <-done:
 			t.Fatalf("debug exited %d before drawing: %s", code, errb.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the debugger never showed #273:\n%s", screen.text())
+			t.Fatalf("the debugger never showed #269:\n%s", screen.text())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	for _, want := range []string{"GlobalConsistency", "State of n6 at #273", "Message flow"} {
+	for _, want := range []string{"GlobalConsistency", "State of n7 at #269", "Message flow"} {
 		if !strings.Contains(screen.text(), want) {
 			t.Fatalf("the debugger lacks %q:\n%s", want, screen.text())
 		}

@@ -204,7 +204,7 @@ func runCommands(tr *replay.Trace, traces []string, script string) []export.Comm
 
 // simRunFlags are the Run settings of a simulated trace that are `replay
 // sim` flags of the same name ('_' for '-').
-var simRunFlags = []string{"seed", "nodes", "steps", "time", "drop", "dup", "churn", "latency", "down", "max_down"}
+var simRunFlags = []string{"seed", "nodes", "steps", "time", "drop", "dup", "churn", "latency", "down", "max_down", "clocks"}
 
 // simCommand rebuilds the `replay sim` command line of a simulated trace
 // from its header; false when the trace is not simulated or its settings

@@ -58,17 +58,17 @@ func TestReportInChromium(t *testing.T) {
 		}
 	}
 
-	// Arrows the window (#243..#283) must show: messages sent and received in it.
+	// Arrows the window (#239..#279) must show: messages sent and received in it.
 	tr, err := app.loadTrace([]string{trace})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantArrows := 0
-	for s := 243; s <= 283; s++ {
+	for s := 239; s <= 279; s++ {
 		ev := tr.Event(s)
 		for i := range ev.Sends {
 			for _, r := range tr.Receipts(ev.SentMsg(i)) {
-				if r <= 283 {
+				if r <= 279 {
 					wantArrows++
 				}
 			}
@@ -110,9 +110,9 @@ func TestReportInChromium(t *testing.T) {
 		t.Fatalf("chromium: %v", err)
 	}
 	if arrows != wantArrows || arrows == 0 {
-		t.Errorf("%d message arrows drawn, want %d (messages sent and received in #243..#283)", arrows, wantArrows)
+		t.Errorf("%d message arrows drawn, want %d (messages sent and received in #239..#279)", arrows, wantArrows)
 	}
-	if !strings.Contains(title, "GlobalConsistency violated at step #273") {
+	if !strings.Contains(title, "GlobalConsistency violated at step #269") {
 		t.Errorf("violation heading %q", title)
 	}
 	if !strings.Contains(diff, "Agent.AcceptedValue") || !strings.Contains(diff, `"x7"`) {

@@ -40,6 +40,7 @@ type simFlags struct {
 	down          string
 	maxDown       int
 	schedule      string
+	clocks        string // "serial" or "causal" (sim only)
 	// shard ("I/N") and results split a hunt across machines; all keeps
 	// a seed hunt going after a failing seed.
 	shard   string
@@ -111,6 +112,7 @@ files into one report.`,
 	fl.StringVarP(&f.output, "output", "o", "", "trace file to write (default: SYSTEM-SEED.lz4)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print the handlers' log lines to stderr")
 	fl.StringVar(&f.seeds, "seeds", "", "hunt across seeds FROM-TO (with --check): stop at the first run with a violation, write its trace to -o")
+	fl.StringVar(&f.clocks, "clocks", "serial", "Lamport clocks to record: serial (replay runs in the order simulated, time order) or causal (as separate processes record them, so an idle node's later events may replay early, as in a live recording)")
 	fl.StringVar(&f.schedule, "schedule", "", "re-run exactly the run a schedule names: a schedule file (replay schedule) or a simulated trace")
 	fl.StringVar(&f.check, "check", "", "predicates script to check each run against (with --seeds)")
 	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "with --check: which findings count (safety, alarm, any, none)")
@@ -259,6 +261,15 @@ func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
 			return cfg, err
 		}
 	}
+	if changed("clocks") {
+		switch f.clocks {
+		case "serial":
+		case "causal":
+			cfg.CausalClocks = true
+		default:
+			return cfg, badInput("--clocks %q: want serial (the default: replay in the order simulated) or causal (clocks as separate processes record them)", f.clocks)
+		}
+	}
 	if changed("max-down") {
 		if f.maxDown < 1 {
 			return cfg, badInput("--max-down %d: want at least 1 (omit --max-down for a minority of the nodes)", f.maxDown)
@@ -297,7 +308,7 @@ func scheduleConfig(sys *system.System, f simFlags) (sim.Config, error) {
 			return sim.Config{}, badInput("--%s goes with a hunt across seeds, not with --schedule (check the rerun with replay check)", name)
 		}
 	}
-	for _, name := range []string{"seed", "nodes", "steps", "time", "drop", "dup", "churn", "latency", "down", "max-down", "bug", "param"} {
+	for _, name := range []string{"seed", "nodes", "steps", "time", "drop", "dup", "churn", "latency", "down", "max-down", "bug", "param", "clocks"} {
 		if f.changed(name) {
 			return sim.Config{}, badInput("--%s cannot change a run --schedule names (edit the schedule instead)", name)
 		}

@@ -81,12 +81,14 @@ func (s replaySource) leaves(id node.ID, pos int) ([]state.Leaf, string, error) 
 		return nil, why, nil
 	}
 	inst := r.Instance(id)
-	if inst == nil || inst.Handler() == nil {
+	if inst == nil {
 		return nil, "", nil
 	}
 	if _, ran := s.tr.LastStepOf(id, pos); !ran {
 		return nil, "", nil // the node has not run yet, as in the database
 	}
+	// A crashed node has no handler; it is down, as the database says,
+	// not "not started".
 	return statedb.Leaves(inst, s.tr.Header.Start), "", nil
 }
 

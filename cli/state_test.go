@@ -54,6 +54,12 @@ func TestStateAndHistory(t *testing.T) {
 	if st.Nodes[0].Node != "n1" || st.Nodes[6].Node != "n7" || len(st.Nodes[4].Fields) < 3 || st.Nodes[4].Fields[0].Path != "@status" {
 		t.Fatalf("state JSON nodes: %+v", st.Nodes)
 	}
+	// n2 crashed at #237 and restarts after #273: down, with its status,
+	// from the replay as from the database (the replay once said "not
+	// started").
+	if n2 := st.Nodes[1]; len(n2.Fields) != 2 || n2.Fields[0].Value != "down" {
+		t.Fatalf("state JSON of the crashed n2: %+v", n2)
+	}
 	// Keys are lower case, as everywhere else (encoding/json above would
 	// match "Path" too).
 	if !strings.Contains(byDB, `"path": "@status"`) || strings.Contains(byDB, `"Path"`) {

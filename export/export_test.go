@@ -19,7 +19,7 @@ import (
 )
 
 // The demo trace (Paxos, 7 nodes, lossy network, churn) has a violation
-// of GlobalConsistency at step 273; every test exports a window of it.
+// of GlobalConsistency at step 269; every test exports a window of it.
 var demoDir string
 
 func TestMain(m *testing.M) {
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-const violationStep = 273
+const violationStep = 269
 
 // run exports with the given flags and returns the file's content.
 func run(t *testing.T, args ...string) []byte {
@@ -78,7 +78,7 @@ func preds() string { return filepath.Join(demoDir, "demo.star") }
 func TestExportShiVizClocksMatchHappensBefore(t *testing.T) {
 	for _, tc := range []struct{ from, to, nodes string }{
 		{"0", "400", ""},
-		{"200", "300", "n3,n5,n6"},
+		{"200", "300", "n3,n5,n7"},
 	} {
 		args := []string{"--format", "shiviz", "--from", tc.from, "--to", tc.to, "--preds", preds()}
 		if tc.nodes != "" {
@@ -122,10 +122,10 @@ func TestExportShiVizClocksMatchHappensBefore(t *testing.T) {
 			}
 			evs = append(evs, e)
 		}
-		if len(evs) < 50 {
+		if len(evs) < 40 {
 			t.Fatalf("only %d events exported", len(evs))
 		}
-		if !strings.Contains(strings.Join(lines, "\n"), "GlobalConsistency violated at step #273") {
+		if !strings.Contains(strings.Join(lines, "\n"), "GlobalConsistency violated at step #269") {
 			t.Errorf("the violation is not in the log")
 		}
 		// happens-before over the exported events.
@@ -249,7 +249,7 @@ func TestExportPerfettoStructure(t *testing.T) {
 			}
 		case "i":
 			instants++
-			if names[pid] != "n6" || !strings.Contains(e["name"].(string), "GlobalConsistency") {
+			if names[pid] != "n7" || !strings.Contains(e["name"].(string), "GlobalConsistency") {
 				t.Fatalf("violation instant on %s: %v", names[pid], e)
 			}
 		default:
@@ -312,7 +312,7 @@ func TestExportDOTRendersWithGraphviz(t *testing.T) {
 	if got := strings.Count(s, ">paxos."); got < inWindow {
 		t.Errorf("%d message labels in the SVG, want at least the %d messages received in the window", got, inWindow)
 	}
-	for _, want := range []string{"<svg", "VIOLATION GlobalConsistency violated at step #273", "(lost)", "#273 recv"} {
+	for _, want := range []string{"<svg", "VIOLATION GlobalConsistency violated at step #269", "(lost)", "#269 recv"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the SVG lacks %q", want)
 		}
@@ -378,12 +378,12 @@ func parseMermaid(t *testing.T, text string) mermaidDiagram {
 }
 
 func TestExportMermaidParses(t *testing.T) {
-	d := parseMermaid(t, string(run(t, "--format", "mermaid", "--from", "260", "--to", "280", "--nodes", "n3,n5,n6", "--preds", preds())))
+	d := parseMermaid(t, string(run(t, "--format", "mermaid", "--from", "260", "--to", "280", "--nodes", "n3,n5,n7", "--preds", preds())))
 	if len(d.participants) != 3 {
-		t.Fatalf("participants %v, want n3 n5 n6", d.participants)
+		t.Fatalf("participants %v, want n3 n5 n7", d.participants)
 	}
 	tr := demoTrace(t)
-	shown := map[node.ID]bool{"n3": true, "n5": true, "n6": true}
+	shown := map[node.ID]bool{"n3": true, "n5": true, "n7": true}
 	sends, lost := 0, 0
 	for s := 260; s <= 280; s++ {
 		ev := tr.Event(s)
@@ -409,7 +409,7 @@ func TestExportMermaidParses(t *testing.T) {
 	}
 	found := false
 	for _, n := range d.notes {
-		found = found || strings.Contains(n, "VIOLATION GlobalConsistency violated at step #273")
+		found = found || strings.Contains(n, "VIOLATION GlobalConsistency violated at step #269")
 	}
 	if !found {
 		t.Fatalf("no note for the violation: %v", d.notes)
@@ -465,8 +465,8 @@ func TestExportMarksNoScreenedInterval(t *testing.T) {
 		if strings.Contains(out, "Quiet") {
 			t.Errorf("%s marks the screened interval of Quiet:\n%s", format, out)
 		}
-		if !strings.Contains(out, "violated at step #273") && !strings.Contains(out, `"violation: GlobalConsistency"`) {
-			t.Errorf("%s lost the violation at #273", format)
+		if !strings.Contains(out, "violated at step #269") && !strings.Contains(out, `"violation: GlobalConsistency"`) {
+			t.Errorf("%s lost the violation at #269", format)
 		}
 	}
 }

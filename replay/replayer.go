@@ -284,11 +284,12 @@ func (r *Replayer) exec(step int, rec *node.Event, n *rnode, hashes bool) error 
 			n.inst.Resume(rec.Seq-1, rec.Lamport-1)
 		}
 	}
-	if h := r.tr.Files[r.tr.fileOf[step]].Header; len(h.ForkClocks) > 0 {
+	h := r.tr.Files[r.tr.fileOf[step]].Header
+	if len(h.ForkClocks) > 0 {
 		raiseToFloor(n.inst, h.ForkClocks, rec.Lamport)
-		if s := h.SerialClocks; s > 0 && rec.Lamport > s && step > 0 {
-			raiseSerial(n.inst, r.tr.Event(step-1).Lamport)
-		}
+	}
+	if s := h.SerialClocks; s > 0 && rec.Lamport > s && step > 0 {
+		raiseSerial(n.inst, r.tr.Event(step-1).Lamport)
 	}
 	ev := &r.buf
 	nondet, sends, set, cancelled, logs := ev.Nondet[:0], ev.Sends[:0], ev.TimersSet[:0], ev.TimersCancelled[:0], ev.Logs[:0]

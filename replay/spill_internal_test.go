@@ -11,8 +11,9 @@ import (
 	"github.com/replaycheck/replaycheck/sim"
 )
 
-// TestSpilledLoadReadsEachChunkAFewTimes: with many nodes, clocks drift
-// apart and a receive's send lies tens of thousands of steps back, far
+// TestSpilledLoadReadsEachChunkAFewTimes: with many nodes recorded apart
+// (causal clocks, as live recordings have), clocks drift apart and a
+// receive's send lies tens of thousands of steps back, far
 // past the chunks a spilled trace keeps decoded. Validating each receive
 // against its send as it came read a chunk per receive; checked in
 // batches by send, loading reads each chunk a few times.
@@ -24,7 +25,7 @@ func TestSpilledLoadReadsEachChunkAFewTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := sim.Config{Seed: 1, Nodes: 5000, Steps: 60000, Time: time.Hour, Params: map[string]string{"bits": "16"}}.WithDefaults(sys)
+	cfg := sim.Config{Seed: 1, Nodes: 5000, Steps: 60000, Time: time.Hour, Params: map[string]string{"bits": "16"}, CausalClocks: true}.WithDefaults(sys)
 	var buf bytes.Buffer
 	if _, err := sim.Run(sys, cfg, &buf); err != nil {
 		t.Fatal(err)

@@ -100,7 +100,7 @@ func RunFrom(sys *system.System, cfg Config, w *world.World, prefix []*node.Even
 	if c := w.SerialClocks; c > 0 && c < w.Lamport {
 		h.SerialClocks = c
 	}
-	s.serialClock = w.Lamport
+	s.serialClock, s.causal = w.Lamport, false
 	tw, err := record.NewWriter(out, h, record.WriterOptions{})
 	if err != nil {
 		return nil, err

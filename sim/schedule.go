@@ -37,6 +37,8 @@ type Schedule struct {
 	NoStateHashes bool
 	HashEvery     int
 	HashBytes     int
+	// CausalClocks as in Config (the schedule line "clocks causal").
+	CausalClocks bool
 	// Origin says what made the execution (a chooser's description or a
 	// trace), for people; replay ignores it.
 	Origin string
@@ -110,6 +112,7 @@ func scheduleOf(f *record.File, events []*node.Event) (*Schedule, error) {
 	if sc.Latency, err = parseRange(run["latency"]); err != nil {
 		return nil, fmt.Errorf("%s: the header's latency %q: %w", f.Path, run["latency"], err)
 	}
+	sc.CausalClocks = run["clocks"] == "causal"
 	sc.Origin = run["chooser"]
 	if sc.Origin == "" {
 		sc.Origin = "seeded seed=" + run["seed"]
@@ -175,6 +178,7 @@ func (sc *Schedule) Config() Config {
 		NoStateHashes: sc.NoStateHashes,
 		HashEvery:     sc.HashEvery,
 		HashBytes:     sc.HashBytes,
+		CausalClocks:  sc.CausalClocks,
 		Churn:         0,
 	}
 	cfg.Chooser = NewScheduleChooser(sc)
@@ -235,6 +239,9 @@ func (sc *Schedule) Format(w io.Writer) error {
 		fmt.Fprintf(bw, "state-hashes bytes %d\n", sc.HashBytes)
 	case sc.HashEvery > 0:
 		fmt.Fprintf(bw, "state-hashes every %d\n", sc.HashEvery)
+	}
+	if sc.CausalClocks {
+		fmt.Fprintln(bw, "clocks causal")
 	}
 	if sc.Origin != "" {
 		fmt.Fprintf(bw, "origin %s\n", sc.Origin)
@@ -373,10 +380,19 @@ func (sc *Schedule) setting(f []string) error {
 		if err := sc.parseHashes(f[1:]); err != nil {
 			return err
 		}
+	case "clocks":
+		switch v {
+		case "causal":
+			sc.CausalClocks = true
+		case "serial":
+			sc.CausalClocks = false
+		default:
+			return fmt.Errorf("clocks %q: want serial or causal", v)
+		}
 	case "origin":
 		sc.Origin = strings.Join(f[1:], " ")
 	default:
-		return fmt.Errorf("unknown setting %q (want system, bug, nodes, param, seed, latency, state-hashes, origin, or an event line starting with its time)", f[0])
+		return fmt.Errorf("unknown setting %q (want system, bug, nodes, param, seed, latency, state-hashes, clocks, origin, or an event line starting with its time)", f[0])
 	}
 	return nil
 }

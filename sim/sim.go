@@ -44,6 +44,14 @@ type Config struct {
 	Params     map[string]string
 	// NoStateHashes leaves state hashes out of the trace.
 	NoStateHashes bool
+	// CausalClocks records Lamport clocks as separate processes would:
+	// an event's node is not first raised to the highest clock run so
+	// far. Replay's order is then causal only, as a live recording's is,
+	// and an idle node's later events may replay ahead of busier nodes'
+	// earlier ones (docs/predicates.md, "Idle nodes"). Off by default:
+	// a simulated run replays in the order it ran, which is time order.
+	// Forks and their continuations are always serial.
+	CausalClocks bool
 	// HashEvery and HashBytes space the state hashes (state.HashSpacing:
 	// every K-th event of a node, or about B bytes hashed per event);
 	// both 0: state.DefaultHashBytes.
@@ -246,11 +254,11 @@ type Sim struct {
 	stopped  string
 	stats    Stats
 	err      error
-	// serialClock, in a fork's continuation, is the highest Lamport clock
-	// run so far: each event's node is raised to it first, so that the
-	// trace's causal order is the order run (record.Header.SerialClocks).
-	// 0 in a run from the start.
+	// serialClock is the highest Lamport clock run so far: each event's
+	// node is raised to it first, so that the trace's causal order is the
+	// order run, which is time order (record.Header.SerialClocks).
 	serialClock uint64
+	causal      bool // Config.CausalClocks, until a fork's continuation
 }
 
 // Run simulates sys under cfg (after WithDefaults) and writes the trace to
@@ -310,6 +318,7 @@ func newSim(sys *system.System, cfg Config, ids []node.ID) *Sim {
 		scenRand: rand.New(rand.NewPCG(cfg.Seed, 0x5ce7)),
 		start:    Epoch,
 		until:    int64(cfg.Time),
+		causal:   cfg.CausalClocks,
 	}
 	if s.chooser == nil {
 		s.chooser = NewSeeded(cfg.Seed)
@@ -342,7 +351,17 @@ func (s *Sim) header() record.Header {
 		Run:   run,
 		Types: s.sys.Codec.Names(), Driver: "sim", Start: s.start, StateHashes: !s.cfg.NoStateHashes,
 		HashEvery: s.cfg.hashSpacing().Every, HashBytes: s.cfg.hashSpacing().Bytes,
+		SerialClocks: s.serialFrom(),
 	}
+}
+
+// serialFrom is the header's serial_clocks: a run is serial from its first
+// event, whose clock is 1, unless it records causal clocks only.
+func (s *Sim) serialFrom() uint64 {
+	if s.cfg.CausalClocks {
+		return 0
+	}
+	return 1
 }
 
 // addNode builds a node that has not started.
@@ -391,13 +410,17 @@ func (s *Sim) finish(runErr error) (*Result, error) {
 
 func (c Config) runParams() map[string]string {
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	return map[string]string{
+	run := map[string]string{
 		"seed": strconv.FormatUint(c.Seed, 10), "nodes": strconv.Itoa(c.Nodes),
 		"steps": strconv.Itoa(c.Steps), "time": c.Time.String(),
 		"latency": c.LatencyMin.String() + "-" + c.LatencyMax.String(),
 		"drop":    f(c.Drop), "dup": f(c.Dup), "churn": f(c.Churn),
 		"down": c.DownMin.String() + "-" + c.DownMax.String(), "max_down": strconv.Itoa(c.MaxDown),
 	}
+	if c.CausalClocks {
+		run["clocks"] = "causal"
+	}
+	return run
 }
 
 func (s *Sim) loop() error {
@@ -606,15 +629,13 @@ func (s *Sim) run(it *item) error {
 
 func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
 	ev.Time = s.start + s.now
-	if s.serialClock > 0 && sn.inst.Lamport() < s.serialClock {
+	if !s.causal && sn.inst.Lamport() < s.serialClock {
 		sn.inst.Resume(sn.inst.Seq(), s.serialClock)
 	}
 	if err := sn.inst.Dispatch(ev, sn.src); err != nil {
 		return fmt.Errorf("seed %d, event %d at %v: %w", s.cfg.Seed, s.steps, time.Duration(s.now), err)
 	}
-	if s.serialClock > 0 {
-		s.serialClock = max(s.serialClock, ev.Lamport)
-	}
+	s.serialClock = max(s.serialClock, ev.Lamport)
 	if !s.cfg.NoStateHashes {
 		s.pacer.After(ev, sn.inst)
 	}

@@ -32,9 +32,9 @@ func TestManyReadersShareADatabase(t *testing.T) {
 		dbs = append(dbs, db)
 	}
 	for _, db := range append(dbs, db1) {
-		s, err := db.Step(273)
-		if err != nil || s.Node != "n6" {
-			t.Fatalf("step #273 read by a reader: %+v %v", s, err)
+		s, err := db.Step(269)
+		if err != nil || s.Node != "n7" {
+			t.Fatalf("step #269 read by a reader: %+v %v", s, err)
 		}
 		if p := db.Predicates(); p == nil || len(p.Violations) != 1 {
 			t.Fatalf("a reader's predicate results: %+v", p)
@@ -143,7 +143,7 @@ func TestForceRebuildKeepsWhatAReaderUses(t *testing.T) {
 	if err := db1.Close(); err != nil {
 		t.Fatalf("closing the first reader: %v", err)
 	}
-	if _, err := db2.Step(273); err != nil {
+	if _, err := db2.Step(269); err != nil {
 		t.Fatal(err)
 	}
 	db2.Close()

@@ -36,7 +36,7 @@ func simulate(t testing.TB, dir, name, bug string, seed uint64, mutate func(*sim
 }
 
 // demo is the paxos demo run: latest-response at seed 21, where
-// GlobalConsistency breaks at step #273.
+// GlobalConsistency breaks at step #269.
 func demo(t testing.TB) (trace, script string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -92,7 +92,7 @@ func TestStateMatchesReplayAtRandomSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	steps := []int{-1, 0, 1, db.Len() - 1, 273}
+	steps := []int{-1, 0, 1, db.Len() - 1, 269}
 	for range 60 {
 		steps = append(steps, rng.IntN(db.Len()))
 	}
@@ -202,9 +202,9 @@ func TestStepIndex(t *testing.T) {
 		t.Fatalf("backwards: %v", back)
 	}
 	// Log lines are the replay's.
-	s, err := db.Step(263)
+	s, err := db.Step(260)
 	if err != nil || !strings.Contains(strings.Join(s.Logs, "\n"), "begin") {
-		t.Fatalf("#263 logs: %v %v", s, err)
+		t.Fatalf("#260 logs: %v %v", s, err)
 	}
 }
 
@@ -263,25 +263,25 @@ func TestPredicateResults(t *testing.T) {
 	trace, script := demo(t)
 	db, _ := ensure(t, []string{trace}, Options{Preds: script})
 	p := db.Predicates()
-	if p == nil || len(p.Violations) != 1 || p.Violations[0].Predicate != "GlobalConsistency" || p.Violations[0].Step != 273 ||
+	if p == nil || len(p.Violations) != 1 || p.Violations[0].Predicate != "GlobalConsistency" || p.Violations[0].Step != 269 ||
 		!strings.Contains(p.Violations[0].Aux, `"x5", "x7"`) || len(p.Declared) != 2 {
 		t.Fatalf("predicate results: %+v", p)
 	}
 	step, flips, ok, err := db.NextFlip(0, true)
-	if err != nil || !ok || step != 273 || len(flips) != 1 || flips[0].Predicate != "GlobalConsistency" || flips[0].Holds {
+	if err != nil || !ok || step != 269 || len(flips) != 1 || flips[0].Predicate != "GlobalConsistency" || flips[0].Holds {
 		t.Fatalf("next flip after #0: %d %+v %v %v", step, flips, ok, err)
 	}
 	// decision keeps 10 versions: once x5 falls out of its history, the
 	// predicate holds again.
-	back, flips, ok, _ := db.NextFlip(273, true)
-	if !ok || back <= 273 || !flips[0].Holds {
-		t.Fatalf("next flip after #273: %d %+v %v", back, flips, ok)
+	back, flips, ok, _ := db.NextFlip(269, true)
+	if !ok || back <= 269 || !flips[0].Holds {
+		t.Fatalf("next flip after #269: %d %+v %v", back, flips, ok)
 	}
-	if step, _, ok, _ := db.NextFlip(back, false); !ok || step != 273 {
+	if step, _, ok, _ := db.NextFlip(back, false); !ok || step != 269 {
 		t.Fatalf("previous flip from #%d: %d %v", back, step, ok)
 	}
-	if _, _, ok, _ := db.NextFlip(273, false); ok {
-		t.Fatal("a flip before #273")
+	if _, _, ok, _ := db.NextFlip(269, false); ok {
+		t.Fatal("a flip before #269")
 	}
 
 	// A changed script is re-checked on the next open; the same script is not.

@@ -149,7 +149,7 @@ func TestPredictFindsTheSpecBugAhead(t *testing.T) {
 	star, _ := filepath.Abs("../../scripts/paxos.star")
 	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "spec", "--seed", "8", "-o", "spec.lz4"))
 	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "8", "-o", "ok.lz4"))
-	r := replay(t, dir, "predict", "spec.lz4", star, "--at", "1062", "--budget", "150", "--json")
+	r := replay(t, dir, "predict", "spec.lz4", star, "--at", "1038", "--budget", "150", "--json")
 	if r.code != 1 {
 		t.Fatalf("predict: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -165,14 +165,14 @@ func TestPredictFindsTheSpecBugAhead(t *testing.T) {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
 	p := out.Predicted[0]
-	if p.Predicate != "AcceptedRoundIncreasing" || p.StepsAfter != p.Step-1062 || p.StepsAfter <= 0 {
+	if p.Predicate != "AcceptedRoundIncreasing" || p.StepsAfter != p.Step-1038 || p.StepsAfter <= 0 {
 		t.Fatalf("predicted %+v", p)
 	}
 	c := replay(t, dir, "check", p.Trace, star, "--json")
 	if c.code != 1 || !strings.Contains(c.stdout, `"step": `+itoa(p.Step)) {
 		t.Fatalf("check of the branch trace (exit %d) does not show the violation at #%d:\n%s", c.code, p.Step, c.stdout)
 	}
-	ok := replay(t, dir, "predict", "ok.lz4", star, "--at", "1062", "--budget", "150")
+	ok := replay(t, dir, "predict", "ok.lz4", star, "--at", "1038", "--budget", "150")
 	mustOK(t, ok)
 	if !strings.Contains(ok.stdout, "no safety violation predicted") {
 		t.Fatalf("the correct system's futures:\n%s", ok.stdout)

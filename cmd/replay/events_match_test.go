@@ -28,7 +28,7 @@ func TestEventsMatchAndLostMessages(t *testing.T) {
 			t.Errorf("events lacks %q", want)
 		}
 	}
-	js := replay(t, dir, "events", "r.lz4", "--json", "--match", `event.step == 371`)
+	js := replay(t, dir, "events", "r.lz4", "--json", "--match", `event.step == 372`)
 	mustOK(t, js)
 	if !strings.Contains(js.stdout, `"fate":"dropped"`) || !strings.Contains(js.stdout, `"message":"raftpb.Message{M:type:MsgAppResp`) {
 		t.Errorf("--json lacks the lost message's fate and fields:\n%s", js.stdout)

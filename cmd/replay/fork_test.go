@@ -180,7 +180,8 @@ func TestForkPerNodeFiles(t *testing.T) {
 // the continuation, with churn it restarts.
 func TestForkStoppedLiveNode(t *testing.T) {
 	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "5", "--time", "1s", "--churn", "0", "--drop", "0", "-o", "p.lz4"))
+	// Causal clocks, as the separate processes of a live cluster record.
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "5", "--time", "1s", "--churn", "0", "--drop", "0", "--clocks", "causal", "-o", "p.lz4"))
 	files := splitStopping(t, dir, "p.lz4", "n1", 12)
 	// Fork before anyone receives a message n1 never sent in this
 	// recording (seq 13 on: it stopped after 12 events).

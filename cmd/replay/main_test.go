@@ -352,10 +352,11 @@ func rewriteTrace(t *testing.T, f *record.File, path string) {
 // TestDamagedNodeFile: in a trace of one file per node, one node's file
 // cut short matters to a check only once the check reached that node's
 // last recovered step (its lost events may belong anywhere after), and
-// not at all to a check of the other nodes (--nodes).
+// not at all to a check of the other nodes (--nodes). The files record
+// causal clocks, as separate processes do.
 func TestDamagedNodeFile(t *testing.T) {
 	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "2", "--steps", "60000", "--time", "100h", "-o", "all.lz4"))
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "2", "--steps", "60000", "--time", "100h", "--clocks", "causal", "-o", "all.lz4"))
 	f, err := record.ReadFile(filepath.Join(dir, "all.lz4"))
 	if err != nil {
 		t.Fatal(err)

@@ -190,11 +190,11 @@ func TestShrinkFork(t *testing.T) {
 	dir := t.TempDir()
 	script := paxosScript(t)
 	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "spec", "--seed", "8", "-o", "p.lz4"))
-	replay(t, dir, "predict", "p.lz4", script, "--at", "1062", "--budget", "100")
+	replay(t, dir, "predict", "p.lz4", script, "--at", "1038", "--budget", "100")
 	if _, err := os.Stat(filepath.Join(dir, "p-predict-1.lz4")); err != nil {
 		t.Fatalf("predict wrote no violating future: %v", err)
 	}
-	shrunkFork(t, dir, script, "p-predict-1.lz4", 1062, true)
+	shrunkFork(t, dir, script, "p-predict-1.lz4", 1038, true)
 
 	// A live recording, forked, shrinks the same way.
 	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "no-persist", "--seed", "1", "-o", "np.lz4"))
