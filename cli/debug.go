@@ -106,7 +106,7 @@ The first open builds the trace database (see replay index) in the
 background: the debugger opens at once on the steps indexed so far, the
 status line says how far indexing got, and --at waits until its step is
 indexed. Later opens reuse the database.`,
-		Example: `  replay debug paxos.lz4 --preds scripts/paxos.star --at 273
+		Example: `  replay debug paxos.lz4 --preds scripts/paxos.star --at 269
   replay debug n1.lz4 n2.lz4 n3.lz4`,
 		Args: requireArgs(1, "FILE (a trace file)"),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runDebug(args, f) },

@@ -189,8 +189,8 @@ is said so in one line on stderr, and the answer comes from the replay.
 Exit codes: 0 printed, 2 bad input (unreadable trace, unknown node, step
 out of range, a database found damaged in the middle of a read), 3 the
 trace does not replay.`,
-		Example: `  replay state paxos.lz4 --at 273
-  replay state paxos.lz4 --at 273 --node n5 --json`,
+		Example: `  replay state paxos.lz4 --at 269
+  replay state paxos.lz4 --at 269 --node n5 --json`,
 		Args: requireArgs(1, "TRACE (a trace file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("at") {

@@ -45,8 +45,8 @@ are read from it; without one the trace is replayed up to --at.
 
 Exit codes: 0 explained, 2 bad input (unknown node or field, step out of
 range: the nearest valid names are listed).`,
-		Example: `  replay why replay-demo.lz4 --at 273 --node n6 --field Agent.AcceptedValue
-  replay why replay-demo.lz4 --at 273 --node n6 --field Agent.AcceptedValue --json`,
+		Example: `  replay why replay-demo.lz4 --at 269 --node n7 --field Agent.AcceptedValue
+  replay why replay-demo.lz4 --at 269 --node n7 --field Agent.AcceptedValue --json`,
 		Args: requireArgs(1, "FILE (a trace file)"),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runWhy(args, f) },
 	}
