@@ -17,33 +17,33 @@ import (
 )
 
 // The grid shows every agent's accepted value at the cursor; stepping
-// from #263 to #264 (n1 accepts round 82's x7) changes n1's cell, and
+// from #260 to #261 (n4 accepts round 82's x7) changes n4's cell, and
 // only that cell is highlighted.
 func TestGridFollowsTheCursor(t *testing.T) {
-	m, _ := openDemo(t, 263)
+	m, _ := openDemo(t, 260)
 	u := startUI(t, m)
 	u.keys("\t/Agent.AcceptedValue\n+")
 	u.keys("/Agent.AcceptedRound\n+")
 	if got := m.GridColumns(); !slices.Equal(got, []string{"Agent.AcceptedValue", "Agent.AcceptedRound"}) {
 		t.Fatalf("columns %v", got)
 	}
-	u.waitFor("Cluster grid at #263")
-	// At #263, as the walkthrough's watch reads it.
-	for id, want := range map[string]string{"n1": `"x5" 47`, "n3": `"x7" 35`, "n5": `"x5" 56`, "n6": `"" 0`} {
+	u.waitFor("Cluster grid at #260")
+	// At #260, as the walkthrough's watch reads it.
+	for id, want := range map[string]string{"n1": `"x5" 47`, "n3": `"x7" 35`, "n4": `"x5" 56`, "n5": `"x5" 56`, "n6": `"" 0`} {
 		if got := gridRow(u, id); got != want {
-			t.Fatalf("#263: grid row %s = %q, want %q:\n%s", id, got, want, u.text())
+			t.Fatalf("#260: grid row %s = %q, want %q:\n%s", id, got, want, u.text())
 		}
 	}
 	if u.row(`"x7" *`) != "" || u.row(`"x5" *`) != "" {
-		t.Fatalf("#263 changes no agent field, yet a cell is marked:\n%s", u.text())
+		t.Fatalf("#260 changes no agent field, yet a cell is marked:\n%s", u.text())
 	}
 	u.press(tcell.KeyRight, 0, 0)
-	u.waitFor("Cluster grid at #264")
-	if got := gridRow(u, "n1"); got != `"x7" * 82 *` {
-		t.Fatalf("#264: n1's row %q, want the accepted x7, round 82, marked changed:\n%s", got, u.text())
+	u.waitFor("Cluster grid at #261")
+	if got := gridRow(u, "n4"); got != `"x7" * 82 *` {
+		t.Fatalf("#261: n4's row %q, want the accepted x7, round 82, marked changed:\n%s", got, u.text())
 	}
 	if got := gridRow(u, "n3"); got != `"x7" 35` {
-		t.Fatalf("#264: n3's row %q", got)
+		t.Fatalf("#261: n3's row %q", got)
 	}
 	changed, _ := u.styleOf(`"x7" *`)
 	plain, _ := u.styleOf(`"x5"  `)
@@ -114,27 +114,27 @@ func TestGridNaturalNodeOrder(t *testing.T) {
 
 // y on a State field lists the chain; Enter on a step's line goes there.
 func TestWhyListEnterJumps(t *testing.T) {
-	m, _ := openDemo(t, 273)
+	m, _ := openDemo(t, 269)
 	u := startUI(t, m)
 	u.keys("y")
 	if _, open := m.Popup(); open || !strings.Contains(u.statusText(), "State panel") {
 		t.Fatalf("y outside the State panel:\n%s", u.text())
 	}
 	u.keys("\t/Agent.AcceptedValue\ny")
-	u.waitFor("why n6 Agent.AcceptedValue at #273")
-	u.waitFor(`#263 n5 recv paxos.Last{Round:82 AcceptedRound:35 AcceptedValue:x7} from n3`)
+	u.waitFor("why n7 Agent.AcceptedValue at #269")
+	u.waitFor(`#260 n5 recv paxos.Last{Round:82 AcceptedRound:35 AcceptedValue:x7} from n3`)
 	u.waitFor("inferred: equal value")
-	// The first selectable line is #273 itself; go down to #263's.
+	// The first selectable line is #269 itself; go down to #260's.
 	p, _ := m.Popup()
-	for !strings.Contains(p.Lines[p.Sel].String(), "#263 n5 recv") {
+	for !strings.Contains(p.Lines[p.Sel].String(), "#260 n5 recv") {
 		u.press(tcell.KeyDown, 0, 0)
 		p, _ = m.Popup()
 		if p.Sel == len(p.Lines)-1 {
-			t.Fatalf("no #263 line:\n%s", u.text())
+			t.Fatalf("no #260 line:\n%s", u.text())
 		}
 	}
 	u.press(tcell.KeyEnter, 0, 0)
-	if _, open := m.Popup(); open || m.Pos() != 263 {
-		t.Fatalf("Enter on #263's line: at #%d, popup open %v", m.Pos(), open)
+	if _, open := m.Popup(); open || m.Pos() != 260 {
+		t.Fatalf("Enter on #260's line: at #%d, popup open %v", m.Pos(), open)
 	}
 }

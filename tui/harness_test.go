@@ -20,7 +20,7 @@ import (
 var registry = system.NewRegistry(paxos.System)
 
 // demoFiles writes the paxos demo run (`replay demo`: latest-response,
-// seed 21; GlobalConsistency breaks at step #273) and its script into a
+// seed 21; GlobalConsistency breaks at step #269) and its script into a
 // temporary directory.
 func demoFiles(t testing.TB) (trace, script string) {
 	t.Helper()

@@ -28,13 +28,13 @@ func TestDebugSessionOnTheDemoTrace(t *testing.T) {
 
 	// v: the first violation.
 	u.keys("v")
-	if r := u.row("▶!#273 "); !strings.Contains(r, "n6 recv paxos.Begin{Round:82 Value:x7} from n5 (sent #263)") {
-		t.Fatalf("v did not go to the violation at #273:\n%s", u.text())
+	if r := u.row("▶!#269 "); !strings.Contains(r, "n7 recv paxos.Begin{Round:82 Value:x7} from n5 (sent #260)") {
+		t.Fatalf("v did not go to the violation at #269:\n%s", u.text())
 	}
 	for _, want := range []string{
-		"GlobalConsistency (safety) violated at #273",
+		"GlobalConsistency (safety) violated at #269",
 		`aux {"decisions": ["x5", "x7"]}`,
-		"State of n6 at #273",
+		"State of n7 at #269",
 	} {
 		if !strings.Contains(u.text(), want) {
 			t.Fatalf("after v the screen lacks %q:\n%s", want, u.text())
@@ -42,42 +42,43 @@ func TestDebugSessionOnTheDemoTrace(t *testing.T) {
 	}
 	// The fields the step changed are highlighted.
 	if r := u.row(`AcceptedValue = "x7"`); !strings.Contains(r, "◀ changed") {
-		t.Fatalf("n6's accepted value is not marked changed at #273:\n%s", u.text())
+		t.Fatalf("n7's accepted value is not marked changed at #269:\n%s", u.text())
 	}
 	if st, _ := u.styleOf(`AcceptedValue = "x7"`); st != styles[StyleChanged] {
 		t.Fatalf("a changed field is drawn in %v, want the changed style", st)
 	}
-	if r := u.row("Promised = 82"); strings.Contains(r, "changed") {
+	// (The Begin raised n7's Promised too; its leader's proposal stays.)
+	if r := u.row(`Proposal = "x7"`); strings.Contains(r, "changed") {
 		t.Fatalf("an unchanged field is marked changed: %q", r)
 	}
 
 	// ←: one step back.
 	u.press(tcell.KeyLeft, 0, 0)
-	if r := u.row("▶ #272 "); !strings.Contains(r, "n5 recv paxos.Accept{Round:82 Value:x7}") || !strings.Contains(u.text(), "State of n5 at #272") {
-		t.Fatalf("← did not step back to #272:\n%s", u.text())
+	if r := u.row("▶ #268 "); !strings.Contains(r, "n1 recv paxos.Begin{Round:82 Value:x7}") || !strings.Contains(u.text(), "State of n1 at #268") {
+		t.Fatalf("← did not step back to #268:\n%s", u.text())
 	}
-	if r := u.row("! #273 "); r == "" {
+	if r := u.row("! #269 "); r == "" {
 		t.Fatalf("the violation's row is not marked in the timeline:\n%s", u.text())
 	}
 
 	// → m: back to the violation, then to the send of the Begin it received.
 	u.press(tcell.KeyRight, 0, 0)
 	u.keys("m")
-	if r := u.row("▶ #263 "); !strings.Contains(r, "n5 recv paxos.Last{Round:82 AcceptedRound:35 AcceptedValue:x7} from n3") {
-		t.Fatalf("m did not follow the Begin to its send at #263:\n%s", u.text())
+	if r := u.row("▶ #260 "); !strings.Contains(r, "n5 recv paxos.Last{Round:82 AcceptedRound:35 AcceptedValue:x7} from n3") {
+		t.Fatalf("m did not follow the Begin to its send at #260:\n%s", u.text())
 	}
 	for _, want := range []string{
-		"followed paxos.Begin from n5 back to its send at #263",
-		"State of n5 at #263",
-		"paxos.Begin received: n5 #267, n1 #264, n4 #265, n6 #273, n7 #274; never received: n2, n3",
+		"followed paxos.Begin from n5 back to its send at #260",
+		"State of n5 at #260",
+		"paxos.Begin received: n5 #263, n1 #268, n4 #261, n6 #271, n7 #269; never received: n2, n3",
 	} {
 		if !strings.Contains(u.text(), want) {
 			t.Fatalf("after m the screen lacks %q:\n%s", want, u.text())
 		}
 	}
-	// The receipts of #263's Begin are marked in the timeline.
-	if r := u.row("• #264 "); r == "" {
-		t.Fatalf("#264 is not marked as a receipt of #263's message:\n%s", u.text())
+	// The receipts of #260's Begin are marked in the timeline.
+	if r := u.row("• #261 "); r == "" {
+		t.Fatalf("#261 is not marked as a receipt of #260's message:\n%s", u.text())
 	}
 
 	// Tab / h: the history of the field the leader took its value from.
@@ -89,36 +90,40 @@ func TestDebugSessionOnTheDemoTrace(t *testing.T) {
 	if !strings.Contains(u.text(), "history of n5 Leader.Lasts[3].Last.AcceptedValue") {
 		t.Fatalf("h did not open the history:\n%s", u.text())
 	}
-	cur := u.row(`▶ #263 `, `"x7"`)
+	cur := u.row(`▶ #260 `, `"x7"`)
 	if !strings.Contains(cur, `"x7"`) || !strings.Contains(cur, "n5 recv paxos.Last{Round:82 AcceptedRound:35") {
-		t.Fatalf("the history does not show the version written at #263: %q\n%s", cur, u.text())
+		t.Fatalf("the history does not show the version written at #260: %q\n%s", cur, u.text())
 	}
 	// The version before it: Lasts[3] went away when n5 started its
-	// round at #157 (Lasts reset).
-	prev := u.row("  #157 ")
+	// round at #152 (Lasts reset).
+	prev := u.row("  #152 ")
 	if !strings.Contains(prev, "(gone)") || !strings.Contains(prev, "n5 timer round") {
-		t.Fatalf("the history lacks the earlier version at #157: %q\n%s", prev, u.text())
+		t.Fatalf("the history lacks the earlier version at #152: %q\n%s", prev, u.text())
 	}
 	// Enter on an earlier version goes there.
 	u.press(tcell.KeyUp, 0, 0)
 	u.press(tcell.KeyEnter, 0, 0)
-	if r := u.row("▶ #157 "); !strings.Contains(r, "n5 timer round") {
-		t.Fatalf("Enter in the history did not go to #157:\n%s", u.text())
+	if r := u.row("▶ #152 "); !strings.Contains(r, "n5 timer round") {
+		t.Fatalf("Enter in the history did not go to #152:\n%s", u.text())
 	}
 
 	// When was x5 chosen? A watch over every agent, and [ back through
-	// its changes: n7's accept at #158 made x5 a majority in round 47.
-	u.keys("g263\n")
+	// its changes: n7's accept at #154 made x5 a majority in round 47.
+	u.keys("g260\n")
 	u.keys("w[(a.node, a.AcceptedRound, a.AcceptedValue) for a in Agent]\n")
-	if !strings.Contains(u.text(), `("n5", 56, "x5"), ("n6", 0, ""), ("n7", 47, "x5")]`) {
-		t.Fatalf("the watch at #263:\n%s", u.text())
+	// (n2 is down at #260: it crashed at #237. The value wraps in the
+	// panel after n5's round.)
+	for _, want := range []string{`= [("n1", 47, "x5"), ("n3", 35, "x7"), ("n4", 56, "x5"), ("n5", 56,`, `"x5"), ("n6", 0, ""), ("n7", 47, "x5")]`} {
+		if !strings.Contains(u.text(), want) {
+			t.Fatalf("the watch at #260 lacks %s:\n%s", want, u.text())
+		}
 	}
-	for _, want := range []int{238, 233, 216, 215, 158} {
+	for _, want := range []int{237, 223, 219, 154} {
 		u.keys("[")
 		u.waitFor(fmt.Sprintf("#%d changes [", want))
 	}
-	if r := u.row("▶ #158 "); !strings.Contains(r, "n7 recv paxos.Begin{Round:47 Value:x5}") {
-		t.Fatalf("[ did not reach #158:\n%s", u.text())
+	if r := u.row("▶ #154 "); !strings.Contains(r, "n7 recv paxos.Begin{Round:47 Value:x5}") {
+		t.Fatalf("[ did not reach #154:\n%s", u.text())
 	}
 
 	// r: refine the predicates (Paxos P2b) and re-check the same run; the
@@ -138,14 +143,14 @@ func TestDebugSessionOnTheDemoTrace(t *testing.T) {
 	if got == nil || got[1] == "1" {
 		t.Fatalf("after r the status line does not count the new violations:\n%s", u.text())
 	}
-	for _, want := range []string{"Violations (" + got[1] + ")", "AcceptsOnlyTheChosenValue safety #264 n1"} {
+	for _, want := range []string{"Violations (" + got[1] + ")", "AcceptsOnlyTheChosenValue safety #261 n4"} {
 		if !strings.Contains(u.text(), want) {
 			t.Fatalf("after r the screen lacks %q:\n%s", want, u.text())
 		}
 	}
 	u.keys("v")
-	if r := u.row("▶!#264 "); !strings.Contains(r, "n1 recv paxos.Begin{Round:82 Value:x7}") ||
-		!strings.Contains(u.text(), "AcceptsOnlyTheChosenValue (safety) violated at #264: n1 recv paxos.Begin from n5; witness n1 Agent") {
+	if r := u.row("▶!#261 "); !strings.Contains(r, "n4 recv paxos.Begin{Round:82 Value:x7}") ||
+		!strings.Contains(u.text(), "AcceptsOnlyTheChosenValue (safety) violated at #261: n4 recv paxos.Begin from n5; witness n4 Agent") {
 		t.Fatalf("v after the re-check:\n%s", u.text())
 	}
 	// A broken script leaves the results as they were.
@@ -185,12 +190,12 @@ func TestEnterOnAViolationJumpsThere(t *testing.T) {
 	m, _ := openDemo(t, 0)
 	u := startUI(t, m)
 	u.keys("\t\t") // Timeline, State, Violations
-	if st, ok := u.styleOf("GlobalConsistency safety #273"); !ok || st != styles[StyleSelected] {
+	if st, ok := u.styleOf("GlobalConsistency safety #269"); !ok || st != styles[StyleSelected] {
 		t.Fatalf("the violation is not selected in the focused panel:\n%s", u.text())
 	}
 	u.press(tcell.KeyEnter, 0, 0)
-	if u.row("▶!#273 ") == "" || !strings.Contains(u.text(), "▶ GlobalConsistency safety #273") {
-		t.Fatalf("Enter on the violation did not jump to #273:\n%s", u.text())
+	if u.row("▶!#269 ") == "" || !strings.Contains(u.text(), "▶ GlobalConsistency safety #269") {
+		t.Fatalf("Enter on the violation did not jump to #269:\n%s", u.text())
 	}
 }
 
@@ -209,42 +214,43 @@ func TestDocsExplainEveryKey(t *testing.T) {
 }
 
 func TestWatchesAndRunUntilAWatchChanges(t *testing.T) {
-	m, _ := openDemo(t, 263)
+	m, _ := openDemo(t, 260)
 	u := startUI(t, m)
 	u.keys("w[a.AcceptedValue for a in Agent]\n")
-	if !strings.Contains(u.text(), `= ["x5", "x5", "x7", "x5", "x5", "", "x5"]`) {
-		t.Fatalf("the watch's value at #263:\n%s", u.text())
+	// n1, n3, n4, n5, n6, n7: n2 is down at #260.
+	if !strings.Contains(u.text(), `= ["x5", "x7", "x5", "x5", "", "x5"]`) {
+		t.Fatalf("the watch's value at #260:\n%s", u.text())
 	}
-	// ]: forward to the next step that changes it: n1 accepts x7 at #264.
+	// ]: forward to the next step that changes it: n4 accepts x7 at #261.
 	u.keys("]")
-	u.waitFor("#264 changes")
-	if r := u.row("▶ #264 "); !strings.Contains(r, "n1 recv paxos.Begin{Round:82 Value:x7}") {
-		t.Fatalf("] did not stop at #264:\n%s", u.text())
+	u.waitFor("#261 changes")
+	if r := u.row("▶ #261 "); !strings.Contains(r, "n4 recv paxos.Begin{Round:82 Value:x7}") {
+		t.Fatalf("] did not stop at #261:\n%s", u.text())
 	}
-	if !strings.Contains(u.text(), `= ["x7", "x5", "x7", "x5", "x5", "", "x5"]`) {
-		t.Fatalf("the watch at #264:\n%s", u.text())
+	if !strings.Contains(u.text(), `= ["x5", "x7", "x7", "x5", "", "x5"]`) {
+		t.Fatalf("the watch at #261:\n%s", u.text())
 	}
-	// [: back to the last step before #264 that changed it (n2's restart
-	// at #238 brought its agent back from disk).
+	// [: back to the last step before #261 that changed it (n2's crash
+	// at #237 took its agent out of the table).
 	u.keys("[")
-	u.waitFor("#238 changes")
-	if r := u.row("▶ #238 "); !strings.Contains(r, "n2 restart") {
-		t.Fatalf("[ did not stop at #238:\n%s", u.text())
+	u.waitFor("#237 changes")
+	if r := u.row("▶ #237 "); !strings.Contains(r, "n2 crash") {
+		t.Fatalf("[ did not stop at #237:\n%s", u.text())
 	}
 	// Without a watch change in the way, ] stops where a predicate flips.
 	u.keys("\t\t\tx") // focus Watches, remove the watch
 	u.keys("]")
 	u.waitFor("GlobalConsistency became false")
-	if u.row("▶!#273 ") == "" {
+	if u.row("▶!#269 ") == "" {
 		t.Fatalf("] did not stop at the predicate's flip:\n%s", u.text())
 	}
 }
 
 func TestDiffFilterAndNodes(t *testing.T) {
-	m, _ := openDemo(t, 263)
+	m, _ := openDemo(t, 260)
 	u := startUI(t, m)
 	u.keys("d\n") // the default: the node's previous step
-	for _, want := range []string{"n5: #261 → #263, 5 change(s)", `Leader.Lasts[3].Last.AcceptedValue: (none) → "x7"`, "Leader.Phase: 1 → 2"} {
+	for _, want := range []string{"n5: #258 → #260, 5 change(s)", `Leader.Lasts[3].Last.AcceptedValue: (none) → "x7"`, "Leader.Phase: 1 → 2"} {
 		if !strings.Contains(u.text(), want) {
 			t.Fatalf("the diff lacks %q:\n%s", want, u.text())
 		}
@@ -254,8 +260,8 @@ func TestDiffFilterAndNodes(t *testing.T) {
 	// A filter keeps the timeline to n5's receives of Last messages.
 	u.keys("/node=n5 type=Last\n")
 	u.press(tcell.KeyDown, 0, 0)
-	if r := u.row("▶ #266 "); !strings.Contains(r, "n5 recv paxos.Last") {
-		t.Fatalf("Down with a filter did not go to n5's next Last at #266:\n%s", u.text())
+	if r := u.row("▶ #262 "); !strings.Contains(r, "n5 recv paxos.Last") {
+		t.Fatalf("Down with a filter did not go to n5's next Last at #262:\n%s", u.text())
 	}
 	for _, l := range strings.Split(u.text(), "\n") {
 		if strings.Contains(l, "#26") && strings.Contains(l, " L=") && !strings.Contains(l, "recv paxos.Last") && strings.Contains(l, "│  #") {
@@ -271,25 +277,26 @@ func TestDiffFilterAndNodes(t *testing.T) {
 
 	// } pins another node; > steps on it; f follows the cursor again.
 	u.keys("}")
-	if !strings.Contains(u.text(), "State of n6 at #266 (pinned") {
+	if !strings.Contains(u.text(), "State of n6 at #262 (pinned") {
 		t.Fatalf("} did not show n6:\n%s", u.text())
 	}
 	u.keys(">")
-	if r := u.row("▶ #268 "); !strings.Contains(r, "n6 recv paxos.Accept") {
-		t.Fatalf("> did not go to n6's next step #268:\n%s", u.text())
+	if r := u.row("▶ #264 "); !strings.Contains(r, "n6 timer round") {
+		t.Fatalf("> did not go to n6's next step #264:\n%s", u.text())
 	}
 	u.keys("f<")
-	if !strings.Contains(u.text(), "State of n6 at #262 (follows") {
-		t.Fatalf("< did not go to n6's previous step #262:\n%s", u.text())
+	if !strings.Contains(u.text(), "State of n6 at #256 (follows") {
+		t.Fatalf("< did not go to n6's previous step #256:\n%s", u.text())
 	}
 
-	// M lists the messages of a step with several; lost ones are marked.
-	u.keys("g262\nM")
-	if !strings.Contains(u.text(), "messages sent at #262") || !strings.Contains(u.text(), "paxos.Collect to n2: never received") {
-		t.Fatalf("M at #262:\n%s", u.text())
+	// M lists the messages of a step with several (n6's round at #264);
+	// lost ones are marked.
+	u.keys("g264\nM")
+	if !strings.Contains(u.text(), "messages sent at #264") || !strings.Contains(u.text(), "paxos.Collect to n2: never received") {
+		t.Fatalf("M at #264:\n%s", u.text())
 	}
 	u.press(tcell.KeyEnter, 0, 0)
-	if !strings.Contains(u.text(), "followed a message from #262 to its receipt") {
+	if !strings.Contains(u.text(), "followed a message from #264 to its receipt") {
 		t.Fatalf("Enter in the message list:\n%s", u.text())
 	}
 }
@@ -390,18 +397,18 @@ func TestViolationsAreListedBeforeScreenedIntervals(t *testing.T) {
 	p.Violations = []statedb.Violation{
 		{Predicate: "Quiet", Kind: "liveness", Step: 5, EndStep: 40},
 		{Predicate: "Quiet", Kind: "liveness", Step: 50, EndStep: 60},
-		{Predicate: "GlobalConsistency", Kind: "safety", Step: 273},
+		{Predicate: "GlobalConsistency", Kind: "safety", Step: 269},
 	}
 	m.setPredicates(&p)
 	lines := m.Violations(200, 20)
-	if len(lines) < 3 || !strings.Contains(lines[0][0].Text, "GlobalConsistency safety #273") ||
+	if len(lines) < 3 || !strings.Contains(lines[0][0].Text, "GlobalConsistency safety #269") ||
 		!strings.Contains(lines[1][0].Text, "Quiet liveness #5..#40 screened") {
 		t.Fatalf("panel rows: %v", lines)
 	}
 	m.focus = PanelViolations
 	m.HandleKey(tcell.NewEventKey(tcell.KeyEnter, 0, 0))
-	if m.pos != 273 {
-		t.Fatalf("Enter on the first row went to #%d, want the violation at #273", m.pos)
+	if m.pos != 269 {
+		t.Fatalf("Enter on the first row went to #%d, want the violation at #269", m.pos)
 	}
 	m.HandleKey(tcell.NewEventKey(tcell.KeyDown, 0, 0))
 	m.HandleKey(tcell.NewEventKey(tcell.KeyEnter, 0, 0))
