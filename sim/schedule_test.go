@@ -44,14 +44,16 @@ func sameEvents(t *testing.T, what string, want, got []*node.Event) {
 
 // TestScheduleReplaysEveryBundledSystem: the schedule read from a seeded
 // trace, written as text and read back, re-runs exactly that execution
-// (faults, duplicates and losses included) under the Schedule chooser.
+// (faults, duplicates and losses included, and its Lamport clocks: every
+// other system records causal clocks) under the Schedule chooser.
 func TestScheduleReplaysEveryBundledSystem(t *testing.T) {
 	reg := examples.Registry()
-	for _, name := range reg.Names() {
+	for i, name := range reg.Names() {
 		sys, _ := reg.Lookup(name)
 		t.Run(name, func(t *testing.T) {
 			cfg := sim.DefaultConfig()
 			cfg.Seed, cfg.Steps, cfg.Churn, cfg.Dup, cfg.Drop = 7, 1500, 0.5, 0.05, 0.05
+			cfg.CausalClocks = i%2 == 1
 			if len(sys.Bugs) > 0 {
 				cfg.Bug = sys.Bugs[0].Name
 			}
@@ -132,6 +134,7 @@ func TestParseScheduleErrors(t *testing.T) {
 		{sim.ScheduleMagic + "\nsystem paxos\nnodes 3\nseed 1\nlatency 1ms-2ms\n1ms bogus n1\n", "bogus"},
 		{sim.ScheduleMagic + "\nsystem paxos\nnodes 3\nseed 1\nlatency 1ms-2ms\n1ms init n1 extra\n", "extra"},
 		{sim.ScheduleMagic + "\nsystem paxos\nnodes 3\nseed 1\nlatency 2ms-1ms\n", "latency"},
+		{sim.ScheduleMagic + "\nsystem paxos\nnodes 3\nclocks lamport\n", `clocks "lamport"`},
 	} {
 		_, err := sim.ParseSchedule(strings.NewReader(tc.text), "x.schedule")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
