@@ -162,6 +162,7 @@ func SimCommand(sys *system.System, cfg sim.Config, output string) string {
 	add(cfg.LatencyMin != def.LatencyMin || cfg.LatencyMax != def.LatencyMax, "--latency", span(cfg.LatencyMin, cfg.LatencyMax))
 	add(cfg.DownMin != def.DownMin || cfg.DownMax != def.DownMax, "--down", span(cfg.DownMin, cfg.DownMax))
 	add(cfg.MaxDown != def.MaxDown, "--max-down", strconv.Itoa(cfg.MaxDown))
+	add(cfg.CausalClocks, "--clocks", "causal")
 	for _, k := range slices.Sorted(maps.Keys(cfg.Params)) {
 		args = append(args, "--param", k+"="+cfg.Params[k])
 	}
