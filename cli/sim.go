@@ -262,12 +262,8 @@ func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
 		}
 	}
 	if changed("clocks") {
-		switch f.clocks {
-		case "serial":
-		case "causal":
-			cfg.CausalClocks = true
-		default:
-			return cfg, badInput("--clocks %q: want serial (the default: replay in the order simulated) or causal (clocks as separate processes record them)", f.clocks)
+		if cfg.CausalClocks, err = sim.ParseClocks(f.clocks); err != nil {
+			return cfg, badInput("--%v", err)
 		}
 	}
 	if changed("max-down") {

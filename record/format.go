@@ -115,16 +115,18 @@ type Header struct {
 	// node's clock the same way before its first event above a floor.
 	// Empty in every other trace.
 	ForkClocks []uint64 `cbor:"fork_clocks,omitempty"`
-	// SerialClocks, in a fork's trace, is the Lamport clock above which
-	// the forking simulators ran the continuation serially: before each
-	// event they raised its node's clock to the highest clock run so
-	// far, so each event's clock is one above the one run before it and
-	// replay's causal order is the order the simulator ran them, in
-	// time. Without it a node that receives nothing keeps a low clock,
-	// and its later events (a timer, a crash) are replayed before busier
-	// nodes' earlier ones, moving now() ahead early. Replay raises a
-	// node's clock to the clock of the step before each such event.
-	// 0 in every other trace, and in forks made before it existed.
+	// SerialClocks is the Lamport clock above which the simulator ran
+	// the trace serially: before each event it raised the event's node's
+	// clock to the highest clock run so far, so each event's clock is one
+	// above the one run before it and replay's causal order is the order
+	// the simulator ran them, in time. Without it a node that receives
+	// nothing keeps a low clock, and its later events (a timer, a crash)
+	// are replayed before busier nodes' earlier ones, moving now() ahead
+	// early. Replay raises a node's clock to the clock of the step before
+	// each such event. 1 in a simulated run (serial from its first
+	// event), a fork's floor in a fork of a recording; 0 in recordings,
+	// in runs simulated with causal clocks, and in traces made before it
+	// existed.
 	SerialClocks uint64 `cbor:"serial_clocks,omitempty"`
 }
 

@@ -230,8 +230,8 @@ func raiseToFloor(in *node.Instance, floors []uint64, lamport uint64) {
 	}
 }
 
-// raiseSerial applies a fork's serial clocks before a node's event above
-// them: the forking simulator raised the node's clock to the highest
+// raiseSerial applies a trace's serial clocks before a node's event above
+// them: the simulator raised the node's clock to the highest
 // clock run before the event, which is prev, the clock of the step
 // before it. Raising to prev rather than to one below the event's own
 // clock keeps a recorded clock that jumps ahead a divergence.

@@ -381,14 +381,11 @@ func (sc *Schedule) setting(f []string) error {
 			return err
 		}
 	case "clocks":
-		switch v {
-		case "causal":
-			sc.CausalClocks = true
-		case "serial":
-			sc.CausalClocks = false
-		default:
-			return fmt.Errorf("clocks %q: want serial or causal", v)
+		causal, err := ParseClocks(v)
+		if err != nil {
+			return err
 		}
+		sc.CausalClocks = causal
 	case "origin":
 		sc.Origin = strings.Join(f[1:], " ")
 	default:

@@ -355,6 +355,19 @@ func (s *Sim) header() record.Header {
 	}
 }
 
+// ParseClocks reads the clocks setting of a run (replay sim --clocks, a
+// schedule's clocks line): serial (the default) or causal, which is
+// Config.CausalClocks.
+func ParseClocks(s string) (causal bool, err error) {
+	switch s {
+	case "serial":
+		return false, nil
+	case "causal":
+		return true, nil
+	}
+	return false, fmt.Errorf("clocks %q: want serial (replay in the order simulated, the default) or causal (clocks as separate processes record them)", s)
+}
+
 // serialFrom is the header's serial_clocks: a run is serial from its first
 // event, whose clock is 1, unless it records causal clocks only.
 func (s *Sim) serialFrom() uint64 {

@@ -46,8 +46,8 @@ type World struct {
 	// keeps them.
 	ForkClocks []uint64
 	// SerialClocks is the clock above which the trace's steps were run
-	// serially by forking simulators (its header's serial_clocks; 0:
-	// none), so that a fork of a fork keeps it.
+	// serially by the simulator (its header's serial_clocks; 0: none),
+	// so that a fork keeps it.
 	SerialClocks uint64
 	// Stopped lists the nodes that are down because their live process
 	// had ended its recording cleanly by Now (traces record no crash for
