@@ -2,9 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/critical"
 	"github.com/replaycheck/replaycheck/examples/paxos"
@@ -65,5 +67,49 @@ func TestCriticalNotesWalksThatStartAhead(t *testing.T) {
 	}
 	if notes := answerNotes(tr, &critical.Result{LastLive: -1, Critical: -1}); len(notes) != 0 {
 		t.Fatalf("no transition, got %q", notes)
+	}
+}
+
+// The fork note is given at the very step that ran ahead in time (an
+// idle node's timer replayed early), not only at steps after it: the
+// world starts at that step's time whichever step it is, and steps still
+// to come are earlier (a new user's fork at such a step started with
+// every heartbeat overdue, and no note).
+func TestTimeCutNoteAtTheStepThatRanAhead(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.CausalClocks = 1, true
+	var buf bytes.Buffer
+	if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := replay.FromBytes(buf.Bytes(), "p.lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// earliestAfter[s]: the earliest time of the steps after #s.
+	earliestAfter := make([]int64, tr.Len())
+	earliestAfter[tr.Len()-1] = math.MaxInt64
+	for s := tr.Len() - 2; s >= 0; s-- {
+		earliestAfter[s] = min(earliestAfter[s+1], tr.Event(s+1).Time)
+	}
+	found := 0
+	latest := int64(math.MinInt64)
+	for s := 0; s+1 < tr.Len(); s++ {
+		at := tr.Event(s).Time
+		if at < latest {
+			continue
+		}
+		latest = at // #s is the latest in time so far
+		earliest := earliestAfter[s]
+		if time.Duration(at-earliest) <= 10*time.Millisecond {
+			continue
+		}
+		found++
+		if note := timeCutNote(tr, s); !strings.Contains(note, "later step is at t="+time.Duration(earliest-tr.Header.Start).String()) {
+			t.Fatalf("#%d runs %v ahead of a later step, got note %q", s, time.Duration(at-earliest), note)
+		}
+	}
+	if found == 0 {
+		t.Fatal("paxos seed 1 with causal clocks has no step that runs ahead of a later one: the test shows nothing")
 	}
 }

@@ -330,8 +330,10 @@ func timeCutNote(tr *replay.Trace, at int) string {
 		suffixMin[i] = min(tr.Event(i).Time, suffixMin[i+1])
 	}
 	clean := func(i int) bool { return prefixMax[i] <= suffixMin[i+1] }
-	ahead := time.Duration(prefixMax[at] - tr.Event(at).Time)
-	if clean(at) || ahead <= 10*time.Millisecond {
+	// How far the world's time is past the earliest step still to come:
+	// measured against the steps after #at, not #at's own time, since #at
+	// may be the event that ran ahead (an idle node's timer).
+	if clean(at) || time.Duration(prefixMax[at]-suffixMin[at+1]) <= 10*time.Millisecond {
 		return ""
 	}
 	var near []string
@@ -349,10 +351,10 @@ func timeCutNote(tr *replay.Trace, at int) string {
 	}
 	hint := ""
 	if len(near) > 0 {
-		hint = "; steps where every earlier event is also earlier in time: " + strings.Join(near, ", ")
+		hint = "; steps with no later step earlier in time: " + strings.Join(near, ", ")
 	}
-	return fmt.Sprintf("#%d is at t=%v but steps up to it reach t=%v (causal order is not time order): the continuation starts there, so nodes whose last event is earlier find their timers and messages overdue%s",
-		at, time.Duration(tr.Event(at).Time-tr.Header.Start), time.Duration(prefixMax[at]-tr.Header.Start), hint)
+	return fmt.Sprintf("steps up to #%d reach t=%v but a later step is at t=%v (causal order is not time order): the continuation starts at t=%v, so nodes whose last event is earlier find their timers and messages overdue%s",
+		at, time.Duration(prefixMax[at]-tr.Header.Start), time.Duration(suffixMin[at+1]-tr.Header.Start), time.Duration(prefixMax[at]-tr.Header.Start), hint)
 }
 
 // checkForkStep refuses a step no world can be rebuilt at: fork and
