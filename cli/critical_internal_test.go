@@ -22,26 +22,13 @@ import (
 // causal clocks only, as a live recording does; in a simulated run
 // (serial clocks) every step is a time cut.
 func TestCriticalNotesWalksThatStartAhead(t *testing.T) {
-	paxosRun := func(causal bool) *replay.Trace {
-		cfg := sim.DefaultConfig()
-		cfg.Seed, cfg.CausalClocks = 1, causal
-		var buf bytes.Buffer
-		if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
-			t.Fatal(err)
-		}
-		tr, err := replay.FromBytes(buf.Bytes(), "p.lz4")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
-	}
-	serial := paxosRun(false)
+	serial := paxosRun(t, false)
 	for i := range serial.Len() {
 		if note := timeCutNote(serial, i); note != "" {
 			t.Fatalf("simulated run, #%d: %s", i, note)
 		}
 	}
-	tr := paxosRun(true)
+	tr := paxosRun(t, true)
 	clean, ahead := -1, -1
 	for i := 1; i < tr.Len() && (clean < 0 || ahead < 0); i++ {
 		if tr.Event(i).Kind == node.KindInput {
@@ -76,16 +63,7 @@ func TestCriticalNotesWalksThatStartAhead(t *testing.T) {
 // to come are earlier (a new user's fork at such a step started with
 // every heartbeat overdue, and no note).
 func TestTimeCutNoteAtTheStepThatRanAhead(t *testing.T) {
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.CausalClocks = 1, true
-	var buf bytes.Buffer
-	if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := replay.FromBytes(buf.Bytes(), "p.lz4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := paxosRun(t, true)
 	// earliestAfter[s]: the earliest time of the steps after #s.
 	earliestAfter := make([]int64, tr.Len())
 	earliestAfter[tr.Len()-1] = math.MaxInt64
@@ -112,4 +90,20 @@ func TestTimeCutNoteAtTheStepThatRanAhead(t *testing.T) {
 	if found == 0 {
 		t.Fatal("paxos seed 1 with causal clocks has no step that runs ahead of a later one: the test shows nothing")
 	}
+}
+
+// paxosRun simulates paxos seed 1, recording causal clocks only if causal.
+func paxosRun(t *testing.T, causal bool) *replay.Trace {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.CausalClocks = 1, causal
+	var buf bytes.Buffer
+	if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := replay.FromBytes(buf.Bytes(), "p.lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }
