@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
 )
@@ -246,10 +244,12 @@ func newTrace(files []*record.File) (*Trace, error) {
 }
 
 // indexer builds a trace's step indexes as steps arrive in merge order,
-// and collects the problems it and validation find.
+// and validates each step as it is indexed: a spilled trace is then
+// decoded once to load it, not once more to validate it.
 type indexer struct {
 	t        *Trace
-	problems []Problem
+	problems []Problem // found indexing (an event recorded twice)
+	v        validator
 }
 
 // indexSizes counts what the indexes will hold, so that they are made
@@ -278,7 +278,9 @@ func (t *Trace) indexer(steps int, sizes indexSizes) *indexer {
 	}
 	t.recv = make([]receipt, 0, sizes.receives)
 	t.ids = map[node.ID]int32{}
-	return &indexer{t: t}
+	ix := &indexer{t: t}
+	ix.v.start(t, steps)
+	return ix
 }
 
 func (ix *indexer) problem(p Problem) {
@@ -287,8 +289,13 @@ func (ix *indexer) problem(p Problem) {
 	}
 }
 
-// add indexes step i, which holds ev from file fi.
+// add indexes and validates step i, which holds ev from file fi.
 func (ix *indexer) add(i int, ev *node.Event, fi uint16) {
+	ix.index(i, ev, fi)
+	ix.v.step(i, ev, fi)
+}
+
+func (ix *indexer) index(i int, ev *node.Event, fi uint16) {
 	t := ix.t
 	t.fileOf = append(t.fileOf, fi)
 	ns := t.byNode[ev.Node]
@@ -327,8 +334,8 @@ func (t *Trace) intern(id node.ID) int32 {
 	return i
 }
 
-// finish completes a trace whose steps are all indexed: it validates them
-// and finds where recordings stop.
+// finish completes a trace whose steps are all indexed and validated:
+// it ends validation and finds where recordings stop.
 func (t *Trace) finish(ix *indexer) (*Trace, error) {
 	if !slices.IsSortedFunc(t.recv, receipt.compare) {
 		slices.SortFunc(t.recv, receipt.compare)
@@ -337,7 +344,9 @@ func (t *Trace) finish(ix *indexer) (*Trace, error) {
 		t.Recorded = append(t.Recorded, n)
 	}
 	slices.Sort(t.Recorded)
-	t.validate(ix.problem)
+	for _, p := range ix.v.finish() {
+		ix.problem(p)
+	}
 	if len(ix.problems) > 0 {
 		t.Close()
 		return nil, &ValidationError{Problems: ix.problems}
@@ -354,126 +363,6 @@ func (t *Trace) Close() error {
 		return nil
 	}
 	return t.events.close()
-}
-
-// validate checks per-node sequence and clock order, and every receive
-// against its send when the sender's trace is present.
-func (t *Trace) validate(add func(Problem)) {
-	gaps := map[node.ID][]record.Gap{}
-	for _, f := range t.Files {
-		for _, g := range f.Gaps {
-			gaps[g.Node] = append(gaps[g.Node], g)
-		}
-	}
-	covered := func(id node.ID, from, to uint64) bool {
-		for _, g := range gaps[id] {
-			if g.From <= from && (g.To == 0 || g.To >= to) {
-				return true
-			}
-		}
-		return false
-	}
-	last := map[node.ID]*node.Event{}
-	// A receive is checked against its send, which may lie far back in
-	// step order (with many nodes, clocks drift apart: tens of thousands
-	// of steps). Read one by one, a spilled trace would decode a chunk
-	// for each; so receives are checked in batches, in the order of their
-	// sends, and the problems are told in step order as before.
-	var now, later []stepProblem
-	var pending []pendingRecv
-	batch := validateBatch
-	if _, ok := t.events.(memStore); ok {
-		batch = 1 // any send is at hand: sorting would cost without gaining
-	}
-	flush := func() {
-		slices.SortFunc(pending, func(a, b pendingRecv) int { return cmp.Compare(a.send, b.send) })
-		for _, p := range pending {
-			send := t.Event(p.send)
-			switch {
-			case send.Lamport != p.sendLamport:
-				later = append(later, stepProblem{p.step, fmt.Sprintf("message %s claims send clock %d, but %s seq %d has clock %d",
-					p.msg, p.sendLamport, p.msg.From, p.msg.Seq, send.Lamport)})
-			case int(p.msg.Index) >= len(send.Sends):
-				later = append(later, stepProblem{p.step, fmt.Sprintf("message %s: %s seq %d sent only %d messages", p.msg, p.msg.From, p.msg.Seq, len(send.Sends))})
-			default:
-				s := send.Sends[p.msg.Index]
-				if s.To != p.to || s.Type != p.msgType || s.Digest != p.digest {
-					later = append(later, stepProblem{p.step, fmt.Sprintf("message %s does not match its send (sent %s to %s)", p.msg, s.Type, s.To)})
-				}
-			}
-		}
-		slices.SortStableFunc(later, func(a, b stepProblem) int { return cmp.Compare(a.step, b.step) })
-		// A step's own problems come before its receive's.
-		for len(now) > 0 || len(later) > 0 {
-			sp := &now
-			if len(now) == 0 || len(later) > 0 && later[0].step < now[0].step {
-				sp = &later
-			}
-			p := (*sp)[0]
-			*sp = (*sp)[1:]
-			ev := t.Event(p.step)
-			add(Problem{t.Files[t.fileOf[p.step]].Path, ev.Node, ev.Seq, p.msg})
-		}
-		now, later, pending = now[:0:0], later[:0:0], pending[:0]
-	}
-	// Walking in step order visits each node's events in seq order,
-	// because each node's Lamport clock increases with its seq (checked
-	// here: a violation shows up as a seq going backwards).
-	for i := range t.Len() {
-		ev := t.Event(i)
-		note := func(msg string) { now = append(now, stepProblem{i, msg}) }
-		prev := last[ev.Node]
-		switch {
-		case ev.Seq == 0:
-			note("seq 0 (seqs start at 1)")
-			continue
-		case prev == nil && ev.Seq != 1 && ev.Kind != node.KindRestart && !covered(ev.Node, 1, ev.Seq-1):
-			note(fmt.Sprintf("the node's recording starts at seq %d: seqs 1..%d are missing", ev.Seq, ev.Seq-1))
-		case prev != nil && ev.Seq <= prev.Seq:
-			note(fmt.Sprintf("Lamport clock %d is not below the clock %d of the node's later event seq %d", ev.Lamport, prev.Lamport, prev.Seq))
-		case prev != nil && ev.Seq != prev.Seq+1 && ev.Kind != node.KindRestart && !covered(ev.Node, prev.Seq+1, ev.Seq-1):
-			note(fmt.Sprintf("seqs %d..%d are missing", prev.Seq+1, ev.Seq-1))
-		}
-		if prev == nil || ev.Seq > prev.Seq {
-			last[ev.Node] = ev
-		}
-		if ev.Kind == node.KindRecv {
-			if ev.Lamport <= ev.SendLamport {
-				note(fmt.Sprintf("received at Lamport %d, not after its send at %d", ev.Lamport, ev.SendLamport))
-			}
-			// Not found: the sender's trace is absent or lost that event.
-			if sstep, ok := t.Step(ev.From, ev.MsgSeq); ok {
-				pending = append(pending, pendingRecv{send: sstep, step: i, msg: ev.Msg(), sendLamport: ev.SendLamport,
-					to: ev.Node, msgType: ev.MsgType, digest: xxhash.Sum64(ev.Payload)})
-			}
-		}
-		if len(pending) >= batch || len(now) >= validateBatch {
-			flush()
-		}
-	}
-	flush()
-}
-
-// validateBatch is how many receives (or problems) validation holds
-// before checking them: a chunk's worth of sends or more is then read at
-// once.
-const validateBatch = 1 << 16
-
-// stepProblem is a problem found at a step, told once the step's node and
-// file are looked up.
-type stepProblem struct {
-	step int
-	msg  string
-}
-
-// pendingRecv is what checking a receive against its send needs of it.
-type pendingRecv struct {
-	send, step  int
-	msg         node.MsgID
-	sendLamport uint64
-	to          node.ID
-	msgType     string
-	digest      uint64
 }
 
 // findTruncations finds where nodes' recordings stop before the run did: a

@@ -366,3 +366,47 @@ func TestATraceWithoutEventsIsAnError(t *testing.T) {
 		t.Fatalf("an empty file beside another: %v", err)
 	}
 }
+
+// TestReceiveBeforeItsSendIsChecked: validation compares each receive
+// with its send as steps are indexed, and a receive whose claimed send
+// clock puts it before its send (so the send is not indexed yet) is still
+// compared once the send is, in memory and spilled alike.
+func TestReceiveBeforeItsSendIsChecked(t *testing.T) {
+	dir := t.TempDir()
+	src := simulateToFile(t, examples.All()[0], sim.Config{Seed: 3}, dir)
+	f, err := record.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var moved *node.Event
+	for _, ev := range f.Events {
+		if ev.Kind == node.KindRecv && ev.SendLamport > 20 {
+			// Claims a send clock below the send's, and a clock of its
+			// own below that: merged before its send.
+			ev.SendLamport -= 10
+			ev.Lamport = ev.SendLamport + 1
+			moved = ev
+			break
+		}
+	}
+	if moved == nil {
+		t.Fatal("no receive to move")
+	}
+	path := filepath.Join(dir, "moved.lz4")
+	writeTrace(t, path, *f.Header, f.Events, &f.Ends[0])
+	want := fmt.Sprintf("message %s claims send clock %d, but %s seq %d has clock %d", moved.Msg(), moved.SendLamport, moved.From, moved.MsgSeq, moved.SendLamport+10)
+	for _, o := range []replay.LoadOptions{{}, {InMemory: -1, TempDir: dir}} {
+		_, err := replay.LoadWith(o, path)
+		var ve *replay.ValidationError
+		if !errors.As(err, &ve) {
+			t.Fatalf("in memory %d: %v, want a validation error", o.InMemory, err)
+		}
+		found := false
+		for _, p := range ve.Problems {
+			found = found || p.Node == moved.Node && p.Seq == moved.Seq && p.Msg == want
+		}
+		if !found {
+			t.Errorf("in memory %d: %v, want %s seq %d: %s", o.InMemory, ve.Problems, moved.Node, moved.Seq, want)
+		}
+	}
+}
