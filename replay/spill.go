@@ -206,14 +206,18 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 			}
 		}
 	}
-	if len(paths) > 1<<16 {
-		return nil, fmt.Errorf("%d trace files: at most %d can be merged", len(paths), 1<<16)
-	}
 	ld := &loader{opts: opts, limit: limit, paths: paths}
 	defer ld.discard()
-	files, err := scanFiles(paths, ld.add)
-	if err != nil {
-		return nil, err
+	files := make([]*record.File, 0, len(paths))
+	for fi, p := range paths {
+		if fi > 1<<16-1 {
+			return nil, fmt.Errorf("%d trace files: at most %d can be merged", len(paths), 1<<16)
+		}
+		f, err := record.ScanFile(p, func(ev *node.Event) error { return ld.add(uint16(fi), ev) })
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
 	}
 	if ld.runs == nil {
 		for fi, f := range files {
