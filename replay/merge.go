@@ -312,13 +312,17 @@ type indexer struct {
 type indexSizes struct {
 	perNode  map[node.ID]int
 	receives int
+	// maxSeq is each node's highest seq: validation holds a receive
+	// whose send is not indexed yet only if its sender has that seq.
+	maxSeq map[node.ID]uint64
 }
 
 func (s *indexSizes) count(ev *node.Event) {
 	if s.perNode == nil {
-		s.perNode = map[node.ID]int{}
+		s.perNode, s.maxSeq = map[node.ID]int{}, map[node.ID]uint64{}
 	}
 	s.perNode[ev.Node]++
+	s.maxSeq[ev.Node] = max(s.maxSeq[ev.Node], ev.Seq)
 	if ev.Kind == node.KindRecv {
 		s.receives++
 	}
@@ -333,7 +337,7 @@ func (t *Trace) indexer(steps int, sizes indexSizes) *indexer {
 	t.recv = make([]receipt, 0, sizes.receives)
 	t.ids = map[node.ID]int32{}
 	ix := &indexer{t: t}
-	ix.v.start(t, steps)
+	ix.v.start(t, steps, sizes.maxSeq)
 	return ix
 }
 
@@ -346,7 +350,7 @@ func (ix *indexer) problem(p Problem) {
 // add indexes and validates step i, which holds ev from file fi.
 func (ix *indexer) add(i int, ev *node.Event, fi uint16) {
 	ix.index(i, ev, fi)
-	ix.v.step(i, ev, fi)
+	ix.v.step(i, ev)
 }
 
 func (ix *indexer) index(i int, ev *node.Event, fi uint16) {

@@ -410,3 +410,42 @@ func TestReceiveBeforeItsSendIsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestSendClockIsNotTradedForADigest: a receive that claims a send clock
+// other than its send's is told even when the send's recorded digest was
+// changed by the difference of the clocks (a fingerprint that combined the
+// two before mixing let them cancel).
+func TestSendClockIsNotTradedForADigest(t *testing.T) {
+	dir := t.TempDir()
+	src := simulateToFile(t, examples.All()[0], sim.Config{Seed: 3}, dir)
+	f, err := record.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		n   node.ID
+		seq uint64
+	}
+	sends := map[key]*node.Event{}
+	var recv, send *node.Event
+	for _, ev := range f.Events {
+		sends[key{ev.Node, ev.Seq}] = ev
+		if s := sends[key{ev.From, ev.MsgSeq}]; ev.Kind == node.KindRecv && s != nil && ev.SendLamport > 2 && ev.Lamport > ev.SendLamport {
+			recv, send = ev, s
+			break
+		}
+	}
+	if recv == nil {
+		t.Fatal("no receive to change")
+	}
+	claimed := recv.SendLamport - 1
+	send.Sends[recv.MsgIndex].Digest ^= claimed ^ send.Lamport
+	recv.SendLamport = claimed
+	path := filepath.Join(dir, "traded.lz4")
+	writeTrace(t, path, *f.Header, f.Events, &f.Ends[0])
+	want := fmt.Sprintf("message %s claims send clock %d, but %s seq %d has clock %d", recv.Msg(), claimed, recv.From, recv.MsgSeq, send.Lamport)
+	_, err = replay.Load(path)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("%v, want %s", err, want)
+	}
+}
