@@ -310,19 +310,24 @@ type indexer struct {
 // to size: grown by appending, their spare capacity and the copies left
 // behind cost as much again at the peak.
 type indexSizes struct {
-	perNode  map[node.ID]int
+	perNode  map[node.ID]nodeCount
 	receives int
-	// maxSeq is each node's highest seq: validation holds a receive
-	// whose send is not indexed yet only if its sender has that seq.
-	maxSeq map[node.ID]uint64
+}
+
+// nodeCount is how many events a node has, and its highest seq:
+// validation holds a receive whose send is not indexed yet only if its
+// sender has that seq.
+type nodeCount struct {
+	events int
+	maxSeq uint64
 }
 
 func (s *indexSizes) count(ev *node.Event) {
 	if s.perNode == nil {
-		s.perNode, s.maxSeq = map[node.ID]int{}, map[node.ID]uint64{}
+		s.perNode = map[node.ID]nodeCount{}
 	}
-	s.perNode[ev.Node]++
-	s.maxSeq[ev.Node] = max(s.maxSeq[ev.Node], ev.Seq)
+	c := s.perNode[ev.Node]
+	s.perNode[ev.Node] = nodeCount{c.events + 1, max(c.maxSeq, ev.Seq)}
 	if ev.Kind == node.KindRecv {
 		s.receives++
 	}
@@ -332,12 +337,12 @@ func (t *Trace) indexer(steps int, sizes indexSizes) *indexer {
 	t.fileOf = make([]uint16, 0, steps)
 	t.byNode = make(map[node.ID]*nodeSteps, len(sizes.perNode))
 	for id, n := range sizes.perNode {
-		t.byNode[id] = &nodeSteps{steps: make([]int, 0, n)}
+		t.byNode[id] = &nodeSteps{steps: make([]int, 0, n.events)}
 	}
 	t.recv = make([]receipt, 0, sizes.receives)
 	t.ids = map[node.ID]int32{}
 	ix := &indexer{t: t}
-	ix.v.start(t, steps, sizes.maxSeq)
+	ix.v.start(t, steps, sizes.perNode)
 	return ix
 }
 

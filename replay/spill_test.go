@@ -36,6 +36,17 @@ func simulateToFile(t testing.TB, sys *system.System, cfg sim.Config, dir string
 	return path
 }
 
+// simulatedFile simulates the first bundled system into dir and reads
+// its trace back, for a test to damage.
+func simulatedFile(t *testing.T, cfg sim.Config, dir string) *record.File {
+	t.Helper()
+	f, err := record.ReadFile(simulateToFile(t, examples.All()[0], cfg, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // writeTrace writes events to path under header h, closed with end, or
 // left without an end record (a killed process) when end is nil.
 func writeTrace(t *testing.T, path string, h record.Header, events []*node.Event, end *record.End) {
@@ -298,11 +309,7 @@ func TestSpillBoundsEventsOutOfOrder(t *testing.T) {
 // problems, exactly as in memory.
 func TestSpillTellsReceiveProblemsInStepOrder(t *testing.T) {
 	dir := t.TempDir()
-	src := simulateToFile(t, examples.All()[0], sim.Config{Seed: 5, Churn: 2}, dir)
-	f, err := record.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := simulatedFile(t, sim.Config{Seed: 5, Churn: 2}, dir)
 	recvs := 0
 	var kept []*node.Event
 	for _, ev := range f.Events {
@@ -373,11 +380,7 @@ func TestATraceWithoutEventsIsAnError(t *testing.T) {
 // compared once the send is, in memory and spilled alike.
 func TestReceiveBeforeItsSendIsChecked(t *testing.T) {
 	dir := t.TempDir()
-	src := simulateToFile(t, examples.All()[0], sim.Config{Seed: 3}, dir)
-	f, err := record.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := simulatedFile(t, sim.Config{Seed: 3}, dir)
 	var moved *node.Event
 	for _, ev := range f.Events {
 		if ev.Kind == node.KindRecv && ev.SendLamport > 20 {
@@ -417,11 +420,7 @@ func TestReceiveBeforeItsSendIsChecked(t *testing.T) {
 // two before mixing let them cancel).
 func TestSendClockIsNotTradedForADigest(t *testing.T) {
 	dir := t.TempDir()
-	src := simulateToFile(t, examples.All()[0], sim.Config{Seed: 3}, dir)
-	f, err := record.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := simulatedFile(t, sim.Config{Seed: 3}, dir)
 	type key struct {
 		n   node.ID
 		seq uint64
@@ -444,7 +443,7 @@ func TestSendClockIsNotTradedForADigest(t *testing.T) {
 	path := filepath.Join(dir, "traded.lz4")
 	writeTrace(t, path, *f.Header, f.Events, &f.Ends[0])
 	want := fmt.Sprintf("message %s claims send clock %d, but %s seq %d has clock %d", recv.Msg(), claimed, recv.From, recv.MsgSeq, send.Lamport)
-	_, err = replay.Load(path)
+	_, err := replay.Load(path)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("%v, want %s", err, want)
 	}

@@ -29,10 +29,10 @@ import (
 // to collide is still caught by replay, which compares every message the
 // re-executed sender sends with the recorded one.
 type validator struct {
-	t      *Trace
-	gaps   map[node.ID][]record.Gap
-	maxSeq map[node.ID]uint64   // each node's highest seq in the trace
-	last   map[node.ID]seqClock // each node's latest event so far
+	t     *Trace
+	gaps  map[node.ID][]record.Gap
+	count map[node.ID]nodeCount // each node's events in the trace
+	last  map[node.ID]seqClock  // each node's latest event so far
 	// Step i's messages have fingerprints prints[firstMsg[i]:firstMsg[i+1]].
 	firstMsg []uint32
 	prints   []uint64
@@ -70,8 +70,8 @@ type pendingRecv struct {
 	digest      uint64
 }
 
-func (v *validator) start(t *Trace, steps int, maxSeq map[node.ID]uint64) {
-	v.t, v.maxSeq = t, maxSeq
+func (v *validator) start(t *Trace, steps int, count map[node.ID]nodeCount) {
+	v.t, v.count = t, count
 	v.gaps = map[node.ID][]record.Gap{}
 	for _, f := range t.Files {
 		for _, g := range f.Gaps {
@@ -140,7 +140,7 @@ func (v *validator) step(i int, ev *node.Event) {
 		// Not found: the sender's trace is absent or lost that event,
 		// or the send comes later (checked at the end).
 		sender, seen := v.last[ev.From]
-		if (!seen || sender.seq < ev.MsgSeq) && ev.MsgSeq <= v.maxSeq[ev.From] && len(v.waiting) < maxWaiting {
+		if (!seen || sender.seq < ev.MsgSeq) && ev.MsgSeq <= v.count[ev.From].maxSeq && len(v.waiting) < maxWaiting {
 			v.waiting = append(v.waiting, p)
 		}
 		return
@@ -181,10 +181,14 @@ func mix(x uint64) uint64 {
 func (v *validator) finish() []Problem {
 	t := v.t
 	// The waiting receives are in step order: the first maxProblems
-	// that do not match are all that can be told.
+	// that do not match are all that can be told. (None waits once the
+	// fingerprints stopped.)
+	if v.unprinted {
+		v.waiting = nil
+	}
 	var late []stepProblem
 	for _, p := range v.waiting {
-		if len(late) == maxProblems || v.unprinted {
+		if len(late) == maxProblems {
 			break
 		}
 		if send, ok := t.Step(p.msg.From, p.msg.Seq); ok && !v.matches(send, p) {
