@@ -105,6 +105,7 @@ func (a *App) Run(args []string) int {
 	root.SetErr(a.Stderr)
 	var prof profile
 	root.PersistentFlags().StringVar(&prof.path, "cpuprofile", "", "write a Go CPU profile of this command to `FILE` (read it with go tool pprof)")
+	root.PersistentFlags().StringVar(&prof.starlarkPath, "starlark-profile", "", "write a profile of the time spent in each Starlark function of the predicate script to `FILE` (go tool pprof -top FILE)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return prof.start() }
 	cmd, err := root.ExecuteC()
 	if perr := prof.stop(); err == nil && perr != nil {

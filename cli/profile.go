@@ -1,42 +1,68 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/pprof"
+
+	"go.starlark.net/starlark"
 )
 
-// profile is the --cpuprofile flag: a user who finds a verb slow on their
-// own system can hand the profile to go tool pprof without building
-// anything.
+// profile is the --cpuprofile and --starlark-profile flags: a user who
+// finds a verb slow on their own system can hand the profile to go tool
+// pprof without building anything. The Go profile shows where the tool
+// spends its time; the Starlark one which predicate, derived value or
+// helper of the user's own script does.
 type profile struct {
-	path string
-	f    *os.File
+	path, starlarkPath string
+	f, sf              *os.File
 }
 
 func (p *profile) start() error {
-	if p.path == "" {
-		return nil
+	if p.path != "" {
+		f, err := os.Create(p.path)
+		if err != nil {
+			return badInput("--cpuprofile: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return badInput("--cpuprofile %s: %v", p.path, err)
+		}
+		p.f = f
 	}
-	f, err := os.Create(p.path)
-	if err != nil {
-		return badInput("--cpuprofile: %v", err)
+	if p.starlarkPath != "" {
+		f, err := os.Create(p.starlarkPath)
+		if err != nil {
+			return badInput("--starlark-profile: %v", err)
+		}
+		if err := starlark.StartProfile(f); err != nil {
+			f.Close()
+			return badInput("--starlark-profile %s: %v", p.starlarkPath, err)
+		}
+		p.sf = f
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return badInput("--cpuprofile %s: %v", p.path, err)
-	}
-	p.f = f
 	return nil
 }
 
 func (p *profile) stop() error {
-	if p.f == nil {
-		return nil
+	var errs []error
+	if p.f != nil {
+		pprof.StopCPUProfile()
+		if err := p.f.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("--cpuprofile %s: %w", p.path, err))
+		}
+		p.f = nil
 	}
-	pprof.StopCPUProfile()
-	if err := p.f.Close(); err != nil {
-		return fmt.Errorf("--cpuprofile %s: %w", p.path, err)
+	if p.sf != nil {
+		err := starlark.StopProfile()
+		if cerr := p.sf.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--starlark-profile %s: %w", p.starlarkPath, err))
+		}
+		p.sf = nil
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +60,46 @@ func TestCPUProfileFlag(t *testing.T) {
 	}
 	r := replay(t, dir, "info", "p.lz4", "--cpuprofile", filepath.Join(dir, "nodir", "cpu.prof"))
 	if r.code != 2 || !strings.Contains(r.stderr, "--cpuprofile") {
+		t.Fatalf("unwritable profile: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// --starlark-profile writes a pprof profile of the script's own functions:
+// the named helpers of the predicates appear in it by name.
+func TestStarlarkProfileFlag(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "p.lz4"))
+	script := filepath.Join(dir, "p.star")
+	if err := os.WriteFile(script, []byte(`
+def slow_helper(n):
+    total = 0
+    for i in range(20000):
+        total += i
+    return total >= 0
+
+Agent = table("paxos.Agent")
+safety("Slow", lambda: forall(Agent, slow_helper))
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, replay(t, dir, "check", "p.lz4", script, "--starlark-profile", "sl.prof"))
+	raw, err := os.ReadFile(filepath.Join(dir, "sl.prof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("the profile is not gzipped pprof: %v", err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(body, []byte("slow_helper")) {
+		t.Fatalf("the profile does not name the script's function (%d bytes)", len(body))
+	}
+	r := replay(t, dir, "check", "p.lz4", script, "--starlark-profile", filepath.Join(dir, "nodir", "sl.prof"))
+	if r.code != 2 || !strings.Contains(r.stderr, "--starlark-profile") {
 		t.Fatalf("unwritable profile: exit %d, %q", r.code, r.stderr)
 	}
 }
