@@ -176,7 +176,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if f.warmup < 1 {
 		return badInput("--warmup %d: want at least 1 step", f.warmup)
 	}
-	tr, err := a.loadTrace(traces)
+	tr, err := a.loadTraceOf(traces, parseIDs(f.nodes))
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,6 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	}
 	damaged, open := damagedFiles(tr, r.Nodes()), unended(tr)
 	missing := missingNodes(tr, wanted(tr, f.nodes))
-	a.warnMissing(tr, missing)
 	if n := len(r.Nodes()); len(parseIDs(f.nodes)) > 0 && n < len(tr.Nodes) {
 		fmt.Fprintf(a.Stderr, "note: --nodes replays %d of the %d nodes: the others' rows are absent (unknown_nodes() lists them), so predicates over every node, liveness ones above all, judge without them unless they consult unknown_nodes() (docs/predicates.md, under table())\n", n, len(tr.Nodes))
 	}
@@ -274,7 +273,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	} else {
 		rep.WriteText(a.Stdout, elapsed)
 		// Predicates judged without these nodes' rows there.
-		writeUnknown(a.Stdout, tr, r.Nodes())
+		writeUnknown(a.Stdout, tr.Unknown, r.Nodes(), "")
 		rep.WriteErrors(a.Stderr)
 		if d != nil {
 			fmt.Fprint(a.Stdout, d.Report())

@@ -11,6 +11,7 @@ import (
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/statedb"
 )
 
 // damageFlag is --allow-damaged of the verbs whose exit code is a verdict
@@ -49,19 +50,33 @@ func records(f *record.File, replayed []node.ID) bool {
 // is about when the run ended.
 func unended(tr *replay.Trace) bool {
 	for _, f := range tr.Files {
-		if f.Ended && !stoppedEarly(f) {
+		if recordedToItsEnd(f) {
 			return false
 		}
 	}
 	return true
 }
 
-// stoppedEarly says whether a file's recording stopped before its end
-// record (a gap to the end: the disk filled).
-func stoppedEarly(f *record.File) bool {
+// recordedToItsEnd says whether f has an end record and records some node
+// up to it. A gap to the end says that node's recording stopped early (a
+// full disk) or, in a merged file, that its own file was cut short or
+// missing (reported as damage or as a missing node); the other nodes of a
+// merged file still saw the run end.
+func recordedToItsEnd(f *record.File) bool {
+	if !f.Ended {
+		return false
+	}
+	open := map[node.ID]bool{}
 	for _, g := range f.Gaps {
-		if g.From > 0 && g.To == 0 {
-			return true
+		if g.To == 0 {
+			open[g.Node] = true
+		}
+	}
+	for _, h := range f.Segments {
+		for _, id := range h.Recorded {
+			if !open[id] {
+				return true
+			}
 		}
 	}
 	return false
@@ -183,8 +198,9 @@ func unknownStretches(tr *replay.Trace, ids []node.ID) map[node.ID][]string {
 // writeUnknown prints where each node's state is unknown, node by node in
 // ids' order. Stretches that end alike for the same reason (one damaged
 // file cuts every node's recording) are one entry naming the reason once,
-// with where each node's stretch begins; --json lists each node.
-func writeUnknown(w io.Writer, tr *replay.Trace, ids []node.ID) {
+// with where each node's stretch begins; --json lists each node. Each
+// entry's first line begins with prefix.
+func writeUnknown(w io.Writer, unknown map[node.ID][]replay.Unknown, ids []node.ID, prefix string) {
 	type shared struct{ until, reason string }
 	type start struct {
 		id    node.ID
@@ -193,7 +209,7 @@ func writeUnknown(w io.Writer, tr *replay.Trace, ids []node.ID) {
 	var order []shared
 	starts := map[shared][]start{}
 	for _, id := range ids {
-		for _, u := range tr.Unknown[id] {
+		for _, u := range unknown[id] {
 			after, until := stretch(u)
 			k := shared{until, u.Reason}
 			if _, ok := starts[k]; !ok {
@@ -205,10 +221,10 @@ func writeUnknown(w io.Writer, tr *replay.Trace, ids []node.ID) {
 	for _, k := range order {
 		ss := starts[k]
 		if len(ss) == 1 {
-			fmt.Fprintf(w, "%s: state unknown %s until %s: %s\n", ss[0].id, ss[0].after, k.until, k.reason)
+			fmt.Fprintf(w, "%s%s: state unknown %s until %s: %s\n", prefix, ss[0].id, ss[0].after, k.until, k.reason)
 			continue
 		}
-		fmt.Fprintf(w, "%d nodes: state unknown until %s: %s\n", len(ss), k.until, k.reason)
+		fmt.Fprintf(w, "%s%d nodes: state unknown until %s: %s\n", prefix, len(ss), k.until, k.reason)
 		const listed = 16
 		var each []string
 		for _, s := range ss[:min(len(ss), listed)] {
@@ -219,6 +235,15 @@ func writeUnknown(w io.Writer, tr *replay.Trace, ids []node.ID) {
 		}
 		fmt.Fprintf(w, "  %s\n", strings.Join(each, ", "))
 	}
+}
+
+// warnUnknownFromDB warns where the nodes' states are unknown, as read
+// from a trace database used without loading its trace again: what the
+// build found lost is in the database, and its readers are owed the
+// warning a load gives.
+func (a *App) warnUnknownFromDB(db *statedb.DB) {
+	meta := db.Meta()
+	writeUnknown(a.Stderr, meta.Unknown, meta.Nodes, "warning: ")
 }
 
 // warnMissing says which nodes no file records, before a verb's output.

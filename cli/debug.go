@@ -121,8 +121,9 @@ indexed. Later opens reuse the database.`,
 	return cmd
 }
 
-// openDB builds or reuses the trace database, showing progress.
-func (a *App) openDB(traces []string, preds, dir string, force bool) (*statedb.DB, *statedb.Opened, error) {
+// openDB builds or reuses the trace database, showing progress, and warns
+// of what the trace lost (unless the caller, which loaded it, warned).
+func (a *App) openDB(traces []string, preds, dir string, force, warned bool) (*statedb.DB, *statedb.Opened, error) {
 	for _, t := range traces {
 		if st, err := os.Stat(t); err != nil {
 			return nil, nil, badInput("%v", err)
@@ -168,12 +169,17 @@ func (a *App) openDB(traces []string, preds, dir string, force bool) (*statedb.D
 	if res.Warning != "" {
 		fmt.Fprintf(a.Stderr, "warning: %s\n", res.Warning)
 	}
-	if res.Trace != nil {
-		for _, f := range res.Trace.Files {
+	if tr := res.Trace; warned {
+		// The caller loaded the trace and warned.
+	} else if tr != nil {
+		for _, f := range tr.Files {
 			if f.Damage != nil {
 				fmt.Fprintf(a.Stderr, "warning: %v\n", f.Damage)
 			}
 		}
+		a.warnMissing(tr, tr.Missing())
+	} else {
+		a.warnUnknownFromDB(db)
 	}
 	return db, res, nil
 }
@@ -192,7 +198,7 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 	if err != nil {
 		return err
 	}
-	db, res, err := a.openDB(traces, preds.Path, f.db, f.force)
+	db, res, err := a.openDB(traces, preds.Path, f.db, f.force, false)
 	if err != nil {
 		return err
 	}
@@ -278,7 +284,7 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 			return badInput("--at %d: the trace has %d steps (#0..#%d)", f.at, total, total-1)
 		}
 	} else {
-		db, res, err := a.openDB(traces, preds.Path, f.db, false)
+		db, res, err := a.openDB(traces, preds.Path, f.db, false, false)
 		if err != nil {
 			return err
 		}

@@ -72,6 +72,12 @@ event.msg.FIELD, ...), with the predicate engine's budgets.`,
 
 // loadTrace reads and merges traces, warning about damage on stderr.
 func (a *App) loadTrace(paths []string) (*replay.Trace, error) {
+	return a.loadTraceOf(paths, nil)
+}
+
+// loadTraceOf is loadTrace for a verb that replays only the given nodes
+// (none: all of them): a node left out does not count as missing.
+func (a *App) loadTraceOf(paths []string, nodes []node.ID) (*replay.Trace, error) {
 	tr, err := replay.Load(paths...)
 	if err != nil {
 		return nil, badInput("%v", err)
@@ -81,6 +87,10 @@ func (a *App) loadTrace(paths []string) (*replay.Trace, error) {
 			fmt.Fprintf(a.Stderr, "warning: %v\n", f.Damage)
 		}
 	}
+	if len(nodes) == 0 {
+		nodes = tr.Nodes
+	}
+	a.warnMissing(tr, missingNodes(tr, nodes))
 	return tr, nil
 }
 

@@ -150,6 +150,7 @@ func (a *App) openStates(traces []string, dir string) (stateSource, error) {
 		case err == nil:
 			fp, ferr := statedb.Fingerprint(traces)
 			if ferr == nil && db.Meta().Fingerprint == fp {
+				a.warnUnknownFromDB(db)
 				return dbSource{db}, nil
 			}
 			db.Close()

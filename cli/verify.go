@@ -97,7 +97,7 @@ func wanted(tr *replay.Trace, nodes []string) []node.ID {
 }
 
 func (a *App) runVerify(paths []string, f verifyFlags) error {
-	tr, err := a.loadTrace(paths)
+	tr, err := a.loadTraceOf(paths, parseIDs(f.nodes))
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,6 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	}
 	// A replay runs to the end: it reaches every loss there is.
 	l := lossOf(tr, wanted(tr, f.nodes), tr.Len()-1)
-	a.warnMissing(tr, l.missing)
 	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Damaged: damageLines(l.files), Missing: l.missing}
 	prog := a.progress()
 	start := time.Now()
@@ -148,7 +147,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 			fmt.Fprintf(a.Stdout, "replayed %d steps on %d nodes: 0 divergences (%d state hashes compared, %.2fs)\n",
 				res.Replayed, len(res.Nodes), res.StateHashes, res.Seconds)
 		}
-		writeUnknown(a.Stdout, tr, r.Nodes())
+		writeUnknown(a.Stdout, tr.Unknown, r.Nodes(), "")
 	}
 	if d != nil {
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}

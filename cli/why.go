@@ -67,9 +67,9 @@ func (a *App) runWhy(traces []string, f whyFlags) error {
 	if f.depth < 1 {
 		return badInput("--depth %d: want at least 1", f.depth)
 	}
-	tr, err := replay.Load(traces...)
+	tr, err := a.loadTrace(traces)
 	if err != nil {
-		return badInput("%v", err)
+		return err
 	}
 	if f.at >= tr.Len() {
 		return badInput("--at %d: the trace has %d steps (#0..#%d)", f.at, tr.Len(), tr.Len()-1)
@@ -86,7 +86,7 @@ func (a *App) runWhy(traces []string, f whyFlags) error {
 	}
 	var states provenance.States
 	if _, err := os.Stat(dir); err == nil {
-		db, _, err := a.openDB(traces, "", dir, false)
+		db, _, err := a.openDB(traces, "", dir, false, true)
 		if err != nil {
 			return err
 		}

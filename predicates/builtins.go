@@ -268,6 +268,9 @@ func (c *Checker) sinceChange(_ *starlark.Thread, b *starlark.Builtin, args star
 		if err := c.keyReadError("a derived value"); err != nil {
 			return nil, err
 		}
+		if err := c.watchDerived(v); err != nil {
+			return nil, err
+		}
 		c.read(dep{depDerived, v.id, 0})
 		c.trackReadDerived(v, itemDerivedSince)
 		at = v.since
@@ -590,6 +593,9 @@ func (d *Derived) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs [
 	if err := d.c.keyReadError("a derived value"); err != nil {
 		return nil, err
 	}
+	if err := d.c.watchDerived(d); err != nil {
+		return nil, err
+	}
 	d.c.read(dep{depDerived, d.id, 0})
 	if d.value == nil {
 		return starlark.None, nil
@@ -604,6 +610,9 @@ func (d *Derived) Attr(name string) (starlark.Value, error) {
 	case "history":
 		return starlark.NewBuiltin(d.name+".history", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
 			if err := d.c.keyReadError("a derived value"); err != nil {
+				return nil, err
+			}
+			if err := d.c.watchDerived(d); err != nil {
 				return nil, err
 			}
 			d.c.read(dep{depDerived, d.id, 0})

@@ -52,6 +52,9 @@ type Checker struct {
 	globals  starlark.StringDict
 	loading  bool
 	watching bool // evaluating a watch: table() serves watchTable
+	// watchGen counts a watcher's Syncs (0: not a watcher): a derived
+	// value is computed for a watch once per Sync (watchDerived).
+	watchGen int
 
 	tables  []*Table
 	derived []*Derived
@@ -172,6 +175,10 @@ type Derived struct {
 	since int64
 	Evals int
 	err   bool
+	// In a watcher: the Sync the value was computed for, and whether it
+	// is being computed (watchDerived).
+	watchGen  int
+	watchBusy bool
 }
 
 // Load reads and runs the script at path (declarations happen at load) and

@@ -75,12 +75,15 @@ func TestWatcherAgreesWithChecker(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Sync()
-		got, err := w.Eval("chosen()")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want[step] {
-			t.Errorf("at #%d the watch says %s, the checker %s", step, got, want[step])
+		// The function, and the derived value itself.
+		for _, expr := range []string{"chosen()", "decision()", "decision"} {
+			got, err := w.Eval(expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want[step] {
+				t.Errorf("at #%d the watch %s says %s, the checker %s", step, expr, got, want[step])
+			}
 		}
 	}
 	// A table declared in a watch is filled at once, and declaring it

@@ -46,7 +46,10 @@ func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 	if elapsed >= time.Millisecond {
 		fmt.Fprintf(w, " (%.0f steps/s)", float64(r.Steps)/elapsed.Seconds())
 	}
-	if !r.Complete {
+	switch {
+	case r.TraceIncomplete:
+		fmt.Fprintf(w, "; the trace is incomplete (see above): checked to its end, #%d", r.LastStep)
+	case !r.Complete:
 		fmt.Fprintf(w, "; checking stopped early, after #%d", r.LastStep)
 	}
 	fmt.Fprintln(w)
@@ -99,6 +102,8 @@ func (r *Report) writeViolation(w io.Writer, v *Violation) {
 		switch {
 		case v.EndStep >= 0:
 			end = fmt.Sprintf("until #%d (%v)", v.EndStep, time.Duration(v.Duration))
+		case r.TraceIncomplete:
+			end = fmt.Sprintf("still open where the incomplete trace ends, at #%d", r.LastStep)
 		case !r.Complete:
 			end = fmt.Sprintf("still open when checking stopped at #%d", r.LastStep)
 		}
@@ -128,8 +133,11 @@ func WitnessText(witness string, alarm bool, alarmWitness string, alarmStep int)
 // what the text report lists.
 type ReportJSON struct {
 	Steps    int  `json:"steps"`
-	Complete bool `json:"complete"` // false: checking stopped early
-	LastStep int  `json:"last_step"`
+	Complete bool `json:"complete"` // false: checking stopped early, or the trace is incomplete
+	// TraceIncomplete: checking reached the end of the trace, which
+	// lacks part of the run (a damaged or missing file, no end record).
+	TraceIncomplete bool `json:"trace_incomplete,omitempty"`
+	LastStep        int  `json:"last_step"`
 	// Violations: safety violations and liveness alarms.
 	Violations []*Violation `json:"violations"`
 	// Screened: liveness intervals the stability measures screened out.
@@ -143,7 +151,7 @@ type ReportJSON struct {
 
 // JSON is the report in its JSON form.
 func (r *Report) JSON() *ReportJSON {
-	out := &ReportJSON{Steps: r.Steps, Complete: r.Complete, LastStep: r.LastStep,
+	out := &ReportJSON{Steps: r.Steps, Complete: r.Complete, TraceIncomplete: r.TraceIncomplete, LastStep: r.LastStep,
 		Violations: []*Violation{}, Screened: []*Violation{}, Errors: r.Errors, Predicates: r.Predicates}
 	for _, v := range r.Violations {
 		switch v.Status() {

@@ -168,8 +168,13 @@ type Report struct {
 	Errors     []EvalFailure
 	Predicates map[string]*PredicateStats
 	// Complete: checking reached the end of its range; false when it
-	// stopped early (at the first finding, at a divergence).
+	// stopped early (at the first finding, at a divergence) or when the
+	// trace is incomplete (TraceIncomplete).
 	Complete bool
+	// TraceIncomplete: checking reached the end of the trace, but the
+	// trace lacks part of the run (Options.CutShort: a damaged or missing
+	// file, no end record), so its end may not be the run's.
+	TraceIncomplete bool
 	// LastStep is the last step observed (-1: none).
 	LastStep int
 }
@@ -227,6 +232,7 @@ func (c *Checker) Finish() *Report { return c.finish(true) }
 // a divergence) has not been judged: it is reported open and unjudged,
 // not as an alarm, unless its alarm function already raised it.
 func (c *Checker) finish(atEnd bool) *Report {
+	c.report.TraceIncomplete = atEnd && c.opts.CutShort
 	atEnd = atEnd && !c.opts.CutShort
 	for _, p := range c.preds {
 		if p.open == nil {

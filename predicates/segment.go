@@ -471,7 +471,7 @@ func (s *Segment) ShouldStop(counts func(*Violation) bool) bool {
 // into the report of a sequential check.
 func Stitch(parts []Part) *Report {
 	last := parts[len(parts)-1].final
-	out := &Report{Predicates: map[string]*PredicateStats{}, Complete: last.Complete, LastStep: last.LastStep}
+	out := &Report{Predicates: map[string]*PredicateStats{}, Complete: last.Complete, TraceIncomplete: last.TraceIncomplete, LastStep: last.LastStep}
 	evals := map[string]int{}
 	where := map[int]int{} // predicate -> index in out of its open interval
 	for k, p := range parts {

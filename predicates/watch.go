@@ -3,6 +3,7 @@ package predicates
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.starlark.net/starlark"
 
@@ -23,10 +24,16 @@ func (c *Checker) Holds() map[string]bool {
 
 // Watcher evaluates Starlark expressions (watches) against the replayed
 // state at wherever a cursor stands, with the same built-ins as predicates
-// and the globals of a predicates script (its tables and helpers), if one
-// is given. Tables are rebuilt from the nodes' states by Sync; rows keep no
-// history there, so prev() returns its default and history() only the
-// current value.
+// and the globals of a predicates script (its tables, derived values and
+// helpers), if one is given. Tables are rebuilt from the nodes' states by
+// Sync; rows keep no history there, so prev() returns its default and
+// history() only the current value. Derived values are computed from the
+// state at the cursor when a watch first reads them after a Sync (by
+// calling their function, as a check does after every step), so they
+// hold the check's value whenever that function reads the current state
+// only; like rows, they keep no history there: history() is the current
+// value alone and since_change() is 0. A watch that is a derived value
+// itself (its name alone) shows the value, as calling it would.
 type Watcher struct {
 	c *Checker
 }
@@ -46,7 +53,15 @@ func NewWatcher(r *replay.Replayer, script string) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.watchGen = 1
 	return &Watcher{c: c}, nil
+}
+
+// Derived reports whether expr is the name of one of the script's derived
+// values, alone: such a watch shows its value, as NAME() does.
+func (w *Watcher) Derived(expr string) bool {
+	d, ok := w.c.globals[strings.TrimSpace(expr)].(*Derived)
+	return ok && d != nil
 }
 
 // Tables lists the tables the watcher knows (the script's and those
@@ -65,6 +80,11 @@ func (w *Watcher) Sync() {
 		if s, ok := c.r.Trace().LastStepOf(id, c.step); ok {
 			c.now = max(c.now, c.r.Trace().Event(s).Time-c.start)
 		}
+	}
+	// Derived values are computed again when a watch reads them.
+	c.watchGen++
+	for _, d := range c.derived {
+		d.value, d.hist = nil, nil
 	}
 	for _, t := range c.tables {
 		for _, rs := range t.rows {
@@ -107,6 +127,12 @@ func (w *Watcher) Eval(expr string) (string, error) {
 	c.watching = true // table() may be called: it returns a filled table
 	v, err := starlark.EvalExprOptions(fileOptions, c.thread, e, env)
 	c.watching = false
+	if d, ok := v.(*Derived); ok && err == nil {
+		// A derived value's name alone: its value, not derived("NAME").
+		if err = c.watchDerived(d); err == nil {
+			v = d.Value()
+		}
+	}
 	if err == nil {
 		err = c.budget.err
 	}
@@ -121,6 +147,31 @@ func (w *Watcher) Eval(expr string) (string, error) {
 		return "", fmt.Errorf("%w", scriptError(err))
 	}
 	return v.String(), nil
+}
+
+// watchDerived brings a derived value to the watcher's step before a watch
+// reads it: the watcher's checker observes no steps, so nothing else
+// computes it (a watch read None). The function runs once per Sync, in the
+// budget of the watch that reads it first; a derived value it reads is
+// brought to the step in turn. Outside a watcher it does nothing.
+func (c *Checker) watchDerived(d *Derived) error {
+	if c.watchGen == 0 || d.watchGen == c.watchGen {
+		return nil
+	}
+	if d.watchBusy {
+		return fmt.Errorf("derived(%q) reads itself: a watch knows no earlier value of it", d.name)
+	}
+	d.watchBusy = true
+	v, err := starlark.Call(c.thread, d.fn, nil, nil)
+	d.watchBusy = false
+	if err == nil {
+		v, err = freezeChecked(v)
+	}
+	if err != nil {
+		return fmt.Errorf("derived(%q) at this step: %w", d.name, scriptError(err))
+	}
+	d.value, d.hist, d.since, d.watchGen = v, []starlark.Value{v}, c.now, c.watchGen
+	return nil
 }
 
 // watchTable serves table() inside a watch: the table with the same type,

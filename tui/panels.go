@@ -603,9 +603,13 @@ func (m *Model) Watches(w, h int) []Line {
 // table(...)), for examples that work on the trace at hand.
 var tableDecl = regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*table\(`)
 
+// derivedDecl finds the derived values a predicates script declares (NAME
+// = derived(...)).
+var derivedDecl = regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*derived\(`)
+
 // watchHint is the empty Watches panel's text, with examples that work
-// on this trace: its first node's timers, and the first table of the
-// predicates file, if it declares one.
+// on this trace: its first node's timers, and the first table and the
+// first derived value of the predicates file, if it declares them.
 func (m *Model) watchHint() string {
 	script := m.script()
 	if m.hintFor != script || m.hint == "" {
@@ -615,13 +619,16 @@ func (m *Model) watchHint() string {
 			if t := tableDecl.FindSubmatch(src); t != nil {
 				examples = append(examples, fmt.Sprintf("[r for r in %s]", t[1]))
 			}
+			if d := derivedDecl.FindSubmatch(src); d != nil {
+				examples = append(examples, fmt.Sprintf("%s()", d[1]))
+			}
 		}
 		if nodes := m.nodes(); len(nodes) > 0 {
 			examples = append(examples, fmt.Sprintf("timers(%q)", nodes[0]))
 		}
 		examples = append(examples, "unknown_nodes()")
 		m.hint = "w adds a watch: a Starlark expression evaluated at the cursor, e.g. " + strings.Join(examples, ", ") +
-			`; the predicates file's tables and functions work too (to watch another type, add T = table("pkg.Type") to it and press r)`
+			`; the predicates file's tables, derived values and functions work too (to watch another type, add T = table("pkg.Type") to it and press r)`
 	}
 	return m.hint
 }

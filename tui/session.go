@@ -177,6 +177,13 @@ func (m *Model) AddWatch(expr string) {
 	m.watches = append(m.watches, &watch{expr: expr, at: -2})
 	m.watchSel = len(m.watches) - 1
 	m.evalWatches()
+	if m.sess != nil && m.sess.w != nil && m.sess.w.Derived(expr) {
+		// Its value, not the object derived("NAME"): said, as predicates
+		// read it with NAME().
+		name := strings.TrimSpace(expr)
+		m.say("watching %s: a derived value, shown as %s() (its value at the cursor)", name, name)
+		return
+	}
 	m.say("watching %s", expr)
 }
 

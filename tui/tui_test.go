@@ -416,3 +416,51 @@ func TestViolationsAreListedBeforeScreenedIntervals(t *testing.T) {
 		t.Fatalf("Enter on the second row went to #%d, want the screened interval at #5", m.pos)
 	}
 }
+
+// A derived value of the predicates file, watched called (decision()) or
+// by its name alone, shows its value at the cursor as `replay check`
+// computes it, and follows the cursor back and forth (a new user's watch
+// on raft.star's leaders showed None). In the demo run x5 is chosen at
+// #154: decision is None before it and "x5" from there.
+func TestWatchOnADerivedValueShowsItsValue(t *testing.T) {
+	m, _ := openDemo(t, 154)
+	if hint := strings.Join(lineStrings(m.Watches(200, 5)), " "); !strings.Contains(hint, "decision()") {
+		t.Errorf("the empty panel's examples leave out the script's derived value: %s", hint)
+	}
+	u := startUI(t, m)
+	u.keys("wdecision()\n")
+	u.keys("wdecision\n")
+	// The name alone says what it shows.
+	if s := u.statusText(); !strings.Contains(s, "decision()") {
+		t.Errorf("watching a derived value by name does not say it shows decision():\n%s", s)
+	}
+	watches := func() string { return strings.Join(lineStrings(m.Watches(60, 20)), "\n") }
+	want := func(at string, values ...string) {
+		t.Helper()
+		var lines []string
+		for _, l := range lineStrings(m.Watches(60, 20)) {
+			if strings.HasPrefix(l, "  = ") {
+				lines = append(lines, strings.TrimPrefix(l, "  = "))
+			}
+		}
+		if !slices.Equal(lines, values) {
+			t.Fatalf("the watches at %s show %q, want %q:\n%s", at, lines, values, watches())
+		}
+	}
+	want("#154", `"x5"`, `"x5"`)
+	u.keys(",") // back to #153: not chosen yet
+	want("#153", `None`, `None`)
+	if w := watches(); !strings.Contains(w, `changed by #154: None → "x5"`) {
+		t.Errorf("stepping back does not say the derived value changed:\n%s", w)
+	}
+	u.keys(".")
+	want("#154 again", `"x5"`, `"x5"`)
+	// ] from before the choice stops where the derived value changes.
+	u.keys("g150\n")
+	want("#150", `None`, `None`)
+	u.keys("]")
+	u.waitFor("#154 changes")
+	if u.row("▶ #154 ") == "" {
+		t.Fatalf("] did not stop at #154, where x5 is chosen:\n%s", u.text())
+	}
+}

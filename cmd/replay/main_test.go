@@ -439,4 +439,35 @@ func TestDamagedNodeFile(t *testing.T) {
 	if r = replay(t, dir, append(append([]string{"verify"}, others...), "--nodes", "n1,n3")...); r.code != 0 {
 		t.Fatalf("verify --nodes n1,n3 without n2's file: exit %d\n%s", r.code, r.stderr)
 	}
+	// The check reached the end of what was recorded: the trace is
+	// incomplete, checking did not stop early. Merged, the two files say
+	// so too (merge warned of nothing, and the check of its output took
+	// n2's gap for a recording without an end).
+	r = replay(t, dir, append(append([]string{"check"}, others...), "any.star")...)
+	if r.code != 2 || !strings.Contains(r.stdout, "the trace is incomplete") || strings.Contains(r.stdout, "stopped early") {
+		t.Fatalf("check without n2's file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = replay(t, dir, append(append([]string{"merge"}, others...), "-o", "n13.lz4")...)
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: no trace file records node n2") {
+		t.Fatalf("merge without n2's file: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = replay(t, dir, "check", "n13.lz4", "any.star")
+	if r.code != 2 || strings.Contains(r.stderr, "end record") || !strings.Contains(r.stdout, "the trace is incomplete") {
+		t.Fatalf("check of the merge without n2: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Served from a trace database, state and history warn as a load
+	// does (they said nothing once the database existed).
+	mustOK(t, replay(t, dir, append([]string{"index"}, files...)...))
+	for _, verb := range []string{"state", "history"} {
+		args := append(append([]string{verb}, files...), "--node", "n2")
+		if verb == "state" {
+			args = append(args, "--at", "0")
+		} else {
+			args = append(args, "--field", "@status")
+		}
+		r = replay(t, dir, args...)
+		if r.code != 0 || !strings.Contains(r.stderr, "warning: ") || !strings.Contains(r.stderr, "n2.lz4: trace truncated") {
+			t.Fatalf("%s from the database: exit %d, stderr %q", verb, r.code, r.stderr)
+		}
+	}
 }
