@@ -225,8 +225,13 @@ func Check(t testing.TB, sys *system.System, cfg sim.Config, scriptPath string) 
 // Failure is the message Check fails a test with: the report, then the
 // commands that reproduce the run and open the debugger at the first
 // violation. Evaluation failures come first: the run was not fully
-// checked.
+// checked. The script's path is made absolute: a test runs in its
+// package's directory, and the command is run from anywhere.
 func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string) string {
+	if abs, err := filepath.Abs(scriptPath); err == nil {
+		scriptPath = abs
+	}
+	scriptPath, quotedTrace := shellQuote(scriptPath), shellQuote(tracePath)
 	var b strings.Builder
 	res.Report.WriteText(&b, time.Duration(0))
 	if err := res.Report.Err(); err != nil {
@@ -234,12 +239,12 @@ func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string
 		res.Report.WriteErrors(&e)
 		return fmt.Sprintf("%s seed %d: %v\n%s%s%s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d",
 			sys.Name, res.Config.Seed, err, e.String(), b.String(), kept,
-			SimCommand(sys, res.Config, tracePath), tracePath, scriptPath, res.Report.Errors[0].Step)
+			SimCommand(sys, res.Config, tracePath), quotedTrace, scriptPath, res.Report.Errors[0].Step)
 	}
 	v := res.Failing[0]
 	return fmt.Sprintf("%s seed %d: %d violation(s); the first: %s\n%s%s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d",
 		sys.Name, res.Config.Seed, len(res.Failing), v.Headline(), b.String(), kept,
-		SimCommand(sys, res.Config, tracePath), tracePath, scriptPath, v.Step)
+		SimCommand(sys, res.Config, tracePath), quotedTrace, scriptPath, v.Step)
 }
 
 // Record simulates sys under cfg (defaults applied) into the trace file at

@@ -1,6 +1,7 @@
 package simtest_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,10 +36,16 @@ func TestFailureNamesReproduction(t *testing.T) {
 	}
 	msg := simtest.Failure(paxos.System, res, script, "/tmp/x.lz4", "kept")
 	v := res.Failing[0]
+	// The script's path relative to the test's package would not be
+	// found from where the command is run.
+	abs, err := filepath.Abs(script)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{
 		"paxos seed 8", v.Predicate,
 		"reproduce: replay sim paxos --seed 8 --bug spec --time 6s -o /tmp/x.lz4",
-		"debug:     replay debug /tmp/x.lz4 --preds " + script + " --at ",
+		"debug:     replay debug /tmp/x.lz4 --preds " + abs + " --at ",
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("failure message lacks %q:\n%s", want, msg)
