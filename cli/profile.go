@@ -3,7 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 
 	"go.starlark.net/starlark"
@@ -20,29 +22,39 @@ type profile struct {
 }
 
 func (p *profile) start() error {
-	if p.path != "" {
-		f, err := os.Create(p.path)
-		if err != nil {
-			return badInput("--cpuprofile: %v", err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return badInput("--cpuprofile %s: %v", p.path, err)
-		}
-		p.f = f
+	if p.path != "" && filepath.Clean(p.path) == filepath.Clean(p.starlarkPath) {
+		return badInput("--cpuprofile and --starlark-profile both name %s: give each its own file", p.path)
 	}
-	if p.starlarkPath != "" {
-		f, err := os.Create(p.starlarkPath)
-		if err != nil {
-			return badInput("--starlark-profile: %v", err)
+	var err error
+	if p.f, err = startProfile("--cpuprofile", p.path, pprof.StartCPUProfile); err != nil {
+		return err
+	}
+	if p.sf, err = startProfile("--starlark-profile", p.starlarkPath, starlark.StartProfile); err != nil {
+		if p.f != nil {
+			pprof.StopCPUProfile()
+			p.f.Close()
+			p.f = nil
 		}
-		if err := starlark.StartProfile(f); err != nil {
-			f.Close()
-			return badInput("--starlark-profile %s: %v", p.starlarkPath, err)
-		}
-		p.sf = f
+		return err
 	}
 	return nil
+}
+
+// startProfile creates path and starts a profiler writing to it (nothing
+// for an empty path).
+func startProfile(flag, path string, start func(io.Writer) error) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, badInput("%s: %v", flag, err)
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, badInput("%s %s: %v", flag, path, err)
+	}
+	return f, nil
 }
 
 func (p *profile) stop() error {

@@ -102,6 +102,10 @@ safety("Slow", lambda: forall(Agent, slow_helper))
 	if r.code != 2 || !strings.Contains(r.stderr, "--starlark-profile") {
 		t.Fatalf("unwritable profile: exit %d, %q", r.code, r.stderr)
 	}
+	r = replay(t, dir, "check", "p.lz4", script, "--starlark-profile", "x.prof", "--cpuprofile", "./x.prof")
+	if r.code != 2 || !strings.Contains(r.stderr, "both name") {
+		t.Fatalf("both profiles to one file: exit %d, %q", r.code, r.stderr)
+	}
 }
 
 func TestBenchOnlyRefusesUnknownMeasurements(t *testing.T) {
