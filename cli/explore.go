@@ -131,6 +131,7 @@ found).`,
 	fl.IntVar(&f.samples, "samples", 0, fmt.Sprintf("delay-* sampling: runs with 0 delays per round; stratum db gets samples*2^db (default %d)", explore.DefaultSamples))
 	fl.IntVar(&f.jobs, "jobs", 1, "runs executed at once (the result does not depend on it)")
 	fl.BoolVar(&f.all, "all", false, "keep going after a violation; report each distinct one")
+	fl.StringVar(&f.sim.failOn, "fail-on", "safety,alarm", "which findings make a run fail (as replay check's --fail-on): safety, alarm, any (screened liveness intervals too), none; comma-separated")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object")
 	fl.StringVar(&f.sim.shard, "shard", "", "run shard I of N (I/N, I from 0): the runs numbered I, I+N, ... below --budget")
 	fl.StringVar(&f.sim.results, "results", "", "write the exploration's result file here, for replay results merge (default with --shard: SYSTEM-BUG-explore-results-I-of-N.json)")
@@ -186,6 +187,10 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		return badInput("missing --check PREDS.star (the predicates every run is checked against)")
 	case changed("output") && f.sim.output == "":
 		return badInput("-o: empty file name (omit -o for %s-%s-explore.lz4)", sys.Name, f.sim.bug)
+	}
+	counts, err := failPolicy(f.sim.failOn)
+	if err != nil {
+		return badInput("%v", err)
 	}
 	script, err := a.scriptArg(f.sim.check)
 	if err != nil {
@@ -264,7 +269,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	prog := a.progress()
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script.Path,
-		Check:  simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget},
+		Check:  simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Counts: counts},
 		Budget: budget, Time: f.wall, Jobs: f.jobs, All: f.all, Start: start,
 		Shard: explore.Shard{Index: shard.Index, Count: shard.Count},
 		Progress: func(p explore.Progress) {
@@ -483,6 +488,9 @@ func stoppedText(f exploreFlags, sum *explore.Summary) string {
 	none := ""
 	if len(sum.Found) == 0 {
 		none = ", no violation"
+		if f.sim.failOn != "safety,alarm" {
+			none += " counted by --fail-on " + f.sim.failOn
+		}
 	}
 	switch sum.Stopped {
 	case "violation":

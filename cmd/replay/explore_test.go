@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -47,6 +48,15 @@ func TestExploreFindsSpec(t *testing.T) {
 		t.Fatalf("check of the re-run: exit %d\n%s", c.code, c.stdout)
 	}
 	mustOK(t, replay(t, dir, "verify", "found.lz4"))
+	// --fail-on decides which findings fail a run, as check's does: with
+	// none, the same search finds nothing and says why.
+	run, _ := strconv.Atoi(m[1])
+	r = replay(t, dir, "explore", "paxos", "--bug", "spec", "--check", script, "--strategy", "pct", "--seed", "2",
+		"--budget", strconv.Itoa(run+1), "--fail-on", "none", "-o", "none.lz4")
+	if r.code != 0 || !strings.Contains(r.stdout, "no violation counted by --fail-on none") {
+		t.Fatalf("--fail-on none: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	badInput(t, replay(t, dir, "explore", "paxos", "--check", script, "--fail-on", "bogus"), "--fail-on")
 }
 
 // TestExploreDeterministic: the same seed gives the same found trace, to
