@@ -20,6 +20,7 @@ require (
 	github.com/spf13/pflag v1.0.9
 	go.etcd.io/raft/v3 v3.7.0
 	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
+	golang.org/x/mod v0.42.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.41.0
 	golang.org/x/tools v0.52.0
@@ -47,7 +48,6 @@ require (
 	go.opentelemetry.io/otel v1.41.0 // indirect
 	go.opentelemetry.io/otel/metric v1.41.0 // indirect
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
-	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.31.0 // indirect
 )

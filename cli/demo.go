@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.starlark.net/starlark"
+	"golang.org/x/mod/modfile"
 
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/predicates"
@@ -190,19 +192,42 @@ func (a *App) runDemo(dir, output string, dirSet, outputSet bool) (err error) {
 		}
 	}
 	fmt.Fprintf(w, `
-3. What happened: at step #%d (%v after the start) a majority of agents
-   accepted %s. Agreement is broken.
+3. What happened: at step #%[2]d (%[3]v after the start) a majority of agents
+   accepted %[4]s. Agreement is broken.
    Inspect the run around that step:
 
-     replay events %s --from %d --limit 30
-     replay debug %s --preds %s --at %d
+     %[1]s events %[5]s --from %[6]d --limit 30
+     %[1]s debug %[5]s --preds %[7]s --at %[2]d
 
-   (replay check %s %s exits 1 on this trace.)
-`, v.Step, time.Duration(v.Time).Round(time.Millisecond), chosen, qOut, max(0, v.Step-20), qOut, qScript, v.Step, qOut, qScript)
+   (%[1]s check %[5]s %[7]s exits 1 on this trace.)
+`, selfCommand(), v.Step, time.Duration(v.Time).Round(time.Millisecond), chosen, qOut, max(0, v.Step-20), qScript)
 	if _, err := a.Registry.Lookup(sys.Name); err != nil {
 		// A team's own binary (cli.Main with its systems) runs the demo
 		// from the embedded paxos, but cannot replay its trace.
 		fmt.Fprintf(w, "\n   This binary does not register %s, so run those commands with the\n   bundled one: go run github.com/replaycheck/replaycheck/cmd/replay ...\n", sys.Name)
 	}
 	return nil
+}
+
+// selfCommand is how a printed command should invoke this program:
+// "replay", or, for a binary that go run built in a temporary directory
+// (not on the PATH), the go run command that builds it again: "go run
+// ./cmd/replay" from the root of its module, else with its import path.
+func selfCommand() string {
+	exe, _ := os.Executable()
+	bi, _ := debug.ReadBuildInfo()
+	gomod, _ := os.ReadFile("go.mod")
+	return selfCommandFor(exe, bi, gomod)
+}
+
+// selfCommandFor is selfCommand for the executable's path, its build
+// information (nil: none) and the current directory's go.mod (nil: none).
+func selfCommandFor(exe string, bi *debug.BuildInfo, gomod []byte) string {
+	if bi == nil || bi.Path == "" || !strings.Contains(filepath.ToSlash(exe), "/go-build") {
+		return "replay"
+	}
+	if rel, under := strings.CutPrefix(bi.Path, bi.Main.Path+"/"); under && bi.Main.Path != "" && modfile.ModulePath(gomod) == bi.Main.Path {
+		return "go run ./" + rel
+	}
+	return "go run " + bi.Path
 }

@@ -41,8 +41,12 @@ func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 		}
 	}
 	names := slices.Sorted(maps.Keys(r.Predicates))
-	fmt.Fprintf(w, "checked %d steps in %v", r.Steps, elapsed.Round(time.Millisecond))
-	// A rate over an unmeasured (zero) or sub-millisecond time says nothing.
+	fmt.Fprintf(w, "checked %d steps", r.Steps)
+	// An unmeasured time (zero) is not said; a rate over it or a
+	// sub-millisecond one says nothing.
+	if elapsed > 0 {
+		fmt.Fprintf(w, " in %v", elapsed.Round(time.Millisecond))
+	}
 	if elapsed >= time.Millisecond {
 		fmt.Fprintf(w, " (%.0f steps/s)", float64(r.Steps)/elapsed.Seconds())
 	}

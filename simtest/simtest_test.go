@@ -51,4 +51,8 @@ func TestFailureNamesReproduction(t *testing.T) {
 			t.Errorf("failure message lacks %q:\n%s", want, msg)
 		}
 	}
+	// The check was not timed: the report does not say it took no time.
+	if strings.Contains(msg, " in 0s") {
+		t.Errorf("failure message claims an unmeasured time:\n%s", msg)
+	}
 }
