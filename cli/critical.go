@@ -419,6 +419,11 @@ func (r *criticalReport) writeText(a *App) {
 		p, _ := res.Probe(res.Critical)
 		fmt.Fprintf(w, "doomed from the first probed step #%d: no walk from it recovered (0 of %d)\n", res.Critical, p.Walks)
 		fmt.Fprintf(w, "  %s\n", ren.Line(res.Critical, r.tr.Event(res.Critical)))
+		// Dead from the start is more often walks too short to show a
+		// recovery, or a predicate that never holds for --stable, than a
+		// run doomed before it began.
+		fmt.Fprintf(w, "If the run could not have been doomed this early, the walks may be too short to show a recovery: raise --walk-steps (%d) or lower --stable (%v). A predicate that is false whenever work is in flight (every request eventually completes) holds for --stable only once the workload stops; write it to hold while the system makes progress (docs/liveness.md, \"Cost and limits\").\n",
+			r.f.walkSteps, r.f.stable)
 	default:
 		dead, _ := res.Probe(res.Critical)
 		live, _ := res.Probe(res.LastLive)

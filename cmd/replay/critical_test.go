@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -195,5 +196,24 @@ func TestPredictNotesInputsItsFuturesMiss(t *testing.T) {
 	r := replay(t, dir, "predict", "rk.lz4", "builtin:raft", "--at", "100", "--budget", "2")
 	if !strings.Contains(r.stderr, "external inputs after #100") {
 		t.Fatalf("exit %d, no note about later inputs:\n%s", r.code, r.stderr)
+	}
+}
+
+// A predicate that never holds for --stable makes every probe dead, step
+// 0 too: the output says what to look at rather than only that the run
+// was doomed from its first step.
+func TestCriticalDeadFromTheStartSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "p.lz4"))
+	star := filepath.Join(dir, "never.star")
+	if err := os.WriteFile(star, []byte("liveness(\"Never\", lambda: False)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := replay(t, dir, "critical", "p.lz4", star, "--predicate", "Never", "--walks", "2", "--walk-steps", "50")
+	mustOK(t, r)
+	for _, want := range []string{"doomed from the first probed step #0", "raise --walk-steps (50)", "--stable"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
 	}
 }
