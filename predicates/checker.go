@@ -544,6 +544,9 @@ func (c *Checker) evalPredicate(p *Predicate) error {
 		p.open.EndStep = c.step
 		p.open.EndTime = c.ev.Time - c.start
 		p.open.Duration = c.now - p.open.opened
+		// Without its alarm function (failed, so disabled), an interval
+		// was not screened: nothing judged it.
+		p.open.unjudged = p.alarmFailed && !p.open.Alarm
 		p.open = nil
 	}
 	p.holding = holds

@@ -271,6 +271,9 @@ func ddCheck(t *testing.T, d *datadriven.TestData, dir string, tr *replay.Trace)
 			if v.Alarm {
 				fmt.Fprintf(&b, "@#%d", v.AlarmStep)
 			}
+			if v.Status() == "unjudged" {
+				b.WriteString(" unjudged")
+			}
 		}
 		if v.Witness != "" {
 			fmt.Fprintf(&b, " witness=%q", v.Witness)

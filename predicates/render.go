@@ -57,16 +57,21 @@ func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 		fmt.Fprintf(w, "; checking stopped early, after #%d", r.LastStep)
 	}
 	fmt.Fprintln(w)
-	failed := map[string]int{}
+	failed, alarmFailed := map[string]int{}, map[string]int{}
 	for _, e := range r.Errors {
 		if _, seen := failed[e.Name]; !seen && (e.Kind == "safety" || e.Kind == "liveness") {
 			failed[e.Name] = e.Step
+		}
+		if _, seen := alarmFailed[e.Name]; !seen && e.Kind == "liveness alarm" {
+			alarmFailed[e.Name] = e.Step
 		}
 	}
 	for _, n := range names {
 		st := r.Predicates[n]
 		note := ""
-		if st.Unjudged > 0 {
+		if step, ok := alarmFailed[n]; ok && st.Unjudged > 0 {
+			note = fmt.Sprintf(", %d not judged (its alarm function failed at #%d)", st.Unjudged, step)
+		} else if st.Unjudged > 0 {
 			note = fmt.Sprintf(", %d still open when checking stopped (not judged)", st.Unjudged)
 		}
 		if step, ok := failed[n]; ok {

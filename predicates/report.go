@@ -45,14 +45,16 @@ type Violation struct {
 	auxNow       starlark.Value
 	auxSet       int // how many times auxNow was computed (segment.go)
 	// unjudged: open, without an alarm, where checking stopped before
-	// the end of its range (--stop-at-first, a divergence).
+	// the end of its range (--stop-at-first, a divergence), or not
+	// judged because the alarm function had failed.
 	unjudged bool
 }
 
 // Status says what a violation is: "violation" (safety), or for a
 // liveness interval "alarm" (raised), "screened" (judged and not raised:
 // the stability measures screened it out) or "unjudged" (still open
-// without an alarm where checking stopped early).
+// without an alarm where checking stopped early, or not judged because
+// its alarm function had failed).
 func (v *Violation) Status() string {
 	switch {
 	case v.Kind != "liveness":
@@ -241,7 +243,7 @@ func (c *Checker) finish(atEnd bool) *Report {
 		p.open.unjudged = false
 		switch {
 		case p.open.Alarm:
-		case !atEnd:
+		case !atEnd || p.alarmFailed:
 			p.open.unjudged = true
 		case p.alarm == nil:
 			c.raise(p, p.open)
