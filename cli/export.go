@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/export"
@@ -187,7 +188,15 @@ func writeOutput(a *App, path string, inputs []string, write func(io.Writer) err
 			out.Abort()
 			return exportErr(err)
 		}
-		return out.Commit()
+		if err := out.Commit(); err != nil {
+			return err
+		}
+		size := ""
+		if st, err := os.Stat(path); err == nil {
+			size = " (" + humanize.IBytes(uint64(st.Size())) + ")"
+		}
+		fmt.Fprintf(a.Stdout, "wrote %s%s\n", path, size)
+		return nil
 	case <-ctx.Done():
 		out.Abort()
 		return &exitError{ExitInterrupted, fmt.Errorf("interrupted: %s not written", path)}

@@ -63,8 +63,8 @@ func TestAlarmWitnessReachesEveryOutput(t *testing.T) {
 	}
 
 	report := replay(t, dir, "report", "c.lz4", "builtin:chord", "-o", "r.html")
-	if report.code != 1 && report.code != 0 {
-		t.Fatalf("report: exit %d %s", report.code, report.stderr)
+	if report.code != 1 && report.code != 0 || !strings.Contains(report.stdout, "wrote r.html (") {
+		t.Fatalf("report: exit %d, stdout %q, stderr %s", report.code, report.stdout, report.stderr)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, "r.html"))
 	if err != nil {
@@ -75,8 +75,8 @@ func TestAlarmWitnessReachesEveryOutput(t *testing.T) {
 	}
 
 	exp := replay(t, dir, "export", "c.lz4", "--format", "perfetto", "--preds", "builtin:chord", "-o", "c.json")
-	if exp.code != 0 {
-		t.Fatalf("export: exit %d %s", exp.code, exp.stderr)
+	if exp.code != 0 || !strings.Contains(exp.stdout, "wrote c.json (") {
+		t.Fatalf("export: exit %d, stdout %q, stderr %s", exp.code, exp.stdout, exp.stderr)
 	}
 	trace, err := os.ReadFile(filepath.Join(dir, "c.json"))
 	if err != nil {
