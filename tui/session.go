@@ -273,7 +273,9 @@ func (m *Model) RunUntilChange(dir int) {
 		m.fail("%v", err)
 		return
 	}
-	flipSay := func() {
+	// flipSay tells the predicates that changed at flip, and the watches
+	// that changed with them (also, when a watch changed too).
+	flipSay := func(also string) {
 		m.seekOrSay(flip)
 		var parts []string
 		for _, f := range flips {
@@ -283,11 +285,15 @@ func (m *Model) RunUntilChange(dir int) {
 			}
 			parts = append(parts, f.Predicate+" "+state)
 		}
+		if also != "" {
+			m.say("#%d: %s; it changes %s", flip, joinComma(parts), also)
+			return
+		}
 		m.say("#%d: %s", flip, joinComma(parts))
 	}
 	if len(m.watches) == 0 {
 		if hasFlip {
-			flipSay()
+			flipSay("")
 		} else {
 			m.say("no predicate changes %s #%d (add watches with w to stop on them too)", map[bool]string{true: "after", false: "before"}[dir > 0], m.pos)
 		}
@@ -307,11 +313,6 @@ func (m *Model) RunUntilChange(dir int) {
 		limit = flip
 	}
 	found := func(step int, before, after []string) {
-		m.seekOrSay(step)
-		if hasFlip && step == flip {
-			flipSay()
-			return
-		}
 		// Element by element, the change first: a whole value does not fit
 		// a status line. The Watches panel shows the same.
 		var changed []string
@@ -322,6 +323,12 @@ func (m *Model) RunUntilChange(dir int) {
 				changed = append(changed, fmt.Sprintf("%s in %s", strings.Join(wt.delta, ", "), wt.expr))
 			}
 		}
+		if hasFlip && step == flip {
+			// A predicate changed here too: both are told.
+			flipSay(strings.Join(changed, "; "))
+			return
+		}
+		m.seekOrSay(step)
 		m.say("#%d changes %s", step, strings.Join(changed, "; "))
 	}
 	task := &Task{Name: "running"}
@@ -344,7 +351,7 @@ func (m *Model) RunUntilChange(dir int) {
 				}
 				if cur.Pos() >= limit {
 					if hasFlip {
-						flipSay()
+						flipSay("")
 					} else {
 						m.seekOrSay(limit)
 						m.say("no predicate or watch changes after #%d", m.pos)
@@ -397,7 +404,7 @@ func (m *Model) RunUntilChange(dir int) {
 			case last >= 0:
 				found(last, lastBefore, lastAfter)
 			case lo == limit && hasFlip:
-				flipSay()
+				flipSay("")
 			case lo == limit:
 				m.seekOrSay(0)
 				m.say("no predicate or watch changes before #%d", from)

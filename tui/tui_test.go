@@ -246,6 +246,22 @@ func TestWatchesAndRunUntilAWatchChanges(t *testing.T) {
 	}
 }
 
+// A watch that changes at the step where a predicate flips: ] says both
+// (it told only the predicate, hiding the watch's change).
+func TestRunUntilTellsAWatchChangingWithAPredicate(t *testing.T) {
+	m, _ := openDemo(t, 262)
+	u := startUI(t, m)
+	u.keys(`w[a.AcceptedValue for a in Agent if a.node == "n7"]` + "\n")
+	u.keys("]")
+	u.waitFor("GlobalConsistency became false")
+	if u.row("▶!#269 ") == "" {
+		t.Fatalf("] did not stop at the predicate's flip:\n%s", u.text())
+	}
+	if !strings.Contains(u.text(), `it changes [0] "x5" → "x7" in [a.AcceptedValue`) {
+		t.Fatalf("] did not tell the watch's change at #269:\n%s", u.text())
+	}
+}
+
 func TestDiffFilterAndNodes(t *testing.T) {
 	m, _ := openDemo(t, 260)
 	u := startUI(t, m)
