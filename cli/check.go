@@ -87,7 +87,7 @@ behind) is unknown throughout; the check warns and exits 2 likewise.
 
 Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
 (unreadable trace, a damaged one checked past its loss, a node's file
-missing, script error with file:line:col), 3 replay divergence, 4 a
+missing, a node's recording stopped early, script error with file:line:col), 3 replay divergence, 4 a
 predicate could not be evaluated, 130 interrupted (Ctrl-C or SIGTERM, with
 --jobs 1: the report of the steps checked is printed first, open intervals
 unjudged; a violation found before outranks it). 4 outranks the others but
@@ -187,16 +187,15 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if n := r.Len(); f.from > 0 && f.from >= n {
 		return badInput("--from %d: the trace has %d steps (#0..#%d), so nothing would be checked", f.from, n, n-1)
 	}
-	damaged, open := damagedFiles(tr, r.Nodes()), unended(tr)
-	missing := missingNodes(tr, wanted(tr, f.nodes))
+	replayed := wanted(tr, f.nodes)
 	if n := len(r.Nodes()); len(parseIDs(f.nodes)) > 0 && n < len(tr.Nodes) {
 		fmt.Fprintf(a.Stderr, "note: --nodes replays %d of the %d nodes: the others' rows are absent (unknown_nodes() lists them), so predicates over every node, liveness ones above all, judge without them unless they consult unknown_nodes() (docs/predicates.md, under table())\n", n, len(tr.Nodes))
 	}
-	if open && len(damaged) == 0 && !f.damage.allow {
+	if tr.Unended() && len(tr.DamagedFiles(replayed)) == 0 && !f.damage.allow {
 		fmt.Fprintln(a.Stderr, "warning: no trace file has an end record (the recording was killed or is still running): liveness intervals open at its end are not judged; --allow-damaged judges them as at the end of the run")
 	}
 	popts := predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to,
-		CutShort: (len(damaged) > 0 || len(missing) > 0 || open) && !f.damage.allow}
+		CutShort: tr.Incomplete(replayed) && !f.damage.allow}
 	c, err := predicates.Load(script.Path, r, popts)
 	if err != nil {
 		return badInput("%v", err)
@@ -264,7 +263,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			Unknown    map[node.ID][]string `json:"state_unknown,omitempty"`
 			Divergence *replay.Divergence   `json:"divergence,omitempty"`
 			Seconds    float64              `json:"seconds"`
-		}{rep.JSON(), damageLines(damaged), missing, open, unknownStretches(tr, r.Nodes()), d, elapsed.Seconds()}
+		}{rep.JSON(), damageLines(tr.DamagedFiles(replayed)), tr.MissingOf(replayed), tr.Unended(), unknownStretches(tr, r.Nodes()), d, elapsed.Seconds()}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {

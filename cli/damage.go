@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -21,77 +20,12 @@ import (
 type damageFlag struct{ allow bool }
 
 func (d *damageFlag) register(fl *pflag.FlagSet) {
-	fl.BoolVar(&d.allow, "allow-damaged", false, "take what was recorded and recovered (a damaged file, a node's file missing, a recording without end records) as the whole run: exit and judge as if nothing were lost (the warnings stay)")
+	fl.BoolVar(&d.allow, "allow-damaged", false, "take what was recorded and recovered (a damaged file, a node's file missing, a recording that stopped early or has no end record) as the whole run: exit and judge as if nothing were lost (the warnings stay)")
 }
 
 // refuse is the exit of a verb that did its work on less than the run.
 func (d *damageFlag) refuse(l loss, did string) error {
 	return badInput("%s: only what was recorded and recovered was %s; --allow-damaged takes that as the whole run", l.what(), did)
-}
-
-// records says whether f holds events of any of the replayed nodes: the
-// damage or the open end of a file of other nodes does not touch a
-// partial replay's verdict (receivers record what they were sent).
-func records(f *record.File, replayed []node.ID) bool {
-	for _, h := range f.Segments {
-		for _, id := range h.Recorded {
-			if slices.Contains(replayed, id) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// unended says whether no trace file ended its recording: each was
-// killed, is still running, or stopped recording early (a full disk), so
-// the trace's end is not known to be the run's (a file can be checked
-// while its node records). All files count, whatever --nodes replays: it
-// is about when the run ended.
-func unended(tr *replay.Trace) bool {
-	for _, f := range tr.Files {
-		if recordedToItsEnd(f) {
-			return false
-		}
-	}
-	return true
-}
-
-// recordedToItsEnd says whether f has an end record and records some node
-// up to it. A gap to the end says that node's recording stopped early (a
-// full disk) or, in a merged file, that its own file was cut short or
-// missing (reported as damage or as a missing node); the other nodes of a
-// merged file still saw the run end.
-func recordedToItsEnd(f *record.File) bool {
-	if !f.Ended {
-		return false
-	}
-	open := map[node.ID]bool{}
-	for _, g := range f.Gaps {
-		if g.To == 0 {
-			open[g.Node] = true
-		}
-	}
-	for _, h := range f.Segments {
-		for _, id := range h.Recorded {
-			if !open[id] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// damagedFiles names the trace files of the replayed nodes that could not
-// be read to their end.
-func damagedFiles(tr *replay.Trace, replayed []node.ID) []*record.File {
-	var out []*record.File
-	for _, f := range tr.Files {
-		if f.Damage != nil && records(f, replayed) {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // loss is what a check or replay lacks of the run: the damaged files it
@@ -100,10 +34,11 @@ func damagedFiles(tr *replay.Trace, replayed []node.ID) []*record.File {
 type loss struct {
 	files   []*record.File
 	missing []node.ID
+	stops   []replay.RecordingStop
 	after   int
 }
 
-func (l loss) none() bool { return len(l.files) == 0 && len(l.missing) == 0 }
+func (l loss) none() bool { return len(l.files) == 0 && len(l.missing) == 0 && len(l.stops) == 0 }
 
 // what names the loss for the refusal.
 func (l loss) what() string {
@@ -118,6 +53,9 @@ func (l loss) what() string {
 		}
 		parts = append(parts, "no trace file records node "+strings.Join(ids, ", "))
 	}
+	for _, g := range groupStops(l.stops) {
+		parts = append(parts, fmt.Sprintf("%s: the recording of %s stopped early (warning above)", g[0].Path, nodeCount(len(g), g[0].Node)))
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -129,7 +67,7 @@ func (l loss) what() string {
 func lossOf(tr *replay.Trace, replayed []node.ID, last int) loss {
 	l := loss{after: tr.Len() - 1}
 	for i, f := range tr.Files {
-		if f.Damage == nil || !records(f, replayed) {
+		if f.Damage == nil || !replay.Records(f, replayed) {
 			continue
 		}
 		from, ok := tr.LostAfter(i)
@@ -141,22 +79,16 @@ func lossOf(tr *replay.Trace, replayed []node.ID, last int) loss {
 			l.after = min(l.after, from)
 		}
 	}
-	if l.missing = missingNodes(tr, replayed); len(l.missing) > 0 {
+	for _, st := range tr.RecordingStops(replayed) {
+		if last >= st.After {
+			l.stops = append(l.stops, st)
+			l.after = min(l.after, st.After)
+		}
+	}
+	if l.missing = tr.MissingOf(replayed); len(l.missing) > 0 {
 		l.after = -1
 	}
 	return l
-}
-
-// missingNodes are the replayed nodes no trace file records (a file left
-// behind when the traces were collected).
-func missingNodes(tr *replay.Trace, replayed []node.ID) []node.ID {
-	var out []node.ID
-	for _, id := range tr.Missing() {
-		if slices.Contains(replayed, id) {
-			out = append(out, id)
-		}
-	}
-	return out
 }
 
 // damageLines is each damaged file's one-line report, for --json.
@@ -250,5 +182,45 @@ func (a *App) warnUnknownFromDB(db *statedb.DB) {
 func (a *App) warnMissing(tr *replay.Trace, missing []node.ID) {
 	if len(missing) > 0 {
 		fmt.Fprintf(a.Stderr, "warning: %s (the traces' header lists %s): its state is unknown throughout\n", loss{missing: missing}.what(), joinIDs(tr.Nodes))
+	}
+}
+
+// groupStops groups recording stops by file, in order.
+func groupStops(stops []replay.RecordingStop) [][]replay.RecordingStop {
+	var out [][]replay.RecordingStop
+	at := map[string]int{}
+	for _, st := range stops {
+		i, ok := at[st.Path]
+		if !ok {
+			i, at[st.Path] = len(out), len(out)
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], st)
+	}
+	return out
+}
+
+// nodeCount is "node ID" for one node, else "N nodes".
+func nodeCount(n int, one node.ID) string {
+	if n == 1 {
+		return "node " + string(one)
+	}
+	return fmt.Sprintf("%d nodes", n)
+}
+
+// warnStops warns, one line per file, of the recordings that stopped
+// before the run ended.
+func (a *App) warnStops(stops []replay.RecordingStop) {
+	for _, g := range groupStops(stops) {
+		const listed = 8
+		var each []string
+		for _, st := range g[:min(len(g), listed)] {
+			each = append(each, fmt.Sprintf("%s after #%d", st.Node, st.After))
+		}
+		if len(g) > listed {
+			each = append(each, fmt.Sprintf("and %d more", len(g)-listed))
+		}
+		fmt.Fprintf(a.Stderr, "warning: %s: the recording of %s stopped before the run ended (%s): %s\n",
+			g[0].Path, nodeCount(len(g), g[0].Node), strings.Join(each, ", "), g[0].Reason)
 	}
 }

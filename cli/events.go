@@ -90,7 +90,8 @@ func (a *App) loadTraceOf(paths []string, nodes []node.ID) (*replay.Trace, error
 	if len(nodes) == 0 {
 		nodes = tr.Nodes
 	}
-	a.warnMissing(tr, missingNodes(tr, nodes))
+	a.warnMissing(tr, tr.MissingOf(nodes))
+	a.warnStops(tr.RecordingStops(nodes))
 	return tr, nil
 }
 

@@ -222,7 +222,9 @@ func (a *App) checkForExport(tr *replay.Trace, script scriptRef) (rep *predicate
 	if err != nil {
 		return nil, nil, badInput("%v", err)
 	}
-	c, err := predicates.Load(script.Path, r, predicates.Options{To: -1})
+	// Judged as replay check judges by default (an incomplete trace's
+	// open liveness intervals are not judged).
+	c, err := predicates.Load(script.Path, r, predicates.Options{To: -1, CutShort: tr.Incomplete(tr.Nodes)})
 	if err != nil {
 		return nil, nil, badInput("%v", err)
 	}

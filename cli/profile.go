@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.starlark.net/starlark"
 )
 
@@ -21,9 +24,19 @@ type profile struct {
 	f, sf              *os.File
 }
 
-func (p *profile) start() error {
-	if p.path != "" && filepath.Clean(p.path) == filepath.Clean(p.starlarkPath) {
+// start starts the profiles asked for. uses are the command's other
+// arguments and flag values: a profile that names one of them would
+// empty an input (the trace, the script) or be lost under an output.
+func (p *profile) start(uses []string) error {
+	if p.path != "" && samePath(p.path, p.starlarkPath) {
 		return badInput("--cpuprofile and --starlark-profile both name %s: give each its own file", p.path)
+	}
+	for _, flag := range []struct{ name, path string }{{"--cpuprofile", p.path}, {"--starlark-profile", p.starlarkPath}} {
+		for _, u := range uses {
+			if flag.path != "" && samePath(flag.path, u) {
+				return badInput("%s %s is also an argument of the command (an input or output): give the profile its own file", flag.name, flag.path)
+			}
+		}
 	}
 	var err error
 	if p.f, err = startProfile("--cpuprofile", p.path, pprof.StartCPUProfile); err != nil {
@@ -77,4 +90,36 @@ func (p *profile) stop() error {
 		p.sf = nil
 	}
 	return errors.Join(errs...)
+}
+
+// samePath says whether a and b name one file: the same path, or, when
+// both exist, the same file by another name (a link, ./x and x).
+func samePath(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// commandUses lists a command's positional arguments and the values of
+// the flags it was given (each element of a list flag), but the profiles'.
+func commandUses(cmd *cobra.Command, args []string) []string {
+	uses := slices.Clone(args)
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "cpuprofile", "starlark-profile":
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			uses = append(uses, sv.GetSlice()...)
+			return
+		}
+		uses = append(uses, f.Value.String())
+	})
+	return uses
 }

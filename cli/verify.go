@@ -42,9 +42,10 @@ others come from the receivers' traces. A node whose recording ends early
 (a killed process, a damaged file) is reported as state-unknown from its
 last recorded step.
 
-A damaged file (truncated or corrupt: a warning names it) is replayed as
-far as it was recovered, and then verify exits 2: what was lost was not
-verified. --allow-damaged exits 0 when what was recovered replays
+A damaged file (truncated or corrupt: a warning names it), or a recording
+that stopped before the run ended (a gap to the end: a full disk, a merge
+of a cut file), is replayed as far as it was recovered, and then verify
+exits 2: what was lost was not verified. --allow-damaged exits 0 when what was recovered replays
 exactly.`,
 		Example: `  replay verify paxos.lz4
   replay verify node1.lz4 node2.lz4 node3.lz4 --nodes 1,3`,

@@ -500,7 +500,16 @@ func (t *Trace) findTruncations() {
 			if g.From == 0 {
 				continue // not a gap (readers refuse it)
 			}
-			cuts = append(cuts, cut{g.Node, g.From - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason), -1})
+			// Seqs of the gap that another file recorded are no loss (a
+			// merge given with the file of a node it lacked, a merge of
+			// merges): the loss begins at the first one no file has, and
+			// a gap to the end whose first seq another file has is that
+			// file's to end.
+			first := t.FirstAbsent(g.Node, g.From)
+			if g.To == 0 && first > g.From || g.To != 0 && first > g.To {
+				continue
+			}
+			cuts = append(cuts, cut{g.Node, first - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason), -1})
 		}
 	}
 	for _, c := range cuts {
@@ -569,6 +578,30 @@ func (t *Trace) Step(id node.ID, seq uint64) (int, bool) {
 		return 0, false
 	}
 	return ns.steps[ns.runs[r].at+int(seq-ns.runs[r].seq)], true
+}
+
+// FirstAbsent is the first seq at or after from that no event of node id
+// in the trace holds.
+func (t *Trace) FirstAbsent(id node.ID, from uint64) uint64 {
+	ns := t.byNode[id]
+	if ns == nil {
+		return from
+	}
+	for s := from; ; {
+		r := sort.Search(len(ns.runs), func(i int) bool { return ns.runs[i].seq > s }) - 1
+		if r < 0 {
+			return s
+		}
+		end := len(ns.steps)
+		if r+1 < len(ns.runs) {
+			end = ns.runs[r+1].at
+		}
+		last := ns.runs[r].seq + uint64(end-ns.runs[r].at) - 1
+		if s > last {
+			return s
+		}
+		s = last + 1 // the next run may go on from there
+	}
 }
 
 // SendStep returns the step that sent the message a recv event received.

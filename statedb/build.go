@@ -302,7 +302,9 @@ func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*B
 	}
 	var checker *predicates.Checker
 	if opts.Preds != "" {
-		if checker, err = predicates.Load(opts.Preds, r, predicates.Options{To: -1}); err != nil {
+		// Judged as replay check judges by default: liveness open at the
+		// end of a trace that lacks part of the run is not judged.
+		if checker, err = predicates.Load(opts.Preds, r, predicates.Options{To: -1, CutShort: tr.Incomplete(tr.Nodes)}); err != nil {
 			return nil, err
 		}
 	}

@@ -163,7 +163,7 @@ func checkPredicates(tr *replay.Trace, reg *system.Registry, script string, prog
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := predicates.Load(script, r, predicates.Options{To: -1})
+	c, err := predicates.Load(script, r, predicates.Options{To: -1, CutShort: tr.Incomplete(tr.Nodes)})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -106,6 +106,22 @@ safety("Slow", lambda: forall(Agent, slow_helper))
 	if r.code != 2 || !strings.Contains(r.stderr, "both name") {
 		t.Fatalf("both profiles to one file: exit %d, %q", r.code, r.stderr)
 	}
+	// A profile naming an input or an output would empty the one or be
+	// lost under the other: refused, and the input is intact.
+	before, _ := os.ReadFile(filepath.Join(dir, "p.lz4"))
+	for _, args := range [][]string{
+		{"check", "p.lz4", script, "--starlark-profile", "p.lz4"},
+		{"check", "p.lz4", script, "--cpuprofile", script},
+		{"sim", "paxos", "-o", "out.lz4", "--cpuprofile", "out.lz4"},
+	} {
+		r = replay(t, dir, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "also an argument") {
+			t.Fatalf("%v: exit %d, %q", args, r.code, r.stderr)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "p.lz4")); !bytes.Equal(before, after) {
+		t.Fatal("a refused profile changed the trace")
+	}
 }
 
 func TestBenchOnlyRefusesUnknownMeasurements(t *testing.T) {

@@ -1,0 +1,128 @@
+package replay
+
+import (
+	"slices"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+)
+
+// What a trace lacks of its run, for the verbs that judge a run: a check
+// of a trace that ends before the run did must not judge liveness at its
+// end as the run's end, nor exit 0 as if it had seen everything.
+
+// RecordingStop is a gap to the end in a file: the recording of a node
+// stopped early (a full disk; in a merged file, a cut file), and no other
+// file goes on with it.
+type RecordingStop struct {
+	Node   node.ID
+	After  int // the node's last recorded step (-1: none)
+	Path   string
+	Reason string
+}
+
+// RecordingStops lists the nodes of replayed whose recording a gap record
+// says stopped before the end of the run.
+func (t *Trace) RecordingStops(replayed []node.ID) []RecordingStop {
+	var out []RecordingStop
+	missing := t.Missing()
+	for _, f := range t.Files {
+		for _, g := range f.Gaps {
+			if g.To != 0 || g.From == 0 || !slices.Contains(replayed, g.Node) || slices.Contains(missing, g.Node) {
+				continue
+			}
+			if t.FirstAbsent(g.Node, g.From) > g.From {
+				continue // another file goes on with the node
+			}
+			after := -1
+			if s, ok := t.Step(g.Node, g.From-1); ok {
+				after = s
+			}
+			out = append(out, RecordingStop{g.Node, after, f.Path, g.Reason})
+		}
+	}
+	return out
+}
+
+// Unended says whether no trace file ended its recording: each was
+// killed, is still running, or stopped recording early, so the trace's
+// end is not known to be the run's (a file can be checked while its node
+// records). All files count, whatever is replayed: it is about when the
+// run ended.
+func (t *Trace) Unended() bool {
+	for _, f := range t.Files {
+		if recordedToItsEnd(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// recordedToItsEnd says whether f has an end record and records some node
+// up to it. A gap to the end says that node's recording stopped early or,
+// in a merged file, that its own file was cut short or missing; the other
+// nodes of a merged file still saw the run end.
+func recordedToItsEnd(f *record.File) bool {
+	if !f.Ended {
+		return false
+	}
+	open := map[node.ID]bool{}
+	for _, g := range f.Gaps {
+		if g.To == 0 {
+			open[g.Node] = true
+		}
+	}
+	for _, h := range f.Segments {
+		for _, id := range h.Recorded {
+			if !open[id] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// DamagedFiles names the trace files of the replayed nodes that could not
+// be read to their end. The damage of a file of other nodes does not
+// touch a partial replay (receivers record what they were sent).
+func (t *Trace) DamagedFiles(replayed []node.ID) []*record.File {
+	var out []*record.File
+	for _, f := range t.Files {
+		if f.Damage != nil && Records(f, replayed) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Records says whether f holds events of any of the replayed nodes.
+func Records(f *record.File, replayed []node.ID) bool {
+	for _, h := range f.Segments {
+		for _, id := range h.Recorded {
+			if slices.Contains(replayed, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MissingOf are the nodes of replayed that no trace file records.
+func (t *Trace) MissingOf(replayed []node.ID) []node.ID {
+	var out []node.ID
+	for _, id := range t.Missing() {
+		if slices.Contains(replayed, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Incomplete says whether the trace, replaying the nodes of replayed,
+// lacks part of the run: a damaged file, a node no file records, a
+// recording that stopped early, or no end record. A check of it does not
+// judge liveness at its end (predicates.Options.CutShort).
+func (t *Trace) Incomplete(replayed []node.ID) bool {
+	return len(t.DamagedFiles(replayed)) > 0 || len(t.MissingOf(replayed)) > 0 ||
+		len(t.RecordingStops(replayed)) > 0 || t.Unended()
+}
