@@ -596,6 +596,11 @@ func (d *Derived) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs [
 	if err := d.c.watchDerived(d); err != nil {
 		return nil, err
 	}
+	if d.err {
+		// A failed derived value has no value: read as None (or its last
+		// value), it made a violation of what read it.
+		return nil, fmt.Errorf("derived(%q) failed (the error reported for it) and has no value", d.name)
+	}
 	d.c.read(dep{depDerived, d.id, 0})
 	if d.value == nil {
 		return starlark.None, nil

@@ -71,6 +71,8 @@ func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 		note := ""
 		if step, ok := alarmFailed[n]; ok && st.Unjudged > 0 {
 			note = fmt.Sprintf(", %d not judged (its alarm function failed at #%d)", st.Unjudged, step)
+		} else if st.Unjudged > 0 && r.TraceIncomplete {
+			note = fmt.Sprintf(", %d still open where the incomplete trace ends (not judged)", st.Unjudged)
 		} else if st.Unjudged > 0 {
 			note = fmt.Sprintf(", %d still open when checking stopped (not judged)", st.Unjudged)
 		}

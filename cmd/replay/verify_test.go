@@ -179,7 +179,7 @@ func TestIncompleteTraceJudgedAlikeByEveryVerb(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "cut.lz4"), data[:len(data)/2], 0o644)
 	os.WriteFile(filepath.Join(dir, "never.star"), []byte("liveness(\"Never\", lambda: False)\n"), 0o644)
 	r := replay(t, dir, "check", "cut.lz4", "never.star")
-	if r.code != 2 || !strings.Contains(r.stdout, "0 alarm(s)") || !strings.Contains(r.stdout, "1 still open") {
+	if r.code != 2 || !strings.Contains(r.stdout, "0 alarm(s)") || !strings.Contains(r.stdout, "1 still open where the incomplete trace ends") {
 		t.Fatalf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = replay(t, dir, "index", "cut.lz4", "--preds", "never.star")
