@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/statedb"
@@ -238,9 +240,10 @@ func wrap(s string, w int) []string {
 	if w <= 0 {
 		return []string{s}
 	}
+	// One pass over the runes: a watch's value can be megabytes long.
+	r := []rune(s)
 	var out []string
-	for utf8.RuneCountInString(s) > w {
-		r := []rune(s)
+	for len(r) > w {
 		cut := w
 		for i := w; i > w/2; i-- {
 			if r[i] == ' ' {
@@ -249,10 +252,30 @@ func wrap(s string, w int) []string {
 			}
 		}
 		out = append(out, string(r[:cut]))
-		s = strings.TrimLeft(string(r[cut:]), " ")
+		r = r[cut:]
+		for len(r) > 0 && r[0] == ' ' {
+			r = r[1:]
+		}
 	}
-	return append(out, s)
+	return append(out, string(r))
 }
+
+// clip shortens a value shown in a panel to at most limit bytes (at a
+// rune boundary), saying how much was left out: a panel shows a few
+// screens of it at most.
+func clip(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%s more)", s[:cut], humanize.IBytes(uint64(len(s)-cut)))
+}
+
+// maxShownValue is how much of a watch's value the Watches panel shows.
+const maxShownValue = 16 << 10
 
 // flowCell is the width of one node's column in the message flow.
 const flowCell = 4
@@ -587,7 +610,7 @@ func (m *Model) Watches(w, h int) []Line {
 		for _, l := range wrap(wt.expr, w) {
 			out = append(out, line(exprStyle, "%s", l))
 		}
-		for _, l := range wrap("= "+wt.value, w-2) {
+		for _, l := range wrap("= "+clip(wt.value, maxShownValue), w-2) {
 			out = append(out, line(style, "  %s", l))
 		}
 		if wt.changed && len(wt.delta) > 0 {

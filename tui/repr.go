@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/dustin/go-humanize"
 )
 
 // maxDiffParts bounds how many element changes reprDiff lists.
@@ -13,7 +15,13 @@ const maxDiffParts = 8
 // element says which (`[2] "x5" → "x7"`, `["n1"][1] 3 → 4`, `[7] added:
 // 1`) rather than printing both values whole. Values it cannot take apart
 // are compared whole.
+// maxDiffed bounds the values reprDiff takes apart (both together).
+const maxDiffed = 1 << 20
+
 func reprDiff(a, b string) []string {
+	if len(a)+len(b) > maxDiffed {
+		return []string{fmt.Sprintf("changed (%s: too long to compare part by part)", humanize.IBytes(uint64(len(b))))}
+	}
 	var out []string
 	diffInto(&out, "", a, b)
 	if len(out) > maxDiffParts {

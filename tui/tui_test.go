@@ -262,6 +262,26 @@ func TestRunUntilTellsAWatchChangingWithAPredicate(t *testing.T) {
 	}
 }
 
+// A watch whose value is megabytes long shows its start and how much
+// more there is: the panel wrapped the whole value (quadratically), and
+// the debugger stopped answering.
+func TestHugeWatchValueIsClipped(t *testing.T) {
+	m, _ := openDemo(t, 260)
+	u := startUI(t, m)
+	u.keys(`w"ab " * 1000000` + "\n")
+	lines := m.Watches(80, 1000)
+	if len(lines) > maxShownValue/40 {
+		t.Fatalf("the panel has %d lines for one watch", len(lines))
+	}
+	last := lines[len(lines)-1].String()
+	if !strings.Contains(last, "more)") {
+		t.Fatalf("the clipped value does not say how much is left out: %q", last)
+	}
+	if d := reprDiff(strings.Repeat("a", 1<<20), strings.Repeat("b", 1<<20)); len(d) != 1 || !strings.Contains(d[0], "too long") {
+		t.Fatalf("a diff of two megabyte values: %q", d)
+	}
+}
+
 func TestDiffFilterAndNodes(t *testing.T) {
 	m, _ := openDemo(t, 260)
 	u := startUI(t, m)
