@@ -1,8 +1,10 @@
 package statedb
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +24,14 @@ import (
 // It reads what Open reads anyway, so it costs about as much again. The
 // tables are read at at (a pinned path, see pinDir) and damage is named
 // in dir.
+//
+// A table not verified before (by name, size and modification time, in
+// the VERIFIED file beside it) has every block's checksum verified too:
+// Badger's reads skip a block that fails its checksum as if its keys were
+// absent (a node's state read as never written), so damage inside a block
+// would answer wrong rather than fail. That reads the whole table, ten
+// times a query's cost, so it is done once per table and remembered where
+// the directory is writable.
 func checkTables(at, dir string, opts badger.Options) error {
 	names, err := filepath.Glob(filepath.Join(at, "*.sst"))
 	if err != nil {
@@ -35,15 +45,65 @@ func checkTables(at, dir string, opts badger.Options) error {
 		ChkMode:            options.NoVerification,
 		Compression:        opts.Compression,
 	}
+	before := readVerified(at)
+	now := map[string]tableStamp{}
 	for _, name := range names {
-		if err := checkTable(name, topt); err != nil {
-			return &DamagedError{Dir: dir, Err: renamed(fmt.Errorf("%s: %w", filepath.Base(name), err), at, dir)}
+		st, err := os.Stat(name)
+		if err != nil {
+			return &DamagedError{Dir: dir, Err: renamed(err, at, dir)}
 		}
+		base, stamp := filepath.Base(name), tableStamp{Size: st.Size(), ModNS: st.ModTime().UnixNano()}
+		if err := checkTable(name, topt, before[base] != stamp); err != nil {
+			return &DamagedError{Dir: dir, Err: renamed(fmt.Errorf("%s: %w", base, err), at, dir)}
+		}
+		now[base] = stamp
+	}
+	if !maps.Equal(before, now) {
+		writeVerified(at, now) // best effort: a read-only database verifies again next time
 	}
 	return nil
 }
 
-func checkTable(name string, topt table.Options) (err error) {
+// verifiedName is the file beside a store's tables that lists those whose
+// every block was verified.
+const verifiedName = "VERIFIED"
+
+// tableStamp identifies a table file's contents well enough to skip
+// verifying it again: a table is never rewritten in place.
+type tableStamp struct {
+	Size  int64 `json:"size"`
+	ModNS int64 `json:"mod_ns"`
+}
+
+func readVerified(at string) map[string]tableStamp {
+	out := map[string]tableStamp{}
+	if b, err := os.ReadFile(filepath.Join(at, verifiedName)); err == nil {
+		if json.Unmarshal(b, &out) != nil {
+			return map[string]tableStamp{}
+		}
+	}
+	return out
+}
+
+func writeVerified(at string, stamps map[string]tableStamp) {
+	b, err := json.Marshal(stamps)
+	if err != nil {
+		return
+	}
+	f, err := os.CreateTemp(at, verifiedName+".*.tmp")
+	if err != nil {
+		return
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil && cerr == nil {
+		err = os.Rename(f.Name(), filepath.Join(at, verifiedName))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+}
+
+func checkTable(name string, topt table.Options, everyBlock bool) (err error) {
 	if st, err := os.Stat(name); err != nil {
 		return err
 	} else if st.Size() == 0 {
@@ -68,7 +128,13 @@ func checkTable(name string, topt table.Options) (err error) {
 		return err
 	}
 	closed = true
-	return t.MmapFile.Close(-1)
+	if everyBlock {
+		err = t.VerifyChecksum()
+	}
+	if cerr := t.MmapFile.Close(-1); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // recoverDamage turns a panic while reading the store (a table damaged
