@@ -191,8 +191,9 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if n := len(r.Nodes()); len(parseIDs(f.nodes)) > 0 && n < len(tr.Nodes) {
 		fmt.Fprintf(a.Stderr, "note: --nodes replays %d of the %d nodes: the others' rows are absent (unknown_nodes() lists them), so predicates over every node, liveness ones above all, judge without them unless they consult unknown_nodes() (docs/predicates.md, under table())\n", n, len(tr.Nodes))
 	}
-	if tr.Unended() && len(tr.DamagedFiles(replayed)) == 0 && !f.damage.allow {
-		fmt.Fprintln(a.Stderr, "warning: no trace file has an end record (the recording was killed or is still running): liveness intervals open at its end are not judged; --allow-damaged judges them as at the end of the run")
+	if tr.Unended() && len(tr.DamagedFiles(replayed)) == 0 && len(tr.RecordingStops(replayed)) == 0 && !f.damage.allow {
+		// Said after the load's warning that there is no end record.
+		fmt.Fprintln(a.Stderr, "note: liveness intervals open at the trace's end are not judged; --allow-damaged judges them as at the end of the run")
 	}
 	popts := predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to,
 		CutShort: tr.Incomplete(replayed) && !f.damage.allow}

@@ -172,12 +172,7 @@ func (a *App) openDB(traces []string, preds, dir string, force, warned bool) (*s
 	if tr := res.Trace; warned {
 		// The caller loaded the trace and warned.
 	} else if tr != nil {
-		for _, f := range tr.Files {
-			if f.Damage != nil {
-				fmt.Fprintf(a.Stderr, "warning: %v\n", f.Damage)
-			}
-		}
-		a.warnMissing(tr, tr.Missing())
+		a.warnLoaded(tr, nil)
 	} else {
 		a.warnUnknownFromDB(db)
 	}
@@ -337,11 +332,7 @@ func (a *App) startBuild(traces []string, preds, dir string) (*statedb.Building,
 		}
 		return nil, badInput("%v", err)
 	}
-	for _, f := range bg.Trace().Files {
-		if f.Damage != nil {
-			fmt.Fprintf(a.Stderr, "warning: %v\n", f.Damage)
-		}
-	}
+	a.warnLoaded(bg.Trace(), nil)
 	return bg, nil
 }
 

@@ -82,6 +82,14 @@ func (a *App) loadTraceOf(paths []string, nodes []node.ID) (*replay.Trace, error
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
+	a.warnLoaded(tr, nodes)
+	return tr, nil
+}
+
+// warnLoaded warns, a line each, of what a loaded trace lacks for the
+// given nodes (none: all of them): damaged files, nodes no file records,
+// recordings that stopped before the run ended, no end record.
+func (a *App) warnLoaded(tr *replay.Trace, nodes []node.ID) {
 	for _, f := range tr.Files {
 		if f.Damage != nil {
 			fmt.Fprintf(a.Stderr, "warning: %v\n", f.Damage)
@@ -91,8 +99,11 @@ func (a *App) loadTraceOf(paths []string, nodes []node.ID) (*replay.Trace, error
 		nodes = tr.Nodes
 	}
 	a.warnMissing(tr, tr.MissingOf(nodes))
-	a.warnStops(tr.RecordingStops(nodes))
-	return tr, nil
+	stops := tr.RecordingStops(nodes)
+	a.warnStops(stops)
+	if tr.Unended() && len(tr.DamagedFiles(nodes)) == 0 && len(stops) == 0 {
+		fmt.Fprintln(a.Stderr, "warning: no trace file has an end record (the recording was killed or is still running): the run may have gone on past the trace")
+	}
 }
 
 func (a *App) runEvents(paths []string, f eventsFlags) error {

@@ -103,10 +103,16 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	if err := refuseInput(f.sim.output, paths, "the fork"); err != nil {
 		return err
 	}
-	tr, err := a.loadTrace(paths)
+	tr, err := replay.Load(paths...)
 	if err != nil {
-		return err
+		return badInput("%v", err)
 	}
+	// A fork rebuilds every node: one no file records is the error
+	// itself, not a warning before it.
+	if missing := tr.Missing(); len(missing) > 0 {
+		return badInput("cannot fork without node %s: none of the given traces records it (give its trace file too)", joinIDs(missing))
+	}
+	a.warnLoaded(tr, nil)
 	if err := checkForkStep(tr, f.at, paths); err != nil {
 		return err
 	}

@@ -36,11 +36,11 @@ func (c *Chain) Lines() (text []string, steps []int) {
 			case t.Kind == "timer" && t.TimerSetAt >= 0:
 				add(t.TimerSetAt, in+1, "timer %s set at #%d", t.Timer, t.TimerSetAt)
 			case len(t.Fields) > 0 && t.Kind == "task":
-				add(t.SendStep, in+1, "task %s woken at #%d by message %s from %s, sent at #%d: %s", t.Task, t.WokenAt, t.Type, t.From, t.SendStep, fields(t))
+				add(t.SendStep, in+1, "task %s woken at #%d by message %s from %s, %s: %s", t.Task, t.WokenAt, t.Type, t.From, sentAt(t.SendStep), fields(t))
 			case t.Kind == "task" && t.WokenAt >= 0:
 				add(t.WokenAt, in+1, "task %s woken by %s at #%d", t.Task, t.Wake, t.WokenAt)
 			case len(t.Fields) > 0 && t.Kind == "recv":
-				add(t.SendStep, in+1, "message %s from %s, sent at #%d: %s", t.Type, t.From, t.SendStep, fields(t))
+				add(t.SendStep, in+1, "message %s from %s, %s: %s", t.Type, t.From, sentAt(t.SendStep), fields(t))
 			case len(t.Fields) > 0:
 				add(-1, in+1, "%s %s: %s", t.Kind, t.Type, fields(t))
 			}
@@ -50,6 +50,15 @@ func (c *Chain) Lines() (text []string, steps []int) {
 		}
 	}
 	return text, steps
+}
+
+// sentAt says where a message was sent: its step, or that the sender's
+// recording does not have it (a node's file missing or cut).
+func sentAt(step int) string {
+	if step < 0 {
+		return "sent where the sender's recording does not reach"
+	}
+	return fmt.Sprintf("sent at #%d", step)
 }
 
 func fields(t *Trigger) string {

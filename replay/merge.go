@@ -121,6 +121,11 @@ type ValidationError struct {
 
 func (e *ValidationError) Error() string {
 	var b strings.Builder
+	if len(e.Problems) >= maxProblems {
+		// Collecting stops there: there may be many more.
+		fmt.Fprintf(&b, "%d or more problems in the traces: %s (and more)", len(e.Problems), e.Problems[0])
+		return b.String()
+	}
 	fmt.Fprintf(&b, "%d problem(s) in the traces: %s", len(e.Problems), e.Problems[0])
 	if len(e.Problems) > 1 {
 		fmt.Fprintf(&b, " (and %d more)", len(e.Problems)-1)

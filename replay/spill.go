@@ -206,6 +206,9 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 			}
 		}
 	}
+	if err := givenOnce(paths); err != nil {
+		return nil, err
+	}
 	ld := &loader{opts: opts, limit: limit, paths: paths}
 	defer ld.discard()
 	files := make([]*record.File, 0, len(paths))
@@ -228,6 +231,26 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 		return Merge(files)
 	}
 	return ld.merge(files)
+}
+
+// givenOnce refuses a file given twice (by the same name or another: a
+// link, ./x and x), which would otherwise read as every event of it
+// recorded twice.
+func givenOnce(paths []string) error {
+	seen := make([]os.FileInfo, len(paths))
+	for i, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			continue // the read says what is wrong with it
+		}
+		for j, prev := range seen[:i] {
+			if prev != nil && os.SameFile(prev, st) {
+				return fmt.Errorf("%s is given twice (also as %s): give each trace file once", p, paths[j])
+			}
+		}
+		seen[i] = st
+	}
+	return nil
 }
 
 // loader takes a trace's events as they are read, in memory until there
