@@ -222,8 +222,36 @@ func (m *Model) EventLines(w, h int) []Line {
 	for _, l := range c.Logs {
 		out = append(out, line(StyleDim, "log: %s", l))
 	}
-	if len(out) > h {
-		out = out[:h]
+	// Every line wraps, as the event line does: a violation's aux, a
+	// long log line or a message's receivers are often wider than the
+	// panel, and were cut at its edge.
+	var wrapped []Line
+	for _, l := range out {
+		wrapped = append(wrapped, wrapLine(l, w)...)
+	}
+	if len(wrapped) > h {
+		wrapped = wrapped[:h]
+	}
+	return wrapped
+}
+
+// wrapLine wraps a line wider than w: each of its spans on lines of its
+// own, continuation lines indented.
+func wrapLine(l Line, w int) []Line {
+	if w <= 0 || utf8.RuneCountInString(l.String()) <= w {
+		return []Line{l}
+	}
+	var out []Line
+	for _, sp := range l {
+		for _, t := range wrapIndent(strings.TrimLeft(sp.Text, " "), w, 2) {
+			if len(out) > 0 && !strings.HasPrefix(t, " ") {
+				t = "  " + t // a later span continues the line above
+				if utf8.RuneCountInString(t) > w {
+					t = t[2:]
+				}
+			}
+			out = append(out, Line{{t, sp.Style}})
+		}
 	}
 	return out
 }

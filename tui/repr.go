@@ -68,15 +68,28 @@ func diffInto(out *[]string, path, a, b string) {
 		}
 		return
 	}
-	for i := range max(len(ia), len(ib)) {
-		p := fmt.Sprintf("%s[%d]", path, i)
+	// Elements added or removed in the middle (a node leaving a list of
+	// rows) shift the rest: what both share at the start and at the end
+	// is kept, so that the change reads as the removal it was, not as
+	// every later element turning into the next one. The middles are
+	// compared place by place.
+	pre := 0
+	for pre < min(len(ia), len(ib)) && ia[pre] == ib[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < min(len(ia), len(ib))-pre && ia[len(ia)-1-suf] == ib[len(ib)-1-suf] {
+		suf++
+	}
+	ma, mb := ia[pre:len(ia)-suf], ib[pre:len(ib)-suf]
+	for i := range max(len(ma), len(mb)) {
 		switch {
-		case i >= len(ia):
-			*out = append(*out, p+" added: "+ib[i])
-		case i >= len(ib):
-			*out = append(*out, p+" removed: "+ia[i])
+		case i >= len(ma):
+			*out = append(*out, fmt.Sprintf("%s[%d] added: %s", path, pre+i, mb[i]))
+		case i >= len(mb):
+			*out = append(*out, fmt.Sprintf("%s[%d] removed: %s", path, pre+i, ma[i]))
 		default:
-			diffInto(out, p, ia[i], ib[i])
+			diffInto(out, fmt.Sprintf("%s[%d]", path, pre+i), ma[i], mb[i])
 		}
 	}
 }

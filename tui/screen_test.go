@@ -169,6 +169,11 @@ func TestReprDiff(t *testing.T) {
 		{`{"a": 1, "b": [1, 2]}`, `{"a": 1, "b": [1, 3], "c": 0}`, `["b"][1] 2 → 3; ["c"] added: 0`},
 		{`[1, 2]`, `[1]`, `[1] removed: 2`},
 		{`"x"`, `None`, `"x" → None`},
+		// A row removed from the middle is a removal, not every later
+		// row turning into the next one; one inserted likewise.
+		{`[("n1", 12, True), ("n2", 11, False), ("n3", 9, False)]`, `[("n2", 11, False), ("n3", 9, False)]`, `[0] removed: ("n1", 12, True)`},
+		{`[1, 2, 3]`, `[1, 9, 2, 3]`, `[1] added: 9`},
+		{`[1, 2, 3, 4]`, `[1, 7, 4]`, `[1] 2 → 7; [2] removed: 3`},
 	} {
 		if got := strings.Join(reprDiff(c.a, c.b), "; "); got != c.want {
 			t.Errorf("reprDiff(%s, %s) = %s, want %s", c.a, c.b, got, c.want)

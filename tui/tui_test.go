@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
 
@@ -279,6 +280,24 @@ func TestHugeWatchValueIsClipped(t *testing.T) {
 	}
 	if d := reprDiff(strings.Repeat("a", 1<<20), strings.Repeat("b", 1<<20)); len(d) != 1 || !strings.Contains(d[0], "too long") {
 		t.Fatalf("a diff of two megabyte values: %q", d)
+	}
+}
+
+// A violation's line in the Event panel wraps like the event line: its
+// aux was cut at the panel's edge.
+func TestEventPanelWrapsViolations(t *testing.T) {
+	m, _ := openDemo(t, 269)
+	startUI(t, m)
+	var all []string
+	for _, l := range m.EventLines(30, 100) {
+		s := l.String()
+		if n := utf8.RuneCountInString(s); n > 30 {
+			t.Fatalf("a line of %d columns in a 30-column panel: %q", n, s)
+		}
+		all = append(all, strings.TrimSpace(s))
+	}
+	if text := strings.Join(all, " "); !strings.Contains(text, `"x7"]`) {
+		t.Fatalf("the violation's aux is not all there:\n%s", strings.Join(all, "\n"))
 	}
 }
 
