@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ import (
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
 	"github.com/replaycheck/replaycheck/system"
+	"github.com/replaycheck/replaycheck/world"
 )
 
 type criticalFlags struct {
@@ -254,7 +256,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	for _, n := range answerNotes(tr, res) {
 		fmt.Fprintf(a.Stderr, "replay critical: note: %s\n", n)
 	}
-	rep := &criticalReport{tr: tr, paths: paths, script: script.Name, f: f, tgt: tgt, res: res, elapsed: elapsed}
+	rep := &criticalReport{tr: tr, paths: paths, script: script.Name, f: f, tgt: tgt, res: res, elapsed: elapsed, becameLost: found.becameLost, latencyMax: found.latencyMax}
 	if res.LastLive >= 0 && res.Critical >= 0 {
 		if err := writeBytes(out, found.recovering); err != nil {
 			return withCode(ExitBadInput, err)
@@ -283,6 +285,12 @@ type criticalFound struct {
 	recovering []byte   // the first recovering walk from res.LastLive (nil if none)
 	notes      []string // walks whose handlers panicked (not recoveries)
 	elapsed    time.Duration
+	// becameLost: messages in flight in the fork at the last live step
+	// that the fork at the critical step takes as lost by the run (their
+	// receiver's clock passed their latency window): the loss happened
+	// when each was sent, and shows only there.
+	becameLost []world.Message
+	latencyMax time.Duration // the walks' latency window
 }
 
 // critical checks tr for f.predicate (it must be a liveness violation)
@@ -311,12 +319,25 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 
 	var notes []string
 	recovering := map[int][]byte{} // the first recovering walk of each live probe
+	var mu sync.Mutex
+	flying, lost := map[int][]world.Message{}, map[int]map[node.MsgID]bool{} // by probed step
+	stepTime := func(step int) int64 { return tr.Event(step).Time }
 	probe := func(ctx context.Context, step int) (critical.Probe, error) {
 		began := time.Now()
 		start, w, err := a.forkStarterWith(tr, step, progress)
 		if err != nil {
 			return critical.Probe{}, err
 		}
+		mu.Lock()
+		lost[step] = map[node.MsgID]bool{}
+		for _, m := range w.InFlight {
+			if sim.LostByParent(w, m, stepTime, cfg.LatencyMax) {
+				lost[step][m.ID] = true
+			} else {
+				flying[step] = append(flying[step], m)
+			}
+		}
+		mu.Unlock()
 		strat, err := explore.New("random", cfg, explore.Params{Seed: walkSeed(f.seed, step)})
 		if err != nil {
 			return critical.Probe{}, err
@@ -364,7 +385,24 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 	if err != nil {
 		return &criticalFound{notes: notes}, err
 	}
-	return &criticalFound{tgt: tgt, res: res, recovering: recovering[res.LastLive], notes: notes, elapsed: time.Since(began)}, nil
+	var becameLost []world.Message
+	if res.LastLive >= 0 && res.Critical >= 0 {
+		for _, m := range flying[res.LastLive] {
+			if lost[res.Critical][m.ID] {
+				becameLost = append(becameLost, m)
+			}
+		}
+	}
+	return &criticalFound{tgt: tgt, res: res, recovering: recovering[res.LastLive], notes: notes, elapsed: time.Since(began),
+		becameLost: becameLost, latencyMax: cfg.LatencyMax}, nil
+}
+
+// lostMsg is a message that became lost at the critical step, in --json.
+type lostMsg struct {
+	Type     string  `json:"type"`
+	From     node.ID `json:"from"`
+	To       node.ID `json:"to"`
+	SendStep int     `json:"send_step"`
 }
 
 // criticalReport is a finished search, for printing.
@@ -377,6 +415,8 @@ type criticalReport struct {
 	res        *critical.Result
 	elapsed    time.Duration
 	recovering string
+	becameLost []world.Message
+	latencyMax time.Duration
 }
 
 // decided is the step and time where the original run's violation is
@@ -429,6 +469,17 @@ func (r *criticalReport) writeText(a *App) {
 		live, _ := res.Probe(res.LastLive)
 		fmt.Fprintf(w, "critical step:\n  %s\n", ren.Line(res.Critical, r.tr.Event(res.Critical)))
 		fmt.Fprintf(w, "  after it no walk recovered (0 of %d)\n", dead.Walks)
+		// A message the run lost shows as lost only once its receiver's
+		// clock passes its latency window: then the cause is its send.
+		const told = 5
+		for i, m := range r.becameLost {
+			if i == told {
+				fmt.Fprintf(w, "  and %d more messages became lost at this step\n", len(r.becameLost)-told)
+				break
+			}
+			fmt.Fprintf(w, "  at this step %s from %s to %s, sent at #%d, became lost: %s's clock passed its latency window (%v) without a delivery, so the run lost it when it was sent; the cause may be there (#%d)\n",
+				m.Type, m.ID.From, m.To, m.SendStep, m.To, r.latencyMax, m.SendStep)
+		}
 		fmt.Fprintf(w, "last live step #%d: %d of %d walks recovered (%.0f%%)\n", live.Step, live.Recovered, live.Walks, 100*live.Rate())
 		step, at := r.decided()
 		known := map[bool]string{true: "first alarm", false: "open at the end"}[r.tgt.alarm != nil]
@@ -478,6 +529,10 @@ func (r *criticalReport) writeJSON(a *App) error {
 		StepsBefore     int   `json:"steps_before"`
 		TimeBeforeNS    int64 `json:"time_before_ns"`
 		DoomedFromStart bool  `json:"doomed_from_first_step"`
+		// BecameLost: messages that show as lost from this step on
+		// (their receiver's clock passed their latency window): the run
+		// lost each when it was sent.
+		BecameLost []lostMsg `json:"became_lost,omitempty"`
 	}
 	out := struct {
 		Predicate  string           `json:"predicate"`
@@ -499,6 +554,9 @@ func (r *criticalReport) writeJSON(a *App) error {
 	if c := r.res.Critical; c >= 0 {
 		step, at := r.decided()
 		out.Critical = &crit{event: ev(c), DecidedStep: step, StepsBefore: step - c, TimeBeforeNS: at - r.tr.Event(c).Time, DoomedFromStart: r.res.LastLive < 0}
+		for _, m := range r.becameLost {
+			out.Critical.BecameLost = append(out.Critical.BecameLost, lostMsg{m.Type, m.ID.From, m.To, m.SendStep})
+		}
 	}
 	if p, ok := r.res.Probe(r.res.LastLive); ok {
 		out.LastLive = &p

@@ -155,7 +155,7 @@ func (s *Sim) restore(w *world.World, prefix []*node.Event) error {
 	}
 	for _, m := range w.InFlight {
 		msg, sent := m.Recv(), m.SentAt-s.start
-		if last := w.Node[m.To].LastStep; last >= 0 && prefix[last].Time-s.start > after(sent, int64(s.cfg.LatencyMax)) {
+		if LostByParent(w, m, func(step int) int64 { return prefix[step].Time }, s.cfg.LatencyMax) {
 			s.stats.Lost++ // lost in the parent (a self-send too: its node crashed): see RunFrom
 			continue
 		}
@@ -174,6 +174,15 @@ func (s *Sim) restore(w *world.World, prefix []*node.Event) error {
 		}
 	}
 	return nil
+}
+
+// LostByParent says whether a fork of w takes message m, in flight in the
+// world, as lost by the parent run: its receiver's own clock (the time of
+// its last step, by stepTime) has passed the end of the message's latency
+// window, so had it been on its way it would have arrived (see RunFrom).
+func LostByParent(w *world.World, m world.Message, stepTime func(step int) int64, latencyMax time.Duration) bool {
+	last := w.Node[m.To].LastStep
+	return last >= 0 && stepTime(last) > after(m.SentAt, int64(latencyMax))
 }
 
 // deliverSince queues a delivery of a message sent at virtual time sent
