@@ -77,10 +77,13 @@ complete, and a check that reached it without finding a violation exits
 2 after the report. --allow-damaged checks what was recovered as the
 whole run and exits as if nothing were lost. Files of nodes that --nodes
 leaves out do not count.
-When no file has an end record (every recording was killed, is still
-running or stopped early), the run went on past the trace's end: intervals open there are
+When no file has an end record (every recording was killed or is still
+running), the run went on past the trace's end: intervals open there are
 likewise left unjudged (a warning says so), with the usual exit code;
---allow-damaged judges them as at the end of the run.
+--allow-damaged judges them as at the end of the run. A recording that
+stopped before the run ended (a gap to the end: a full disk, a merge of
+a cut file) is a loss: intervals open at the end are unjudged and the
+check exits 2 after its report, unless --allow-damaged.
 
 A node the traces' header lists but no file records (a file left
 behind) is unknown throughout; the check warns and exits 2 likewise.
@@ -191,7 +194,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if n := len(r.Nodes()); len(parseIDs(f.nodes)) > 0 && n < len(tr.Nodes) {
 		fmt.Fprintf(a.Stderr, "note: --nodes replays %d of the %d nodes: the others' rows are absent (unknown_nodes() lists them), so predicates over every node, liveness ones above all, judge without them unless they consult unknown_nodes() (docs/predicates.md, under table())\n", n, len(tr.Nodes))
 	}
-	if tr.Unended() && len(tr.DamagedFiles(replayed)) == 0 && len(tr.RecordingStops(replayed)) == 0 && !f.damage.allow {
+	if tr.NoEndRecord() && len(tr.DamagedFiles(replayed)) == 0 && !f.damage.allow {
 		// Said after the load's warning that there is no end record.
 		fmt.Fprintln(a.Stderr, "note: liveness intervals open at the trace's end are not judged; --allow-damaged judges them as at the end of the run")
 	}
@@ -260,11 +263,13 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			*predicates.ReportJSON
 			Damaged    []string             `json:"damaged,omitempty"`
 			Missing    []node.ID            `json:"missing_nodes,omitempty"`
+			Stopped    []string             `json:"stopped_recordings,omitempty"`
 			NoEnd      bool                 `json:"no_end_record,omitempty"`
 			Unknown    map[node.ID][]string `json:"state_unknown,omitempty"`
 			Divergence *replay.Divergence   `json:"divergence,omitempty"`
 			Seconds    float64              `json:"seconds"`
-		}{rep.JSON(), damageLines(tr.DamagedFiles(replayed)), tr.MissingOf(replayed), tr.Unended(), unknownStretches(tr, r.Nodes()), d, elapsed.Seconds()}
+		}{rep.JSON(), damageLines(tr.DamagedFiles(replayed)), tr.MissingOf(replayed), stopLines(tr.RecordingStops(replayed)),
+			tr.NoEndRecord(), unknownStretches(tr, r.Nodes()), d, elapsed.Seconds()}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -319,8 +318,8 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 
 	var notes []string
 	recovering := map[int][]byte{} // the first recovering walk of each live probe
-	var mu sync.Mutex
-	flying, lost := map[int][]world.Message{}, map[int]map[node.MsgID]bool{} // by probed step
+	// By probed step (Search probes one step at a time).
+	flying, lost := map[int][]world.Message{}, map[int]map[node.MsgID]bool{}
 	stepTime := func(step int) int64 { return tr.Event(step).Time }
 	probe := func(ctx context.Context, step int) (critical.Probe, error) {
 		began := time.Now()
@@ -328,7 +327,6 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 		if err != nil {
 			return critical.Probe{}, err
 		}
-		mu.Lock()
 		lost[step] = map[node.MsgID]bool{}
 		for _, m := range w.InFlight {
 			if sim.LostByParent(w, m, stepTime, cfg.LatencyMax) {
@@ -337,7 +335,6 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 				flying[step] = append(flying[step], m)
 			}
 		}
-		mu.Unlock()
 		strat, err := explore.New("random", cfg, explore.Params{Seed: walkSeed(f.seed, step)})
 		if err != nil {
 			return critical.Probe{}, err
@@ -386,7 +383,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 		return &criticalFound{notes: notes}, err
 	}
 	var becameLost []world.Message
-	if res.LastLive >= 0 && res.Critical >= 0 {
+	if res.Stopped == "" && res.LastLive >= 0 && res.Critical == res.LastLive+1 {
 		for _, m := range flying[res.LastLive] {
 			if lost[res.Critical][m.ID] {
 				becameLost = append(becameLost, m)

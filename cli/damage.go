@@ -66,8 +66,12 @@ func (l loss) what() string {
 // missing from the start.
 func lossOf(tr *replay.Trace, replayed []node.ID, last int) loss {
 	l := loss{after: tr.Len() - 1}
+	damaged := map[*record.File]bool{}
+	for _, f := range tr.DamagedFiles(replayed) {
+		damaged[f] = true
+	}
 	for i, f := range tr.Files {
-		if f.Damage == nil || !replay.Records(f, replayed) {
+		if !damaged[f] {
 			continue
 		}
 		from, ok := tr.LostAfter(i)
@@ -223,4 +227,13 @@ func (a *App) warnStops(stops []replay.RecordingStop) {
 		fmt.Fprintf(a.Stderr, "warning: %s: the recording of %s stopped before the run ended (%s): %s\n",
 			g[0].Path, nodeCount(len(g), g[0].Node), strings.Join(each, ", "), g[0].Reason)
 	}
+}
+
+// stopLines is each recording stop in one line, for --json.
+func stopLines(stops []replay.RecordingStop) []string {
+	var out []string
+	for _, st := range stops {
+		out = append(out, fmt.Sprintf("%s: the recording of node %s stopped after #%d: %s", st.Path, st.Node, st.After, st.Reason))
+	}
+	return out
 }

@@ -229,5 +229,8 @@ func selfCommandFor(exe string, bi *debug.BuildInfo, gomod []byte) string {
 	if rel, under := strings.CutPrefix(bi.Path, bi.Main.Path+"/"); under && bi.Main.Path != "" && modfile.ModulePath(gomod) == bi.Main.Path {
 		return "go run ./" + rel
 	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return "go run " + bi.Path + "@" + v // run outside a module: go run PATH@VERSION
+	}
 	return "go run " + bi.Path
 }

@@ -101,7 +101,7 @@ func (a *App) warnLoaded(tr *replay.Trace, nodes []node.ID) {
 	a.warnMissing(tr, tr.MissingOf(nodes))
 	stops := tr.RecordingStops(nodes)
 	a.warnStops(stops)
-	if tr.Unended() && len(tr.DamagedFiles(nodes)) == 0 && len(stops) == 0 {
+	if tr.NoEndRecord() && len(tr.DamagedFiles(nodes)) == 0 {
 		fmt.Fprintln(a.Stderr, "warning: no trace file has an end record (the recording was killed or is still running): the run may have gone on past the trace")
 	}
 }

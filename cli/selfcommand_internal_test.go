@@ -23,6 +23,8 @@ func TestSelfCommand(t *testing.T) {
 		{"/tmp/go-build123/b001/exe/replay", bi, other, "go run github.com/replaycheck/replaycheck/cmd/replay"},
 		{"/tmp/go-build123/b001/exe/replay", bi, nil, "go run github.com/replaycheck/replaycheck/cmd/replay"},
 		{"/tmp/go-build123/b001/exe/replay", nil, ours, "replay"},
+		{"/tmp/go-build123/b001/exe/replay", &debug.BuildInfo{Path: bi.Path, Main: debug.Module{Path: bi.Main.Path, Version: "v1.2.0"}}, nil,
+			"go run github.com/replaycheck/replaycheck/cmd/replay@v1.2.0"},
 	} {
 		if got := selfCommandFor(tc.exe, tc.bi, tc.gomod); got != tc.want {
 			t.Errorf("%s with go.mod %q: %q, want %q", tc.exe, tc.gomod, got, tc.want)

@@ -69,12 +69,14 @@ type verifyResult struct {
 	Divergence  *replay.Divergence   `json:"divergence,omitempty"`
 	Unknown     map[node.ID][]string `json:"state_unknown,omitempty"`
 	// Complete: the replay reached the trace's end without diverging,
-	// and no file of a replayed node lost its tail (damage). Steps of
-	// nodes not replayed (--nodes) or of unknown state are not replayed
-	// even then: see Replayed.
+	// and nothing of a replayed node was lost (a damaged file, a missing
+	// one, a recording stopped early). Steps of nodes not replayed
+	// (--nodes) or of unknown state are not replayed even then: see
+	// Replayed.
 	Complete bool      `json:"complete"`
 	Damaged  []string  `json:"damaged,omitempty"`
 	Missing  []node.ID `json:"missing_nodes,omitempty"`
+	Stopped  []string  `json:"stopped_recordings,omitempty"`
 	Seconds  float64   `json:"seconds"`
 }
 
@@ -108,7 +110,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	}
 	// A replay runs to the end: it reaches every loss there is.
 	l := lossOf(tr, wanted(tr, f.nodes), tr.Len()-1)
-	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Damaged: damageLines(l.files), Missing: l.missing}
+	res := verifyResult{Steps: tr.Len(), Nodes: r.Nodes(), Damaged: damageLines(l.files), Missing: l.missing, Stopped: stopLines(l.stops)}
 	prog := a.progress()
 	start := time.Now()
 	runErr := r.RunTo(tr.Len()-1, func(step int) error {

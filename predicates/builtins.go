@@ -265,10 +265,7 @@ func (c *Checker) sinceChange(_ *starlark.Thread, b *starlark.Builtin, args star
 			at = rs.hist.fieldTime[i]
 		}
 	case *Derived:
-		if err := c.keyReadError("a derived value"); err != nil {
-			return nil, err
-		}
-		if err := c.watchDerived(v); err != nil {
+		if err := v.readable(); err != nil {
 			return nil, err
 		}
 		c.read(dep{depDerived, v.id, 0})
@@ -586,20 +583,29 @@ func (d *Derived) Value() starlark.Value {
 	}
 	return d.value
 }
+// readable says whether d may be read here (its value, history or time of
+// change): not from an ordered index's key, brought to a watch's step,
+// and not after it failed. A failed derived value has no value: read as
+// None, or its last value, it made violations of what read it.
+func (d *Derived) readable() error {
+	if err := d.c.keyReadError("a derived value"); err != nil {
+		return err
+	}
+	if err := d.c.watchDerived(d); err != nil {
+		return err
+	}
+	if d.err {
+		return fmt.Errorf("derived(%q) failed (the error reported for it) and has no value", d.name)
+	}
+	return nil
+}
+
 func (d *Derived) CallInternal(_ *starlark.Thread, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if len(args) > 0 || len(kwargs) > 0 {
 		return nil, fmt.Errorf("%s() takes no arguments", d.name)
 	}
-	if err := d.c.keyReadError("a derived value"); err != nil {
+	if err := d.readable(); err != nil {
 		return nil, err
-	}
-	if err := d.c.watchDerived(d); err != nil {
-		return nil, err
-	}
-	if d.err {
-		// A failed derived value has no value: read as None (or its last
-		// value), it made a violation of what read it.
-		return nil, fmt.Errorf("derived(%q) failed (the error reported for it) and has no value", d.name)
 	}
 	d.c.read(dep{depDerived, d.id, 0})
 	if d.value == nil {
@@ -614,10 +620,7 @@ func (d *Derived) Attr(name string) (starlark.Value, error) {
 		return starlark.String(d.name), nil
 	case "history":
 		return starlark.NewBuiltin(d.name+".history", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-			if err := d.c.keyReadError("a derived value"); err != nil {
-				return nil, err
-			}
-			if err := d.c.watchDerived(d); err != nil {
+			if err := d.readable(); err != nil {
 				return nil, err
 			}
 			d.c.read(dep{depDerived, d.id, 0})

@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"slices"
-
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
 )
@@ -25,10 +23,12 @@ type RecordingStop struct {
 // says stopped before the end of the run.
 func (t *Trace) RecordingStops(replayed []node.ID) []RecordingStop {
 	var out []RecordingStop
-	missing := t.Missing()
+	// Sets: a 10,000-node recording stopped by a full disk has a gap
+	// per node.
+	want, missing := idSet(replayed), idSet(t.Missing())
 	for _, f := range t.Files {
 		for _, g := range f.Gaps {
-			if g.To != 0 || g.From == 0 || !slices.Contains(replayed, g.Node) || slices.Contains(missing, g.Node) {
+			if g.To != 0 || g.From == 0 || !want[g.Node] || missing[g.Node] {
 				continue
 			}
 			if t.FirstAbsent(g.Node, g.From) > g.From {
@@ -42,6 +42,25 @@ func (t *Trace) RecordingStops(replayed []node.ID) []RecordingStop {
 		}
 	}
 	return out
+}
+
+func idSet(ids []node.ID) map[node.ID]bool {
+	set := make(map[node.ID]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	return set
+}
+
+// NoEndRecord says whether no trace file has an end record: every
+// recording was killed or is still running.
+func (t *Trace) NoEndRecord() bool {
+	for _, f := range t.Files {
+		if f.Ended {
+			return false
+		}
+	}
+	return true
 }
 
 // Unended says whether no trace file ended its recording: each was
@@ -87,19 +106,20 @@ func recordedToItsEnd(f *record.File) bool {
 // touch a partial replay (receivers record what they were sent).
 func (t *Trace) DamagedFiles(replayed []node.ID) []*record.File {
 	var out []*record.File
+	want := idSet(replayed)
 	for _, f := range t.Files {
-		if f.Damage != nil && Records(f, replayed) {
+		if f.Damage != nil && records(f, want) {
 			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// Records says whether f holds events of any of the replayed nodes.
-func Records(f *record.File, replayed []node.ID) bool {
+// records says whether f holds events of any of the nodes of want.
+func records(f *record.File, want map[node.ID]bool) bool {
 	for _, h := range f.Segments {
 		for _, id := range h.Recorded {
-			if slices.Contains(replayed, id) {
+			if want[id] {
 				return true
 			}
 		}
@@ -110,8 +130,9 @@ func Records(f *record.File, replayed []node.ID) bool {
 // MissingOf are the nodes of replayed that no trace file records.
 func (t *Trace) MissingOf(replayed []node.ID) []node.ID {
 	var out []node.ID
+	want := idSet(replayed)
 	for _, id := range t.Missing() {
-		if slices.Contains(replayed, id) {
+		if want[id] {
 			out = append(out, id)
 		}
 	}

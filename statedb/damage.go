@@ -53,6 +53,7 @@ func checkTables(at, dir string, opts badger.Options) error {
 			return &DamagedError{Dir: dir, Err: renamed(err, at, dir)}
 		}
 		base, stamp := filepath.Base(name), tableStamp{Size: st.Size(), ModNS: st.ModTime().UnixNano()}
+		stamp.Inode, stamp.ChangNS = fileIdentity(st)
 		if err := checkTable(name, topt, before[base] != stamp); err != nil {
 			return &DamagedError{Dir: dir, Err: renamed(fmt.Errorf("%s: %w", base, err), at, dir)}
 		}
@@ -69,10 +70,14 @@ func checkTables(at, dir string, opts badger.Options) error {
 const verifiedName = "VERIFIED"
 
 // tableStamp identifies a table file's contents well enough to skip
-// verifying it again: a table is never rewritten in place.
+// verifying it again: a table is never rewritten in place. The inode and
+// change time (where the system has them) tell a copy that kept the size
+// and modification time (cp -p, rsync -t, tar) from the file verified.
 type tableStamp struct {
-	Size  int64 `json:"size"`
-	ModNS int64 `json:"mod_ns"`
+	Size    int64  `json:"size"`
+	ModNS   int64  `json:"mod_ns"`
+	Inode   uint64 `json:"inode,omitempty"`
+	ChangNS int64  `json:"change_ns,omitempty"`
 }
 
 func readVerified(at string) map[string]tableStamp {
@@ -127,10 +132,12 @@ func checkTable(name string, topt table.Options, everyBlock bool) (err error) {
 	if err != nil {
 		return err
 	}
-	closed = true
 	if everyBlock {
+		// A panic here (a corrupt block's trailer) leaves the file to
+		// the deferred recover, which closes it.
 		err = t.VerifyChecksum()
 	}
+	closed = true
 	if cerr := t.MmapFile.Close(-1); err == nil {
 		err = cerr
 	}

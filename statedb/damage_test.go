@@ -87,6 +87,21 @@ func TestAFlippedBlockIsDamageNotAnAbsentKey(t *testing.T) {
 	db, _ := ensure(t, []string{trace}, Options{})
 	dir, nodes, last := db.Dir(), db.Meta().Nodes, db.Len()-1
 	db.Close()
+	// Read once whole: its tables are verified and remembered, so the
+	// damage below must be noticed as a change.
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range nodes {
+		if _, err := db.State(id, last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if stamps, _ := filepath.Glob(filepath.Join(dir, "part-*", verifiedName)); len(stamps) == 0 {
+		t.Fatal("no part remembers its verified tables")
+	}
 	names, _ := filepath.Glob(filepath.Join(dir, "part-*", "*.sst"))
 	if len(names) == 0 {
 		t.Fatalf("no table files in the parts of %s", dir)
@@ -109,7 +124,7 @@ func TestAFlippedBlockIsDamageNotAnAbsentKey(t *testing.T) {
 		f.WriteAt(b, at)
 		f.Close()
 	}
-	db, err := Open(dir)
+	db, err = Open(dir)
 	var damaged *DamagedError
 	if err == nil {
 		defer db.Close()

@@ -74,8 +74,10 @@ type Flip struct {
 func ScriptHash(script string) (string, error) {
 	h := xxhash.New()
 	// The version of what results hold: results stored by an older
-	// release (without alarm witnesses) are checked again.
-	io.WriteString(h, "results 2\x00")
+	// release are checked again (2: alarm witnesses; 3: an incomplete
+	// trace's open intervals and those a failed alarm left are unjudged,
+	// a failed derived value fails its readers).
+	io.WriteString(h, "results 3\x00")
 	// The same refusals as loading: a symlink to /dev/zero must not hang
 	// hashing before the loader gets to say no.
 	main, err := predicates.ReadScript(script)

@@ -273,10 +273,13 @@ func (m *Model) RunUntilChange(dir int) {
 		m.fail("%v", err)
 		return
 	}
-	// flipSay tells the predicates that changed at flip, and the watches
-	// that changed with them (also, when a watch changed too).
+	// flipSay goes to flip and tells the predicates that changed there,
+	// and the watches that changed with them (also, when a watch changed
+	// too: the caller has moved the cursor there already).
 	flipSay := func(also string) {
-		m.seekOrSay(flip)
+		if also == "" {
+			m.seekOrSay(flip)
+		}
 		var parts []string
 		for _, f := range flips {
 			state := "holds again"
@@ -313,6 +316,9 @@ func (m *Model) RunUntilChange(dir int) {
 		limit = flip
 	}
 	found := func(step int, before, after []string) {
+		// The cursor first: moving it evaluates the watches again, which
+		// would wipe the change recorded below.
+		m.seekOrSay(step)
 		// Element by element, the change first: a whole value does not fit
 		// a status line. The Watches panel shows the same.
 		var changed []string
@@ -328,7 +334,6 @@ func (m *Model) RunUntilChange(dir int) {
 			flipSay(strings.Join(changed, "; "))
 			return
 		}
-		m.seekOrSay(step)
 		m.say("#%d changes %s", step, strings.Join(changed, "; "))
 	}
 	task := &Task{Name: "running"}

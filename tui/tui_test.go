@@ -238,6 +238,11 @@ func TestWatchesAndRunUntilAWatchChanges(t *testing.T) {
 	if r := u.row("▶ #237 "); !strings.Contains(r, "n2 crash") {
 		t.Fatalf("[ did not stop at #237:\n%s", u.text())
 	}
+	// The Watches panel says how, as the status line does (a jump of
+	// more than one step wiped it).
+	if !strings.Contains(u.text(), "changed by #237:") {
+		t.Fatalf("the Watches panel does not tell the change at #237:\n%s", u.text())
+	}
 	// Without a watch change in the way, ] stops where a predicate flips.
 	u.keys("\t\t\tx") // focus Watches, remove the watch
 	u.keys("]")
@@ -258,7 +263,7 @@ func TestRunUntilTellsAWatchChangingWithAPredicate(t *testing.T) {
 	if u.row("▶!#269 ") == "" {
 		t.Fatalf("] did not stop at the predicate's flip:\n%s", u.text())
 	}
-	if !strings.Contains(u.text(), `it changes [0] "x5" → "x7" in [a.AcceptedValue`) {
+	if !strings.Contains(u.text(), `it changes [0] "x5" → "x7" in [a.AcceptedValue`) || !strings.Contains(u.text(), "changed by #269:") {
 		t.Fatalf("] did not tell the watch's change at #269:\n%s", u.text())
 	}
 }

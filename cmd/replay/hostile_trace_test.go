@@ -325,6 +325,12 @@ func TestDiskFullTraceSaysSo(t *testing.T) {
 		t.Fatalf("verify: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	mustOK(t, app(t, "verify", path, "--allow-damaged"))
+	// --json says which recordings stopped, and does not claim the file
+	// has no end record (its stop notice ends it).
+	r = app(t, "check", path, "builtin:paxos", "--json")
+	if r.code != 2 || !strings.Contains(r.stdout, `"stopped_recordings": [`) || strings.Contains(r.stdout, `"no_end_record"`) {
+		t.Fatalf("check --json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 // TestInfoListsSegments writes a file of two writer sessions, the first
