@@ -583,6 +583,7 @@ func (d *Derived) Value() starlark.Value {
 	}
 	return d.value
 }
+
 // readable says whether d may be read here (its value, history or time of
 // change): not from an ordered index's key, brought to a watch's step,
 // and not after it failed. A failed derived value has no value: read as
