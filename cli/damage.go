@@ -161,15 +161,11 @@ func writeUnknown(w io.Writer, unknown map[node.ID][]replay.Unknown, ids []node.
 			continue
 		}
 		fmt.Fprintf(w, "%s%d nodes: state unknown until %s: %s\n", prefix, len(ss), k.until, k.reason)
-		const listed = 16
 		var each []string
-		for _, s := range ss[:min(len(ss), listed)] {
+		for _, s := range ss {
 			each = append(each, fmt.Sprintf("%s %s", s.id, s.after))
 		}
-		if len(ss) > listed {
-			each = append(each, fmt.Sprintf("and %d more (--json lists each)", len(ss)-listed))
-		}
-		fmt.Fprintf(w, "  %s\n", strings.Join(each, ", "))
+		fmt.Fprintf(w, "  %s\n", listSome(each, 16, " (--json lists each)"))
 	}
 }
 
@@ -216,16 +212,12 @@ func nodeCount(n int, one node.ID) string {
 // before the run ended.
 func (a *App) warnStops(stops []replay.RecordingStop) {
 	for _, g := range groupStops(stops) {
-		const listed = 8
 		var each []string
-		for _, st := range g[:min(len(g), listed)] {
+		for _, st := range g {
 			each = append(each, fmt.Sprintf("%s after #%d", st.Node, st.After))
 		}
-		if len(g) > listed {
-			each = append(each, fmt.Sprintf("and %d more", len(g)-listed))
-		}
 		fmt.Fprintf(a.Stderr, "warning: %s: the recording of %s stopped before the run ended (%s): %s\n",
-			g[0].Path, nodeCount(len(g), g[0].Node), strings.Join(each, ", "), g[0].Reason)
+			g[0].Path, nodeCount(len(g), g[0].Node), listSome(each, 8, ""), g[0].Reason)
 	}
 }
 
@@ -236,4 +228,13 @@ func stopLines(stops []replay.RecordingStop) []string {
 		out = append(out, fmt.Sprintf("%s: the recording of node %s stopped after #%d: %s", st.Path, st.Node, st.After, st.Reason))
 	}
 	return out
+}
+
+// listSome joins the first limit items with commas and says how many more
+// there are, then more.
+func listSome(items []string, limit int, more string) string {
+	if len(items) <= limit {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s, and %d more%s", strings.Join(items[:limit], ", "), len(items)-limit, more)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/replaycheck/replaycheck/internal/atomicfile"
 	"github.com/replaycheck/replaycheck/scripts"
 )
 
@@ -247,22 +248,7 @@ func writeBundled(dir string) error {
 				continue
 			}
 		}
-		f, err := os.CreateTemp(dir, n+".*.tmp")
-		if err != nil {
-			return err
-		}
-		_, err = f.Write(want)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Chmod(f.Name(), 0o644)
-		}
-		if err == nil {
-			err = os.Rename(f.Name(), p)
-		}
-		if err != nil {
-			os.Remove(f.Name())
+		if err := atomicfile.Write(p, want, 0o644); err != nil {
 			return err
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/atomicfile"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
@@ -215,36 +216,14 @@ func Check(t testing.TB, sys *system.System, cfg sim.Config, scriptPath string) 
 	}
 	path := filepath.Join(os.TempDir(), fmt.Sprintf("replaycheck-%s-%s-seed%d.lz4", sys.Name, res.Config.Bug, res.Config.Seed))
 	kept := "the trace was kept at " + path
-	if err := keep(path, res.Trace); err != nil {
+	// Under its fixed name (the same seed and code give the same bytes,
+	// and a fixed name does not pile up files), whole: tests failing at
+	// once in several processes never leave a torn file.
+	if err := atomicfile.Write(path, res.Trace, 0o644); err != nil {
 		kept = "the trace could not be kept: " + err.Error()
 	}
 	t.Fatal(Failure(sys, res, scriptPath, path, kept))
 	return res
-}
-
-// keep writes a failing run's trace under its fixed name (the same seed
-// and code give the same bytes, and a fixed name does not pile up files)
-// through a rename, so that tests failing at once in several processes
-// never leave a torn file.
-func keep(path string, trace []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(trace)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }
 
 // Failure is the message Check fails a test with: the report, then the

@@ -13,6 +13,8 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/ristretto/v2/z"
+
+	"github.com/replaycheck/replaycheck/internal/atomicfile"
 )
 
 // checkTables opens every table file of the database at dir the way
@@ -91,20 +93,8 @@ func readVerified(at string) map[string]tableStamp {
 }
 
 func writeVerified(at string, stamps map[string]tableStamp) {
-	b, err := json.Marshal(stamps)
-	if err != nil {
-		return
-	}
-	f, err := os.CreateTemp(at, verifiedName+".*.tmp")
-	if err != nil {
-		return
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil && cerr == nil {
-		err = os.Rename(f.Name(), filepath.Join(at, verifiedName))
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if b, err := json.Marshal(stamps); err == nil {
+		atomicfile.Write(filepath.Join(at, verifiedName), b, 0o644)
 	}
 }
 
