@@ -399,6 +399,9 @@ func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
 		res := found.res
 		out := &tui.Transition{Predicate: predicate, Critical: res.Critical, LastLive: res.LastLive, Probes: res.Probes,
 			Walks: f.walks, Stopped: res.Stopped}
+		for _, m := range found.becameLost {
+			out.BecameLost = append(out.BecameLost, tui.Lost{Type: m.Type, From: string(m.ID.From), To: string(m.To), SendStep: m.SendStep})
+		}
 		if res.LastLive >= 0 && res.Critical >= 0 && found.recovering != nil {
 			file := strings.TrimSuffix(traces[0], ".lz4") + "-recovering.lz4"
 			if err := writeBytes(file, found.recovering); err != nil {

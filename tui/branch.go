@@ -57,6 +57,17 @@ type Transition struct {
 	Walks              int    // walks per probe
 	Recovering         string // trace of a recovering walk forked after LastLive ("" none)
 	Stopped            string // "canceled" when Esc stopped it: Critical and LastLive bound the transition
+	// BecameLost: messages a fork takes as lost from the critical step on
+	// (their receiver's clock passed their latency window), each a Lost.
+	BecameLost []Lost
+}
+
+// Lost is a message that became lost at the critical step: the run lost it
+// when it was sent, at SendStep.
+type Lost struct {
+	Type     string
+	From, To string
+	SendStep int
 }
 
 // startSearch runs a background search (predict, critical, or opening a
@@ -270,6 +281,15 @@ func (m *Model) showTransition(r *Transition, jump bool) {
 		p.items = append(p.items, popupItem{text: fmt.Sprintf(format, args...), step: -1, style: StyleDim})
 	}
 	info("%s", summary)
+	for _, l := range r.BecameLost {
+		send := l.SendStep
+		p.items = append(p.items, popupItem{text: fmt.Sprintf("at the critical step %s from %s to %s, sent at #%d, became lost: the cause may be its send (Enter goes there)", l.Type, l.From, l.To, send),
+			step: send, style: StyleLost, act: func() {
+				m.popup = nil
+				m.seekOrSay(send)
+				m.say("#%d sent the %s that became lost at the critical step", send, l.Type)
+			}})
+	}
 	info("probes (recovered/walks by step; · none recovered): %s", critical.Sparkline(r.Probes))
 	for _, pr := range r.Probes {
 		st := StyleNormal

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 
+	"github.com/replaycheck/replaycheck/critical"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/statedb"
 )
@@ -522,5 +523,32 @@ func TestWatchOnADerivedValueShowsItsValue(t *testing.T) {
 	u.waitFor("#154 changes")
 	if u.row("▶ #154 ") == "" {
 		t.Fatalf("] did not stop at #154, where x5 is chosen:\n%s", u.text())
+	}
+}
+
+// The critical transition's popup names a message that became lost at the
+// critical step, and Enter on it goes to its send.
+func TestTransitionNamesAMessageThatBecameLost(t *testing.T) {
+	m, _ := openDemo(t, 100)
+	m.showTransition(&Transition{Predicate: "P", Critical: 12, LastLive: 11, Walks: 2,
+		Probes:     []critical.Probe{{Step: 11, Walks: 2, Recovered: 1}, {Step: 12, Walks: 2}},
+		BecameLost: []Lost{{Type: "paxos.Begin", From: "n5", To: "n7", SendStep: 7}}}, false)
+	v, ok := m.Popup()
+	if !ok {
+		t.Fatal("no popup")
+	}
+	at := -1
+	for i, l := range v.Lines {
+		if strings.Contains(l.String(), "paxos.Begin from n5 to n7, sent at #7, became lost") {
+			at = i
+		}
+	}
+	if at < 0 {
+		t.Fatalf("the popup does not name the lost message:\n%v", v.Lines)
+	}
+	m.popup.sel = at
+	m.popup.items[at].act()
+	if m.pos != 7 {
+		t.Fatalf("Enter went to #%d, want the send at #7", m.pos)
 	}
 }

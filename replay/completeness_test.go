@@ -1,0 +1,114 @@
+package replay_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+)
+
+// Gap records against the files given beside them: a gap another file
+// covers is no loss, one that no file covers is where the node's
+// recording stopped, and a node no file records is missing, not stopped.
+func TestGapsAgainstOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.CausalClocks = 3, true
+	f := simulatedFile(t, cfg, dir)
+	var others, n2 []*node.Event
+	for _, ev := range f.Events {
+		if ev.Node == "n2" {
+			n2 = append(n2, ev)
+		} else {
+			others = append(others, ev)
+		}
+	}
+	if len(n2) < 4 {
+		t.Fatalf("n2 ran %d events", len(n2))
+	}
+	end := &record.End{Reason: "test", Time: f.Ends[0].Time}
+	// write writes a file of events recording nodes, with gaps.
+	write := func(name string, nodes []node.ID, events []*node.Event, gaps ...record.Gap) string {
+		h := *f.Header
+		h.Driver, h.Recorded, h.Run = "live", nodes, nil
+		path := filepath.Join(dir, name)
+		out, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		w, err := record.NewWriter(out, h, record.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range gaps {
+			if err := w.Gap(g); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, ev := range events {
+			if err := w.Append(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(*end); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	var rest []node.ID
+	for _, id := range f.Header.Nodes {
+		if id != "n2" {
+			rest = append(rest, id)
+		}
+	}
+	all := f.Header.Nodes
+	half := len(n2) / 2
+	lastSeq := n2[len(n2)-1].Seq
+	// A merge of the others (n2 a gap from seq 1 on) and n2's own file.
+	merged := write("rest.lz4", rest, others, record.Gap{Node: "n2", From: 1, Reason: "not given"})
+	own := write("n2.lz4", []node.ID{"n2"}, n2)
+	ownHalf := write("n2-half.lz4", []node.ID{"n2"}, n2[:half], record.Gap{Node: "n2", From: n2[half].Seq, Reason: "disk full"})
+	for _, tc := range []struct {
+		name      string
+		paths     []string
+		absent    uint64 // FirstAbsent(n2, 1)
+		stoppedAt int    // n2's seq after which its recording stopped (0: none)
+		missing   bool
+	}{
+		{"merge and n2's file", []string{merged, own}, lastSeq + 1, 0, false},
+		{"the merge alone", []string{merged}, 1, 0, true},
+		{"the merge and n2's stopped file", []string{merged, ownHalf}, n2[half].Seq, int(n2[half-1].Seq), false},
+	} {
+		tr, err := replay.Load(tc.paths...)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := tr.FirstAbsent("n2", 1); got != tc.absent {
+			t.Errorf("%s: FirstAbsent(n2, 1) = %d, want %d", tc.name, got, tc.absent)
+		}
+		stops := tr.RecordingStops(all)
+		switch {
+		case tc.stoppedAt == 0 && len(stops) > 0:
+			t.Errorf("%s: stops %+v, want none", tc.name, stops)
+		case tc.stoppedAt > 0 && (len(stops) != 1 || stops[0].Node != "n2" || tr.Event(stops[0].After).Seq != uint64(tc.stoppedAt)):
+			t.Errorf("%s: stops %+v, want n2 after seq %d", tc.name, stops, tc.stoppedAt)
+		}
+		if got := slices.Contains(tr.MissingOf(all), "n2"); got != tc.missing {
+			t.Errorf("%s: n2 missing %v, want %v", tc.name, got, tc.missing)
+		}
+		complete := tc.stoppedAt == 0 && !tc.missing
+		if tr.Incomplete(all) == complete {
+			t.Errorf("%s: incomplete %v, want %v", tc.name, tr.Incomplete(all), !complete)
+		}
+		if complete && len(tr.Unknown["n2"]) > 0 {
+			t.Errorf("%s: n2 unknown %+v over events the trace has", tc.name, tr.Unknown["n2"])
+		}
+		tr.Close()
+	}
+}
