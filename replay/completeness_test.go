@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -32,33 +31,12 @@ func TestGapsAgainstOtherFiles(t *testing.T) {
 		t.Fatalf("n2 ran %d events", len(n2))
 	}
 	end := &record.End{Reason: "test", Time: f.Ends[0].Time}
-	// write writes a file of events recording nodes, with gaps.
+	// write writes a file of events recording nodes, after gaps.
 	write := func(name string, nodes []node.ID, events []*node.Event, gaps ...record.Gap) string {
 		h := *f.Header
 		h.Driver, h.Recorded, h.Run = "live", nodes, nil
 		path := filepath.Join(dir, name)
-		out, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer out.Close()
-		w, err := record.NewWriter(out, h, record.WriterOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, g := range gaps {
-			if err := w.Gap(g); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, ev := range events {
-			if err := w.Append(ev); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(*end); err != nil {
-			t.Fatal(err)
-		}
+		writeTrace(t, path, h, events, end, gaps...)
 		return path
 	}
 	var rest []node.ID

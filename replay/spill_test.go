@@ -47,9 +47,10 @@ func simulatedFile(t *testing.T, cfg sim.Config, dir string) *record.File {
 	return f
 }
 
-// writeTrace writes events to path under header h, closed with end, or
-// left without an end record (a killed process) when end is nil.
-func writeTrace(t *testing.T, path string, h record.Header, events []*node.Event, end *record.End) {
+// writeTrace writes events to path under header h, after gap records,
+// closed with end, or left without an end record (a killed process) when
+// end is nil.
+func writeTrace(t *testing.T, path string, h record.Header, events []*node.Event, end *record.End, gaps ...record.Gap) {
 	t.Helper()
 	out, err := os.Create(path)
 	if err != nil {
@@ -59,6 +60,11 @@ func writeTrace(t *testing.T, path string, h record.Header, events []*node.Event
 	w, err := record.NewWriter(out, h, record.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, g := range gaps {
+		if err := w.Gap(g); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, ev := range events {
 		if err := w.Append(ev); err != nil {
