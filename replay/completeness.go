@@ -22,23 +22,14 @@ type RecordingStop struct {
 // RecordingStops lists the nodes of replayed whose recording a gap record
 // says stopped before the end of the run.
 func (t *Trace) RecordingStops(replayed []node.ID) []RecordingStop {
+	// Found with the other truncations, by the same rule (a gap whose
+	// first seq another file has is that file's to end); here only the
+	// replayed nodes that some file records count.
 	var out []RecordingStop
-	// Sets: a 10,000-node recording stopped by a full disk has a gap
-	// per node.
 	want, missing := idSet(replayed), idSet(t.Missing())
-	for _, f := range t.Files {
-		for _, g := range f.Gaps {
-			if g.To != 0 || g.From == 0 || !want[g.Node] || missing[g.Node] {
-				continue
-			}
-			if t.FirstAbsent(g.Node, g.From) > g.From {
-				continue // another file goes on with the node
-			}
-			after := -1
-			if s, ok := t.Step(g.Node, g.From-1); ok {
-				after = s
-			}
-			out = append(out, RecordingStop{g.Node, after, f.Path, g.Reason})
+	for _, st := range t.stops {
+		if want[st.Node] && !missing[st.Node] {
+			out = append(out, st)
 		}
 	}
 	return out

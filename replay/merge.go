@@ -36,6 +36,9 @@ type Trace struct {
 	// lostAfter maps a damaged file (its index) to the earliest step
 	// after which a node of its last segment is unknown for the damage.
 	lostAfter map[int]int
+	// stops are the gaps to the end no given file covers, in file order
+	// (RecordingStops).
+	stops []RecordingStop
 
 	net     *network // lazily: what the trace tells of its network (Fate)
 	netOnce sync.Once
@@ -473,7 +476,8 @@ func (t *Trace) findTruncations() {
 		node   node.ID
 		seq    uint64 // last seq recorded before the cut (0: none)
 		reason string
-		file   int // the damaged file whose end this is, or -1
+		stop   *RecordingStop // a gap to the end: the node's recording stopped
+		file   int            // the damaged file whose end this is, or -1
 	}
 	var cuts []cut
 	t.lostAfter = map[int]int{}
@@ -498,7 +502,7 @@ func (t *Trace) findTruncations() {
 				for j := i; j >= 0 && last == 0; j-- {
 					last = spans[j][id].Last
 				}
-				cuts = append(cuts, cut{id, last, reason, damaged})
+				cuts = append(cuts, cut{id, last, reason, nil, damaged})
 			}
 		}
 		for _, g := range f.Gaps {
@@ -514,7 +518,11 @@ func (t *Trace) findTruncations() {
 			if g.To == 0 && first > g.From || g.To != 0 && first > g.To {
 				continue
 			}
-			cuts = append(cuts, cut{g.Node, first - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason), -1})
+			var stop *RecordingStop
+			if g.To == 0 {
+				stop = &RecordingStop{Node: g.Node, Path: f.Path, Reason: g.Reason}
+			}
+			cuts = append(cuts, cut{g.Node, first - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason), stop, -1})
 		}
 	}
 	for _, c := range cuts {
@@ -536,6 +544,11 @@ func (t *Trace) findTruncations() {
 		}
 		if until >= 0 && after >= 0 && t.Event(until).Seq == c.seq+1 {
 			continue // the restart follows the last recorded event: nothing was lost
+		}
+		if c.stop != nil && until < 0 {
+			st := *c.stop
+			st.After = after
+			t.stops = append(t.stops, st)
 		}
 		if was, ok := t.lostAfter[c.file]; c.file >= 0 && (!ok || after < was) {
 			t.lostAfter[c.file] = after
