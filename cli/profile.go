@@ -74,22 +74,32 @@ func (p *profile) stop() error {
 	var errs []error
 	if p.f != nil {
 		pprof.StopCPUProfile()
-		if err := p.f.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("--cpuprofile %s: %w", p.path, err))
-		}
+		errs = append(errs, closeProfile("--cpuprofile", p.path, p.f, nil))
 		p.f = nil
 	}
 	if p.sf != nil {
-		err := starlark.StopProfile()
-		if cerr := p.sf.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--starlark-profile %s: %w", p.starlarkPath, err))
-		}
+		errs = append(errs, closeProfile("--starlark-profile", p.starlarkPath, p.sf, starlark.StopProfile()))
 		p.sf = nil
 	}
 	return errors.Join(errs...)
+}
+
+// closeProfile closes a profile's file once its profiler stopped (with
+// err), and says if the command's own output took its name meanwhile
+// (an output whose default name the user did not give, so start could
+// not see it): the profile was written to a file no name reaches.
+func closeProfile(flag, path string, f *os.File, err error) error {
+	opened, serr := f.Stat()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	if now, err := os.Stat(path); serr == nil && (err != nil || !os.SameFile(opened, now)) {
+		return fmt.Errorf("%s %s: the profile was lost, the command's output was written over it: give the profile its own file", flag, path)
+	}
+	return nil
 }
 
 // samePath says whether a and b name one file: the same path, or, when

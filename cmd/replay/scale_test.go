@@ -122,6 +122,13 @@ safety("Slow", lambda: forall(Agent, slow_helper))
 	if after, _ := os.ReadFile(filepath.Join(dir, "p.lz4")); !bytes.Equal(before, after) {
 		t.Fatal("a refused profile changed the trace")
 	}
+	// An output named by default (sim's SYSTEM-SEED.lz4) is not among the
+	// arguments: the profile written under it is lost, and that is said.
+	r = replay(t, dir, "sim", "paxos", "--seed", "3", "--cpuprofile", "paxos-3.lz4")
+	if r.code != 2 || !strings.Contains(r.stderr, "--cpuprofile paxos-3.lz4: the profile was lost") {
+		t.Fatalf("a profile under the default output: exit %d, %q", r.code, r.stderr)
+	}
+	mustOK(t, replay(t, dir, "verify", "paxos-3.lz4"))
 }
 
 func TestBenchOnlyRefusesUnknownMeasurements(t *testing.T) {
