@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"strings"
@@ -163,10 +164,17 @@ func (r *Renderer) Effects(ev *node.Event) string {
 	}
 	var groups []*group
 	byMsg := map[string]*group{}
+	// A broadcast sends one payload many times: it is decoded and
+	// formatted once.
+	var lastType, lastMsg string
+	var lastPayload []byte
 	for i, s := range ev.Sends {
 		msg := s.Type
 		if p, ok := r.SentPayload(ev, i); ok {
-			msg = r.Message(s.Type, p)
+			if lastPayload == nil || s.Type != lastType || !bytes.Equal(p, lastPayload) {
+				lastType, lastPayload, lastMsg = s.Type, p, r.Message(s.Type, p)
+			}
+			msg = lastMsg
 		}
 		g := byMsg[msg]
 		if g == nil {
