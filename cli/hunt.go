@@ -189,7 +189,13 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			// at the divergence, so it is not clean, nor a protocol bug.
 			fail.Kind, fail.Step = "divergence", div.Step
 			fail.Headline = fmt.Sprintf("replay diverged at step #%d (%s %s): %s", div.Step, div.Node, div.Event, div.What)
-			code = &exitError{ExitDivergence, fmt.Errorf("seed %d: %s; replay verify %s explains it", seed, fail.Headline, shellQuote(seedTrace))}
+			// The trace written for this seed (-o) is the one to
+			// verify; a later seed's is made by its reproduce command.
+			verifyTrace := seedTrace
+			if fail.Trace != "" {
+				verifyTrace = fail.Trace
+			}
+			code = &exitError{ExitDivergence, fmt.Errorf("seed %d: %s; replay verify %s explains it", seed, fail.Headline, shellQuote(verifyTrace))}
 		case evalErr != nil:
 			fail.Kind, fail.Step = "predicate error", evalErr.Failures[0].Step
 			fail.Headline = fmt.Sprintf("a predicate failed at step #%d", fail.Step)

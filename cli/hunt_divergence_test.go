@@ -65,6 +65,12 @@ safety("Positive", lambda: forall(P, lambda p: p.Sent > 0))
 	if code, out, _ := run("verify", trace); code != cli.ExitDivergence || !strings.Contains(out, "differs") {
 		t.Fatalf("verify of the kept trace: exit %d\n%s", code, out)
 	}
+	// Without --all the hunt stops at the first seed, and its last line
+	// names the trace it wrote (-o), not the seed's default name.
+	code, out, errs = run("sim", "nondet", "--seeds", "1-3", "--check", script, "-o", trace)
+	if code != cli.ExitDivergence || !strings.Contains(errs, "replay verify "+trace+" explains it") {
+		t.Fatalf("hunt without --all: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
 	b, err := os.ReadFile(results)
 	if err != nil {
 		t.Fatalf("no result file: %v", err)
