@@ -38,6 +38,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if f.seeds == "" || f.check == "" {
 		return badInput("--seeds and --check go together: --seeds FROM-TO --check PREDS.star")
 	}
+	if f.changed != nil && f.changed("seed") {
+		return badInput("--seed and --seeds: a hunt runs every seed of --seeds FROM-TO; give --seeds N-N for one seed")
+	}
 	from, to, err := parseSeeds(f.seeds)
 	if err != nil {
 		return badInput("%v", err)
