@@ -480,11 +480,12 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 		fmt.Fprintf(w, ", %d distinct states", sum.States)
 	}
 	fmt.Fprintf(w, "; deepest run: %s\n", plural(sum.MaxDepth, "decision"))
-	fmt.Fprintf(w, "stopped: %s\n", stoppedText(f, sum))
+	fmt.Fprintf(w, "stopped: %s\n", stoppedText(f, sum, cfg.WithDefaults(sys)))
 }
 
-// stoppedText says why the exploration ended, in words.
-func stoppedText(f exploreFlags, sum *explore.Summary) string {
+// stoppedText says why the exploration ended, in words; cfg is the runs'
+// configuration with the system's defaults.
+func stoppedText(f exploreFlags, sum *explore.Summary, cfg sim.Config) string {
 	none := ""
 	if len(sum.Found) == 0 {
 		none = ", no violation"
@@ -512,7 +513,23 @@ func stoppedText(f exploreFlags, sum *explore.Summary) string {
 		if strings.HasPrefix(f.strategy, "bfs") || strings.HasPrefix(f.strategy, "dfs") {
 			bound = fmt.Sprintf(": every order of the first %d decisions of a run, nothing deeper", sum.MaxDepth)
 		}
-		return "the strategy exhausted its bounded space" + bound + none + " (docs/exploration.md says what the bound covers; churn and loss are drawn, not searched: use --churn 0)"
+		// Random faults are drawn, not searched: exhausting the orders
+		// says nothing of the faults not drawn.
+		var drawn []string
+		if cfg.Churn > 0 {
+			drawn = append(drawn, "--churn 0")
+		}
+		if cfg.Drop > 0 {
+			drawn = append(drawn, "--drop 0")
+		}
+		if cfg.Dup > 0 {
+			drawn = append(drawn, "--dup 0")
+		}
+		hint := ""
+		if len(drawn) > 0 {
+			hint = "; churn, loss and duplicates are drawn, not searched: use " + strings.Join(drawn, " ")
+		}
+		return "the strategy exhausted its bounded space" + bound + none + " (docs/exploration.md says what the bound covers" + hint + ")"
 	case "canceled":
 		return "interrupted" + none
 	case "divergence":

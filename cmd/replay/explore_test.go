@@ -123,6 +123,16 @@ func TestExploreExhausts(t *testing.T) {
 	if !strings.Contains(r.stdout, "stopped: the strategy exhausted its bounded space: every order of the first 4 decisions") || !strings.Contains(r.stdout, "no violation") {
 		t.Fatalf("text summary:\n%s", r.stdout)
 	}
+	// It names the random faults still drawn (paxos drops messages by
+	// default), and not churn, which --churn 0 turned off.
+	if !strings.Contains(r.stdout, "drawn, not searched: use --drop 0)") || strings.Contains(r.stdout, "--churn 0") {
+		t.Fatalf("the hint names the wrong faults:\n%s", r.stdout)
+	}
+	r = replay(t, dir, "explore", "paxos", "--check", paxosScript(t), "--strategy", "bfs", "--depth", "4", "--churn", "0", "--drop", "0", "-o", "none.lz4")
+	mustOK(t, r)
+	if strings.Contains(r.stdout, "drawn, not searched") {
+		t.Fatalf("a hint without random faults:\n%s", r.stdout)
+	}
 }
 
 // TestExplorePredicateError: a predicate that cannot be evaluated stops
