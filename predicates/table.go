@@ -403,6 +403,11 @@ func (r *Row) prev(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err := rs.checkField("prev", field); err != nil {
 		return nil, err
 	}
+	if rs.table.keep < 2 {
+		// It would answer the default at every step: a predicate
+		// comparing with the previous value would hold, silently.
+		return nil, fmt.Errorf("prev(%q): table(%q) keeps only the current version (keep=1), so there is never a previous one; declare it with keep = 2", field, rs.table.name)
+	}
 	// A version is kept per change of the row, whichever column changed:
 	// which version is the previous one depends on every column.
 	rs.table.c.read(dep{depRow, rs.id, 0})
