@@ -23,7 +23,7 @@ var Keys = []KeyHelp{
 	{"Shift-→  >", "forward to the shown node's next step"},
 	{"Shift-←  <", "back to the shown node's previous step"},
 	{"v  V", "next / previous violation"},
-	{"s", "v and V stop at liveness intervals the stability measures screened too (or not)"},
+	{"s", "v and V stop at liveness intervals that closed or were not raised too (or not)"},
 	{"m", "follow the message of this event: a receive to its send; a send to its receipt"},
 	{"M", "list the messages this event sent and go to a receipt"},
 	{"g", "go to a step (273, #273, +10, -10, end)"},
@@ -347,7 +347,7 @@ func (m *Model) showHelp() {
 	p.items = append(p.items,
 		popupItem{step: -1},
 		popupItem{text: "Message flow: one column per node; ● an event, ○───▶ a message from its sender, ✗ a message of this step never received (beside a ○ when it was to the sender), ? state unknown (recording ended early), blank: node down or not started.", step: -1, indent: 2},
-		popupItem{text: "Timeline marks: ▶ the cursor, ! a violation, ~ a liveness interval screened by its stability measures (not a violation), • the send or receipts of the cursor's messages.", step: -1, indent: 2},
+		popupItem{text: "Timeline marks: ▶ the cursor, ! a violation, ~ a liveness interval that closed or that its alarm function did not raise (not a violation), • the send or receipts of the cursor's messages.", step: -1, indent: 2},
 		popupItem{text: "State: fields the cursor's step changed are highlighted; @status and @timers are the runtime's view of the node; times are since the start of the run.", step: -1, indent: 2})
 	m.popup = p
 }

@@ -509,10 +509,17 @@ func describeViolation(v statedb.Violation) string {
 		if v.EndStep >= 0 {
 			end = fmt.Sprintf("until #%d", v.EndStep)
 		}
-		if v.Alarm {
+		switch {
+		case v.Alarm:
 			s = fmt.Sprintf("%s (liveness) violated from #%d, %s; alarm at #%d: %s %s", v.Predicate, v.Step, end, v.AlarmStep, v.Node, v.Event)
-		} else {
-			s = fmt.Sprintf("%s (liveness) false from #%d, %s; screened by its stability measures, not a violation: %s %s", v.Predicate, v.Step, end, v.Node, v.Event)
+		case v.EndStep >= 0:
+			// Closed: it held again, whether or not it has an alarm
+			// function.
+			s = fmt.Sprintf("%s (liveness) false from #%d, %s, then held again; no alarm, not a violation: %s %s", v.Predicate, v.Step, end, v.Node, v.Event)
+		default:
+			// Open at the end and not raised: only an alarm function
+			// (or checking that stopped early) leaves one so.
+			s = fmt.Sprintf("%s (liveness) false from #%d, %s; not raised by its alarm function, not a violation: %s %s", v.Predicate, v.Step, end, v.Node, v.Event)
 		}
 	}
 	s += witnessText("; witness ", v)

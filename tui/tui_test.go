@@ -552,3 +552,22 @@ func TestTransitionNamesAMessageThatBecameLost(t *testing.T) {
 		t.Fatalf("Enter went to #%d, want the send at #7", m.pos)
 	}
 }
+
+// A liveness interval that closed is not said to be screened by stability
+// measures it may not have (a predicate without an alarm function closes
+// its intervals by holding again); one open at the end and not raised is
+// what an alarm function left so.
+func TestDescribeLivenessIntervals(t *testing.T) {
+	closed := statedb.Violation{Predicate: "AllResolved", Kind: "liveness", Step: 54, EndStep: 63}
+	if got := describeViolation(closed); !strings.Contains(got, "false from #54, until #63, then held again; no alarm, not a violation") || strings.Contains(got, "screened") {
+		t.Errorf("closed interval: %s", got)
+	}
+	open := statedb.Violation{Predicate: "AllResolved", Kind: "liveness", Step: 54, EndStep: -1}
+	if got := describeViolation(open); !strings.Contains(got, "still open at the end; not raised by its alarm function") {
+		t.Errorf("open, not raised: %s", got)
+	}
+	raised := statedb.Violation{Predicate: "AllResolved", Kind: "liveness", Step: 54, EndStep: -1, Alarm: true, AlarmStep: 90}
+	if got := describeViolation(raised); !strings.Contains(got, "violated from #54, still open at the end; alarm at #90") {
+		t.Errorf("raised: %s", got)
+	}
+}
