@@ -125,7 +125,23 @@ func (r *Report) writeViolation(w io.Writer, v *Violation) {
 		fmt.Fprintf(w, "  witness: %s\n", wt)
 	}
 	if v.Aux != nil && v.Aux != starlark.None {
-		fmt.Fprintf(w, "  aux:     %s\n", v.Aux)
+		fmt.Fprintf(w, "  aux:     %s%s\n", v.Aux, auxWhen(v))
+	}
+}
+
+// auxWhen says at which step a liveness interval's aux was computed: it
+// is recomputed at every step the interval is open, so the value printed
+// beside the step it opened is a later one.
+func auxWhen(v *Violation) string {
+	switch {
+	case v.Kind != "liveness":
+		return ""
+	case v.Alarm && v.AlarmStep >= 0:
+		return fmt.Sprintf(" (at the alarm, #%d)", v.AlarmStep)
+	case v.EndStep >= 0:
+		return " (the last computed before it closed)"
+	default:
+		return " (the last computed)"
 	}
 }
 

@@ -148,3 +148,17 @@ func TestColumnMistakeBeforeNoPredicates(t *testing.T) {
 		t.Fatalf("load: %v", err)
 	}
 }
+
+// TestAuxSaysWhenItWasComputed: an interval's aux is recomputed while it
+// is open, so the report says it is the alarm's, not the opening step's.
+func TestAuxSaysWhenItWasComputed(t *testing.T) {
+	rep := checkPaxos(t, `
+liveness("Late", lambda: event.step < 5 or event.step > 40,
+         aux = lambda: {"at": event.step}, alarm = lambda aux: aux["at"] >= 30)
+`, predicates.RunOptions{})
+	var b strings.Builder
+	rep.WriteText(&b, time.Second)
+	if !strings.Contains(b.String(), `aux:     {"at": 30} (at the alarm, #30)`) {
+		t.Fatalf("report:\n%s", b.String())
+	}
+}
