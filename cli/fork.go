@@ -167,7 +167,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	}
 
 	out := a.Stdout
-	printWorld(out, tr, w)
+	printWorld(out, tr, w, cfg.LatencyMax)
 	if note := timeCutNote(tr, f.at); note != "" {
 		fmt.Fprintln(a.Stderr, "replay fork: note: "+note)
 	}
@@ -182,7 +182,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		fmt.Fprintf(out, "  stopped: %s\n", reason)
 	}
 	s := res.Stats
-	fmt.Fprintln(out, networkLine(s))
+	fmt.Fprintf(out, "%s (delivered and lost count the %d message(s) of the world in flight at the fork too)\n", networkLine(s), len(w.InFlight))
 	fmt.Fprintf(out, "  faults: %d crashes, %d restarts\n", s.Crashes, s.Restarts)
 	size := int64(0)
 	if st, err := os.Stat(f.sim.output); err == nil {
@@ -242,8 +242,10 @@ func forkConfig(sys *system.System, tr *replay.Trace, f simFlags) (sim.Config, e
 	return cfg, nil
 }
 
-// printWorld says what was forked: where, the nodes, what was in flight.
-func printWorld(out io.Writer, tr *replay.Trace, w *world.World) {
+// printWorld says what was forked: where, the nodes, what was in flight
+// (apart from what the parent run lost: see sim.LostByParent, with the
+// continuation's latencyMax).
+func printWorld(out io.Writer, tr *replay.Trace, w *world.World, latencyMax time.Duration) {
 	ev := tr.Event(w.Step)
 	fmt.Fprintf(out, "forked %s at #%d (%s seq %d %s; time %v, Lamport %d)\n", strings.Join(w.Parent, " "), w.Step,
 		ev.Node, ev.Seq, ev.Kind, time.Duration(w.Now), w.Lamport)
@@ -258,14 +260,29 @@ func printWorld(out io.Writer, tr *replay.Trace, w *world.World) {
 		down += fmt.Sprintf(" (%s stopped: %s)", st.Node, st.Reason)
 	}
 	fmt.Fprintf(out, "  nodes: %d; up: %s; down: %s; not started: %s\n", len(w.Nodes), idList(up), down, idList(w.NotStarted()))
-	fmt.Fprintf(out, "  in flight: %d message(s)\n", len(w.InFlight))
 	const show = 8
-	for i, m := range w.InFlight {
-		if i == show {
-			fmt.Fprintf(out, "    ... and %d more\n", len(w.InFlight)-show)
-			break
+	var flying, lost []world.Message
+	for _, m := range w.InFlight {
+		if sim.LostByParent(w, m, func(step int) int64 { return tr.Event(step).Time }, latencyMax) {
+			lost = append(lost, m)
+		} else {
+			flying = append(flying, m)
 		}
-		fmt.Fprintf(out, "    %s -> %s %s, sent at #%d (%v)\n", m.ID, m.To, m.Type, m.SendStep, time.Duration(m.SentAt-w.Start))
+	}
+	list := func(ms []world.Message) {
+		for i, m := range ms {
+			if i == show {
+				fmt.Fprintf(out, "    ... and %d more\n", len(ms)-show)
+				break
+			}
+			fmt.Fprintf(out, "    %s -> %s %s, sent at #%d (%v)\n", m.ID, m.To, m.Type, m.SendStep, time.Duration(m.SentAt-w.Start))
+		}
+	}
+	fmt.Fprintf(out, "  in flight: %d message(s)\n", len(flying))
+	list(flying)
+	if len(lost) > 0 {
+		fmt.Fprintf(out, "  lost by the parent run: %d message(s), never received though the receiver's clock passed the latest arrival (--latency)\n", len(lost))
+		list(lost)
 	}
 	fmt.Fprintf(out, "  pending timers: %d", w.Timers())
 	var per []string

@@ -332,7 +332,8 @@ func TestForkKeepsTheParentsLosses(t *testing.T) {
 	dir := t.TempDir()
 	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "spec", "--seed", "8", "-o", "p.lz4"))
 	const at = 1062
-	mustOK(t, replay(t, dir, "fork", "p.lz4", "--at", fmt.Sprint(at), "--drop", "0", "--steps", "300", "-o", "f.lz4"))
+	fork := replay(t, dir, "fork", "p.lz4", "--at", fmt.Sprint(at), "--drop", "0", "--steps", "300", "-o", "f.lz4")
+	mustOK(t, fork)
 	r := replay(t, dir, "events", "f.lz4", "--json")
 	mustOK(t, r)
 	type ev struct {
@@ -362,6 +363,34 @@ func TestForkKeepsTheParentsLosses(t *testing.T) {
 	}
 	if late > 0 {
 		t.Fatalf("the fork delivered %d messages the parent had lost (their receivers had passed their latency windows)", late)
+	}
+	// What fork prints as in flight is what the continuation may still
+	// deliver; the parent's losses are listed apart.
+	section := ""
+	listed := map[string]int{}
+	for _, line := range strings.Split(fork.stdout, "\n") {
+		switch {
+		case strings.HasPrefix(line, "  in flight:"):
+			section = "flying"
+		case strings.HasPrefix(line, "  lost by the parent run:"):
+			section = "lost"
+		case strings.HasPrefix(line, "    ") && strings.Contains(line, ", sent at #") && section != "":
+			var id, to, typ string
+			var sent int
+			if _, err := fmt.Sscanf(strings.ReplaceAll(strings.TrimSpace(line), ",", " "), "%s -> %s %s sent at #%d", &id, &to, &typ, &sent); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			passed := last[to] > evs[sent].TimeNS+latencyMax
+			if passed != (section == "lost") {
+				t.Errorf("%s lists %s (to %s, sent at #%d): the receiver's clock passed its window: %v", section, id, to, sent, passed)
+			}
+			listed[section]++
+		default:
+			section = ""
+		}
+	}
+	if listed["lost"] == 0 || listed["flying"] == 0 {
+		t.Fatalf("fork lists %v; want messages both in flight and lost by the parent:\n%s", listed, fork.stdout)
 	}
 	if len(evs) <= at+1 {
 		t.Fatal("the fork has no continuation")
