@@ -216,7 +216,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.Registry.Lookup(tr.Header.System); err != nil {
+	if _, err := a.Registry.LookupRecorded(tr.Header.System); err != nil {
 		return badInput("%v", err)
 	}
 	script, err := a.resolveScript(arg)
@@ -303,7 +303,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 	if err != nil {
 		return nil, err
 	}
-	sys, err := a.Registry.Lookup(tr.Header.System)
+	sys, err := a.Registry.LookupRecorded(tr.Header.System)
 	if err != nil {
 		return nil, badInput("%v", err)
 	}

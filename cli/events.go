@@ -260,7 +260,7 @@ func newRenderer(a *App, tr *replay.Trace) *renderer {
 // codec is the message codec of the trace's system, or nil when this
 // binary does not know the system (payloads are then shown by size).
 func (a *App) codec(tr *replay.Trace) *node.Codec {
-	if sys, err := a.Registry.Lookup(tr.Header.System); err == nil {
+	if sys, err := a.Registry.LookupRecorded(tr.Header.System); err == nil {
 		return sys.Codec
 	}
 	return nil

@@ -192,7 +192,7 @@ type predicted struct {
 // "canceled"), not an error.
 func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f predictFlags, progress func(string)) (*predicted, error) {
 	changed := f.sim.changed
-	sys, err := a.Registry.Lookup(tr.Header.System)
+	sys, err := a.Registry.LookupRecorded(tr.Header.System)
 	if err != nil {
 		return nil, badInput("%v", err)
 	}

@@ -124,7 +124,7 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
-	sys, err := a.Registry.Lookup(hdr.Header.System)
+	sys, err := a.Registry.LookupRecorded(hdr.Header.System)
 	if err != nil {
 		return badInput("%s: %v", path, err)
 	}

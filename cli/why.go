@@ -74,7 +74,7 @@ func (a *App) runWhy(traces []string, f whyFlags) error {
 	if f.at >= tr.Len() {
 		return badInput("--at %d: the trace has %d steps (#0..#%d)", f.at, tr.Len(), tr.Len()-1)
 	}
-	sys, err := a.Registry.Lookup(tr.Header.System)
+	sys, err := a.Registry.LookupRecorded(tr.Header.System)
 	if err != nil {
 		return badInput("%v", err)
 	}

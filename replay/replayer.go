@@ -72,7 +72,7 @@ type restartPoint struct {
 // New prepares a replay of tr with the system registered under the trace's
 // system name.
 func New(tr *Trace, reg *system.Registry, opts Options) (*Replayer, error) {
-	sys, err := reg.Lookup(tr.Header.System)
+	sys, err := reg.LookupRecorded(tr.Header.System)
 	if err != nil {
 		return nil, fmt.Errorf("cannot replay %s: %w", tr.Files[0].Path, err)
 	}

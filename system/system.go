@@ -244,3 +244,13 @@ func (r *Registry) Lookup(name string) (*System, error) {
 	}
 	return nil, fmt.Errorf("unknown system %q (known: %s)", name, strings.Join(known, ", "))
 }
+
+// LookupRecorded is Lookup for the system a trace names: its error also
+// says which binary replays such a trace.
+func (r *Registry) LookupRecorded(name string) (*System, error) {
+	s, err := r.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: a trace replays in a binary that registers its system (one built with cli.Main, as in docs/user-guide.md)", err)
+	}
+	return s, nil
+}

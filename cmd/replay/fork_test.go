@@ -272,7 +272,8 @@ func TestForkBadInput(t *testing.T) {
 	h := *f.Header
 	h.System = "nosuch"
 	rewrite("nosuch.lz4", h, nil)
-	badInput(t, fork("nosuch.lz4", "--at", "5", "-o", "x.lz4"), "unknown system \"nosuch\"")
+	badInput(t, fork("nosuch.lz4", "--at", "5", "-o", "x.lz4"), "unknown system \"nosuch\"", "built with cli.Main")
+	badInput(t, replay(t, dir, "verify", "nosuch.lz4"), "unknown system \"nosuch\"", "built with cli.Main")
 
 	// A trace whose 20th event drew another seed than its handler now
 	// does diverges there: a fork after it exits 3, one before it works.
