@@ -281,8 +281,12 @@ func (m *Model) showTransition(r *Transition, jump bool) {
 		p.items = append(p.items, popupItem{text: fmt.Sprintf(format, args...), step: -1, style: StyleDim})
 	}
 	info("%s", summary)
+	lostAt := -1 // the first message that became lost: the likeliest cause, selected first
 	for _, l := range r.BecameLost {
 		send := l.SendStep
+		if lostAt < 0 {
+			lostAt = len(p.items)
+		}
 		p.items = append(p.items, popupItem{text: fmt.Sprintf("at the critical step %s from %s to %s, sent at #%d, became lost: the cause may be its send (Enter goes there)", l.Type, l.From, l.To, send),
 			step: send, style: StyleLost, act: func() {
 				m.popup = nil
@@ -315,6 +319,9 @@ func (m *Model) showTransition(r *Transition, jump bool) {
 				m.popup = nil
 				m.openBranch(r.Recovering, r.LastLive+1, r.LastLive, fmt.Sprintf("a walk from the last live step #%d where %s recovers", r.LastLive, r.Predicate))
 			}})
+	}
+	if lostAt >= 0 {
+		p.sel = lostAt
 	}
 	info("These are random walks: a dead step is one from which none of %d walks recovered, not one from which none can.", r.Walks)
 	p.onEnter = func(it popupItem) {

@@ -532,7 +532,7 @@ func TestTransitionNamesAMessageThatBecameLost(t *testing.T) {
 	m, _ := openDemo(t, 100)
 	m.showTransition(&Transition{Predicate: "P", Critical: 12, LastLive: 11, Walks: 2,
 		Probes:     []critical.Probe{{Step: 11, Walks: 2, Recovered: 1}, {Step: 12, Walks: 2}},
-		BecameLost: []Lost{{Type: "paxos.Begin", From: "n5", To: "n7", SendStep: 7}}}, false)
+		BecameLost: []Lost{{Type: "paxos.Begin", From: "n5", To: "n7", SendStep: 7}}, Recovering: "walk.lz4"}, false)
 	v, ok := m.Popup()
 	if !ok {
 		t.Fatal("no popup")
@@ -546,8 +546,11 @@ func TestTransitionNamesAMessageThatBecameLost(t *testing.T) {
 	if at < 0 {
 		t.Fatalf("the popup does not name the lost message:\n%v", v.Lines)
 	}
-	m.popup.sel = at
-	m.popup.items[at].act()
+	// It is selected first, before the recovering walk: Enter goes there.
+	if m.popup.sel != at {
+		t.Fatalf("the popup selects line %d first, want the lost message's %d:\n%v", m.popup.sel, at, v.Lines)
+	}
+	m.popup.onEnter(m.popup.items[m.popup.sel])
 	if m.pos != 7 {
 		t.Fatalf("Enter went to #%d, want the send at #7", m.pos)
 	}
