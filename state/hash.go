@@ -86,11 +86,22 @@ func (h *hasher) sum() uint64 {
 	return h.d.Sum64()
 }
 
+// maxKeptSeen is the most references a pooled hasher's map keeps room
+// for between hashes.
+const maxKeptSeen = 64
+
 func (h *hasher) reset() {
 	h.flushed, h.written = false, 0
 	h.d.Reset()
 	h.buf = h.buf[:0]
-	clear(h.seen)
+	// Clearing a map costs its capacity, not its length: a map grown by
+	// one big state would make every later small hash (a table's row)
+	// pay for it, so a big one is dropped instead.
+	if len(h.seen) > maxKeptSeen {
+		h.seen = nil
+	} else {
+		clear(h.seen)
+	}
 	for i := range h.scratch {
 		clear(h.scratch[i])
 		h.scratch[i] = h.scratch[i][:0]

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -177,5 +178,25 @@ func TestRefFreeMapsHashCanonically(t *testing.T) {
 	delete(c.N, 9)
 	if Hash(a) == Hash(c) {
 		t.Fatal("a moved value (other key) did not change the hash")
+	}
+}
+
+// A pooled hasher that hashed a state with many references (its map of
+// visited ones then dropped rather than cleared) hashes a small value as
+// a fresh one does, back-references included.
+func TestHashAfterABigStateIsTheSame(t *testing.T) {
+	type cell struct{ M map[string]int }
+	shared := &cell{M: map[string]int{"a": 1}}
+	small := []*cell{shared, shared, {M: map[string]int{"b": 2}}}
+	want := HashValue(reflect.ValueOf(small))
+	big := make([]*cell, 1000)
+	for i := range big {
+		big[i] = &cell{M: map[string]int{"k": i}}
+	}
+	for range 3 {
+		HashValue(reflect.ValueOf(big))
+		if got := HashValue(reflect.ValueOf(small)); got != want {
+			t.Fatalf("after a big state: %x, fresh: %x", got, want)
+		}
 	}
 }
