@@ -477,8 +477,7 @@ func (c *Checker) evalDerived(d *Derived) {
 	d.Evals++
 	c.last.Derived = append(c.last.Derived, d.name)
 	if err != nil {
-		d.err = true
-		c.fail(d.name, "derived", err)
+		c.derivedFailed(d, err)
 		return
 	}
 	// Freezing copies a row's columns into the value: those are reads.
@@ -487,8 +486,7 @@ func (c *Checker) evalDerived(d *Derived) {
 	v, err = freezeChecked(v)
 	c.cur = saved
 	if err != nil {
-		d.err = true
-		c.fail(d.name, "derived", fmt.Errorf("%s: derived(%q): %w", d.pos, d.name, err))
+		c.derivedFailed(d, fmt.Errorf("%s: derived(%q): %w", d.pos, d.name, err))
 		return
 	}
 	if d.value != nil {
@@ -503,6 +501,16 @@ func (c *Checker) evalDerived(d *Derived) {
 	if len(d.hist) > d.keep {
 		d.hist = d.hist[len(d.hist)-d.keep:]
 	}
+	c.changed(dep{depDerived, d.id, 0})
+}
+
+// derivedFailed reports d's failure. It has no value from now on, and
+// what read its last one reads it again, and fails: left alone, a reader
+// would keep a result of a value that no longer holds (a liveness
+// interval open until the end, then raised).
+func (c *Checker) derivedFailed(d *Derived, err error) {
+	d.err = true
+	c.fail(d.name, "derived", err)
 	c.changed(dep{depDerived, d.id, 0})
 }
 

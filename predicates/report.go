@@ -243,7 +243,9 @@ func (c *Checker) finish(atEnd bool) *Report {
 		p.open.unjudged = false
 		switch {
 		case p.open.Alarm:
-		case !atEnd || p.alarmFailed:
+		case !atEnd || p.alarmFailed || p.disabled:
+			// A predicate that failed was not checked after: whether
+			// its interval would have closed is unknown.
 			p.open.unjudged = true
 		case p.alarm == nil:
 			c.raise(p, p.open)
