@@ -106,7 +106,12 @@ func (a *App) Run(args []string) int {
 	var prof profile
 	root.PersistentFlags().StringVar(&prof.path, "cpuprofile", "", "write a Go CPU profile of this command to `FILE` (read it with go tool pprof)")
 	root.PersistentFlags().StringVar(&prof.starlarkPath, "starlark-profile", "", "write a profile of the time spent in each Starlark function of the predicate script to `FILE` (go tool pprof -top FILE)")
-	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return prof.start(commandUses(cmd, args)) }
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if err := outputsAreNotInputs(cmd, args); err != nil {
+			return err
+		}
+		return prof.start(commandUses(cmd, args))
+	}
 	cmd, err := root.ExecuteC()
 	if perr := prof.stop(); err == nil && perr != nil {
 		err = perr

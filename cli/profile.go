@@ -116,13 +116,46 @@ func samePath(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
+// outputFlags name the flags whose value is a file the command writes.
+var outputFlags = []string{"output", "results"}
+
+// outputsAreNotInputs refuses an output the user named (-o, --results)
+// that is also another argument or flag value of the command: writing it
+// would replace an input (the script, the trace, a schedule) or the other
+// output.
+func outputsAreNotInputs(cmd *cobra.Command, args []string) error {
+	var outs []*pflag.Flag
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if slices.Contains(outputFlags, f.Name) && f.Value.String() != "" && f.Value.String() != "-" {
+			outs = append(outs, f)
+		}
+	})
+	for i, out := range outs {
+		others := commandUses(cmd, args, out.Name)
+		for _, o := range outs[:i] {
+			others = append(others, o.Value.String())
+		}
+		for _, u := range others {
+			if samePath(out.Value.String(), u) {
+				name := "--" + out.Name
+				if out.Shorthand != "" {
+					name = "-" + out.Shorthand
+				}
+				return badInput("%s %s is also an input or output of the command: give it its own file (writing it would replace the other)", name, out.Value.String())
+			}
+		}
+	}
+	return nil
+}
+
 // commandUses lists a command's positional arguments and the values of
-// the flags it was given (each element of a list flag), but the profiles'.
-func commandUses(cmd *cobra.Command, args []string) []string {
+// the flags it was given (each element of a list flag), but the profiles'
+// and those of the flags named in except.
+func commandUses(cmd *cobra.Command, args []string, except ...string) []string {
 	uses := slices.Clone(args)
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		switch f.Name {
-		case "cpuprofile", "starlark-profile":
+		switch {
+		case f.Name == "cpuprofile" || f.Name == "starlark-profile" || slices.Contains(except, f.Name):
 			return
 		}
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
