@@ -6,9 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/regular"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -125,7 +126,7 @@ func parseShard(spec string) (shardSpec, error) {
 // scriptDigest fingerprints a script's text: two machines with the same
 // path but different scripts do not run one hunt.
 func scriptDigest(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := regular.ReadFile(path, predicates.MaxScriptBytes)
 	if err != nil {
 		return "", badInput("--check: %v", err)
 	}
@@ -150,10 +151,10 @@ func writeResults(path string, rf *resultFile) error {
 const maxResultsBytes = 256 << 20
 
 func readResults(path string) (*resultFile, error) {
-	if st, err := os.Stat(path); err == nil && st.Size() > maxResultsBytes {
-		return nil, badInput("%s: %d bytes: not a result file (they hold at most %d)", path, st.Size(), maxResultsBytes)
+	b, err := regular.ReadFile(path, maxResultsBytes)
+	if errors.Is(err, regular.ErrTooBig) {
+		return nil, badInput("%s: not a result file (they hold at most %d bytes)", path, maxResultsBytes)
 	}
-	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, badInput("%v", err)
 	}

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/regular"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -19,14 +19,11 @@ var lz4Magic = []byte{0x04, 0x22, 0x4d, 0x18}
 // loadSchedule reads a schedule from a schedule file or from a simulated
 // trace (which holds the schedule of its run).
 func loadSchedule(path string) (*sim.Schedule, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, badInput("--schedule: %v", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		return nil, badInput("--schedule %s: not a regular file", path)
-	}
 	head := make([]byte, 4)
 	n, _ := io.ReadFull(f, head)
 	if _, err := f.Seek(0, io.SeekStart); err != nil {

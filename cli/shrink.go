@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/regular"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -116,7 +118,12 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 	if sameFile(path, out) {
 		return badInput("-o %s is the input; write the shrunk trace to another file", out)
 	}
-	data, err := os.ReadFile(path)
+	in, err := regular.Open(path)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	data, err := io.ReadAll(in)
+	in.Close()
 	if err != nil {
 		return badInput("%v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/regular"
 	"io"
 	"os"
 
@@ -758,17 +759,9 @@ func ReadFile(path string) (*File, error) {
 func ScanFile(path string, fn func(ev *node.Event) error) (*File, error) {
 	// Stat before opening: opening a FIFO blocks until a writer comes,
 	// and a device never ends. A trace is a regular file.
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
-		what := "not a regular file"
-		switch t := st.Mode().Type(); {
-		case t&os.ModeNamedPipe != 0:
-			what = "a named pipe"
-		case t&os.ModeDevice != 0:
-			what = "a device"
-		case t&os.ModeSocket != 0:
-			what = "a socket"
-		}
-		return nil, fmt.Errorf("%s: %s, not a trace file", path, what)
+	var nr *regular.NotRegularError
+	if err := regular.Check(path); errors.As(err, &nr) && nr.What != "a directory" {
+		return nil, fmt.Errorf("%s: %s, not a trace file", path, nr.What)
 	}
 	f, err := os.Open(path)
 	if err != nil {

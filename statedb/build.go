@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/regular"
 	"io"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func target(traces []string, dir string) (string, string, error) {
 func Fingerprint(traces []string) (string, error) {
 	sums := make([]string, 0, len(traces))
 	for _, t := range traces {
-		f, err := os.Open(t)
+		f, err := regular.Open(t)
 		if err != nil {
 			return "", err
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/regular"
 	"maps"
 	"os"
 	"path/filepath"
@@ -82,9 +83,13 @@ type tableStamp struct {
 	ChangNS int64  `json:"change_ns,omitempty"`
 }
 
+// maxVerifiedBytes bounds a VERIFIED file: a stamp per table of a part.
+const maxVerifiedBytes = 16 << 20
+
 func readVerified(at string) map[string]tableStamp {
 	out := map[string]tableStamp{}
-	if b, err := os.ReadFile(filepath.Join(at, verifiedName)); err == nil {
+	// A tampered one (a pipe, a device, megabytes) counts as none.
+	if b, err := regular.ReadFile(filepath.Join(at, verifiedName), maxVerifiedBytes); err == nil {
 		if json.Unmarshal(b, &out) != nil {
 			return map[string]tableStamp{}
 		}

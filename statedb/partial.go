@@ -3,6 +3,7 @@ package statedb
 import (
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/regular"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -128,6 +129,11 @@ func buildLockPath(dir string) string {
 func lockBuild(dir string, waiting func(pid int), stop func() bool) (unlock func(), waited bool, err error) {
 	path := buildLockPath(dir)
 	for {
+		// The lock file is truncated and written: a link there would
+		// make that someone else's file.
+		if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
+			return nil, waited, fmt.Errorf("cannot build the trace database %s: its build lock %s is not a regular file (a link?): remove it", dir, path)
+		}
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, waited, fmt.Errorf("cannot build the trace database %s (name a writable place with --db): %w", dir, err)
@@ -181,7 +187,7 @@ func inUse(dir string) string {
 		return ""
 	}
 	who := "another process"
-	if b, err := os.ReadFile(filepath.Join(dir, "LOCK")); err == nil {
+	if b, err := regular.ReadFile(filepath.Join(dir, "LOCK"), 64); err == nil {
 		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 			who = fmt.Sprintf("another process (pid %d)", pid)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/regular"
 	"io"
 	"io/fs"
 	"os"
@@ -211,8 +212,11 @@ type storedPredicates struct {
 	Flips       []Flip `cbor:"3,keyasint"`
 }
 
+// maxPredsBytes bounds the stored predicate results read back.
+const maxPredsBytes = 1 << 30
+
 func (db *DB) loadPredicates() error {
-	b, err := os.ReadFile(filepath.Join(db.dir, predsFile))
+	b, err := regular.ReadFile(filepath.Join(db.dir, predsFile), maxPredsBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -1,0 +1,80 @@
+// Package regular opens and reads files that must be regular files: a
+// named pipe blocks an open until a writer comes, and a device (or a
+// link to one) never ends, so a path that names either is refused with
+// one line saying what it is, before it is opened.
+package regular
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Check says why path is not a regular file, or nil if it is (or cannot
+// be looked at: the open that follows says why).
+func Check(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch m := st.Mode(); {
+	case m.IsDir():
+		what = "a directory"
+	case m&os.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	case m&os.ModeDevice != 0:
+		what = "a device"
+	}
+	return &NotRegularError{Path: path, What: what}
+}
+
+// NotRegularError is a path that names something other than a regular file.
+type NotRegularError struct {
+	Path string
+	What string // "a named pipe", "a device", ...
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s: %s, not a regular file", e.Path, e.What)
+}
+
+// Open opens path for reading if it is a regular file.
+func Open(path string) (*os.File, error) {
+	if err := Check(path); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	// Checked again on the open file: the path may have changed between.
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: path, What: "not a regular file"}
+	}
+	return f, nil
+}
+
+// ErrTooBig is returned by ReadFile for a file larger than its bound.
+var ErrTooBig = errors.New("larger than expected")
+
+// ReadFile reads a regular file whole, refusing one over max bytes.
+func ReadFile(path string, max int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: %w (over %d bytes)", path, ErrTooBig, max)
+	}
+	return b, nil
+}
