@@ -54,7 +54,7 @@ func (l loss) what() string {
 		parts = append(parts, "no trace file records node "+strings.Join(ids, ", "))
 	}
 	for _, g := range groupStops(l.stops) {
-		parts = append(parts, fmt.Sprintf("%s: the recording of %s stopped early (warning above)", g[0].Path, nodeCount(len(g), g[0].Node)))
+		parts = append(parts, fmt.Sprintf("%s: the recording of %s %s (warning above)", g[0].Path, nodeCount(len(g), g[0].Node), stopVerb(g[0], "stopped early")))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -187,12 +187,17 @@ func (a *App) warnMissing(tr *replay.Trace, missing []node.ID) {
 
 // groupStops groups recording stops by file, in order.
 func groupStops(stops []replay.RecordingStop) [][]replay.RecordingStop {
+	type key struct {
+		path string
+		mid  bool
+	}
 	var out [][]replay.RecordingStop
-	at := map[string]int{}
+	at := map[key]int{}
 	for _, st := range stops {
-		i, ok := at[st.Path]
+		k := key{st.Path, st.Lost != ""}
+		i, ok := at[k]
 		if !ok {
-			i, at[st.Path] = len(out), len(out)
+			i, at[k] = len(out), len(out)
 			out = append(out, nil)
 		}
 		out[i] = append(out[i], st)
@@ -208,16 +213,29 @@ func nodeCount(n int, one node.ID) string {
 	return fmt.Sprintf("%d nodes", n)
 }
 
-// warnStops warns, one line per file, of the recordings that stopped
-// before the run ended.
+// stopVerb says what a recording stop did: stopped (as stopped says),
+// or lost the seqs of a gap in the middle.
+func stopVerb(st replay.RecordingStop, stopped string) string {
+	if st.Lost != "" {
+		return "lost events on the way"
+	}
+	return stopped
+}
+
+// warnStops warns, one line per file (and kind), of the recordings that
+// stopped before the run ended or lost events on the way.
 func (a *App) warnStops(stops []replay.RecordingStop) {
 	for _, g := range groupStops(stops) {
 		var each []string
 		for _, st := range g {
-			each = append(each, fmt.Sprintf("%s after #%d", st.Node, st.After))
+			if st.Lost != "" {
+				each = append(each, fmt.Sprintf("%s %s after #%d", st.Node, st.Lost, st.After))
+			} else {
+				each = append(each, fmt.Sprintf("%s after #%d", st.Node, st.After))
+			}
 		}
-		fmt.Fprintf(a.Stderr, "warning: %s: the recording of %s stopped before the run ended (%s): %s\n",
-			g[0].Path, nodeCount(len(g), g[0].Node), listSome(each, 8, ""), g[0].Reason)
+		fmt.Fprintf(a.Stderr, "warning: %s: the recording of %s %s (%s): %s\n",
+			g[0].Path, nodeCount(len(g), g[0].Node), stopVerb(g[0], "stopped before the run ended"), listSome(each, 8, ""), g[0].Reason)
 	}
 }
 
@@ -225,7 +243,11 @@ func (a *App) warnStops(stops []replay.RecordingStop) {
 func stopLines(stops []replay.RecordingStop) []string {
 	var out []string
 	for _, st := range stops {
-		out = append(out, fmt.Sprintf("%s: the recording of node %s stopped after #%d: %s", st.Path, st.Node, st.After, st.Reason))
+		if st.Lost != "" {
+			out = append(out, fmt.Sprintf("%s: the recording of node %s lost %s after #%d: %s", st.Path, st.Node, st.Lost, st.After, st.Reason))
+		} else {
+			out = append(out, fmt.Sprintf("%s: the recording of node %s stopped after #%d: %s", st.Path, st.Node, st.After, st.Reason))
+		}
 	}
 	return out
 }

@@ -9,18 +9,23 @@ import (
 // of a trace that ends before the run did must not judge liveness at its
 // end as the run's end, nor exit 0 as if it had seen everything.
 
-// RecordingStop is a gap to the end in a file: the recording of a node
-// stopped early (a full disk; in a merged file, a cut file), and no other
-// file goes on with it.
+// RecordingStop is a gap record in a file that lost events no other file
+// has: a gap to the end (the recording of a node stopped early: a full
+// disk; in a merged file, a cut file), or a gap in the middle (Lost: a
+// recorder that fell behind), after which the node's state is unknown
+// until it restarts.
 type RecordingStop struct {
 	Node   node.ID
-	After  int // the node's last recorded step (-1: none)
+	After  int // the node's last recorded step before the gap (-1: none)
 	Path   string
 	Reason string
+	// Lost names the seqs a gap in the middle lost ("seqs 100..120"); ""
+	// for a gap to the end.
+	Lost string
 }
 
 // RecordingStops lists the nodes of replayed whose recording a gap record
-// says stopped before the end of the run.
+// says stopped before the end of the run or lost events on the way.
 func (t *Trace) RecordingStops(replayed []node.ID) []RecordingStop {
 	// Found with the other truncations, by the same rule (a gap whose
 	// first seq another file has is that file's to end); here only the

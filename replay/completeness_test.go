@@ -52,6 +52,10 @@ func TestGapsAgainstOtherFiles(t *testing.T) {
 	merged := write("rest.lz4", rest, others, record.Gap{Node: "n2", From: 1, Reason: "not given"})
 	own := write("n2.lz4", []node.ID{"n2"}, n2)
 	ownHalf := write("n2-half.lz4", []node.ID{"n2"}, n2[:half], record.Gap{Node: "n2", From: n2[half].Seq, Reason: "disk full"})
+	// n2's file without two events in the middle, which a gap says were
+	// lost (a live recorder that fell behind).
+	ownMid := write("n2-mid.lz4", []node.ID{"n2"}, slices.Concat(n2[:half], n2[half+2:]),
+		record.Gap{Node: "n2", From: n2[half].Seq, To: n2[half+1].Seq, Reason: "recorder fell behind"})
 	for _, tc := range []struct {
 		name      string
 		paths     []string
@@ -62,6 +66,7 @@ func TestGapsAgainstOtherFiles(t *testing.T) {
 		{"merge and n2's file", []string{merged, own}, lastSeq + 1, 0, false},
 		{"the merge alone", []string{merged}, 1, 0, true},
 		{"the merge and n2's stopped file", []string{merged, ownHalf}, n2[half].Seq, int(n2[half-1].Seq), false},
+		{"the merge and n2's file with a gap", []string{merged, ownMid}, n2[half].Seq, int(n2[half-1].Seq), false},
 	} {
 		tr, err := replay.Load(tc.paths...)
 		if err != nil {
@@ -76,6 +81,8 @@ func TestGapsAgainstOtherFiles(t *testing.T) {
 			t.Errorf("%s: stops %+v, want none", tc.name, stops)
 		case tc.stoppedAt > 0 && (len(stops) != 1 || stops[0].Node != "n2" || tr.Event(stops[0].After).Seq != uint64(tc.stoppedAt)):
 			t.Errorf("%s: stops %+v, want n2 after seq %d", tc.name, stops, tc.stoppedAt)
+		case tc.stoppedAt > 0 && (stops[0].Lost != "") != (tc.paths[1] == ownMid):
+			t.Errorf("%s: the stop loses %q: a gap in the middle names its seqs, a stop none", tc.name, stops[0].Lost)
 		}
 		if got := slices.Contains(tr.MissingOf(all), "n2"); got != tc.missing {
 			t.Errorf("%s: n2 missing %v, want %v", tc.name, got, tc.missing)

@@ -518,9 +518,9 @@ func (t *Trace) findTruncations() {
 			if g.To == 0 && first > g.From || g.To != 0 && first > g.To {
 				continue
 			}
-			var stop *RecordingStop
-			if g.To == 0 {
-				stop = &RecordingStop{Node: g.Node, Path: f.Path, Reason: g.Reason}
+			stop := &RecordingStop{Node: g.Node, Path: f.Path, Reason: g.Reason}
+			if g.To != 0 {
+				stop.Lost = g.Seqs()
 			}
 			cuts = append(cuts, cut{g.Node, first - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason), stop, -1})
 		}
@@ -545,7 +545,10 @@ func (t *Trace) findTruncations() {
 		if until >= 0 && after >= 0 && t.Event(until).Seq == c.seq+1 {
 			continue // the restart follows the last recorded event: nothing was lost
 		}
-		if c.stop != nil && until < 0 {
+		// A gap in the middle lost events whether or not a restart
+		// follows; a gap to the end is a stop when none does (one that
+		// a restart follows is a killed process's end, kept by a merge).
+		if c.stop != nil && (c.stop.Lost != "" || until < 0) {
 			st := *c.stop
 			st.After = after
 			t.stops = append(t.stops, st)

@@ -131,7 +131,7 @@ func TestShrinkBadInput(t *testing.T) {
 	badInput(t, shrink("bad.lz4", "-o", "x.lz4"), "want TRACE PREDS.star")
 	badInput(t, shrink("bad.lz4", "nosuch.star", "-o", "x.lz4"), "nosuch.star")
 	badInput(t, shrink("missing.lz4", script, "-o", "x.lz4"), "missing.lz4")
-	badInput(t, shrink("bad.lz4", script, "-o", "bad.lz4"), "is the input")
+	badInput(t, shrink("bad.lz4", script, "-o", "bad.lz4"), "-o bad.lz4 is also an input")
 	badInput(t, shrink("bad.lz4", script, "--time", "0s", "-o", "x.lz4"), "--time 0s")
 	badInput(t, shrink("bad.lz4", script, "-o", "nodir/x.lz4"), "nodir")
 	if _, err := os.Stat(filepath.Join(dir, "x.lz4")); err == nil {
