@@ -297,12 +297,41 @@ func newTrace(files []*record.File) (*Trace, error) {
 		for _, n := range f.Header.Nodes {
 			nodes[n] = true
 		}
+		if err := endsCount(f); err != nil {
+			return nil, err
+		}
 	}
 	for n := range nodes {
 		t.Nodes = append(t.Nodes, n)
 	}
 	slices.Sort(t.Nodes)
 	return t, nil
+}
+
+// endsCount checks each ended segment of f against its end record's
+// count of events: a writer counts what it wrote, so a difference means
+// events were taken out of the file (or put in) afterwards, which nothing
+// else would show (the receives of removed sends pass as messages of an
+// unrecorded past, a seq jump at a restart as a killed process's).
+func endsCount(f *record.File) error {
+	end := 0
+	for i, ended := range f.SegmentEnded {
+		if !ended {
+			continue
+		}
+		if end >= len(f.Ends) {
+			break
+		}
+		next := f.Count
+		if i+1 < len(f.SegmentStart) {
+			next = f.SegmentStart[i+1]
+		}
+		if held, counted := uint64(next-f.SegmentStart[i]), f.Ends[end].Events; held != counted {
+			return fmt.Errorf("%s: the end record of segment %d counts %d events but the segment holds %d: events were removed from the file (or added) after it was written", f.Path, i, counted, held)
+		}
+		end++
+	}
+	return nil
 }
 
 // indexer builds a trace's step indexes as steps arrive in merge order,
