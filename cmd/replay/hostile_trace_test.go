@@ -431,17 +431,21 @@ func TestEventsRemovedAfterTheEndAreFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The last events of one node (its index in the header is 2): the
+	// rest of the trace stays consistent without them.
 	recs := records(t, decompress(t, data))
 	var kept [][]byte
 	removed := 0
-	for i, r := range recs {
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
 		_, k := binary.Uvarint(r)
-		if r[k] == record.TypeEvent && i > len(recs)/2 && removed < 10 {
+		if r[k] == record.TypeEvent && r[k+1] == 2 && removed < 3 {
 			removed++
 			continue
 		}
 		kept = append(kept, r)
 	}
+	slices.Reverse(kept)
 	cut := filepath.Join(dir, "cut.lz4")
 	os.WriteFile(cut, compress(t, kept...), 0o644)
 	for _, verb := range [][]string{{"verify", cut}, {"check", cut, filepath.Join("..", "..", "scripts", "paxos.star")}, {"events", cut}} {
