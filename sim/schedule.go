@@ -661,10 +661,21 @@ func (c *ScheduleChooser) ChurnWait(float64) time.Duration { return time.Duratio
 
 func (c *ScheduleChooser) DownFor(lo, _ time.Duration) time.Duration { return lo }
 
+// mismatch is the error of the current event's nondeterminism not being
+// what the schedule lists: like an event that cannot happen, the run has
+// left its schedule.
+func (c *ScheduleChooser) mismatch(why string) *ScheduleMismatch {
+	m := &ScheduleMismatch{Line: c.next, Why: why}
+	if c.cur != nil {
+		m.Event = *c.cur
+	}
+	return m
+}
+
 // Seed serves the seed the schedule lists for the current event.
 func (c *ScheduleChooser) Seed() uint64 {
 	if c.cur == nil || !c.cur.HasSeed {
-		panic(&node.SourceError{Err: fmt.Errorf("schedule event %d: the handler drew a random seed the schedule does not list", c.next)})
+		panic(&node.SourceError{Err: c.mismatch("the handler drew a random seed the schedule does not list")})
 	}
 	return c.cur.Seed
 }
@@ -673,7 +684,7 @@ func (c *ScheduleChooser) Seed() uint64 {
 // event, in order.
 func (c *ScheduleChooser) CryptoRead(p []byte) {
 	if len(c.crypto) < len(p) {
-		panic(&node.SourceError{Err: fmt.Errorf("schedule event %d: the handler read %d crypto/rand bytes the schedule does not list", c.next, len(p))})
+		panic(&node.SourceError{Err: c.mismatch(fmt.Sprintf("the handler read %d crypto/rand bytes the schedule does not list", len(p)))})
 	}
 	copy(p, c.crypto)
 	c.crypto = c.crypto[len(p):]

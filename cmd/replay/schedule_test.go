@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -54,6 +55,17 @@ func TestScheduleRerunsTheRun(t *testing.T) {
 	r = replay(t, dir, "sim", "paxos", "--schedule", "typed.schedule", "-o", "d.lz4")
 	if r.code != 3 || !strings.Contains(r.stderr, "the pending event is recv") {
 		t.Fatalf("an edited message type: exit %d, want 3 naming the pending event\nstderr: %s", r.code, r.stderr)
+	}
+	// An init's seed removed: the handler's draw is not in the schedule,
+	// which leaves it as an impossible event does (exit 3, not 1).
+	unseeded := regexp.MustCompile(`(?m)^(\S+ init n3) seed=[0-9a-f]+`).ReplaceAllString(string(text), "$1")
+	if unseeded == string(text) {
+		t.Fatal("the schedule lists no seed for n3's init")
+	}
+	os.WriteFile(filepath.Join(dir, "unseeded.schedule"), []byte(unseeded), 0o644)
+	r = replay(t, dir, "sim", "paxos", "--schedule", "unseeded.schedule", "-o", "u.lz4")
+	if r.code != 3 || !strings.Contains(r.stderr, "init n3: the handler drew a random seed the schedule does not list") {
+		t.Fatalf("a seed removed: exit %d, want 3\nstderr: %s", r.code, r.stderr)
 	}
 	// A node that is not in the run is bad input.
 	if err := os.WriteFile(filepath.Join(dir, "n9.schedule"), []byte(strings.Replace(string(text), " init n1", " init n9", 1)), 0o644); err != nil {
