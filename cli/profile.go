@@ -21,7 +21,23 @@ import (
 // helper of the user's own script does.
 type profile struct {
 	path, starlarkPath string
-	f, sf              *os.File
+	f, sf              *profileFile
+}
+
+// profileFile is a profile's file and the first error writing it: the
+// profilers write in the background and drop their errors (a full disk
+// left an empty profile and exit 0).
+type profileFile struct {
+	*os.File
+	err error
+}
+
+func (p *profileFile) Write(b []byte) (int, error) {
+	n, err := p.File.Write(b)
+	if err != nil && p.err == nil {
+		p.err = err
+	}
+	return n, err
 }
 
 // start starts the profiles asked for. uses are the command's other
@@ -55,14 +71,15 @@ func (p *profile) start(uses []string) error {
 
 // startProfile creates path and starts a profiler writing to it (nothing
 // for an empty path).
-func startProfile(flag, path string, start func(io.Writer) error) (*os.File, error) {
+func startProfile(flag, path string, start func(io.Writer) error) (*profileFile, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Create(path)
+	file, err := os.Create(path)
 	if err != nil {
 		return nil, badInput("%s: %v", flag, err)
 	}
+	f := &profileFile{File: file}
 	if err := start(f); err != nil {
 		f.Close()
 		return nil, badInput("%s %s: %v", flag, path, err)
@@ -88,8 +105,11 @@ func (p *profile) stop() error {
 // err), and says if the command's own output took its name meanwhile
 // (an output whose default name the user did not give, so start could
 // not see it): the profile was written to a file no name reaches.
-func closeProfile(flag, path string, f *os.File, err error) error {
+func closeProfile(flag, path string, f *profileFile, err error) error {
 	opened, serr := f.Stat()
+	if err == nil {
+		err = f.err
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -129,6 +129,16 @@ safety("Slow", lambda: forall(Agent, slow_helper))
 		t.Fatalf("a profile under the default output: exit %d, %q", r.code, r.stderr)
 	}
 	mustOK(t, replay(t, dir, "verify", "paxos-3.lz4"))
+	// A profile that could not be written (a full disk) is an error, not
+	// an empty file and exit 0.
+	if _, err := os.Stat("/dev/full"); err == nil {
+		for _, flag := range []string{"--cpuprofile", "--starlark-profile"} {
+			r = replay(t, dir, "check", "p.lz4", script, flag, "/dev/full")
+			if r.code != 2 || !strings.Contains(r.stderr, flag+" /dev/full: write") {
+				t.Errorf("%s on a full device: exit %d, %q", flag, r.code, r.stderr)
+			}
+		}
+	}
 }
 
 func TestBenchOnlyRefusesUnknownMeasurements(t *testing.T) {
