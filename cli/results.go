@@ -175,9 +175,31 @@ func readResults(path string) (*resultFile, error) {
 		return nil, badInput("%s: shard %d/%d is not a shard", path, rf.Shard.Index, rf.Shard.Count)
 	case rf.Runs < 0 || rf.Steps < 0:
 		return nil, badInput("%s: %d runs, %d steps: counts cannot be negative", path, rf.Runs, rf.Steps)
+	case rf.Steps > maxShardSteps:
+		return nil, badInput("%s: %d steps: more than a shard can run (%d at most)", path, rf.Steps, int64(maxShardSteps))
+	}
+	implied := ExitOK
+	for _, f := range rf.Failures {
+		if !slices.Contains(failureKinds, f.Kind) {
+			return nil, badInput("%s: a failure of kind %q: a hunt writes %s", path, f.Kind, strings.Join(failureKinds, ", "))
+		}
+		implied = worseExit(implied, failureExit(f.Kind))
+	}
+	// The merge ranks the failures, not the shard's exit: a shard that
+	// exited for a reason its failures do not give (a predicate error
+	// without its failure) would be lost in the merge, so it is refused.
+	if rf.Exit != implied && rf.Exit != ExitInterrupted && worseExit(rf.Exit, implied) == rf.Exit {
+		return nil, badInput("%s: the shard exited %d but its failures give %d: not a file a hunt wrote as it is (edited?)", path, rf.Exit, implied)
 	}
 	return &rf, nil
 }
+
+// failureKinds are the kinds of failure a hunt writes.
+var failureKinds = []string{"violation", "panic", "predicate error", "divergence"}
+
+// maxShardSteps bounds a shard's step count: far more than any shard
+// runs, and maxShards shards of it still add up without overflow.
+const maxShardSteps = 1 << 46
 
 // huntDiff names the first field in which two hunts differ ("" if none).
 func huntDiff(a, b huntID) string {

@@ -184,6 +184,26 @@ func TestShardBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	badInput(t, replay(t, dir, "results", "merge", "junk.json"), "not a result file")
+
+	// An edited shard: an exit its failures do not give (a predicate
+	// error without its failure merged to exit 0), a kind no hunt writes,
+	// a step count that would overflow the sum.
+	orig, err := os.ReadFile(filepath.Join(dir, "a1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range []struct{ old, new, want string }{
+		{`"exit": 0`, `"exit": 4`, "exited 4 but its failures give 0"},
+		{`"failures": []`, `"failures": [{"seed": 2, "kind": "weird"}]`, `kind "weird"`},
+		{`"steps": `, `"steps": 4611686018427387904, "x": `, "more than a shard can run"},
+	} {
+		edited := strings.Replace(string(orig), edit.old, edit.new, 1)
+		if edited == string(orig) {
+			t.Fatalf("a1.json has no %s:\n%s", edit.old, orig)
+		}
+		os.WriteFile(filepath.Join(dir, "edited.json"), []byte(edited), 0o644)
+		badInput(t, replay(t, dir, "results", "merge", "a0.json", "edited.json"), "edited.json", edit.want)
+	}
 }
 
 // splitCommand splits a printed command into words; the tests'
