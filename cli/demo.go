@@ -112,12 +112,15 @@ func (a *App) runDemo(dir, output string, dirSet, outputSet bool) (err error) {
 	cfg = cfg.WithDefaults(sys)
 	// Both outputs are created before anything is printed, so a bad -o
 	// is one line on stderr.
+	script := strings.TrimSuffix(output, filepath.Ext(output)) + ".star"
+	if script == output {
+		return badInput("-o %s: the demo writes its predicates beside the trace as %s; name the trace with .lz4", output, script)
+	}
 	out, err := createAtomic(output)
 	if err != nil {
 		return err
 	}
 	defer out.Abort()
-	script := strings.TrimSuffix(output, filepath.Ext(output)) + ".star"
 	sf, err := createAtomic(script)
 	if err != nil {
 		return err

@@ -237,6 +237,7 @@ func TestMisuse(t *testing.T) {
 		{args: []string{"demo", "extra"}, want: []string{"extra"}},
 		{args: []string{"demo", "-o", "adir"}, want: []string{"adir", "directory"}},
 		{args: []string{"demo", "-o", "nodir/d.lz4"}, want: []string{"nodir"}},
+		{args: []string{"demo", "-o", "d.star"}, want: []string{"-o d.star", "name the trace with .lz4"}},
 
 		// index and debug
 		{args: []string{"index"}, want: []string{"missing FILE"}},
