@@ -62,6 +62,9 @@ type network struct {
 	latMin     time.Duration
 	latMax     time.Duration
 	hasLatency bool
+	// latFrom is the first step whose sends the latency bounds: a fork's
+	// continuation is simulated, its parent's steps need not be.
+	latFrom int
 	// The run's counters (sim traces; absent in live ones).
 	lost, partitioned, toDown int64
 	hasStats                  bool
@@ -109,8 +112,15 @@ func (t *Trace) learnNetwork() *network {
 		}
 	}
 	n.index()
-	if lo, hi, ok := parseLatency(t.Header.Run["latency"]); ok && t.Header.Driver == "sim" {
-		n.latMin, n.latMax, n.hasLatency = lo, hi, true
+	if lo, hi, ok := parseLatency(t.Header.Run["latency"]); ok {
+		switch t.Header.Driver {
+		case "sim":
+			n.latMin, n.latMax, n.hasLatency = lo, hi, true
+		case "fork": // a fork's or predict's branch: simulated after the fork
+			if at, err := strconv.Atoi(t.Header.Run["fork_at"]); err == nil && at >= 0 {
+				n.latMin, n.latMax, n.hasLatency, n.latFrom = lo, hi, true, at+1
+			}
+		}
 	}
 	return n
 }
@@ -164,7 +174,12 @@ func (t *Trace) Fate(ev *node.Event, i int) MessageFate {
 	}
 	to := ev.Sends[i].To
 	n := t.network()
-	if n.hasLatency {
+	latency := n.hasLatency
+	if latency && n.latFrom > 0 {
+		step, ok := t.Step(ev.Node, ev.Seq)
+		latency = ok && step >= n.latFrom
+	}
+	if latency {
 		if left := time.Duration(n.end - ev.Time); left < n.latMax {
 			return MessageFate{Fate: InFlight, Why: fmt.Sprintf("sent %v before the end, latency up to %v", left, n.latMax)}
 		}
@@ -174,7 +189,7 @@ func (t *Trace) Fate(ev *node.Event, i int) MessageFate {
 	} else if n.downOver(to, ev.Time, n.end) {
 		return MessageFate{Fate: ReceiverDown, Why: string(to) + " was down from the send to the end"}
 	}
-	if to == ev.Node && n.hasLatency {
+	if to == ev.Node && latency {
 		// The simulated network never loses a message to self.
 		return MessageFate{Fate: ReceiverDown, Why: "a message to self is lost only to a crash"}
 	}

@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,10 @@ func TestFate(t *testing.T) {
 		// A live trace has no latency bound: nothing is known to be in
 		// flight, and a receiver that restarted may have been up when it came.
 		{"live", "live", nil, []send{{3, replay.NotDelivered}, {4, replay.NotDelivered}, {5, replay.NotDelivered}}},
+		// A fork (or a predict branch) is simulated after its fork step:
+		// the latency bounds the sends from there on, not the parent's.
+		{"fork after #4", "fork", nil, []send{{3, replay.ReceiverDown}, {4, replay.NotDelivered}, {5, replay.InFlight}}},
+		{"fork after #5", "fork", nil, []send{{3, replay.NotDelivered}, {5, replay.InFlight}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			evs := []*node.Event{
@@ -63,6 +68,9 @@ func TestFate(t *testing.T) {
 			evs[3].SendLamport = evs[2].Lamport
 			h := &record.Header{System: "paxos", Bug: "none", Nodes: []node.ID{"n1", "n2"}, Recorded: []node.ID{"n1", "n2"},
 				Driver: c.driver, Run: map[string]string{"latency": "1ms-5ms"}}
+			if at, ok := strings.CutPrefix(c.name, "fork after #"); ok {
+				h.Run["fork_at"] = at
+			}
 			f := &record.File{Path: "f.lz4", Header: h, Segments: []*record.Header{h}, Events: evs, SegmentStart: []int{0}, SegmentEnded: []bool{true}, Ended: true,
 				Ends: []record.End{{Time: 1000 * ms, Stats: c.stats}}}
 			tr, err := replay.Merge([]*record.File{f})
