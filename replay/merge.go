@@ -508,7 +508,8 @@ func (t *Trace) findTruncations() {
 		node   node.ID
 		seq    uint64 // last seq recorded before the cut (0: none)
 		reason string
-		stop   *RecordingStop // a gap to the end: the node's recording stopped
+		stop   *RecordingStop // a gap: the node's recording stopped, or lost events
+		gapTo  uint64         // a gap in the middle's last seq (0: none, or to the end)
 		file   int            // the damaged file whose end this is, or -1
 	}
 	var cuts []cut
@@ -534,7 +535,7 @@ func (t *Trace) findTruncations() {
 				for j := i; j >= 0 && last == 0; j-- {
 					last = spans[j][id].Last
 				}
-				cuts = append(cuts, cut{id, last, reason, nil, damaged})
+				cuts = append(cuts, cut{id, last, reason, nil, 0, damaged})
 			}
 		}
 		for _, g := range f.Gaps {
@@ -554,7 +555,7 @@ func (t *Trace) findTruncations() {
 			if g.To != 0 {
 				stop.Lost = g.Seqs()
 			}
-			cuts = append(cuts, cut{g.Node, first - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason), stop, -1})
+			cuts = append(cuts, cut{g.Node, first - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason), stop, g.To, -1})
 		}
 	}
 	for _, c := range cuts {
@@ -577,10 +578,12 @@ func (t *Trace) findTruncations() {
 		if until >= 0 && after >= 0 && t.Event(until).Seq == c.seq+1 {
 			continue // the restart follows the last recorded event: nothing was lost
 		}
-		// A gap in the middle lost events whether or not a restart
-		// follows; a gap to the end is a stop when none does (one that
-		// a restart follows is a killed process's end, kept by a merge).
-		if c.stop != nil && (c.stop.Lost != "" || until < 0) {
+		// A gap to the end is a stop when no restart follows, and a gap
+		// in the middle a loss unless it reaches a restart: both of
+		// those are a killed process's end, kept so by a merge (the
+		// process restarted, rebuilding the node from its disk).
+		killedEnd := until >= 0 && (c.gapTo == 0 || t.Event(until).Seq == c.gapTo+1)
+		if c.stop != nil && !killedEnd {
 			st := *c.stop
 			st.After = after
 			t.stops = append(t.stops, st)
