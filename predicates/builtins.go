@@ -601,29 +601,14 @@ func (d *Derived) readable() error {
 	return d.c.derivedOrderError(d)
 }
 
-// derivedOrderError refuses a derived value's read of itself or of one
-// declared after it. Derived values are computed in the order they are
-// declared, so such a read would see the previous step's value and
-// silently lag a step behind.
+// derivedOrderError refuses a derived value's read of one declared after
+// it. Derived values are computed in the order they are declared, so such
+// a read would see the previous step's value and silently lag a step
+// behind. A read of itself is its previous value, on purpose (an
+// accumulator: the highest value so far).
 func (c *Checker) derivedOrderError(d *Derived) error {
-	if c.cur == nil || c.watchGen != 0 {
-		return nil // a watch computes derived values on demand, in any order
-	}
-	root := c.cur
-	for root.parent != nil {
-		root = root.parent
-	}
-	if root.kind != frameDerived {
-		return nil
-	}
-	for _, reader := range c.derived[:d.id] {
-		if reader.frame != root {
-			continue
-		}
-		if reader == d {
-			return fmt.Errorf("derived(%q) reads itself: it would see its value of the step before; keep it with keep= and read .history() from another derived value", d.name)
-		}
-		return fmt.Errorf("derived(%q) reads derived(%q), which is declared after it (%s): derived values are computed in the order they are declared, so it would see the value of the step before; declare %q first", reader.name, d.name, d.pos, d.name)
+	if r := c.computing; r != nil && c.watchGen == 0 && d.id > r.id {
+		return fmt.Errorf("derived(%q) reads derived(%q), which is declared after it (%s): derived values are computed in the order they are declared, so it would see the value of the step before; declare %q first", r.name, d.name, d.pos, d.name)
 	}
 	return nil
 }

@@ -70,6 +70,9 @@ type Checker struct {
 	indexAdds int // readers added since the last sweep of the index
 	indexLive int // readers live at the last sweep
 	cur       *frame
+	// computing is the derived value being computed (or settled), which
+	// may read only those declared before it.
+	computing *Derived
 	nextFrame int
 	nextRow   int
 	quants    map[quantKey]*quant
@@ -428,10 +431,12 @@ func (c *Checker) refreshDerived() {
 		c.evaluate = false
 	}
 	c.refreshOrdered()
+	defer func() { c.computing = nil }()
 	for _, d := range c.derived {
 		if d.err || !d.frame.dirty && !d.frame.stale {
 			continue
 		}
+		c.computing = d
 		if !d.frame.dirty && c.settleTop(d.name, d.frame) {
 			d.Evals++
 			continue
