@@ -55,6 +55,9 @@ type Violation struct {
 	// AlarmWitness: a liveness interval's witness when it was raised.
 	AlarmWitness string `json:"alarm_witness,omitempty"`
 	Aux          string `json:"aux,omitempty"`
+	// Unjudged: a liveness interval open where checking stopped, or that
+	// nothing judged after its predicate or alarm function failed.
+	Unjudged bool `json:"unjudged,omitempty"`
 }
 
 // Finding reports whether the violation counts as replay check counts it
@@ -77,8 +80,11 @@ func ScriptHash(script string) (string, error) {
 	// The version of what results hold: results stored by an older
 	// release are checked again (2: alarm witnesses; 3: an incomplete
 	// trace's open intervals and those a failed alarm left are unjudged,
-	// a failed derived value fails its readers).
-	io.WriteString(h, "results 3\x00")
+	// a failed derived value fails its readers; 4: its readers read it
+	// again, a failed predicate's interval is unjudged and stored so,
+	// prev() needs keep=2, derived values read in declaration order,
+	// gaps in the middle make a trace incomplete).
+	io.WriteString(h, "results 4\x00")
 	// The same refusals as loading: a symlink to /dev/zero must not hang
 	// hashing before the loader gets to say no.
 	main, err := predicates.ReadScript(script)
@@ -141,7 +147,8 @@ func (pc *predCollector) results(script string, elapsed time.Duration) (*Predica
 	}
 	for _, v := range rep.Violations {
 		out := Violation{Predicate: v.Predicate, Kind: v.Kind, Step: v.Step, EndStep: v.EndStep, Alarm: v.Alarm,
-			AlarmStep: v.AlarmStep, Node: v.Node, Lamport: v.Lamport, Time: v.Time, Event: v.Describe(), Witness: v.Witness, AlarmWitness: v.AlarmWitness}
+			AlarmStep: v.AlarmStep, Node: v.Node, Lamport: v.Lamport, Time: v.Time, Event: v.Describe(), Witness: v.Witness, AlarmWitness: v.AlarmWitness,
+			Unjudged: v.Status() == "unjudged"}
 		if v.Aux != nil && v.Aux != starlark.None {
 			out.Aux = v.Aux.String()
 		}

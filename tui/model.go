@@ -516,6 +516,8 @@ func describeViolation(v statedb.Violation) string {
 			// Closed: it held again, whether or not it has an alarm
 			// function.
 			s = fmt.Sprintf("%s (liveness) false from #%d, %s, then held again; no alarm, not a violation: %s %s", v.Predicate, v.Step, end, v.Node, v.Event)
+		case v.Unjudged:
+			s = fmt.Sprintf("%s (liveness) false from #%d, still open where checking stopped (the trace is incomplete, or the predicate failed): not judged: %s %s", v.Predicate, v.Step, v.Node, v.Event)
 		default:
 			// Open at the end and not raised: only an alarm function
 			// (or checking that stopped early) leaves one so.

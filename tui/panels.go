@@ -578,8 +578,11 @@ func (m *Model) Violations(w, h int) []Line {
 				end = fmt.Sprintf("#%d", v.EndStep)
 			}
 			alarm := "screened"
-			if v.Alarm {
+			switch {
+			case v.Alarm:
 				alarm = "alarm"
+			case v.Unjudged:
+				alarm = "unjudged"
 			}
 			where = fmt.Sprintf("#%d..%s %s", v.Step, end, alarm)
 		}

@@ -569,6 +569,10 @@ func TestDescribeLivenessIntervals(t *testing.T) {
 	if got := describeViolation(open); !strings.Contains(got, "still open at the end; not raised by its alarm function") {
 		t.Errorf("open, not raised: %s", got)
 	}
+	open.Unjudged = true
+	if got := describeViolation(open); !strings.Contains(got, "not judged") || strings.Contains(got, "alarm function") {
+		t.Errorf("open, unjudged: %s", got)
+	}
 	raised := statedb.Violation{Predicate: "AllResolved", Kind: "liveness", Step: 54, EndStep: -1, Alarm: true, AlarmStep: 90}
 	if got := describeViolation(raised); !strings.Contains(got, "violated from #54, still open at the end; alarm at #90") {
 		t.Errorf("raised: %s", got)
