@@ -100,9 +100,6 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	case f.sim.output == "":
 		return badInput("missing -o OUT (the forked trace to write)")
 	}
-	if err := refuseInput(f.sim.output, paths, "the fork"); err != nil {
-		return err
-	}
 	tr, err := replay.Load(paths...)
 	if err != nil {
 		return badInput("%v", err)

@@ -36,11 +36,6 @@ parts.`,
 }
 
 func (a *App) runMerge(paths []string, output string) error {
-	for _, p := range paths {
-		if p == output {
-			return badInput("-o %s is also an input; write the merge to another file", output)
-		}
-	}
 	tr, err := a.loadTrace(paths)
 	if err != nil {
 		return err

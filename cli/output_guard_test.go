@@ -62,3 +62,20 @@ func TestExportAndReportGuardTheirInputs(t *testing.T) {
 		t.Errorf("a 30,000-step window: exit %d", code)
 	}
 }
+
+// TestOutputsThatAreNoInput: the output check compares files, not words.
+// An output named like an argument that is no file (the system's name)
+// is written, as is predict's -o, a prefix of numbered branch files, even
+// when it names the trace.
+func TestOutputsThatAreNoInput(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "-o", "paxos"}); code != 0 {
+		t.Fatalf("sim paxos -o paxos: exit %d: %s", code, errb.String())
+	}
+	if code := app.Run([]string{"predict", "paxos", "builtin:paxos", "--at", "100", "--budget", "2", "-o", "paxos"}); code != 0 && code != ExitViolations {
+		t.Fatalf("predict -o naming its trace (a prefix): exit %d: %s", code, errb.String())
+	}
+}

@@ -86,6 +86,7 @@ evaluated.`,
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
 	fl.Uint64Var(&f.sim.seed, "seed", 1, "exploration seed: the same seed, the same futures")
 	fl.StringVarP(&f.sim.output, "output", "o", "", "prefix of the branch traces (default: TRACE-predict.lz4, numbered)")
+	fl.SetAnnotation("output", outputPrefix, []string{"true"}) // not a file: nothing to compare with the inputs
 	f.sim.registerSettings(fl, "virtual-time")
 	f.sim.budgets.register(fl)
 	return cmd

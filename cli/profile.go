@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 
@@ -44,12 +43,12 @@ func (p *profileFile) Write(b []byte) (int, error) {
 // arguments and flag values: a profile that names one of them would
 // empty an input (the trace, the script) or be lost under an output.
 func (p *profile) start(uses []string) error {
-	if p.path != "" && samePath(p.path, p.starlarkPath) {
+	if p.path != "" && p.starlarkPath != "" && sameFile(p.path, p.starlarkPath) {
 		return badInput("--cpuprofile and --starlark-profile both name %s: give each its own file", p.path)
 	}
 	for _, flag := range []struct{ name, path string }{{"--cpuprofile", p.path}, {"--starlark-profile", p.starlarkPath}} {
 		for _, u := range uses {
-			if flag.path != "" && samePath(flag.path, u) {
+			if flag.path != "" && sameFile(flag.path, u) {
 				return badInput("%s %s is also an argument of the command (an input or output): give the profile its own file", flag.name, flag.path)
 			}
 		}
@@ -122,67 +121,85 @@ func closeProfile(flag, path string, f *profileFile, err error) error {
 	return nil
 }
 
-// samePath says whether a and b name one file: the same path, or, when
-// both exist, the same file by another name (a link, ./x and x).
-func samePath(a, b string) bool {
-	if a == "" || b == "" {
-		return false
-	}
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(sa, sb)
-}
-
 // outputFlags name the flags whose value is a file the command writes.
+// A flag annotated outputPrefix names a prefix of files instead
+// (predict's -o), which no argument can be.
 var outputFlags = []string{"output", "results"}
 
-// outputsAreNotInputs refuses an output the user named (-o, --results)
-// that is also another argument or flag value of the command: writing it
-// would replace an input (the script, the trace, a schedule) or the other
-// output.
-func outputsAreNotInputs(cmd *cobra.Command, args []string) error {
-	var outs []*pflag.Flag
+const outputPrefix = "replay-output-prefix"
+
+// commandArg is one argument of a command line: a positional argument or
+// the value of a flag (one element of a list flag).
+type commandArg struct {
+	name, value string // name: "argument 2", "--check", "-o"
+	output      bool   // the value is a file the command writes
+}
+
+// commandArgs lists a command's positional arguments and the values of
+// the flags it was given, but the profiles'.
+func commandArgs(cmd *cobra.Command, args []string) []commandArg {
+	var out []commandArg
+	for i, a := range args {
+		out = append(out, commandArg{name: fmt.Sprintf("argument %d", i+1), value: a})
+	}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if slices.Contains(outputFlags, f.Name) && f.Value.String() != "" && f.Value.String() != "-" {
-			outs = append(outs, f)
+		if f.Name == "cpuprofile" || f.Name == "starlark-profile" {
+			return
+		}
+		name := "--" + f.Name
+		if f.Shorthand != "" {
+			name = "-" + f.Shorthand
+		}
+		output := slices.Contains(outputFlags, f.Name) && f.Annotations[outputPrefix] == nil
+		values := []string{f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			values = sv.GetSlice()
+		}
+		for _, v := range values {
+			if v != "" && v != "-" {
+				out = append(out, commandArg{name: name, value: v, output: output})
+			}
 		}
 	})
-	for i, out := range outs {
-		others := commandUses(cmd, args, out.Name)
-		for _, o := range outs[:i] {
-			others = append(others, o.Value.String())
+	return out
+}
+
+// commandUses is the values of commandArgs.
+func commandUses(cmd *cobra.Command, args []string) []string {
+	var uses []string
+	for _, a := range commandArgs(cmd, args) {
+		uses = append(uses, a.value)
+	}
+	return uses
+}
+
+// outputsAreNotInputs refuses an output the user named (-o, --results)
+// that is also an input of the command (an argument or flag value naming
+// an existing file: the script, the trace, a schedule) or its other
+// output: writing it would replace the other.
+func outputsAreNotInputs(cmd *cobra.Command, args []string) error {
+	all := commandArgs(cmd, args)
+	for i, out := range all {
+		if !out.output {
+			continue
 		}
-		for _, u := range others {
-			if samePath(out.Value.String(), u) {
-				name := "--" + out.Name
-				if out.Shorthand != "" {
-					name = "-" + out.Shorthand
+		for j, other := range all {
+			if i == j || !other.output && !exists(other.value) || other.output && j > i {
+				continue // not a file that is there to lose; each pair of outputs once
+			}
+			if sameFile(out.value, other.value) {
+				what := "input"
+				if other.output {
+					what = "output"
 				}
-				return badInput("%s %s is also an input or output of the command: give it its own file (writing it would replace the other)", name, out.Value.String())
+				return badInput("%s %s is also an %s of the command (%s %s): give each its own file (writing one would replace the other)", out.name, out.value, what, other.name, other.value)
 			}
 		}
 	}
 	return nil
 }
 
-// commandUses lists a command's positional arguments and the values of
-// the flags it was given (each element of a list flag), but the profiles'
-// and those of the flags named in except.
-func commandUses(cmd *cobra.Command, args []string, except ...string) []string {
-	uses := slices.Clone(args)
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		switch {
-		case f.Name == "cpuprofile" || f.Name == "starlark-profile" || slices.Contains(except, f.Name):
-			return
-		}
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			uses = append(uses, sv.GetSlice()...)
-			return
-		}
-		uses = append(uses, f.Value.String())
-	})
-	return uses
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

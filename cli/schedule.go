@@ -71,11 +71,6 @@ what could run instead.
   diff <(replay schedule a.lz4) <(replay schedule b.lz4)`,
 		Args: oneTrace,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "" {
-				if err := refuseInput(output, args[:1], "the schedule"); err != nil {
-					return err
-				}
-			}
 			tf, err := record.ReadFile(args[0])
 			if err != nil {
 				return badInput("%v", err)

@@ -115,9 +115,6 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 	if out == "" {
 		out = strings.TrimSuffix(path, ".lz4") + "-small.lz4"
 	}
-	if sameFile(path, out) {
-		return badInput("-o %s is the input; write the shrunk trace to another file", out)
-	}
 	in, err := regular.Open(path)
 	if err != nil {
 		return badInput("%v", err)

@@ -118,11 +118,11 @@ func TestMisuse(t *testing.T) {
 		{args: []string{"explore", "paxos", "--check", "preds.star", "--jobs", "1000"}, want: []string{"--jobs 1000", "at most 256"}},
 		{args: []string{"check", "--stop-at-frist", "t.lz4", "preds.star"}, want: []string{"did you mean --stop-at-first?"}},
 		// an output named like an input (or the other output) would replace it
-		{args: []string{"shrink", "t.lz4", "preds.star", "-o", "preds.star"}, want: []string{"-o preds.star is also an input"}},
+		{args: []string{"shrink", "t.lz4", "preds.star", "-o", "preds.star"}, want: []string{"-o preds.star is also an input of the command (argument 2 preds.star)"}},
 		{args: []string{"explore", "paxos", "--check", "preds.star", "--budget", "2", "-o", "./preds.star"}, want: []string{"-o ./preds.star is also an input"}},
 		{args: sim("paxos", "--seeds", "1-2", "--check", "preds.star", "-o", "preds.star"), want: []string{"-o preds.star is also an input"}},
 		{args: sim("paxos", "--seeds", "1-2", "--check", "preds.star", "--results", "preds.star"), want: []string{"--results preds.star is also an input"}},
-		{args: sim("paxos", "--seeds", "1-2", "--check", "preds.star", "--results", "r.json", "-o", "r.json"), want: []string{"r.json is also an input or output"}},
+		{args: sim("paxos", "--seeds", "1-2", "--check", "preds.star", "--results", "r.json", "-o", "r.json"), want: []string{"--results r.json is also an output of the command (-o r.json)"}},
 		{args: sim("paxos", "--schedule", "t.lz4", "-o", "t.lz4"), want: []string{"-o t.lz4 is also an input"}},
 		// sim: numbers
 		{args: sim("paxos", "--seed", "abc"), want: []string{"--seed", "abc"}},
