@@ -113,8 +113,11 @@ func (a *App) Run(args []string) int {
 		return prof.start(commandUses(cmd, args))
 	}
 	cmd, err := root.ExecuteC()
-	if perr := prof.stop(); err == nil && perr != nil {
-		err = perr
+	// A profile that was lost is said beside the command's own error,
+	// which keeps its exit code.
+	perr := prof.stop()
+	if err == nil && perr != nil {
+		err, perr = perr, nil
 	}
 	lost := stdout.err // reported beside err, which may say nothing
 	if err == nil && lost != nil {
@@ -149,6 +152,9 @@ func (a *App) Run(args []string) int {
 	}
 	if lost != nil {
 		fmt.Fprintf(a.Stderr, "%s: write standard output: %s\n", name, printable(oneLine(lost.Error())))
+	}
+	if perr != nil {
+		fmt.Fprintf(a.Stderr, "%s: %s\n", name, printable(oneLine(perr.Error())))
 	}
 	return code
 }

@@ -138,6 +138,12 @@ safety("Slow", lambda: forall(Agent, slow_helper))
 				t.Errorf("%s on a full device: exit %d, %q", flag, r.code, r.stderr)
 			}
 		}
+		// Said too when the command fails on its own (here a violation,
+		// whose exit it keeps).
+		r = replay(t, dir, "sim", "paxos", "--bug", "spec", "--seeds", "1-40", "--check", "builtin:paxos", "-o", "hunt.lz4", "--cpuprofile", "/dev/full")
+		if r.code != 1 || !strings.Contains(r.stderr, "--cpuprofile /dev/full: write") {
+			t.Errorf("a failing hunt with a profile on a full device: exit %d, %q", r.code, r.stderr)
+		}
 	}
 }
 
