@@ -199,4 +199,17 @@ func TestHashAfterABigStateIsTheSame(t *testing.T) {
 			t.Fatalf("after a big state: %x, fresh: %x", got, want)
 		}
 	}
+	// The big map of visited references is dropped, not kept for the
+	// next hash to clear at its full capacity; a small one is kept.
+	h := newHasher()
+	h.value(reflect.ValueOf(big), 0)
+	h.reset()
+	if h.seen != nil {
+		t.Fatalf("a map of %d visited references kept after reset", maxKeptSeen+1)
+	}
+	h.value(reflect.ValueOf(small), 0)
+	h.reset()
+	if h.seen == nil {
+		t.Fatal("a small map of visited references dropped")
+	}
 }
