@@ -194,11 +194,11 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			fail.Headline = fmt.Sprintf("replay diverged at step #%d (%s %s): %s", div.Step, div.Node, div.Event, div.What)
 			// The trace written for this seed (-o) is the one to
 			// verify; a later seed's is made by its reproduce command.
-			verifyTrace := seedTrace
-			if fail.Trace != "" {
-				verifyTrace = fail.Trace
+			explain := fmt.Sprintf("replay verify %s explains it", shellQuote(fail.Trace))
+			if fail.Trace == "" {
+				explain = fmt.Sprintf("%s, then replay verify %s, explains it", fail.Reproduce, shellQuote(seedTrace))
 			}
-			code = &exitError{ExitDivergence, fmt.Errorf("seed %d: %s; replay verify %s explains it", seed, fail.Headline, shellQuote(verifyTrace))}
+			code = &exitError{ExitDivergence, fmt.Errorf("seed %d: %s; %s", seed, fail.Headline, explain)}
 		case evalErr != nil:
 			fail.Kind, fail.Step = "predicate error", evalErr.Failures[0].Step
 			fail.Headline = fmt.Sprintf("a predicate failed at step #%d", fail.Step)

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/replaycheck/replaycheck/internal/regular"
 	"io"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/internal/regular"
 	"github.com/replaycheck/replaycheck/predicates"
 )
 

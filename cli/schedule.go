@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/replaycheck/replaycheck/internal/regular"
 	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/internal/regular"
 	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/sim"
 )

@@ -6,13 +6,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/replaycheck/replaycheck/internal/regular"
 	"io"
 	"os"
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/pierrec/lz4/v4"
 
+	"github.com/replaycheck/replaycheck/internal/regular"
 	"github.com/replaycheck/replaycheck/node"
 )
 
@@ -760,7 +760,7 @@ func ScanFile(path string, fn func(ev *node.Event) error) (*File, error) {
 	// Stat before opening: opening a FIFO blocks until a writer comes,
 	// and a device never ends. A trace is a regular file.
 	var nr *regular.NotRegularError
-	if err := regular.Check(path); errors.As(err, &nr) && nr.What != "a directory" {
+	if err := regular.Check(path); errors.As(err, &nr) && !nr.Mode.IsDir() {
 		return nil, fmt.Errorf("%s: %s, not a trace file", path, nr.What)
 	}
 	f, err := os.Open(path)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/replaycheck/replaycheck/internal/regular"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/dgraph-io/ristretto/v2/z"
 
 	"github.com/replaycheck/replaycheck/internal/atomicfile"
+	"github.com/replaycheck/replaycheck/internal/regular"
 )
 
 // checkTables opens every table file of the database at dir the way

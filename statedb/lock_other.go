@@ -13,3 +13,6 @@ func tryLock(*os.File, bool) (bool, error) { return true, nil }
 
 // staleAge: with no locks to tell a live build, only day-old leftovers go.
 const staleAge = 24 * time.Hour
+
+// noFollow: the build lock's Lstat check stands alone here.
+const noFollow = 0

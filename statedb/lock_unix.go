@@ -30,3 +30,7 @@ func tryLock(f *os.File, shared bool) (ok bool, err error) {
 // long enough to cover the moment between creating a partial output and
 // locking it (and between closing a built database and renaming it).
 const staleAge = time.Minute
+
+// noFollow makes an open fail on a symbolic link: the build lock is
+// truncated and written, which through a link would be another file.
+const noFollow = syscall.O_NOFOLLOW

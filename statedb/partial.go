@@ -3,7 +3,6 @@ package statedb
 import (
 	"errors"
 	"fmt"
-	"github.com/replaycheck/replaycheck/internal/regular"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/regular"
 )
 
 // Outputs that must never be seen half-written (trace files, databases)
@@ -134,7 +135,7 @@ func lockBuild(dir string, waiting func(pid int), stop func() bool) (unlock func
 		if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
 			return nil, waited, fmt.Errorf("cannot build the trace database %s: its build lock %s is not a regular file (a link?): remove it", dir, path)
 		}
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow, 0o644)
 		if err != nil {
 			return nil, waited, fmt.Errorf("cannot build the trace database %s (name a writable place with --db): %w", dir, err)
 		}

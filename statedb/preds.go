@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/replaycheck/replaycheck/internal/regular"
 	"io"
 	"io/fs"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 	"go.starlark.net/starlark"
 
+	"github.com/replaycheck/replaycheck/internal/regular"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"

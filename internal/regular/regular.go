@@ -18,8 +18,9 @@ func Check(path string) error {
 	if err != nil || st.Mode().IsRegular() {
 		return nil
 	}
+	m := st.Mode()
 	what := "not a regular file"
-	switch m := st.Mode(); {
+	switch {
 	case m.IsDir():
 		what = "a directory"
 	case m&os.ModeNamedPipe != 0:
@@ -29,13 +30,14 @@ func Check(path string) error {
 	case m&os.ModeDevice != 0:
 		what = "a device"
 	}
-	return &NotRegularError{Path: path, What: what}
+	return &NotRegularError{Path: path, What: what, Mode: m}
 }
 
 // NotRegularError is a path that names something other than a regular file.
 type NotRegularError struct {
 	Path string
 	What string // "a named pipe", "a device", ...
+	Mode os.FileMode
 }
 
 func (e *NotRegularError) Error() string {
@@ -54,7 +56,7 @@ func Open(path string) (*os.File, error) {
 	// Checked again on the open file: the path may have changed between.
 	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
 		f.Close()
-		return nil, &NotRegularError{Path: path, What: "not a regular file"}
+		return nil, &NotRegularError{Path: path, What: "not a regular file", Mode: st.Mode()}
 	}
 	return f, nil
 }
