@@ -23,21 +23,15 @@ type profile struct {
 	f, sf              *profileFile
 }
 
-// profileFile is a profile's file and the first error writing it: the
+// profileFile is a profile's file, written through a stickyWriter: the
 // profilers write in the background and drop their errors (a full disk
 // left an empty profile and exit 0).
 type profileFile struct {
 	*os.File
-	err error
+	w stickyWriter
 }
 
-func (p *profileFile) Write(b []byte) (int, error) {
-	n, err := p.File.Write(b)
-	if err != nil && p.err == nil {
-		p.err = err
-	}
-	return n, err
-}
+func (p *profileFile) Write(b []byte) (int, error) { return p.w.Write(b) }
 
 // start starts the profiles asked for. uses are the command's other
 // arguments and flag values: a profile that names one of them would
@@ -78,7 +72,7 @@ func startProfile(flag, path string, start func(io.Writer) error) (*profileFile,
 	if err != nil {
 		return nil, badInput("%s: %v", flag, err)
 	}
-	f := &profileFile{File: file}
+	f := &profileFile{File: file, w: stickyWriter{w: file}}
 	if err := start(f); err != nil {
 		f.Close()
 		return nil, badInput("%s %s: %v", flag, path, err)
@@ -107,7 +101,7 @@ func (p *profile) stop() error {
 func closeProfile(flag, path string, f *profileFile, err error) error {
 	opened, serr := f.Stat()
 	if err == nil {
-		err = f.err
+		err = f.w.err
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
