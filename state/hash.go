@@ -57,6 +57,9 @@ type refKey struct {
 type hasher struct {
 	d    *xxhash.Digest
 	seen map[refKey]uint64
+	// seenPeak is the most references seen has held since it was made:
+	// its capacity, which clearing it costs.
+	seenPeak int
 	buf  []byte
 	// flushed says whether buf was ever written to d.
 	flushed bool
@@ -87,7 +90,7 @@ func (h *hasher) sum() uint64 {
 }
 
 // maxKeptSeen is the most references a pooled hasher's map keeps room
-// for between hashes.
+// for between hashes that use little of it.
 const maxKeptSeen = 64
 
 func (h *hasher) reset() {
@@ -96,9 +99,13 @@ func (h *hasher) reset() {
 	h.buf = h.buf[:0]
 	// Clearing a map costs its capacity, not its length: a map grown by
 	// one big state would make every later small hash (a table's row)
-	// pay for it, so a big one is dropped instead.
-	if len(h.seen) > maxKeptSeen {
-		h.seen = nil
+	// pay for it, so a big map that this hash used little of is dropped.
+	// One that it filled (the same big state hashed again and again) is
+	// cleared and kept.
+	n := len(h.seen)
+	h.seenPeak = max(h.seenPeak, n)
+	if h.seenPeak > maxKeptSeen && n*8 < h.seenPeak {
+		h.seen, h.seenPeak = nil, 0
 	} else {
 		clear(h.seen)
 	}

@@ -199,17 +199,18 @@ func TestHashAfterABigStateIsTheSame(t *testing.T) {
 			t.Fatalf("after a big state: %x, fresh: %x", got, want)
 		}
 	}
-	// The big map of visited references is dropped, not kept for the
-	// next hash to clear at its full capacity; a small one is kept.
+	// A big map of visited references is kept while hashes fill it (the
+	// same big state again), and dropped after one that used little of
+	// it, rather than cleared at its full capacity by every small hash.
 	h := newHasher()
 	h.value(reflect.ValueOf(big), 0)
 	h.reset()
-	if h.seen != nil {
-		t.Fatalf("a map of %d visited references kept after reset", maxKeptSeen+1)
+	if h.seen == nil {
+		t.Fatal("the map of a big state dropped after hashing it")
 	}
 	h.value(reflect.ValueOf(small), 0)
 	h.reset()
-	if h.seen == nil {
-		t.Fatal("a small map of visited references dropped")
+	if h.seen != nil {
+		t.Fatalf("a map grown to %d references kept after a hash of %d", len(big), 2)
 	}
 }
