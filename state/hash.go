@@ -60,7 +60,7 @@ type hasher struct {
 	// seenPeak is the most references seen has held since it was made:
 	// its capacity, which clearing it costs.
 	seenPeak int
-	buf  []byte
+	buf      []byte
 	// flushed says whether buf was ever written to d.
 	flushed bool
 	// written counts the bytes written to d so far.
