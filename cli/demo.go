@@ -116,7 +116,7 @@ func (a *App) runDemo(dir, output string, dirSet, outputSet bool) (err error) {
 	if script == output {
 		return badInput("-o %s: the demo writes its predicates beside the trace as %s; name the trace with .lz4", output, script)
 	}
-	out, err := createAtomic(output)
+	out, err := createTrace(output)
 	if err != nil {
 		return err
 	}

@@ -260,6 +260,9 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	if resultsPath != "" && sameFile(resultsPath, out) {
 		return badInput("--results %s is also the trace output (-o)", resultsPath)
 	}
+	if err := replacesOnlyATrace(out); err != nil {
+		return err // now, not after the search found a failure
+	}
 
 	// Ctrl-C or SIGTERM (a preempted Kubernetes pod) ends the
 	// exploration after the runs under way, with its summary and result

@@ -124,7 +124,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	}
 
 	// The output first: a bad -o fails before a long replay.
-	file, err := createAtomic(f.sim.output)
+	file, err := createTrace(f.sim.output)
 	if err != nil {
 		return err
 	}

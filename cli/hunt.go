@@ -35,8 +35,11 @@ func parseSeeds(spec string) (uint64, uint64, error) {
 // FROM+I, FROM+I+N, ...: N machines split one hunt, and --results writes
 // what this shard found for replay results merge.
 func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
+	if f.seeds == "" && f.check != "" && f.changed != nil && f.changed("seed") {
+		return badInput("--check runs with a hunt: for seed %d alone, give --seeds %d-%d --check %s", cfg.Seed, cfg.Seed, cfg.Seed, f.check)
+	}
 	if f.seeds == "" || f.check == "" {
-		return badInput("--seeds and --check go together: --seeds FROM-TO --check PREDS.star")
+		return badInput("--seeds and --check go together: --seeds FROM-TO --check PREDS.star (one seed: --seeds N-N)")
 	}
 	if f.changed != nil && f.changed("seed") {
 		return badInput("--seed and --seeds: a hunt runs every seed of --seeds FROM-TO; give --seeds N-N for one seed")
@@ -76,6 +79,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	}
 	if resultsPath != "" && sameFile(resultsPath, out) {
 		return badInput("--results %s is also the trace output (-o)", resultsPath)
+	}
+	if err := replacesOnlyATrace(out); err != nil {
+		return err // now, not after the hunt found a failure
 	}
 	var rf *resultFile
 	if resultsPath != "" {

@@ -59,7 +59,7 @@ func (a *App) runMerge(paths []string, output string) error {
 	}
 	slices.Sort(h.Types)
 
-	out, err := createAtomic(output)
+	out, err := createTrace(output)
 	if err != nil {
 		return err
 	}

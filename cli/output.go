@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,9 +89,39 @@ func (f *atomicFile) Abort() {
 	}
 }
 
-// writeBytes writes data to path atomically.
+// writeBytes writes a trace's bytes to path atomically.
 func writeBytes(path string, data []byte) error {
+	if err := replacesOnlyATrace(path); err != nil {
+		return err
+	}
 	return writeAtomic(path, func(w *atomicFile) error { _, err := w.Write(data); return err })
+}
+
+// createTrace is createAtomic for a trace file.
+func createTrace(path string) (*atomicFile, error) {
+	if err := replacesOnlyATrace(path); err != nil {
+		return nil, err
+	}
+	return createAtomic(path)
+}
+
+// replacesOnlyATrace refuses to write a trace over a file that is not
+// one (a script, notes): running a verb again over its previous trace is
+// usual, replacing anything else by mistake is not.
+func replacesOnlyATrace(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // nothing there to lose (or createAtomic says why)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		return nil
+	}
+	head := make([]byte, len(lz4Magic))
+	if n, _ := io.ReadFull(f, head); bytes.Equal(head[:n], lz4Magic) {
+		return nil
+	}
+	return badInput("%s exists and is not a trace: writing the trace there would replace it (remove it, or name another file)", path)
 }
 
 // writeTrace writes a trace and, when sc is set, the schedule that

@@ -370,7 +370,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 			out = fmt.Sprintf("%s-schedule.lz4", sys.Name)
 		}
 	}
-	file, err := createAtomic(out)
+	file, err := createTrace(out)
 	if err != nil {
 		return err
 	}

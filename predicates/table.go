@@ -221,6 +221,9 @@ func (t *Table) Attr(name string) (starlark.Value, error) {
 			t.getFn = starlark.NewBuiltin(t.name+".get", t.get)
 		}
 		return t.getFn, nil
+	case "prev", "history", "node", "path":
+		// A row's attribute asked of the table: say where it is.
+		return nil, fmt.Errorf("table(%q) has no .%s: %s is an attribute of its rows (TABLE.get(NODE).%s, or r.%s for each r in TABLE)", t.name, name, name, name, name)
 	}
 	return nil, nil
 }

@@ -112,6 +112,7 @@ func TestHuntSeeds(t *testing.T) {
 	badInput(t, replay(t, dir, "sim", "paxos", "--seeds", "9-2", "--check", script), "--seeds")
 	badInput(t, replay(t, dir, "sim", "paxos", "--seeds", "1-2"), "--check")
 	badInput(t, replay(t, dir, "sim", "paxos", "--seed", "2", "--seeds", "1-3", "--check", script), "--seed and --seeds")
+	badInput(t, replay(t, dir, "sim", "paxos", "--seed", "17", "--check", script), "for seed 17 alone, give --seeds 17-17 --check")
 }
 
 // TestRaftCheckWithoutTheLeaderIsNoOutage checks a raftkv run on every

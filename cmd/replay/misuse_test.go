@@ -124,6 +124,10 @@ func TestMisuse(t *testing.T) {
 		{args: sim("paxos", "--seeds", "1-2", "--check", "preds.star", "--results", "preds.star"), want: []string{"--results preds.star is also an input"}},
 		{args: sim("paxos", "--seeds", "1-2", "--check", "preds.star", "--results", "r.json", "-o", "r.json"), want: []string{"--results r.json is also an output of the command (-o r.json)"}},
 		{args: sim("paxos", "--schedule", "t.lz4", "-o", "t.lz4"), want: []string{"-o t.lz4 is also an input"}},
+		// a trace written over a file that is not one (notes, a script)
+		{args: sim("paxos", "-o", "file"), want: []string{"file exists and is not a trace"}},
+		{args: sim("paxos", "--bug", "spec", "--seeds", "8-8", "--check", "preds.star", "-o", "bad.star"), want: []string{"bad.star exists and is not a trace"}},
+		{args: []string{"merge", "t.lz4", "-o", "preds.star"}, want: []string{"preds.star exists and is not a trace"}},
 		// sim: numbers
 		{args: sim("paxos", "--seed", "abc"), want: []string{"--seed", "abc"}},
 		{args: sim("paxos", "--seed", "-1"), want: []string{"--seed", "-1"}},
