@@ -117,11 +117,18 @@ func replacesOnlyATrace(path string) error {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
 		return nil
 	}
-	head := make([]byte, len(lz4Magic))
-	if n, _ := io.ReadFull(f, head); bytes.Equal(head[:n], lz4Magic) {
+	if startsLikeATrace(f) {
 		return nil
 	}
 	return badInput("%s exists and is not a trace: writing the trace there would replace it (remove it, or name another file)", path)
+}
+
+// startsLikeATrace reads the first bytes of r and says whether they open
+// an lz4 frame, as every trace does.
+func startsLikeATrace(r io.Reader) bool {
+	head := make([]byte, len(lz4Magic))
+	n, _ := io.ReadFull(r, head)
+	return bytes.Equal(head[:n], lz4Magic)
 }
 
 // writeTrace writes a trace and, when sc is set, the schedule that

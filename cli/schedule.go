@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -24,12 +23,11 @@ func loadSchedule(path string) (*sim.Schedule, error) {
 		return nil, badInput("--schedule: %v", err)
 	}
 	defer f.Close()
-	head := make([]byte, 4)
-	n, _ := io.ReadFull(f, head)
+	isTrace := startsLikeATrace(f)
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, badInput("--schedule %s: %v", path, err)
 	}
-	if bytes.Equal(head[:n], lz4Magic) {
+	if isTrace {
 		tf, err := record.ReadFile(path)
 		if err != nil {
 			return nil, badInput("--schedule: %v", err)

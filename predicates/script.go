@@ -10,6 +10,8 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"go.starlark.net/starlark"
+
+	"github.com/replaycheck/replaycheck/internal/regular"
 )
 
 // MaxScriptBytes caps a predicates script and every module it loads.
@@ -38,15 +40,8 @@ func readScript(dir, path string) ([]byte, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		what := "not a regular file"
-		switch m := fi.Mode(); {
-		case m.IsDir():
-			what += ": a directory"
-		case m&os.ModeNamedPipe != 0:
-			what += ": a named pipe"
-		case m&os.ModeSocket != 0:
-			what += ": a socket"
-		case m&os.ModeDevice != 0:
-			what += ": a device"
+		if kind := regular.Kind(fi.Mode()); kind != "" {
+			what += ": " + kind
 		}
 		if real != path {
 			what += " (" + real + ")"

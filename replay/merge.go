@@ -36,8 +36,8 @@ type Trace struct {
 	// lostAfter maps a damaged file (its index) to the earliest step
 	// after which a node of its last segment is unknown for the damage.
 	lostAfter map[int]int
-	// stops are the gaps to the end no given file covers, in file order
-	// (RecordingStops).
+	// stops are the gaps no given file covers that lost events (to the
+	// end, or in the middle), in file order (RecordingStops).
 	stops []RecordingStop
 
 	net     *network // lazily: what the trace tells of its network (Fate)

@@ -18,19 +18,27 @@ func Check(path string) error {
 	if err != nil || st.Mode().IsRegular() {
 		return nil
 	}
-	m := st.Mode()
-	what := "not a regular file"
+	what := Kind(st.Mode())
+	if what == "" {
+		what = "not a regular file"
+	}
+	return &NotRegularError{Path: path, What: what, Mode: st.Mode()}
+}
+
+// Kind names what a file of mode m is when it is not a regular file ("a
+// named pipe"), or "" when it is, or is of a kind without a name here.
+func Kind(m os.FileMode) string {
 	switch {
 	case m.IsDir():
-		what = "a directory"
+		return "a directory"
 	case m&os.ModeNamedPipe != 0:
-		what = "a named pipe"
+		return "a named pipe"
 	case m&os.ModeSocket != 0:
-		what = "a socket"
+		return "a socket"
 	case m&os.ModeDevice != 0:
-		what = "a device"
+		return "a device"
 	}
-	return &NotRegularError{Path: path, What: what, Mode: m}
+	return ""
 }
 
 // NotRegularError is a path that names something other than a regular file.
