@@ -327,13 +327,11 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 		if err != nil {
 			return critical.Probe{}, err
 		}
+		var lostHere []world.Message
+		flying[step], lostHere = sim.SplitInFlight(w, stepTime, cfg.LatencyMax)
 		lost[step] = map[node.MsgID]bool{}
-		for _, m := range w.InFlight {
-			if sim.LostByParent(w, m, stepTime, cfg.LatencyMax) {
-				lost[step][m.ID] = true
-			} else {
-				flying[step] = append(flying[step], m)
-			}
+		for _, m := range lostHere {
+			lost[step][m.ID] = true
 		}
 		strat, err := explore.New("random", cfg, explore.Params{Seed: walkSeed(f.seed, step)})
 		if err != nil {

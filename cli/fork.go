@@ -258,14 +258,7 @@ func printWorld(out io.Writer, tr *replay.Trace, w *world.World, latencyMax time
 	}
 	fmt.Fprintf(out, "  nodes: %d; up: %s; down: %s; not started: %s\n", len(w.Nodes), idList(up), down, idList(w.NotStarted()))
 	const show = 8
-	var flying, lost []world.Message
-	for _, m := range w.InFlight {
-		if sim.LostByParent(w, m, func(step int) int64 { return tr.Event(step).Time }, latencyMax) {
-			lost = append(lost, m)
-		} else {
-			flying = append(flying, m)
-		}
-	}
+	flying, lost := sim.SplitInFlight(w, func(step int) int64 { return tr.Event(step).Time }, latencyMax)
 	list := func(ms []world.Message) {
 		for i, m := range ms {
 			if i == show {

@@ -185,6 +185,20 @@ func LostByParent(w *world.World, m world.Message, stepTime func(step int) int64
 	return last >= 0 && stepTime(last) > after(m.SentAt, int64(latencyMax))
 }
 
+// SplitInFlight parts the world's messages in flight into those a fork
+// delivers (flying) and those it takes as lost by the parent run
+// (LostByParent), in the world's order.
+func SplitInFlight(w *world.World, stepTime func(step int) int64, latencyMax time.Duration) (flying, lost []world.Message) {
+	for _, m := range w.InFlight {
+		if LostByParent(w, m, stepTime, latencyMax) {
+			lost = append(lost, m)
+		} else {
+			flying = append(flying, m)
+		}
+	}
+	return flying, lost
+}
+
 // deliverSince queues a delivery of a message sent at virtual time sent
 // (before now): its latency window counts from the send, and what is
 // overdue arrives from now on.
