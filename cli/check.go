@@ -82,8 +82,9 @@ running), the run went on past the trace's end: intervals open there are
 likewise left unjudged (a warning says so), with the usual exit code;
 --allow-damaged judges them as at the end of the run. A recording that
 stopped before the run ended (a gap to the end: a full disk, a merge of
-a cut file) is a loss: intervals open at the end are unjudged and the
-check exits 2 after its report, unless --allow-damaged.
+a cut file), or lost events on the way (a gap in the middle: a live
+recorder that fell behind), is a loss: intervals open at the end are
+unjudged and the check exits 2 after its report, unless --allow-damaged.
 
 A node the traces' header lists but no file records (a file left
 behind) is unknown throughout; the check warns and exits 2 likewise.

@@ -44,7 +44,8 @@ last recorded step.
 
 A damaged file (truncated or corrupt: a warning names it), or a recording
 that stopped before the run ended (a gap to the end: a full disk, a merge
-of a cut file), is replayed as far as it was recovered, and then verify
+of a cut file) or lost events on the way (a gap in the middle: a live
+recorder that fell behind), is replayed as far as it was recovered, and then verify
 exits 2: what was lost was not verified. --allow-damaged exits 0 when what was recovered replays
 exactly.`,
 		Example: `  replay verify paxos.lz4
