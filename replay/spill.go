@@ -14,10 +14,13 @@ import (
 )
 
 // DefaultInMemory is how many events Load keeps decoded in memory (about
-// 600 bytes each for a typical system, so about 160 MB) before it spills
-// the trace to a temporary file and keeps only indexes, about 25 bytes per
-// event. Spilling costs about a fifth more time to load and replay.
-const DefaultInMemory = 1 << 18
+// 400-600 bytes each, so about 30 MB) before it spills the trace to a
+// temporary file and keeps only indexes, about 25 bytes per event. A
+// decoded trace costs its memory's first touch and the collector's scans
+// of it, which outweigh the spill's extra decoding from about 10^5 events
+// on (docs/performance.md, session 16); below that the two are even and
+// short traces need no temporary files.
+const DefaultInMemory = 1 << 16
 
 // InMemoryEnv names the environment variable that overrides
 // DefaultInMemory for a process (a user who knows their machine: more to

@@ -108,7 +108,7 @@ func TestInMemoryEnvMustBeANumber(t *testing.T) {
 func TestHelpTellsOfSpilling(t *testing.T) {
 	r := replay(t, t.TempDir(), "--help")
 	mustOK(t, r)
-	for _, want := range []string{"REPLAY_IN_MEMORY=N", "$TMPDIR", "262144"} {
+	for _, want := range []string{"REPLAY_IN_MEMORY=N", "$TMPDIR", "65536"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Fatalf("--help does not mention %q:\n%s", want, r.stdout)
 		}
