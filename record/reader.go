@@ -757,6 +757,10 @@ func ReadFile(path string) (*File, error) {
 // new event is decoded into for every call). fn nil keeps them in Events.
 // An error from fn stops the scan and is returned.
 func ScanFile(path string, fn func(ev *node.Event) error) (*File, error) {
+	return scanFile(path, fn, false)
+}
+
+func scanFile(path string, fn func(ev *node.Event) error, reuse bool) (*File, error) {
 	// Stat before opening: opening a FIFO blocks until a writer comes,
 	// and a device never ends. A trace is a regular file.
 	var nr *regular.NotRegularError
@@ -775,7 +779,18 @@ func ScanFile(path string, fn func(ev *node.Event) error) (*File, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory, not a trace file", path)
 	}
-	return Scan(f, path, st.Size(), fn)
+	return scan(f, path, st.Size(), fn, reuse)
+}
+
+// ScanFileReusing is ScanFile for an fn that keeps nothing of ev once it
+// returns: every event is decoded into the same memory. A loader that
+// re-encodes each event at once (a spilled trace) is spared allocating
+// and collecting one per event.
+func ScanFileReusing(path string, fn func(ev *node.Event) error) (*File, error) {
+	if fn == nil {
+		return nil, errors.New("ScanFileReusing needs a function to hand events to")
+	}
+	return scanFile(path, fn, true)
 }
 
 // Read reads a whole trace from r (see ReadFile).
@@ -785,14 +800,21 @@ func Read(r io.Reader, name string, size int64) (*File, error) {
 
 // Scan reads a trace from r, handing each event to fn (see ScanFile).
 func Scan(r io.Reader, name string, size int64, fn func(ev *node.Event) error) (*File, error) {
+	return scan(r, name, size, fn, false)
+}
+
+func scan(r io.Reader, name string, size int64, fn func(ev *node.Event) error, reuse bool) (*File, error) {
 	rd, err := NewReader(r, name, size)
 	if err != nil {
 		return nil, err
 	}
 	tf := &File{Path: name, Header: rd.First(), Segments: []*Header{rd.First()}, Size: size,
 		SegmentStart: []int{0}, SegmentEnded: []bool{false}, Spans: []map[node.ID]Span{{}}}
+	var ev *node.Event
 	for {
-		ev := new(node.Event)
+		if !reuse || ev == nil {
+			ev = new(node.Event) // the decoder clears a reused one
+		}
 		kind, err := rd.Next(ev)
 		if err != nil {
 			if err != io.EOF {

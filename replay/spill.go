@@ -194,9 +194,9 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no trace files given")
 	}
-	limit := opts.InMemory
+	limit, byDefault := opts.InMemory, false
 	if limit == 0 {
-		limit = DefaultInMemory
+		limit, byDefault = DefaultInMemory, true
 		if env := os.Getenv(InMemoryEnv); env != "" {
 			// A value that is not a number is a mistake to say, not a
 			// reason to load a trace of 10^7 events into memory.
@@ -205,7 +205,7 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 				return nil, fmt.Errorf("%s=%s: want a whole number of events to keep in memory (-1 spills every trace, 0 is the default %d)", InMemoryEnv, env, DefaultInMemory)
 			}
 			if v != 0 {
-				limit = v
+				limit, byDefault = v, false
 			}
 		}
 	}
@@ -214,18 +214,30 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 	}
 	ld := &loader{opts: opts, limit: limit, paths: paths}
 	defer ld.discard()
+	if limit < 0 || (byDefault && filesHoldMore(paths, limit)) {
+		if err := ld.startSpilling(); err != nil {
+			return nil, err
+		}
+	}
 	files := make([]*record.File, 0, len(paths))
 	for fi, p := range paths {
 		if fi > 1<<16-1 {
 			return nil, fmt.Errorf("%d trace files: at most %d can be merged", len(paths), 1<<16)
 		}
-		f, err := record.ScanFile(p, func(ev *node.Event) error { return ld.add(uint16(fi), ev) })
+		add := func(ev *node.Event) error { return ld.add(uint16(fi), ev) }
+		scan := record.ScanFile
+		if ld.runs != nil {
+			// Spilled from the first event: each is encoded as it comes
+			// and none is held.
+			scan = record.ScanFileReusing
+		}
+		f, err := scan(p, add)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, f)
 	}
-	if ld.runs == nil {
+	if ld.runs == nil || ld.n == 0 { // Merge says that no event was recorded
 		for fi, f := range files {
 			if fi < len(ld.held) { // a file without events has none held
 				f.Events = ld.held[fi]
@@ -234,6 +246,26 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 		return Merge(files)
 	}
 	return ld.merge(files)
+}
+
+// minEventBytes is fewer bytes than the bundled systems' events take in a
+// trace file (24-46 bytes each, lz4-compressed).
+const minEventBytes = 16
+
+// filesHoldMore tells, from the files' sizes, whether they likely hold
+// more than limit events: such a trace is spilled from its first event
+// instead of after limit of them held decoded (and then re-encoded), which
+// cost a third of a raftkv recording's load. A guess too high costs
+// nothing (spilling is as fast below 10^5 events). A file that cannot be
+// statted is left for the scan to report.
+func filesHoldMore(paths []string, limit int) bool {
+	var size int64
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			size += st.Size()
+		}
+	}
+	return size > int64(limit)*minEventBytes
 }
 
 // givenOnce refuses a file given twice (by the same name or another: a
@@ -294,7 +326,10 @@ type run struct {
 	order  int // runs are made in the order their first events are read
 	blocks []block
 	buf    []byte
-	last   *node.Event // the latest event added (to check the order)
+	// last is the node, seq and clock of the latest event added (to
+	// check the order; the event itself may be decoded over), if any.
+	last    node.Event
+	hasLast bool
 }
 
 type block struct {
@@ -347,7 +382,7 @@ func (ld *loader) spill(fi uint16, ev *node.Event) error {
 	if r == nil {
 		r = ld.newRun(key)
 	}
-	if r.last != nil && mergeOrder(ev, r.last) < 0 {
+	if r.hasLast && mergeOrder(ev, &r.last) < 0 {
 		// A node's events in one file are normally in merge order, but
 		// the reader does not insist: a clock that goes backwards, or
 		// events stored out of order. The merge needs sorted runs, so
@@ -368,10 +403,10 @@ func (ld *loader) spill(fi uint16, ev *node.Event) error {
 		if err := ld.flush(r); err != nil {
 			return err
 		}
-		r.buf, r.last = nil, nil
+		r.buf, r.hasLast = nil, false
 		r = ld.newRun(key)
 	}
-	r.last = ev
+	r.last, r.hasLast = node.Event{Node: ev.Node, Seq: ev.Seq, Lamport: ev.Lamport}, true
 	ld.sizes.count(ev)
 	var err error
 	ld.scratch, err = ld.codec.Append(ld.scratch[:0], ev)
@@ -426,7 +461,7 @@ func (ld *loader) merge(files []*record.File) (*Trace, error) {
 		if err := ld.flush(r); err != nil {
 			return nil, err
 		}
-		r.buf, r.last = nil, nil
+		r.buf, r.hasLast = nil, false
 	}
 	out, err := tempFile(ld.opts.TempDir, "replay-trace-*")
 	if err != nil {
@@ -504,6 +539,7 @@ type runReader struct {
 	buf   []byte
 	rec   []byte // the head's record
 	head  *node.Event
+	ev    *node.Event // what head points at, decoded again for each record
 }
 
 func (rr *runReader) next() error {
@@ -522,7 +558,12 @@ func (rr *runReader) next() error {
 	if rr.rec, rr.buf = cutRecord(rr.buf); rr.rec == nil {
 		return errors.New("reading back the spilled trace: a run ends early")
 	}
-	ev := new(node.Event)
+	// The head is indexed and written before the next one is read, and
+	// nothing keeps it: one event per run serves them all.
+	if rr.ev == nil {
+		rr.ev = new(node.Event)
+	}
+	ev := rr.ev
 	if err := rr.ld.codec.Decode(rr.rec, ev); err != nil {
 		return fmt.Errorf("reading back the spilled trace: %w", err)
 	}
