@@ -300,6 +300,7 @@ type loader struct {
 	runs    *os.File
 	size    int64
 	byKey   map[runKey]*run
+	perNode map[uint16]bool // files out of merge order: a run per node
 	order   []*run
 	scratch []byte
 	paths   []string
@@ -314,13 +315,15 @@ type loader struct {
 // while merging).
 const maxBreaks = 1024
 
+// runKey names a run: a whole file's events, or one node's from a file.
 type runKey struct {
-	file uint16
-	node node.ID
+	file  uint16
+	node  node.ID
+	whole bool
 }
 
-// run is one node's events from one file: blocks in the runs file plus a
-// write buffer.
+// run is a file's events, or, once they are out of merge order, one
+// node's events from it: blocks in the runs file plus a write buffer.
 type run struct {
 	file   uint16
 	order  int // runs are made in the order their first events are read
@@ -362,7 +365,7 @@ func (ld *loader) startSpilling() error {
 	if err != nil {
 		return err
 	}
-	ld.runs, ld.codec, ld.byKey = f, record.NewCodec(), map[runKey]*run{}
+	ld.runs, ld.codec, ld.byKey, ld.perNode = f, record.NewCodec(), map[runKey]*run{}, map[uint16]bool{}
 	held := ld.held
 	ld.held = nil
 	for fi, evs := range held {
@@ -377,7 +380,10 @@ func (ld *loader) startSpilling() error {
 }
 
 func (ld *loader) spill(fi uint16, ev *node.Event) error {
-	key := runKey{fi, ev.Node}
+	key := runKey{file: fi, whole: true}
+	if ld.perNode[fi] {
+		key = runKey{file: fi, node: ev.Node}
+	}
 	r := ld.byKey[key]
 	if r == nil {
 		r = ld.newRun(key)
@@ -390,20 +396,24 @@ func (ld *loader) spill(fi uint16, ev *node.Event) error {
 		// validation then says of it, is the in-memory merge's. Many
 		// breaks would make as many runs: past maxBreaks, the first
 		// break is named instead.
-		if ld.breaks == 0 {
-			ld.firstBreak = Problem{ld.path(fi), r.last.Node, r.last.Seq,
-				fmt.Sprintf("Lamport clock %d is not below the clock %d of the node's later event seq %d", r.last.Lamport, ev.Lamport, ev.Seq)}
+		if r.last.Node == ev.Node {
+			if err := ld.countBreak(fi, &r.last, ev); err != nil {
+				return err
+			}
 		}
-		if ld.breaks >= maxBreaks {
-			p := ld.firstBreak
-			p.Msg += fmt.Sprintf(" (and over %d more events are out of order in their files: too many to spill)", maxBreaks)
-			return &ValidationError{Problems: []Problem{p}}
-		}
-		ld.breaks++
 		if err := ld.flush(r); err != nil {
 			return err
 		}
 		r.buf, r.hasLast = nil, false
+		if key.whole {
+			// A file is normally all in merge order (a simulation's, a
+			// node's recording): one run however many nodes it holds.
+			// One that is not (several nodes recorded by one process,
+			// in real time) sends each node's events on to a run of
+			// their own, as a node's events, in seq order, normally are.
+			ld.perNode[fi] = true
+			key = runKey{file: fi, node: ev.Node}
+		}
 		r = ld.newRun(key)
 	}
 	r.last, r.hasLast = node.Event{Node: ev.Node, Seq: ev.Seq, Lamport: ev.Lamport}, true
@@ -420,7 +430,23 @@ func (ld *loader) spill(fi uint16, ev *node.Event) error {
 	return nil
 }
 
-// newRun starts the run its node's events from its file now go to.
+// countBreak counts an event out of merge order after the node's event
+// last, naming the first, and refuses one too many.
+func (ld *loader) countBreak(fi uint16, last, ev *node.Event) error {
+	if ld.breaks == 0 {
+		ld.firstBreak = Problem{ld.path(fi), last.Node, last.Seq,
+			fmt.Sprintf("Lamport clock %d is not below the clock %d of the node's later event seq %d", last.Lamport, ev.Lamport, ev.Seq)}
+	}
+	if ld.breaks >= maxBreaks {
+		p := ld.firstBreak
+		p.Msg += fmt.Sprintf(" (and over %d more events are out of order in their files: too many to spill)", maxBreaks)
+		return &ValidationError{Problems: []Problem{p}}
+	}
+	ld.breaks++
+	return nil
+}
+
+// newRun starts the run the events of key now go to.
 func (ld *loader) newRun(key runKey) *run {
 	r := &run{file: key.file, order: len(ld.order)}
 	ld.byKey[key] = r

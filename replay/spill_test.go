@@ -249,6 +249,53 @@ func TestSpillTakesEventsOutOfOrder(t *testing.T) {
 	}
 }
 
+// TestSpillTakesAFileOfInterleavedNodes: a file is spilled as one run
+// while it is in merge order; one holding several nodes whose events are
+// interleaved out of merge order (a process recording two nodes in real
+// time) goes on in a run per node. Each of its thousands of switches from
+// one node to the other is out of merge order, but no node's events are:
+// it loads spilled, as in memory, with no "too many to spill".
+func TestSpillTakesAFileOfInterleavedNodes(t *testing.T) {
+	dir := t.TempDir()
+	ids := []node.ID{"n1", "n2"}
+	h := record.Header{System: "paxos", Nodes: ids, Recorded: ids, Driver: "live", Start: 1}
+	var events []*node.Event
+	for block := uint64(0); block < 3000; block++ {
+		for _, id := range ids {
+			for seq := 2*block + 1; seq <= 2*block+2; seq++ {
+				kind := node.KindTimer
+				if seq == 1 {
+					kind = node.KindInit
+				}
+				// n2's clock runs ahead: each of its blocks ends above
+				// n1's next one.
+				clock := 2 * seq
+				if id == "n2" {
+					clock = 2*seq + 7
+				}
+				events = append(events, &node.Event{Node: id, Seq: seq, Lamport: clock, Kind: kind, Time: int64(len(events) + 1)})
+			}
+		}
+	}
+	path := filepath.Join(dir, "interleaved.lz4")
+	writeTrace(t, path, h, events, &record.End{Time: 1e9})
+	mem, err := replay.Load(path)
+	if err != nil {
+		t.Fatalf("in memory: %v", err)
+	}
+	spilled, err := replay.LoadWith(replay.LoadOptions{InMemory: -1, TempDir: dir}, path)
+	if err != nil {
+		t.Fatalf("spilled: %v", err)
+	}
+	defer spilled.Close()
+	sameTrace(t, "interleaved", mem, spilled)
+	for i := 1; i < spilled.Len(); i++ {
+		if a, b := spilled.Event(i-1), spilled.Event(i); a.Lamport > b.Lamport {
+			t.Fatalf("#%d (%s clock %d) after #%d (%s clock %d): not in merge order", i, b.Node, b.Lamport, i-1, a.Node, a.Lamport)
+		}
+	}
+}
+
 // TestSpilledLongTraceReadsBack: a spilled trace far longer than the
 // chunks it keeps decoded reads back the same events in any order (here
 // backwards and striding, so chunks are evicted and read again).
