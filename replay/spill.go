@@ -184,12 +184,14 @@ func tempFile(dir, pattern string) (*os.File, error) {
 }
 
 // LoadWith is Load with options. Up to opts.InMemory events are decoded
-// and merged in memory. Past that, each node's events are written, as
-// read, to runs in a temporary file (a node's events are already in merge
-// order), the runs are merged into the step order with a buffer per run,
-// and the merged events go to a second temporary file that the trace reads
-// back a chunk at a time: memory then grows with the number of nodes and
-// by about 30 bytes per event of indexes, not with the events themselves.
+// and merged in memory (by default, files of over DefaultInMemory times
+// 16 bytes are spilled from their first event). Past that, each file's
+// events are written, as read, to a run in a temporary file (a file is
+// normally in merge order; one that is not goes on in a run per node), the
+// runs are merged into the step order with a buffer per run, and the
+// merged events go to a second temporary file that the trace reads back a
+// chunk at a time: memory then grows with the number of nodes and by about
+// 30 bytes per event of indexes, not with the events themselves.
 func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no trace files given")
