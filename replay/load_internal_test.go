@@ -89,7 +89,11 @@ func TestBigFilesSpillFromTheStart(t *testing.T) {
 		path    string
 		opts    LoadOptions
 		spilled bool
-	}{{big, LoadOptions{}, true}, {small, LoadOptions{}, false}, {big, LoadOptions{InMemory: 100}, false}, {small, LoadOptions{InMemory: -1}, true}} {
+	}{
+		{big, LoadOptions{}, true}, {small, LoadOptions{}, false}, {big, LoadOptions{InMemory: 100}, false}, {small, LoadOptions{InMemory: -1}, true},
+		// No temporary directory: a guess from the size does not need one.
+		{big, LoadOptions{TempDir: filepath.Join(dir, "missing")}, false},
+	} {
 		tr, err := LoadWith(c.opts, c.path)
 		if err != nil {
 			t.Fatal(err)

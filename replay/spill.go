@@ -217,7 +217,10 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 	ld := &loader{opts: opts, limit: limit, paths: paths}
 	defer ld.discard()
 	if limit < 0 || (byDefault && filesHoldMore(paths, limit)) {
-		if err := ld.startSpilling(); err != nil {
+		// Spilling early on a guess from the files' sizes does not make
+		// $TMPDIR a must: without room there, the events are held until
+		// there are too many, as they would be without the guess.
+		if err := ld.startSpilling(); err != nil && limit < 0 {
 			return nil, err
 		}
 	}
