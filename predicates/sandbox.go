@@ -590,7 +590,8 @@ func (it *rangeIter) Done() {}
 // stability measures): they are kept and printed in reports, so they must
 // neither contain themselves nor be nested too deeply to print.
 func freezeChecked(v starlark.Value) (starlark.Value, error) {
-	if err := keepable(v, 0, map[starlark.Value]bool{}); err != nil {
+	var path [8]starlark.Value
+	if err := keepable(v, 0, path[:0]); err != nil {
 		return nil, err
 	}
 	return freeze(v), nil
@@ -616,24 +617,52 @@ func elements(v starlark.Value) (elems []starlark.Value, ok bool) {
 	return elems, true
 }
 
-func keepable(v starlark.Value, depth int, onPath map[starlark.Value]bool) error {
+// keepable checks what freezeChecked promises. onPath holds the lists and
+// dicts v lies in (a short stack: values are at most maxDepth deep), and
+// elements are visited in place: an aux value or derived value is checked
+// at every step it is computed, where a map and a list of a dict's items
+// per call cost as much as the check.
+func keepable(v starlark.Value, depth int, onPath []starlark.Value) error {
 	if depth > maxDepth {
 		return fmt.Errorf("the value is nested more than %d levels deep", maxDepth)
 	}
-	elems, ok := elements(v)
-	if !ok {
+	switch x := v.(type) {
+	case starlark.Tuple:
+		for _, e := range x {
+			if err := keepable(e, depth+1, onPath); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *starlark.List, *starlark.Dict:
+	default:
 		return nil
 	}
-	if _, isTuple := v.(starlark.Tuple); !isTuple {
-		if onPath[v] {
+	for _, p := range onPath {
+		if p == v {
 			return fmt.Errorf("the value contains itself")
 		}
-		onPath[v] = true
-		defer delete(onPath, v)
 	}
-	for _, e := range elems {
-		if err := keepable(e, depth+1, onPath); err != nil {
-			return err
+	onPath = append(onPath, v)
+	switch x := v.(type) {
+	case *starlark.List:
+		for i := range x.Len() {
+			if err := keepable(x.Index(i), depth+1, onPath); err != nil {
+				return err
+			}
+		}
+	case *starlark.Dict:
+		it := x.Iterate()
+		defer it.Done()
+		var k starlark.Value
+		for it.Next(&k) {
+			e, _, _ := x.Get(k)
+			if err := keepable(k, depth+1, onPath); err != nil {
+				return err
+			}
+			if err := keepable(e, depth+1, onPath); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
