@@ -110,7 +110,7 @@ func (a *App) Run(args []string) int {
 		if err := outputsAreNotInputs(cmd, args); err != nil {
 			return err
 		}
-		return prof.start(commandUses(cmd, args))
+		return prof.start(commandArgs(cmd, args))
 	}
 	cmd, err := root.ExecuteC()
 	// A profile that was lost is said beside the command's own error,

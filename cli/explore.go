@@ -111,7 +111,8 @@ found).`,
   replay explore chainrep --bug neighbour-failure --check scripts/chainrep.star \
       --strategy delay-rtc --churn 0 --faults 2 --budget 2000 --jobs 2 -o nf.lz4
   replay explore paxos --check scripts/paxos.star --strategy bfs --depth 20 --churn 0 --budget 5000`,
-		Args: oneSystem,
+		Args:        oneSystem,
+		Annotations: map[string]string{argumentIsASystem: "true"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
 			f.sim.changed = fl.Changed

@@ -33,16 +33,18 @@ type profileFile struct {
 
 func (p *profileFile) Write(b []byte) (int, error) { return p.w.Write(b) }
 
-// start starts the profiles asked for. uses are the command's other
-// arguments and flag values: a profile that names one of them would
-// empty an input (the trace, the script) or be lost under an output.
-func (p *profile) start(uses []string) error {
+// start starts the profiles asked for. args are the command's other
+// arguments and flag values: a profile that names an output would be lost
+// under it, and one that names an input file would empty it. A word that
+// names no file (a system: sim paxos --cpuprofile paxos) is not an input
+// to keep, as for outputsAreNotInputs.
+func (p *profile) start(args []commandArg) error {
 	if p.path != "" && p.starlarkPath != "" && sameFile(p.path, p.starlarkPath) {
 		return badInput("--cpuprofile and --starlark-profile both name %s: give each its own file", p.path)
 	}
 	for _, flag := range []struct{ name, path string }{{"--cpuprofile", p.path}, {"--starlark-profile", p.starlarkPath}} {
-		for _, u := range uses {
-			if flag.path != "" && sameFile(flag.path, u) {
+		for _, a := range args {
+			if flag.path != "" && (a.output || exists(a.value)) && sameFile(flag.path, a.value) {
 				return badInput("%s %s is also an argument of the command (an input or output): give the profile its own file", flag.name, flag.path)
 			}
 		}
@@ -122,6 +124,11 @@ var outputFlags = []string{"output", "results"}
 
 const outputPrefix = "replay-output-prefix"
 
+// argumentIsASystem annotates a command whose positional argument names a
+// system, not a file: a file of that name (sim paxos -o paxos, run twice)
+// is no input of it.
+const argumentIsASystem = "replay-argument-is-a-system"
+
 // commandArg is one argument of a command line: a positional argument or
 // the value of a flag (one element of a list flag).
 type commandArg struct {
@@ -134,7 +141,9 @@ type commandArg struct {
 func commandArgs(cmd *cobra.Command, args []string) []commandArg {
 	var out []commandArg
 	for i, a := range args {
-		out = append(out, commandArg{name: fmt.Sprintf("argument %d", i+1), value: a})
+		if cmd.Annotations[argumentIsASystem] == "" {
+			out = append(out, commandArg{name: fmt.Sprintf("argument %d", i+1), value: a})
+		}
 	}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if f.Name == "cpuprofile" || f.Name == "starlark-profile" {
@@ -156,15 +165,6 @@ func commandArgs(cmd *cobra.Command, args []string) []commandArg {
 		}
 	})
 	return out
-}
-
-// commandUses is the values of commandArgs.
-func commandUses(cmd *cobra.Command, args []string) []string {
-	var uses []string
-	for _, a := range commandArgs(cmd, args) {
-		uses = append(uses, a.value)
-	}
-	return uses
 }
 
 // outputsAreNotInputs refuses an output the user named (-o, --results)

@@ -100,7 +100,8 @@ files into one report.`,
   replay sim paxos --bug spec --seeds 1-1000000 --check builtin:paxos --all --shard 3/100
   replay sim paxos --bug latest-response --seed 21 --drop 0.3 -o bug.lz4
   replay sim paxos --churn 0 --time 2s -o nochurn.lz4`,
-		Args: oneSystem,
+		Args:        oneSystem,
+		Annotations: map[string]string{argumentIsASystem: "true"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.changed = cmd.Flags().Changed
 			return a.runSim(cmd, args[0], f)

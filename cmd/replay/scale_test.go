@@ -122,6 +122,12 @@ safety("Slow", lambda: forall(Agent, slow_helper))
 	if after, _ := os.ReadFile(filepath.Join(dir, "p.lz4")); !bytes.Equal(before, after) {
 		t.Fatal("a refused profile changed the trace")
 	}
+	// A word of the command that names no file (the system) is no input
+	// to keep: the profile may take that name.
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "-o", "p4.lz4", "--cpuprofile", "paxos"))
+	if st, err := os.Stat(filepath.Join(dir, "paxos")); err != nil || st.Size() == 0 {
+		t.Fatalf("no profile under the system's name: %v", err)
+	}
 	// An output named by default (sim's SYSTEM-SEED.lz4) is not among the
 	// arguments: the profile written under it is lost, and that is said.
 	r = replay(t, dir, "sim", "paxos", "--seed", "3", "--cpuprofile", "paxos-3.lz4")
