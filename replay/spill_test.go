@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -499,5 +500,50 @@ func TestSendClockIsNotTradedForADigest(t *testing.T) {
 	_, err := replay.Load(path)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("%v, want %s", err, want)
+	}
+}
+
+// TestBigFilesSpillFromTheStart: a trace whose files are too big to hold
+// at most DefaultInMemory events is spilled from its first event (none
+// is held decoded and re-encoded later); a small one, or any under an
+// explicit limit, is read as before, and a guess from the size needs no
+// temporary directory.
+func TestBigFilesSpillFromTheStart(t *testing.T) {
+	t.Setenv(replay.InMemoryEnv, "")
+	dir := t.TempDir()
+	h := record.Header{System: "paxos", Nodes: []node.ID{"n1"}, Recorded: []node.ID{"n1"}, Driver: "live", Start: 1, Types: []string{"x.Big"}}
+	write := func(name string, payload int) string {
+		rnd := rand.New(rand.NewPCG(1, 2))
+		events := []*node.Event{{Node: "n1", Seq: 1, Lamport: 1, Time: 1, Kind: node.KindInit}}
+		for i := 2; i <= 9; i++ {
+			ev := &node.Event{Node: "n1", Seq: uint64(i), Lamport: uint64(i), Time: int64(i), Kind: node.KindInput, MsgType: "x.Big", Payload: make([]byte, payload)}
+			for j := range ev.Payload {
+				ev.Payload[j] = byte(rnd.Uint32()) // incompressible
+			}
+			events = append(events, ev)
+		}
+		path := filepath.Join(dir, name)
+		writeTrace(t, path, h, events, &record.End{Time: 10})
+		return path
+	}
+	big := write("big.lz4", replay.SpillFromTheStartBytes/8+1)
+	small := write("small.lz4", 100)
+	for _, c := range []struct {
+		path    string
+		opts    replay.LoadOptions
+		spilled bool
+	}{
+		{big, replay.LoadOptions{}, true}, {small, replay.LoadOptions{}, false},
+		{big, replay.LoadOptions{InMemory: 100}, false}, {small, replay.LoadOptions{InMemory: -1}, true},
+		{big, replay.LoadOptions{TempDir: filepath.Join(dir, "missing")}, false},
+	} {
+		tr, err := replay.LoadWith(c.opts, c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spilled := replay.Spilled(tr); spilled != c.spilled || tr.Len() != 9 || len(tr.Event(8).Payload) != len(tr.Event(1).Payload) {
+			t.Errorf("%s %+v: spilled %v (want %v), %d steps", filepath.Base(c.path), c.opts, spilled, c.spilled, tr.Len())
+		}
+		tr.Close()
 	}
 }
