@@ -246,6 +246,10 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if runErr != nil && !errors.As(runErr, &d) {
 		return withCode(ExitBadInput, runErr)
 	}
+	var otherBuilds []string
+	if d != nil {
+		otherBuilds = otherBuildsOf(tr)
+	}
 	failing := 0
 	var first *predicates.Violation
 	for _, v := range rep.Violations {
@@ -268,9 +272,12 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			NoEnd      bool                 `json:"no_end_record,omitempty"`
 			Unknown    map[node.ID][]string `json:"state_unknown,omitempty"`
 			Divergence *replay.Divergence   `json:"divergence,omitempty"`
-			Seconds    float64              `json:"seconds"`
+			// With a divergence, the builds other than this one that
+			// recorded the trace.
+			OtherBuilds []string `json:"recorded_by_other_builds,omitempty"`
+			Seconds     float64  `json:"seconds"`
 		}{rep.JSON(), damageLines(tr.DamagedFiles(replayed)), tr.MissingOf(replayed), stopLines(tr.RecordingStops(replayed)),
-			tr.NoEndRecord(), unknownStretches(tr, r.Nodes()), d, elapsed.Seconds()}
+			tr.NoEndRecord(), unknownStretches(tr, r.Nodes()), d, otherBuilds, elapsed.Seconds()}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -283,6 +290,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		rep.WriteErrors(a.Stderr)
 		if d != nil {
 			fmt.Fprint(a.Stdout, d.Report())
+			writeBuildNote(a.Stdout, otherBuilds)
 		}
 		if first != nil {
 			partial := ""

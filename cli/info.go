@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -202,12 +203,7 @@ func printInfo(a *App, in fileInfo) {
 	row("system", "%s (bug %s)", in.System, in.Bug)
 	driver := in.Driver
 	if len(in.Run) > 0 {
-		keys := slices.Sorted(maps.Keys(in.Run))
-		var parts []string
-		for _, k := range keys {
-			parts = append(parts, k+"="+in.Run[k])
-		}
-		driver += ": " + strings.Join(parts, " ")
+		driver += ": " + runLine(in.Run)
 	}
 	if in.Segments > 1 {
 		driver += " (first segment; each segment's process is listed under segments)"
@@ -319,6 +315,20 @@ func joinStats(stats map[string]int64) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(stats)) {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, stats[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// runLine is a header's Run as key=value pairs by key, a value with
+// spaces in quotes (a live recording's build).
+func runLine(run map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(run)) {
+		v := run[k]
+		if strings.ContainsAny(v, " \t\"") {
+			v = strconv.Quote(v)
+		}
+		parts = append(parts, k+"="+v)
 	}
 	return strings.Join(parts, " ")
 }

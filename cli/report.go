@@ -192,11 +192,7 @@ func runCommands(tr *replay.Trace, traces []string, script string) []export.Comm
 	if line, ok := simCommand(tr, traces[0]); ok {
 		cmds = append(cmds, export.Command{What: "re-run the simulation that recorded the trace (byte-identical)", Line: line})
 	} else if len(tr.Header.Run) > 0 {
-		var kv []string
-		for _, k := range slices.Sorted(maps.Keys(tr.Header.Run)) {
-			kv = append(kv, k+"="+tr.Header.Run[k])
-		}
-		cmds = append(cmds, export.Command{What: "recorded by " + tr.Header.Driver, Line: "# " + strings.Join(kv, " ")})
+		cmds = append(cmds, export.Command{What: "recorded by " + tr.Header.Driver, Line: "# " + runLine(tr.Header.Run)})
 	}
 	cmds = append(cmds, export.Command{What: "check the predicates", Line: fmt.Sprintf("replay check %s %s", quoteAll(traces), shellQuote(script))})
 	return cmds

@@ -62,12 +62,15 @@ exactly.`,
 }
 
 type verifyResult struct {
-	Steps       int                  `json:"steps"`
-	Replayed    int                  `json:"replayed_steps"`
-	Nodes       []node.ID            `json:"nodes"`
-	StateHashes int                  `json:"state_hashes_compared"`
-	Divergences int                  `json:"divergences"`
-	Divergence  *replay.Divergence   `json:"divergence,omitempty"`
+	Steps       int                `json:"steps"`
+	Replayed    int                `json:"replayed_steps"`
+	Nodes       []node.ID          `json:"nodes"`
+	StateHashes int                `json:"state_hashes_compared"`
+	Divergences int                `json:"divergences"`
+	Divergence  *replay.Divergence `json:"divergence,omitempty"`
+	// OtherBuilds: with a divergence, the builds other than this one
+	// that recorded the trace (live recordings name theirs).
+	OtherBuilds []string             `json:"recorded_by_other_builds,omitempty"`
 	Unknown     map[node.ID][]string `json:"state_unknown,omitempty"`
 	// Complete: the replay reached the trace's end without diverging,
 	// and nothing of a replayed node was lost (a damaged file, a missing
@@ -134,7 +137,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 		return withCode(ExitBadInput, runErr)
 	}
 	if d != nil {
-		res.Divergences, res.Divergence = 1, d
+		res.Divergences, res.Divergence, res.OtherBuilds = 1, d, otherBuildsOf(tr)
 	}
 	res.Complete = d == nil && l.none()
 	if f.asJSON {
@@ -146,6 +149,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	} else {
 		if d != nil {
 			fmt.Fprint(a.Stdout, d.Report())
+			writeBuildNote(a.Stdout, res.OtherBuilds)
 			fmt.Fprintf(a.Stdout, "replayed %d steps on %d nodes before the divergence\n", d.Step, len(res.Nodes))
 		} else {
 			fmt.Fprintf(a.Stdout, "replayed %d steps on %d nodes: 0 divergences (%d state hashes compared, %.2fs)\n",

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/buildinfo"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/state"
@@ -72,6 +73,11 @@ func openRecorder(cfg recorderConfig) (*recorder, error) {
 	}
 	if th.StateHashes {
 		h.HashBytes = state.DefaultHashBytes
+	}
+	// Which build recorded: replay tells a divergence from another
+	// build apart.
+	if b := buildinfo.Describe(); b != "" {
+		h.Run[record.RunBuild] = b
 	}
 	if st.Size() == 0 {
 		h.Segment = 0 // a new file (the old one was collected, or none yet)

@@ -65,6 +65,13 @@ func TestRecordsSegmentPerProcess(t *testing.T) {
 	if f.Segments[0].Segment != 0 || f.Segments[1].Segment != 1 || f.Header.Driver != "live" {
 		t.Fatalf("segment numbers %d, %d; driver %q", f.Segments[0].Segment, f.Segments[1].Segment, f.Header.Driver)
 	}
+	// Each segment names the build that recorded it (replay's note when
+	// another build's recording diverges).
+	for i, h := range f.Segments {
+		if b := h.Run[record.RunBuild]; !strings.Contains(b, " go1.") {
+			t.Fatalf("segment %d: build %q", i, b)
+		}
+	}
 	kinds := map[node.Kind]int{}
 	var prev *node.Event
 	for _, ev := range f.Events {

@@ -78,6 +78,7 @@ type Header struct {
 	Bug    string            `cbor:"bug"`
 	Params map[string]string `cbor:"params,omitempty"`
 	// Run describes how the trace was made (seed, network settings, ...).
+	// A live recording names the build of the binary under RunBuild.
 	Run map[string]string `cbor:"run,omitempty"`
 	// Codec names the message encoding; Types is the message type table
 	// event records index into.
@@ -296,3 +297,8 @@ func (d *decoder) count() int {
 	}
 	return int(n)
 }
+
+// RunBuild is the Header.Run key of the build that recorded a live trace:
+// the main package, its module's version, the commit (with "+modified"
+// for a changed tree) and the Go version.
+const RunBuild = "build"

@@ -445,3 +445,48 @@ func TestJobsCryptoRandAfterHandOver(t *testing.T) {
 		}
 	}
 }
+
+// TestDivergenceNamesTheRecordingBuild: a live recording names the build
+// that made it; when such a trace diverges under another build, verify
+// and check say so beside the divergence (and in --json), the likeliest
+// cause being a handler changed between them. A trace without a build
+// (every simulation) gets no note.
+func TestDivergenceNamesTheRecordingBuild(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "--time", "20s", "-o", "t.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ev := range f.Events {
+		if i >= len(f.Events)/2 && ev.HasStateHash {
+			ev.StateHash ^= 1
+			break
+		}
+	}
+	rewriteTrace(t, f, filepath.Join(dir, "nobuild.lz4"))
+	const old = "example.com/kv/cmd/kvd@v0.9.0 commit 0123456789ab go1.25.0"
+	f.Header.Run = map[string]string{record.RunBuild: old, "pid": "42"}
+	rewriteTrace(t, f, filepath.Join(dir, "built.lz4"))
+	note := "note: the trace was recorded by " + old + "; this binary is "
+	for _, verb := range [][]string{{"verify"}, {"check", "builtin:paxos"}} {
+		args := func(trace string, more ...string) []string {
+			return append(append([]string{verb[0], trace}, verb[1:]...), more...)
+		}
+		r := replay(t, dir, args("built.lz4")...)
+		if r.code != 3 || !strings.Contains(r.stdout, note) {
+			t.Fatalf("%s: exit %d, no note on the build:\n%s", verb[0], r.code, r.stdout)
+		}
+		r = replay(t, dir, args("built.lz4", "--json")...)
+		if r.code != 3 || !strings.Contains(r.stdout, `"recorded_by_other_builds": [`) || !strings.Contains(r.stdout, old) {
+			t.Fatalf("%s --json: exit %d, no build:\n%s", verb[0], r.code, r.stdout)
+		}
+		r = replay(t, dir, args("nobuild.lz4")...)
+		if r.code != 3 || strings.Contains(r.stdout, "note: the trace was recorded by") {
+			t.Fatalf("%s of a trace without a build: exit %d\n%s", verb[0], r.code, r.stdout)
+		}
+	}
+	if r := replay(t, dir, "info", "built.lz4"); !strings.Contains(r.stdout, `build="`+old+`" pid=42`) {
+		t.Fatalf("info does not quote the build:\n%s", r.stdout)
+	}
+}
