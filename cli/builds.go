@@ -11,15 +11,24 @@ import (
 	"github.com/replaycheck/replaycheck/replay"
 )
 
-// otherBuildsOf lists the builds that recorded tr's live files when they
-// are not this binary's (a live recording's header names its build): the
-// likeliest cause of a divergence is a handler changed between them.
+// otherBuildsOf lists the builds that recorded tr's live files from other
+// sources than this binary's (a live recording's header names its build):
+// the likeliest cause of a divergence is then a changed handler. A build
+// whose sources cannot be told (no commit, no version) is not listed.
 func otherBuildsOf(tr *replay.Trace) []string {
-	me := buildinfo.Describe()
+	return otherBuilds(tr.Files, buildinfo.Source(buildinfo.Describe()))
+}
+
+// otherBuilds is otherBuildsOf for the files and this binary's sources.
+func otherBuilds(files []*record.File, me string) []string {
+	if me == "" {
+		return nil
+	}
 	var out []string
-	for _, f := range tr.Files {
+	for _, f := range files {
 		for _, h := range f.Segments {
-			if b := h.Run[record.RunBuild]; b != "" && b != me && !slices.Contains(out, b) {
+			b := h.Run[record.RunBuild]
+			if src := buildinfo.Source(b); src != "" && src != me && !slices.Contains(out, b) {
 				out = append(out, b)
 			}
 		}

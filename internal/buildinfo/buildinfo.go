@@ -1,11 +1,12 @@
 // Package buildinfo describes the running binary's build in one line: a
 // live recording's header keeps it, so that a divergence can say when the
-// trace was recorded by another build than the one replaying it.
+// trace was recorded from other sources than the binary replaying it.
 package buildinfo
 
 import (
 	"fmt"
 	"runtime/debug"
+	"strings"
 )
 
 // Describe is the running binary's build: its main package, the main
@@ -40,4 +41,23 @@ func describe(bi *debug.BuildInfo) string {
 		d += fmt.Sprintf(" commit %.12s%s", rev, modified)
 	}
 	return d + " " + bi.GoVersion
+}
+
+// Source is the sources a Describe line was built from: "commit REV" (with
+// "+modified"), else the module's released version, else "" (a build
+// without version control information, such as go run's). Two binaries of
+// one module (the recording node and the replay tool: different main
+// packages) share it when built from the same sources; the Go version is
+// left out.
+func Source(described string) string {
+	fields := strings.Fields(described)
+	if len(fields) >= 3 && fields[1] == "commit" {
+		return "commit " + fields[2]
+	}
+	if len(fields) > 0 {
+		if _, v, ok := strings.Cut(fields[0], "@"); ok && v != "(devel)" {
+			return v
+		}
+	}
+	return ""
 }
