@@ -68,6 +68,15 @@ type hasher struct {
 	// scratch holds map entries being sorted, one slice per nesting level.
 	scratch [][]entry
 	depth   int
+	// entry hashes the entries of reference-free maps (entryHasher),
+	// into the values kv holds for them (entryValues).
+	entry *hasher
+	kv    map[reflect.Type][2]reflect.Value
+	// sorting holds, per nesting level, the key and value slices of the
+	// last map of each type sorted there (sortSlices); sorted lists the
+	// parts used since the last reset, which reset zeroes.
+	sorting []map[reflect.Type][2]reflect.Value
+	sorted  []reflect.Value
 }
 
 type entry struct{ k, v reflect.Value }
@@ -113,6 +122,50 @@ func (h *hasher) reset() {
 		clear(h.scratch[i])
 		h.scratch[i] = h.scratch[i][:0]
 	}
+	for i, s := range h.sorted {
+		s.Clear()
+		h.sorted[i] = reflect.Value{}
+	}
+	h.sorted = h.sorted[:0]
+}
+
+// entryHasher is the hasher that hashes one entry of a reference-free map
+// at a time: kept with h rather than taken from the pool per map, since
+// such maps are often many small ones (a tally per round). Entries hold
+// no references and so no such map, so one per hasher serves.
+func (h *hasher) entryHasher() *hasher {
+	if h.entry == nil {
+		h.entry = newHasher()
+	}
+	return h.entry
+}
+
+// entryValues returns settable values of a reference-free map type's key
+// and element types, made once per hasher and type: a state holds many
+// small maps of one type, and making the two per map was most of what
+// hashing one allocated. An entry holds no such map, so the values are
+// never in use twice at once.
+func (h *hasher) entryValues(t reflect.Type) (k, e reflect.Value) {
+	if kv, ok := h.kv[t]; ok {
+		return kv[0], kv[1]
+	}
+	if h.kv == nil {
+		h.kv = map[reflect.Type][2]reflect.Value{}
+	}
+	k, e = reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem()
+	h.kv[t] = [2]reflect.Value{k, e}
+	return k, e
+}
+
+// clearEntry readies an entry hasher for the next entry: an entry that
+// stayed in the buffer needs only the buffer emptied, and one that did
+// not (a long string) a full reset.
+func (h *hasher) clearEntry() {
+	if h.flushed {
+		h.reset()
+		return
+	}
+	h.buf = h.buf[:0]
 }
 
 func (h *hasher) tag(b byte) {
@@ -333,21 +386,24 @@ func compileHash(t reflect.Type) hashFunc {
 					return
 				}
 				h.u64('m', uint64(v.Len()))
-				sub := hasherPool.Get().(*hasher)
+				sub := h.entryHasher()
 				var sum uint64
 				// Two values set from the iterator, rather than
 				// Key()/Value(), which allocate a copy per entry.
-				k, e := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem()
-				it := v.MapRange()
+				k, e := sub.entryValues(t)
+				var it reflect.MapIter
+				it.Reset(v)
 				for it.Next() {
-					k.SetIterKey(it)
-					e.SetIterValue(it)
+					k.SetIterKey(&it)
+					e.SetIterValue(&it)
 					key(sub, k, depth+1)
 					val(sub, e, depth+1)
 					sum += sub.sum()
-					sub.reset()
+					sub.clearEntry()
 				}
-				hasherPool.Put(sub)
+				it.Reset(reflect.Value{}) // hold nothing of the map for the collector
+				k.SetZero()
+				e.SetZero()
 				h.u64('+', sum)
 			}
 			break
@@ -428,19 +484,19 @@ func (h *hasher) sortedEntries(m reflect.Value) []entry {
 		h.scratch = append(h.scratch, nil)
 	}
 	es := h.scratch[h.depth][:0]
-	// Keys and values are set from the iterator into one slice of each
-	// (two allocations per map) rather than copied one by one by
-	// Key()/Value() (two per entry).
-	t := m.Type()
-	keys := reflect.MakeSlice(reflect.SliceOf(t.Key()), m.Len(), m.Len())
-	vals := reflect.MakeSlice(reflect.SliceOf(t.Elem()), m.Len(), m.Len())
-	it := m.MapRange()
+	// Keys and values are set from the iterator into one slice of each,
+	// kept per nesting level and type for the next map like it, rather
+	// than copied one by one by Key()/Value() (two allocations per entry).
+	keys, vals := h.sortSlices(m.Type(), m.Len())
+	var it reflect.MapIter
+	it.Reset(m)
 	for i := 0; it.Next(); i++ {
 		k, v := keys.Index(i), vals.Index(i)
-		k.SetIterKey(it)
-		v.SetIterValue(it)
+		k.SetIterKey(&it)
+		v.SetIterValue(&it)
 		es = append(es, entry{k, v})
 	}
+	it.Reset(reflect.Value{})
 	h.scratch[h.depth] = es
 	h.depth++
 	if len(es) < 2 {
@@ -455,6 +511,31 @@ func (h *hasher) sortedEntries(m reflect.Value) []entry {
 		es[i] = entry{k, m.MapIndex(k)}
 	}
 	return es
+}
+
+// sortSlices returns slices of at least n keys and n values of map type t
+// for the current nesting level (one map is sorted per level at a time),
+// reusing those of the last map of that type and level when they are long
+// enough. reset zeroes them, so that they hold nothing of a state between
+// hashes.
+func (h *hasher) sortSlices(t reflect.Type, n int) (keys, vals reflect.Value) {
+	for h.depth >= len(h.sorting) {
+		h.sorting = append(h.sorting, nil)
+	}
+	level := h.sorting[h.depth]
+	if level == nil {
+		level = map[reflect.Type][2]reflect.Value{}
+		h.sorting[h.depth] = level
+	}
+	kv, ok := level[t]
+	if !ok || kv[0].Len() < n {
+		c := max(n, 4)
+		kv = [2]reflect.Value{reflect.MakeSlice(reflect.SliceOf(t.Key()), c, c), reflect.MakeSlice(reflect.SliceOf(t.Elem()), c, c)}
+		level[t] = kv
+	}
+	// Whole, not resliced: Slice allocates a header each time.
+	h.sorted = append(h.sorted, kv[0], kv[1])
+	return kv[0], kv[1]
 }
 
 // keyOrder is the natural order of map keys of a kind (strings, numbers,
