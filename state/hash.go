@@ -55,8 +55,12 @@ type refKey struct {
 }
 
 type hasher struct {
-	d    *xxhash.Digest
-	seen map[refKey]uint64
+	d *xxhash.Digest
+	// refs numbers the references (pointers, maps) visited so far, in
+	// order, while there are at most fewRefs of them; then seen does.
+	refs     []refKey
+	manyRefs bool
+	seen     map[refKey]uint64
 	// seenPeak is the most references seen has held since it was made:
 	// its capacity, which clearing it costs.
 	seenPeak int
@@ -98,6 +102,10 @@ func (h *hasher) sum() uint64 {
 	return h.d.Sum64()
 }
 
+// fewRefs is how many references a hash numbers in a slice before it
+// moves them to a map.
+const fewRefs = 16
+
 // maxKeptSeen is the most references a pooled hasher's map keeps room
 // for between hashes that use little of it.
 const maxKeptSeen = 64
@@ -122,6 +130,8 @@ func (h *hasher) reset() {
 		clear(h.scratch[i])
 		h.scratch[i] = h.scratch[i][:0]
 	}
+	clear(h.refs)
+	h.refs, h.manyRefs = h.refs[:0], false
 	for i, s := range h.sorted {
 		s.Clear()
 		h.sorted[i] = reflect.Value{}
@@ -203,10 +213,28 @@ func (h *hasher) str(b byte, s string) {
 // ref reports whether the reference (pointer or map) was visited before,
 // hashing a back-reference to its first visit if so.
 func (h *hasher) ref(p uintptr, t reflect.Type) bool {
-	if h.seen == nil {
-		h.seen = map[refKey]uint64{}
-	}
 	k := refKey{p, t}
+	if !h.manyRefs {
+		// Most states hold a few references: a look through a short
+		// slice costs less than hashing the key into a map.
+		for i, r := range h.refs {
+			if r == k {
+				h.u64('@', uint64(i))
+				return true
+			}
+		}
+		if len(h.refs) < fewRefs {
+			h.refs = append(h.refs, k)
+			return false
+		}
+		h.manyRefs = true
+		if h.seen == nil {
+			h.seen = map[refKey]uint64{}
+		}
+		for i, r := range h.refs {
+			h.seen[r] = uint64(i)
+		}
+	}
 	if n, ok := h.seen[k]; ok {
 		h.u64('@', n)
 		return true
