@@ -98,11 +98,17 @@ type run struct {
 }
 
 type shrinker struct {
-	ctx         context.Context
-	sys         *system.System
-	opts        Options
-	cfg         sim.Config
-	target      string
+	ctx    context.Context
+	sys    *system.System
+	opts   Options
+	cfg    sim.Config
+	target string
+	// liveness: the target is a liveness predicate, whose alarm any run
+	// raises once the network loses enough (every retry), whatever the
+	// bug. Its candidates lose no message the run they came from
+	// delivered: no delivery is removed, and messages their base never
+	// had are delivered.
+	liveness    bool
 	started     time.Time
 	cur, best   *run
 	start       Size
@@ -136,6 +142,7 @@ func Shrink(ctx context.Context, sys *system.System, data []byte, opts Options) 
 		return nil, err
 	}
 	s.cur, s.best, s.start = orig, orig, orig.size
+	s.liveness = orig.v.Kind == "liveness"
 	s.shrink()
 	return s.result()
 }
@@ -339,14 +346,19 @@ func (s *shrinker) shrink() {
 	for !s.stop() {
 		before := s.best.size
 		s.ddminPhase("inputs, crashes and restarts", func(e *entry) bool {
-			return e.Kind == node.KindInput || e.Kind == node.KindCrash || e.Kind == node.KindRestart
+			// A restart removed leaves its node down for good, a
+			// fault no liveness property can be held to: for a
+			// liveness target a restart goes only with its crash.
+			return e.Kind == node.KindInput || e.Kind == node.KindCrash || (e.Kind == node.KindRestart && !s.liveness)
 		})
 		s.faultsEarlierPhase()
 		s.timePhase()
-		s.ddminPhase("deliveries", func(e *entry) bool {
-			// A message to self is never lost in the simulator.
-			return e.Kind == node.KindRecv && e.Msg.From != e.Node
-		})
+		if !s.liveness {
+			s.ddminPhase("deliveries", func(e *entry) bool {
+				// A message to self is never lost in the simulator.
+				return e.Kind == node.KindRecv && e.Msg.From != e.Node
+			})
+		}
 		s.nodesPhase()
 		if !s.best.size.less(before) {
 			break
@@ -491,7 +503,11 @@ func (s *shrinker) nodesPhase() {
 		if sim.CheckConfig(s.sys, cfg.WithDefaults(s.sys)) != nil {
 			continue
 		}
-		for _, pol := range []policy{{}, {deliverNew: true}} {
+		pols := []policy{{}, {deliverNew: true}}
+		if s.liveness {
+			pols = pols[1:] // try makes every policy deliver new messages
+		}
+		for _, pol := range pols {
 			if s.stop() {
 				return
 			}
@@ -518,6 +534,9 @@ func all(n int) []bool {
 func (s *shrinker) try(b *base, keep []bool, pol policy, nodes int) *run {
 	s.candidates++
 	defer s.progress()
+	if s.liveness {
+		pol.deliverNew = true
+	}
 	slack := 2 * s.cfg.LatencyMax
 	ch := newChooser(b, keep, pol, slack)
 	cfg := s.cfg

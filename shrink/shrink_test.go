@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/node"
@@ -208,5 +209,36 @@ func TestShrinkRefusesBadInput(t *testing.T) {
 				t.Fatalf("err = %v, want an InputError", err)
 			}
 		})
+	}
+}
+
+// TestShrinkingALivenessAlarmLosesNoMessage: any liveness alarm comes back
+// once the network loses every retry, whatever the bug, so a shrunk run
+// that reaches its alarm by losing messages its original delivered shows
+// nothing (a new user's run shrank to one delivered ping). chord's
+// finger-slow run loses no message; its shrunk run must not either, and
+// must still raise the alarm.
+func TestShrinkingALivenessAlarmLosesNoMessage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("shrinks a chord run")
+	}
+	sys, data := simulate(t, "chord", "finger-slow", 1)
+	opts := Options{Script: "../scripts/chord.star", Predicate: "FingersCorrect", Time: 20 * time.Second,
+		Check: simtest.Options{Registry: examples.Registry()}, From: "orig.lz4"}
+	res, err := Shrink(context.Background(), sys, data, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Violation == nil || res.Violation.Predicate != "FingersCorrect" || !res.Violation.Alarm {
+		t.Fatalf("the shrunk run does not raise FingersCorrect's alarm: %+v", res.Violation)
+	}
+	if res.Before.Lost != 0 {
+		t.Fatalf("the original run lost %d messages; the test needs one that loses none", res.Before.Lost)
+	}
+	if res.After.Lost != 0 {
+		t.Errorf("shrunk %d events to %d by losing %d messages the original delivered", res.Before.Events, res.After.Events, res.After.Lost)
+	}
+	if res.After.Events >= res.Before.Events {
+		t.Errorf("nothing was shrunk: %d events, %d before", res.After.Events, res.Before.Events)
 	}
 }
