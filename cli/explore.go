@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -202,8 +203,12 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	f.sim.check = script.Name
 	var cfg sim.Config
 	var start explore.Starter
+	earlier := &prefixViolations{at: f.at}
 	if changed("from") || changed("at") {
 		cfg, start, err = a.exploreFrom(sys, f)
+		// Every run repeats the recorded steps: what they already
+		// violate is no finding of the search (predict says the same).
+		counts = earlier.notCounting(counts)
 	} else {
 		cfg, err = simConfig(sys, f.sim)
 	}
@@ -323,11 +328,11 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		}
 	}
 	if f.asJSON {
-		if err := a.exploreJSON(sys, cfg, f, sum, written, diverged); err != nil {
+		if err := a.exploreJSON(sys, cfg, f, sum, written, diverged, earlier); err != nil {
 			return err
 		}
 	} else {
-		a.exploreText(sys, cfg, f, sum, written, diverged)
+		a.exploreText(sys, cfg, f, sum, written, diverged, earlier)
 	}
 	code := 0
 	switch {
@@ -458,7 +463,50 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 	ff.debug = fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(ff.trace), shellQuote(script), ff.step)
 }
 
-func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, sum *explore.Summary, files []foundFile, diverged *divergedRun) {
+// prefixViolations collects the violations a fork exploration's runs
+// decide at or before the fork step (--at): the recorded steps every run
+// repeats already break those predicates, so they are no findings.
+type prefixViolations struct {
+	at    int
+	mu    sync.Mutex // counts is called from every job
+	first map[string]int
+}
+
+// notCounting wraps a --fail-on policy so that violations decided at or
+// before the fork step do not count, and are remembered instead.
+func (p *prefixViolations) notCounting(counts func(*predicates.Violation) bool) func(*predicates.Violation) bool {
+	return func(v *predicates.Violation) bool {
+		if d := v.Decided(); d <= p.at {
+			p.mu.Lock()
+			if p.first == nil {
+				p.first = map[string]int{}
+			}
+			if s, ok := p.first[v.Predicate]; !ok || d < s {
+				p.first[v.Predicate] = d
+			}
+			p.mu.Unlock()
+			return false
+		}
+		return counts(v)
+	}
+}
+
+// names are the predicates, sorted; with steps, as "P (#N)".
+func (p *prefixViolations) names(steps bool) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := []string{}
+	for name, step := range p.first {
+		if steps {
+			name = fmt.Sprintf("%s (#%d)", name, step)
+		}
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, sum *explore.Summary, files []foundFile, diverged *divergedRun, earlier *prefixViolations) {
 	w := a.Stdout
 	fmt.Fprintf(w, "explore %s (bug %s) with %s\n", sys.Name, cfg.Bug, sum.Strategy)
 	for i, fd := range sum.Found {
@@ -478,6 +526,9 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 	}
 	if d := diverged; d != nil {
 		fmt.Fprintf(w, "\nrun %d diverged on replay: %s\nwrote %s\nreproduce: %s\ndebug:     %s\n", d.run, d.err, d.trace, d.reproduce, d.debug)
+	}
+	if names := earlier.names(true); len(names) > 0 {
+		fmt.Fprintf(w, "\nalready violated in the recorded steps, at or before #%d, not findings: %s\n", f.at, strings.Join(names, ", "))
 	}
 	fmt.Fprintf(w, "\n%s, %d events in %v (%.1f runs/s)", plural(sum.Runs, "run"), sum.Events, sum.Elapsed.Round(time.Millisecond), sum.RunsPerSecond())
 	if sum.States >= 0 {
@@ -542,7 +593,7 @@ func stoppedText(f exploreFlags, sum *explore.Summary, cfg sim.Config) string {
 	return sum.Stopped
 }
 
-func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, sum *explore.Summary, files []foundFile, diverged *divergedRun) error {
+func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, sum *explore.Summary, files []foundFile, diverged *divergedRun, earlier *prefixViolations) error {
 	type found struct {
 		Run       int    `json:"run"`
 		Chooser   string `json:"chooser,omitempty"`
@@ -571,9 +622,12 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		Stopped    string  `json:"stopped"`
 		Exhausted  bool    `json:"exhausted"`
 		Found      []found `json:"found"`
+		// AlreadyViolated: predicates the recorded steps of a fork
+		// exploration break (at or before --at): no findings.
+		AlreadyViolated []string `json:"already_violated"`
 	}{System: sys.Name, Bug: cfg.Bug, Strategy: sum.Strategy, Runs: sum.Runs, Events: sum.Events, MaxDepth: sum.MaxDepth,
 		Seconds: sum.Elapsed.Seconds(), RunsPerSec: sum.RunsPerSecond(), Stopped: sum.Stopped, Exhausted: sum.Stopped == "exhausted",
-		Found: []found{}}
+		Found: []found{}, AlreadyViolated: earlier.names(false)}
 	if sum.States >= 0 {
 		out.States = &sum.States
 	}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -89,4 +92,47 @@ func TestExploreFromARecordedRun(t *testing.T) {
 	badInput(t, replay(t, dir, "explore", "paxos", "--check", paxosStar, "--from", "s3.lz4", "--at", "999999"), "beyond")
 	badInput(t, replay(t, dir, "explore", "chord", "--check", chordStar, "--from", "s3.lz4", "--at", "4"), "paxos", "chord")
 	badInput(t, replay(t, dir, "explore", "paxos", "--check", paxosStar, "--from", "s3.lz4", "--at", "4", "--bug", "none"), "--bug")
+}
+
+// TestExploreFromIgnoresWhatTheRecordingBroke: every run of a fork
+// exploration repeats the recorded steps, so a violation in them is no
+// finding (a new user's search reported one at #730 of a fork at #800,
+// which shrink then refused as "within the fork's recorded steps"). It is
+// said apart, as predict does.
+func TestExploreFromIgnoresWhatTheRecordingBroke(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "no-persist", "--seed", "1", "-o", "np.lz4"))
+	r := replay(t, dir, "check", "np.lz4", "builtin:paxos")
+	if r.code != 1 || !strings.Contains(r.stdout, "AcceptedRoundIncreasing (safety) violated at step #217") {
+		t.Fatalf("the recording should break AcceptedRoundIncreasing at #217: exit %d\n%s", r.code, r.stdout)
+	}
+	r = replay(t, dir, "explore", "paxos", "--check", "builtin:paxos", "--from", "np.lz4", "--at", "1500",
+		"--strategy", "random", "--budget", "3", "--all", "-o", "found.lz4")
+	for _, m := range regexp.MustCompile(`(?m)^run \d+ fails: \S+ violated at step #(\d+)$`).FindAllStringSubmatch(r.stdout, -1) {
+		if step, _ := strconv.Atoi(m[1]); step <= 1500 {
+			t.Errorf("a finding at #%d, within the recorded steps #0..#1500:\n%s", step, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "already violated in the recorded steps, at or before #1500, not findings: AcceptedRoundIncreasing (#217)") {
+		t.Errorf("no note of what the recording broke:\n%s", r.stdout)
+	}
+	r = replay(t, dir, "explore", "paxos", "--check", "builtin:paxos", "--from", "np.lz4", "--at", "1500",
+		"--strategy", "random", "--budget", "3", "--all", "--json", "-o", "found-json.lz4")
+	var out struct {
+		Found []struct {
+			Step int `json:"step"`
+		} `json:"found"`
+		AlreadyViolated []string `json:"already_violated"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("explore --json: %v\n%s", err, r.stdout)
+	}
+	if !slices.Equal(out.AlreadyViolated, []string{"AcceptedRoundIncreasing"}) {
+		t.Errorf("already_violated %v", out.AlreadyViolated)
+	}
+	for _, fd := range out.Found {
+		if fd.Step <= 1500 {
+			t.Errorf("--json: a finding at #%d, within the recorded steps", fd.Step)
+		}
+	}
 }
