@@ -108,7 +108,7 @@ unjudged; a violation found before outranks it). 4 outranks the others but
 	fl.IntVar(&f.from, "from", 0, "evaluate predicates from this step on (replay and derived values still start at #0, and a derived value failing before it is an error; a break found at this step may be older)")
 	fl.IntVar(&f.to, "to", -1, "stop after this step (-1: the end); intervals still open there are left unjudged, not alarms")
 	fl.BoolVar(&f.stopAtFirst, "stop-at-first", false, "stop at the first violation --fail-on counts")
-	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "which findings make the exit code 1: safety, alarm, any (every violation, screened intervals too), none; comma-separated")
+	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "which findings make the exit code 1: safety, alarm, any (every violation, screened intervals too once judged), none; comma-separated")
 	fl.StringSliceVar(&f.nodes, "nodes", nil, "replay only these nodes (partial replay; the others' rows are absent)")
 	fl.IntVar(&f.jobs, "jobs", 1, "check on this many cores (0: all); the report is that of --jobs 1")
 	fl.IntVar(&f.warmup, "warmup", parcheck.DefaultWarmup, "with --jobs: steps each segment evaluates before the first step it owns")
@@ -136,7 +136,9 @@ func failPolicy(spec string) (func(*predicates.Violation) bool, error) {
 		}
 	}
 	return func(v *predicates.Violation) bool {
-		return any || safety && v.Kind == "safety" || alarm && v.Kind == "liveness" && v.Alarm
+		// any: every judged violation, screened intervals too; not an
+		// interval still open or left unjudged where checking stopped.
+		return any && v.Judged() || safety && v.Kind == "safety" || alarm && v.Kind == "liveness" && v.Alarm
 	}, nil
 }
 

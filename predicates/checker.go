@@ -554,6 +554,7 @@ func (c *Checker) evalPredicate(p *Predicate) error {
 	case p.Kind == "liveness" && !holds:
 		c.updateOpen(p)
 	case p.Kind == "liveness" && holds && p.open != nil:
+		p.open.open = false
 		p.open.EndStep = c.step
 		p.open.EndTime = c.ev.Time - c.start
 		p.open.Duration = c.now - p.open.opened

@@ -3,6 +3,7 @@ package predicates
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"go.starlark.net/starlark"
 
@@ -48,6 +49,9 @@ type Violation struct {
 	// the end of its range (--stop-at-first, a divergence), or not
 	// judged because the alarm function had failed.
 	unjudged bool
+	// open: a liveness interval that has neither closed nor been judged
+	// at the end of checking (it may still close, or be raised).
+	open bool
 }
 
 // Status says what a violation is: "violation" (safety), or for a
@@ -70,6 +74,56 @@ func (v *Violation) Status() string {
 // Finding reports whether v is a finding: a safety violation or a
 // liveness alarm (what --fail-on counts by default).
 func (v *Violation) Finding() bool { return v.Kind == "safety" || v.Alarm }
+
+// Judged reports whether v is decided: a safety violation, a liveness
+// alarm, or an interval screened (closed, or judged at the end of
+// checking, without an alarm). An interval still open, or left unjudged
+// where checking stopped, is not.
+func (v *Violation) Judged() bool {
+	return v.Kind != "liveness" || v.Alarm || (!v.open && !v.unjudged)
+}
+
+// stopScan is what --stop-at-first looks at after each step: the
+// violations reported since it last looked, and the liveness intervals
+// that were open then, which count only once judged (closed and so
+// screened, or raised).
+type stopScan struct {
+	seen    int
+	pending []*Violation
+}
+
+// from starts a scan at the violations reported from seen on; open are
+// the intervals open before that, which it goes on watching.
+func (s *stopScan) from(seen int, open []*Violation) {
+	s.seen, s.pending = seen, s.pending[:0]
+	for _, v := range open {
+		if v != nil && v.open {
+			s.pending = append(s.pending, v)
+		}
+	}
+}
+
+// counted reports whether a violation among vs that counts was reported
+// or judged since the last look.
+func (s *stopScan) counted(vs []*Violation, counts func(*Violation) bool) bool {
+	found := false
+	for ; s.seen < len(vs); s.seen++ {
+		v := vs[s.seen]
+		if v.open && !v.Alarm {
+			s.pending = append(s.pending, v)
+			continue
+		}
+		found = found || counts(v)
+	}
+	s.pending = slices.DeleteFunc(s.pending, func(v *Violation) bool {
+		if v.open && !v.Alarm {
+			return false
+		}
+		found = found || counts(v)
+		return true
+	})
+	return found
+}
 
 // EventInfo describes the step's event in a report.
 type EventInfo struct {
@@ -207,7 +261,7 @@ func (c *Checker) violation(p *Predicate, w *rowState) *Violation {
 	v := &Violation{
 		Predicate: p.Name, Kind: p.Kind, Step: c.step, Lamport: ev.Lamport, Node: ev.Node,
 		Event: EventInfo{Kind: ev.Kind.String(), MsgType: ev.MsgType, Sender: ev.From, Timer: ev.TimerName, Task: ev.TaskName},
-		Time:  ev.Time - c.start, EndStep: -1, opened: c.now,
+		Time:  ev.Time - c.start, EndStep: -1, opened: c.now, open: p.Kind == "liveness",
 	}
 	if ev.Kind != node.KindRecv {
 		v.Event.Sender = ""
@@ -240,7 +294,7 @@ func (c *Checker) finish(atEnd bool) *Report {
 		if p.open == nil {
 			continue
 		}
-		p.open.unjudged = false
+		p.open.unjudged, p.open.open = false, false
 		switch {
 		case p.open.Alarm:
 		case !atEnd || p.alarmFailed || p.disabled:

@@ -31,7 +31,7 @@ func (c *Checker) Run(opts RunOptions) (*Report, error) {
 		counts = (*Violation).Finding
 	}
 	total := c.r.Len()
-	seen := 0
+	var scan stopScan
 	for {
 		if err := c.r.Next(); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -57,16 +57,8 @@ func (c *Checker) Run(opts RunOptions) (*Report, error) {
 			if len(c.report.Errors) > 0 {
 				return c.finish(false), nil
 			}
-			for ; seen < len(c.report.Violations); seen++ {
-				if counts(c.report.Violations[seen]) {
-					return c.finish(false), nil
-				}
-			}
-			// Liveness alarms are decided while an interval is open.
-			for _, p := range c.preds {
-				if p.open != nil && p.open.Alarm && counts(p.open) {
-					return c.finish(false), nil
-				}
+			if scan.counted(c.report.Violations, counts) {
+				return c.finish(false), nil
 			}
 		}
 	}

@@ -231,7 +231,7 @@ type Segment struct {
 	// owned any step.
 	vMark, eMark, sMark int
 	evMark              []int
-	seen                int // violations looked at by ShouldStop
+	scan                stopScan // what ShouldStop has looked at
 }
 
 // Part is what one segment contributes to the report: the steps it owned.
@@ -250,7 +250,7 @@ type Part struct {
 // NewFirstSegment binds a checker on a fresh replay: it owns every step
 // from #0.
 func NewFirstSegment(c *Checker) *Segment {
-	s := &Segment{c: c, first: true, mark: 0, seen: 0}
+	s := &Segment{c: c, first: true, mark: 0}
 	s.markCounters()
 	return s
 }
@@ -319,13 +319,16 @@ func (s *Segment) Mark() {
 
 func (s *Segment) markCounters() {
 	c := s.c
-	s.vMark, s.eMark, s.sMark, s.seen = len(c.report.Violations), len(c.report.Errors), c.report.Steps, len(c.report.Violations)
+	s.vMark, s.eMark, s.sMark = len(c.report.Violations), len(c.report.Errors), c.report.Steps
 	s.evMark = make([]int, len(c.preds))
 	s.part.openStart = make([]*Violation, len(c.preds))
 	for i, p := range c.preds {
 		s.evMark[i] = p.Evals
 		s.part.openStart[i] = p.open
 	}
+	// Intervals open at the mark count, as in a sequential run, once
+	// judged after it.
+	s.scan.from(len(c.report.Violations), s.part.openStart)
 }
 
 // Settled reports whether the segment's state is known to be the
@@ -454,17 +457,7 @@ func (s *Segment) ShouldStop(counts func(*Violation) bool) bool {
 	if len(c.report.Errors) > s.eMark {
 		return true
 	}
-	for ; s.seen < len(c.report.Violations); s.seen++ {
-		if counts(c.report.Violations[s.seen]) {
-			return true
-		}
-	}
-	for _, p := range c.preds {
-		if p.open != nil && p.open.Alarm && counts(p.open) {
-			return true
-		}
-	}
-	return false
+	return s.scan.counted(c.report.Violations, counts)
 }
 
 // Stitch joins the parts of consecutive segments, the last one finished,

@@ -167,3 +167,54 @@ safety("Slow", slow)
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errb)
 	}
 }
+
+// TestFailOnAnyCountsIntervalsOnceJudged: --fail-on any counts screened
+// liveness intervals too, but an interval is screened only once it closes
+// (or is judged at the end): --stop-at-first stopped at the step chord's
+// RingConsistent interval opened and exited 1 on an interval its own
+// summary called "not judged" (a new user's trial). It stops where the
+// interval closes, judged, and --jobs 2 stops at the same step.
+func TestFailOnAnyCountsIntervalsOnceJudged(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "chord", "--seed", "1", "-o", "c.lz4"))
+	type report struct {
+		LastStep int `json:"last_step"`
+		Screened []struct {
+			Predicate string `json:"predicate"`
+			Status    string `json:"status"`
+			Step      int    `json:"step"`
+			EndStep   int    `json:"end_step"`
+		} `json:"screened"`
+	}
+	var last []int
+	for _, jobs := range []string{"1", "2"} {
+		r := replay(t, dir, "check", "c.lz4", "builtin:chord", "--fail-on", "any", "--stop-at-first", "--json", "--jobs", jobs)
+		if r.code != 1 {
+			t.Fatalf("--jobs %s: exit %d, want 1 (a screened interval counts)\n%s%s", jobs, r.code, r.stdout, r.stderr)
+		}
+		var rep report
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("--jobs %s: %v\n%s", jobs, err, r.stdout)
+		}
+		closed := false
+		for _, s := range rep.Screened {
+			if s.Status == "screened" && s.EndStep == rep.LastStep {
+				closed = true
+			}
+		}
+		if !closed {
+			t.Errorf("--jobs %s: stopped after #%d, where no interval closed: %+v", jobs, rep.LastStep, rep.Screened)
+		}
+		last = append(last, rep.LastStep)
+	}
+	if last[0] != last[1] {
+		t.Errorf("--jobs 1 stopped after #%d, --jobs 2 after #%d", last[0], last[1])
+	}
+	// Checking stopped by --to while the interval is open judges nothing:
+	// no finding under any.
+	r := replay(t, dir, "check", "c.lz4", "builtin:chord", "--fail-on", "any", "--to", "5")
+	mustOK(t, r)
+	if !strings.Contains(r.stdout, "still open when checking stopped (not judged)") {
+		t.Errorf("--to 5: the open interval is not said unjudged:\n%s", r.stdout)
+	}
+}
