@@ -443,7 +443,7 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 		}
 		ff.reproduce = strings.Join(args, " ")
 		if fd.Violation != nil {
-			ff.step = fd.Violation.Decided()
+			ff.step = fd.Violation.Step
 		}
 	case fd.Schedule != nil:
 		// The trace ends before the event that panicked; its schedule
@@ -455,7 +455,9 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 		ff.reproduce = simtest.SimCommand(sys, fd.Config, ff.trace)
 		switch {
 		case fd.Violation != nil:
-			ff.step = fd.Violation.Decided()
+			// Where the predicate broke, as check and seed hunts
+			// print it: for an alarm, where its interval began.
+			ff.step = fd.Violation.Step
 		case fd.Check != nil && len(fd.Check.Report.Errors) > 0:
 			ff.step = fd.Check.Report.Errors[0].Step
 		}

@@ -81,6 +81,10 @@ compiler's errors are printed) or bad flags.`,
 			if n := len(rep.Findings); n > 0 {
 				return &exitError{ExitViolations, fmt.Errorf("%s (%s checked)", plural(n, "finding"), plural(rep.Packages, "package"))}
 			}
+			if !asJSON {
+				// Silence would not say that anything was checked.
+				fmt.Fprintf(a.Stderr, "replay vet: no findings (%s checked)\n", plural(rep.Packages, "package"))
+			}
 			return nil
 		},
 	}

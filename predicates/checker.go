@@ -541,7 +541,7 @@ func (c *Checker) evalPredicate(p *Predicate) error {
 	b, ok := v.(starlark.Bool)
 	if !ok {
 		p.disabled = true
-		c.fail(p.Name, p.Kind, fmt.Errorf("%s: %s %q returned %s, want True or False", p.Pos, p.Kind, p.Name, v.Type()))
+		c.fail(p.Name, p.Kind, fmt.Errorf("%s: %s %q returned %s, want True or False", funcPos(p.fn, p.Pos), p.Kind, p.Name, v.Type()))
 		return nil
 	}
 	holds := bool(b)
@@ -660,13 +660,23 @@ func (c *Checker) updateOpen(p *Predicate) {
 		case ok && !isBool:
 			// A forgotten return (None) would otherwise screen every
 			// interval: a liveness violation hidden as a false alarm.
-			c.fail(p.Name, "liveness alarm", fmt.Errorf("%s: the alarm of %q returned %s, want True or False", p.Pos, p.Name, r.Type()))
+			c.fail(p.Name, "liveness alarm", fmt.Errorf("%s: the alarm of %q returned %s, want True or False", funcPos(p.alarm, p.Pos), p.Name, r.Type()))
 			p.alarmFailed = true
 		case ok && bool(b):
 			c.raise(p, v)
 			v.Aux = v.auxNow
 		}
 	}
+}
+
+// funcPos is where a script function is defined (a def or a lambda), to
+// name in an error about what it returned; decl (the declaration) for a
+// built-in.
+func funcPos(fn starlark.Callable, decl syntax.Position) syntax.Position {
+	if f, ok := fn.(*starlark.Function); ok {
+		return f.Position()
+	}
+	return decl
 }
 
 // evalAux runs a predicate's aux or alarm function; a failure is reported

@@ -290,6 +290,10 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 	}
 	col, ok := rs.table.column(rs.v.Type(), name)
 	if !ok {
+		if _, observed := state.FieldByName(rs.v.Type(), name); observed {
+			// The Go type has it: the script left it out.
+			return nil, starlark.NoSuchAttrError(fmt.Sprintf("row of table(%q) has no .%s: the field is left out by the table's columns= (add %q there to read it)", rs.table.name, name, name))
+		}
 		return nil, nil
 	}
 	c := rs.table.c
