@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
@@ -95,5 +96,51 @@ func TestGapsAgainstOtherFiles(t *testing.T) {
 			t.Errorf("%s: n2 unknown %+v over events the trace has", tc.name, tr.Unknown["n2"])
 		}
 		tr.Close()
+	}
+}
+
+// TestAFileWithoutItsEndGoesOnInTheNext: a run's trace split in two files,
+// the first without an end record (as a recorder killed and started again
+// over a new file leaves it when nothing was lost), the second holding
+// every node's next seqs. Nothing is missing, so no node's state is
+// unknown: the check of the two files was the check of the whole run,
+// where a hostile pass found every node unknown from the split on and a
+// violation after it missed (exit 0).
+func TestAFileWithoutItsEndGoesOnInTheNext(t *testing.T) {
+	dir := t.TempDir()
+	sys, err := examples.Registry().Lookup("paxos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Bug = 8, "spec"
+	whole := simulateToFile(t, sys, cfg.WithDefaults(sys), dir)
+	f, err := record.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := len(f.Events) / 2
+	a, b := filepath.Join(dir, "a.lz4"), filepath.Join(dir, "b.lz4")
+	writeTrace(t, a, *f.Header, f.Events[:half], nil)
+	writeTrace(t, b, *f.Header, f.Events[half:], &f.Ends[0])
+	tr, err := replay.Load(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if tr.Len() != len(f.Events) {
+		t.Fatalf("%d steps, want %d", tr.Len(), len(f.Events))
+	}
+	for id, us := range tr.Unknown {
+		t.Errorf("%s unknown: %+v", id, us)
+	}
+	// Cut where nothing goes on, the same first file is a loss as before.
+	tr, err = replay.Load(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if len(tr.Unknown) == 0 {
+		t.Error("the first file alone: no node unknown after its unended segment")
 	}
 }

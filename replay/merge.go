@@ -535,6 +535,12 @@ func (t *Trace) findTruncations() {
 				for j := i; j >= 0 && last == 0; j-- {
 					last = spans[j][id].Last
 				}
+				if damaged < 0 && last > 0 && t.FirstAbsent(id, last+1) > last+1 {
+					// Another given file goes on with the node's next
+					// seqs (a recording split into files, one without
+					// its end record): nothing of the node is missing.
+					continue
+				}
 				cuts = append(cuts, cut{id, last, reason, nil, 0, damaged})
 			}
 		}
