@@ -231,6 +231,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	secondSignalKills(ctx, stop)
 	defer stop()
 	if f.timeLimit < 0 {
 		return badInput("--time %v: want a duration above 0 (omit it for no limit)", f.timeLimit)

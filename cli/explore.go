@@ -274,6 +274,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	// exploration after the runs under way, with its summary and result
 	// file.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	secondSignalKills(ctx, stop)
 	defer stop()
 	prog := a.progress()
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{

@@ -179,6 +179,7 @@ func writeOutput(a *App, path string, inputs []string, write func(io.Writer) err
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	secondSignalKills(ctx, stop)
 	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- write(out) }()

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 )
 
@@ -17,7 +19,22 @@ func onInterrupt(also ...os.Signal) (interrupted *atomic.Bool, stop func()) {
 	go func() {
 		if _, ok := <-sigs; ok {
 			interrupted.Store(true)
+			// A second signal ends the process, as it would have
+			// without this: a verb blocked where it cannot look at
+			// the flag (opening a pipe no one reads) can still be
+			// stopped.
+			signal.Stop(sigs)
 		}
 	}()
-	return interrupted, func() { signal.Stop(sigs); close(sigs) }
+	return interrupted, sync.OnceFunc(func() { signal.Stop(sigs); close(sigs) })
+}
+
+// secondSignalKills makes a signal caught by signal.NotifyContext end the
+// process the second time it comes: after the first, ctx is done and the
+// verb winds down; one stuck on the way can still be stopped.
+func secondSignalKills(ctx context.Context, stop context.CancelFunc) {
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 }

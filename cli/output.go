@@ -109,6 +109,9 @@ func createTrace(path string) (*atomicFile, error) {
 // one (a script, notes): running a verb again over its previous trace is
 // usual, replacing anything else by mistake is not.
 func replacesOnlyATrace(path string) error {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return nil // nothing there to lose, a pipe written in place (opening it to read would wait for a writer), or createAtomic says why
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil // nothing there to lose (or createAtomic says why)
@@ -148,6 +151,12 @@ func writeTrace(path string, trace []byte, sc *sim.Schedule) (string, error) {
 // checkWritable refuses an output that cannot be created now, before a
 // long search, rather than after it.
 func checkWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && !st.Mode().IsRegular() {
+		// A pipe or a device is written in place: opening it to see
+		// blocks until a reader comes, and closing it ends the reader's
+		// input before anything is written.
+		return nil
+	}
 	probe, err := createAtomic(path)
 	if err != nil {
 		return err

@@ -147,6 +147,7 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		fmt.Fprintf(a.Stderr, "replay predict: note: the recording has %d external inputs after #%d (the first at #%d); the futures explored here receive none of them\n", n, f.at, first)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	secondSignalKills(ctx, stop)
 	defer stop()
 	prog := a.progress()
 	res, err := a.predict(ctx, tr, script.Path, f, func(s string) { prog.update("%s", s) })

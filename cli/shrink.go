@@ -140,6 +140,7 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 	// Ctrl-C ends the shrink after the candidate under way; the smallest
 	// run so far is written.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	secondSignalKills(ctx, stop)
 	defer stop()
 	prog := a.progress()
 	res, err := shrink.Shrink(ctx, sys, data, shrink.Options{
