@@ -120,6 +120,9 @@ func (p Problem) String() string {
 // ValidationError lists what makes a set of traces unusable for replay.
 type ValidationError struct {
 	Problems []Problem
+	// tooManyBreaks: a spilled load gave up on events out of order in
+	// their files, which a load in memory takes.
+	tooManyBreaks bool
 }
 
 func (e *ValidationError) Error() string {

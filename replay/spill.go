@@ -170,8 +170,12 @@ func cutRecord(b []byte) (rec, rest []byte) {
 
 // spillError says what failed and what the user can change about it.
 func spillError(err error) error {
-	return fmt.Errorf("spilling the trace to disk: %w (set TMPDIR to a directory with room, or %s to keep more of the trace in memory)", err, InMemoryEnv)
+	return fmt.Errorf("%w: %w (set TMPDIR to a directory with room, or %s to keep more of the trace in memory)", errSpilling, err, InMemoryEnv)
 }
+
+// errSpilling marks a failure to write or read back the temporary files
+// of a spilled trace: the machine's, not the trace's.
+var errSpilling = errors.New("spilling the trace to disk")
 
 // tempFile creates a temporary file and removes its name at once.
 func tempFile(dir, pattern string) (*os.File, error) {
@@ -214,12 +218,26 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 	if err := givenOnce(paths); err != nil {
 		return nil, err
 	}
+	guess := byDefault && filesHoldMore(paths, limit)
+	t, err := load(opts, limit, limit < 0 || guess, paths)
+	var ve *ValidationError
+	if guess && (errors.Is(err, errSpilling) || errors.As(err, &ve) && ve.tooManyBreaks) {
+		// Spilling early was a guess from the files' sizes, which must
+		// not fail a trace that fits in memory: without room in $TMPDIR,
+		// or with events too far out of order for runs, the events are
+		// held until there are too many, as without the guess.
+		return load(opts, limit, false, paths)
+	}
+	return t, err
+}
+
+// load loads the files, spilling from the first event when early is set.
+func load(opts LoadOptions, limit int, early bool, paths []string) (*Trace, error) {
 	ld := &loader{opts: opts, limit: limit, paths: paths}
 	defer ld.discard()
-	if limit < 0 || (byDefault && filesHoldMore(paths, limit)) {
-		// Spilling early on a guess from the files' sizes does not make
-		// $TMPDIR a must: without room there, the events are held until
-		// there are too many, as they would be without the guess.
+	if early {
+		// Without room in $TMPDIR for a guess, the events are held until
+		// there are too many, as they would be without it.
 		if err := ld.startSpilling(); err != nil && limit < 0 {
 			return nil, err
 		}
@@ -444,8 +462,8 @@ func (ld *loader) countBreak(fi uint16, last, ev *node.Event) error {
 	}
 	if ld.breaks >= maxBreaks {
 		p := ld.firstBreak
-		p.Msg += fmt.Sprintf(" (and over %d more events are out of order in their files: too many to spill)", maxBreaks)
-		return &ValidationError{Problems: []Problem{p}}
+		p.Msg += fmt.Sprintf(" (and over %d more events are out of order in their files: too many to spill; %s=N, N the trace's events, loads it in memory)", maxBreaks, InMemoryEnv)
+		return &ValidationError{Problems: []Problem{p}, tooManyBreaks: true}
 	}
 	ld.breaks++
 	return nil

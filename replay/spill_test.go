@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -546,4 +547,46 @@ func TestBigFilesSpillFromTheStart(t *testing.T) {
 		}
 		tr.Close()
 	}
+}
+
+// TestAGuessedSpillFallsBackToMemory: files over 1 MiB are spilled from
+// their first event on a guess that they hold more events than memory
+// should. For a trace that fits in memory the guess must not decide the
+// outcome: a file of 60,000 events stored in no particular order (as a
+// writer may) was refused as "too many out of order to spill", where the
+// same events load in memory.
+func TestAGuessedSpillFallsBackToMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 60,000 events")
+	}
+	dir := t.TempDir()
+	sys, err := examples.Registry().Lookup("paxos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Steps, cfg.Time = 3, 60000, 10*time.Hour
+	path := simulateToFile(t, sys, cfg.WithDefaults(sys), dir)
+	f, err := record.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := slices.Clone(f.Events)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
+	shuffled := filepath.Join(dir, "shuffled.lz4")
+	writeTrace(t, shuffled, *f.Header, events, &f.Ends[0])
+	if st, _ := os.Stat(shuffled); st.Size() <= replay.DefaultInMemory*16 {
+		t.Fatalf("%d bytes: too small to be spilled on the guess", st.Size())
+	}
+	tr, err := replay.LoadWith(replay.LoadOptions{TempDir: dir}, shuffled)
+	if err != nil {
+		t.Fatalf("a trace that fits in memory: %v", err)
+	}
+	defer tr.Close()
+	want, err := replay.LoadWith(replay.LoadOptions{InMemory: 1 << 20}, shuffled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	sameTrace(t, "shuffled, guessed spill", want, tr)
 }
