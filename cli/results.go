@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -175,8 +176,22 @@ func readResults(path string) (*resultFile, error) {
 		return nil, badInput("%s: shard %d/%d is not a shard", path, rf.Shard.Index, rf.Shard.Count)
 	case rf.Runs < 0 || rf.Steps < 0:
 		return nil, badInput("%s: %d runs, %d steps: counts cannot be negative", path, rf.Runs, rf.Steps)
-	case rf.Steps > maxShardSteps:
-		return nil, badInput("%s: %d steps: more than a shard can run (%d at most)", path, rf.Steps, int64(maxShardSteps))
+	case rf.Steps > maxShardSteps || int64(rf.Runs) > maxShardSteps:
+		return nil, badInput("%s: %d runs, %d steps: more than a shard can run (%d at most)", path, rf.Runs, rf.Steps, int64(maxShardSteps))
+	case !slices.Contains(shardExits, rf.Exit):
+		return nil, badInput("%s: the shard exited %d, which a hunt that wrote its results does not (it exits 0, 1, 3, 4 or 130): not a file a hunt wrote as it is (edited?)", path, rf.Exit)
+	case rf.Exit == ExitInterrupted && rf.Stopped != "interrupted":
+		return nil, badInput("%s: the shard exited %d (interrupted) but says it stopped %q: not a file a hunt wrote as it is (edited?)", path, rf.Exit, rf.Stopped)
+	}
+	if from, to, ok := huntSeeds(rf.Hunt); ok {
+		for _, f := range rf.Failures {
+			if f.Seed == nil {
+				continue
+			}
+			if s := *f.Seed; s < from || s > to || (s-from)%uint64(rf.Shard.Count) != uint64(rf.Shard.Index) {
+				return nil, badInput("%s: a failure of seed %d, which shard %d/%d of seeds %d-%d does not run: not a file a hunt wrote as it is (edited?)", path, s, rf.Shard.Index, rf.Shard.Count, from, to)
+			}
+		}
 	}
 	implied := ExitOK
 	for _, f := range rf.Failures {
@@ -193,6 +208,26 @@ func readResults(path string) (*resultFile, error) {
 	}
 	return &rf, nil
 }
+
+// shardExits are the codes a hunt exits with after writing its result
+// file: none, a finding, a divergence, a predicate error, interrupted.
+var shardExits = []int{ExitOK, ExitViolations, ExitDivergence, ExitPredicateError, ExitInterrupted}
+
+// huntSeeds is the seed range of a seed hunt, from its command.
+func huntSeeds(h huntID) (from, to uint64, ok bool) {
+	if h.Kind != "sim" {
+		return 0, 0, false
+	}
+	m := seedsInCommand.FindStringSubmatch(h.Command)
+	if m == nil {
+		return 0, 0, false
+	}
+	from, err1 := strconv.ParseUint(m[1], 10, 64)
+	to, err2 := strconv.ParseUint(m[2], 10, 64)
+	return from, to, err1 == nil && err2 == nil && from <= to
+}
+
+var seedsInCommand = regexp.MustCompile(` --seeds (\d+)-(\d+)(?: |$)`)
 
 // failureKinds are the kinds of failure a hunt writes.
 var failureKinds = []string{"violation", "panic", "predicate error", "divergence"}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,5 +64,46 @@ func TestHostileResultFiles(t *testing.T) {
 	writeMerged(&out, &mergedResults{Shards: 1, Merged: []int{0}, Failures: rf.Failures})
 	if strings.ContainsAny(out.String(), "\x1b\x07") || !strings.Contains(out.String(), `\x1b]0;pwned`) {
 		t.Errorf("control characters printed as is:\n%q", out.String())
+	}
+}
+
+// TestEditedResultFilesAreRefused: edits a hostile pass made to real
+// shard files, each of which changed the merged answer, are refused.
+func TestEditedResultFilesAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	seed := func(s uint64) *uint64 { return &s }
+	base := func() *resultFile {
+		return &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Bug: "spec",
+			Command: "replay sim paxos --bug spec --seeds 1-30 --check builtin:paxos"},
+			Shard: shardSpec{Index: 1, Count: 3}, Runs: 10, Stopped: "done", Complete: true, Exit: ExitViolations,
+			Failures: []huntFailure{{Seed: seed(8), Kind: "violation", Headline: "AcceptedRoundIncreasing violated at step #1050"}}}
+	}
+	write := func(name string, rf *resultFile) string {
+		p := filepath.Join(dir, name)
+		if err := writeResults(p, rf); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if _, err := readResults(write("good.json", base())); err != nil {
+		t.Fatalf("a shard file as a hunt writes it: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*resultFile)
+		want string
+	}{
+		{"interrupted but done", func(rf *resultFile) { rf.Failures, rf.Exit = nil, ExitInterrupted }, "stopped \"done\""},
+		{"bad input exit", func(rf *resultFile) { rf.Exit = ExitBadInput }, "exited 2"},
+		{"runs that wrap", func(rf *resultFile) { rf.Runs = math.MaxInt64 }, "more than a shard can run"},
+		{"a seed outside the range", func(rf *resultFile) { rf.Failures[0].Seed = seed(999999) }, "seed 999999"},
+		{"another shard's seed", func(rf *resultFile) { rf.Failures[0].Seed = seed(9) }, "seed 9, which shard 1/3"},
+	} {
+		rf := base()
+		c.edit(rf)
+		_, err := readResults(write(strings.ReplaceAll(c.name, " ", "-")+".json", rf))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
+		}
 	}
 }
