@@ -314,6 +314,9 @@ func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*B
 	}
 	RemoveStale(dir, 0) // the build lock is ours: no one else makes partials of dir
 	parent := filepath.Dir(dir)
+	if err := checkRoom(parent, roomNeeded(tr.Len())); err != nil {
+		return nil, err
+	}
 	tmp, err := os.MkdirTemp(parent, partialPrefixes(dir)[0]+"*")
 	if err != nil {
 		return nil, fmt.Errorf("create the trace database beside %s: %w", dir, err)
@@ -566,6 +569,9 @@ const PublishEvery = 200 * time.Millisecond
 // publish commits every write so far, lets readers read the first n
 // steps, and says so to progress.
 func (b *builder) publish(n int, progress func(string, int, int)) error {
+	if err := checkRoom(b.parts.list[0].dir, roomAlways); err != nil {
+		return err
+	}
 	if err := b.wb.Flush(); err != nil {
 		return fmt.Errorf("write the trace database: %w", err)
 	}
