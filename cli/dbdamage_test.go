@@ -74,3 +74,36 @@ func TestADamagedDatabaseIsOneLineNotAPanic(t *testing.T) {
 		t.Fatalf("why should have rebuilt the database: exit %d %q", code, e)
 	}
 }
+
+// Something else at a database's name (a file, a folder of the user's
+// notes) is not damage: state and history said it was and that index
+// --force rebuilds it, which index then refused. They say what is there
+// and answer by replaying.
+func TestSomethingElseAtTheDatabasesName(t *testing.T) {
+	dir := t.TempDir()
+	run := inProcess()
+	trace := filepath.Join(dir, "p.lz4")
+	if _, e, code := run("sim", "paxos", "--seed", "1", "--steps", "300", "-o", trace); code != 0 {
+		t.Fatalf("sim: %s", e)
+	}
+	db := trace + ".db"
+	for _, c := range []struct {
+		name, want string
+		make       func()
+	}{
+		{"a file", "is a file, not a trace database", func() { os.WriteFile(db, []byte("notes"), 0o644) }},
+		{"a folder of notes", "exists and is not a trace database", func() {
+			os.Mkdir(db, 0o755)
+			os.WriteFile(filepath.Join(db, "notes.txt"), []byte("mine"), 0o644)
+		}},
+	} {
+		os.RemoveAll(db)
+		c.make()
+		for _, q := range [][]string{{"state", trace, "--at", "100", "--node", "n1"}, {"history", trace, "--node", "n1", "--field", "Agent.Promised"}} {
+			_, e, code := run(q...)
+			if code != 0 || !strings.Contains(e, c.want) || strings.Contains(e, "damaged") || !strings.Contains(e, "replaying instead") {
+				t.Errorf("%s with %s at %s: exit %d, stderr %q", q[0], c.name, db, code, e)
+			}
+		}
+	}
+}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -145,7 +144,6 @@ func (a *App) openStates(traces []string, dir string) (stateSource, error) {
 	}
 	if _, err := os.Stat(dir); err == nil {
 		db, err := statedb.Open(dir)
-		var damaged *statedb.DamagedError
 		switch {
 		case err == nil:
 			fp, ferr := statedb.Fingerprint(traces)
@@ -155,9 +153,10 @@ func (a *App) openStates(traces []string, dir string) (stateSource, error) {
 			}
 			db.Close()
 			fmt.Fprintf(a.Stderr, "note: %s is out of date (replay index rebuilds it); replaying instead\n", dir)
-		case errors.As(err, &damaged):
-			// The database is a cache of the replay: the answer is still
-			// there, one replay away.
+		default:
+			// The database is a cache of the replay: damaged, or not a
+			// database at all (a file or a folder of something else at
+			// its name), the answer is still there, one replay away.
 			fmt.Fprintf(a.Stderr, "note: %v; replaying instead\n", err)
 		}
 	}
