@@ -263,6 +263,11 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 			return err
 		}
 	}
+	if resultsPath != "" {
+		if err := notOverATrace(resultsPath, "the result file"); err != nil {
+			return err
+		}
+	}
 	if resultsPath != "" && sameFile(resultsPath, out) {
 		return badInput("--results %s is also the trace output (-o)", resultsPath)
 	}

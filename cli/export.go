@@ -174,6 +174,9 @@ func writeOutput(a *App, path string, inputs []string, write func(io.Writer) err
 	if err := refuseInput(path, inputs, "the output"); err != nil {
 		return err
 	}
+	if err := notOverATrace(path, "the output"); err != nil {
+		return err
+	}
 	out, err := createAtomic(path)
 	if err != nil {
 		return err

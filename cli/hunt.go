@@ -91,6 +91,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		}
 		rf = &resultFile{Hunt: id, Shard: shard, Stopped: "done", Complete: true}
 		// A bad --results is refused now, not after the hunt.
+		if err := notOverATrace(resultsPath, "the result file"); err != nil {
+			return err
+		}
 		if err := checkWritable(resultsPath); err != nil {
 			return err
 		}

@@ -126,6 +126,25 @@ func replacesOnlyATrace(path string) error {
 	return badInput("%s exists and is not a trace: writing the trace there would replace it (remove it, or name another file)", path)
 }
 
+// notOverATrace refuses to write what is not a trace (a result file, a
+// schedule, an export or report) over a trace, the other way round from
+// replacesOnlyATrace: a mistyped -o or --results replaced a recording
+// with JSON or text.
+func notOverATrace(path, what string) error {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // createAtomic says why
+	}
+	defer f.Close()
+	if startsLikeATrace(f) {
+		return badInput("%s is a trace: writing %s there would replace it (name another file, or remove it first)", path, what)
+	}
+	return nil
+}
+
 // startsLikeATrace reads the first bytes of r and says whether they open
 // an lz4 frame, as every trace does.
 func startsLikeATrace(r io.Reader) bool {

@@ -136,6 +136,9 @@ func scriptDigest(path string) (string, error) {
 }
 
 func writeResults(path string, rf *resultFile) error {
+	if err := notOverATrace(path, "the result file"); err != nil {
+		return err
+	}
 	rf.Format, rf.Version = resultsFormat, resultsVersion
 	if rf.Failures == nil {
 		rf.Failures = []huntFailure{}

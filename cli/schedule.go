@@ -80,6 +80,9 @@ what could run instead.
 			if output == "" {
 				return sc.Format(a.Stdout)
 			}
+			if err := notOverATrace(output, "the schedule"); err != nil {
+				return err
+			}
 			if err := writeAtomic(output, func(w *atomicFile) error { return sc.Format(w) }); err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -59,5 +60,28 @@ func TestOutputsToAPipeWithAReader(t *testing.T) {
 				t.Fatal("the pipe's reader got nothing")
 			}
 		})
+	}
+}
+
+// TestOutputsThatAreNotTracesSpareTraces: a result file, a schedule, an
+// export or a report named like an existing trace (a mistyped
+// --results ../s.lz4) replaced the recording silently; trace outputs
+// already refused to replace what is not a trace.
+func TestOutputsThatAreNotTracesSpareTraces(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "300", "-o", "s.lz4"))
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "2", "--steps", "300", "-o", "keep.lz4"))
+	before, _ := os.ReadFile(filepath.Join(dir, "keep.lz4"))
+	for _, args := range [][]string{
+		{"sim", "paxos", "--seeds", "1-2", "--check", "builtin:paxos", "--results", "keep.lz4"},
+		{"explore", "paxos", "--check", "builtin:paxos", "--budget", "2", "--results", "keep.lz4", "-o", "found.lz4"},
+		{"schedule", "s.lz4", "-o", "keep.lz4"},
+		{"export", "s.lz4", "--format", "jsonl", "-o", "keep.lz4"},
+		{"report", "s.lz4", "builtin:paxos", "-o", "keep.lz4"},
+	} {
+		badInput(t, replay(t, dir, args...), "keep.lz4 is a trace")
+		if after, _ := os.ReadFile(filepath.Join(dir, "keep.lz4")); !bytes.Equal(after, before) {
+			t.Fatalf("replay %v changed keep.lz4", args)
+		}
 	}
 }
