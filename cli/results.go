@@ -203,6 +203,11 @@ func readResults(path string) (*resultFile, error) {
 		}
 		implied = worseExit(implied, failureExit(f.Kind))
 	}
+	if rf.Exit == ExitOK && len(rf.Failures) > 0 {
+		// A hunt records only failures --fail-on counts, and exits with
+		// the first one's code.
+		return nil, badInput("%s: the shard exited 0 with %d failure(s): not a file a hunt wrote as it is (edited?)", path, len(rf.Failures))
+	}
 	// The merge ranks the failures, not the shard's exit: a shard that
 	// exited for a reason its failures do not give (a predicate error
 	// without its failure) would be lost in the merge, so it is refused.

@@ -40,7 +40,7 @@ func TestIntListIsRangesAndBounded(t *testing.T) {
 func TestHostileResultFiles(t *testing.T) {
 	dir := t.TempDir()
 	rf := &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Command: "replay sim paxos"}, Shard: shardSpec{Index: 0, Count: 1}, Runs: 3,
-		Failures: []huntFailure{{Kind: "violation", Headline: "\x1b]0;pwned\x07\x1b[2J evil\nsecond line"}}}
+		Exit: ExitViolations, Stopped: "failure", Failures: []huntFailure{{Kind: "violation", Headline: "\x1b]0;pwned\x07\x1b[2J evil\nsecond line"}}}
 	good := filepath.Join(dir, "good.json")
 	if err := writeResults(good, rf); err != nil {
 		t.Fatal(err)
@@ -95,6 +95,7 @@ func TestEditedResultFilesAreRefused(t *testing.T) {
 	}{
 		{"interrupted but done", func(rf *resultFile) { rf.Failures, rf.Exit = nil, ExitInterrupted }, "stopped \"done\""},
 		{"bad input exit", func(rf *resultFile) { rf.Exit = ExitBadInput }, "exited 2"},
+		{"clean exit with a failure", func(rf *resultFile) { rf.Exit = ExitOK }, "exited 0 with 1 failure"},
 		{"runs that wrap", func(rf *resultFile) { rf.Runs = math.MaxInt64 }, "more than a shard can run"},
 		{"a seed outside the range", func(rf *resultFile) { rf.Failures[0].Seed = seed(999999) }, "seed 999999"},
 		{"another shard's seed", func(rf *resultFile) { rf.Failures[0].Seed = seed(9) }, "seed 9, which shard 1/3"},
