@@ -80,7 +80,7 @@ type hasher struct {
 	// last map of each type sorted there (sortSlices); sorted lists the
 	// parts used since the last reset, which reset zeroes.
 	sorting []map[reflect.Type][2]reflect.Value
-	sorted  []reflect.Value
+	sorted  []usedSlice
 }
 
 type entry struct{ k, v reflect.Value }
@@ -133,8 +133,10 @@ func (h *hasher) reset() {
 	clear(h.refs)
 	h.refs, h.manyRefs = h.refs[:0], false
 	for i, s := range h.sorted {
-		s.Clear()
-		h.sorted[i] = reflect.Value{}
+		for j := range s.n {
+			s.v.Index(j).SetZero()
+		}
+		h.sorted[i] = usedSlice{}
 	}
 	h.sorted = h.sorted[:0]
 }
@@ -561,9 +563,18 @@ func (h *hasher) sortSlices(t reflect.Type, n int) (keys, vals reflect.Value) {
 		kv = [2]reflect.Value{reflect.MakeSlice(reflect.SliceOf(t.Key()), c, c), reflect.MakeSlice(reflect.SliceOf(t.Elem()), c, c)}
 		level[t] = kv
 	}
-	// Whole, not resliced: Slice allocates a header each time.
-	h.sorted = append(h.sorted, kv[0], kv[1])
+	// Whole, not resliced (Slice allocates a header each time); reset
+	// zeroes the n entries used, not the whole length, which the
+	// largest map of the type set: small maps after a big one would
+	// pay for it at every hash.
+	h.sorted = append(h.sorted, usedSlice{kv[0], n}, usedSlice{kv[1], n})
 	return kv[0], kv[1]
+}
+
+// usedSlice is a scratch slice and how many of its entries a hash set.
+type usedSlice struct {
+	v reflect.Value
+	n int
 }
 
 // keyOrder is the natural order of map keys of a kind (strings, numbers,

@@ -28,3 +28,28 @@ func BenchmarkHashMapOfMaps(b *testing.B) {
 		state.Hash(&s)
 	}
 }
+
+type storeLike struct {
+	Store map[string]*acceptorLike
+}
+
+func storeOf(n int) *storeLike {
+	s := &storeLike{Store: map[string]*acceptorLike{}}
+	for i := range n {
+		s.Store[fmt.Sprintf("k%d", i)] = &acceptorLike{Round: int64(i)}
+	}
+	return s
+}
+
+// BenchmarkHashSmallAfterBig hashes a small state of a type after one big
+// state of it went through the same pooled hasher: the cost must be the
+// small state's, not the big one's (the hasher's scratch once made every
+// later map pay for the largest map of its type).
+func BenchmarkHashSmallAfterBig(b *testing.B) {
+	state.Hash(storeOf(100_000))
+	small := storeOf(10)
+	b.ReportAllocs()
+	for b.Loop() {
+		state.Hash(small)
+	}
+}
