@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"slices"
@@ -480,23 +481,43 @@ type prefixViolations struct {
 	first map[string]int
 }
 
-// notCounting wraps a --fail-on policy so that violations decided at or
+// notCounting wraps a --fail-on policy so that findings judged at or
 // before the fork step do not count, and are remembered instead.
 func (p *prefixViolations) notCounting(counts func(*predicates.Violation) bool) func(*predicates.Violation) bool {
 	return func(v *predicates.Violation) bool {
-		if d := v.Decided(); d <= p.at {
-			p.mu.Lock()
-			if p.first == nil {
-				p.first = map[string]int{}
-			}
-			if s, ok := p.first[v.Predicate]; !ok || d < s {
-				p.first[v.Predicate] = d
-			}
-			p.mu.Unlock()
+		if !counts(v) {
 			return false
 		}
-		return counts(v)
+		d := judgedAt(v)
+		if d > p.at {
+			return true
+		}
+		p.mu.Lock()
+		if p.first == nil {
+			p.first = map[string]int{}
+		}
+		if s, ok := p.first[v.Predicate]; !ok || d < s {
+			p.first[v.Predicate] = d
+		}
+		p.mu.Unlock()
+		return false
 	}
+}
+
+// judgedAt is the step at which a finding was decided: a safety
+// violation where it broke, an alarm where it was raised, a screened
+// interval where it closed (one still open, or judged at the end of the
+// run, after any step).
+func judgedAt(v *predicates.Violation) int {
+	switch {
+	case v.Kind != "liveness":
+		return v.Step
+	case v.Alarm:
+		return v.AlarmStep
+	case v.EndStep >= 0:
+		return v.EndStep
+	}
+	return math.MaxInt
 }
 
 // names are the predicates, sorted; with steps, as "P (#N)".

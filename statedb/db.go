@@ -156,9 +156,6 @@ func Open(dir string) (*DB, error) {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("%s is a file, not a trace database: move it away or name another with --db", dir)
 	}
-	if err := replaceable(dir); err != nil {
-		return nil, err // a folder of something else: not damage, which a rebuild would mend
-	}
 	// A build that finishes swaps its database in by renaming (swapIn):
 	// an Open that raced it read one database's description and
 	// another's parts. It then opens the new one.
@@ -167,6 +164,14 @@ func Open(dir string) (*DB, error) {
 		var db *DB
 		db, err = openOnce(dir)
 		if !errors.Is(err, errSwapped) {
+			if err != nil {
+				if rerr := replaceable(dir); rerr != nil {
+					// A folder of something else: not damage, which a
+					// rebuild would mend. Looked at only after a failed
+					// open, not while a rebuild may be swapping in.
+					return nil, rerr
+				}
+			}
 			return db, err
 		}
 	}

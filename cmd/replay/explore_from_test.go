@@ -136,3 +136,24 @@ func TestExploreFromIgnoresWhatTheRecordingBroke(t *testing.T) {
 		}
 	}
 }
+
+// TestExploreFromCountsWhatIsJudgedAfterTheFork: what the recorded steps
+// hold but --fail-on does not count is not "already violated" (raftkv's
+// first LeaderExists interval, #0..#41, is screened), and an interval
+// open at the fork step but judged after it is the runs' own finding
+// under --fail-on any (review).
+func TestExploreFromCountsWhatIsJudgedAfterTheFork(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "raftkv", "--seed", "1", "-o", "r.lz4"))
+	r := replay(t, dir, "explore", "raftkv", "--check", "builtin:raft", "--from", "r.lz4", "--at", "1000",
+		"--strategy", "random", "--budget", "2", "-o", "a.lz4")
+	mustOK(t, r)
+	if strings.Contains(r.stdout, "already violated") {
+		t.Errorf("a screened interval listed as already violated:\n%s", r.stdout)
+	}
+	r = replay(t, dir, "explore", "raftkv", "--check", "builtin:raft", "--from", "r.lz4", "--at", "20", "--fail-on", "any",
+		"--strategy", "random", "--budget", "2", "-o", "b.lz4")
+	if r.code != 1 || !strings.Contains(r.stdout, "fails: LeaderExists") || strings.Contains(r.stdout, "already violated") {
+		t.Errorf("an interval open at the fork and screened after it, under --fail-on any: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
