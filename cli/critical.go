@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -230,8 +228,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	if err := refuseInput(out, paths, "the recovering walk"); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	secondSignalKills(ctx, stop)
+	ctx, stop := interruptContext()
 	defer stop()
 	if f.timeLimit < 0 {
 		return badInput("--time %v: want a duration above 0 (omit it for no limit)", f.timeLimit)

@@ -2,13 +2,9 @@ package cli
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
@@ -279,8 +275,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	// Ctrl-C or SIGTERM (a preempted Kubernetes pod) ends the
 	// exploration after the runs under way, with its summary and result
 	// file.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	secondSignalKills(ctx, stop)
+	ctx, stop := interruptContext(syscall.SIGTERM)
 	defer stop()
 	prog := a.progress()
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
@@ -488,7 +483,7 @@ func (p *prefixViolations) notCounting(counts func(*predicates.Violation) bool) 
 		if !counts(v) {
 			return false
 		}
-		d := judgedAt(v)
+		d := v.JudgedAt()
 		if d > p.at {
 			return true
 		}
@@ -502,22 +497,6 @@ func (p *prefixViolations) notCounting(counts func(*predicates.Violation) bool) 
 		p.mu.Unlock()
 		return false
 	}
-}
-
-// judgedAt is the step at which a finding was decided: a safety
-// violation where it broke, an alarm where it was raised, a screened
-// interval where it closed (one still open, or judged at the end of the
-// run, after any step).
-func judgedAt(v *predicates.Violation) int {
-	switch {
-	case v.Kind != "liveness":
-		return v.Step
-	case v.Alarm:
-		return v.AlarmStep
-	case v.EndStep >= 0:
-		return v.EndStep
-	}
-	return math.MaxInt
 }
 
 // names are the predicates, sorted; with steps, as "P (#N)".

@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"syscall"
@@ -181,8 +179,7 @@ func writeOutput(a *App, path string, inputs []string, write func(io.Writer) err
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	secondSignalKills(ctx, stop)
+	ctx, stop := interruptContext(syscall.SIGTERM)
 	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- write(out) }()

@@ -29,12 +29,15 @@ func onInterrupt(also ...os.Signal) (interrupted *atomic.Bool, stop func()) {
 	return interrupted, sync.OnceFunc(func() { signal.Stop(sigs); close(sigs) })
 }
 
-// secondSignalKills makes a signal caught by signal.NotifyContext end the
-// process the second time it comes: after the first, ctx is done and the
-// verb winds down; one stuck on the way can still be stopped.
-func secondSignalKills(ctx context.Context, stop context.CancelFunc) {
+// interruptContext is a context done at Ctrl-C (and the other signals
+// given), so that a long verb winds down where what it writes is whole;
+// the second such signal ends the process, as without it, so that a verb
+// stuck on the way can still be stopped. stop releases the signals.
+func interruptContext(also ...os.Signal) (ctx context.Context, stop context.CancelFunc) {
+	ctx, stop = signal.NotifyContext(context.Background(), append([]os.Signal{os.Interrupt}, also...)...)
 	go func() {
 		<-ctx.Done()
 		stop()
 	}()
+	return ctx, stop
 }

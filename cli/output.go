@@ -109,21 +109,10 @@ func createTrace(path string) (*atomicFile, error) {
 // one (a script, notes): running a verb again over its previous trace is
 // usual, replacing anything else by mistake is not.
 func replacesOnlyATrace(path string) error {
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return nil // nothing there to lose, a pipe written in place (opening it to read would wait for a writer), or createAtomic says why
+	if present, trace := existing(path); present && !trace {
+		return badInput("%s exists and is not a trace: writing the trace there would replace it (remove it, or name another file)", path)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil // nothing there to lose (or createAtomic says why)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
-		return nil
-	}
-	if startsLikeATrace(f) {
-		return nil
-	}
-	return badInput("%s exists and is not a trace: writing the trace there would replace it (remove it, or name another file)", path)
+	return nil
 }
 
 // notOverATrace refuses to write what is not a trace (a result file, a
@@ -131,18 +120,27 @@ func replacesOnlyATrace(path string) error {
 // replacesOnlyATrace: a mistyped -o or --results replaced a recording
 // with JSON or text.
 func notOverATrace(path, what string) error {
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
-		return nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil // createAtomic says why
-	}
-	defer f.Close()
-	if startsLikeATrace(f) {
+	if present, trace := existing(path); present && trace {
 		return badInput("%s is a trace: writing %s there would replace it (name another file, or remove it first)", path, what)
 	}
 	return nil
+}
+
+// existing tells whether an output's path holds a file that writing it
+// would lose (a regular file with something in it), and whether that file
+// is a trace. A pipe or device is not opened: it is written in place, and
+// opening it to read would wait for a writer. What cannot be read is left
+// for createAtomic to say.
+func existing(path string) (present, trace bool) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		return false, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false, false
+	}
+	defer f.Close()
+	return true, startsLikeATrace(f)
 }
 
 // startsLikeATrace reads the first bytes of r and says whether they open

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"time"
@@ -146,8 +144,7 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		// them, which a user comparing with the recording should know.
 		fmt.Fprintf(a.Stderr, "replay predict: note: the recording has %d external inputs after #%d (the first at #%d); the futures explored here receive none of them\n", n, f.at, first)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	secondSignalKills(ctx, stop)
+	ctx, stop := interruptContext()
 	defer stop()
 	prog := a.progress()
 	res, err := a.predict(ctx, tr, script.Path, f, func(s string) { prog.update("%s", s) })

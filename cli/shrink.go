@@ -2,13 +2,10 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -139,8 +136,7 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 
 	// Ctrl-C ends the shrink after the candidate under way; the smallest
 	// run so far is written.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	secondSignalKills(ctx, stop)
+	ctx, stop := interruptContext()
 	defer stop()
 	prog := a.progress()
 	res, err := shrink.Shrink(ctx, sys, data, shrink.Options{

@@ -3,6 +3,7 @@ package predicates
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 
 	"go.starlark.net/starlark"
@@ -81,6 +82,22 @@ func (v *Violation) Finding() bool { return v.Kind == "safety" || v.Alarm }
 // where checking stopped, is not.
 func (v *Violation) Judged() bool {
 	return v.Kind != "liveness" || v.Alarm || (!v.open && !v.unjudged)
+}
+
+// JudgedAt is the step at which v was judged: a safety violation where it
+// broke, an alarm where it was raised, a screened interval where it
+// closed; math.MaxInt for an interval not judged by the last step
+// checked (still open, judged only at the end, or left unjudged).
+func (v *Violation) JudgedAt() int {
+	switch {
+	case v.Kind != "liveness":
+		return v.Step
+	case v.Alarm:
+		return v.AlarmStep
+	case v.EndStep >= 0:
+		return v.EndStep
+	}
+	return math.MaxInt
 }
 
 // stopScan is what --stop-at-first looks at after each step: the

@@ -219,22 +219,32 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 		return nil, err
 	}
 	guess := byDefault && filesHoldMore(paths, limit)
-	t, err := load(opts, limit, limit < 0 || guess, paths)
+	t, read, err := load(opts, limit, limit < 0 || guess, paths)
 	var ve *ValidationError
-	if guess && (errors.Is(err, errSpilling) || errors.As(err, &ve) && ve.tooManyBreaks) {
+	if guess && read <= limit && (errors.Is(err, errSpilling) || errors.As(err, &ve) && ve.tooManyBreaks) {
 		// Spilling early was a guess from the files' sizes, which must
 		// not fail a trace that fits in memory: without room in $TMPDIR,
 		// or with events too far out of order for runs, the events are
-		// held until there are too many, as without the guess.
-		return load(opts, limit, false, paths)
+		// held until there are too many, as without the guess. (With
+		// more than that read already, holding them would come to the
+		// same spill and fail the same way.)
+		t, _, err = load(opts, limit, false, paths)
 	}
 	return t, err
 }
 
-// load loads the files, spilling from the first event when early is set.
-func load(opts LoadOptions, limit int, early bool, paths []string) (*Trace, error) {
+// load loads the files, spilling from the first event when early is set;
+// read is how many events it took before it returned.
+func load(opts LoadOptions, limit int, early bool, paths []string) (t *Trace, read int, err error) {
 	ld := &loader{opts: opts, limit: limit, paths: paths}
 	defer ld.discard()
+	t, err = ld.load(early)
+	return t, ld.n, err
+}
+
+// load reads and merges the loader's files.
+func (ld *loader) load(early bool) (*Trace, error) {
+	limit, paths := ld.limit, ld.paths
 	if early {
 		// Without room in $TMPDIR for a guess, the events are held until
 		// there are too many, as they would be without it.

@@ -243,6 +243,9 @@ func oneLine(s string) string {
 // replaceable refuses a path that exists and is not a trace database, so
 // that rebuilding never deletes anything else.
 func replaceable(dir string) error {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("%s is a file, not a trace database: move it away or name another with --db", dir)
+	}
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil

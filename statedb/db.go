@@ -153,9 +153,6 @@ func (quietLogger) Debugf(string, ...any)   {}
 // again (a rebuild makes a new one beside it and swaps it in; predicate
 // results live in a file of their own).
 func Open(dir string) (*DB, error) {
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return nil, fmt.Errorf("%s is a file, not a trace database: move it away or name another with --db", dir)
-	}
 	// A build that finishes swaps its database in by renaming (swapIn):
 	// an Open that raced it read one database's description and
 	// another's parts. It then opens the new one.
