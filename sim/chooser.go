@@ -214,7 +214,8 @@ func (c *Choice) TimedStateHash() uint64 {
 	// that does not depend on how the queue happens to be laid out.
 	items := c.hashes[:0]
 	var ih xxhash.Digest
-	for _, it := range c.s.queue {
+	for _, sl := range c.s.queue {
+		it := sl.it
 		ih.Reset()
 		if it.kind == itemCall {
 			put(&ih, uint64(itemCall))
@@ -262,7 +263,8 @@ func (c *Choice) TimedStateHash() uint64 {
 // Advance to Due, or what the action queues would already be late.
 func (c *Choice) Due() (time.Duration, bool) {
 	at := int64(-1)
-	for _, it := range c.s.queue {
+	for _, sl := range c.s.queue {
+		it := sl.it
 		if it.kind == itemCall && (at < 0 || it.at < at) {
 			at = it.at
 		}
@@ -291,7 +293,8 @@ func (c *Choice) Enabled() []Pending {
 // simulator consumes them. Scenario actions run when due, unchosen.
 func (s *Sim) enabled(out []Pending) []Pending {
 	horizon := int64(-1)
-	for _, it := range s.queue {
+	for _, sl := range s.queue {
+		it := sl.it
 		if !s.wouldRun(it) {
 			continue
 		}
@@ -299,7 +302,8 @@ func (s *Sim) enabled(out []Pending) []Pending {
 			horizon = it.latest
 		}
 	}
-	for _, it := range s.queue {
+	for _, sl := range s.queue {
+		it := sl.it
 		if !s.wouldRun(it) || it.at > horizon {
 			continue
 		}

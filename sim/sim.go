@@ -6,7 +6,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"io"
@@ -404,7 +403,8 @@ func (s *Sim) finalStates() []record.FinalState {
 
 // finish closes the trace with the run's end.
 func (s *Sim) finish(runErr error) (*Result, error) {
-	for _, it := range s.queue {
+	for _, sl := range s.queue {
+		it := sl.it
 		if it.kind == itemDeliver {
 			s.stats.InFlight++
 		}
@@ -476,12 +476,12 @@ func (s *Sim) runEarliest() error {
 		s.stopped = "no events left"
 		return nil
 	}
-	it := s.queue[0]
+	it := s.queue.first()
 	if it.at > s.until {
 		s.stopped = fmt.Sprintf("time limit (%v)", s.cfg.Time)
 		return nil
 	}
-	heap.Pop(&s.queue)
+	s.queue.pop()
 	s.now = it.at
 	return s.run(it)
 }
@@ -513,7 +513,7 @@ func (s *Sim) runChosen(c *Choice, d Decision) error {
 	if p.it.index < 0 || !s.wouldRun(p.it) {
 		return nil // what ran before it made it moot (a crash of its node)
 	}
-	heap.Remove(&s.queue, p.it.index)
+	s.queue.remove(p.it.index)
 	s.now = at
 	return s.run(p.it)
 }
@@ -525,7 +525,8 @@ func (s *Sim) runChosen(c *Choice, d Decision) error {
 func (s *Sim) runDue(at int64, seq uint64) (done bool, err error) {
 	for {
 		var due *item
-		for _, it := range s.queue {
+		for _, sl := range s.queue {
+			it := sl.it
 			if it.latest > at || it.latest == at && it.seq >= seq || s.wouldRun(it) {
 				continue
 			}
@@ -536,7 +537,7 @@ func (s *Sim) runDue(at int64, seq uint64) (done bool, err error) {
 		if due == nil {
 			return false, nil
 		}
-		heap.Remove(&s.queue, due.index)
+		s.queue.remove(due.index)
 		s.now = max(s.now, due.latest)
 		if err := s.run(due); err != nil {
 			return true, err
@@ -756,7 +757,7 @@ func (s *Sim) push(it *item) {
 	// Everything but a message runs at an exact time: its window is
 	// closed.
 	it.latest = max(it.latest, it.at)
-	heap.Push(&s.queue, it)
+	s.queue.push(it)
 }
 
 // source serves a simulated node's nondeterminism from the run's generator.

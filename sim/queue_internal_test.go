@@ -1,0 +1,71 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// The queue gives items back in (at, seq) order whatever mix of pushes,
+// pops and removals built it, and every item knows its place: remove
+// takes out exactly the item named by its index.
+func TestQueueOrderAndIndexes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var q queue
+	var live []*item // what the queue should hold
+	seq := uint64(0)
+	check := func(step int) {
+		t.Helper()
+		if len(q) != len(live) {
+			t.Fatalf("step %d: queue holds %d items, want %d", step, len(q), len(live))
+		}
+		for i, s := range q {
+			if s.it.index != i {
+				t.Fatalf("step %d: item at %d says it is at %d", step, i, s.it.index)
+			}
+			if s.at != s.it.at || s.seq != s.it.seq {
+				t.Fatalf("step %d: slot %d keys (%d, %d), item (%d, %d)", step, i, s.at, s.seq, s.it.at, s.it.seq)
+			}
+			if i > 0 && s.before(q[(i-1)/4]) {
+				t.Fatalf("step %d: slot %d is before its parent", step, i)
+			}
+		}
+	}
+	earliest := func() int {
+		return slices.IndexFunc(live, func(it *item) bool {
+			for _, o := range live {
+				if o.at < it.at || o.at == it.at && o.seq < it.seq {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	for step := range 20000 {
+		switch r := rng.IntN(10); {
+		case r < 5 || len(live) == 0:
+			seq++
+			// Few distinct times, so that ties fall to seq.
+			it := &item{at: int64(rng.IntN(50)), seq: seq}
+			q.push(it)
+			live = append(live, it)
+		case r < 8:
+			want := live[earliest()]
+			if got := q.pop(); got != want {
+				t.Fatalf("step %d: popped (%d, %d), want (%d, %d)", step, got.at, got.seq, want.at, want.seq)
+			}
+			if want.index != -1 {
+				t.Fatalf("step %d: a popped item keeps index %d", step, want.index)
+			}
+			live = slices.DeleteFunc(live, func(it *item) bool { return it == want })
+		default:
+			k := rng.IntN(len(live))
+			it := live[k]
+			if got := q.remove(it.index); got != it {
+				t.Fatalf("step %d: removing at %d took another item", step, it.index)
+			}
+			live = slices.Delete(live, k, k+1)
+		}
+		check(step)
+	}
+}
