@@ -33,3 +33,11 @@ func (c *Codec) Append(b []byte, ev *node.Event) ([]byte, error) {
 func (c *Codec) Decode(b []byte, ev *node.Event) error {
 	return decodeEvent(&decoder{b: b}, c.t, ev, 0)
 }
+
+// DecodeAliasing is Decode with ev's byte slices (payloads, disk reads,
+// crypto bytes) pointing into b instead of copied out of it: for a
+// caller that leaves b unchanged for as long as it uses ev, and so saves
+// allocating and copying every payload.
+func (c *Codec) DecodeAliasing(b []byte, ev *node.Event) error {
+	return decodeEvent(&decoder{b: b, alias: true}, c.t, ev, 0)
+}

@@ -205,9 +205,10 @@ var errShort = errors.New("record body ends early")
 
 // decoder reads a record body; the first error sticks.
 type decoder struct {
-	b   []byte
-	off int
-	err error
+	b     []byte
+	off   int
+	err   error
+	alias bool // bytes points into b instead of copying
 }
 
 func (d *decoder) fail(err error) {
@@ -280,6 +281,12 @@ func (d *decoder) bytes() []byte {
 	p := d.raw()
 	if p == nil {
 		return nil
+	}
+	if d.alias {
+		if len(p) == 0 {
+			return nil // as a copy of nothing is
+		}
+		return p[:len(p):len(p)] // an append to it must not write into b
 	}
 	return append([]byte(nil), p...)
 }

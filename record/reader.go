@@ -12,6 +12,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 	"github.com/pierrec/lz4/v4"
 
+	"github.com/replaycheck/replaycheck/internal/ahead"
 	"github.com/replaycheck/replaycheck/internal/regular"
 	"github.com/replaycheck/replaycheck/node"
 )
@@ -808,44 +809,73 @@ func scan(r io.Reader, name string, size int64, fn func(ev *node.Event) error, r
 	if err != nil {
 		return nil, err
 	}
-	tf := &File{Path: name, Header: rd.First(), Segments: []*Header{rd.First()}, Size: size,
-		SegmentStart: []int{0}, SegmentEnded: []bool{false}, Spans: []map[node.ID]Span{{}}}
-	var ev *node.Event
+	if reuse {
+		return scanAhead(rd, name, size, fn)
+	}
+	tf := newScanned(rd, name, size)
 	for {
-		if !reuse || ev == nil {
-			ev = new(node.Event) // the decoder clears a reused one
+		ev := new(node.Event)
+		done, err := tf.next(rd, ev)
+		if err == errNotEvent {
+			continue
 		}
-		kind, err := rd.Next(ev)
-		if err != nil {
-			if err != io.EOF {
-				var de *DamageError
-				if !errors.As(err, &de) {
-					return nil, err
-				}
-				tf.Damage = de
+		if done || err != nil {
+			return tf.end(rd, size, err)
+		}
+		if fn == nil {
+			tf.Events = append(tf.Events, ev)
+		} else if err := fn(ev); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func newScanned(rd *Reader, name string, size int64) *File {
+	return &File{Path: name, Header: rd.First(), Segments: []*Header{rd.First()}, Size: size,
+		SegmentStart: []int{0}, SegmentEnded: []bool{false}, Spans: []map[node.ID]Span{{}}}
+}
+
+// next reads the next record into tf, decoding an event into ev. It
+// reports done at the end of the file (or of what is readable: Damage
+// says why), and errNotEvent when the record was not an event.
+func (tf *File) next(rd *Reader, ev *node.Event) (done bool, err error) {
+	kind, err := rd.Next(ev)
+	if err != nil {
+		if err != io.EOF {
+			var de *DamageError
+			if !errors.As(err, &de) {
+				return true, err
 			}
-			break
+			tf.Damage = de
 		}
-		switch kind {
-		case RecEvent:
-			tf.Count++
-			extendSpan(tf.Spans[len(tf.Spans)-1], ev)
-			if fn == nil {
-				tf.Events = append(tf.Events, ev)
-			} else if err := fn(ev); err != nil {
-				return nil, err
-			}
-		case RecHeader:
-			tf.Segments = append(tf.Segments, rd.Header())
-			tf.SegmentStart = append(tf.SegmentStart, tf.Count)
-			tf.SegmentEnded = append(tf.SegmentEnded, false)
-			tf.Spans = append(tf.Spans, map[node.ID]Span{})
-		case RecGap:
-			tf.Gaps = append(tf.Gaps, rd.Gap())
-		case RecEnd:
-			tf.Ends = append(tf.Ends, rd.End())
-			tf.SegmentEnded[len(tf.SegmentEnded)-1] = true
-		}
+		return true, nil
+	}
+	switch kind {
+	case RecEvent:
+		tf.Count++
+		extendSpan(tf.Spans[len(tf.Spans)-1], ev)
+		return false, nil
+	case RecHeader:
+		tf.Segments = append(tf.Segments, rd.Header())
+		tf.SegmentStart = append(tf.SegmentStart, tf.Count)
+		tf.SegmentEnded = append(tf.SegmentEnded, false)
+		tf.Spans = append(tf.Spans, map[node.ID]Span{})
+	case RecGap:
+		tf.Gaps = append(tf.Gaps, rd.Gap())
+	case RecEnd:
+		tf.Ends = append(tf.Ends, rd.End())
+		tf.SegmentEnded[len(tf.SegmentEnded)-1] = true
+	}
+	return false, errNotEvent
+}
+
+// errNotEvent is next's word for a record that was not an event; it
+// never leaves this file.
+var errNotEvent = errors.New("not an event")
+
+func (tf *File) end(rd *Reader, size int64, err error) (*File, error) {
+	if err != nil {
+		return nil, err
 	}
 	tf.Ended = rd.Ended()
 	tf.Raw = rd.Raw()
@@ -853,6 +883,36 @@ func scan(r io.Reader, name string, size int64, fn func(ev *node.Event) error, r
 		tf.Size = rd.Compressed()
 	}
 	return tf, nil
+}
+
+// scanBatch is how many events scanAhead decodes before handing them over:
+// enough that handing over costs nothing per event, few enough that a
+// batch stays in a core's cache.
+const scanBatch = 256
+
+// scanAhead is scan for an fn that keeps nothing of an event: the file is
+// read and decoded on another goroutine, a batch of events ahead of fn,
+// so that a loader re-encoding each event (a spilled trace) takes about
+// the longer of the two instead of their sum. fn still sees every event
+// in file order, on the caller's goroutine; after an error of fn nothing
+// more is read.
+func scanAhead(rd *Reader, name string, size int64, fn func(ev *node.Event) error) (*File, error) {
+	tf := newScanned(rd, name, size)
+	err := ahead.Pipe(scanBatch, func(w *ahead.Writer[node.Event]) error {
+		for {
+			done, err := tf.next(rd, w.Slot())
+			if err == errNotEvent {
+				continue
+			}
+			if done || err != nil {
+				return err
+			}
+			if !w.Commit() {
+				return nil
+			}
+		}
+	}, fn)
+	return tf.end(rd, size, err)
 }
 
 // NodeSpans returns Spans, working it out from Events for a File put

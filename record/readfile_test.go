@@ -1,9 +1,11 @@
 package record
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,9 +36,10 @@ func TestReadFileRefusesAPipe(t *testing.T) {
 	}
 }
 
-// ScanFileReusing hands over the same events as ScanFile, decoded into
-// one event instead of a new one each: nothing of an event survives into
-// the next (a field the next one lacks is not left over).
+// ScanFileReusing hands over the same events as ScanFile, decoded into a
+// few batches of events reused instead of a new one each: nothing of an
+// event survives into the next use of its memory (a field the next one
+// lacks is not left over).
 func TestScanFileReusingReadsWhatScanFileReads(t *testing.T) {
 	evs := genEvents(3000, 7)
 	path := filepath.Join(t.TempDir(), "t.lz4")
@@ -57,8 +60,8 @@ func TestScanFileReusingReadsWhatScanFileReads(t *testing.T) {
 	}
 	fresh, freshPtrs := scan(ScanFile)
 	reused, reusedPtrs := scan(ScanFileReusing)
-	if len(freshPtrs) != len(evs) || len(reusedPtrs) != 1 {
-		t.Fatalf("ScanFile decoded into %d events, ScanFileReusing into %d; want %d and 1", len(freshPtrs), len(reusedPtrs), len(evs))
+	if len(freshPtrs) != len(evs) || len(reusedPtrs) > 3*scanBatch {
+		t.Fatalf("ScanFile decoded into %d events, ScanFileReusing into %d; want %d and at most %d", len(freshPtrs), len(reusedPtrs), len(evs), 3*scanBatch)
 	}
 	if len(fresh) != len(evs) || len(reused) != len(evs) {
 		t.Fatalf("read %d and %d events, wrote %d", len(fresh), len(reused), len(evs))
@@ -70,5 +73,58 @@ func TestScanFileReusingReadsWhatScanFileReads(t *testing.T) {
 	}
 	if _, err := ScanFileReusing(path, nil); err == nil {
 		t.Fatal("ScanFileReusing without a function: no error")
+	}
+}
+
+// ScanFileReusing reads ahead of fn on another goroutine; what fn and
+// the caller see is still ScanFile's: an error of fn ends the scan at
+// that event with that error, and a file cut short reads as far, with
+// the same damage, as ScanFile reads it.
+func TestScanFileReusingStopsAndDamagesAsScanFile(t *testing.T) {
+	evs := genEvents(3000, 11)
+	data := writeTrace(t, evs, WriterOptions{})
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "whole.lz4")
+	if err := os.WriteFile(whole, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("enough")
+	calls := 0
+	_, err := ScanFileReusing(whole, func(*node.Event) error {
+		calls++
+		if calls == 1000 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || calls != 1000 {
+		t.Fatalf("fn failing at event 1000: %d calls, error %v", calls, err)
+	}
+
+	// Blocks end after events 700, 1400 and 2100; the cut falls in the
+	// third block, so two blocks' events are recovered.
+	blocks, ends := multiBlock(t, evs, []int{700, 1400, 2100}, -1)
+	cut := filepath.Join(dir, "cut.lz4")
+	if err := os.WriteFile(cut, blocks[:ends[1]+(ends[2]-ends[1])/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func(scanFile func(string, func(*node.Event) error) (*File, error)) (*File, []uint64) {
+		var seqs []uint64
+		f, err := scanFile(cut, func(ev *node.Event) error {
+			seqs = append(seqs, ev.Seq)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, seqs
+	}
+	fresh, freshSeqs := read(ScanFile)
+	reused, reusedSeqs := read(ScanFileReusing)
+	if fresh.Damage == nil || reused.Damage == nil || fresh.Damage.Error() != reused.Damage.Error() {
+		t.Fatalf("damage: ScanFile %v, ScanFileReusing %v", fresh.Damage, reused.Damage)
+	}
+	if fresh.Count != reused.Count || fresh.Ended != reused.Ended || !slices.Equal(freshSeqs, reusedSeqs) || len(freshSeqs) == 0 {
+		t.Fatalf("a cut file: ScanFile read %d events (%d handed over), ScanFileReusing %d (%d)", fresh.Count, len(freshSeqs), reused.Count, len(reusedSeqs))
 	}
 }

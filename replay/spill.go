@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/replaycheck/replaycheck/internal/ahead"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
 )
@@ -560,25 +561,44 @@ func (ld *loader) merge(files []*record.File) (*Trace, error) {
 		return nil
 	}
 	st.chunks = append(st.chunks, 0)
+	// The runs are read, decoded and merged on another goroutine, a
+	// batch ahead of the indexing and writing here: a load then takes
+	// about the longer of the two instead of their sum.
 	step := 0
-	for len(h) > 0 {
-		rr := h[0]
-		if step%chunkEvents == 0 && step > 0 {
-			if err := writeChunk(); err != nil {
-				return nil, err
+	err = ahead.Pipe(mergeBatch, func(w *ahead.Writer[mergedEvent]) error {
+		for len(h) > 0 {
+			rr := h[0]
+			m := w.Slot()
+			// The record stays where it was read (a run's block is not
+			// read into again); the decoded event is copied, as the run
+			// decodes its next one over it.
+			m.ev, m.rec, m.file = *rr.head, rr.rec, rr.run.file
+			if !w.Commit() {
+				return nil
+			}
+			if err := rr.next(); err != nil {
+				return err
+			}
+			if rr.head == nil {
+				heap.Pop(&h)
+			} else {
+				heap.Fix(&h, 0)
 			}
 		}
-		chunk = appendRecord(chunk, rr.rec)
-		ix.add(step, rr.head, rr.run.file)
+		return nil
+	}, func(m *mergedEvent) error {
+		if step%chunkEvents == 0 && step > 0 {
+			if err := writeChunk(); err != nil {
+				return err
+			}
+		}
+		chunk = appendRecord(chunk, m.rec)
+		ix.add(step, &m.ev, m.file)
 		step++
-		if err := rr.next(); err != nil {
-			return nil, err
-		}
-		if rr.head == nil {
-			heap.Pop(&h)
-		} else {
-			heap.Fix(&h, 0)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := writeChunk(); err != nil { // the last chunk, and the end
 		return nil, err
@@ -589,6 +609,17 @@ func (ld *loader) merge(files []*record.File) (*Trace, error) {
 	keep = err == nil
 	return t, err
 }
+
+// mergedEvent is the next event in step order, as merge hands it over to
+// be indexed and written.
+type mergedEvent struct {
+	ev   node.Event
+	rec  []byte // its record
+	file uint16
+}
+
+// mergeBatch is how many merged events are handed over at a time.
+const mergeBatch = 256
 
 // runReader reads one run back a block at a time.
 type runReader struct {
@@ -623,7 +654,9 @@ func (rr *runReader) next() error {
 		rr.ev = new(node.Event)
 	}
 	ev := rr.ev
-	if err := rr.ld.codec.Decode(rr.rec, ev); err != nil {
+	// Payloads stay in the block, which is not read into again: the
+	// merge only hashes them (validation), and writes the record itself.
+	if err := rr.ld.codec.DecodeAliasing(rr.rec, ev); err != nil {
 		return fmt.Errorf("reading back the spilled trace: %w", err)
 	}
 	rr.head = ev
