@@ -81,20 +81,25 @@ func (t *Trace) network() *network {
 	return t.net
 }
 
-func (t *Trace) learnNetwork() *network {
-	n := &network{down: map[node.ID][][2]int64{}}
-	for i := range t.Len() {
-		ev := t.Event(i)
-		n.end = max(n.end, ev.Time)
-		switch ev.Kind {
-		case node.KindCrash:
-			n.down[ev.Node] = append(n.down[ev.Node], [2]int64{ev.Time, 1<<63 - 1})
-		case node.KindRestart:
-			if d := n.down[ev.Node]; len(d) > 0 && d[len(d)-1][1] == 1<<63-1 {
-				d[len(d)-1][1] = ev.Time
-			}
+// learnEvent learns what step ev, the next in step order, tells of the
+// network: the indexer calls it for every step, so that learning the
+// network is not one more pass over a spilled trace.
+func (n *network) learnEvent(ev *node.Event) {
+	n.end = max(n.end, ev.Time)
+	switch ev.Kind {
+	case node.KindCrash:
+		n.down[ev.Node] = append(n.down[ev.Node], [2]int64{ev.Time, 1<<63 - 1})
+	case node.KindRestart:
+		if d := n.down[ev.Node]; len(d) > 0 && d[len(d)-1][1] == 1<<63-1 {
+			d[len(d)-1][1] = ev.Time
 		}
 	}
+}
+
+// learnNetwork completes what the indexer learnt of the network from the
+// steps (t.steps) with what the files' headers and end records say.
+func (t *Trace) learnNetwork() *network {
+	n := t.steps
 	for _, f := range t.Files {
 		for _, e := range f.Ends {
 			n.end = max(n.end, e.Time)

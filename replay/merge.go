@@ -42,6 +42,7 @@ type Trace struct {
 
 	net     *network // lazily: what the trace tells of its network (Fate)
 	netOnce sync.Once
+	steps   *network // what the steps told of it, learnt as they were indexed
 }
 
 // nodeSteps is one node's steps in order, with the seqs they hold in runs
@@ -386,6 +387,7 @@ func (t *Trace) indexer(steps int, sizes indexSizes) *indexer {
 	t.ids = map[node.ID]int32{}
 	ix := &indexer{t: t}
 	ix.v.start(t, steps, sizes.perNode)
+	t.steps = &network{down: map[node.ID][][2]int64{}}
 	return ix
 }
 
@@ -398,6 +400,7 @@ func (ix *indexer) problem(p Problem) {
 // add indexes and validates step i, which holds ev from file fi.
 func (ix *indexer) add(i int, ev *node.Event, fi uint16) {
 	ix.index(i, ev, fi)
+	ix.t.steps.learnEvent(ev)
 	ix.v.step(i, ev)
 }
 
