@@ -86,6 +86,11 @@ evaluated.`,
 	fl.StringVarP(&f.sim.output, "output", "o", "", "prefix of the branch traces (default: TRACE-predict.lz4, numbered)")
 	fl.SetAnnotation("output", outputPrefix, []string{"true"}) // not a file: nothing to compare with the inputs
 	f.sim.registerSettings(fl, "virtual-time")
+	// The trace names the build and the nodes: these are refused, so
+	// --help does not offer them.
+	for _, name := range []string{"bug", "param", "nodes"} {
+		_ = fl.MarkHidden(name)
+	}
 	f.sim.budgets.register(fl)
 	return cmd
 }

@@ -118,7 +118,9 @@ type Controller interface {
 	Rand() *rand.Rand
 	// At runs fn at virtual time t (now if t is in the past).
 	At(t time.Duration, fn func())
-	// Input delivers an external request to a node now.
+	// Input delivers an external request to a node now. An input to a
+	// node that is down is lost (counted as inputs_lost in the run's
+	// end record), not held for its restart.
 	Input(id node.ID, m node.Message)
 	// Crash and Restart a node now.
 	Crash(id node.ID)

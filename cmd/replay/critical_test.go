@@ -181,6 +181,16 @@ func TestPredictFindsTheSpecBugAhead(t *testing.T) {
 	badInput(t, replay(t, dir, "predict", "spec.lz4", star), "missing --at")
 	badInput(t, replay(t, dir, "predict", "spec.lz4", star, "--at", "99999"), "beyond the trace")
 	badInput(t, replay(t, dir, "predict", "spec.lz4", star, "--at", "5", "--strategy", "nope"), `"nope"`)
+	// The trace names the build and the nodes: --help does not offer
+	// what is refused.
+	badInput(t, replay(t, dir, "predict", "spec.lz4", star, "--at", "5", "--bug", "none"), "come from the trace")
+	help := replay(t, dir, "predict", "--help")
+	mustOK(t, help)
+	for _, flag := range []string{"--bug", "--param", "--nodes"} {
+		if strings.Contains(help.stdout, "  "+flag+" ") { // a flag line, not the example's sim
+			t.Errorf("predict --help offers %s, which predict refuses", flag)
+		}
+	}
 }
 
 func itoa(n int) string {
