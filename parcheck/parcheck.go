@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +61,8 @@ type Stats struct {
 	Jobs     int
 	Segments int // segments started (the first included)
 	Seams    int // hand-overs attempted
+	// At are the steps the hand-overs were at, in order.
+	At []int
 	// Refused lists why seams were refused (each cost the time of the
 	// refused segment's range checked again by its predecessor).
 	Refused []string
@@ -70,7 +73,15 @@ type Stats struct {
 
 // String is the stats in one line, for stderr.
 func (s Stats) String() string {
-	line := fmt.Sprintf("checked in %d segment(s) on %d jobs: %d seam(s), %d refused", s.Segments, s.Jobs, s.Seams, len(s.Refused))
+	line := fmt.Sprintf("checked in %d segment(s) on %d jobs: %d seam(s)", s.Segments, s.Jobs, s.Seams)
+	if len(s.At) > 0 {
+		at := make([]string, len(s.At))
+		for i, step := range s.At {
+			at[i] = fmt.Sprintf("#%d", step)
+		}
+		line += " at " + strings.Join(at, ", ")
+	}
+	line += fmt.Sprintf(", %d refused", len(s.Refused))
 	if s.Waited > 0 {
 		line += fmt.Sprintf(", %v waiting for a predecessor's state", s.Waited.Round(time.Millisecond))
 	}
@@ -453,6 +464,7 @@ func (g *seg) run() {
 			}
 			d.mu.Lock()
 			d.stats.Seams++
+			d.stats.At = append(d.stats.At, end)
 			d.mu.Unlock()
 			st := s.Seam()
 			g.handed, next.from = s.Part(), g
