@@ -39,7 +39,12 @@ type Replayer struct {
 	nodes map[node.ID]*rnode
 	ids   []node.ID // replayed nodes, sorted
 	pos   int       // the last executed step; -1 before the first
-	ran   bool      // whether step pos ran a handler here (its node is replayed and known)
+	// rec is the recorded event of step recAt: the step just executed,
+	// which the checker asks for at every step (a spilled trace takes a
+	// lock shared with every other reader of it to look one up).
+	rec   *node.Event
+	recAt int
+	ran   bool // whether step pos ran a handler here (its node is replayed and known)
 	buf   node.Event
 	src   recorded
 	err   error // sticky: a divergence ends the replay
@@ -150,7 +155,10 @@ func (r *Replayer) Recorded() *node.Event {
 	if r.pos < 0 {
 		return nil
 	}
-	return r.tr.Event(r.pos)
+	if r.rec == nil || r.recAt != r.pos {
+		r.rec, r.recAt = r.tr.Event(r.pos), r.pos
+	}
+	return r.rec
 }
 
 // Replayed is the re-executed event of the last step (with its regenerated
@@ -187,6 +195,7 @@ func (r *Replayer) Next() error {
 	}
 	r.pos, r.ran = step, false
 	rec := r.tr.Event(step)
+	r.rec, r.recAt = rec, step
 	n := r.nodes[rec.Node]
 	if n == nil {
 		return nil
