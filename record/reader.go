@@ -885,6 +885,23 @@ func (tf *File) end(rd *Reader, size int64, err error) (*File, error) {
 	return tf, nil
 }
 
+// LargeEvent is the size of event (its payloads) past which a reader
+// that works a batch ahead hands a batch over at once, so that events
+// with huge payloads are not held many at a time.
+const LargeEvent = 1 << 20
+
+// eventBytes is about how many bytes ev's payloads take.
+func eventBytes(ev *node.Event) int {
+	n := len(ev.Payload)
+	for _, s := range ev.Sends {
+		n += len(s.Payload)
+	}
+	for _, nd := range ev.Nondet {
+		n += len(nd.Bytes)
+	}
+	return n
+}
+
 // scanBatch is how many events scanAhead decodes before handing them over:
 // enough that handing over costs nothing per event, few enough that a
 // batch stays in a core's cache.
@@ -900,14 +917,16 @@ func scanAhead(rd *Reader, name string, size int64, fn func(ev *node.Event) erro
 	tf := newScanned(rd, name, size)
 	err := ahead.Pipe(scanBatch, func(w *ahead.Writer[node.Event]) error {
 		for {
-			done, err := tf.next(rd, w.Slot())
+			ev := w.Slot()
+			done, err := tf.next(rd, ev)
 			if err == errNotEvent {
 				continue
 			}
 			if done || err != nil {
 				return err
 			}
-			if !w.Commit() {
+			large := eventBytes(ev) > LargeEvent
+			if !w.Commit() || large && !w.Flush() {
 				return nil
 			}
 		}

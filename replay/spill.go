@@ -1,11 +1,14 @@
 package replay
 
 import (
+	"bufio"
 	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -59,6 +62,12 @@ func (m memStore) close() error         { return nil }
 const (
 	chunkEvents  = 256
 	cachedChunks = 64
+	// cachedBytes bounds the chunks cached by their size too: a trace
+	// whose events carry huge payloads keeps fewer (but always the one
+	// being read).
+	cachedBytes = 64 << 20
+	// bigChunk is the size of chunk read back a record at a time.
+	bigChunk = cachedBytes / 4
 )
 
 // spillStore holds a trace's events on disk, decoding a chunk at a time.
@@ -69,15 +78,21 @@ type spillStore struct {
 	codec  *record.Codec
 	n      int
 	chunks []int64 // file offset of each chunk, and one past the last
+	// big holds, for each chunk of over bigChunk bytes, the offset of
+	// each of its records and the chunk's end. Written while loading
+	// only.
+	big map[int][]int64
 
-	mu    sync.Mutex
-	cache map[int]*cachedChunk
-	clock uint64
-	reads int // chunks read back from the file (decoded) so far
+	mu     sync.Mutex
+	cache  map[int]*cachedChunk
+	cached int64 // bytes of the cached chunks, as stored
+	clock  uint64
+	reads  int // chunks read back from the file (decoded) so far
 }
 
 type cachedChunk struct {
 	used  uint64        // under spillStore.mu
+	size  int64         // its bytes in the file
 	ready chan struct{} // closed once events or err is set
 	// events, err: the decoded chunk, or why it could not be read.
 	events []*node.Event
@@ -93,6 +108,16 @@ func (s *spillStore) at(i int) *node.Event {
 		panic(fmt.Sprintf("replay: step %d out of range [0, %d)", i, s.n))
 	}
 	k := i / chunkEvents
+	if recs, ok := s.big[k]; ok {
+		// Read alone, each time, and never cached: its payloads are
+		// what the cache's bound is for.
+		j := i % chunkEvents
+		ev, err := s.readRecord(recs[j], recs[j+1])
+		if err != nil {
+			panic(fmt.Errorf("replay: reading back the spilled trace at step %d: %w", i, err))
+		}
+		return ev
+	}
 	s.mu.Lock()
 	s.clock++
 	c := s.cache[k]
@@ -105,8 +130,9 @@ func (s *spillStore) at(i int) *node.Event {
 		// validation, the segments of check --jobs) decode their own
 		// chunks at once; a reader wanting a chunk being decoded waits
 		// for it.
-		c = &cachedChunk{used: s.clock, ready: make(chan struct{})}
-		if len(s.cache) >= cachedChunks {
+		size := s.chunks[k+1] - s.chunks[k]
+		c = &cachedChunk{used: s.clock, ready: make(chan struct{}), size: size}
+		for len(s.cache) >= cachedChunks || len(s.cache) > 0 && s.cached+size > cachedBytes {
 			var oldest int
 			var used uint64 = ^uint64(0)
 			for key, c := range s.cache {
@@ -114,9 +140,11 @@ func (s *spillStore) at(i int) *node.Event {
 					oldest, used = key, c.used
 				}
 			}
+			s.cached -= s.cache[oldest].size
 			delete(s.cache, oldest)
 		}
 		s.cache[k] = c
+		s.cached += size
 		s.reads++
 		s.mu.Unlock()
 		c.events, c.err = s.readChunk(k)
@@ -129,6 +157,23 @@ func (s *spillStore) at(i int) *node.Event {
 		panic(fmt.Errorf("replay: reading back the spilled trace at step %d: %w", i, c.err))
 	}
 	return c.events[i%chunkEvents]
+}
+
+// readRecord reads back and decodes the one record stored from off to end.
+func (s *spillStore) readRecord(off, end int64) (*node.Event, error) {
+	buf := make([]byte, end-off)
+	if _, err := s.f.ReadAt(buf, off); err != nil {
+		return nil, err
+	}
+	rec, rest := cutRecord(buf)
+	if rec == nil || len(rest) != 0 {
+		return nil, errors.New("a record does not fill its place")
+	}
+	ev := new(node.Event)
+	if err := s.codec.DecodeAliasing(rec, ev); err != nil {
+		return nil, err
+	}
+	return ev, nil
 }
 
 func (s *spillStore) readChunk(k int) ([]*node.Event, error) {
@@ -144,7 +189,9 @@ func (s *spillStore) readChunk(k int) ([]*node.Event, error) {
 		if rec, buf = cutRecord(buf); rec == nil {
 			return nil, errors.New("chunk ends early")
 		}
-		if err := s.codec.Decode(rec, &backing[j]); err != nil {
+		// The events keep their payloads in buf, read for this chunk
+		// alone: a chunk costs its bytes once, not twice.
+		if err := s.codec.DecodeAliasing(rec, &backing[j]); err != nil {
 			return nil, err
 		}
 		events[j] = &backing[j]
@@ -154,6 +201,25 @@ func (s *spillStore) readChunk(k int) ([]*node.Event, error) {
 
 // Both temporary files hold records one after the other, each after its
 // length.
+
+// countingWriter writes records, counting the bytes written.
+type countingWriter struct {
+	w   *bufio.Writer
+	n   int64
+	hdr [binary.MaxVarintLen64]byte
+}
+
+func (c *countingWriter) record(rec []byte) error {
+	h := binary.PutUvarint(c.hdr[:], uint64(len(rec)))
+	if _, err := c.w.Write(c.hdr[:h]); err != nil {
+		return spillError(err)
+	}
+	if _, err := c.w.Write(rec); err != nil {
+		return spillError(err)
+	}
+	c.n += int64(h + len(rec))
+	return nil
+}
 
 func appendRecord(b, rec []byte) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(rec))), rec...)
@@ -457,6 +523,18 @@ func (ld *loader) spill(fi uint16, ev *node.Event) error {
 	if err != nil {
 		return fmt.Errorf("spilling %s seq %d: %w", ev.Node, ev.Seq, err)
 	}
+	if len(ld.scratch) > runBlock {
+		// A huge event (a large payload) is written as a block of its
+		// own, not copied into the run's buffer, which would then keep
+		// its size for the rest of the load; nor does the scratch keep
+		// it.
+		rec := appendRecord(nil, ld.scratch)
+		ld.scratch = nil
+		if err := ld.flush(r); err != nil {
+			return err
+		}
+		return ld.writeBlock(r, rec)
+	}
 	r.buf = appendRecord(r.buf, ld.scratch)
 	if len(r.buf) >= runBlock {
 		return ld.flush(r)
@@ -495,12 +573,20 @@ func (ld *loader) flush(r *run) error {
 	if len(r.buf) == 0 {
 		return nil
 	}
-	if _, err := ld.runs.WriteAt(r.buf, ld.size); err != nil {
+	if err := ld.writeBlock(r, r.buf); err != nil {
+		return err
+	}
+	r.buf = r.buf[:0]
+	return nil
+}
+
+// writeBlock writes b, whole records, as r's next block.
+func (ld *loader) writeBlock(r *run, b []byte) error {
+	if _, err := ld.runs.WriteAt(b, ld.size); err != nil {
 		return spillError(err)
 	}
-	r.blocks = append(r.blocks, block{ld.size, len(r.buf)})
-	ld.size += int64(len(r.buf))
-	r.buf = r.buf[:0]
+	r.blocks = append(r.blocks, block{ld.size, len(b)})
+	ld.size += int64(len(b))
 	return nil
 }
 
@@ -548,17 +634,22 @@ func (ld *loader) merge(files []*record.File) (*Trace, error) {
 	}
 	heap.Init(&h)
 	ix := t.indexer(ld.n, ld.sizes)
-	var chunk []byte
-	var off int64
-	// writeChunk writes the chunk so far and starts the next at its end.
-	writeChunk := func() error {
-		if _, err := out.WriteAt(chunk, off); err != nil {
-			return spillError(err)
+	// Records go to the file as they come, through a buffer: a chunk
+	// whose events carry huge payloads is not gathered in memory first.
+	w := &countingWriter{w: bufio.NewWriterSize(io.NewOffsetWriter(out, 0), 256<<10)}
+	// endChunk ends the chunk so far: the next starts where it ends. A
+	// chunk too big to read back whole (events with huge payloads)
+	// keeps where each of its records starts.
+	var recs []int64
+	endChunk := func() {
+		if start := st.chunks[len(st.chunks)-1]; w.n-start > bigChunk {
+			if st.big == nil {
+				st.big = map[int][]int64{}
+			}
+			st.big[len(st.chunks)-1] = append(slices.Clone(recs), w.n)
 		}
-		off += int64(len(chunk))
-		chunk = chunk[:0]
-		st.chunks = append(st.chunks, off)
-		return nil
+		recs = recs[:0]
+		st.chunks = append(st.chunks, w.n)
 	}
 	st.chunks = append(st.chunks, 0)
 	// The runs are read, decoded and merged on another goroutine, a
@@ -573,7 +664,7 @@ func (ld *loader) merge(files []*record.File) (*Trace, error) {
 			// read into again); the decoded event is copied, as the run
 			// decodes its next one over it.
 			m.ev, m.rec, m.file = *rr.head, rr.rec, rr.run.file
-			if !w.Commit() {
+			if !w.Commit() || len(m.rec) > record.LargeEvent && !w.Flush() {
 				return nil
 			}
 			if err := rr.next(); err != nil {
@@ -588,11 +679,12 @@ func (ld *loader) merge(files []*record.File) (*Trace, error) {
 		return nil
 	}, func(m *mergedEvent) error {
 		if step%chunkEvents == 0 && step > 0 {
-			if err := writeChunk(); err != nil {
-				return err
-			}
+			endChunk()
 		}
-		chunk = appendRecord(chunk, m.rec)
+		recs = append(recs, w.n)
+		if err := w.record(m.rec); err != nil {
+			return err
+		}
 		ix.add(step, &m.ev, m.file)
 		step++
 		return nil
@@ -600,8 +692,9 @@ func (ld *loader) merge(files []*record.File) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeChunk(); err != nil { // the last chunk, and the end
-		return nil, err
+	endChunk() // the last chunk, and the end
+	if err := w.w.Flush(); err != nil {
+		return nil, spillError(err)
 	}
 	ld.runs.Close()
 	ld.runs = nil

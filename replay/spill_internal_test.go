@@ -2,12 +2,17 @@ package replay
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/sim"
 )
 
@@ -56,4 +61,62 @@ func TestSpilledLoadReadsEachChunkAFewTimes(t *testing.T) {
 		t.Fatalf("loading read %d chunks of %d: a chunk per far receive", reads, chunks)
 	}
 	t.Logf("%d chunks, %d read while loading, %d receives far from their sends", chunks, reads, far)
+}
+
+// A chunk of events with huge payloads is read back a record at a time
+// and never cached: what every step reads is still what was recorded,
+// as a trace held in memory has it.
+func TestSpilledHugePayloadsAreReadARecordAtATime(t *testing.T) {
+	h := record.Header{System: "test", Nodes: []node.ID{"a"}, Recorded: []node.ID{"a"}, Bug: "none",
+		Types: []string{"t.In"}, Driver: "sim", Start: 1_000_000_000}
+	var buf bytes.Buffer
+	w, err := record.NewWriter(&buf, h, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const events = 3 * chunkEvents
+	for i := range events {
+		ev := &node.Event{Node: "a", Seq: uint64(i + 1), Lamport: uint64(i + 1), Time: h.Start + int64(i), Kind: node.KindInput, MsgType: "t.In", Payload: []byte{byte(i)}}
+		if i == 0 {
+			ev.Kind, ev.MsgType, ev.Payload = node.KindInit, "", nil
+		}
+		if i >= chunkEvents+10 && i < chunkEvents+13 { // three in the second chunk
+			ev.Payload = bytes.Repeat([]byte{byte(i)}, bigChunk/2)
+		}
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(record.End{Reason: "test", Time: h.Start + events}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "huge.lz4")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held, err := LoadWith(LoadOptions{InMemory: 1 << 20}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spilled, err := LoadWith(LoadOptions{InMemory: -1, TempDir: t.TempDir()}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spilled.Close()
+	st := spilled.events.(*spillStore)
+	if _, ok := st.big[1]; !ok || len(st.big) != 1 {
+		t.Fatalf("big chunks %v, want the second only", slices.Sorted(maps.Keys(st.big)))
+	}
+	for pass := range 2 { // and again: nothing cached went stale
+		for i := range events {
+			if a, b := held.Event(i), spilled.Event(i); !reflect.DeepEqual(a, b) {
+				t.Fatalf("pass %d, step %d: held %v (%d payload bytes), spilled %v (%d)", pass, i, a.Kind, len(a.Payload), b.Kind, len(b.Payload))
+			}
+		}
+	}
+	for k, c := range st.cache {
+		if k == 1 {
+			t.Fatalf("the big chunk was cached (%d bytes)", c.size)
+		}
+	}
 }

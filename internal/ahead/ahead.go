@@ -33,6 +33,17 @@ func (w *Writer[T]) Commit() bool {
 	return w.send() && w.next()
 }
 
+// Flush hands the slots committed so far on at once, without waiting for
+// the batch to fill: a producer whose items vary much in size (events
+// with huge payloads) bounds the memory in flight by calling it after a
+// large one. It reports false once the consumer has stopped.
+func (w *Writer[T]) Flush() bool {
+	if w.n == 0 {
+		return !w.stopped()
+	}
+	return w.send() && w.next()
+}
+
 func (w *Writer[T]) stopped() bool {
 	select {
 	case <-w.stop:
@@ -96,6 +107,9 @@ func Pipe[T any](size int, produce func(w *Writer[T]) error, consume func(*T) er
 			}
 		}
 		if cerr == nil {
+			// Consumed slots hold on to nothing (an event's payload,
+			// say) until they are filled again.
+			clear(b)
 			w.free <- b[:cap(b)]
 		}
 	}

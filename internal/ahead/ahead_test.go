@@ -79,3 +79,31 @@ func TestPipeStopsTheProducerAtAConsumersError(t *testing.T) {
 		t.Fatalf("the producer committed %d items after the consumer stopped at 26", committed)
 	}
 }
+
+// Flush hands over a part-filled batch: items reach the consumer before
+// the batch fills, still once each and in order.
+func TestFlushHandsOverAtOnce(t *testing.T) {
+	var got []int
+	seen := make(chan int, 100)
+	err := Pipe(1000, func(w *Writer[int]) error {
+		for i := range 10 {
+			*w.Slot() = i
+			if !w.Commit() || !w.Flush() {
+				return nil
+			}
+			// The consumer has it before the producer goes on past
+			// what a batch of 1000 would hold back.
+			if v := <-seen; v != i {
+				t.Errorf("consumer saw %d after item %d was flushed", v, i)
+			}
+		}
+		return nil
+	}, func(v *int) error {
+		got = append(got, *v)
+		seen <- *v
+		return nil
+	})
+	if err != nil || len(got) != 10 {
+		t.Fatalf("consumed %v, error %v", got, err)
+	}
+}
