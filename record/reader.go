@@ -780,7 +780,18 @@ func scanFile(path string, fn func(ev *node.Event) error, reuse bool) (*File, er
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory, not a trace file", path)
 	}
-	return scan(f, path, st.Size(), fn, reuse)
+	tf, err := scan(f, path, st.Size(), fn, reuse)
+	if err != nil {
+		return nil, err
+	}
+	// A file cut short while it was read would read as a recording
+	// that was killed (no end record): say what happened instead. A
+	// file that grew is a recording still being written, which reads
+	// as far as it had got.
+	if now, err := f.Stat(); err == nil && now.Size() < st.Size() {
+		return nil, fmt.Errorf("%s: the file shrank from %d to %d bytes while it was read (cut or rewritten meanwhile): read it again once nothing changes it", path, st.Size(), now.Size())
+	}
+	return tf, nil
 }
 
 // ScanFileReusing is ScanFile for an fn that keeps nothing of ev once it

@@ -128,3 +128,48 @@ func TestScanFileReusingStopsAndDamagesAsScanFile(t *testing.T) {
 		t.Fatalf("a cut file: ScanFile read %d events (%d handed over), ScanFileReusing %d (%d)", fresh.Count, len(freshSeqs), reused.Count, len(reusedSeqs))
 	}
 }
+
+// A file cut short while it is read is not taken for a recording that
+// was killed before its end record: the reader says it changed. (One
+// that grows is a recording still being written, and reads as far as
+// it had got.)
+func TestScanFileRefusesAFileCutWhileRead(t *testing.T) {
+	evs := genEvents(3000, 13)
+	blocks, ends := multiBlock(t, evs, []int{700, 1400, 2100}, -1)
+	for _, scanFile := range []func(string, func(*node.Event) error) (*File, error){ScanFile, ScanFileReusing} {
+		path := filepath.Join(t.TempDir(), "t.lz4")
+		if err := os.WriteFile(path, blocks, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		_, err := scanFile(path, func(*node.Event) error {
+			if n++; n == 10 {
+				if err := os.Truncate(path, ends[1]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return nil
+		})
+		if err == nil || !strings.Contains(err.Error(), "shrank") {
+			t.Fatalf("a file cut while read: %v", err)
+		}
+		grown := filepath.Join(t.TempDir(), "g.lz4")
+		if err := os.WriteFile(grown, blocks[:ends[1]], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		n = 0
+		if _, err := scanFile(grown, func(*node.Event) error {
+			if n++; n == 10 {
+				f, err := os.OpenFile(grown, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Write(blocks[ends[1]:ends[2]])
+				f.Close()
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("a file that grew while read: %v", err)
+		}
+	}
+}
