@@ -88,6 +88,22 @@ func Main(reg *system.Registry) int {
 	return app.Run(os.Args[1:])
 }
 
+// execute runs the command line, turning a spilled trace that could not
+// be read back (replay.ReadBackError, a panic: Trace.Event returns no
+// error) into the command's error.
+func execute(root *cobra.Command) (cmd *cobra.Command, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rb, ok := r.(*replay.ReadBackError)
+			if !ok {
+				panic(r)
+			}
+			cmd, err = nil, rb
+		}
+	}()
+	return root.ExecuteC()
+}
+
 // Run executes one command line and returns its exit code.
 func (a *App) Run(args []string) int {
 	if a.builtins == nil {
@@ -112,7 +128,7 @@ func (a *App) Run(args []string) int {
 		}
 		return prof.start(commandArgs(cmd, args))
 	}
-	cmd, err := root.ExecuteC()
+	cmd, err := execute(root)
 	// A profile that was lost is said beside the command's own error,
 	// which keeps its exit code.
 	perr := prof.stop()

@@ -103,6 +103,21 @@ func (s *spillStore) len() int { return s.n }
 
 func (s *spillStore) close() error { return s.f.Close() }
 
+// ReadBackError is what Trace.Event panics with when a spilled trace's
+// temporary file cannot be read back (a failing or meddled-with disk):
+// the step cannot be made up, and the method has no error to return. A
+// command line recovers it into one line and exit 2 (cli.Main does).
+type ReadBackError struct {
+	Step int
+	Err  error
+}
+
+func (e *ReadBackError) Error() string {
+	return fmt.Sprintf("reading back the spilled trace at step %d from its temporary file: %v (a failing disk, or the file was changed by another process)", e.Step, e.Err)
+}
+
+func (e *ReadBackError) Unwrap() error { return e.Err }
+
 func (s *spillStore) at(i int) *node.Event {
 	if i < 0 || i >= s.n {
 		panic(fmt.Sprintf("replay: step %d out of range [0, %d)", i, s.n))
@@ -114,7 +129,7 @@ func (s *spillStore) at(i int) *node.Event {
 		j := i % chunkEvents
 		ev, err := s.readRecord(recs[j], recs[j+1])
 		if err != nil {
-			panic(fmt.Errorf("replay: reading back the spilled trace at step %d: %w", i, err))
+			panic(&ReadBackError{Step: i, Err: err})
 		}
 		return ev
 	}
@@ -154,7 +169,7 @@ func (s *spillStore) at(i int) *node.Event {
 		// The temporary file is ours and already read once: failing
 		// to read it back is the machine's fault (a full or failing
 		// disk), not the trace's, and the step cannot be made up.
-		panic(fmt.Errorf("replay: reading back the spilled trace at step %d: %w", i, c.err))
+		panic(&ReadBackError{Step: i, Err: c.err})
 	}
 	return c.events[i%chunkEvents]
 }

@@ -2,11 +2,13 @@ package replay
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +121,44 @@ func TestSpilledHugePayloadsAreReadARecordAtATime(t *testing.T) {
 			t.Fatalf("the big chunk was cached (%d bytes)", c.size)
 		}
 	}
+}
+
+// A spilled trace whose temporary file can no longer be read panics with
+// a ReadBackError naming the step, which a command line turns into one
+// line (cli's execute).
+func TestSpilledTraceThatCannotBeReadBackSaysWhichStep(t *testing.T) {
+	sys, err := examples.Registry().Lookup("paxos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := sim.Run(sys, sim.Config{Seed: 1, Steps: 2000}.WithDefaults(sys), &buf); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := LoadWith(LoadOptions{InMemory: -1, TempDir: t.TempDir()}, writeFile(t, buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := tr.events.(*spillStore)
+	st.f.Close()
+	st.cache = map[int]*cachedChunk{}
+	step := tr.Len() / 2
+	defer func() {
+		r := recover()
+		rb, ok := r.(*ReadBackError)
+		if !ok || rb.Step != step || !strings.Contains(rb.Error(), fmt.Sprintf("step %d", step)) {
+			t.Fatalf("recovered %v", r)
+		}
+	}()
+	tr.Event(step)
+	t.Fatal("read a closed file")
+}
+
+func writeFile(t *testing.T, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.lz4")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

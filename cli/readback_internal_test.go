@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/replay"
+)
+
+// A spilled trace that cannot be read back (Trace.Event panics with a
+// replay.ReadBackError) ends the command with its error, not a panic and
+// a goroutine dump; any other panic is still one.
+func TestExecuteTurnsAReadBackFailureIntoAnError(t *testing.T) {
+	rb := &replay.ReadBackError{Step: 25344, Err: os.ErrClosed}
+	root := &cobra.Command{Use: "replay", RunE: func(*cobra.Command, []string) error { panic(rb) }}
+	root.SetArgs(nil)
+	_, err := execute(root)
+	if !errors.Is(err, os.ErrClosed) || !strings.Contains(err.Error(), "step 25344") {
+		t.Fatalf("execute: %v", err)
+	}
+	other := &cobra.Command{Use: "replay", RunE: func(*cobra.Command, []string) error { panic("a bug") }}
+	other.SetArgs(nil)
+	defer func() {
+		if r := recover(); r != "a bug" {
+			t.Fatalf("another panic came out as %v", r)
+		}
+	}()
+	execute(other)
+	t.Fatal("another panic was swallowed")
+}
