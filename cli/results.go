@@ -196,6 +196,9 @@ func readResults(path string) (*resultFile, error) {
 			}
 		}
 	}
+	if err := checkRuns(path, &rf); err != nil {
+		return nil, err
+	}
 	implied := ExitOK
 	for _, f := range rf.Failures {
 		if !slices.Contains(failureKinds, f.Kind) {
@@ -216,6 +219,72 @@ func readResults(path string) (*resultFile, error) {
 	}
 	return &rf, nil
 }
+
+// checkRuns refuses a result file whose runs a hunt cannot have made:
+// failures named by the other kind of hunt's numbers, runs outside the
+// shard's slice, one run listed twice, more runs than the slice holds,
+// or a shard that says it ran its whole slice but counts fewer.
+func checkRuns(path string, rf *resultFile) error {
+	edited := func(format string, args ...any) error {
+		return badInput("%s: "+format+": not a file a hunt wrote as it is (edited?)", append([]any{path}, args...)...)
+	}
+	i, n := rf.Shard.Index, rf.Shard.Count
+	slice := -1 // the runs in the shard's slice, if the command tells
+	if from, to, ok := huntSeeds(rf.Hunt); ok {
+		if span := to - from + 1; span > uint64(i) && span != 0 {
+			slice = int(min((span-uint64(i)+uint64(n)-1)/uint64(n), maxShardSteps))
+		} else if span != 0 {
+			slice = 0
+		}
+	}
+	budget := -1
+	if m := budgetInCommand.FindStringSubmatch(rf.Hunt.Command); rf.Hunt.Kind == "explore" && m != nil {
+		if b, err := strconv.Atoi(m[1]); err == nil {
+			budget = b
+			slice = max(0, (b-i+n-1)/n)
+		}
+	}
+	seen := map[uint64]bool{}
+	for _, f := range rf.Failures {
+		switch {
+		case rf.Hunt.Kind == "sim" && (f.Seed == nil || f.Run != nil):
+			return edited("a seed hunt's failure named by %s", describeRun(f))
+		case rf.Hunt.Kind == "explore" && (f.Run == nil || f.Seed != nil):
+			return edited("an exploration's failure named by %s", describeRun(f))
+		case f.Run != nil && (*f.Run < 0 || *f.Run%n != i):
+			return edited("a failure of run %d, which shard %d/%d does not make", *f.Run, i, n)
+		case f.Run != nil && budget >= 0 && *f.Run >= budget:
+			return edited("a failure of run %d, past the budget of %d runs", *f.Run, budget)
+		case f.Step < 0:
+			return edited("a failure at step %d", f.Step)
+		case seen[f.order()]:
+			return edited("%s is listed twice", f.name())
+		}
+		seen[f.order()] = true
+	}
+	switch {
+	case slice >= 0 && rf.Runs > slice:
+		return edited("%d runs, but shard %d/%d of this hunt holds %d", rf.Runs, i, n, slice)
+	case slice >= 0 && rf.Complete && rf.Stopped != "exhausted" && rf.Runs != slice:
+		return edited("complete with %d runs, but shard %d/%d of this hunt holds %d", rf.Runs, i, n, slice)
+	}
+	return nil
+}
+
+// describeRun says how a failure names its run.
+func describeRun(f huntFailure) string {
+	switch {
+	case f.Seed != nil && f.Run != nil:
+		return "both a seed and a run"
+	case f.Seed != nil:
+		return "a seed"
+	case f.Run != nil:
+		return "a run number"
+	}
+	return "nothing"
+}
+
+var budgetInCommand = regexp.MustCompile(` --budget (\d+)(?: |$)`)
 
 // shardExits are the codes a hunt exits with after writing its result
 // file: none, a finding, a divergence, a predicate error, interrupted.

@@ -39,8 +39,9 @@ func TestIntListIsRangesAndBounded(t *testing.T) {
 // negative counts are refused, and its text is escaped when printed.
 func TestHostileResultFiles(t *testing.T) {
 	dir := t.TempDir()
+	seed := uint64(2)
 	rf := &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Command: "replay sim paxos"}, Shard: shardSpec{Index: 0, Count: 1}, Runs: 3,
-		Exit: ExitViolations, Stopped: "failure", Failures: []huntFailure{{Kind: "violation", Headline: "\x1b]0;pwned\x07\x1b[2J evil\nsecond line"}}}
+		Exit: ExitViolations, Stopped: "failure", Failures: []huntFailure{{Seed: &seed, Kind: "violation", Headline: "\x1b]0;pwned\x07\x1b[2J evil\nsecond line"}}}
 	good := filepath.Join(dir, "good.json")
 	if err := writeResults(good, rf); err != nil {
 		t.Fatal(err)
@@ -106,5 +107,68 @@ func TestEditedResultFilesAreRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
 		}
+	}
+}
+
+// Runs a shard cannot have made are refused: the other kind of hunt's
+// numbers, runs outside the slice or past the budget, one listed twice,
+// more runs than the slice holds, a complete shard short of its slice.
+func TestResultFilesWithRunsNoShardMakes(t *testing.T) {
+	dir := t.TempDir()
+	u := func(v uint64) *uint64 { return &v }
+	n := func(v int) *int { return &v }
+	// Shard 1/3 of seeds 1-30 runs 2, 5, ..., 29: ten seeds.
+	sim := func() *resultFile {
+		return &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Command: "replay sim paxos --seeds 1-30 --all"}, Shard: shardSpec{Index: 1, Count: 3},
+			Runs: 10, Complete: true, Stopped: "done", Exit: ExitViolations, Failures: []huntFailure{{Seed: u(5), Kind: "violation", Step: 7}}}
+	}
+	// Shard 1/2 of a budget of 10 makes runs 1, 3, 5, 7, 9.
+	explore := func() *resultFile {
+		return &resultFile{Hunt: huntID{Kind: "explore", System: "paxos", Command: "replay explore paxos --budget 10 --all"}, Shard: shardSpec{Index: 1, Count: 2},
+			Runs: 5, Complete: true, Stopped: "budget", Exit: ExitViolations, Failures: []huntFailure{{Run: n(3), Kind: "violation", Step: 7}}}
+	}
+	read := func(rf *resultFile) error {
+		p := filepath.Join(dir, "r.json")
+		if err := writeResults(p, rf); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readResults(p)
+		return err
+	}
+	if err := read(sim()); err != nil {
+		t.Fatalf("a seed hunt's file as written: %v", err)
+	}
+	if err := read(explore()); err != nil {
+		t.Fatalf("an exploration's file as written: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		rf   *resultFile
+		edit func(*resultFile)
+		want string
+	}{
+		{"a seed hunt's failure by run", sim(), func(rf *resultFile) { rf.Failures[0].Seed, rf.Failures[0].Run = nil, n(5) }, "named by a run number"},
+		{"an exploration's failure by seed", explore(), func(rf *resultFile) { rf.Failures[0].Seed = u(5) }, "both a seed and a run"},
+		{"no run named", explore(), func(rf *resultFile) { rf.Failures[0].Run = nil }, "named by nothing"},
+		{"a run of the other shard", explore(), func(rf *resultFile) { rf.Failures[0].Run = n(8) }, "does not make"},
+		{"a negative run", explore(), func(rf *resultFile) { rf.Failures[0].Run = n(-1) }, "does not make"},
+		{"a run past the budget", explore(), func(rf *resultFile) { rf.Failures[0].Run = n(11) }, "past the budget"},
+		{"a run listed twice", explore(), func(rf *resultFile) { rf.Failures = append(rf.Failures, rf.Failures[0]) }, "listed twice"},
+		{"a seed listed twice", sim(), func(rf *resultFile) { rf.Failures = append(rf.Failures, rf.Failures[0]) }, "listed twice"},
+		{"more runs than the slice", explore(), func(rf *resultFile) { rf.Runs = 6 }, "holds 5"},
+		{"complete with no runs", sim(), func(rf *resultFile) { rf.Runs, rf.Failures, rf.Exit = 0, nil, ExitOK }, "complete with 0 runs"},
+		{"a negative step", sim(), func(rf *resultFile) { rf.Failures[0].Step = -3 }, "at step -3"},
+	} {
+		c.edit(c.rf)
+		if err := read(c.rf); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want refused (%q)", c.name, err, c.want)
+		}
+	}
+	// Not complete (stopped at a failure, or out of time): fewer runs
+	// are what it made.
+	short := sim()
+	short.Complete, short.Stopped, short.Runs = false, "failure", 2
+	if err := read(short); err != nil {
+		t.Errorf("a shard stopped at its first failure: %v", err)
 	}
 }
