@@ -262,14 +262,10 @@ func (c *Choice) TimedStateHash() uint64 {
 // exact time. A chooser that runs an event later than Due must first
 // Advance to Due, or what the action queues would already be late.
 func (c *Choice) Due() (time.Duration, bool) {
-	at := int64(-1)
-	for _, sl := range c.s.queue {
-		it := sl.it
-		if it.kind == itemCall && (at < 0 || it.at < at) {
-			at = it.at
-		}
+	if len(c.s.calls) == 0 {
+		return 0, false
 	}
-	return time.Duration(at), at >= 0
+	return time.Duration(c.s.calls[0].at), true
 }
 
 // Enabled lists the events that may run next: every pending event whose
@@ -292,23 +288,32 @@ func (c *Choice) Enabled() []Pending {
 // consumed in time order before the chosen event, as the seeded
 // simulator consumes them. Scenario actions run when due, unchosen.
 func (s *Sim) enabled(out []Pending) []Pending {
+	// The horizon is the earliest latest time of a runnable item. Items
+	// come in order of their earliest time, and none is later than its
+	// latest: once one starts after the horizon so far, none after it
+	// can lower the horizon or be enabled, and the rest of the queue is
+	// not looked at.
 	horizon := int64(-1)
-	for _, sl := range s.queue {
-		it := sl.it
-		if !s.wouldRun(it) {
-			continue
+	runnable := s.runnable[:0]
+	s.queue.ascend(&s.frontier, func(it *item) bool {
+		if horizon >= 0 && it.at > horizon {
+			return false
 		}
-		if horizon < 0 || it.latest < horizon {
-			horizon = it.latest
+		if s.wouldRun(it) {
+			runnable = append(runnable, it)
+			if horizon < 0 || it.latest < horizon {
+				horizon = it.latest
+			}
+		}
+		return true
+	})
+	for _, it := range runnable {
+		if it.at <= horizon {
+			out = append(out, s.pending(it))
 		}
 	}
-	for _, sl := range s.queue {
-		it := sl.it
-		if !s.wouldRun(it) || it.at > horizon {
-			continue
-		}
-		out = append(out, s.pending(it))
-	}
+	clear(runnable)
+	s.runnable = runnable[:0]
 	slices.SortFunc(out, func(a, b Pending) int {
 		if c := cmp.Compare(a.it.at, b.it.at); c != 0 {
 			return c

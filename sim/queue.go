@@ -120,3 +120,53 @@ func (q queue) down(i int) bool {
 	s.it.index = i
 	return i > start
 }
+
+// ascend hands fn the queue's items in (at, seq) order from the earliest
+// until fn returns false. It looks only at what it hands over and at
+// their children in the heap (frontier is scratch space kept between
+// calls), so a chooser that wants the first few items does not pay for
+// the whole queue.
+func (q queue) ascend(frontier *[]int, fn func(it *item) bool) {
+	f := (*frontier)[:0]
+	defer func() { *frontier = f[:0] }()
+	if len(q) == 0 {
+		return
+	}
+	f = append(f, 0)
+	less := func(a, b int) bool { return q[f[a]].before(q[f[b]]) }
+	for len(f) > 0 {
+		// Pop the frontier's earliest (a binary heap of queue indexes).
+		i := f[0]
+		last := len(f) - 1
+		f[0] = f[last]
+		f = f[:last]
+		for j := 0; ; {
+			c := 2*j + 1
+			if c >= len(f) {
+				break
+			}
+			if c+1 < len(f) && less(c+1, c) {
+				c++
+			}
+			if !less(c, j) {
+				break
+			}
+			f[j], f[c] = f[c], f[j]
+			j = c
+		}
+		if !fn(q[i].it) {
+			return
+		}
+		for c := 4*i + 1; c <= 4*i+4 && c < len(q); c++ {
+			f = append(f, c)
+			for j := len(f) - 1; j > 0; {
+				p := (j - 1) / 2
+				if !less(j, p) {
+					break
+				}
+				f[j], f[p] = f[p], f[j]
+				j = p
+			}
+		}
+	}
+}

@@ -69,3 +69,43 @@ func TestQueueOrderAndIndexes(t *testing.T) {
 		check(step)
 	}
 }
+
+// ascend hands the items over in (at, seq) order, stops when told, and
+// looks at few more items than it hands over.
+func TestQueueAscends(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var q queue
+	var frontier []int
+	for seq := range uint64(5000) {
+		q.push(&item{at: int64(rng.IntN(300)), seq: seq + 1})
+	}
+	for k := 0; k < 3000; k += 97 {
+		var got []*item
+		q.ascend(&frontier, func(it *item) bool {
+			if len(got) == k {
+				return false
+			}
+			got = append(got, it)
+			return true
+		})
+		if len(got) != k {
+			t.Fatalf("asked for %d items, got %d", k, len(got))
+		}
+		for i := 1; i < len(got); i++ {
+			a, b := got[i-1], got[i]
+			if !(a.at < b.at || a.at == b.at && a.seq < b.seq) {
+				t.Fatalf("item %d (%d, %d) after (%d, %d)", i, b.at, b.seq, a.at, a.seq)
+			}
+		}
+		// The first k are the k earliest: popping gives the same.
+		c := slices.Clone(q)
+		for i := range k {
+			if it := c.pop(); it != got[i] {
+				t.Fatalf("ascend's item %d is not the %d-th earliest", i, i)
+			}
+		}
+		for _, s := range q { // pop cleared the indexes of the clone's items
+			s.it.index = slices.Index(q, s)
+		}
+	}
+}

@@ -6,6 +6,7 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -241,6 +242,12 @@ type Sim struct {
 	chooser  Chooser    // network, churn, order and handler seeds
 	scenRand *rand.Rand // the scenario's own stream
 	queue    queue
+	// calls are the queued scenario actions (itemCall), earliest first:
+	// few, and what Choice.Due asks for.
+	calls []*item
+	// Scratch of the chooser's walks over the queue (Sim.enabled, runDue).
+	frontier []int
+	runnable []*item
 	qseq     uint64
 	now      int64 // virtual ns since start
 	start    int64 // the time origin (Unix ns): Epoch, or a forked trace's
@@ -481,7 +488,7 @@ func (s *Sim) runEarliest() error {
 		s.stopped = fmt.Sprintf("time limit (%v)", s.cfg.Time)
 		return nil
 	}
-	s.queue.pop()
+	s.unqueue(s.queue.pop())
 	s.now = it.at
 	return s.run(it)
 }
@@ -513,7 +520,7 @@ func (s *Sim) runChosen(c *Choice, d Decision) error {
 	if p.it.index < 0 || !s.wouldRun(p.it) {
 		return nil // what ran before it made it moot (a crash of its node)
 	}
-	s.queue.remove(p.it.index)
+	s.unqueue(s.queue.remove(p.it.index))
 	s.now = at
 	return s.run(p.it)
 }
@@ -524,20 +531,25 @@ func (s *Sim) runChosen(c *Choice, d Decision) error {
 // still arrive after the node restarts (or a partition heals).
 func (s *Sim) runDue(at int64, seq uint64) (done bool, err error) {
 	for {
+		// An item is never due before it starts: those starting after
+		// at, and all after them in the queue's order, are not looked at.
 		var due *item
-		for _, sl := range s.queue {
-			it := sl.it
+		s.queue.ascend(&s.frontier, func(it *item) bool {
+			if it.at > at {
+				return false
+			}
 			if it.latest > at || it.latest == at && it.seq >= seq || s.wouldRun(it) {
-				continue
+				return true
 			}
 			if due == nil || it.latest < due.latest || it.latest == due.latest && it.seq < due.seq {
 				due = it
 			}
-		}
+			return true
+		})
 		if due == nil {
 			return false, nil
 		}
-		s.queue.remove(due.index)
+		s.unqueue(s.queue.remove(due.index))
 		s.now = max(s.now, due.latest)
 		if err := s.run(due); err != nil {
 			return true, err
@@ -758,6 +770,19 @@ func (s *Sim) push(it *item) {
 	// closed.
 	it.latest = max(it.latest, it.at)
 	s.queue.push(it)
+	if it.kind == itemCall {
+		k, _ := slices.BinarySearchFunc(s.calls, it, func(a, b *item) int {
+			return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
+		})
+		s.calls = slices.Insert(s.calls, k, it)
+	}
+}
+
+// unqueue notes that it left the queue.
+func (s *Sim) unqueue(it *item) {
+	if it.kind == itemCall {
+		s.calls = slices.DeleteFunc(s.calls, func(c *item) bool { return c == it })
+	}
 }
 
 // source serves a simulated node's nondeterminism from the run's generator.
