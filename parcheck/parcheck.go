@@ -73,15 +73,14 @@ type Stats struct {
 
 // String is the stats in one line, for stderr.
 func (s Stats) String() string {
-	line := fmt.Sprintf("checked in %d segment(s) on %d jobs: %d seam(s)", s.Segments, s.Jobs, s.Seams)
+	line := fmt.Sprintf("checked in %d segment(s) on %d jobs: %d seam(s), %d refused", s.Segments, s.Jobs, s.Seams, len(s.Refused))
 	if len(s.At) > 0 {
 		at := make([]string, len(s.At))
 		for i, step := range s.At {
 			at[i] = fmt.Sprintf("#%d", step)
 		}
-		line += " at " + strings.Join(at, ", ")
+		line += " (seams at " + strings.Join(at, ", ") + ")"
 	}
-	line += fmt.Sprintf(", %d refused", len(s.Refused))
 	if s.Waited > 0 {
 		line += fmt.Sprintf(", %v waiting for a predecessor's state", s.Waited.Round(time.Millisecond))
 	}

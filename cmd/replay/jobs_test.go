@@ -441,7 +441,7 @@ func TestJobsCryptoRandAfterHandOver(t *testing.T) {
 	for _, mark := range []string{"2000", "4000", "6000"} {
 		par := replay(t, dir, "check", "--marks", mark, "--warmup", "1", "rk.lz4", script)
 		sameReport(t, "raftkv, seam at #"+mark, seq, par)
-		if !strings.Contains(par.stderr, "1 seam(s), 0 refused") {
+		if !strings.Contains(par.stderr, "1 seam(s), 0 refused (seams at #"+mark+")") {
 			t.Fatalf("seam at #%s: %s", mark, par.stderr)
 		}
 	}
