@@ -231,10 +231,10 @@ func checkRuns(path string, rf *resultFile) error {
 	i, n := rf.Shard.Index, rf.Shard.Count
 	slice := -1 // the runs in the shard's slice, if the command tells
 	if from, to, ok := huntSeeds(rf.Hunt); ok {
-		if span := to - from + 1; span > uint64(i) && span != 0 {
-			slice = int(min((span-uint64(i)+uint64(n)-1)/uint64(n), maxShardSteps))
-		} else if span != 0 {
-			slice = 0
+		// Seeds from+i, from+i+n, ... up to to.
+		slice = 0
+		if d := to - from; d >= uint64(i) {
+			slice = int(min((d-uint64(i))/uint64(n)+1, maxShardSteps))
 		}
 	}
 	budget := -1

@@ -127,11 +127,11 @@ func (s *spillStore) at(i int) *node.Event {
 		// Read alone, each time, and never cached: its payloads are
 		// what the cache's bound is for.
 		j := i % chunkEvents
-		ev, err := s.readRecord(recs[j], recs[j+1])
+		evs, err := s.readRecords(recs[j], recs[j+1], 1)
 		if err != nil {
 			panic(&ReadBackError{Step: i, Err: err})
 		}
-		return ev
+		return evs[0]
 	}
 	s.mu.Lock()
 	s.clock++
@@ -174,42 +174,33 @@ func (s *spillStore) at(i int) *node.Event {
 	return c.events[i%chunkEvents]
 }
 
-// readRecord reads back and decodes the one record stored from off to end.
-func (s *spillStore) readRecord(off, end int64) (*node.Event, error) {
+// readChunk reads back and decodes chunk k.
+func (s *spillStore) readChunk(k int) ([]*node.Event, error) {
+	return s.readRecords(s.chunks[k], s.chunks[k+1], min(chunkEvents, s.n-k*chunkEvents))
+}
+
+// readRecords reads back and decodes the n records stored from off to
+// end. The events keep their payloads in the bytes read, which serve
+// them alone: a record costs its bytes once, not twice.
+func (s *spillStore) readRecords(off, end int64, n int) ([]*node.Event, error) {
 	buf := make([]byte, end-off)
 	if _, err := s.f.ReadAt(buf, off); err != nil {
 		return nil, err
 	}
-	rec, rest := cutRecord(buf)
-	if rec == nil || len(rest) != 0 {
-		return nil, errors.New("a record does not fill its place")
-	}
-	ev := new(node.Event)
-	if err := s.codec.DecodeAliasing(rec, ev); err != nil {
-		return nil, err
-	}
-	return ev, nil
-}
-
-func (s *spillStore) readChunk(k int) ([]*node.Event, error) {
-	buf := make([]byte, s.chunks[k+1]-s.chunks[k])
-	if _, err := s.f.ReadAt(buf, s.chunks[k]); err != nil {
-		return nil, err
-	}
-	n := min(chunkEvents, s.n-k*chunkEvents)
 	events := make([]*node.Event, n)
 	backing := make([]node.Event, n)
 	for j := range events {
 		var rec []byte
 		if rec, buf = cutRecord(buf); rec == nil {
-			return nil, errors.New("chunk ends early")
+			return nil, errors.New("records end early")
 		}
-		// The events keep their payloads in buf, read for this chunk
-		// alone: a chunk costs its bytes once, not twice.
 		if err := s.codec.DecodeAliasing(rec, &backing[j]); err != nil {
 			return nil, err
 		}
 		events[j] = &backing[j]
+	}
+	if len(buf) != 0 {
+		return nil, errors.New("more follows the records")
 	}
 	return events, nil
 }
