@@ -109,3 +109,37 @@ func TestQueueAscends(t *testing.T) {
 		}
 	}
 }
+
+// The scenario calls are kept apart for Choice.Due: whatever leaves the
+// queue (popped earliest, or taken out of the middle), the earliest call
+// still queued is the first of calls.
+func TestCallsFollowTheQueue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := &Sim{}
+	for step := range 20000 {
+		switch r := rng.IntN(10); {
+		case r < 5 || s.queue.Len() == 0:
+			kind := itemDeliver
+			if rng.IntN(2) == 0 {
+				kind = itemCall
+			}
+			s.push(&item{at: int64(rng.IntN(50)), kind: kind})
+		case r < 8:
+			s.unqueue(s.queue.pop())
+		default:
+			s.unqueue(s.queue.remove(rng.IntN(s.queue.Len())))
+		}
+		var want *item
+		for _, sl := range s.queue {
+			if it := sl.it; it.kind == itemCall && (want == nil || it.at < want.at || it.at == want.at && it.seq < want.seq) {
+				want = it
+			}
+		}
+		switch {
+		case want == nil && len(s.calls) > 0:
+			t.Fatalf("step %d: no call queued, but calls holds %d", step, len(s.calls))
+		case want != nil && (len(s.calls) == 0 || s.calls[0] != want):
+			t.Fatalf("step %d: the earliest call is (%d, %d), calls does not start with it", step, want.at, want.seq)
+		}
+	}
+}

@@ -6,7 +6,7 @@
 package sim
 
 import (
-	"cmp"
+	"container/heap"
 	"errors"
 	"fmt"
 	"io"
@@ -242,9 +242,10 @@ type Sim struct {
 	chooser  Chooser    // network, churn, order and handler seeds
 	scenRand *rand.Rand // the scenario's own stream
 	queue    queue
-	// calls are the queued scenario actions (itemCall), earliest first:
-	// few, and what Choice.Due asks for.
-	calls []*item
+	// calls are the queued scenario actions (itemCall), a heap by time:
+	// Choice.Due asks for the earliest. A scenario may queue one per
+	// node (joins, churn), so neither adding nor taking one walks them.
+	calls callHeap
 	// Scratch of the chooser's walks over the queue (Sim.enabled, runDue).
 	frontier []int
 	runnable []*item
@@ -771,18 +772,40 @@ func (s *Sim) push(it *item) {
 	it.latest = max(it.latest, it.at)
 	s.queue.push(it)
 	if it.kind == itemCall {
-		k, _ := slices.BinarySearchFunc(s.calls, it, func(a, b *item) int {
-			return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq))
-		})
-		s.calls = slices.Insert(s.calls, k, it)
+		heap.Push(&s.calls, it)
 	}
 }
 
-// unqueue notes that it left the queue.
+// unqueue notes that it left the queue. A call leaves it earliest first
+// (it runs no handler, so it is never chosen over one due before it).
 func (s *Sim) unqueue(it *item) {
-	if it.kind == itemCall {
-		s.calls = slices.DeleteFunc(s.calls, func(c *item) bool { return c == it })
+	if it.kind != itemCall {
+		return
 	}
+	if len(s.calls) > 0 && s.calls[0] == it {
+		heap.Pop(&s.calls)
+		return
+	}
+	if i := slices.Index(s.calls, it); i >= 0 {
+		heap.Remove(&s.calls, i)
+	}
+}
+
+// callHeap orders queued calls by (time, seq), as the queue does.
+type callHeap []*item
+
+func (h callHeap) Len() int { return len(h) }
+func (h callHeap) Less(i, j int) bool {
+	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
+}
+func (h callHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *callHeap) Push(x any)   { *h = append(*h, x.(*item)) }
+func (h *callHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return it
 }
 
 // source serves a simulated node's nondeterminism from the run's generator.
