@@ -113,7 +113,8 @@ type Checker struct {
 type auxResult struct {
 	f    *frame
 	v    starlark.Value
-	used int // the last step it answered at
+	arg  starlark.Value // an alarm's argument (nil for an aux)
+	used int            // the last step it answered at
 	// warm: computed while a segment's state was not yet known to be
 	// the sequential run's; it is not kept past the step.
 	warm bool
@@ -686,12 +687,18 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 	// same argument answers the same until something it read changes,
 	// which its frame tracks as a derived value's does. Only functions
 	// and frozen arguments are memoised.
+	// An alarm's memo is kept by function: its argument is the aux value,
+	// new whenever the aux ran again (at every step of an open interval
+	// whose aux reads the time), so a memo by argument would be a new
+	// entry and frame per step. It answers for the argument it was run
+	// on.
 	key, memo := auxKey{fn: fn}, false
+	var arg starlark.Value
 	if _, ok := fn.(*starlark.Function); ok && len(args) <= 1 {
 		memo = true
 		if len(args) == 1 {
-			key.arg = args[0]
-			switch args[0].(type) {
+			arg = args[0]
+			switch arg.(type) {
 			case *starlark.Dict, *starlark.List, starlarkStruct:
 			default:
 				memo = false
@@ -702,23 +709,34 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 		c.auxMemo = map[auxKey]*auxResult{}
 	}
 	m := c.auxMemo[key]
-	if m != nil && memo && !m.f.dirty {
+	if m != nil && memo && !m.f.dirty && m.arg == arg {
 		m.used = c.step
 		return m.v, true
 	}
 	var f *frame
 	if m != nil {
+		// Run again in the same frame: the reads it repeats (most, when
+		// only the time moved) keep their places in the index.
 		f = m.f
-		delete(c.auxMemo, key)
+		c.rerun(f)
 	} else {
 		f = c.newFrame(frameAux, nil)
+		c.forget(f)
 	}
-	c.forget(f)
 	v, err := c.call(f, fn, args)
+	c.endRun(f)
 	f.dirty = false
 	c.last.Aux++
+	if err == nil {
+		if v, err = freezeChecked(v); err != nil {
+			err = fmt.Errorf("%s: %w", p.Pos, err)
+		}
+	}
 	if !memo || err != nil {
 		c.forget(f)
+		if m != nil {
+			delete(c.auxMemo, key)
+		}
 	}
 	if err != nil {
 		what := p.Kind + " aux"
@@ -729,14 +747,12 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 		*failed = true
 		return nil, false
 	}
-	if v, err = freezeChecked(v); err != nil {
-		c.forget(f)
-		c.fail(p.Name, p.Kind+" aux", fmt.Errorf("%s: %w", p.Pos, err))
-		*failed = true
-		return nil, false
-	}
 	if memo {
-		c.auxMemo[key] = &auxResult{f: f, v: v, used: c.step, warm: c.track != nil}
+		if m == nil {
+			m = &auxResult{f: f}
+			c.auxMemo[key] = m
+		}
+		m.v, m.arg, m.used, m.warm = v, arg, c.step, c.track != nil
 	}
 	return v, true
 }

@@ -591,8 +591,18 @@ func (it *rangeIter) Done() {}
 // neither contain themselves nor be nested too deeply to print.
 func freezeChecked(v starlark.Value) (starlark.Value, error) {
 	var path [8]starlark.Value
-	if err := keepable(v, 0, path[:0]); err != nil {
+	live, err := keepable(v, 0, path[:0])
+	if err != nil {
 		return nil, err
+	}
+	if !live {
+		// Nothing in it refers to node state: it is frozen where it is
+		// instead of copied. Only the evaluation that made it holds it
+		// (a script's globals are frozen), so nothing else sees it
+		// change. An aux value made at every step of an open interval
+		// was copied at every step.
+		v.Freeze()
+		return v, nil
 	}
 	return freeze(v), nil
 }
@@ -617,38 +627,48 @@ func elements(v starlark.Value) (elems []starlark.Value, ok bool) {
 	return elems, true
 }
 
-// keepable checks what freezeChecked promises. onPath holds the lists and
-// dicts v lies in (a short stack: values are at most maxDepth deep), and
-// elements are visited in place: an aux value or derived value is checked
-// at every step it is computed, where a map and a list of a dict's items
-// per call cost as much as the check.
-func keepable(v starlark.Value, depth int, onPath []starlark.Value) error {
+// keepable checks what freezeChecked promises, and tells whether v holds
+// live node state (rows, their views and structs), which freeze copies.
+// onPath holds the lists and dicts v lies in (a short stack: values are
+// at most maxDepth deep), and elements are visited in place: an aux
+// value or derived value is checked at every step it is computed, where
+// a map and a list of a dict's items per call cost as much as the check.
+func keepable(v starlark.Value, depth int, onPath []starlark.Value) (live bool, err error) {
 	if depth > maxDepth {
-		return fmt.Errorf("the value is nested more than %d levels deep", maxDepth)
+		return false, fmt.Errorf("the value is nested more than %d levels deep", maxDepth)
+	}
+	// each visits an element: the first error stops the walk.
+	each := func(e starlark.Value) bool {
+		l, err1 := keepable(e, depth+1, onPath)
+		live = live || l
+		err = err1
+		return err == nil
 	}
 	switch x := v.(type) {
+	case *listView, *Row, *goStruct:
+		return true, nil
 	case starlark.Tuple:
 		for _, e := range x {
-			if err := keepable(e, depth+1, onPath); err != nil {
-				return err
+			if !each(e) {
+				return false, err
 			}
 		}
-		return nil
+		return live, nil
 	case *starlark.List, *starlark.Dict:
 	default:
-		return nil
+		return false, nil
 	}
 	for _, p := range onPath {
 		if p == v {
-			return fmt.Errorf("the value contains itself")
+			return false, fmt.Errorf("the value contains itself")
 		}
 	}
 	onPath = append(onPath, v)
 	switch x := v.(type) {
 	case *starlark.List:
 		for i := range x.Len() {
-			if err := keepable(x.Index(i), depth+1, onPath); err != nil {
-				return err
+			if !each(x.Index(i)) {
+				return false, err
 			}
 		}
 	case *starlark.Dict:
@@ -657,13 +677,10 @@ func keepable(v starlark.Value, depth int, onPath []starlark.Value) error {
 		var k starlark.Value
 		for it.Next(&k) {
 			e, _, _ := x.Get(k)
-			if err := keepable(k, depth+1, onPath); err != nil {
-				return err
-			}
-			if err := keepable(e, depth+1, onPath); err != nil {
-				return err
+			if !each(k) || !each(e) {
+				return false, err
 			}
 		}
 	}
-	return nil
+	return live, nil
 }
