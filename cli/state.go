@@ -47,7 +47,11 @@ func (s dbSource) leaves(id node.ID, pos int) ([]state.Leaf, string, error) {
 }
 func (s dbSource) unknown(id node.ID) []replay.Unknown { return s.db.Meta().Unknown[id] }
 func (s dbSource) history(id node.ID, path string) ([]statedb.Version, error) {
-	return s.db.History(id, path, s.db.Len()-1, math.MaxInt, 0)
+	vs, err := s.db.History(id, path, s.db.Len()-1, math.MaxInt, 0)
+	if err != nil {
+		return nil, err
+	}
+	return vs, s.db.Composites(id, path, vs)
 }
 
 type replaySource struct {
@@ -106,9 +110,11 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 			return nil
 		}
 		val, ok := "", false
+		var leaves []state.Leaf
 		if _, unknown := r.Unknown(id); !unknown {
 			if inst := r.Instance(id); inst != nil {
-				for _, l := range statedb.Leaves(inst, s.tr.Header.Start) {
+				leaves = statedb.Leaves(inst, s.tr.Header.Start)
+				for _, l := range leaves {
 					if l.Path == path {
 						val, ok = l.Value, true
 						break
@@ -120,6 +126,11 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 		case ok && (!have || val != last):
 			out = append(out, statedb.Version{Step: step, Value: val})
 		case !ok && have:
+			// As the database's Composites tells them.
+			if desc, filled := state.Composite(leaves, path); filled {
+				out = append(out, statedb.Version{Step: step, Value: desc, Composite: true})
+				break
+			}
 			out = append(out, statedb.Version{Step: step, Removed: true})
 		}
 		have, last = ok, val
@@ -271,6 +282,8 @@ func (a *App) historyCmd() *cobra.Command {
 'replay state' and the debugger's State panel show it, e.g.
 Agent.AcceptedValue or @status), each with the step that wrote it; "(removed)"
 where the field stopped existing (the node crashed, an entry was deleted);
+what lies below it ("[2 elements]", "{3 fields}") where a nil or empty
+slice, map or pointer filled up;
 and, between them, the stretches where the node's state is unknown (a
 killed process, a file cut short or not given: "after #A unknown until
 ...").
@@ -315,6 +328,8 @@ not replay.`,
 					Step    int    `json:"step"`
 					Value   string `json:"value"`
 					Removed bool   `json:"removed,omitempty"`
+					// Composite: not a value but what lies below the path.
+					Composite bool `json:"composite,omitempty"`
 				}
 				type unknownJSON struct {
 					After  int    `json:"after"`
@@ -328,7 +343,7 @@ not replay.`,
 					Unknown  []unknownJSON `json:"unknown,omitempty"`
 				}{Node: id, Field: field}
 				for _, v := range vs {
-					out.Versions = append(out.Versions, versionJSON{v.Step, v.Value, v.Removed})
+					out.Versions = append(out.Versions, versionJSON{v.Step, v.Value, v.Removed, v.Composite})
 				}
 				for _, u := range unknown {
 					out.Unknown = append(out.Unknown, unknownJSON{u.After, u.Until, u.Reason})
@@ -359,7 +374,7 @@ not replay.`,
 	fl := cmd.Flags()
 	fl.StringVar(&nodeID, "node", "", "the node (required)")
 	fl.StringVar(&field, "field", "", "the field's path, e.g. Agent.AcceptedValue (required)")
-	fl.BoolVar(&asJSON, "json", false, "print JSON: {node, field, versions: [{step, value, removed}], unknown: [{after, until, reason}]}")
+	fl.BoolVar(&asJSON, "json", false, "print JSON: {node, field, versions: [{step, value, removed, composite}], unknown: [{after, until, reason}]}")
 	fl.StringVar(&dbDir, "db", "", "trace database directory (default: beside the first trace file)")
 	return cmd
 }

@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,5 +107,47 @@ func inProcess() func(args ...string) (string, string, int) {
 		errb.Reset()
 		code := app.Run(args)
 		return out.String(), errb.String(), code
+	}
+}
+
+// A nil slice that fills up is no leaf any more, but it did not stop
+// existing: replay history says what it holds, from a replay and from the
+// database alike, where it said "(removed)".
+func TestHistoryOfAFieldThatFillsUp(t *testing.T) {
+	dir := t.TempDir()
+	run := inProcess()
+	trace := filepath.Join(dir, "p.lz4")
+	if _, e, code := run("sim", "paxos", "--seed", "21", "--bug", "latest-response", "-o", trace); code != 0 {
+		t.Fatalf("sim: %s", e)
+	}
+	args := []string{"history", trace, "--node", "n1", "--field", "Leader.Lasts"}
+	byReplay, e, code := run(args...)
+	if code != 0 {
+		t.Fatalf("history by replay: exit %d %s", code, e)
+	}
+	if _, e, code := run("index", trace); code != 0 {
+		t.Fatalf("index: %s", e)
+	}
+	byDB, _, _ := run(args...)
+	if byDB != byReplay {
+		t.Fatalf("history differs between the database and replay:\n%s\nvs\n%s", byDB, byReplay)
+	}
+	lines := strings.Split(strings.TrimSpace(byDB), "\n")
+	if len(lines) < 2 || lines[0] != "#0 nil" {
+		t.Fatalf("history of Leader.Lasts:\n%s", byDB)
+	}
+	var step int
+	var desc string
+	if _, err := fmt.Sscanf(lines[1], "#%d %s", &step, &desc); err != nil || !strings.HasPrefix(lines[1], fmt.Sprintf("#%d [1 element]", step)) {
+		t.Fatalf("the first change of a nil list, want it filled with one element:\n%s", byDB)
+	}
+	// The state at that step does hold the element.
+	st, _, _ := run("state", trace, "--at", strconv.Itoa(step), "--node", "n1")
+	if !strings.Contains(st, "Leader.Lasts[0].") {
+		t.Fatalf("state at #%d holds no Leader.Lasts[0]:\n%s", step, st)
+	}
+	js, _, _ := run(append(args, "--json")...)
+	if !strings.Contains(js, `"value": "[1 element]",`+"\n"+`      "composite": true`) {
+		t.Fatalf("history --json does not mark the filled list composite:\n%.600s", js)
 	}
 }

@@ -594,7 +594,7 @@ func (b *builder) write(w work) error {
 	ev := tr.Event(step)
 	rec := Step{Node: ev.Node, Seq: ev.Seq, Lamport: ev.Lamport, Kind: ev.Kind, Time: int64(tr.Time(ev)),
 		MsgType: ev.MsgType, From: ev.From, SendStep: -1, Timer: ev.TimerName,
-		PrevOnNode: -1, NextOnNode: -1, Logs: w.logs}
+		PrevOnNode: -1, NextOnNode: -1, WokenAt: -1, Logs: w.logs}
 	// The node's neighbouring steps, from the trace's per-node index
 	// (arrays of them would cost 8 bytes per step for the whole build).
 	steps := tr.NodeSteps(ev.Node)
@@ -608,6 +608,11 @@ func (b *builder) write(w work) error {
 	}
 	if s, ok := tr.SendStep(ev); ok {
 		rec.SendStep = s
+	}
+	if ev.Kind == node.KindTask {
+		if s, ok := tr.Step(ev.Node, ev.WakeSeq); ok {
+			rec.WokenAt = s
+		}
 	}
 	for i, s := range ev.Sends {
 		rec.Sends = append(rec.Sends, Send{To: s.To, Type: s.Type, Receipts: tr.Receipts(ev.SentMsg(i))})

@@ -26,7 +26,7 @@ import (
 // 2: predicate results moved out of the store into predsFile.
 // 3: steps stored in parts (parts.go), the folder's store holds Meta.
 // 4: each part names the build that wrote it (Meta.Build).
-const Schema = 4
+const Schema = 5
 
 // Meta describes a database and the traces it indexes.
 type Meta struct {
@@ -80,6 +80,9 @@ type Step struct {
 	Logs []string `cbor:"14,keyasint,omitempty"`
 	// Changed counts the node's state fields the step changed.
 	Changed int `cbor:"15,keyasint,omitempty"`
+	// WokenAt is, for a task's resume, the step that woke it (a receive,
+	// a timer, another task's unlock; -1: not in the trace).
+	WokenAt int `cbor:"16,keyasint"`
 }
 
 // Send is one message a step sent.
@@ -642,6 +645,30 @@ type Version struct {
 	Step    int
 	Value   string
 	Removed bool // the field stopped existing at Step (or the node went down)
+	// Composite: at Step the path is no leaf but has elements or fields
+	// below it (a nil slice, map or pointer that filled up), which Value
+	// describes (state.Composite). History reports such a version as
+	// Removed; Composites tells them apart.
+	Composite bool
+}
+
+// Composites turns the versions of path that History reports removed
+// into Composite ones where the path has leaves below it at their step:
+// a field that filled up did not stop existing.
+func (db *DB) Composites(id node.ID, path string, vs []Version) error {
+	for i, v := range vs {
+		if !v.Removed {
+			continue
+		}
+		ns, err := db.State(id, v.Step)
+		if err != nil {
+			return err
+		}
+		if desc, ok := state.Composite(ns.Leaves, path); ok {
+			vs[i] = Version{Step: v.Step, Value: desc, Composite: true}
+		}
+	}
+	return nil
 }
 
 // History lists the versions of one field of a node: up to before versions

@@ -24,7 +24,7 @@ var Keys = []KeyHelp{
 	{"Shift-←  <", "back to the shown node's previous step"},
 	{"v  V", "next / previous violation"},
 	{"s", "v and V stop at liveness intervals that closed or were not raised too (or not)"},
-	{"m", "follow the message of this event: a receive to its send; a send to its receipt"},
+	{"m", "follow the message of this event: a receive to its send; a task's resume to what woke it; a send to its receipt"},
 	{"M", "list the messages this event sent and go to a receipt"},
 	{"g", "go to a step (273, #273, +10, -10, end)"},
 	{"]  [", "run forward / backward until a predicate or a watch changes"},
@@ -218,9 +218,14 @@ func (m *Model) HandleKey(ev *tcell.EventKey) {
 	case '+':
 		m.GridColumn()
 	case 'd':
+		// The step before the shown node's latest event (at or before the
+		// cursor): the diff shows what that event changed, also when the
+		// node is pinned and the cursor's event is another node's.
 		def := ""
-		if m.cur != nil && m.cur.Node == m.node && m.cur.PrevOnNode >= 0 {
-			def = fmt.Sprint(m.cur.PrevOnNode)
+		if last := m.lastStepOfNode(); last != nil && last.PrevOnNode >= 0 {
+			def = fmt.Sprint(last.PrevOnNode)
+		} else if last != nil {
+			def = fmt.Sprint(last.Step - 1)
 		} else if m.pos > 0 {
 			def = fmt.Sprint(m.pos - 1)
 		}
@@ -395,6 +400,9 @@ func (m *Model) History() {
 		return
 	}
 	vs, err := m.db.History(m.node, path, m.pos, 200, 200)
+	if err == nil {
+		err = m.db.Composites(m.node, path, vs)
+	}
 	if err != nil {
 		m.fail("%v", err)
 		return

@@ -403,6 +403,24 @@ func (m *Model) Step(dir int) {
 	}
 }
 
+// lastStepOfNode is the shown node's latest step at or before the cursor
+// (nil: none).
+func (m *Model) lastStepOfNode() *statedb.Step {
+	if m.cur != nil && m.cur.Node == m.node {
+		return m.cur
+	}
+	var last *statedb.Step
+	m.db.Steps(m.pos, 0, func(s *statedb.Step) bool {
+		if s.Node == m.node {
+			c := *s
+			last = &c
+			return false
+		}
+		return true
+	})
+	return last
+}
+
 // StepNode moves to the next (+1) or previous (-1) step of the shown node.
 func (m *Model) StepNode(dir int) {
 	id := m.node
@@ -532,12 +550,18 @@ func describeViolation(v statedb.Violation) string {
 }
 
 // FollowMessage follows the message of the cursor's event: a receive to
-// the step that sent it; an event that sent messages to where they were
-// received (a menu when there are several).
+// the step that sent it; a task's resume to the step that woke it (the
+// receive of the message it waited for, ...); an event that sent messages
+// to where they were received (a menu when there are several).
 func (m *Model) FollowMessage() {
 	c := m.cur
 	if c == nil {
 		m.say("before the first step: no event")
+		return
+	}
+	if c.Kind == node.KindTask && c.WokenAt >= 0 {
+		m.seekOrSay(c.WokenAt)
+		m.say("followed the task's wake-up back to #%d, which woke it (m again follows that step's message)", c.WokenAt)
 		return
 	}
 	if c.Kind == node.KindRecv {

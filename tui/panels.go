@@ -459,8 +459,17 @@ func (m *Model) stateAt(pos int) (*stateAt, error) {
 	for _, l := range ns.Leaves {
 		have[l.Path] = true
 	}
+	gone := map[string]bool{}
 	for p := range ns.Changed {
 		if !have[p] {
+			gone[p] = true
+		}
+	}
+	// A nil that filled up is no leaf now, but it is not removed: the
+	// tree shows what it holds.
+	filled := state.Composites(ns.Leaves, gone)
+	for p := range gone {
+		if filled[p] == "" {
 			st.removed = append(st.removed, p)
 		}
 	}

@@ -1,0 +1,62 @@
+package state
+
+import (
+	"slices"
+	"testing"
+)
+
+type filling struct {
+	Commits []struct {
+		Version int
+		Value   string
+	}
+	Votes map[string]int
+	Boss  *struct{ ID, Term int }
+}
+
+// A nil slice, map or pointer that fills up is no longer a leaf of the
+// flattened state: the diff says what it holds now instead of calling it
+// removed, and the other way round when it empties.
+func TestDiffOfContainersThatFillUp(t *testing.T) {
+	var empty filling
+	full := filling{Votes: map[string]int{"n1": 1, `a]"b`: 2}, Boss: &struct{ ID, Term int }{3, 4}}
+	full.Commits = append(full.Commits, struct {
+		Version int
+		Value   string
+	}{1, "w1"})
+	a, b := Flatten(&empty), Flatten(&full)
+	changed := func(cs []Change) map[string][2]string {
+		m := map[string][2]string{}
+		for _, c := range cs {
+			m[c.Path] = [2]string{c.Old, c.New}
+		}
+		return m
+	}
+	filled := changed(Diff(a, b))
+	for path, want := range map[string][2]string{
+		"Commits":          {"nil", "[1 element]"},
+		"Votes":            {"nil", "[2 elements]"},
+		"Boss":             {"nil", "{2 fields}"},
+		"Commits[0].Value": {"", `"w1"`},
+	} {
+		if got := filled[path]; got != want {
+			t.Errorf("filling up: %s changed %q, want %q", path, got, want)
+		}
+	}
+	emptied := changed(Diff(b, a))
+	if got, want := emptied["Commits"], [2]string{"[1 element]", "nil"}; got != want {
+		t.Errorf("emptying: Commits changed %q, want %q", got, want)
+	}
+	if got := emptied["Commits[0].Version"]; got != [2]string{"1", ""} {
+		t.Errorf("emptying: an element's field changed %q, want it removed", got)
+	}
+	if _, ok := Composite(b, "Commits[0].Value"); ok {
+		t.Error("a leaf is described as a composite")
+	}
+	if _, ok := Composite(b, "Gone"); ok {
+		t.Error("a path with nothing below it is described as a composite")
+	}
+	if !slices.Equal(Diff(a, a), nil) {
+		t.Error("a state differs from itself")
+	}
+}

@@ -1,0 +1,87 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/examples/lockserver"
+	"github.com/replaycheck/replaycheck/statedb"
+)
+
+// In the demo n1's Leader.Lasts is nil until its first promise arrives at
+// #93: a list that filled up, which the State panel does not list as
+// removed, and which d shows as filled.
+func TestAListThatFillsUpIsNotRemoved(t *testing.T) {
+	m, _ := openDemo(t, 93)
+	if m.node != "n1" {
+		t.Fatalf("the cursor's node is %s, want n1", m.node)
+	}
+	panel := strings.Join(lineStrings(m.State(120, 400)), "\n")
+	if !strings.Contains(panel, "Lasts") {
+		t.Fatalf("the State panel does not show Leader.Lasts:\n%s", panel)
+	}
+	if i := strings.Index(panel, "removed by"); i >= 0 && strings.Contains(panel[i:], "Leader.Lasts") {
+		t.Fatalf("the State panel lists the filled list as removed:\n%s", panel)
+	}
+	u := startUI(t, m)
+	u.keys("d\n")
+	p, open := m.Popup()
+	if !open {
+		t.Fatalf("d opened no diff:\n%s", u.text())
+	}
+	if text := strings.Join(lineStrings(p.Lines), "\n"); !strings.Contains(text, "Leader.Lasts: nil → [1 element]") {
+		t.Fatalf("the diff does not show the list filled:\n%s", text)
+	}
+}
+
+// m on a task's resume goes to the step that woke it: the receive of the
+// Grant the worker waited for.
+func TestFollowFromATaskResumeGoesToWhatWokeIt(t *testing.T) {
+	m, _, _ := openRun(t, lockserver.System, "none", 1, "", 24)
+	if m.cur == nil || m.cur.Kind.String() != "task" || !strings.Contains(m.cur.Line, "woken by msg") {
+		t.Fatalf("#24 is not a task woken by a message: %+v", m.cur)
+	}
+	want := m.cur.WokenAt
+	if want < 0 || want >= 24 {
+		t.Fatalf("#24 was woken at #%d", want)
+	}
+	m.FollowMessage()
+	if m.pos != want {
+		t.Fatalf("m from #24 went to #%d, want #%d (status %q)", m.pos, want, m.status)
+	}
+	if m.cur.Node != "c3" || m.cur.MsgType == "" {
+		t.Fatalf("#%d is not the receive that woke the task: %s", want, m.cur.Line)
+	}
+}
+
+// d on a pinned node whose event is not the cursor's proposes the step
+// before that node's latest event, whose change it then shows.
+func TestDiffDefaultForAPinnedNode(t *testing.T) {
+	m, _ := openDemo(t, 269)
+	u := startUI(t, m)
+	cursorNode := m.cur.Node
+	for m.node == cursorNode {
+		u.keys("}")
+	}
+	var last *statedb.Step
+	m.db.Steps(m.pos, 0, func(s *statedb.Step) bool {
+		if s.Node == m.node {
+			c := *s
+			last = &c
+			return false
+		}
+		return true
+	})
+	if last == nil || last.PrevOnNode < 0 {
+		t.Fatalf("%s has no two steps before #269", m.node)
+	}
+	u.keys("d")
+	if m.prompt == nil {
+		t.Fatalf("d asked nothing:\n%s", u.text())
+	}
+	want := fmt.Sprintf("diff %s at #269 against step: %d", m.node, last.PrevOnNode)
+	if got := m.prompt.label + string(m.prompt.text); got != want {
+		t.Fatalf("d on pinned %s: %q, want %q", m.node, got, want)
+	}
+}
