@@ -96,6 +96,13 @@ func TestSomethingElseAtTheDatabasesName(t *testing.T) {
 			os.Mkdir(db, 0o755)
 			os.WriteFile(filepath.Join(db, "notes.txt"), []byte("mine"), 0o644)
 		}},
+		// A MANIFEST is no proof: index emptied such a folder, exit 0.
+		{"a packaging tree with a MANIFEST", "exists and is not a trace database (it holds README)", func() {
+			os.MkdirAll(filepath.Join(db, "src"), 0o755)
+			os.WriteFile(filepath.Join(db, "MANIFEST"), []byte("Manifest-Version: 1.0\n"), 0o644)
+			os.WriteFile(filepath.Join(db, "README"), []byte("mine"), 0o644)
+			os.WriteFile(filepath.Join(db, "src", "main.go"), []byte("package main\n"), 0o644)
+		}},
 	} {
 		os.RemoveAll(db)
 		c.make()
@@ -103,6 +110,19 @@ func TestSomethingElseAtTheDatabasesName(t *testing.T) {
 			_, e, code := run(q...)
 			if code != 0 || !strings.Contains(e, c.want) || strings.Contains(e, "damaged") || !strings.Contains(e, "replaying instead") {
 				t.Errorf("%s with %s at %s: exit %d, stderr %q", q[0], c.name, db, code, e)
+			}
+		}
+		for _, q := range [][]string{{"index", trace}, {"index", trace, "--force"}} {
+			if _, e, code := run(q...); code != 2 || !strings.Contains(e, c.want) {
+				t.Errorf("%v with %s at %s: exit %d, stderr %q, want exit 2 saying %q", q, c.name, db, code, e, c.want)
+			}
+		}
+		if c.name != "a file" {
+			if _, err := os.Stat(filepath.Join(db, "MANIFEST")); c.name == "a packaging tree with a MANIFEST" && err != nil {
+				t.Errorf("index took %s: %v", c.name, err)
+			}
+			if ents, _ := os.ReadDir(db); len(ents) == 0 {
+				t.Errorf("index emptied %s", c.name)
 			}
 		}
 	}

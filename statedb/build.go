@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -256,10 +257,50 @@ func replaceable(dir string) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	notDB := func(why string) error {
+		return fmt.Errorf("%s exists and is not a trace database (%s): move it away or name another with --db", dir, why)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil {
-		return fmt.Errorf("%s exists and is not a trace database: move it away or name another with --db", dir)
+		return notDB("no MANIFEST")
+	}
+	// A MANIFEST alone is no proof (packaging trees have one): every
+	// entry must be one a database holds, so that a folder of anything
+	// else is never emptied.
+	if name, ok := onlyDatabaseFiles(dir, entries, true); !ok {
+		return notDB(fmt.Sprintf("it holds %s", name))
 	}
 	return nil
+}
+
+var (
+	// storeFile names the files of a Badger store, its VERIFIED stamp,
+	// and the predicate results beside the catalog (with the partial and
+	// old copies of their rewrites).
+	storeFile = regexp.MustCompile(`^(\d+\.(vlog|sst|mem)|MANIFEST|MANIFEST-REWRITE|KEYREGISTRY|REWRITE-KEYREGISTRY|DISCARD|LOCK|` +
+		verifiedName + `|` + regexp.QuoteMeta(predsFile) + `|\.` + regexp.QuoteMeta(predsFile) + `\.(partial|old)-\d+)$`)
+	partName = regexp.MustCompile(`^part-\d{4,}$`)
+)
+
+// onlyDatabaseFiles tells whether entries (of dir) are all files a trace
+// database holds: a store's files, and at the top its parts' folders
+// holding only theirs. name is the first that is not.
+func onlyDatabaseFiles(dir string, entries []os.DirEntry, top bool) (name string, ok bool) {
+	for _, e := range entries {
+		switch {
+		case e.Type().IsRegular() && storeFile.MatchString(e.Name()):
+		case top && e.IsDir() && partName.MatchString(e.Name()):
+			sub, err := os.ReadDir(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return e.Name(), false
+			}
+			if n, ok := onlyDatabaseFiles(filepath.Join(dir, e.Name()), sub, false); !ok {
+				return filepath.Join(e.Name(), n), false
+			}
+		default:
+			return e.Name(), false
+		}
+	}
+	return "", true
 }
 
 // Build indexes tr into a new database at dir, replacing whatever is there
