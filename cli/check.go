@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -92,9 +91,9 @@ behind) is unknown throughout; the check warns and exits 2 likewise.
 Exit codes: 0 nothing that --fail-on counts, 1 violations, 2 bad input
 (unreadable trace, a damaged one checked past its loss, a node's file
 missing, a node's recording stopped early, script error with file:line:col), 3 replay divergence, 4 a
-predicate could not be evaluated, 130 interrupted (Ctrl-C or SIGTERM, with
---jobs 1: the report of the steps checked is printed first, open intervals
-unjudged; a violation found before outranks it). 4 outranks the others but
+predicate could not be evaluated, 130 interrupted (Ctrl-C or SIGTERM: the
+report of the steps checked is printed first, open intervals unjudged; a
+violation found before outranks it). 4 outranks the others but
 130; a violation decided before a loss outranks 2, one after it does not.`,
 		Example: `  replay check paxos.lz4 scripts/paxos.star
   replay check --json --stop-at-first paxos.lz4 scripts/paxos.star
@@ -215,14 +214,13 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		}}
 	var rep *predicates.Report
 	var runErr error
-	var interrupted *atomic.Bool
+	// Ctrl-C (or SIGTERM) ends the check where it is, with the report of
+	// what was checked: with --jobs, of the steps the segment that owns
+	// the run so far got through.
+	interrupted, stopSignals := onInterrupt(syscall.SIGTERM)
+	defer stopSignals()
+	ropts.Stop = interrupted.Load
 	if f.jobs == 1 && len(f.marks) == 0 {
-		// Ctrl-C (or SIGTERM) ends the check where it is, with the
-		// report of what was checked. (With --jobs the signal ends the
-		// process as usual.)
-		var stopSignals func()
-		interrupted, stopSignals = onInterrupt(syscall.SIGTERM)
-		ropts.Stop = interrupted.Load
 		rep, runErr = c.Run(ropts)
 		stopSignals()
 		prog.done()
@@ -237,6 +235,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			},
 			From: f.from, To: f.to, Run: ropts, Marks: f.marks,
 		})
+		stopSignals()
 		prog.done()
 		if rep == nil {
 			return withCode(ExitBadInput, runErr)
@@ -303,7 +302,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 				strings.Join(traces, " "), shellQuote(script.Name), first.Step, partial)
 		}
 	}
-	stoppedByUser := interrupted != nil && interrupted.Load() && !rep.Complete
+	stoppedByUser := interrupted.Load() && !rep.Complete
 	switch {
 	case d != nil:
 		return &exitError{ExitDivergence, fmt.Errorf("%s", oneLine(d.Error()))}

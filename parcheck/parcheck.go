@@ -493,6 +493,11 @@ func (g *seg) run() {
 			atEnd, stop = s.Pos() >= d.tr.Len()-1, true
 		case d.o.Run.StopAtFirst && s.ShouldStop(d.o.Run.Counts):
 			stop = true
+		case d.o.Run.Stop != nil && (g.idx == 0 || answered) && d.o.Run.Stop():
+			// Interrupted: the segment that owns the run so far ends
+			// it where it is, as a sequential check would; the ones
+			// after it, not yet taken over, are cancelled.
+			stop = true
 		}
 		if !stop {
 			continue

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -159,12 +160,19 @@ func TestInterruptedCheckReportsWhatItChecked(t *testing.T) {
 
 safety("Slow", slow)
 `), 0o644)
-	r := replayInterrupted(t, dir, 1500*time.Millisecond, os.Interrupt, "check", "p.lz4", "slow.star")
-	out, errb, code := r.stdout, r.stderr, r.code
-	if code != 130 || !strings.Contains(out, "checking stopped early, after #") ||
-		!strings.Contains(out, "Slow                             safety    0 violation(s)") ||
-		!strings.Contains(errb, "interrupted after step #") {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errb)
+	// With --jobs too: it died of the signal (130 or 143, nothing
+	// printed), a violation found before it lost.
+	for _, c := range []struct {
+		sig  os.Signal
+		jobs string
+	}{{os.Interrupt, "1"}, {os.Interrupt, "2"}, {syscall.SIGTERM, "2"}} {
+		r := replayInterrupted(t, dir, 1500*time.Millisecond, c.sig, "check", "p.lz4", "slow.star", "--jobs", c.jobs)
+		out, errb, code := r.stdout, r.stderr, r.code
+		if code != 130 || !strings.Contains(out, "checking stopped early, after #") ||
+			!strings.Contains(out, "Slow                             safety    0 violation(s)") ||
+			!strings.Contains(errb, "interrupted after step #") {
+			t.Fatalf("%v, --jobs %s: exit %d\nstdout: %s\nstderr: %s", c.sig, c.jobs, code, out, errb)
+		}
 	}
 }
 
