@@ -648,7 +648,7 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		case fd.Panic != nil:
 			j.Kind = "panic"
 		case fd.EvalErr != nil:
-			j.Kind = "predicate error"
+			j.Kind, j.Predicate = "predicate error", failedPredicate(fd.EvalErr)
 		case fd.Violation != nil:
 			j.Predicate, j.Witness, j.AlarmWitness = fd.Violation.Predicate, fd.Violation.Witness, alarmWitness(fd.Violation)
 		}
@@ -820,7 +820,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		case fd.Panic != nil:
 			hf.Kind = "panic"
 		case fd.EvalErr != nil:
-			hf.Kind = "predicate error"
+			hf.Kind, hf.Predicate = "predicate error", failedPredicate(fd.EvalErr)
 		case fd.Violation != nil:
 			hf.Predicate, hf.Witness, hf.AlarmWitness = fd.Violation.Predicate, fd.Violation.Witness, alarmWitness(fd.Violation)
 		}
@@ -841,4 +841,13 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		fmt.Fprintf(a.Stdout, "results: %s\n", path)
 	}
 	return nil
+}
+
+// failedPredicate names the first predicate an evaluation error is of
+// ("" when it is no *predicates.EvalError).
+func failedPredicate(err error) string {
+	if e, ok := errors.AsType[*predicates.EvalError](err); ok && len(e.Failures) > 0 {
+		return e.Failures[0].Name
+	}
+	return ""
 }

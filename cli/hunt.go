@@ -209,8 +209,11 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			}
 			code = &exitError{ExitDivergence, fmt.Errorf("seed %d: %s; %s", seed, fail.Headline, explain)}
 		case evalErr != nil:
-			fail.Kind, fail.Step = "predicate error", evalErr.Failures[0].Step
-			fail.Headline = fmt.Sprintf("a predicate failed at step #%d", fail.Step)
+			// Named with its message: a merged report is all a sharded
+			// hunt's operator sees of it.
+			first := evalErr.Failures[0]
+			fail.Kind, fail.Step, fail.Predicate = "predicate error", first.Step, first.Name
+			fail.Headline = evalErr.Error()
 			code = &exitError{ExitPredicateError, fmt.Errorf("seed %d: %d evaluation error(s) (above): the seed was not fully checked", seed, len(evalErr.Failures))}
 		default:
 			v := res.Failing[0]
@@ -251,7 +254,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			fmt.Fprintf(a.Stdout, "seed %d could not be checked past step #%d (%d of %s tried): %s\n\n", seed, div.Step, tried, slice, fail.Headline)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))
 		case evalErr != nil:
-			fmt.Fprintf(a.Stdout, "seed %d could not be fully checked (%d of %s tried): a predicate failed at step #%d\n\n", seed, tried, slice, fail.Step)
+			fmt.Fprintf(a.Stdout, "seed %d could not be fully checked (%d of %s tried): %s\n\n", seed, tried, slice, fail.Headline)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))
 			res.Report.WriteErrors(a.Stderr)
 		default:

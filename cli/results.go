@@ -113,8 +113,16 @@ const maxShards = 100_000
 // parseShard reads --shard I/N.
 func parseShard(spec string) (shardSpec, error) {
 	i, n, ok := strings.Cut(spec, "/")
-	index, err1 := strconv.Atoi(strings.TrimSpace(i))
-	count, err2 := strconv.Atoi(strings.TrimSpace(n))
+	// Digits only: Atoi takes "+1" too, which names no other shard but
+	// is not what the usage says.
+	digits := func(s string) (int, error) {
+		if s == "" || strings.Trim(s, "0123456789") != "" {
+			return 0, strconv.ErrSyntax
+		}
+		return strconv.Atoi(s)
+	}
+	index, err1 := digits(i)
+	count, err2 := digits(n)
 	if !ok || err1 != nil || err2 != nil || count < 1 || index < 0 || index >= count {
 		return shardSpec{}, badInput("--shard %q: want I/N, shard I of N counted from 0 (0 <= I < N), e.g. 0/4", spec)
 	}
@@ -185,6 +193,9 @@ func readResults(path string) (*resultFile, error) {
 		return nil, badInput("%s: the shard exited %d, which a hunt that wrote its results does not (it exits 0, 1, 3, 4 or 130): not a file a hunt wrote as it is (edited?)", path, rf.Exit)
 	case rf.Exit == ExitInterrupted && rf.Stopped != "interrupted":
 		return nil, badInput("%s: the shard exited %d (interrupted) but says it stopped %q: not a file a hunt wrote as it is (edited?)", path, rf.Exit, rf.Stopped)
+	case !slices.Contains(stopReasons[rf.Hunt.Kind], rf.Stopped):
+		return nil, badInput("%s: the shard says it stopped %q, which a %q hunt does not write (it writes %s): not a file a hunt wrote as it is (edited?)",
+			path, rf.Stopped, rf.Hunt.Kind, strings.Join(stopReasons[rf.Hunt.Kind], ", "))
 	}
 	if from, to, ok := huntSeeds(rf.Hunt); ok {
 		for _, f := range rf.Failures {
@@ -354,7 +365,7 @@ Exit codes as the hunt's: 0 no failure, 1 a violation (or panic), 3 some
 run's replay diverged from its simulation (a nondeterministic handler), 4
 some run could not be fully checked (a predicate failed to evaluate), 130
 no failure but a shard was interrupted (its slice was not finished: run it
-again), 2 bad input.`,
+again) or, with --partial, missing, 2 bad input.`,
 		Example: `  replay results merge results/*.json
   replay results merge --json shard-0.json shard-1.json shard-2.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -458,9 +469,10 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 		m.Exit = worseExit(m.Exit, failureExit(f.Kind))
 	}
 	slices.Sort(interrupted)
-	if m.Exit == ExitOK && len(interrupted) > 0 {
-		// As the interrupted shard did: a sweep with slices left is not
-		// a clean one, and a script must not take it for one.
+	if m.Exit == ExitOK && (len(interrupted) > 0 || len(m.Missing) > 0) {
+		// As the interrupted shard did: a sweep with slices left (or,
+		// with --partial, slices no file was given for) is not a clean
+		// one, and a script must not take it for one.
 		m.Exit = ExitInterrupted
 	}
 	if asJSON {
@@ -476,6 +488,9 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	case ExitOK:
 		return nil
 	case ExitInterrupted:
+		if len(interrupted) == 0 {
+			return &exitError{m.Exit, fmt.Errorf("no failure, but shard(s) %s of %d are missing (--partial): their slices were not merged, so the sweep is not clean", intList(m.Missing), m.Shards)}
+		}
 		return &exitError{m.Exit, fmt.Errorf("no failure, but shard(s) %s were interrupted before the end of their slice: run them again and merge", intList(interrupted))}
 	}
 	// The error names the first failure of the kind that decided the exit.
@@ -487,6 +502,14 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 		return &exitError{m.Exit, fmt.Errorf("%s: %s (a nondeterministic handler: not fully checked)", f.name(), f.Headline)}
 	}
 	return &exitError{m.Exit, fmt.Errorf("%s: %s", f.name(), f.Headline)}
+}
+
+// stopReasons are the reasons a shard of each kind of hunt writes for
+// stopping: a seed hunt's (hunt.go), an exploration's (explore.Summary's
+// Stopped, "canceled" written as "interrupted").
+var stopReasons = map[string][]string{
+	"sim":     {"done", "failure", "interrupted"},
+	"explore": {"budget", "time", "exhausted", "interrupted", "violation", "predicate error", "divergence"},
 }
 
 // failureExit is the exit code a hunt's failure of kind gives.

@@ -160,6 +160,7 @@ func TestShardBadInput(t *testing.T) {
 	badInput(t, replay(t, dir, append(hunt, "--shard", "3/3")...), "--shard", "0 <= I < N")
 	badInput(t, replay(t, dir, append(hunt, "--shard", "x")...), "--shard", "I/N")
 	badInput(t, replay(t, dir, append(hunt, "--shard", "-1/3")...), "--shard")
+	badInput(t, replay(t, dir, append(hunt, "--shard", "+1/3")...), "--shard")
 	badInput(t, replay(t, dir, "sim", "paxos", "--shard", "0/2"), "--shard", "hunt")
 	badInput(t, replay(t, dir, "explore", "paxos", "--check", "builtin:paxos", "--strategy", "bfs", "--shard", "0/2"), "bfs", "cannot be split")
 	badInput(t, replay(t, dir, "explore", "paxos", "--check", "builtin:paxos", "--strategy", "delay-rr", "--exhaustive", "--shard", "0/2"), "exhaustive")
@@ -179,7 +180,10 @@ func TestShardBadInput(t *testing.T) {
 	badInput(t, replay(t, dir, "results", "merge", "a0.json", "c1.json"), "shards")
 	badInput(t, replay(t, dir, "results", "merge", "a0.json", "a0.json"), "both shard 0/2")
 	badInput(t, replay(t, dir, "results", "merge", "a0.json"), "missing")
-	mustOK(t, replay(t, dir, "results", "merge", "--partial", "a0.json"))
+	// Merged with --partial, it is not a clean sweep: it exited 0.
+	if r := replay(t, dir, "results", "merge", "--partial", "a0.json"); r.code != 130 || !strings.Contains(r.stderr, "shard(s) 1 of 2 are missing") {
+		t.Fatalf("merge --partial with a shard missing: exit %d, stderr %q", r.code, r.stderr)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "junk.json"), []byte(`{"format":"other"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -196,6 +200,8 @@ func TestShardBadInput(t *testing.T) {
 		{`"exit": 0`, `"exit": 4`, "exited 4 but its failures give 0"},
 		{`"failures": []`, `"failures": [{"seed": 2, "kind": "weird"}]`, `kind "weird"`},
 		{`"steps": `, `"steps": 4611686018427387904, "x": `, "more than a shard can run"},
+		// A reason no hunt writes (an explorer's, in a seed hunt).
+		{`"stopped": "done"`, `"stopped": "budget"`, `stopped "budget", which a "sim" hunt does not write`},
 	} {
 		edited := strings.Replace(string(orig), edit.old, edit.new, 1)
 		if edited == string(orig) {
@@ -278,5 +284,33 @@ func wasInterrupted(t *testing.T, sig syscall.Signal, path string, r result) {
 	}
 	if rf.Stopped != "interrupted" || rf.Complete || rf.Runs == 0 || rf.Exit != 130 {
 		t.Fatalf("%v: result file %s", sig, b)
+	}
+}
+
+// A shard whose check could not evaluate a predicate names the predicate
+// and its error in its result file, and so in the merged report: it said
+// only "a predicate failed at step #N", which is all a sharded hunt's
+// operator sees.
+func TestShardPredicateErrorNamesThePredicate(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "err.star"), []byte(`Agent = table("paxos.Agent")
+safety("S", lambda: event.step != 500 or fail("boom"))
+`), 0o644)
+	for i := range 2 {
+		r := replay(t, dir, "sim", "paxos", "--seeds", "1-4", "--check", "err.star", "--all", "--shard", strconv.Itoa(i)+"/2", "--results", "r"+strconv.Itoa(i)+".json")
+		if r.code != 4 {
+			t.Fatalf("shard %d: exit %d, want 4\n%s%s", i, r.code, r.stdout, r.stderr)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "r0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"predicate": "S"`) || !strings.Contains(string(raw), "boom") {
+		t.Fatalf("the result file does not name the predicate and its error:\n%s", raw)
+	}
+	r := replay(t, dir, "results", "merge", "r0.json", "r1.json")
+	if r.code != 4 || strings.Count(r.stdout, "S failed at step #500 and was disabled: ") != 4 || !strings.Contains(r.stdout, "boom") {
+		t.Fatalf("merge: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
