@@ -139,11 +139,17 @@ func (s *ssStrategy) Describe() string {
 // stratumSize is how many runs stratum db gets per cycle.
 func (s *ssStrategy) stratumSize(db int) int { return s.p.Samples << min(db, 30) }
 
-func (s *ssStrategy) Next() (sim.Chooser, bool) {
+// place moves to the stratum of the next run: a cycle gives each its
+// runs in turn.
+func (s *ssStrategy) place() {
 	if s.inDB >= s.stratumSize(s.db) {
 		s.db, s.inDB = (s.db+1)%(s.p.Depth+1), 0
 	}
 	s.inDB++
+}
+
+func (s *ssStrategy) Next() (sim.Chooser, bool) {
+	s.place()
 	c := &delayChooser{core: newCore(s.p.Seed, s.run, true, s.s), base: baseSched{kind: s.base}, delays: map[int]int{}}
 	c.desc = fmt.Sprintf("delay-%s ss seed=%d run=%d delays=%d k=%d %s", s.base, s.p.Seed, s.run, s.db, s.length.k, s.s)
 	if k := s.length.k; k > 0 {
@@ -157,6 +163,14 @@ func (s *ssStrategy) Next() (sim.Chooser, bool) {
 }
 
 func (s *ssStrategy) Done(o Outcome) { s.length.learn(o) }
+
+// skip passes over runs, moving through the strata as Next does.
+func (s *ssStrategy) skip(n int) {
+	for range n {
+		s.place()
+		s.run++
+	}
+}
 
 // placement is one node of SES's tree: a deviation from the base
 // scheduler at a decision point (delays there, or a crash), after its

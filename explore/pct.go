@@ -53,6 +53,9 @@ func (s *pctStrategy) Next() (sim.Chooser, bool) {
 
 func (s *pctStrategy) Done(o Outcome) { s.length.learn(o) }
 
+// skip passes over runs: each one's generator is keyed by its number.
+func (s *pctStrategy) skip(n int) { s.run += n }
+
 type pctChooser struct {
 	core
 	desc    string

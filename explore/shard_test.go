@@ -86,3 +86,32 @@ func mustNew(t *testing.T, name string) Strategy {
 	}
 	return st
 }
+
+// A shard passes over the other shards' runs without making their
+// choosers: skip leaves a strategy where as many Next calls would, so the
+// run after names the same chooser.
+func TestSkipIsNext(t *testing.T) {
+	cfg := paxosConfig("none")
+	for _, strategy := range []string{"random", "pct", "delay-rr", "delay-rtc"} {
+		for _, n := range []int{0, 1, 5, 37} {
+			made, err := New(strategy, cfg, Params{Seed: 3, Samples: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			skipped, _ := New(strategy, cfg, Params{Seed: 3, Samples: 2})
+			sk, ok := skipped.(skipper)
+			if !ok {
+				t.Fatalf("%s cannot skip", strategy)
+			}
+			for range n {
+				made.Next()
+			}
+			sk.skip(n)
+			a, _ := made.Next()
+			b, _ := skipped.Next()
+			if a.Describe() != b.Describe() {
+				t.Errorf("%s after %d: next run %q, after skipping %q", strategy, n, a.Describe(), b.Describe())
+			}
+		}
+	}
+}
