@@ -2,6 +2,10 @@ package predicates
 
 import (
 	"reflect"
+	"slices"
+	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/state"
@@ -21,11 +25,112 @@ type scanner struct {
 	now   int64
 	id    node.ID
 	dirty []*rowState
+	// flat caches whether a type's observed content is all in its own
+	// memory (flatType); lists remembers the long lists of such elements
+	// that rows were found in, to pass over them while unchanged.
+	flat    map[reflect.Type]bool
+	lists   map[listKey]*listMemo
+	collect *[]*rowState // the rows found under the list being walked
+	digest  xxhash.Digest
 }
 
 func newScanner(c *Checker) *scanner {
 	return &scanner{c: c, reach: map[reflect.Type]bool{}, match: map[reflect.Type][]*Table{},
-		plans: map[reflect.Type][]walkField{}, seen: map[uintptr]bool{}}
+		plans: map[reflect.Type][]walkField{}, seen: map[uintptr]bool{},
+		flat: map[reflect.Type]bool{}, lists: map[listKey]*listMemo{}}
+}
+
+// A node's list of rows (a primary's committed entries, a log of
+// records) is walked after every event of the node, row by row, though
+// most events leave it as it was. A list whose elements hold their whole
+// observed content in their own memory (numbers, booleans, strings, and
+// arrays and structs of them: a string's bytes never change) is the same
+// list when its memory is: its memory is hashed, a fraction of what
+// walking its rows costs, and while it and where it lies are unchanged
+// its rows are taken as found again.
+type listKey struct {
+	node node.ID
+	path string
+}
+
+type listMemo struct {
+	typ  reflect.Type
+	data unsafe.Pointer
+	n    int
+	sum  uint64
+	rows []*rowState
+}
+
+// memoLen is the shortest list remembered: shorter ones are walked.
+const memoLen = 32
+
+// flatType tells whether t's observed content lies in a value's own
+// memory: no pointer, map, slice, interface, channel or function among
+// the fields state observes (a time.Time's location is not observed).
+func (s *scanner) flatType(t reflect.Type) bool {
+	if f, ok := s.flat[t]; ok {
+		return f
+	}
+	s.flat[t] = false // a type that contains itself is no flat one
+	f := false
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		f = true
+	case reflect.Array:
+		f = s.flatType(t.Elem())
+	case reflect.Struct:
+		f = true
+		if !state.IsTime(t) {
+			for _, fl := range state.Fields(t) {
+				if !s.flatType(t.Field(fl.Index).Type) {
+					f = false
+					break
+				}
+			}
+		}
+	}
+	s.flat[t] = f
+	return f
+}
+
+// unchangedList tells how much of the list v at path holds what it held
+// when last walked, in the same memory: all of it, or (a list appended
+// to in place) the elements it had then. Their rows are marked found and
+// the walk starts after them (from is the first element to walk). fill
+// is the memo to add the walked elements' rows to (nil for a list not
+// remembered).
+func (s *scanner) unchangedList(v reflect.Value, path string) (from int, fill *listMemo) {
+	n := v.Len()
+	if n < memoLen || !s.flatType(v.Type().Elem()) {
+		return 0, nil
+	}
+	data, size := v.UnsafePointer(), v.Type().Elem().Size()
+	mem := unsafe.Slice((*byte)(data), uintptr(n)*size)
+	key := listKey{s.id, path}
+	m := s.lists[key]
+	if m == nil || m.typ != v.Type() || m.data != data || m.n > n || slices.ContainsFunc(m.rows, func(rs *rowState) bool { return rs.removed }) {
+		m = &listMemo{typ: v.Type(), data: data, n: n, sum: xxhash.Sum64(mem)}
+		s.lists[key] = m
+		return 0, m
+	}
+	d := &s.digest
+	d.Reset() // a zero Digest is not a started one
+	d.Write(mem[:uintptr(m.n)*size])
+	if d.Sum64() != m.sum {
+		*m = listMemo{typ: v.Type(), data: data, n: n, sum: xxhash.Sum64(mem)}
+		return 0, m
+	}
+	for _, rs := range m.rows {
+		rs.seen = s.gen
+	}
+	from = m.n
+	if n > m.n {
+		d.Write(mem[uintptr(m.n)*size:])
+		m.n, m.sum = n, d.Sum64()
+	}
+	return from, m
 }
 
 // matching lists the tables whose type t is, computed once per type.
@@ -133,7 +238,11 @@ func (c *Checker) scanNode(id node.ID, h node.Handler) {
 		s.walk(reflect.ValueOf(h), "", 0)
 	}
 	for _, t := range c.tables {
-		for _, rs := range append([]*rowState(nil), t.byNode[id]...) {
+		rows := t.byNode[id]
+		if !slices.ContainsFunc(rows, func(rs *rowState) bool { return rs.seen != s.gen }) {
+			continue // nothing gone: no copy of the node's rows to remove from
+		}
+		for _, rs := range slices.Clone(rows) {
 			if rs.seen != s.gen {
 				t.remove(rs)
 				c.tableChanged(t, id)
@@ -170,6 +279,9 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 	}
 	for _, tb := range s.matching(t) {
 		rs, added, changed := tb.upsert(rowKey{s.id, path}, v, s.gen, s.step, s.now)
+		if s.collect != nil {
+			*s.collect = append(*s.collect, rs)
+		}
 		if added {
 			s.c.tableChanged(tb, s.id)
 		}
@@ -186,7 +298,17 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		if !s.reaches(t.Elem()) {
 			return
 		}
-		for i := range v.Len() {
+		from := 0
+		if v.Kind() == reflect.Slice {
+			var fill *listMemo
+			if from, fill = s.unchangedList(v, path); fill != nil && from < v.Len() {
+				// Flat elements hold no list of their own: no memo is
+				// being filled around this one.
+				s.collect = &fill.rows
+				defer func() { s.collect = nil }()
+			}
+		}
+		for i := from; i < v.Len(); i++ {
 			s.walk(v.Index(i), indexPath(path, i), depth+1)
 		}
 	case reflect.Map:

@@ -115,6 +115,9 @@ type rowState struct {
 	hash  uint64
 	hist  *rowHistory
 	seen  int // scan generation, to find removed rows
+	// removed: taken out of its table (a scan's memo of an unchanged
+	// list must not bring it back).
+	removed bool
 	// views holds the views made of its columns, by column number,
 	// each valid in the step it was made.
 	views []*listView
@@ -643,6 +646,7 @@ func (t *Table) chainLens(v reflect.Value, cols []state.Field, lens []int) []int
 // remove drops a row (its node crashed, became unknown, or the object is
 // gone); its history is kept for when the same row reappears.
 func (t *Table) remove(rs *rowState) {
+	rs.removed = true
 	delete(t.rows, rs.key)
 	rows := t.byNode[rs.key.node]
 	if i := slices.Index(rows, rs); i >= 0 {
