@@ -58,7 +58,9 @@ type Inputter interface {
 }
 
 // Env is the handler's only window on the world during one event. It must
-// not be retained: its methods panic once the event is over.
+// not be retained: its methods panic when no event of the node is running
+// (scenario code, another goroutine). One kept and used during a later
+// event of the same node acts as that event's Env; do not rely on it.
 type Env interface {
 	// Self is this node's ID.
 	Self() ID
