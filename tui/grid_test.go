@@ -138,3 +138,56 @@ func TestWhyListEnterJumps(t *testing.T) {
 		t.Fatalf("Enter on #260's line: at #%d, popup open %v", m.Pos(), open)
 	}
 }
+
+// With more nodes than columns fit in half the panel, the message flow
+// shows the shown node and those the visible steps involve, in natural
+// order, and says so: one column per node of 60 pushed every arrow and
+// step off the screen.
+func TestFlowShowsTheNodesOfItsSteps(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Nodes = 3, 60
+	cfg = cfg.WithDefaults(paxos.System)
+	cfg.Time = 100 * time.Millisecond
+	trace := simtest.Record(t, paxos.System, cfg, filepath.Join(t.TempDir(), "sixty.lz4"))
+	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	at := db.Len() / 2
+	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: registry, At: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const w, h = 120, 12
+	flow := m.Flow(w, h)
+	hdr := flow[0].String()
+	cols := strings.Fields(strings.SplitN(hdr, "(", 2)[0])
+	if len(cols) == 0 || len(cols) > w/2/flowCell || !strings.Contains(hdr, " of 60 nodes") {
+		t.Fatalf("header %q: want at most %d of the 60 nodes, said so", hdr, w/2/flowCell)
+	}
+	ids := make([]node.ID, len(cols))
+	for i, c := range cols {
+		ids[i] = node.ID(c)
+	}
+	sorted := slices.Clone(ids)
+	node.SortNatural(sorted)
+	if !slices.Contains(ids, m.node) || !slices.Equal(ids, sorted) {
+		t.Fatalf("columns %v: want the shown node %s among them, in natural order", ids, m.node)
+	}
+	// Every visible step's node has its column and its glyph, and the
+	// step's text is on the screen.
+	for _, l := range flow[1:] {
+		text := []rune(l.String())
+		if len(text) > 0 && !strings.Contains(string(text[:min(len(text), w)]), "#") {
+			t.Fatalf("a step's text is off a %d-wide screen: %q", w, string(text))
+		}
+	}
+	cur, err := db.Step(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(ids, cur.Node) {
+		t.Fatalf("the cursor's node %s has no column: %v", cur.Node, ids)
+	}
+}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -312,10 +313,14 @@ const flowCell = 4
 // the cursor, one column per node, each receive drawn as an arrow from its
 // sender's column, messages never received marked ✗ at their receiver.
 func (m *Model) Flow(w, h int) []Line {
-	nodes := m.nodes()
-	if h <= 1 || len(nodes) == 0 {
+	if h <= 1 || len(m.nodes()) == 0 {
 		return nil
 	}
+	rows := h - 1
+	first := max(0, m.pos-rows/2)
+	last := min(m.db.Len()-1, first+rows-1)
+	first = max(0, min(first, last-rows+1))
+	nodes := m.flowNodes(first, last, w)
 	col := map[node.ID]int{}
 	for i, id := range nodes {
 		col[id] = i
@@ -328,11 +333,10 @@ func (m *Model) Flow(w, h int) []Line {
 		}
 		fmt.Fprintf(&hdr, "%-*s", flowCell, name)
 	}
+	if all := len(m.nodes()); len(nodes) < all {
+		fmt.Fprintf(&hdr, " (%d of %d nodes: those of these steps)", len(nodes), all)
+	}
 	out := []Line{line(StyleHeader, "%s", hdr.String())}
-	rows := h - 1
-	first := max(0, m.pos-rows/2)
-	last := min(m.db.Len()-1, first+rows-1)
-	first = max(0, min(first, last-rows+1))
 	// Lifelines: whether each node is up at the first row.
 	up := map[node.ID]bool{}
 	for _, id := range nodes {
@@ -366,9 +370,10 @@ func (m *Model) Flow(w, h int) []Line {
 				styles[c] = StyleDim
 			}
 		}
-		x := col[s.Node]*flowCell + 1
+		xc, drawn := col[s.Node]
+		x := xc*flowCell + 1
 		sender, away := -1, 0 // the sender's cell, and the side facing away from the arrow
-		if s.Kind == node.KindRecv {
+		if drawn && s.Kind == node.KindRecv {
 			if f, ok := col[s.From]; ok && s.From != s.Node {
 				fx := f*flowCell + 1
 				lo, hi := min(fx, x), max(fx, x)
@@ -385,7 +390,7 @@ func (m *Model) Flow(w, h int) []Line {
 			}
 		}
 		for _, snd := range s.Sends {
-			if len(snd.Receipts) == 0 && snd.To != s.Node {
+			if drawn && len(snd.Receipts) == 0 && snd.To != s.Node {
 				if t, ok := col[snd.To]; ok {
 					c := t*flowCell + 1
 					if c == sender {
@@ -397,7 +402,9 @@ func (m *Model) Flow(w, h int) []Line {
 				}
 			}
 		}
-		cells[x], styles[x] = glyph(s.Kind), rowStyle
+		if drawn {
+			cells[x], styles[x] = glyph(s.Kind), rowStyle
+		}
 		switch s.Kind {
 		case node.KindCrash:
 			up[s.Node] = false
@@ -422,6 +429,47 @@ func (m *Model) Flow(w, h int) []Line {
 		return true
 	})
 	return out
+}
+
+// flowNodes are the message flow's columns for steps first..last on a
+// panel w wide: every node while they fit in half of it (the rest is the
+// steps' text), else the shown node and those the steps involve (their
+// nodes, senders and the addressees of lost messages), nearest the
+// cursor first, as many as fit; in natural order. A thousand nodes'
+// columns pushed every arrow and line off the screen.
+func (m *Model) flowNodes(first, last, w int) []node.ID {
+	all := m.nodes()
+	limit := max(4, w/2/flowCell)
+	if len(all) <= limit {
+		return all
+	}
+	near := map[node.ID]int{}
+	add := func(id node.ID, d int) {
+		if r, ok := near[id]; id != "" && (!ok || d < r) {
+			near[id] = d
+		}
+	}
+	add(m.node, -1)
+	m.db.Steps(first, last, func(s *statedb.Step) bool {
+		d := s.Step - m.pos
+		d = max(d, -d)
+		add(s.Node, d)
+		if s.Kind == node.KindRecv {
+			add(s.From, d)
+		}
+		for _, snd := range s.Sends {
+			if len(snd.Receipts) == 0 {
+				add(snd.To, d)
+			}
+		}
+		return true
+	})
+	nodes := slices.Collect(maps.Keys(near))
+	node.SortNatural(nodes)
+	slices.SortStableFunc(nodes, func(a, b node.ID) int { return near[a] - near[b] })
+	nodes = nodes[:min(len(nodes), limit)]
+	node.SortNatural(nodes)
+	return nodes
 }
 
 func glyph(k node.Kind) rune {
