@@ -139,7 +139,7 @@ func TestWhyListEnterJumps(t *testing.T) {
 	}
 }
 
-// With more nodes than columns fit in half the panel, the message flow
+// With more nodes than columns fit in two thirds of the panel, the message flow
 // shows the shown node and those the visible steps involve, in natural
 // order, and says so: one column per node of 60 pushed every arrow and
 // step off the screen.
@@ -163,8 +163,8 @@ func TestFlowShowsTheNodesOfItsSteps(t *testing.T) {
 	flow := m.Flow(w, h)
 	hdr := flow[0].String()
 	cols := strings.Fields(strings.SplitN(hdr, "(", 2)[0])
-	if len(cols) == 0 || len(cols) > w/2/flowCell || !strings.Contains(hdr, " of 60 nodes") {
-		t.Fatalf("header %q: want at most %d of the 60 nodes, said so", hdr, w/2/flowCell)
+	if len(cols) == 0 || len(cols) > w*2/3/m.flowCellWidth() || !strings.Contains(hdr, " of 60 nodes") {
+		t.Fatalf("header %q: want at most %d of the 60 nodes, said so", hdr, w*2/3/m.flowCellWidth())
 	}
 	ids := make([]node.ID, len(cols))
 	for i, c := range cols {

@@ -95,6 +95,7 @@ type Model struct {
 
 	// sortedNodes is the trace's nodes in natural order (nodes()).
 	sortedNodes []node.ID
+	flowCell    int // the message flow's column width (flowCellWidth); 0 until known
 	// grid shows the cluster grid in place of the message flow; gridCols
 	// are its columns, field paths added with + from the State panel.
 	grid     bool

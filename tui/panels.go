@@ -306,13 +306,31 @@ func clip(s string, limit int) string {
 // maxShownValue is how much of a watch's value the Watches panel shows.
 const maxShownValue = 16 << 10
 
-// flowCell is the width of one node's column in the message flow.
-const flowCell = 4
+// flowCell is the width of one node's column in the message flow, at
+// least; longer node names (n1000) widen every column to fit them, up to
+// maxFlowCell.
+const (
+	flowCell    = 4
+	maxFlowCell = 8
+)
+
+// flowCellWidth is the width of the message flow's columns for this run's
+// node names.
+func (m *Model) flowCellWidth() int {
+	if m.flowCell == 0 {
+		m.flowCell = flowCell
+		for _, id := range m.nodes() {
+			m.flowCell = max(m.flowCell, min(len(id)+1, maxFlowCell))
+		}
+	}
+	return m.flowCell
+}
 
 // Flow is the message flow panel: a space-time diagram of the steps around
 // the cursor, one column per node, each receive drawn as an arrow from its
 // sender's column, messages never received marked ✗ at their receiver.
 func (m *Model) Flow(w, h int) []Line {
+	cell := m.flowCellWidth()
 	if h <= 1 || len(m.nodes()) == 0 {
 		return nil
 	}
@@ -328,10 +346,10 @@ func (m *Model) Flow(w, h int) []Line {
 	var hdr strings.Builder
 	for _, id := range nodes {
 		name := string(id)
-		if len(name) > flowCell-1 {
-			name = name[:flowCell-1]
+		if len(name) > cell-1 {
+			name = name[:cell-1]
 		}
-		fmt.Fprintf(&hdr, "%-*s", flowCell, name)
+		fmt.Fprintf(&hdr, "%-*s", cell, name)
 	}
 	if all := len(m.nodes()); len(nodes) < all {
 		fmt.Fprintf(&hdr, " (%d of %d nodes: those of these steps)", len(nodes), all)
@@ -345,7 +363,7 @@ func (m *Model) Flow(w, h int) []Line {
 	}
 	links := m.linked()
 	m.db.Steps(first, last, func(s *statedb.Step) bool {
-		cells := make([]rune, len(nodes)*flowCell)
+		cells := make([]rune, len(nodes)*cell)
 		styles := make([]Style, len(cells))
 		rowStyle := StyleNormal
 		switch {
@@ -357,8 +375,8 @@ func (m *Model) Flow(w, h int) []Line {
 			rowStyle = StyleViolation
 		}
 		for i, id := range nodes {
-			c := i*flowCell + 1
-			for k := i * flowCell; k < (i+1)*flowCell; k++ {
+			c := i*cell + 1
+			for k := i * cell; k < (i+1)*cell; k++ {
 				cells[k] = ' '
 			}
 			switch _, unknown := m.db.Unknown(id, s.Step); {
@@ -371,11 +389,11 @@ func (m *Model) Flow(w, h int) []Line {
 			}
 		}
 		xc, drawn := col[s.Node]
-		x := xc*flowCell + 1
+		x := xc*cell + 1
 		sender, away := -1, 0 // the sender's cell, and the side facing away from the arrow
 		if drawn && s.Kind == node.KindRecv {
 			if f, ok := col[s.From]; ok && s.From != s.Node {
-				fx := f*flowCell + 1
+				fx := f*cell + 1
 				lo, hi := min(fx, x), max(fx, x)
 				for k := lo + 1; k < hi; k++ {
 					cells[k], styles[k] = '─', rowStyle
@@ -392,7 +410,7 @@ func (m *Model) Flow(w, h int) []Line {
 		for _, snd := range s.Sends {
 			if drawn && len(snd.Receipts) == 0 && snd.To != s.Node {
 				if t, ok := col[snd.To]; ok {
-					c := t*flowCell + 1
+					c := t*cell + 1
 					if c == sender {
 						// The sender's ○ stays: the lost message to it is
 						// marked beside it, away from the arrow.
@@ -432,14 +450,14 @@ func (m *Model) Flow(w, h int) []Line {
 }
 
 // flowNodes are the message flow's columns for steps first..last on a
-// panel w wide: every node while they fit in half of it (the rest is the
+// panel w wide: every node while they fit in two thirds of it (the rest is the
 // steps' text), else the shown node and those the steps involve (their
 // nodes, senders and the addressees of lost messages), nearest the
 // cursor first, as many as fit; in natural order. A thousand nodes'
 // columns pushed every arrow and line off the screen.
 func (m *Model) flowNodes(first, last, w int) []node.ID {
 	all := m.nodes()
-	limit := max(4, w/2/flowCell)
+	limit := max(4, w*2/3/m.flowCellWidth())
 	if len(all) <= limit {
 		return all
 	}
