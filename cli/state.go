@@ -51,7 +51,7 @@ func (s dbSource) history(id node.ID, path string) ([]statedb.Version, error) {
 	if err != nil {
 		return nil, err
 	}
-	return vs, s.db.Composites(id, path, vs)
+	return s.db.Composites(id, path, vs)
 }
 
 type replaySource struct {
@@ -104,7 +104,11 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 		return nil, err
 	}
 	var out []statedb.Version
-	have, last := false, ""
+	// have: the path is a leaf (last is its value) or, once it was one, a
+	// container that filled up (filled), as the database's Composites
+	// tells them: a filled container's own changes make no versions, its
+	// node going down does.
+	have, filled, last := false, false, ""
 	err = r.RunTo(s.tr.Len()-1, func(step int) error {
 		if s.tr.Event(step).Node != id {
 			return nil
@@ -122,18 +126,19 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 				}
 			}
 		}
+		desc, below := "", false
+		if !ok && have {
+			desc, below = state.Composite(leaves, path)
+		}
 		switch {
-		case ok && (!have || val != last):
+		case ok && (!have || filled || val != last):
 			out = append(out, statedb.Version{Step: step, Value: val})
-		case !ok && have:
-			// As the database's Composites tells them.
-			if desc, filled := state.Composite(leaves, path); filled {
-				out = append(out, statedb.Version{Step: step, Value: desc, Composite: true})
-				break
-			}
+		case below && !filled:
+			out = append(out, statedb.Version{Step: step, Value: desc, Composite: true})
+		case !ok && !below && have:
 			out = append(out, statedb.Version{Step: step, Removed: true})
 		}
-		have, last = ok, val
+		have, filled, last = ok || below, below, val
 		return nil
 	})
 	return out, err

@@ -146,6 +146,11 @@ func TestHistoryOfAFieldThatFillsUp(t *testing.T) {
 	if !strings.Contains(st, "Leader.Lasts[0].") {
 		t.Fatalf("state at #%d holds no Leader.Lasts[0]:\n%s", step, st)
 	}
+	// n1 crashes at #421 while its list is filled: the field goes with
+	// the node's state, as a leaf's does (a filled list hid the crash).
+	if !strings.Contains(byDB, "\n#421 (removed)\n#496 nil\n") {
+		t.Fatalf("the crash at #421 is not in the history:\n%s", byDB)
+	}
 	js, _, _ := run(append(args, "--json")...)
 	if !strings.Contains(js, `"value": "[1 element]",`+"\n"+`      "composite": true`) {
 		t.Fatalf("history --json does not mark the filled list composite:\n%.600s", js)

@@ -654,21 +654,49 @@ type Version struct {
 
 // Composites turns the versions of path that History reports removed
 // into Composite ones where the path has leaves below it at their step:
-// a field that filled up did not stop existing.
-func (db *DB) Composites(id node.ID, path string, vs []Version) error {
+// a field that filled up did not stop existing. A filled container's own
+// changes are no versions of the path, but its node going down while it
+// is filled is: a removal is added there (as where a leaf's node goes
+// down). vs is a run of History's versions in step order.
+func (db *DB) Composites(id node.ID, path string, vs []Version) ([]Version, error) {
+	var status []Version // the node's @status versions, read once if needed
+	out := make([]Version, 0, len(vs))
 	for i, v := range vs {
-		if !v.Removed {
+		if v.Removed {
+			ns, err := db.State(id, v.Step)
+			if err != nil {
+				return nil, err
+			}
+			if desc, ok := state.Composite(ns.Leaves, path); ok {
+				v = Version{Step: v.Step, Value: desc, Composite: true}
+			}
+		}
+		out = append(out, v)
+		if !v.Composite {
 			continue
 		}
-		ns, err := db.State(id, v.Step)
-		if err != nil {
-			return err
+		end := math.MaxInt // the path's next version, if any
+		if i+1 < len(vs) {
+			end = vs[i+1].Step
+		} else if next, err := db.History(id, path, v.Step, 0, 1); err != nil {
+			return nil, err
+		} else if len(next) > 0 {
+			end = next[0].Step
 		}
-		if desc, ok := state.Composite(ns.Leaves, path); ok {
-			vs[i] = Version{Step: v.Step, Value: desc, Composite: true}
+		if status == nil {
+			var err error
+			if status, err = db.History(id, StatusPath, db.Len()-1, math.MaxInt, 0); err != nil {
+				return nil, err
+			}
+		}
+		for _, s := range status {
+			if s.Step > v.Step && s.Step < end && s.Value != "up" {
+				out = append(out, Version{Step: s.Step, Removed: true})
+				break
+			}
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // History lists the versions of one field of a node: up to before versions

@@ -401,7 +401,7 @@ func (m *Model) History() {
 	}
 	vs, err := m.db.History(m.node, path, m.pos, 200, 200)
 	if err == nil {
-		err = m.db.Composites(m.node, path, vs)
+		vs, err = m.db.Composites(m.node, path, vs)
 	}
 	if err != nil {
 		m.fail("%v", err)
