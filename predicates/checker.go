@@ -728,7 +728,7 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 	f.dirty = false
 	c.last.Aux++
 	if err == nil {
-		if v, err = freezeChecked(v); err != nil {
+		if v, err = freezeResult(v); err != nil {
 			err = fmt.Errorf("%s: %w", p.Pos, err)
 		}
 	}

@@ -32,7 +32,7 @@ type lister struct {
 	Sum, Count, LenS int
 }
 
-func (l *lister) Init(env node.Env) { env.After(time.Millisecond, "edit") }
+func (l *lister) Init(env node.Env)                       { env.After(time.Millisecond, "edit") }
 func (l *lister) Receive(node.Env, node.ID, node.Message) {}
 func (l *lister) Timer(env node.Env, _ node.Timer) {
 	rng := env.Rand()

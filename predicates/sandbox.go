@@ -591,16 +591,25 @@ func (it *rangeIter) Done() {}
 // neither contain themselves nor be nested too deeply to print.
 func freezeChecked(v starlark.Value) (starlark.Value, error) {
 	var path [8]starlark.Value
+	if _, err := keepable(v, 0, path[:0]); err != nil {
+		return nil, err
+	}
+	return freeze(v), nil
+}
+
+// freezeResult is freezeChecked for the value a function returned that
+// nothing else holds (an aux or alarm result: the evaluation that made it
+// is over, and a script's globals are frozen): without node state in it,
+// it is frozen where it is instead of copied. An aux value made at every
+// step of an open interval was copied at every step. A value a script
+// passes on and goes on using (h.call's input) must be copied.
+func freezeResult(v starlark.Value) (starlark.Value, error) {
+	var path [8]starlark.Value
 	live, err := keepable(v, 0, path[:0])
 	if err != nil {
 		return nil, err
 	}
 	if !live {
-		// Nothing in it refers to node state: it is frozen where it is
-		// instead of copied. Only the evaluation that made it holds it
-		// (a script's globals are frozen), so nothing else sees it
-		// change. An aux value made at every step of an open interval
-		// was copied at every step.
 		v.Freeze()
 		return v, nil
 	}

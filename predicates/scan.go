@@ -29,15 +29,15 @@ type scanner struct {
 	// memory (flatType); lists remembers the long lists of such elements
 	// that rows were found in, to pass over them while unchanged.
 	flat    map[reflect.Type]bool
+	strs    map[reflect.Type][]uintptr // where a flat type's observed strings lie
 	lists   map[listKey]*listMemo
 	collect *[]*rowState // the rows found under the list being walked
-	digest  xxhash.Digest
 }
 
 func newScanner(c *Checker) *scanner {
 	return &scanner{c: c, reach: map[reflect.Type]bool{}, match: map[reflect.Type][]*Table{},
 		plans: map[reflect.Type][]walkField{}, seen: map[uintptr]bool{},
-		flat: map[reflect.Type]bool{}, lists: map[listKey]*listMemo{}}
+		flat: map[reflect.Type]bool{}, strs: map[reflect.Type][]uintptr{}, lists: map[listKey]*listMemo{}}
 }
 
 // A node's list of rows (a primary's committed entries, a log of
@@ -45,9 +45,11 @@ func newScanner(c *Checker) *scanner {
 // most events leave it as it was. A list whose elements hold their whole
 // observed content in their own memory (numbers, booleans, strings, and
 // arrays and structs of them: a string's bytes never change) is the same
-// list when its memory is: its memory is hashed, a fraction of what
-// walking its rows costs, and while it and where it lies are unchanged
-// its rows are taken as found again.
+// list when its memory and its strings' bytes are: they are hashed, a
+// fraction of what walking its rows costs, and while they and where the
+// list lies are unchanged its rows are taken as found again. (A string's
+// memory is only its header: within one event its bytes may be freed and
+// another string's allocated at the same address.)
 type listKey struct {
 	node node.ID
 	path string
@@ -95,6 +97,53 @@ func (s *scanner) flatType(t reflect.Type) bool {
 	return f
 }
 
+// stringsOf lists the offsets of the strings among a flat type's
+// observed content, found once per type.
+func (s *scanner) stringsOf(t reflect.Type) []uintptr {
+	if offs, ok := s.strs[t]; ok {
+		return offs
+	}
+	var offs []uintptr
+	switch t.Kind() {
+	case reflect.String:
+		offs = []uintptr{0}
+	case reflect.Array:
+		for _, o := range s.stringsOf(t.Elem()) {
+			for i := range t.Len() {
+				offs = append(offs, uintptr(i)*t.Elem().Size()+o)
+			}
+		}
+	case reflect.Struct:
+		if !state.IsTime(t) {
+			for _, fl := range state.Fields(t) {
+				f := t.Field(fl.Index)
+				for _, o := range s.stringsOf(f.Type) {
+					offs = append(offs, f.Offset+o)
+				}
+			}
+		}
+	}
+	s.strs[t] = offs
+	return offs
+}
+
+// foldElems folds elements [from, to) of a list of flat elements into
+// the running hash h: each element's memory, and the bytes of its
+// strings (at offsets strs). Element by element, so that folding [0, m)
+// and then [m, n) is folding [0, n): a list appended to is checked by its
+// prefix.
+func foldElems(h uint64, data unsafe.Pointer, size uintptr, strs []uintptr, from, to int) uint64 {
+	for i := from; i < to; i++ {
+		e := unsafe.Add(data, uintptr(i)*size)
+		x := xxhash.Sum64(unsafe.Slice((*byte)(e), size))
+		for _, off := range strs {
+			x = x*0x9e3779b97f4a7c15 ^ xxhash.Sum64String(*(*string)(unsafe.Add(e, off)))
+		}
+		h = (h^x)*0x100000001b3 + 0x9e3779b97f4a7c15
+	}
+	return h
+}
+
 // unchangedList tells how much of the list v at path holds what it held
 // when last walked, in the same memory: all of it, or (a list appended
 // to in place) the elements it had then. Their rows are marked found and
@@ -107,19 +156,16 @@ func (s *scanner) unchangedList(v reflect.Value, path string) (from int, fill *l
 		return 0, nil
 	}
 	data, size := v.UnsafePointer(), v.Type().Elem().Size()
-	mem := unsafe.Slice((*byte)(data), uintptr(n)*size)
+	strs := s.stringsOf(v.Type().Elem())
 	key := listKey{s.id, path}
 	m := s.lists[key]
 	if m == nil || m.typ != v.Type() || m.data != data || m.n > n || slices.ContainsFunc(m.rows, func(rs *rowState) bool { return rs.removed }) {
-		m = &listMemo{typ: v.Type(), data: data, n: n, sum: xxhash.Sum64(mem)}
+		m = &listMemo{typ: v.Type(), data: data, n: n, sum: foldElems(0, data, size, strs, 0, n)}
 		s.lists[key] = m
 		return 0, m
 	}
-	d := &s.digest
-	d.Reset() // a zero Digest is not a started one
-	d.Write(mem[:uintptr(m.n)*size])
-	if d.Sum64() != m.sum {
-		*m = listMemo{typ: v.Type(), data: data, n: n, sum: xxhash.Sum64(mem)}
+	if prefix := foldElems(0, data, size, strs, 0, m.n); prefix != m.sum {
+		*m = listMemo{typ: v.Type(), data: data, n: n, sum: foldElems(prefix, data, size, strs, m.n, n)}
 		return 0, m
 	}
 	for _, rs := range m.rows {
@@ -127,8 +173,7 @@ func (s *scanner) unchangedList(v reflect.Value, path string) (from int, fill *l
 	}
 	from = m.n
 	if n > m.n {
-		d.Write(mem[uintptr(m.n)*size:])
-		m.n, m.sum = n, d.Sum64()
+		m.n, m.sum = n, foldElems(m.sum, data, size, strs, m.n, n)
 	}
 	return from, m
 }

@@ -3,6 +3,7 @@ package predicates
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/replaycheck/replaycheck/node"
 )
@@ -53,5 +54,47 @@ func TestReachesIndependentOfOrder(t *testing.T) {
 				t.Errorf("order %v, asked again: reaches(%s) = %v, want %v", order, name, got, w)
 			}
 		}
+	}
+}
+
+// A string's memory is its header only: within one event its bytes may
+// be freed and another string's allocated at the same address, so a
+// list's hash takes the strings' bytes too. Here the bytes change under
+// an unchanged header (a string made over a byte slice stands for the
+// address reused): the hash must change with them.
+func TestListHashReadsStringBytes(t *testing.T) {
+	type rec struct {
+		V    int
+		Tags [2]string
+		S    string
+	}
+	s := newScanner(&Checker{})
+	if !s.flatType(reflect.TypeFor[rec]()) {
+		t.Fatal("rec is flat")
+	}
+	strs := s.stringsOf(reflect.TypeFor[rec]())
+	if len(strs) != 3 {
+		t.Fatalf("rec's strings at %v, want three offsets", strs)
+	}
+	b := []byte("abcd")
+	list := make([]rec, 40)
+	for i := range list {
+		list[i] = rec{V: i, Tags: [2]string{"x", unsafe.String(&b[0], 4)}, S: unsafe.String(&b[1], 3)}
+	}
+	data, size := unsafe.Pointer(&list[0]), unsafe.Sizeof(list[0])
+	sum := func() uint64 { return foldElems(0, data, size, strs, 0, len(list)) }
+	before := sum()
+	// Folding a prefix and then the rest is folding the whole: how a list
+	// appended to is recognised.
+	if foldElems(foldElems(0, data, size, strs, 0, 17), data, size, strs, 17, len(list)) != before {
+		t.Fatal("folding in two parts differs from folding at once")
+	}
+	b[3] = 'z' // in both strings of every element, headers unchanged
+	if sum() == before {
+		t.Fatal("the hash did not change with the strings' bytes")
+	}
+	b[3] = 'd'
+	if sum() != before {
+		t.Fatal("the same content hashed differently")
 	}
 }
