@@ -126,4 +126,13 @@ func TestSomethingElseAtTheDatabasesName(t *testing.T) {
 			}
 		}
 	}
+	// A database a file browser looked into is still one.
+	os.RemoveAll(db)
+	if _, e, code := run("index", trace); code != 0 {
+		t.Fatalf("index: exit %d %s", code, e)
+	}
+	os.WriteFile(filepath.Join(db, ".DS_Store"), []byte("finder"), 0o644)
+	if _, e, code := run("index", trace, "--force"); code != 0 {
+		t.Fatalf("index --force over a database holding .DS_Store: exit %d %s", code, e)
+	}
 }

@@ -277,7 +277,9 @@ var (
 	// and the predicate results beside the catalog (with the partial and
 	// old copies of their rewrites).
 	storeFile = regexp.MustCompile(`^(\d+\.(vlog|sst|mem)|MANIFEST|MANIFEST-REWRITE|KEYREGISTRY|REWRITE-KEYREGISTRY|DISCARD|LOCK|` +
-		verifiedName + `|` + regexp.QuoteMeta(predsFile) + `|\.` + regexp.QuoteMeta(predsFile) + `\.(partial|old)-\d+)$`)
+		verifiedName + `|` + regexp.QuoteMeta(predsFile) + `|\.` + regexp.QuoteMeta(predsFile) + `\.(partial|old)-\d+` +
+		// What a file browser leaves in a folder it showed (macOS).
+		`|\.DS_Store|\._.*)$`)
 	partName = regexp.MustCompile(`^part-\d{4,}$`)
 )
 

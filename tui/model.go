@@ -405,13 +405,14 @@ func (m *Model) Step(dir int) {
 }
 
 // lastStepOfNode is the shown node's latest step at or before the cursor
-// (nil: none).
+// (nil: none, or not within lastStepLookback steps: a default that is a
+// convenience does not read a million steps back).
 func (m *Model) lastStepOfNode() *statedb.Step {
 	if m.cur != nil && m.cur.Node == m.node {
 		return m.cur
 	}
 	var last *statedb.Step
-	m.db.Steps(m.pos, 0, func(s *statedb.Step) bool {
+	m.db.Steps(m.pos, max(0, m.pos-lastStepLookback), func(s *statedb.Step) bool {
 		if s.Node == m.node {
 			c := *s
 			last = &c
@@ -421,6 +422,9 @@ func (m *Model) lastStepOfNode() *statedb.Step {
 	})
 	return last
 }
+
+// lastStepLookback bounds how far back lastStepOfNode looks.
+const lastStepLookback = 100_000
 
 // StepNode moves to the next (+1) or previous (-1) step of the shown node.
 func (m *Model) StepNode(dir int) {
