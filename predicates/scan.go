@@ -287,12 +287,19 @@ func (c *Checker) scanNode(id node.ID, h node.Handler) {
 		if !slices.ContainsFunc(rows, func(rs *rowState) bool { return rs.seen != s.gen }) {
 			continue // nothing gone: no copy of the node's rows to remove from
 		}
-		for _, rs := range slices.Clone(rows) {
-			if rs.seen != s.gen {
-				t.remove(rs)
-				c.tableChanged(t, id)
+		// One pass over the node's rows: removing them one by one
+		// searched the node's rows for each (a crash of a node with
+		// thousands of rows in a list cost their square).
+		kept := make([]*rowState, 0, len(rows))
+		for _, rs := range rows {
+			if rs.seen == s.gen {
+				kept = append(kept, rs)
+			} else {
+				t.drop(rs)
 			}
 		}
+		t.setNodeRows(id, kept)
+		c.tableChanged(t, id)
 	}
 }
 

@@ -646,19 +646,30 @@ func (t *Table) chainLens(v reflect.Value, cols []state.Field, lens []int) []int
 // remove drops a row (its node crashed, became unknown, or the object is
 // gone); its history is kept for when the same row reappears.
 func (t *Table) remove(rs *rowState) {
-	rs.removed = true
-	delete(t.rows, rs.key)
+	t.drop(rs)
 	rows := t.byNode[rs.key.node]
 	if i := slices.Index(rows, rs); i >= 0 {
 		rows = slices.Delete(rows, i, i+1)
 	}
-	if len(rows) == 0 {
-		delete(t.byNode, rs.key.node)
-	} else {
-		t.byNode[rs.key.node] = rows
-	}
+	t.setNodeRows(rs.key.node, rows)
+}
+
+// drop takes a row out of the table but not out of its node's list of
+// rows (byNode), which the caller updates.
+func (t *Table) drop(rs *rowState) {
+	rs.removed = true
+	delete(t.rows, rs.key)
 	t.sorted = false
 	t.logChange(rs, false)
+}
+
+// setNodeRows sets the rows node id has in the table.
+func (t *Table) setNodeRows(id node.ID, rows []*rowState) {
+	if len(rows) == 0 {
+		delete(t.byNode, id)
+	} else {
+		t.byNode[id] = rows
+	}
 }
 
 // pathString builds row paths in the same form as state.Flatten.
