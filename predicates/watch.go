@@ -88,8 +88,9 @@ func (w *Watcher) Sync() {
 	}
 	for _, t := range c.tables {
 		for _, rs := range t.rows {
-			t.remove(rs)
+			t.drop(rs)
 		}
+		clear(t.byNode)
 		t.history = map[rowKey]*rowHistory{}
 	}
 	tr := c.r.Trace()
