@@ -60,3 +60,30 @@ func TestDiffOfContainersThatFillUp(t *testing.T) {
 		t.Error("a state differs from itself")
 	}
 }
+
+// Maps keyed by a struct or an array name each entry by its key's
+// content: the type's name gave every entry the same path, so the state,
+// history and diffs showed one path twice (and predicates one row for
+// several).
+func TestCompositeKeysHaveTheirOwnPaths(t *testing.T) {
+	type pair struct {
+		A int
+		B string
+	}
+	v := struct {
+		M map[pair]int
+		K map[[2]int]bool
+	}{M: map[pair]int{{1, "x"}: 10, {2, "y]"}: 20}, K: map[[2]int]bool{{1, 2}: true, {3, 4}: false}}
+	seen := map[string]bool{}
+	for _, l := range Flatten(&v) {
+		if seen[l.Path] {
+			t.Fatalf("two leaves at %s", l.Path)
+		}
+		seen[l.Path] = true
+	}
+	for _, p := range []string{`M[{A:1 B:"x"}]`, `M[{A:2 B:"y]"}]`, `K[[1 2]]`, `K[[3 4]]`} {
+		if !seen[p] {
+			t.Errorf("no leaf at %s: %v", p, seen)
+		}
+	}
+}

@@ -249,15 +249,42 @@ func (f *Flattener) reference(v reflect.Value) bool {
 }
 
 // KeyString formats a map key as it appears in paths: strings quoted,
-// numbers bare.
+// numbers bare, structs and arrays by their content ({A:1 B:"x"}, [1 2]).
 func KeyString(k reflect.Value) string { return string(appendKey(nil, k)) }
 
 func appendKey(b []byte, k reflect.Value) []byte {
 	for k.Kind() == reflect.Interface && !k.IsNil() {
 		k = k.Elem()
 	}
-	if k.Kind() == reflect.String {
+	switch k.Kind() {
+	case reflect.String:
 		return strconv.AppendQuote(b, k.String())
+	case reflect.Struct:
+		// By content: the type's name alone gave every entry of a map
+		// keyed by a struct the same path.
+		if k.Type() == timeType {
+			break
+		}
+		b = append(b, '{')
+		for i, f := range Fields(k.Type()) {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = appendKey(append(append(b, f.Name...), ':'), k.Field(f.Index))
+		}
+		return append(b, '}')
+	case reflect.Array:
+		if k.Type().Elem().Kind() == reflect.Uint8 {
+			break
+		}
+		b = append(b, '[')
+		for i := range k.Len() {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = appendKey(b, k.Index(i))
+		}
+		return append(b, ']')
 	}
 	return appendScalar(b, k)
 }
