@@ -75,6 +75,7 @@ type Checker struct {
 	computing *Derived
 	nextFrame int
 	nextRow   int
+	dropped   int // rows taken out of their tables so far (Table.drop)
 	quants    map[quantKey]*quant
 	scan      *scanner
 	plain     plainTypes // column types hashed as raw bytes

@@ -1,11 +1,10 @@
 package predicates
 
 import (
+	"encoding/binary"
 	"reflect"
 	"slices"
 	"unsafe"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/state"
@@ -31,7 +30,7 @@ type scanner struct {
 	flat    map[reflect.Type]bool
 	strs    map[reflect.Type][]uintptr // where a flat type's observed strings lie
 	lists   map[listKey]*listMemo
-	collect *[]*rowState // the rows found under the list being walked
+	collect *[]*rowState // the rows found under the list element being walked
 }
 
 func newScanner(c *Checker) *scanner {
@@ -45,11 +44,14 @@ func newScanner(c *Checker) *scanner {
 // most events leave it as it was. A list whose elements hold their whole
 // observed content in their own memory (numbers, booleans, strings, and
 // arrays and structs of them: a string's bytes never change) is the same
-// list when its memory and its strings' bytes are: they are hashed, a
-// fraction of what walking its rows costs, and while they and where the
-// list lies are unchanged its rows are taken as found again. (A string's
-// memory is only its header: within one event its bytes may be freed and
-// another string's allocated at the same address.)
+// list when its memory is: each element's memory is hashed, a fraction
+// of what walking its rows costs, and while the list lies where it lay,
+// only the elements whose memory changed, and new ones, are walked; the
+// others' rows are taken as found again. A string's memory is only its header, and
+// within one event its bytes could be freed and another string's
+// allocated at the same address: the memo holds the strings it hashed,
+// so that their bytes stay where they are. (Hashing the bytes instead
+// cost every event the whole list's text, read or not.)
 type listKey struct {
 	node node.ID
 	path string
@@ -58,9 +60,16 @@ type listKey struct {
 type listMemo struct {
 	typ  reflect.Type
 	data unsafe.Pointer
-	n    int
-	sum  uint64
-	rows []*rowState
+	sums []uint64      // per element: a hash of its memory
+	rows [][]*rowState // per element: the rows found in it
+	// dropped is the checker's count of rows taken out of tables when the
+	// memo was brought up to date: while it is the same, none of its rows
+	// was.
+	dropped int
+	// held keeps the strings of the elements hashed: while they are
+	// held, no other string is allocated where their bytes lie, so an
+	// unchanged header means unchanged bytes.
+	held []string
 }
 
 // memoLen is the shortest list remembered: shorter ones are walked.
@@ -127,55 +136,99 @@ func (s *scanner) stringsOf(t reflect.Type) []uintptr {
 	return offs
 }
 
-// foldElems folds elements [from, to) of a list of flat elements into
-// the running hash h: each element's memory, and the bytes of its
-// strings (at offsets strs). Element by element, so that folding [0, m)
-// and then [m, n) is folding [0, n): a list appended to is checked by its
-// prefix.
-func foldElems(h uint64, data unsafe.Pointer, size uintptr, strs []uintptr, from, to int) uint64 {
+// holdStrings appends the strings of elements [from, to) of a list of
+// flat elements (at offsets strs) to held.
+func holdStrings(held []string, data unsafe.Pointer, size uintptr, strs []uintptr, from, to int) []string {
 	for i := from; i < to; i++ {
 		e := unsafe.Add(data, uintptr(i)*size)
-		x := xxhash.Sum64(unsafe.Slice((*byte)(e), size))
 		for _, off := range strs {
-			x = x*0x9e3779b97f4a7c15 ^ xxhash.Sum64String(*(*string)(unsafe.Add(e, off)))
+			held = append(held, *(*string)(unsafe.Add(e, off)))
 		}
-		h = (h^x)*0x100000001b3 + 0x9e3779b97f4a7c15
 	}
-	return h
+	return held
 }
 
-// unchangedList tells how much of the list v at path holds what it held
-// when last walked, in the same memory: all of it, or (a list appended
-// to in place) the elements it had then. Their rows are marked found and
-// the walk starts after them (from is the first element to walk). fill
-// is the memo to add the walked elements' rows to (nil for a list not
-// remembered).
-func (s *scanner) unchangedList(v reflect.Value, path string) (from int, fill *listMemo) {
+// listToWalk tells which elements of the list v at path to walk: those
+// whose memory changed since the list was last walked, and new ones
+// (all of them for a list not seen before, or that moved, shrank or lost
+// a row otherwise). The others' rows are marked found. ok is false for
+// a list not remembered (short, or of elements that are not flat): walk
+// it all. The walk adds each element's rows to m.rows[i].
+func (s *scanner) listToWalk(v reflect.Value, path string) (walk []int, m *listMemo, ok bool) {
 	n := v.Len()
 	if n < memoLen || !s.flatType(v.Type().Elem()) {
-		return 0, nil
+		return nil, nil, false
 	}
 	data, size := v.UnsafePointer(), v.Type().Elem().Size()
 	strs := s.stringsOf(v.Type().Elem())
+	sum := func(i int) uint64 {
+		return memSum(unsafe.Slice((*byte)(unsafe.Add(data, uintptr(i)*size)), size))
+	}
 	key := listKey{s.id, path}
-	m := s.lists[key]
-	if m == nil || m.typ != v.Type() || m.data != data || m.n > n || slices.ContainsFunc(m.rows, func(rs *rowState) bool { return rs.removed }) {
-		m = &listMemo{typ: v.Type(), data: data, n: n, sum: foldElems(0, data, size, strs, 0, n)}
+	m = s.lists[key]
+	if m == nil || m.typ != v.Type() || m.data != data || len(m.sums) > n || m.dropped != s.c.dropped && m.lost() {
+		m = &listMemo{typ: v.Type(), data: data, sums: make([]uint64, n), rows: make([][]*rowState, n), dropped: s.c.dropped}
 		s.lists[key] = m
-		return 0, m
+		walk = make([]int, n)
+		for i := range n {
+			m.sums[i], walk[i] = sum(i), i
+		}
+		m.held = holdStrings(nil, data, size, strs, 0, n)
+		return walk, m, true
 	}
-	if prefix := foldElems(0, data, size, strs, 0, m.n); prefix != m.sum {
-		*m = listMemo{typ: v.Type(), data: data, n: n, sum: foldElems(prefix, data, size, strs, m.n, n)}
-		return 0, m
+	old := len(m.sums)
+	for i := range old {
+		if x := sum(i); x != m.sums[i] {
+			m.sums[i] = x
+			walk = append(walk, i)
+			continue
+		}
+		for _, rs := range m.rows[i] {
+			rs.seen = s.gen
+		}
 	}
-	for _, rs := range m.rows {
-		rs.seen = s.gen
+	for i := old; i < n; i++ {
+		m.sums = append(m.sums, sum(i))
+		m.rows = append(m.rows, nil)
+		walk = append(walk, i)
 	}
-	from = m.n
-	if n > m.n {
-		m.n, m.sum = n, foldElems(m.sum, data, size, strs, m.n, n)
+	if len(walk) > 0 && walk[0] < old {
+		m.held = holdStrings(m.held[:0], data, size, strs, 0, n)
+	} else {
+		m.held = holdStrings(m.held, data, size, strs, old, n)
 	}
-	return from, m
+	m.dropped = s.c.dropped
+	return walk, m, true
+}
+
+// memSum hashes an element's memory, eight bytes at a time: a list's
+// elements are hashed after every event of its node, so this is the
+// cost that remains per element (xxhash's setup was most of it for
+// elements of a few words). Not for adversaries: a change goes unseen
+// only when two 64-bit sums collide.
+func memSum(b []byte) uint64 {
+	h := uint64(len(b)) * 0x9e3779b97f4a7c15
+	for len(b) >= 8 {
+		h = (h ^ binary.LittleEndian.Uint64(b)) * 0xff51afd7ed558ccd
+		h ^= h >> 32
+		b = b[8:]
+	}
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 0x100000001b3
+	}
+	h ^= h >> 29
+	return h * 0xc4ceb9fe1a85ec53
+}
+
+// lost tells whether a row found in the list was taken out of its table
+// since (the node's rows were dropped): the list is walked again.
+func (m *listMemo) lost() bool {
+	for _, rows := range m.rows {
+		if slices.ContainsFunc(rows, func(rs *rowState) bool { return rs.removed }) {
+			return true
+		}
+	}
+	return false
 }
 
 // matching lists the tables whose type t is, computed once per type.
@@ -350,17 +403,20 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		if !s.reaches(t.Elem()) {
 			return
 		}
-		from := 0
 		if v.Kind() == reflect.Slice {
-			var fill *listMemo
-			if from, fill = s.unchangedList(v, path); fill != nil && from < v.Len() {
+			if todo, m, ok := s.listToWalk(v, path); ok {
 				// Flat elements hold no list of their own: no memo is
 				// being filled around this one.
-				s.collect = &fill.rows
-				defer func() { s.collect = nil }()
+				for _, i := range todo {
+					m.rows[i] = m.rows[i][:0]
+					s.collect = &m.rows[i]
+					s.walk(v.Index(i), indexPath(path, i), depth+1)
+				}
+				s.collect = nil
+				return
 			}
 		}
-		for i := from; i < v.Len(); i++ {
+		for i := range v.Len() {
 			s.walk(v.Index(i), indexPath(path, i), depth+1)
 		}
 	case reflect.Map:

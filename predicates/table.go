@@ -658,6 +658,7 @@ func (t *Table) remove(rs *rowState) {
 // rows (byNode), which the caller updates.
 func (t *Table) drop(rs *rowState) {
 	rs.removed = true
+	t.c.dropped++
 	delete(t.rows, rs.key)
 	t.sorted = false
 	t.logChange(rs, false)
