@@ -134,7 +134,7 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 		case ok && (!have || filled || val != last):
 			out = append(out, statedb.Version{Step: step, Value: val})
 		case below && !filled:
-			out = append(out, statedb.Version{Step: step, Value: desc, Composite: true})
+			out = append(out, statedb.Version{Step: step, Value: statedb.FilledValue(desc), Composite: true})
 		case !ok && !below && have:
 			out = append(out, statedb.Version{Step: step, Removed: true})
 		}
@@ -287,7 +287,7 @@ func (a *App) historyCmd() *cobra.Command {
 'replay state' and the debugger's State panel show it, e.g.
 Agent.AcceptedValue or @status), each with the step that wrote it; "(removed)"
 where the field stopped existing (the node crashed, an entry was deleted);
-what lies below it ("[2 elements]", "{3 fields}") where a nil or empty
+"[...]" (elements below it) or "{...}" (fields) where a nil or empty
 slice, map or pointer filled up;
 and, between them, the stretches where the node's state is unknown (a
 killed process, a file cut short or not given: "after #A unknown until

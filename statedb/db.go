@@ -668,7 +668,7 @@ func (db *DB) Composites(id node.ID, path string, vs []Version) ([]Version, erro
 				return nil, err
 			}
 			if desc, ok := state.Composite(ns.Leaves, path); ok {
-				v = Version{Step: v.Step, Value: desc, Composite: true}
+				v = Version{Step: v.Step, Value: FilledValue(desc), Composite: true}
 			}
 		}
 		out = append(out, v)
@@ -697,6 +697,17 @@ func (db *DB) Composites(id node.ID, path string, vs []Version) ([]Version, erro
 		}
 	}
 	return out, nil
+}
+
+// FilledValue is what a history shows of a container that filled up:
+// "[...]" (elements) or "{...}" (fields). Not Composite's count: the
+// container's own changes are no versions of its path, so a count would
+// stay what it was when it filled while the container grew.
+func FilledValue(desc string) string {
+	if strings.HasPrefix(desc, "{") {
+		return "{...}"
+	}
+	return "[...]"
 }
 
 // History lists the versions of one field of a node: up to before versions

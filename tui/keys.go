@@ -411,7 +411,7 @@ func (m *Model) History() {
 	for i, v := range vs {
 		text := m.showValue(v.Value)
 		if v.Removed {
-			text = "(gone)"
+			text = "(removed)"
 		}
 		step, err := m.db.Step(v.Step)
 		what := ""

@@ -99,7 +99,7 @@ func TestDebugSessionOnTheDemoTrace(t *testing.T) {
 	// The version before it: Lasts[3] went away when n5 started its
 	// round at #152 (Lasts reset).
 	prev := u.row("  #152 ")
-	if !strings.Contains(prev, "(gone)") || !strings.Contains(prev, "n5 timer round") {
+	if !strings.Contains(prev, "(removed)") || !strings.Contains(prev, "n5 timer round") {
 		t.Fatalf("the history lacks the earlier version at #152: %q\n%s", prev, u.text())
 	}
 	// Enter on an earlier version goes there.
