@@ -13,12 +13,8 @@ import (
 // that the database is damaged and answer by replaying (exit 0, the same
 // answer); why rebuilds it.
 func TestADamagedDatabaseIsOneLineNotAPanic(t *testing.T) {
-	dir := t.TempDir()
 	run := inProcess()
-	trace := filepath.Join(dir, "p.lz4")
-	if _, e, code := run("sim", "paxos", "--seed", "21", "--bug", "latest-response", "-o", trace); code != 0 {
-		t.Fatalf("sim: %s", e)
-	}
+	trace := demoTrace(t, run)
 	queries := [][]string{
 		{"state", trace, "--at", "273", "--node", "n5"},
 		{"history", trace, "--node", "n5", "--field", "Agent.AcceptedValue"},

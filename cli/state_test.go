@@ -16,12 +16,8 @@ import (
 // and from a replay, in natural node order, and refuse bad input with one
 // line naming the nearest valid names.
 func TestStateAndHistory(t *testing.T) {
-	dir := t.TempDir()
 	run := inProcess()
-	trace := filepath.Join(dir, "p.lz4")
-	if _, e, code := run("sim", "paxos", "--seed", "21", "--bug", "latest-response", "-o", trace); code != 0 {
-		t.Fatalf("sim: %s", e)
-	}
+	trace := demoTrace(t, run)
 	stateArgs := []string{"state", trace, "--at", "273", "--json"}
 	histArgs := []string{"history", trace, "--node", "n5", "--field", "Agent.AcceptedValue", "--json"}
 	byReplay, e, code := run(stateArgs...)
@@ -114,12 +110,8 @@ func inProcess() func(args ...string) (string, string, int) {
 // existing: replay history says what it holds, from a replay and from the
 // database alike, where it said "(removed)".
 func TestHistoryOfAFieldThatFillsUp(t *testing.T) {
-	dir := t.TempDir()
 	run := inProcess()
-	trace := filepath.Join(dir, "p.lz4")
-	if _, e, code := run("sim", "paxos", "--seed", "21", "--bug", "latest-response", "-o", trace); code != 0 {
-		t.Fatalf("sim: %s", e)
-	}
+	trace := demoTrace(t, run)
 	args := []string{"history", trace, "--node", "n1", "--field", "Leader.Lasts"}
 	byReplay, e, code := run(args...)
 	if code != 0 {
@@ -155,4 +147,15 @@ func TestHistoryOfAFieldThatFillsUp(t *testing.T) {
 	if !strings.Contains(js, `"value": "[...]",`+"\n"+`      "composite": true`) {
 		t.Fatalf("history --json does not mark the filled list composite:\n%.600s", js)
 	}
+}
+
+// demoTrace simulates the demo's run (paxos, latest-response, seed 21)
+// into a temporary directory with run and returns the trace's path.
+func demoTrace(t *testing.T, run func(args ...string) (string, string, int)) string {
+	t.Helper()
+	trace := filepath.Join(t.TempDir(), "p.lz4")
+	if _, e, code := run("sim", "paxos", "--seed", "21", "--bug", "latest-response", "-o", trace); code != 0 {
+		t.Fatalf("sim: %s", e)
+	}
+	return trace
 }

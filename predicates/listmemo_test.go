@@ -1,7 +1,6 @@
 package predicates_test
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
-	"github.com/replaycheck/replaycheck/replay"
-	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/system"
 )
 
@@ -80,19 +77,6 @@ func TestRowsOfAListThatChangesEveryWay(t *testing.T) {
 	sys := &system.System{Name: "lister", Codec: node.NewCodec(),
 		New: func(node.ID, system.Config) node.Handler { return &lister{} },
 		Sim: system.SimDefaults{Nodes: 1, Steps: 4000, Time: time.Hour}}
-	var buf bytes.Buffer
-	cfg := sim.DefaultConfig()
-	if _, err := sim.Run(sys, cfg.WithDefaults(sys), &buf); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := replay.FromBytes(buf.Bytes(), "lister.lz4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := replay.New(tr, system.NewRegistry(sys), replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	c, err := predicates.LoadSource("l.star", []byte(`E = table("predicates_test.entry")
 L = table("predicates_test.lister", columns = ["Sum", "Count", "LenS"])
 def sums():
@@ -103,7 +87,7 @@ def sums():
     return (v, len(E), s)
 rows = derived("rows", sums)
 safety("RowsAreTheList", lambda: forall(L, lambda l: rows() == (l.Sum, l.Count, l.LenS)))
-`), r, predicates.Options{To: -1})
+`), simReplayer(t, sys), predicates.Options{To: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

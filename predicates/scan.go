@@ -136,13 +136,17 @@ func (s *scanner) stringsOf(t reflect.Type) []uintptr {
 	return offs
 }
 
-// holdStrings appends the strings of elements [from, to) of a list of
-// flat elements (at offsets strs) to held.
-func holdStrings(held []string, data unsafe.Pointer, size uintptr, strs []uintptr, from, to int) []string {
-	for i := from; i < to; i++ {
-		e := unsafe.Add(data, uintptr(i)*size)
-		for _, off := range strs {
-			held = append(held, *(*string)(unsafe.Add(e, off)))
+// holdStrings sets element i's strings (at offsets strs) in held, which
+// keeps len(strs) per element, in element order, growing it for a new
+// element.
+func holdStrings(held []string, data unsafe.Pointer, size uintptr, strs []uintptr, i int) []string {
+	e := unsafe.Add(data, uintptr(i)*size)
+	for j, off := range strs {
+		str := *(*string)(unsafe.Add(e, off))
+		if k := i*len(strs) + j; k < len(held) {
+			held[k] = str
+		} else {
+			held = append(held, str)
 		}
 	}
 	return held
@@ -172,14 +176,15 @@ func (s *scanner) listToWalk(v reflect.Value, path string) (walk []int, m *listM
 		walk = make([]int, n)
 		for i := range n {
 			m.sums[i], walk[i] = sum(i), i
+			m.held = holdStrings(m.held, data, size, strs, i)
 		}
-		m.held = holdStrings(nil, data, size, strs, 0, n)
 		return walk, m, true
 	}
 	old := len(m.sums)
 	for i := range old {
 		if x := sum(i); x != m.sums[i] {
 			m.sums[i] = x
+			m.held = holdStrings(m.held, data, size, strs, i)
 			walk = append(walk, i)
 			continue
 		}
@@ -190,12 +195,8 @@ func (s *scanner) listToWalk(v reflect.Value, path string) (walk []int, m *listM
 	for i := old; i < n; i++ {
 		m.sums = append(m.sums, sum(i))
 		m.rows = append(m.rows, nil)
+		m.held = holdStrings(m.held, data, size, strs, i)
 		walk = append(walk, i)
-	}
-	if len(walk) > 0 && walk[0] < old {
-		m.held = holdStrings(m.held[:0], data, size, strs, 0, n)
-	} else {
-		m.held = holdStrings(m.held, data, size, strs, old, n)
 	}
 	m.dropped = s.c.dropped
 	return walk, m, true

@@ -30,19 +30,7 @@ func TestLoadSharesPerRunTables(t *testing.T) {
 			return &sharer{}
 		},
 		Sim: system.SimDefaults{Nodes: 50, Steps: 60, Time: time.Second}}
-	var buf bytes.Buffer
-	cfg := sim.DefaultConfig()
-	if _, err := sim.Run(sys, cfg.WithDefaults(sys), &buf); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := replay.FromBytes(buf.Bytes(), "sharer.lz4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := replay.New(tr, system.NewRegistry(sys), replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := simReplayer(t, sys)
 	builds = 0
 	if _, err := predicates.LoadSource("s.star", []byte(`T = table("predicates_test.sharer")
 safety("P", lambda: len(T) >= 0)`), r, predicates.Options{To: -1}); err != nil {
@@ -51,4 +39,24 @@ safety("P", lambda: len(T) >= 0)`), r, predicates.Options{To: -1}); err != nil {
 	if builds > 1 {
 		t.Fatalf("loading the script built the per-run table %d times for 50 nodes", builds)
 	}
+}
+
+// simReplayer simulates sys with its defaults and returns a replayer of
+// the run, for a script to be loaded on.
+func simReplayer(t *testing.T, sys *system.System) *replay.Replayer {
+	t.Helper()
+	var buf bytes.Buffer
+	cfg := sim.DefaultConfig()
+	if _, err := sim.Run(sys, cfg.WithDefaults(sys), &buf); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := replay.FromBytes(buf.Bytes(), sys.Name+".lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.New(tr, system.NewRegistry(sys), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

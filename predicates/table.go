@@ -643,19 +643,10 @@ func (t *Table) chainLens(v reflect.Value, cols []state.Field, lens []int) []int
 	return lens
 }
 
-// remove drops a row (its node crashed, became unknown, or the object is
-// gone); its history is kept for when the same row reappears.
-func (t *Table) remove(rs *rowState) {
-	t.drop(rs)
-	rows := t.byNode[rs.key.node]
-	if i := slices.Index(rows, rs); i >= 0 {
-		rows = slices.Delete(rows, i, i+1)
-	}
-	t.setNodeRows(rs.key.node, rows)
-}
-
-// drop takes a row out of the table but not out of its node's list of
-// rows (byNode), which the caller updates.
+// drop takes a row out of the table (its node crashed, became unknown,
+// or the object is gone) but not out of its node's list of rows (byNode),
+// which the caller updates (setNodeRows); its history is kept for when
+// the same row reappears.
 func (t *Table) drop(rs *rowState) {
 	rs.removed = true
 	t.c.dropped++

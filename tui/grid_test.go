@@ -74,20 +74,7 @@ func gridRow(u *ui, id string) string {
 // Nodes are in natural order in the grid and the message flow, and { }
 // go through them in that order: n2 before n10.
 func TestGridNaturalNodeOrder(t *testing.T) {
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Nodes = 3, 12
-	cfg = cfg.WithDefaults(paxos.System)
-	cfg.Time = 100 * time.Millisecond
-	trace := simtest.Record(t, paxos.System, cfg, filepath.Join(t.TempDir(), "twelve.lz4"))
-	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: registry})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: registry, At: db.Len() - 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := paxosModel(t, 12, func(steps int) int { return steps - 1 })
 	want := []node.ID{"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "n10", "n11", "n12"}
 	if !slices.Equal(m.nodes(), want) {
 		t.Fatalf("nodes %v", m.nodes())
@@ -144,21 +131,8 @@ func TestWhyListEnterJumps(t *testing.T) {
 // order, and says so: one column per node of 60 pushed every arrow and
 // step off the screen.
 func TestFlowShowsTheNodesOfItsSteps(t *testing.T) {
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Nodes = 3, 60
-	cfg = cfg.WithDefaults(paxos.System)
-	cfg.Time = 100 * time.Millisecond
-	trace := simtest.Record(t, paxos.System, cfg, filepath.Join(t.TempDir(), "sixty.lz4"))
-	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: registry})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	at := db.Len() / 2
-	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: registry, At: at})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := paxosModel(t, 60, func(steps int) int { return steps / 2 })
+	db, at := m.db, m.pos
 	const w, h = 120, 12
 	flow := m.Flow(w, h)
 	hdr := flow[0].String()
@@ -190,4 +164,25 @@ func TestFlowShowsTheNodesOfItsSteps(t *testing.T) {
 	if !slices.Contains(ids, cur.Node) {
 		t.Fatalf("the cursor's node %s has no column: %v", cur.Node, ids)
 	}
+}
+
+// paxosModel opens a model on a 100 ms paxos run (seed 3) of nodes nodes,
+// at the step at picks from the run's length.
+func paxosModel(t *testing.T, nodes int, at func(steps int) int) *Model {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Nodes = 3, nodes
+	cfg = cfg.WithDefaults(paxos.System)
+	cfg.Time = 100 * time.Millisecond
+	trace := simtest.Record(t, paxos.System, cfg, filepath.Join(t.TempDir(), "paxos.lz4"))
+	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: registry, At: at(db.Len())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

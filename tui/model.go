@@ -411,20 +411,26 @@ func (m *Model) lastStepOfNode() *statedb.Step {
 	if m.cur != nil && m.cur.Node == m.node {
 		return m.cur
 	}
-	var last *statedb.Step
-	m.db.Steps(m.pos, max(0, m.pos-lastStepLookback), func(s *statedb.Step) bool {
-		if s.Node == m.node {
-			c := *s
-			last = &c
-			return false
-		}
-		return true
-	})
-	return last
+	return m.nodeStep(m.pos, max(0, m.pos-lastStepLookback))
 }
 
 // lastStepLookback bounds how far back lastStepOfNode looks.
 const lastStepLookback = 100_000
+
+// nodeStep is the shown node's first step going from step from to step
+// to (backward when to < from), or nil.
+func (m *Model) nodeStep(from, to int) *statedb.Step {
+	var found *statedb.Step
+	m.db.Steps(from, to, func(s *statedb.Step) bool {
+		if s.Node == m.node {
+			c := *s
+			found = &c
+			return false
+		}
+		return true
+	})
+	return found
+}
 
 // StepNode moves to the next (+1) or previous (-1) step of the shown node.
 func (m *Model) StepNode(dir int) {
@@ -443,23 +449,16 @@ func (m *Model) StepNode(dir int) {
 		m.seekOrSay(next)
 		return
 	}
-	found := -1
 	to := m.db.Len() - 1
 	if dir < 0 {
 		to = 0
 	}
-	m.db.Steps(m.pos+dir, to, func(s *statedb.Step) bool {
-		if s.Node == id {
-			found = s.Step
-			return false
-		}
-		return true
-	})
-	if found < 0 {
+	found := m.nodeStep(m.pos+dir, to)
+	if found == nil {
 		m.say("no %s step of %s from #%d", dirWord(dir), id, m.pos)
 		return
 	}
-	m.seekOrSay(found)
+	m.seekOrSay(found.Step)
 }
 
 func dirWord(dir int) string {

@@ -338,7 +338,13 @@ func (m *Model) Flow(w, h int) []Line {
 	first := max(0, m.pos-rows/2)
 	last := min(m.db.Len()-1, first+rows-1)
 	first = max(0, min(first, last-rows+1))
-	nodes := m.flowNodes(first, last, w)
+	// The visible steps, read once: they choose the columns and are drawn.
+	var steps []statedb.Step
+	m.db.Steps(first, last, func(s *statedb.Step) bool {
+		steps = append(steps, *s)
+		return true
+	})
+	nodes := m.flowNodes(steps, w)
 	col := map[node.ID]int{}
 	for i, id := range nodes {
 		col[id] = i
@@ -362,7 +368,8 @@ func (m *Model) Flow(w, h int) []Line {
 		up[id] = err == nil && len(ns.Leaves) > 0 && ns.Leaves[0].Value == "up"
 	}
 	links := m.linked()
-	m.db.Steps(first, last, func(s *statedb.Step) bool {
+	for i := range steps {
+		s := &steps[i]
 		cells := make([]rune, len(nodes)*cell)
 		styles := make([]Style, len(cells))
 		rowStyle := StyleNormal
@@ -444,18 +451,17 @@ func (m *Model) Flow(w, h int) []Line {
 		}
 		l = append(l, Span{" " + s.Line, rowStyle})
 		out = append(out, l)
-		return true
-	})
+	}
 	return out
 }
 
-// flowNodes are the message flow's columns for steps first..last on a
+// flowNodes are the message flow's columns for the visible steps on a
 // panel w wide: every node while they fit in two thirds of it (the rest is the
 // steps' text), else the shown node and those the steps involve (their
 // nodes, senders and the addressees of lost messages), nearest the
 // cursor first, as many as fit; in natural order. A thousand nodes'
 // columns pushed every arrow and line off the screen.
-func (m *Model) flowNodes(first, last, w int) []node.ID {
+func (m *Model) flowNodes(steps []statedb.Step, w int) []node.ID {
 	all := m.nodes()
 	limit := max(4, w*2/3/m.flowCellWidth())
 	if len(all) <= limit {
@@ -468,7 +474,7 @@ func (m *Model) flowNodes(first, last, w int) []node.ID {
 		}
 	}
 	add(m.node, -1)
-	m.db.Steps(first, last, func(s *statedb.Step) bool {
+	for _, s := range steps {
 		d := s.Step - m.pos
 		d = max(d, -d)
 		add(s.Node, d)
@@ -480,8 +486,7 @@ func (m *Model) flowNodes(first, last, w int) []node.ID {
 				add(snd.To, d)
 			}
 		}
-		return true
-	})
+	}
 	nodes := slices.Collect(maps.Keys(near))
 	node.SortNatural(nodes)
 	slices.SortStableFunc(nodes, func(a, b node.ID) int { return near[a] - near[b] })
