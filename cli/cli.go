@@ -92,16 +92,11 @@ func Main(reg *system.Registry) int {
 // be read back (replay.ReadBackError, a panic: Trace.Event returns no
 // error) into the command's error.
 func execute(root *cobra.Command) (cmd *cobra.Command, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			rb, ok := r.(*replay.ReadBackError)
-			if !ok {
-				panic(r)
-			}
-			cmd, err = nil, rb
-		}
-	}()
-	return root.ExecuteC()
+	err = replay.CatchReadBack(func() error {
+		cmd, err = root.ExecuteC()
+		return err
+	})
+	return cmd, err // cmd is nil after a panic
 }
 
 // Run executes one command line and returns its exit code.

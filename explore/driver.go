@@ -411,7 +411,11 @@ func (d *driver) execute(ctx context.Context, batch []*job) {
 			j.skipped = "canceled"
 			return
 		}
-		d.runOne(j)
+		// A long run's trace is spilled: one that cannot be read back
+		// fails this run's job, on whichever goroutine runs it.
+		if err := replay.CatchReadBack(func() error { d.runOne(j); return nil }); err != nil {
+			j.err = fmt.Errorf("run %d: %w", j.index, err)
+		}
 		if j.failed() || j.err != nil {
 			for {
 				cur := firstFail.Load()

@@ -173,20 +173,22 @@ func Check(tr *replay.Trace, reg *system.Registry, o Options) (*predicates.Repor
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		first.run()
+		first.runCatching()
 	}()
 	if len(o.Marks) > 0 {
 		d.stats.Jobs = len(d.segs)
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			d.fixedPass()
+			// A pass that cannot read the trace starts no more
+			// segments; the first finds the failure itself.
+			replay.CatchReadBack(func() error { d.fixedPass(); return nil })
 		}()
 	} else if o.Jobs > 1 {
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
-			d.pass()
+			replay.CatchReadBack(func() error { d.pass(); return nil })
 		}()
 	}
 	d.wait()
@@ -368,12 +370,20 @@ func (d *driver) from(r *replay.Replayer, last bool) func() (*replay.Replayer, e
 // mark.
 func (g *seg) start(replayer func() (*replay.Replayer, error)) {
 	defer g.d.wg.Done()
-	if err := g.warm(replayer); err != nil {
+	if err := replay.CatchReadBack(func() error { return g.warm(replayer) }); err != nil {
 		// It cannot take over; its predecessor will go on.
 		g.refuse(err)
 		return
 	}
-	g.run()
+	g.runCatching()
+}
+
+// runCatching runs the segment; a spilled trace that cannot be read back
+// ends the check with that error, as it ends a sequential one.
+func (g *seg) runCatching() {
+	if err := replay.CatchReadBack(func() error { g.run(); return nil }); err != nil {
+		g.d.end(nil, err)
+	}
 }
 
 func (g *seg) warm(replayer func() (*replay.Replayer, error)) error {
@@ -468,7 +478,13 @@ func (g *seg) run() {
 			st := s.Seam()
 			g.handed, next.from = s.Part(), g
 			next.prev <- st
-			if <-next.verdict {
+			var took bool
+			select {
+			case took = <-next.verdict:
+			case <-d.done: // it failed (runCatching)
+				return
+			}
+			if took {
 				return
 			}
 			// Refused: go on to the next one's end, as a sequential
@@ -481,10 +497,15 @@ func (g *seg) run() {
 			next.mu.Unlock()
 			continue
 		}
-		err := s.Step()
+		// A step that cannot be read back ends the run there, as a
+		// divergence would.
+		err := replay.CatchReadBack(s.Step)
 		g.pos.Store(int64(s.Pos()))
 		atEnd, stop := false, false
+		var rb *replay.ReadBackError
 		switch {
+		case errors.As(err, &rb):
+			stop = true // not the end of the trace, though it wraps io.EOF
 		case errors.Is(err, io.EOF):
 			err, atEnd, stop = nil, true, true
 		case err != nil:
@@ -518,9 +539,19 @@ func (d *driver) addPart(p predicates.Part) {
 }
 
 // finish ends the chain with its last part.
-func (d *driver) finish(p predicates.Part, err error) {
+func (d *driver) finish(p predicates.Part, err error) { d.end(&p, err) }
+
+// end ends the chain, with its last part if p is set; only its first end
+// counts.
+func (d *driver) end(p *predicates.Part, err error) {
 	d.mu.Lock()
-	d.parts = append(d.parts, p)
+	if d.finished {
+		d.mu.Unlock()
+		return
+	}
+	if p != nil {
+		d.parts = append(d.parts, *p)
+	}
 	d.err = err
 	d.finished = true
 	segs := d.segs

@@ -118,6 +118,23 @@ func (e *ReadBackError) Error() string {
 
 func (e *ReadBackError) Unwrap() error { return e.Err }
 
+// CatchReadBack calls f and returns the ReadBackError it panics with as
+// its error; any other panic goes on. Code that reads a trace on a
+// goroutine of its own runs under it, so that a failing disk ends the
+// work with one line instead of the whole process with a stack.
+func CatchReadBack(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rb, ok := r.(*ReadBackError)
+			if !ok {
+				panic(r)
+			}
+			err = rb
+		}
+	}()
+	return f()
+}
+
 func (s *spillStore) at(i int) *node.Event {
 	if i < 0 || i >= s.n {
 		panic(fmt.Sprintf("replay: step %d out of range [0, %d)", i, s.n))

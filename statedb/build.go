@@ -535,7 +535,9 @@ func (b *builder) run(pc *predCollector, progress func(string, int, int), stop f
 				err = b.nextPart(w.step, progress)
 			}
 			if err == nil {
-				if err = b.write(w); err == nil {
+				// It renders the step: a spilled trace that cannot be
+				// read back fails the build, not the process.
+				if err = replay.CatchReadBack(func() error { return b.write(w) }); err == nil {
 					written = w.step + 1
 					if w.step%256 == 255 && time.Since(b.published) > b.every {
 						err = b.publish(written, progress)
@@ -553,7 +555,7 @@ func (b *builder) run(pc *predCollector, progress func(string, int, int), stop f
 			werr <- nil
 		}
 	}()
-	err := b.replay(ch, werr, pc, stop)
+	err := replay.CatchReadBack(func() error { return b.replay(ch, werr, pc, stop) })
 	close(ch)
 	if wrote := <-werr; err == nil {
 		err = wrote

@@ -8,6 +8,8 @@ import (
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 	"github.com/rivo/uniseg"
+
+	"github.com/replaycheck/replaycheck/replay"
 )
 
 // View draws a Model with tview and feeds it keys. It holds no state of
@@ -31,6 +33,11 @@ type View struct {
 	// (and a build that waits for its report never stops).
 	stopped  chan struct{}
 	stopOnce sync.Once
+
+	// failed is what ended the session from a task's goroutine: a spilled
+	// trace that could not be read back there.
+	failMu sync.Mutex
+	failed error
 }
 
 // NewView builds the widgets for a model. screen nil means the terminal.
@@ -82,11 +89,29 @@ func NewView(m *Model, screen tcell.Screen) *View {
 	return v
 }
 
-// Run shows the debugger until the user quits.
+// Run shows the debugger until the user quits, or a task fails to read
+// the trace.
 func (v *View) Run() error {
 	v.startTasks()
 	defer v.stop()
-	return v.app.Run()
+	err := v.app.Run()
+	v.failMu.Lock()
+	defer v.failMu.Unlock()
+	if v.failed != nil {
+		return v.failed
+	}
+	return err
+}
+
+// fail ends the session with err (the first one counts).
+func (v *View) fail(err error) {
+	v.failMu.Lock()
+	if v.failed == nil {
+		v.failed = err
+	}
+	v.failMu.Unlock()
+	v.app.Stop()
+	v.stop()
 }
 
 func (v *View) stop() { v.stopOnce.Do(func() { close(v.stopped) }) }
@@ -144,6 +169,14 @@ func (v *View) switchModel(m *Model) {
 }
 
 func (v *View) run(m *Model, t *Task) {
+	// A trace the task cannot read back ends the session as one the UI
+	// cannot read does (with the terminal restored, and one line).
+	if err := replay.CatchReadBack(func() error { v.runTask(m, t); return nil }); err != nil {
+		v.fail(err)
+	}
+}
+
+func (v *View) runTask(m *Model, t *Task) {
 	if t.Chunk != nil {
 		for {
 			done := make(chan bool, 1)
