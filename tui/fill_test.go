@@ -85,3 +85,27 @@ func TestDiffDefaultForAPinnedNode(t *testing.T) {
 		t.Fatalf("d on pinned %s: %q, want %q", m.node, got, want)
 	}
 }
+
+// h on a list that filled up shows its versions (nil, then [...]) as
+// replay history does; it said the list was not a field.
+func TestHistoryOfAContainer(t *testing.T) {
+	m, _ := openDemo(t, 93)
+	m.focus = PanelState
+	m.stateSel = "Leader.Lasts"
+	m.History()
+	p, open := m.Popup()
+	if !open {
+		t.Fatalf("h on Leader.Lasts opened nothing: %s", m.status)
+	}
+	text := strings.Join(lineStrings(p.Lines), "\n")
+	if !strings.Contains(text, "nil") || !strings.Contains(text, "[...]") {
+		t.Fatalf("the history of Leader.Lasts:\n%s", text)
+	}
+	// A struct was never nil: it has no versions of its own.
+	m.popup = nil
+	m.stateSel = "Leader"
+	m.History()
+	if _, open := m.Popup(); open || !strings.Contains(m.status, "select a value below it") {
+		t.Fatalf("h on Leader: %q", m.status)
+	}
+}

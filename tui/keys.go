@@ -395,16 +395,18 @@ func (m *Model) History() {
 			leaf = r.leaf
 		}
 	}
-	if !leaf {
-		m.say("%s is not a field: select a value to see its history", path)
-		return
-	}
+	// A container has versions of its own where it was nil or empty
+	// and where it filled up, as replay history shows them.
 	vs, err := m.db.History(m.node, path, m.pos, 200, 200)
 	if err == nil {
 		vs, err = m.db.Composites(m.node, path, vs)
 	}
 	if err != nil {
 		m.fail("%v", err)
+		return
+	}
+	if len(vs) == 0 && !leaf {
+		m.say("%s was never nil or empty, so it has no versions of its own: select a value below it", path)
 		return
 	}
 	p := &popup{title: fmt.Sprintf("history of %s %s (%d versions around #%d; Enter goes there)", m.node, path, len(vs), m.pos)}
