@@ -358,3 +358,32 @@ func TestHostileScriptFiles(t *testing.T) {
 		})
 	}
 }
+
+// A NUL byte in a script or a module it loads is refused where it lies:
+// Starlark's scanner took it for the end of the file, so the predicates
+// after it were never declared and the check passed.
+func TestScriptWithANULByteIsRefused(t *testing.T) {
+	tr := smallTrace(t)
+	for name, files := range map[string]map[string]string{
+		"main":   {"main.star": "safety(\"A\", lambda: True)\n# a comment \x00 here\nsafety(\"B\", lambda: False)\n"},
+		"module": {"main.star": "load(\"m.star\", \"X\")\nsafety(\"A\", lambda: X)\n", "m.star": "X = True\n\x00\nY = 1\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			for f, src := range files {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte(src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := replay.New(tr, system.NewRegistry(dd.System), replay.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = predicates.Load(filepath.Join(dir, "main.star"), r, predicates.Options{To: -1})
+			var se *predicates.ScriptError
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), "NUL byte") || !strings.Contains(err.Error(), ".star:2:") {
+				t.Fatalf("load: %v", err)
+			}
+		})
+	}
+}

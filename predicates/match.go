@@ -34,6 +34,9 @@ func NewMatcher(expr string, tr *replay.Trace, codec *node.Codec, opts Options) 
 	}
 	// Parsed alone first: a syntax error is reported at its place in the
 	// expression, and anything but one expression is refused.
+	if err := noNUL("expression", expr); err != nil {
+		return nil, err
+	}
 	if _, err := fileOptions.ParseExpr("expression", expr, 0); err != nil {
 		return nil, oneLine(err)
 	}

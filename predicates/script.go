@@ -73,6 +73,9 @@ func readScript(dir, path string) ([]byte, error) {
 // exec parses a script, rewrites it to keep it within its budgets, and
 // runs it on the checker's thread with the predeclared names.
 func (c *Checker) exec(path string, src []byte) (starlark.StringDict, error) {
+	if err := noNUL(path, string(src)); err != nil {
+		return nil, err
+	}
 	f, err := fileOptions.Parse(path, src, 0)
 	if err != nil {
 		return nil, err
@@ -89,4 +92,17 @@ func (c *Checker) exec(path string, src []byte) (starlark.StringDict, error) {
 	g, err := prog.Init(c.thread, predeclared)
 	g.Freeze()
 	return g, err
+}
+
+// noNUL refuses source holding a NUL byte, naming where: Starlark's
+// scanner takes it for the end of the file, so everything after it (the
+// rest of a script's predicates) was dropped without a word.
+func noNUL(name, src string) error {
+	i := strings.IndexByte(src, 0)
+	if i < 0 {
+		return nil
+	}
+	line := 1 + strings.Count(src[:i], "\n")
+	col := 1 + i - (strings.LastIndexByte(src[:i], '\n') + 1)
+	return fmt.Errorf("%s:%d:%d: a NUL byte (is this a text file?): nothing after it would be read", name, line, col)
 }

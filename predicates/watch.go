@@ -119,6 +119,9 @@ func (w *Watcher) Eval(expr string) (string, error) {
 	for k, v := range c.globals {
 		env[k] = v
 	}
+	if err := noNUL("watch", expr); err != nil {
+		return "", err
+	}
 	e, err := fileOptions.ParseExpr("watch", expr, 0)
 	if err != nil {
 		return "", fmt.Errorf("%w", scriptError(err))
