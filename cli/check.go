@@ -181,6 +181,12 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if f.warmup < 1 {
 		return badInput("--warmup %d: want at least 1 step", f.warmup)
 	}
+	// Ctrl-C (or SIGTERM) ends the check where it is, with the report of
+	// what was checked: with --jobs, of the steps the segment that owns
+	// the run so far got through. One while the trace loads is answered
+	// once it has (a second one ends the process at once).
+	interrupted, stopSignals := onInterrupt(syscall.SIGTERM)
+	defer stopSignals()
 	tr, err := a.loadTraceOf(traces, parseIDs(f.nodes))
 	if err != nil {
 		return err
@@ -214,11 +220,10 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		}}
 	var rep *predicates.Report
 	var runErr error
-	// Ctrl-C (or SIGTERM) ends the check where it is, with the report of
-	// what was checked: with --jobs, of the steps the segment that owns
-	// the run so far got through.
-	interrupted, stopSignals := onInterrupt(syscall.SIGTERM)
-	defer stopSignals()
+	if interrupted.Load() {
+		prog.done()
+		return &exitError{ExitInterrupted, errors.New("interrupted before the first step: nothing was checked")}
+	}
 	ropts.Stop = interrupted.Load
 	if f.jobs == 1 && len(f.marks) == 0 {
 		rep, runErr = c.Run(ropts)

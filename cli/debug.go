@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
@@ -55,7 +56,8 @@ events), plus the database's buffers, which do not grow with the trace
 (docs/performance.md).
 
 Exit codes: 0 built or up to date, 2 bad input (unreadable trace, script
-error), 3 replay diverged from the recording (nothing is kept).`,
+error), 3 replay diverged from the recording (nothing is kept), 130
+interrupted (Ctrl-C or SIGTERM: nothing half-built is kept).`,
 		Example: `  replay index paxos.lz4 --preds scripts/paxos.star
   replay index n1.lz4 n2.lz4 n3.lz4 --db /tmp/cluster.db`,
 		Args: requireArgs(1, "FILE (a trace file)"),
@@ -136,8 +138,8 @@ func (a *App) openDB(traces []string, preds, dir string, force, warned bool) (*s
 			return nil, nil, badInput("--preds: %v", err)
 		}
 	}
-	// Ctrl-C abandons a build: nothing half-built is kept.
-	interrupted, stopSignals := onInterrupt()
+	// Ctrl-C (or SIGTERM) abandons a build: nothing half-built is kept.
+	interrupted, stopSignals := onInterrupt(syscall.SIGTERM)
 	defer stopSignals()
 	prog := a.progress()
 	db, res, err := statedb.Ensure(traces, dir, statedb.Options{Registry: a.Registry, Preds: preds, Force: force,
@@ -158,6 +160,8 @@ func (a *App) openDB(traces []string, preds, dir string, force, warned bool) (*s
 		var se *predicates.ScriptError
 		var pe *fs.PathError
 		switch {
+		case errors.Is(err, statedb.ErrStopped):
+			return nil, nil, &exitError{ExitInterrupted, err}
 		case errors.As(err, &d):
 			fmt.Fprint(a.Stdout, d.Report())
 			return nil, nil, &exitError{ExitDivergence, fmt.Errorf("cannot index a trace that does not replay: %s", oneLine(d.Error()))}

@@ -176,6 +176,37 @@ safety("Slow", slow)
 	}
 }
 
+// An index stopped by SIGINT or SIGTERM keeps nothing and exits 130: it
+// exited 2 (bad input) for SIGINT, and died of SIGTERM leaving its
+// partial database and lock behind.
+func TestInterruptedIndexKeepsNothing(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "20000", "--time", "1h", "-o", "p.lz4"))
+	os.WriteFile(filepath.Join(dir, "slow.star"), []byte(`def slow():
+    n = 0
+    for i in range(20000):
+        n += i
+    return event.step >= 0 and n >= 0
+
+safety("Slow", slow)
+`), 0o644)
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		r := replayInterrupted(t, dir, 1500*time.Millisecond, sig, "index", "p.lz4", "--preds", "slow.star")
+		if r.code != 130 || !strings.Contains(r.stderr, "stopped before the end: nothing was kept") {
+			t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", sig, r.code, r.stdout, r.stderr)
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if n := e.Name(); n != "p.lz4" && n != "slow.star" {
+				t.Errorf("%v: %s left behind", sig, n)
+			}
+		}
+	}
+}
+
 // TestFailOnAnyCountsIntervalsOnceJudged: --fail-on any counts screened
 // liveness intervals too, but an interval is screened only once it closes
 // (or is judged at the end): --stop-at-first stopped at the step chord's
