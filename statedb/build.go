@@ -59,6 +59,16 @@ func target(traces []string, dir string) (string, string, error) {
 	if dir == "" {
 		dir = PathFor(traces)
 	}
+	// A symbolic link names where the database lives: it is built there,
+	// and the link stays (a rebuild swapped a folder in for the link).
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			to, _ := os.Readlink(dir)
+			return dir, "", fmt.Errorf("%s is a symbolic link to %s, which cannot be reached (%v): point it at a folder, or remove it", dir, to, errors.Unwrap(err))
+		}
+		dir = real
+	}
 	fp, err := Fingerprint(traces)
 	if err != nil {
 		return dir, "", err

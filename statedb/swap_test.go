@@ -120,3 +120,39 @@ func TestDamageFoundThroughTheHandleNamesTheFolder(t *testing.T) {
 		}
 	}
 }
+
+// A database named by a symbolic link is built where the link points and
+// the link stays: a rebuild swapped a folder in for the link, leaving the
+// old database stale behind it. A link that leads nowhere is named.
+func TestDatabaseBehindASymlink(t *testing.T) {
+	dir := t.TempDir()
+	trace := simulate(t, dir, "p.lz4", "", 1, nil)
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.db")
+	if err := os.Symlink("real", link); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // built, then rebuilt (--force)
+		db, _, err := Ensure([]string{trace}, link, Options{Registry: registry, Force: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("the link was replaced: %v %v", fi.Mode(), err)
+		}
+		if _, err := Open(real); err != nil {
+			t.Fatalf("no database where the link points: %v", err)
+		}
+	}
+	dangling := filepath.Join(dir, "dangling.db")
+	if err := os.Symlink("missing", dangling); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Ensure([]string{trace}, dangling, Options{Registry: registry}); err == nil || !strings.Contains(err.Error(), "symbolic link to missing") {
+		t.Fatalf("a dangling link: %v", err)
+	}
+}
