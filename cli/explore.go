@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -417,6 +418,11 @@ func writeAtomic(path string, write func(*atomicFile) error) error {
 	}
 	defer file.Abort()
 	if err := write(file); err != nil {
+		// The file's own error names the partial file, or path again.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return file.Commit()

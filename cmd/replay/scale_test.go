@@ -150,6 +150,11 @@ safety("Slow", lambda: forall(Agent, slow_helper))
 		if r.code != 1 || !strings.Contains(r.stderr, "--cpuprofile /dev/full: write") {
 			t.Errorf("a failing hunt with a profile on a full device: exit %d, %q", r.code, r.stderr)
 		}
+		// A result file that cannot be written names it once.
+		r = replay(t, dir, "sim", "paxos", "--seeds", "1-2", "--check", "builtin:paxos", "--results", "/dev/full")
+		if r.code != 2 || !strings.Contains(r.stderr, "write /dev/full: no space left") || strings.Count(r.stderr, "/dev/full") != 1 {
+			t.Errorf("results on a full device: exit %d, %q", r.code, r.stderr)
+		}
 	}
 }
 
