@@ -3,11 +3,15 @@ package predicates
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/dustin/go-humanize"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
@@ -51,7 +55,9 @@ type Checker struct {
 	budget   *budget
 	globals  starlark.StringDict
 	loading  bool
-	watching bool // evaluating a watch: table() serves watchTable
+	printed  int       // bytes print() wrote (maxPrintBytes)
+	printTo  io.Writer // where print() writes: os.Stderr unless a test says
+	watching bool      // evaluating a watch: table() serves watchTable
 	// watchGen counts a watcher's Syncs (0: not a watcher): a derived
 	// value is computed for a watch once per Sync (watchDerived).
 	watchGen int
@@ -220,7 +226,7 @@ func LoadSource(path string, src []byte, r *replay.Replayer, opts Options) (*Che
 	c.scan = newScanner(c)
 	c.report.Predicates = map[string]*PredicateStats{}
 	modules := map[string]*loadEntry{}
-	c.thread = &starlark.Thread{Name: "predicates", Load: c.loader(filepath.Dir(path), modules)}
+	c.thread = &starlark.Thread{Name: "predicates", Load: c.loader(filepath.Dir(path), modules), Print: c.print}
 	c.budget = newBudget(c.thread, opts)
 	c.budget.begin("load")
 	c.loading = true
@@ -272,18 +278,63 @@ func scriptError(err error) error {
 	if errors.As(err, &ee) {
 		// The innermost frame with a place in the script: errors raised
 		// by built-ins point at the call.
+		msg := clipMessage(ee.Msg)
 		for i := len(ee.CallStack) - 1; i >= 0; i-- {
 			if fr := ee.CallStack[i]; fr.Pos.Filename() != "<builtin>" {
-				return fmt.Errorf("%s: %s", fr.Pos, ee.Msg)
+				return fmt.Errorf("%s: %s", fr.Pos, msg)
 			}
 		}
-		return errors.New(ee.Msg)
+		return errors.New(msg)
 	}
 	var se syntax.Error
 	if errors.As(err, &se) {
 		return fmt.Errorf("%s: %s", se.Pos, se.Msg)
 	}
 	return err
+}
+
+// maxMessageBytes bounds an error message a script makes (fail(),
+// a value in an error): it is one line of a report, and fail("y" * 10**8)
+// put 100 MB on stderr.
+const maxMessageBytes = 4096
+
+// clipMessage cuts a message to maxMessageBytes, saying how much was cut.
+func clipMessage(msg string) string {
+	if len(msg) <= maxMessageBytes {
+		return msg
+	}
+	cut := maxMessageBytes
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d more bytes)", msg[:cut], len(msg)-cut)
+}
+
+// maxPrintBytes bounds what a script's print() writes in one check: a
+// print at every step of a long trace wrote gigabytes.
+const maxPrintBytes = 1 << 20
+
+// print is print() for scripts: a line on stderr, as starlark-go's own,
+// until maxPrintBytes are written; then one line says the rest is dropped.
+func (c *Checker) print(_ *starlark.Thread, msg string) {
+	left := maxPrintBytes - c.printed
+	if left <= 0 {
+		return
+	}
+	var w io.Writer = os.Stderr
+	if c.printTo != nil {
+		w = c.printTo
+	}
+	if len(msg)+1 > left {
+		for left > 0 && !utf8.RuneStart(msg[left]) {
+			left--
+		}
+		fmt.Fprintf(w, "%s\nprint: the script printed %s; what it prints from step #%d on is dropped\n", msg[:left], humanize.IBytes(maxPrintBytes), c.step)
+		c.printed = maxPrintBytes
+		return
+	}
+	c.printed += len(msg) + 1
+	fmt.Fprintln(w, msg)
 }
 
 type loadEntry struct {

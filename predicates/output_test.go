@@ -1,0 +1,78 @@
+package predicates
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/predicates/internal/dd"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// loadOnDD loads src over a short dd run of a few hundred steps.
+func loadOnDD(t *testing.T, src string) *Checker {
+	t.Helper()
+	sys := *dd.System
+	sys.Scenario = func(ctl system.Controller) {
+		for i := range 200 {
+			ctl.At(time.Duration(i+1)*time.Millisecond, func() { ctl.Input("n1", dd.Cmd{Op: "set", Args: []string{"V", "1"}}) })
+		}
+	}
+	cfg := sim.Config{Seed: 1, Nodes: 2, Time: 300 * time.Millisecond}
+	var buf bytes.Buffer
+	if _, err := sim.Run(&sys, cfg.WithDefaults(&sys), &buf); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := replay.FromBytes(buf.Bytes(), "dd.lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "s.star")
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.New(tr, system.NewRegistry(dd.System), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(script, r, Options{To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// What a script writes is bounded: fail("y" * 10**8) put a 100 MB line
+// on stderr, and a print at every step of a long trace gigabytes (a
+// hostile pass).
+func TestScriptOutputIsBounded(t *testing.T) {
+	c := loadOnDD(t, `safety("Big", lambda: fail("y" * 1000000))`)
+	rep, err := c.Run(RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) != 1 || len(rep.Errors[0].Message) > maxMessageBytes+100 || !strings.Contains(rep.Errors[0].Message, "more bytes)") {
+		t.Fatalf("the error: %d errors, message of %d bytes", len(rep.Errors), len(rep.Errors[0].Message))
+	}
+	c = loadOnDD(t, `def chatty():
+    print("x" * 10000)
+    return event.step >= 0
+
+safety("Chatty", chatty)`)
+	var out bytes.Buffer
+	c.printTo = &out
+	if rep, err = c.Run(RunOptions{}); err != nil || rep.Err() != nil {
+		t.Fatal(err, rep.Err())
+	}
+	if rep.Steps*10001 <= maxPrintBytes {
+		t.Fatalf("only %d steps: too few to reach the bound", rep.Steps)
+	}
+	if out.Len() > maxPrintBytes+200 || !strings.Contains(out.String(), "what it prints from step #") {
+		t.Fatalf("printed %d bytes, ending %q", out.Len(), out.String()[max(0, out.Len()-200):])
+	}
+}
