@@ -49,6 +49,9 @@ type fileInfo struct {
 	EndStats      map[string]int64 `json:"end_stats,omitempty"`
 	Gaps          []record.Gap     `json:"gaps,omitempty"`
 	Damage        string           `json:"damage,omitempty"`
+	// Invalid says why no verb replays the file although it reads (a
+	// node's events recorded twice: a file concatenated with a copy).
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // segmentInfo is one writer session of a file: which process wrote it,
@@ -107,7 +110,9 @@ events by kind and by node, the time span, the size on disk, bytes per event
 and compression ratio, and whether the file is complete. A truncated or
 corrupted file is summarised up to the damage, and the damage is described
 (byte offset, bytes lost, last complete event); such a file exits 0, since
-it was read. A file that is not a trace at all exits 2.`,
+it was read. A file that is not a trace at all exits 2, and so does one
+that reads but that no verb replays (a node's events recorded twice: a
+file concatenated with a copy), after its summary.`,
 		Example: `  replay info paxos.lz4
   replay info --json node1.lz4 node2.lz4 node3.lz4`,
 		Args: requireArgs(1, "FILE (a trace file)"),
@@ -134,11 +139,37 @@ it was read. A file that is not a trace at all exits 2.`,
 				}
 				printInfo(a, in)
 			}
+			for _, in := range infos {
+				if in.Invalid != "" {
+					return badInput("%s: %s", in.File, in.Invalid)
+				}
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (an object, or an array for several files)")
 	return cmd
+}
+
+// repeatedSeqs says which node's seqs a later segment of f records again
+// ("" if none): a restarted recorder goes on after the seqs it reserved,
+// so a repeat is a file concatenated with another recording of the run,
+// which every other verb refuses.
+func repeatedSeqs(f *record.File) string {
+	last := map[node.ID]uint64{}
+	seen := map[node.ID]int{} // the segment that recorded last
+	for i, spans := range f.NodeSpans() {
+		ids := slices.Collect(maps.Keys(spans))
+		node.SortNatural(ids)
+		for _, id := range ids {
+			sp := spans[id]
+			if at, ok := seen[id]; ok && sp.First <= last[id] {
+				return fmt.Sprintf("node %s's seqs %d..%d in segment %d were already recorded in segment %d (a file concatenated with another recording of the run?): replay refuses it", id, sp.First, sp.Last, i, at)
+			}
+			last[id], seen[id] = sp.Last, i
+		}
+	}
+	return ""
 }
 
 func summarise(f *record.File) fileInfo {
@@ -178,6 +209,7 @@ func summarise(f *record.File) fileInfo {
 	if in.Events > 0 {
 		in.BytesPerEvent = float64(f.Size) / float64(in.Events)
 	}
+	in.Invalid = repeatedSeqs(f)
 	if f.Size > 0 {
 		in.Compression = float64(f.Raw) / float64(f.Size)
 	}
@@ -279,6 +311,8 @@ func printInfo(a *App, in fileInfo) {
 		}
 	}
 	switch {
+	case in.Invalid != "":
+		row("status", "INVALID: %s", in.Invalid)
 	case in.Damage != "":
 		row("status", "DAMAGED: %s", in.Damage)
 	case !in.Ended:

@@ -456,3 +456,27 @@ func TestEventsRemovedAfterTheEndAreFound(t *testing.T) {
 	}
 	mustOK(t, app(t, "info", cut))
 }
+
+// A file concatenated with itself reads as two segments, but no verb
+// replays it: info said "complete" with twice the events. It now says
+// which node's seqs repeat, after the summary, and exits 2 as the
+// others do.
+func TestInfoRefusesAConcatenatedFile(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "p.lz4"))
+	one, err := os.ReadFile(filepath.Join(dir, "p.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := filepath.Join(dir, "cat.lz4")
+	os.WriteFile(cat, append(slices.Clone(one), one...), 0o644)
+	r := replay(t, dir, "info", "cat.lz4")
+	if r.code != 2 || !strings.Contains(r.stdout, "status       INVALID: node n1's seqs 1..") ||
+		!strings.Contains(r.stderr, "already recorded in segment 0") || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if r := replay(t, dir, "verify", "cat.lz4"); r.code != 2 {
+		t.Fatalf("verify: exit %d", r.code)
+	}
+	mustOK(t, replay(t, dir, "info", "p.lz4"))
+}
