@@ -197,6 +197,10 @@ func readResults(path string) (*resultFile, error) {
 	case !slices.Contains(stopReasons[rf.Hunt.Kind], rf.Stopped):
 		return nil, badInput("%s: the shard says it stopped %q, which a %q hunt does not write (it writes %s): not a file a hunt wrote as it is (edited?)",
 			path, rf.Stopped, rf.Hunt.Kind, strings.Join(stopReasons[rf.Hunt.Kind], ", "))
+	case rf.Complete != completes(rf.Hunt.Kind, rf.Stopped) && rf.Stopped != "failure":
+		// A seed hunt that stopped at a failure may have been at its
+		// slice's last seed.
+		return nil, badInput("%s: the shard says it stopped %q and that its slice is complete=%v, which a hunt does not write together: not a file a hunt wrote as it is (edited?)", path, rf.Stopped, rf.Complete)
 	}
 	if from, to, ok := huntSeeds(rf.Hunt); ok {
 		for _, f := range rf.Failures {
@@ -584,6 +588,12 @@ func replayCommand(cmd string) error {
 		return fmt.Errorf("%q is not a replay sim, explore, debug or verify command", cmd)
 	}
 	return nil
+}
+
+// completes tells whether a hunt of kind that stopped for reason ran its
+// whole slice ("failure" can go either way).
+func completes(kind, reason string) bool {
+	return kind == "sim" && reason == "done" || kind == "explore" && (reason == "budget" || reason == "exhausted")
 }
 
 // failureExit is the exit code a hunt's failure of kind gives.

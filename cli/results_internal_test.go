@@ -222,6 +222,8 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 		{"a newline", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim paxos\nrm -rf ~" }, "control characters"},
 		{"a predicate error from a shard that exited 1", sim(), func(rf *resultFile) { rf.Failures[0].Kind = "predicate error" }, "give 4"},
 		{"an exploration's divergence with exit 4", explore(), func(rf *resultFile) { rf.Exit = ExitPredicateError }, "give 3"},
+		{"done but not complete", sim(), func(rf *resultFile) { rf.Complete = false }, "complete=false"},
+		{"out of budget but not complete", explore(), func(rf *resultFile) { rf.Stopped, rf.Exit = "budget", ExitDivergence }, "complete=false"},
 	} {
 		c.edit(c.rf)
 		if err := read(c.rf); err == nil || !strings.Contains(err.Error(), c.want) {
