@@ -235,7 +235,11 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		if preds.Name != "" {
 			script = preds.Name // not the temporary copy of a bundled script
 		}
-		fmt.Fprintf(a.Stdout, "predicates %s (%s): %d violation(s)%s\n", script, checked, violations, screened)
+		errs := ""
+		if n := len(p.Errors); n > 0 {
+			errs = fmt.Sprintf(", %d predicate error(s): not fully checked", n)
+		}
+		fmt.Fprintf(a.Stdout, "predicates %s (%s): %d violation(s)%s%s\n", script, checked, violations, screened, errs)
 		// A predicate that could not be evaluated means the stored results
 		// are incomplete: say so where errors go, and exit as check does.
 		for _, e := range p.Errors {

@@ -26,6 +26,10 @@ func TestIndexWithABrokenPredicateDoesNotPass(t *testing.T) {
 	if !strings.Contains(r.stderr, "Broken") || strings.Contains(r.stdout, "Broken failed") {
 		t.Fatalf("the predicate error belongs on stderr\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
 	}
+	// The summary does not read as a clean check (a new user's trial).
+	if !strings.Contains(r.stdout, "0 violation(s), 1 predicate error(s): not fully checked") {
+		t.Fatalf("the summary hides the error\nstdout: %s", r.stdout)
+	}
 }
 
 // TestIndexRefusesAScriptThatIsADevice: the database hashes the script
