@@ -30,6 +30,9 @@ type stateSource interface {
 	history(id node.ID, path string) ([]statedb.Version, error)
 	// unknown lists the stretches where a node's state is unknown.
 	unknown(id node.ID) []replay.Unknown
+	// crashed tells whether step is a crash of node id (what removed
+	// every field of the node there).
+	crashed(id node.ID, step int) bool
 	close()
 }
 
@@ -46,6 +49,10 @@ func (s dbSource) leaves(id node.ID, pos int) ([]state.Leaf, string, error) {
 	return ns.Leaves, ns.Unknown, nil
 }
 func (s dbSource) unknown(id node.ID) []replay.Unknown { return s.db.Meta().Unknown[id] }
+func (s dbSource) crashed(id node.ID, step int) bool {
+	st, err := s.db.Step(step)
+	return err == nil && st.Node == id && st.Kind == node.KindCrash
+}
 func (s dbSource) history(id node.ID, path string) ([]statedb.Version, error) {
 	vs, err := s.db.History(id, path, s.db.Len()-1, math.MaxInt, 0)
 	if err != nil {
@@ -62,6 +69,10 @@ type replaySource struct {
 func (s replaySource) nodes() []node.ID { return s.tr.Nodes }
 func (s replaySource) steps() int       { return s.tr.Len() }
 func (s replaySource) close()           {}
+func (s replaySource) crashed(id node.ID, step int) bool {
+	ev := s.tr.Event(step)
+	return ev.Node == id && ev.Kind == node.KindCrash
+}
 func (s replaySource) unknown(id node.ID) []replay.Unknown {
 	return s.tr.Unknown[id]
 }
@@ -286,7 +297,8 @@ func (a *App) historyCmd() *cobra.Command {
 		Long: `Print every version of one field of a node's observed state (a path as
 'replay state' and the debugger's State panel show it, e.g.
 Agent.AcceptedValue or @status), each with the step that wrote it; "(removed)"
-where the field stopped existing (the node crashed, an entry was deleted);
+where the field stopped existing (an entry was deleted), "(removed: N
+crashed)" where its node crashed;
 "[...]" (elements below it) or "{...}" (fields) where a nil or empty
 slice, map or pointer filled up;
 and, between them, the stretches where the node's state is unknown (a
@@ -333,6 +345,8 @@ not replay.`,
 					Step    int    `json:"step"`
 					Value   string `json:"value"`
 					Removed bool   `json:"removed,omitempty"`
+					// Crash: removed because the node crashed there.
+					Crash bool `json:"crash,omitempty"`
 					// Composite: not a value but what lies below the path.
 					Composite bool `json:"composite,omitempty"`
 				}
@@ -348,7 +362,7 @@ not replay.`,
 					Unknown  []unknownJSON `json:"unknown,omitempty"`
 				}{Node: id, Field: field}
 				for _, v := range vs {
-					out.Versions = append(out.Versions, versionJSON{v.Step, v.Value, v.Removed, v.Composite})
+					out.Versions = append(out.Versions, versionJSON{v.Step, v.Value, v.Removed, v.Removed && src.crashed(id, v.Step), v.Composite})
 				}
 				for _, u := range unknown {
 					out.Unknown = append(out.Unknown, unknownJSON{u.After, u.Until, u.Reason})
@@ -366,9 +380,12 @@ not replay.`,
 			}
 			for _, v := range vs {
 				printUnknown(v.Step)
-				if v.Removed {
+				switch {
+				case v.Removed && src.crashed(id, v.Step):
+					fmt.Fprintf(a.Stdout, "#%d (removed: %s crashed)\n", v.Step, id)
+				case v.Removed:
 					fmt.Fprintf(a.Stdout, "#%d (removed)\n", v.Step)
-				} else {
+				default:
 					fmt.Fprintf(a.Stdout, "#%d %s\n", v.Step, v.Value)
 				}
 			}
@@ -379,7 +396,7 @@ not replay.`,
 	fl := cmd.Flags()
 	fl.StringVar(&nodeID, "node", "", "the node (required)")
 	fl.StringVar(&field, "field", "", "the field's path, e.g. Agent.AcceptedValue (required)")
-	fl.BoolVar(&asJSON, "json", false, "print JSON: {node, field, versions: [{step, value, removed, composite}], unknown: [{after, until, reason}]}")
+	fl.BoolVar(&asJSON, "json", false, "print JSON: {node, field, versions: [{step, value, removed, crash, composite}], unknown: [{after, until, reason}]}")
 	fl.StringVar(&dbDir, "db", "", "trace database directory (default: beside the first trace file)")
 	return cmd
 }

@@ -139,11 +139,16 @@ func TestHistoryOfAFieldThatFillsUp(t *testing.T) {
 		t.Fatalf("state at #%d holds no Leader.Lasts[0]:\n%s", step, st)
 	}
 	// n1 crashes at #421 while its list is filled: the field goes with
-	// the node's state, as a leaf's does (a filled list hid the crash).
-	if !strings.Contains(byDB, "\n#421 (removed)\n#496 nil\n") {
+	// the node's state, as a leaf's does (a filled list hid the crash),
+	// and the history says it was the crash (a new user read "(removed)"
+	// as the handler deleting it).
+	if !strings.Contains(byDB, "\n#421 (removed: n1 crashed)\n#496 nil\n") {
 		t.Fatalf("the crash at #421 is not in the history:\n%s", byDB)
 	}
 	js, _, _ := run(append(args, "--json")...)
+	if !strings.Contains(js, `"step": 421,`+"\n"+`      "value": "",`+"\n"+`      "removed": true,`+"\n"+`      "crash": true`) {
+		t.Fatalf("history --json does not say the crash removed it:\n%s", js)
+	}
 	if !strings.Contains(js, `"value": "[...]",`+"\n"+`      "composite": true`) {
 		t.Fatalf("history --json does not mark the filled list composite:\n%.600s", js)
 	}

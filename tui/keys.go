@@ -6,6 +6,7 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/state"
 )
 
@@ -412,10 +413,13 @@ func (m *Model) History() {
 	p := &popup{title: fmt.Sprintf("history of %s %s (%d versions around #%d; Enter goes there)", m.node, path, len(vs), m.pos)}
 	for i, v := range vs {
 		text := m.showValue(v.Value)
-		if v.Removed {
+		step, err := m.db.Step(v.Step)
+		switch {
+		case v.Removed && err == nil && step.Node == m.node && step.Kind == node.KindCrash:
+			text = fmt.Sprintf("(removed: %s crashed)", m.node)
+		case v.Removed:
 			text = "(removed)"
 		}
-		step, err := m.db.Step(v.Step)
 		what := ""
 		if err == nil {
 			what = "  " + strings.TrimPrefix(step.Line, fmt.Sprintf("#%d ", v.Step))
