@@ -59,7 +59,9 @@ external inputs. A prediction is a possibility the search reached, not a
 certainty, and finding none means none within the budget.
 
 Branch traces go to PREFIX-1.lz4, PREFIX-2.lz4, ... (default
-TRACE-predict-N.lz4); each is an ordinary trace for check and debug.
+TRACE-predict-N.lz4), one per future: predictions found in the same
+future (two witnesses of one break) name the same file. Each is an
+ordinary trace for check and debug.
 
 Exit codes: 0 no violation predicted, 1 violations predicted, 2 bad input,
 3 the trace diverges on replay before STEP, 4 a predicate could not be
@@ -269,10 +271,18 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 }
 
 // writePredictions writes each prediction's branch trace to
-// PREFIX-1.lz4, PREFIX-2.lz4, ... in order, and records where.
+// PREFIX-1.lz4, PREFIX-2.lz4, ... in order, and records where. Predictions
+// found in one future (two witnesses of a break) share its file: each
+// file is a different future.
 func writePredictions(preds []*prediction, prefix string) error {
-	for i, p := range preds {
-		p.file = fmt.Sprintf("%s-%d.lz4", prefix, i+1)
+	files := map[int]string{}
+	for _, p := range preds {
+		if file, ok := files[p.run]; ok {
+			p.file = file
+			continue
+		}
+		p.file = fmt.Sprintf("%s-%d.lz4", prefix, len(files)+1)
+		files[p.run] = p.file
 		if err := writeBytes(p.file, p.trace); err != nil {
 			return withCode(ExitBadInput, err)
 		}

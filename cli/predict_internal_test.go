@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Two predictions found in one future (two witnesses of one break) share
+// its trace file: predict wrote the same future twice, as two files a
+// new user found byte for byte equal.
+func TestPredictionsOfOneFutureShareItsFile(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "pred")
+	preds := []*prediction{{run: 102, trace: []byte("future 102")}, {run: 102, trace: []byte("future 102")}, {run: 7, trace: []byte("future 7")}}
+	if err := writePredictions(preds, prefix); err != nil {
+		t.Fatal(err)
+	}
+	if preds[0].file != prefix+"-1.lz4" || preds[1].file != preds[0].file || preds[2].file != prefix+"-2.lz4" {
+		t.Fatalf("files: %s %s %s", preds[0].file, preds[1].file, preds[2].file)
+	}
+	if _, err := os.Stat(prefix + "-3.lz4"); err == nil {
+		t.Fatal("a third file was written")
+	}
+	if b, err := os.ReadFile(preds[2].file); err != nil || string(b) != "future 7" {
+		t.Fatalf("%s: %q %v", preds[2].file, b, err)
+	}
+}
