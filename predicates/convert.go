@@ -149,6 +149,8 @@ func freeze(v starlark.Value) starlark.Value {
 	switch x := v.(type) {
 	case *listView:
 		return freeze(x.list())
+	case *mapView:
+		return freeze(x.dict())
 	case *Row:
 		return x.snapshot()
 	case *goStruct:

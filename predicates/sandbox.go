@@ -654,7 +654,7 @@ func keepable(v starlark.Value, depth int, onPath []starlark.Value) (live bool, 
 		return err == nil
 	}
 	switch x := v.(type) {
-	case *listView, *Row, *goStruct:
+	case *listView, *mapView, *Row, *goStruct:
 		return true, nil
 	case starlark.Tuple:
 		for _, e := range x {

@@ -307,6 +307,9 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 		return rs.view(col, name, fv), nil
 	}
 	c.read(dep{depCol, rs.id, col.num})
+	if col.view && fv.Kind() == reflect.Map {
+		return &mapView{c: c, v: fv, table: rs.table, name: name, step: c.step}, nil
+	}
 	if col.view {
 		return rs.view(col, name, fv), nil
 	}
@@ -336,7 +339,7 @@ func (rs *rowState) view(col colInfo, name string, fv reflect.Value) *listView {
 type colInfo struct {
 	index   int  // for reflect.Value.Field
 	num     int  // colNum; 0: no such column
-	view    bool // declared in views= (and a list)
+	view    bool // declared in views= (and a list, or a map of scalar keys)
 	chained bool // declared in chained= (and a list)
 }
 
@@ -356,10 +359,11 @@ func (t *Table) column(ty reflect.Type, name string) (colInfo, bool) {
 	}
 	var col colInfo
 	if f, ok := state.FieldByName(ty, name); ok && t.hasColumn(name) {
-		k := ty.Field(f.Index).Type.Kind()
-		list := k == reflect.Slice || k == reflect.Array
+		ft := ty.Field(f.Index).Type
+		list := ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array
 		col = colInfo{index: f.Index, num: t.colNum(name),
-			view: slices.Contains(t.views, name) && list, chained: slices.Contains(t.chained, name) && list}
+			view:    slices.Contains(t.views, name) && (list || viewableMap(ft)),
+			chained: slices.Contains(t.chained, name) && list}
 	}
 	byName[name] = col // an unknown name is remembered too
 	return col, col.num != 0

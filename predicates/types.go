@@ -92,7 +92,18 @@ func (c *Checker) checkTableTypes() error {
 					if !ok || !t.hasColumn(col) {
 						return fmt.Errorf("%s: table(%q): %s: %q is not a column of %s", t.pos, t.name, l.what, col, name)
 					}
-					if k := ty.Field(f.Index).Type.Kind(); k != reflect.Slice && k != reflect.Array {
+					ft := ty.Field(f.Index).Type
+					k := ft.Kind()
+					switch {
+					case k == reflect.Slice || k == reflect.Array:
+					case l.what == "views" && viewableMap(ft):
+					case l.what == "views" && k == reflect.Map:
+						return fmt.Errorf("%s: table(%q): views: %q is a map keyed by %s: a view reads maps keyed by strings, integers or booleans",
+							t.pos, t.name, col, ft.Key())
+					case l.what == "views":
+						return fmt.Errorf("%s: table(%q): views: %q is not a list or a map (a Go slice, array or map): %s.%s is a %s",
+							t.pos, t.name, col, name, col, k)
+					default:
 						return fmt.Errorf("%s: table(%q): %s: %q is not a list (a Go slice or array): %s.%s is a %s",
 							t.pos, t.name, l.what, col, name, col, k)
 					}
