@@ -16,7 +16,8 @@ import (
 // message ids and timer ids count a node's events, so removing one event
 // renumbers everything its node does after it. A delivery is the slot-th
 // send of the run's event by, a timer firing the slot-th timer set by
-// event by. Events without a cause inside the run (init, the scenario's
+// event by, a task's resumption the one woken by event by (ties in
+// order, checked by the task's name). Events without a cause inside the run (init, the scenario's
 // inputs and crashes, injected crashes and restarts) are named by node,
 // time and, for an input, its payload digest; by is then -1.
 type key struct {
@@ -113,6 +114,12 @@ func newBase(f *record.File, tr *replay.Trace) (*base, error) {
 			k.at, k.digest = se.At, se.InputDigest
 		case node.KindCrash, node.KindRestart:
 			k.at = se.At
+		case node.KindTask:
+			// By the event that woke it: task ids count the tasks a node
+			// started, so leaving out one renumbers the rest.
+			if by, ok := bySeq[nodeSeq{ev.Node, ev.WakeSeq}]; ok {
+				k.by = by
+			}
 		}
 		b.entries[i] = entry{ScheduledEvent: se, ev: ev, step: step, key: k}
 		bySeq[nodeSeq{ev.Node, ev.Seq}] = i

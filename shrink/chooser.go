@@ -123,6 +123,12 @@ func (c *chooser) keyOf(p sim.Pending) (key, bool) {
 		k.at, k.digest = p.Earliest, p.InputDigest
 	case node.KindCrash, node.KindRestart:
 		k.at = p.Earliest
+	case node.KindTask:
+		by, ok := c.seqs[nodeSeq{p.Node, p.WakeSeq}]
+		if !ok || by < 0 {
+			return k, false
+		}
+		k.by = by
 	}
 	return k, true
 }
@@ -139,7 +145,7 @@ func (c *chooser) kept(p sim.Pending) (int, bool) {
 		return -1, false
 	}
 	e := &c.b.entries[q[0]]
-	if e.MsgType != p.MsgType || e.TimerName != p.TimerName {
+	if e.MsgType != p.MsgType || e.TimerName != p.TimerName || e.TaskName != p.TaskName {
 		return -1, false // the same slot now holds another message or timer
 	}
 	return q[0], true

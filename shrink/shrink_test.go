@@ -53,7 +53,7 @@ func TestKeepingEverythingReproducesTheRun(t *testing.T) {
 	for _, c := range []struct {
 		sys, bug string
 		seed     uint64
-	}{{"paxos", "no-persist", 3}, {"randtree", "none", 1}, {"chord", "none", 2}, {"transport", "none", 1}, {"chainrep", "none", 1}} {
+	}{{"paxos", "no-persist", 3}, {"randtree", "none", 1}, {"chord", "none", 2}, {"transport", "none", 1}, {"chainrep", "none", 1}, {"lockserver", "none", 1}} {
 		t.Run(c.sys, func(t *testing.T) { keepEverything(t, c.sys, c.bug, c.seed) })
 	}
 }

@@ -92,9 +92,12 @@ type Pending struct {
 	TimerName string
 	// input: type and a digest of the payload
 	InputDigest uint64
-	// task: the task to resume and its name
+	// task: the task to resume and its name, and the seq of its node's
+	// event that woke it (made it runnable: a receive, a timer, the
+	// node.Go that started it, an unlock)
 	Task     node.TaskID
 	TaskName string
+	WakeSeq  uint64
 	// Earliest and Latest bound when it may run, in virtual time since
 	// the start: a message's latency range, a timer's or a scenario
 	// action's exact time.
@@ -361,7 +364,7 @@ func (s *Sim) pending(it *item) Pending {
 	case itemRestart:
 		p.Kind = node.KindRestart
 	case itemTask:
-		p.Kind, p.Task, p.TaskName = node.KindTask, it.ev.Task, it.ev.TaskName
+		p.Kind, p.Task, p.TaskName, p.WakeSeq = node.KindTask, it.ev.Task, it.ev.TaskName, it.ev.WakeSeq
 	}
 	return p
 }
