@@ -164,7 +164,7 @@ func Why(opts Options, id node.ID, path string, at int) (*Chain, error) {
 	}
 	w := &walker{opts: opts, render: replay.NewRenderer(tr, opts.Codec), depth: depth, seen: map[string]bool{}}
 	c := &Chain{Node: id, Field: path, At: at, Value: value}
-	c.Links, err = w.follow(id, path, at, 0, "", false)
+	c.Links, err = w.follow(id, path, at, 0, "", false, false)
 	return c, err
 }
 
@@ -177,7 +177,9 @@ type walker struct {
 
 // follow explains the version of (id, path) held at pos: the link of the
 // step that wrote it, then the links of what fed that step.
-func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inferred bool) ([]Link, error) {
+// ownGuess: this link was reached by guessing an own field of the node
+// from an equal value; another such guess from it is not made.
+func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inferred, ownGuess bool) ([]Link, error) {
 	wr, ok, err := w.opts.States.LastWrite(id, path, pos)
 	if err != nil {
 		return nil, err
@@ -223,14 +225,22 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inf
 		}
 	}
 	// No trigger field holds the value: the handler may have copied it
-	// from another field of its own state.
+	// from another field of its own state. One such guess is made, not a
+	// chain of them: an enum-like value ("aborted") is equal in many
+	// records, and guess upon guess walked a new user's chain through
+	// eight unrelated transactions instead of stopping at the message
+	// that decided it.
+	if ownGuess {
+		out[0].Origin = "computed by the handler (from its trigger or its own state: equal values are not followed further)"
+		return out, nil
+	}
 	if prev, ok := w.prevOnNode(id, wr.Step); ok {
 		leaves, _, err := w.opts.States.State(id, prev)
 		if err != nil {
 			return nil, err
 		}
 		if p, ok := w.pick(id, leaves, nil, path, wr.Value, prev); ok {
-			next, err := w.follow(id, p, prev, depth+1, fmt.Sprintf("own field %s before #%d", p, wr.Step), true)
+			next, err := w.follow(id, p, prev, depth+1, fmt.Sprintf("own field %s before #%d", p, wr.Step), true, true)
 			if err != nil {
 				return nil, err
 			}
@@ -257,7 +267,7 @@ func (w *walker) fromSender(t *Trigger, msgField, value string, depth int) ([]Li
 		return []Link{{Depth: depth, Step: t.SendStep, Node: t.From, Event: w.eventText(t.SendStep), Via: via, Inferred: true,
 			Origin: fmt.Sprintf("computed by the sender: no field of %s at #%d equals %s", t.From, t.SendStep, value)}}, nil
 	}
-	return w.follow(t.From, p, t.SendStep, depth, via, true)
+	return w.follow(t.From, p, t.SendStep, depth, via, true, false)
 }
 
 func (w *walker) eventText(step int) string {

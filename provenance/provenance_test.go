@@ -2,9 +2,12 @@ package provenance
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
@@ -79,4 +82,53 @@ func sameLeaves(a, b []state.Leaf) bool {
 		}
 	}
 	return true
+}
+
+// shifter copies nothing: each tick computes its field anew, and every
+// field ends equal ("5"), as an enum-like value is equal in many records.
+type shifter struct{ A, B, C int }
+
+func (s *shifter) Init(env node.Env) {
+	for i, name := range []string{"a", "b", "c"} {
+		env.After(time.Duration(i+1)*time.Millisecond, name)
+	}
+}
+func (s *shifter) Receive(node.Env, node.ID, node.Message) {}
+func (s *shifter) Timer(_ node.Env, t node.Timer) {
+	switch t.Name {
+	case "a":
+		s.A = 2 + 3
+	case "b":
+		s.B = 10 / 2
+	case "c":
+		s.C = 1 + 4
+	}
+}
+
+// An equal value in the node's own state is guessed as a source once,
+// not guess upon guess: C's chain went back through B to A, fields it
+// never came from (a new user's chain ran through eight unrelated
+// transactions).
+func TestWhyGuessesAnOwnFieldOnce(t *testing.T) {
+	sys := &system.System{Name: "shifter", Codec: node.NewCodec(), New: func(node.ID, system.Config) node.Handler { return &shifter{} },
+		Sim: system.SimDefaults{Nodes: 1, LatencyMin: time.Millisecond, LatencyMax: time.Millisecond, Steps: 100, Time: 10 * time.Millisecond}}
+	cfg := sim.DefaultConfig()
+	cfg.Seed = 1
+	trace := simtest.Record(t, sys, cfg.WithDefaults(sys), filepath.Join(t.TempDir(), "s.lz4"))
+	tr, err := replay.Load(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := system.NewRegistry(sys)
+	rp, err := Replay(tr, reg, tr.Len()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Why(Options{Trace: tr, Codec: sys.Codec, States: rp}, "n1", "C", tr.Len()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Links) != 2 || !c.Links[1].Inferred || !strings.Contains(c.Links[1].Origin, "not followed further") {
+		t.Fatalf("chain of %d links: %+v", len(c.Links), c.Links)
+	}
 }
