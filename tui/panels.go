@@ -518,6 +518,12 @@ type stateAt struct {
 	ns      *statedb.NodeState
 	leaves  []state.Leaf
 	removed []string
+	changed map[string]bool // the fields marked changed
+	// before, when set, is the step changes are counted from instead of
+	// the step before: at a restart, the node's last step before its
+	// crash (every field is new after a restart; what matters is what
+	// the restart did not restore).
+	before int
 }
 
 func (m *Model) stateAt(pos int) (*stateAt, error) {
@@ -525,15 +531,30 @@ func (m *Model) stateAt(pos int) (*stateAt, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &stateAt{ns: ns, leaves: ns.Leaves}
+	st := &stateAt{ns: ns, leaves: ns.Leaves, changed: ns.Changed, before: -1}
 	have := map[string]bool{}
 	for _, l := range ns.Leaves {
 		have[l.Path] = true
 	}
 	gone := map[string]bool{}
-	for p := range ns.Changed {
-		if !have[p] {
-			gone[p] = true
+	if crashPrev, ok := m.beforeCrash(pos); ok {
+		old, err := m.db.State(m.node, crashPrev)
+		if err == nil && old.Unknown == "" {
+			st.before, st.changed = crashPrev, map[string]bool{}
+			for _, c := range state.Diff(old.Leaves, ns.Leaves) {
+				if have[c.Path] {
+					st.changed[c.Path] = true
+				} else {
+					gone[c.Path] = true
+				}
+			}
+		}
+	}
+	if st.before < 0 {
+		for p := range ns.Changed {
+			if !have[p] {
+				gone[p] = true
+			}
 		}
 	}
 	// A nil that filled up is no leaf now, but it is not removed: the
@@ -556,7 +577,7 @@ func (m *Model) stateRows() []treeRow {
 	}
 	views := make([]leafView, len(st.leaves))
 	for i, l := range st.leaves {
-		views[i] = leafView{path: l.Path, value: l.Value, changed: st.ns.Changed[l.Path]}
+		views[i] = leafView{path: l.Path, value: l.Value, changed: st.changed[l.Path]}
 	}
 	return buildTree(views, m.collapsed)
 }
@@ -627,12 +648,30 @@ func (m *Model) State(w, h int) []Line {
 		out = append(out, Line{{text, style}})
 	}
 	if len(st.removed) > 0 {
-		out = append(out, line(StyleChanged, "removed by #%d:", m.pos))
+		if st.before >= 0 {
+			out = append(out, line(StyleChanged, "held at #%d, before the crash, and not restored:", st.before))
+		} else {
+			out = append(out, line(StyleChanged, "removed by #%d:", m.pos))
+		}
 		for _, p := range st.removed {
 			out = append(out, line(StyleChanged, "  %s", p))
 		}
 	}
 	return out
+}
+
+// beforeCrash is, when step pos restarts the shown node, the node's last
+// step before the crash the restart follows.
+func (m *Model) beforeCrash(pos int) (int, bool) {
+	st, err := m.db.Step(pos)
+	if err != nil || st.Node != m.node || st.Kind != node.KindRestart || st.PrevOnNode < 0 {
+		return 0, false
+	}
+	crash, err := m.db.Step(st.PrevOnNode)
+	if err != nil || crash.Kind != node.KindCrash || crash.PrevOnNode < 0 {
+		return 0, false
+	}
+	return crash.PrevOnNode, true
 }
 
 // Violations is the Violations panel: the checker's report.
