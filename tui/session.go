@@ -136,6 +136,18 @@ func (m *Model) values(w *predicates.Watcher) []string {
 	return out
 }
 
+// isWatchError tells a watch's value that is its evaluation's error.
+func isWatchError(v string) bool { return strings.HasPrefix(v, "error: ") }
+
+// sameWatchValue tells whether a watch did not change between two
+// values: a watch failing at both (whatever the message, which may name
+// the step) did not.
+func sameWatchValue(a, b string) bool { return a == b || isWatchError(a) && isWatchError(b) }
+
+func sameWatchValues(a, b []string) bool {
+	return slices.EqualFunc(a, b, sameWatchValue)
+}
+
 // evalWatches evaluates the watches at the cursor.
 func (m *Model) evalWatches() {
 	if len(m.watches) == 0 {
@@ -154,7 +166,7 @@ func (m *Model) evalWatches() {
 	vals := m.values(w)
 	for i, wt := range m.watches {
 		near := wt.at == m.pos-1 || wt.at == m.pos+1
-		wt.changed = near && wt.value != vals[i]
+		wt.changed = near && !sameWatchValue(wt.value, vals[i])
 		wt.delta = nil
 		if wt.changed {
 			// Said as the change the later of the two steps made.
@@ -165,7 +177,7 @@ func (m *Model) evalWatches() {
 			wt.delta, wt.deltaStep = reprDiff(before, after), step
 		}
 		wt.value, wt.at = vals[i], m.pos
-		wt.err = len(vals[i]) > 7 && vals[i][:7] == "error: "
+		wt.err = isWatchError(vals[i])
 	}
 }
 
@@ -323,8 +335,16 @@ func (m *Model) RunUntilChange(dir int) {
 		// a status line. The Watches panel shows the same.
 		var changed []string
 		for i, wt := range m.watches {
-			wt.changed, wt.delta = before[i] != after[i], nil
-			if wt.changed {
+			wt.changed, wt.delta = !sameWatchValue(before[i], after[i]), nil
+			switch {
+			case !wt.changed:
+			case isWatchError(after[i]):
+				// Its error is in the Watches panel; a status line of
+				// it hid the change that mattered.
+				changed = append(changed, fmt.Sprintf("%s fails from here", wt.expr))
+			case isWatchError(before[i]):
+				changed = append(changed, fmt.Sprintf("%s = %s", wt.expr, after[i]))
+			default:
 				wt.delta, wt.deltaStep = reprDiff(before[i], after[i]), step
 				changed = append(changed, fmt.Sprintf("%s in %s", strings.Join(wt.delta, ", "), wt.expr))
 			}
@@ -368,7 +388,7 @@ func (m *Model) RunUntilChange(dir int) {
 					return true
 				}
 				vals := m.values(w)
-				if !slices.Equal(vals, prev) {
+				if !sameWatchValues(vals, prev) {
 					found(cur.Pos(), prev, vals)
 					return true
 				}
@@ -400,7 +420,7 @@ func (m *Model) RunUntilChange(dir int) {
 					return true
 				}
 				vals := m.values(w)
-				if !slices.Equal(vals, prev) {
+				if !sameWatchValues(vals, prev) {
 					last, lastBefore, lastAfter = t, prev, vals
 				}
 				prev = vals

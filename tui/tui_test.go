@@ -578,3 +578,24 @@ func TestDescribeLivenessIntervals(t *testing.T) {
 		t.Errorf("raised: %s", got)
 	}
 }
+
+// A watch that fails at every step, with a message naming the step, is
+// no change: ] stopped at the next step with the error's text in the
+// status line, hiding the watch that mattered (a new user's trial).
+func TestAFailingWatchIsNoChange(t *testing.T) {
+	m, _ := openDemo(t, 150)
+	u := startUI(t, m)
+	u.keys("w[1][event.step]\n")
+	u.keys("wdecision()\n")
+	if w := strings.Join(lineStrings(m.Watches(80, 20)), "\n"); !strings.Contains(w, "error") {
+		t.Fatalf("the first watch does not fail:\n%s", w)
+	}
+	u.keys("]")
+	u.waitFor("#154 changes")
+	if u.row("▶ #154 ") == "" {
+		t.Fatalf("] did not stop at #154:\n%s", u.text())
+	}
+	if s := u.statusText(); strings.Contains(s, "out of range") || !strings.Contains(s, "decision()") {
+		t.Fatalf("the status line after ]:\n%s", s)
+	}
+}
