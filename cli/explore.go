@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -306,6 +305,9 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		return badInput("%v", runErr)
 	case runErr != nil && errors.As(runErr, &scriptErr):
 		return badInput("%v", runErr)
+	case runErr != nil && errors.As(runErr, new(*replay.ReadBackError)):
+		// The machine's failure, not a finding: exit 2, as check does.
+		return badInput("%v", runErr)
 	case runErr != nil && !errors.As(runErr, &evalErr):
 		return withCode(ExitViolations, runErr)
 	}
@@ -419,11 +421,7 @@ func writeAtomic(path string, write func(*atomicFile) error) error {
 	defer file.Abort()
 	if err := write(file); err != nil {
 		// The file's own error names the partial file, or path again.
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, withoutPath(err))
 	}
 	return file.Commit()
 }
@@ -750,7 +748,9 @@ func exploreBase(sys *system.System, f exploreFlags) string {
 func exploreArgs(sys *system.System, f exploreFlags, skip ...string) []string {
 	args := []string{"replay", "explore", shellQuote(sys.Name)}
 	f.visit(func(fl *pflag.Flag) {
-		if slices.Contains(skip, fl.Name) {
+		// A profile of this command is no part of the hunt: its shards
+		// would differ by it, and its reproduce commands overwrite it.
+		if slices.Contains(skip, fl.Name) || fl.Name == "cpuprofile" || fl.Name == "starlark-profile" {
 			return
 		}
 		vals := []string{fl.Value.String()}

@@ -182,7 +182,9 @@ func writeOutput(a *App, path string, inputs []string, write func(io.Writer) err
 	ctx, stop := interruptContext(syscall.SIGTERM)
 	defer stop()
 	done := make(chan error, 1)
-	go func() { done <- write(out) }()
+	// A spilled trace that cannot be read back fails the write (and the
+	// partial file goes) instead of the process.
+	go func() { done <- replay.CatchReadBack(func() error { return write(out) }) }()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,11 +65,11 @@ func (f *atomicFile) Commit() error {
 	}
 	if err := f.Sync(); err != nil {
 		f.Abort()
-		return fmt.Errorf("write %s: %w", f.target, err)
+		return fmt.Errorf("write %s: %w", f.target, withoutPath(err))
 	}
 	if err := f.Close(); err != nil {
 		f.Abort()
-		return fmt.Errorf("write %s: %w", f.target, err)
+		return fmt.Errorf("write %s: %w", f.target, withoutPath(err))
 	}
 	if err := os.Rename(f.Name(), f.target); err != nil {
 		os.Remove(f.Name())
@@ -191,4 +193,14 @@ func refuseInput(out string, inputs []string, what string) error {
 		}
 	}
 	return nil
+}
+
+// withoutPath is a file error without the file's name: an output's is
+// said as the output's, not its partial file's (or its own name twice).
+func withoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

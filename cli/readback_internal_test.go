@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -31,4 +33,24 @@ func TestExecuteTurnsAReadBackFailureIntoAnError(t *testing.T) {
 	}()
 	execute(other)
 	t.Fatal("another panic was swallowed")
+}
+
+// An export or a report whose trace cannot be read back fails with that
+// error and leaves no partial file: it wrote on a goroutine of its own,
+// where the panic took the process down.
+func TestAnOutputThatCannotReadTheTraceFails(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/out.jsonl"
+	a := &App{Stdout: io.Discard, Stderr: io.Discard}
+	rb := &replay.ReadBackError{Step: 3, Err: os.ErrClosed}
+	err := writeOutput(a, path, nil, func(w io.Writer) error {
+		fmt.Fprintln(w, "a first line")
+		panic(rb)
+	})
+	if !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("writeOutput: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("left behind: %v", entries)
+	}
 }

@@ -476,9 +476,7 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	if m.Failures == nil {
 		m.Failures = []huntFailure{}
 	}
-	for _, f := range m.Failures {
-		m.Exit = worseExit(m.Exit, failureExit(f.Kind))
-	}
+	m.Exit = impliedExit(m.Hunt.Kind, m.Failures) // as the hunt would exit
 	slices.Sort(interrupted)
 	if m.Exit == ExitOK && (len(interrupted) > 0 || len(m.Missing) > 0) {
 		// As the interrupted shard did: a sweep with slices left (or,
@@ -586,6 +584,23 @@ func replayCommand(cmd string) error {
 	}
 	if len(words) < 2 || words[0] != "replay" || !slices.Contains([]string{"sim", "explore", "debug", "verify"}, words[1]) {
 		return fmt.Errorf("%q is not a replay sim, explore, debug or verify command", cmd)
+	}
+	// Files the commands write: a trace (-o, which refuses to replace
+	// anything but a trace) and a re-made run's result file; a profile or
+	// a database path could name any file of the reader's.
+	for i, w := range words {
+		name, value, hasValue := strings.Cut(w, "=")
+		switch name {
+		case "--cpuprofile", "--starlark-profile", "--db":
+			return fmt.Errorf("it writes %s, which replay's commands never do", name)
+		case "--results":
+			if !hasValue && i+1 < len(words) {
+				value = words[i+1]
+			}
+			if !strings.HasSuffix(value, "-results.json") {
+				return fmt.Errorf("its --results %q is not a re-made run's result file (NAME-results.json)", value)
+			}
+		}
 	}
 	return nil
 }

@@ -191,7 +191,7 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 	explore := func() *resultFile {
 		return &resultFile{Hunt: huntID{Kind: "explore", System: "paxos", Command: "replay explore paxos --budget 10 --all"}, Shard: shardSpec{Index: 1, Count: 2},
 			Runs: 5, Complete: false, Stopped: "divergence", Exit: ExitDivergence, Failures: []huntFailure{
-				{Run: n(1), Kind: "predicate error", Step: 7, Reproduce: "replay sim paxos --schedule r1.lz4 -o r1-rerun.lz4"},
+				{Run: n(1), Kind: "violation", Step: 7, Reproduce: "replay sim paxos --schedule r1.lz4 -o r1-rerun.lz4"},
 				{Run: n(3), Kind: "divergence", Step: 9, Reproduce: "replay sim paxos --schedule r3.lz4 -o r3-rerun.lz4", Debug: "replay verify r3.lz4"}}}
 	}
 	read := func(rf *resultFile) error {
@@ -206,7 +206,7 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 		t.Fatalf("a seed hunt's file as written: %v", err)
 	}
 	if err := read(explore()); err != nil {
-		t.Fatalf("an exploration that stopped at a divergence after a predicate error: %v", err)
+		t.Fatalf("an exploration (--all) that stopped at a divergence after a violation: %v", err)
 	}
 	for _, c := range []struct {
 		name string
@@ -220,6 +220,9 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 		{"a substitution", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim $(rm -rf ~)" }, `'$' outside quotes`},
 		{"an unclosed quote", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "replay debug 'x.lz4" }, "an unclosed quote"},
 		{"a newline", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim paxos\nrm -rf ~" }, "control characters"},
+		{"a profile over a file", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce += " --cpuprofile /home/u/.bashrc" }, "writes --cpuprofile"},
+		{"a profile over a file (=)", sim(), func(rf *resultFile) { rf.Failures[0].Debug += " --starlark-profile=/home/u/.profile" }, "writes --starlark-profile"},
+		{"a result file over a file", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce += " --results /home/u/notes.txt" }, "not a re-made run's result file"},
 		{"a predicate error from a shard that exited 1", sim(), func(rf *resultFile) { rf.Failures[0].Kind = "predicate error" }, "give 4"},
 		{"an exploration's divergence with exit 4", explore(), func(rf *resultFile) { rf.Exit = ExitPredicateError }, "give 3"},
 		{"done but not complete", sim(), func(rf *resultFile) { rf.Complete = false }, "complete=false"},

@@ -477,7 +477,11 @@ func (g *seg) run() {
 			d.mu.Unlock()
 			st := s.Seam()
 			g.handed, next.from = s.Part(), g
-			next.prev <- st
+			select {
+			case next.prev <- st:
+			case <-d.done: // the chain ended (end filled the buffer)
+				return
+			}
 			var took bool
 			select {
 			case took = <-next.verdict:

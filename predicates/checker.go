@@ -317,24 +317,28 @@ const maxPrintBytes = 1 << 20
 // print is print() for scripts: a line on stderr, as starlark-go's own,
 // until maxPrintBytes are written; then one line says the rest is dropped.
 func (c *Checker) print(_ *starlark.Thread, msg string) {
-	left := maxPrintBytes - c.printed
-	if left <= 0 {
-		return
-	}
 	var w io.Writer = os.Stderr
 	if c.printTo != nil {
 		w = c.printTo
 	}
-	if len(msg)+1 > left {
-		for left > 0 && !utf8.RuneStart(msg[left]) {
-			left--
-		}
-		fmt.Fprintf(w, "%s\nprint: the script printed %s; what it prints from step #%d on is dropped\n", msg[:left], humanize.IBytes(maxPrintBytes), c.step)
-		c.printed = maxPrintBytes
-		return
+	dropped := func() {
+		fmt.Fprintf(w, "print: the script printed %s; what it prints from step #%d on is dropped\n", humanize.IBytes(maxPrintBytes), c.step)
+		c.printed = maxPrintBytes + 1
 	}
-	c.printed += len(msg) + 1
-	fmt.Fprintln(w, msg)
+	left := maxPrintBytes - c.printed
+	switch {
+	case left < 0: // said so
+	case len(msg)+1 > left:
+		cut := min(left, len(msg))
+		for cut > 0 && cut < len(msg) && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		fmt.Fprintln(w, msg[:cut])
+		dropped()
+	default:
+		c.printed += len(msg) + 1
+		fmt.Fprintln(w, msg)
+	}
 }
 
 type loadEntry struct {

@@ -76,3 +76,22 @@ safety("Chatty", chatty)`)
 		t.Fatalf("printed %d bytes, ending %q", out.Len(), out.String()[max(0, out.Len()-200):])
 	}
 }
+
+// A line that fills the bound exactly, or one byte short of it, is cut
+// where it may be: the cut read one byte past the line and panicked.
+func TestPrintAtTheBound(t *testing.T) {
+	for _, n := range []int{maxPrintBytes, maxPrintBytes - 1, maxPrintBytes + 5} {
+		c := &Checker{printTo: &bytes.Buffer{}}
+		c.print(nil, strings.Repeat("x", n))
+		c.print(nil, "more")
+		if out := c.printTo.(*bytes.Buffer); out.Len() > maxPrintBytes+200 || !strings.Contains(out.String(), "is dropped") {
+			t.Fatalf("a line of %d bytes: printed %d bytes", n, out.Len())
+		}
+	}
+	// Short lines reaching the bound exactly (2^20 + 1 = 17 * 61681).
+	c := &Checker{printTo: &bytes.Buffer{}}
+	for range 61681 {
+		c.print(nil, strings.Repeat("y", 16))
+	}
+	c.print(nil, "more")
+}

@@ -177,8 +177,8 @@ type walker struct {
 
 // follow explains the version of (id, path) held at pos: the link of the
 // step that wrote it, then the links of what fed that step.
-// ownGuess: this link was reached by guessing an own field of the node
-// from an equal value; another such guess from it is not made.
+// ownGuess: the chain has guessed an own field of a node from an equal
+// value on the way here; no other such guess is made in it.
 func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inferred, ownGuess bool) ([]Link, error) {
 	wr, ok, err := w.opts.States.LastWrite(id, path, pos)
 	if err != nil {
@@ -217,7 +217,7 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inf
 		}
 	case node.KindRecv, node.KindTask: // a task resumed by a message got it as a receive does
 		if f, ok := fieldEqual(t.Fields, wr.Value, path); ok && t.SendStep >= 0 {
-			next, err := w.fromSender(t, f, wr.Value, depth+1)
+			next, err := w.fromSender(t, f, wr.Value, depth+1, ownGuess)
 			if err != nil {
 				return nil, err
 			}
@@ -256,7 +256,7 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inf
 // fromSender follows a message field back to the sender's state at the
 // send step: a field equal to the value, preferring one the send step
 // changed, then one named like the message field, then the latest written.
-func (w *walker) fromSender(t *Trigger, msgField, value string, depth int) ([]Link, error) {
+func (w *walker) fromSender(t *Trigger, msgField, value string, depth int, ownGuess bool) ([]Link, error) {
 	leaves, changed, err := w.opts.States.State(t.From, t.SendStep)
 	if err != nil {
 		return nil, err
@@ -267,7 +267,7 @@ func (w *walker) fromSender(t *Trigger, msgField, value string, depth int) ([]Li
 		return []Link{{Depth: depth, Step: t.SendStep, Node: t.From, Event: w.eventText(t.SendStep), Via: via, Inferred: true,
 			Origin: fmt.Sprintf("computed by the sender: no field of %s at #%d equals %s", t.From, t.SendStep, value)}}, nil
 	}
-	return w.follow(t.From, p, t.SendStep, depth, via, true, false)
+	return w.follow(t.From, p, t.SendStep, depth, via, true, ownGuess)
 }
 
 func (w *walker) eventText(step int) string {

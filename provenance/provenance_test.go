@@ -132,3 +132,60 @@ func TestWhyGuessesAnOwnFieldOnce(t *testing.T) {
 		t.Fatalf("chain of %d links: %+v", len(c.Links), c.Links)
 	}
 }
+
+// relay's n2 computes Y then X (equal, unrelated) and sends X to n1,
+// which keeps it in A; n1 later computes C, equal to A by chance.
+type relay struct{ A, C, X, Y int }
+
+type relayVal struct{ V int }
+
+func (r *relay) Init(env node.Env) {
+	if env.Self() == "n2" {
+		env.After(time.Millisecond, "y")
+		env.After(2*time.Millisecond, "x")
+	} else {
+		env.After(20*time.Millisecond, "c")
+	}
+}
+func (r *relay) Receive(_ node.Env, _ node.ID, m node.Message) { r.A = m.(relayVal).V }
+func (r *relay) Timer(env node.Env, t node.Timer) {
+	switch t.Name {
+	case "y":
+		r.Y = 5
+	case "x":
+		r.X = 2 + 3
+		env.Send("n1", relayVal{r.X})
+	case "c":
+		r.C = 10 / 2
+	}
+}
+
+// One guess per chain, across messages too: C guessed from n1's own A,
+// A followed through the message to n2's X, and there the chain stops
+// rather than guess again (n2's Y).
+func TestWhyGuessesOncePerChain(t *testing.T) {
+	sys := &system.System{Name: "relay", Codec: node.NewCodec().MustRegister(relayVal{}), New: func(node.ID, system.Config) node.Handler { return &relay{} },
+		Sim: system.SimDefaults{Nodes: 2, LatencyMin: time.Millisecond, LatencyMax: time.Millisecond, Steps: 100, Time: 50 * time.Millisecond}}
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Drop, cfg.Churn = 1, 0, 0
+	trace := simtest.Record(t, sys, cfg.WithDefaults(sys), filepath.Join(t.TempDir(), "r.lz4"))
+	tr, err := replay.Load(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := Replay(tr, system.NewRegistry(sys), tr.Len()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Why(Options{Trace: tr, Codec: sys.Codec, States: rp}, "n1", "C", tr.Len()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields []string
+	for _, l := range c.Links {
+		fields = append(fields, string(l.Node)+"."+l.Field)
+	}
+	if strings.Join(fields, " ") != "n1.C n1.A n2.X" || !strings.Contains(c.Links[len(c.Links)-1].Origin, "not followed further") {
+		t.Fatalf("chain %v, last origin %q", fields, c.Links[len(c.Links)-1].Origin)
+	}
+}

@@ -65,7 +65,11 @@ func target(traces []string, dir string) (string, string, error) {
 		real, err := filepath.EvalSymlinks(dir)
 		if err != nil {
 			to, _ := os.Readlink(dir)
-			return dir, "", fmt.Errorf("%s is a symbolic link to %s, which cannot be reached (%v): point it at a folder, or remove it", dir, to, errors.Unwrap(err))
+			why := err
+			if inner := errors.Unwrap(err); inner != nil {
+				why = inner // without the path, said already
+			}
+			return dir, "", fmt.Errorf("%s is a symbolic link to %s, which cannot be reached (%v): point it at a folder, or remove it", dir, to, why)
 		}
 		dir = real
 	}

@@ -414,6 +414,13 @@ func decodeStep(step int, v []byte) (*Step, error) {
 	return &s, nil
 }
 
+// Crashed tells whether step is a crash of node id: what removed its
+// fields there (a history says so rather than "removed").
+func (db *DB) Crashed(id node.ID, step int) bool {
+	st, err := db.Step(step)
+	return err == nil && st.Node == id && st.Kind == node.KindCrash
+}
+
 // Step reads one step of the index.
 func (db *DB) Step(step int) (_ *Step, err error) {
 	defer db.recoverDamage(&err)

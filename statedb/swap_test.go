@@ -155,4 +155,11 @@ func TestDatabaseBehindASymlink(t *testing.T) {
 	if _, _, err := Ensure([]string{trace}, dangling, Options{Registry: registry}); err == nil || !strings.Contains(err.Error(), "symbolic link to missing") {
 		t.Fatalf("a dangling link: %v", err)
 	}
+	loop := filepath.Join(dir, "loop.db")
+	if err := os.Symlink("loop.db", loop); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Ensure([]string{trace}, loop, Options{Registry: registry}); err == nil || strings.Contains(err.Error(), "<nil>") || !strings.Contains(err.Error(), "symbolic link to loop.db") {
+		t.Fatalf("a link to itself: %v", err)
+	}
 }

@@ -78,10 +78,11 @@ func (m *Model) Grid(w, h int) []Line {
 		width[0] = max(width[0], utf8.RuneCountInString(string(id)))
 		cells[i] = make([]string, len(m.gridCols))
 		changed[i] = make([]bool, len(m.gridCols))
-		ns, err := m.db.State(id, m.pos)
+		st, err := m.stateOf(id, m.pos) // a restart counts from before its crash, as in the State panel
 		if err != nil {
 			return []Line{line(StyleError, "%v", err)}
 		}
+		ns := st.ns
 		vals := map[string]string{}
 		for _, l := range ns.Leaves {
 			vals[l.Path] = l.Value
@@ -96,7 +97,7 @@ func (m *Model) Grid(w, h int) []Line {
 			default:
 				v = m.showValue(v)
 			}
-			if ns.Changed[c] {
+			if st.changed[c] {
 				v += " *"
 				changed[i][j] = true
 			}

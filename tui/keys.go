@@ -6,7 +6,6 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 
-	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/state"
 )
 
@@ -415,7 +414,7 @@ func (m *Model) History() {
 		text := m.showValue(v.Value)
 		step, err := m.db.Step(v.Step)
 		switch {
-		case v.Removed && err == nil && step.Node == m.node && step.Kind == node.KindCrash:
+		case v.Removed && m.db.Crashed(m.node, v.Step):
 			text = fmt.Sprintf("(removed: %s crashed)", m.node)
 		case v.Removed:
 			text = "(removed)"

@@ -526,8 +526,11 @@ type stateAt struct {
 	before int
 }
 
-func (m *Model) stateAt(pos int) (*stateAt, error) {
-	ns, err := m.db.State(m.node, pos)
+func (m *Model) stateAt(pos int) (*stateAt, error) { return m.stateOf(m.node, pos) }
+
+// stateOf is node id's state at pos prepared for the tree or the grid.
+func (m *Model) stateOf(id node.ID, pos int) (*stateAt, error) {
+	ns, err := m.db.State(id, pos)
 	if err != nil {
 		return nil, err
 	}
@@ -537,8 +540,8 @@ func (m *Model) stateAt(pos int) (*stateAt, error) {
 		have[l.Path] = true
 	}
 	gone := map[string]bool{}
-	if crashPrev, ok := m.beforeCrash(pos); ok {
-		old, err := m.db.State(m.node, crashPrev)
+	if crashPrev, ok := m.beforeCrash(id, pos); ok {
+		old, err := m.db.State(id, crashPrev)
 		if err == nil && old.Unknown == "" {
 			st.before, st.changed = crashPrev, map[string]bool{}
 			for _, c := range state.Diff(old.Leaves, ns.Leaves) {
@@ -660,11 +663,11 @@ func (m *Model) State(w, h int) []Line {
 	return out
 }
 
-// beforeCrash is, when step pos restarts the shown node, the node's last
-// step before the crash the restart follows.
-func (m *Model) beforeCrash(pos int) (int, bool) {
+// beforeCrash is, when step pos restarts node id, the node's last step
+// before the crash the restart follows.
+func (m *Model) beforeCrash(id node.ID, pos int) (int, bool) {
 	st, err := m.db.Step(pos)
-	if err != nil || st.Node != m.node || st.Kind != node.KindRestart || st.PrevOnNode < 0 {
+	if err != nil || st.Node != id || st.Kind != node.KindRestart || st.PrevOnNode < 0 {
 		return 0, false
 	}
 	crash, err := m.db.Step(st.PrevOnNode)

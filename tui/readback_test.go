@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gdamore/tcell/v2"
+
 	"github.com/replaycheck/replaycheck/replay"
 )
 
@@ -24,6 +26,28 @@ func TestATaskThatCannotReadTheTraceEndsTheSession(t *testing.T) {
 			t.Fatalf("the session ended with %v", err)
 		}
 	case <-time.After(10 * time.Second):
+		t.Fatal("the session goes on")
+	}
+}
+
+// A task that fails before the event loop has its screen (tasks start
+// before it runs) still ends the session: Stop did nothing then, and the
+// debugger went on with every task's report dropped.
+func TestATaskFailingBeforeTheScreenEndsTheSession(t *testing.T) {
+	m := paxosModel(t, 3, func(int) int { return 0 })
+	v := NewView(m, nil)
+	v.fail(&replay.ReadBackError{Step: 7, Err: os.ErrClosed})
+	s := tcell.NewSimulationScreen("UTF-8")
+	v.app.SetScreen(s)
+	done := make(chan error, 1)
+	go func() { done <- v.Run() }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrClosed) {
+			t.Fatalf("the session ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		v.app.Stop()
 		t.Fatal("the session goes on")
 	}
 }

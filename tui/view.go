@@ -111,6 +111,10 @@ func (v *View) fail(err error) {
 	}
 	v.failMu.Unlock()
 	v.app.Stop()
+	// Before the event loop has made its screen Stop does nothing; the
+	// loop then stops as soon as it runs (a goroutine left waiting if it
+	// had stopped already, as queue's).
+	go v.app.QueueUpdate(v.app.Stop)
 	v.stop()
 }
 

@@ -13,7 +13,11 @@ import (
 // Truncate empties the spilled trace file that this process holds open
 // under dir (replay.LoadOptions.TempDir). The file is already unlinked,
 // so it is found through the process's descriptor for it.
-func Truncate(tb testing.TB, dir string) {
+func Truncate(tb testing.TB, dir string) { TruncateTo(tb, dir, 0) }
+
+// TruncateTo cuts that file to the fraction keep of its length: the
+// steps stored before the cut still read.
+func TruncateTo(tb testing.TB, dir string, keep float64) {
 	tb.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -23,7 +27,11 @@ func Truncate(tb testing.TB, dir string) {
 		p := filepath.Join("/proc/self/fd", fd.Name())
 		target, err := os.Readlink(p)
 		if err == nil && strings.HasPrefix(target, filepath.Join(dir, "replay-trace-")) {
-			if err := os.Truncate(p, 0); err != nil {
+			st, err := os.Stat(p)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if err := os.Truncate(p, int64(float64(st.Size())*keep)); err != nil {
 				tb.Fatal(err)
 			}
 			return
