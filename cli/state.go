@@ -49,7 +49,7 @@ func (s dbSource) leaves(id node.ID, pos int) ([]state.Leaf, string, error) {
 	return ns.Leaves, ns.Unknown, nil
 }
 func (s dbSource) unknown(id node.ID) []replay.Unknown { return s.db.Meta().Unknown[id] }
-func (s dbSource) crashed(id node.ID, step int) bool { return s.db.Crashed(id, step) }
+func (s dbSource) crashed(id node.ID, step int) bool   { return s.db.Crashed(id, step) }
 func (s dbSource) history(id node.ID, path string) ([]statedb.Version, error) {
 	vs, err := s.db.History(id, path, s.db.Len()-1, math.MaxInt, 0)
 	if err != nil {
