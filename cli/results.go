@@ -212,6 +212,17 @@ func readResults(path string) (*resultFile, error) {
 			}
 		}
 	}
+	// Each failure is a run it made, but a run that diverged, which an
+	// exploration does not count.
+	found := 0
+	for _, f := range rf.Failures {
+		if f.Kind != "divergence" {
+			found++
+		}
+	}
+	if rf.Runs < found {
+		return nil, badInput("%s: %d runs with %d failures (each failure is a run): not a file a hunt wrote as it is (edited?)", path, rf.Runs, found)
+	}
 	if err := checkRuns(path, &rf); err != nil {
 		return nil, err
 	}
@@ -224,6 +235,9 @@ func readResults(path string) (*resultFile, error) {
 			if err := replayCommand(c.cmd); err != nil {
 				return nil, badInput("%s: %s's %s command: %s: not a file a hunt wrote as it is (edited?)", path, f.name(), c.what, err)
 			}
+		}
+		if err := reproducesIt(f, rf.Hunt.System); err != nil {
+			return nil, badInput("%s: %s's reproduce command %s: not a file a hunt wrote as it is (edited?)", path, f.name(), err)
 		}
 	}
 	implied := impliedExit(rf.Hunt.Kind, rf.Failures)
@@ -609,6 +623,26 @@ func replayCommand(cmd string) error {
 // whole slice ("failure" can go either way).
 func completes(kind, reason string) bool {
 	return kind == "sim" && reason == "done" || kind == "explore" && (reason == "budget" || reason == "exhausted")
+}
+
+// reproducesIt refuses a reproduce command that makes another run than
+// the failure's: another system's, or a seed hunt's failure reproduced by
+// another seed.
+func reproducesIt(f huntFailure, system string) error {
+	words := strings.Fields(f.Reproduce)
+	if len(words) < 3 {
+		return nil // no command (an exploration's run without one)
+	}
+	if sys := strings.Trim(words[2], "'"); sys != system {
+		return fmt.Errorf("runs system %q, not the hunt's %q", sys, system)
+	}
+	if f.Seed == nil || words[1] != "sim" {
+		return nil
+	}
+	if i := slices.Index(words, "--seed"); i >= 0 && i+1 < len(words) && words[i+1] != strconv.FormatUint(*f.Seed, 10) {
+		return fmt.Errorf("runs seed %s, not %d", words[i+1], *f.Seed)
+	}
+	return nil
 }
 
 // failureExit is the exit code a hunt's failure of kind gives.

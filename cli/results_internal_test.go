@@ -226,6 +226,9 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 		{"a predicate error from a shard that exited 1", sim(), func(rf *resultFile) { rf.Failures[0].Kind = "predicate error" }, "give 4"},
 		{"an exploration's divergence with exit 4", explore(), func(rf *resultFile) { rf.Exit = ExitPredicateError }, "give 3"},
 		{"done but not complete", sim(), func(rf *resultFile) { rf.Complete = false }, "complete=false"},
+		{"another seed", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim paxos --seed 9 -o x.lz4" }, "runs seed 9, not 5"},
+		{"another system", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim raft --seed 5 -o x.lz4" }, `runs system "raft"`},
+		{"fewer runs than failures", sim(), func(rf *resultFile) { rf.Runs, rf.Complete, rf.Stopped = 0, false, "failure" }, "0 runs with 1 failures"},
 		{"out of budget but not complete", explore(), func(rf *resultFile) { rf.Stopped, rf.Exit = "budget", ExitDivergence }, "complete=false"},
 	} {
 		c.edit(c.rf)

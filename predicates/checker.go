@@ -329,12 +329,7 @@ func (c *Checker) print(_ *starlark.Thread, msg string) {
 	switch {
 	case left < 0: // said so
 	case len(msg)+1 > left:
-		cut := min(left, len(msg))
-		for cut > 0 && cut < len(msg) && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		fmt.Fprintln(w, msg[:cut])
-		dropped()
+		dropped() // whole lines only: this one is the first dropped
 	default:
 		c.printed += len(msg) + 1
 		fmt.Fprintln(w, msg)

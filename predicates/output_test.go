@@ -94,4 +94,14 @@ func TestPrintAtTheBound(t *testing.T) {
 		c.print(nil, strings.Repeat("y", 16))
 	}
 	c.print(nil, "more")
+	// Whole lines, then the notice: no line is cut in two.
+	lines := strings.Split(strings.TrimSuffix(c.printTo.(*bytes.Buffer).String(), "\n"), "\n")
+	for _, l := range lines[:len(lines)-1] {
+		if l != strings.Repeat("y", 16) {
+			t.Fatalf("a line %q among the printed ones", l)
+		}
+	}
+	if !strings.HasPrefix(lines[len(lines)-1], "print: ") {
+		t.Fatalf("the last line: %q", lines[len(lines)-1])
+	}
 }

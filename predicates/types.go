@@ -89,8 +89,11 @@ func (c *Checker) checkTableTypes() error {
 			}{{"views", t.views}, {"chained", t.chained}} {
 				for _, col := range l.cols {
 					f, ok := state.FieldByName(ty, col)
-					if !ok || !t.hasColumn(col) {
+					if !ok {
 						return fmt.Errorf("%s: table(%q): %s: %q is not a column of %s", t.pos, t.name, l.what, col, name)
+					}
+					if !t.hasColumn(col) {
+						return fmt.Errorf("%s: table(%q): %s: %q is a field of %s left out by columns= (add it there too)", t.pos, t.name, l.what, col, name)
 					}
 					ft := ty.Field(f.Index).Type
 					k := ft.Kind()

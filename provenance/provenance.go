@@ -210,6 +210,9 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inf
 	case node.KindRestart:
 		out[0].Origin = "restored from disk at restart"
 		return out, nil
+	case node.KindCrash:
+		out[0].Origin = "the node crashed here (a fault of the run, not its handler's doing)"
+		return out, nil
 	case node.KindInput:
 		if f, ok := fieldEqual(t.Fields, wr.Value, path); ok {
 			out[0].Origin = fmt.Sprintf("input %s, field %s", t.Type, f)

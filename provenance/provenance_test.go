@@ -189,3 +189,38 @@ func TestWhyGuessesOncePerChain(t *testing.T) {
 		t.Fatalf("chain %v, last origin %q", fields, c.Links[len(c.Links)-1].Origin)
 	}
 }
+
+// At a crash the chain says the node crashed: the fault removed the
+// node's state, no handler computed it.
+func TestWhyAtACrash(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Bug = 21, "latest-response"
+	cfg = cfg.WithDefaults(paxos.System)
+	trace := simtest.Record(t, paxos.System, cfg, filepath.Join(t.TempDir(), "demo.lz4"))
+	tr, err := replay.Load(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := -1
+	for i := range tr.Len() {
+		if tr.Event(i).Kind == node.KindCrash {
+			crash = i
+			break
+		}
+	}
+	if crash < 0 {
+		t.Fatal("no crash in the demo run")
+	}
+	id := tr.Event(crash).Node
+	rp, err := Replay(tr, system.NewRegistry(paxos.System), crash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Why(Options{Trace: tr, Codec: paxos.System.Codec, States: rp}, id, statedb.StatusPath, crash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Links) != 1 || !strings.Contains(c.Links[0].Origin, "crashed") {
+		t.Fatalf("why %s @status at its crash #%d: %+v", id, crash, c.Links)
+	}
+}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,5 +137,12 @@ func TestStateAtARestartComparesWithBeforeTheCrash(t *testing.T) {
 	}
 	if len(st.removed) == 0 || !strings.Contains(panel, "held at #") || !strings.Contains(panel, "before the crash, and not restored:") {
 		t.Fatalf("the panel does not say what was not restored:\n%s", panel)
+	}
+	// On a screen of 20 lines the list leaves the tree most of them (it
+	// took all but one when long: a new user saw one field at a time).
+	small := lineStrings(m.State(120, 20))
+	tree := slices.IndexFunc(small, func(l string) bool { return strings.HasPrefix(l, "held at #") })
+	if len(small) > 20 || tree < 12 {
+		t.Fatalf("%d lines, the tree's %d:\n%s", len(small), tree, strings.Join(small, "\n"))
 	}
 }

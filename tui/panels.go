@@ -613,9 +613,19 @@ func (m *Model) State(w, h int) []Line {
 		sel = 0
 		m.stateSel = rows[0].key
 	}
+	// The removed fields take at most a third of the panel (a crash or
+	// a restart lists every field): the tree keeps the rest.
+	removed := st.removed
+	more := 0
+	if limit := max(2, h/3) - 1; len(removed) > limit {
+		removed, more = removed[:limit-1], len(removed)-(limit-1)
+	}
 	extra := 0
 	if len(st.removed) > 0 {
-		extra = 1 + len(st.removed)
+		extra = 1 + len(removed)
+		if more > 0 {
+			extra++
+		}
 	}
 	body := max(1, h-extra)
 	if sel < m.stateTop {
@@ -656,8 +666,11 @@ func (m *Model) State(w, h int) []Line {
 		} else {
 			out = append(out, line(StyleChanged, "removed by #%d:", m.pos))
 		}
-		for _, p := range st.removed {
+		for _, p := range removed {
 			out = append(out, line(StyleChanged, "  %s", p))
+		}
+		if more > 0 {
+			out = append(out, line(StyleChanged, "  ... and %d more (d lists every change)", more))
 		}
 	}
 	return out
