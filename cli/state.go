@@ -424,11 +424,23 @@ func checkNode(src stateSource, id node.ID) error {
 	return badInput("--node %s: no such node (nearest: %s)", id, strings.Join(nearest.Names(names, string(id), 5), ", "))
 }
 
-// unknownField names the fields the node ever had that are closest to
-// path: those of its state at the end and wherever it was last known.
+// unknownField names the fields the node had that are closest to path:
+// every one it ever had when a database serves, else those of its state
+// at the end and in the middle of the run.
 func unknownField(src stateSource, id node.ID, path string) error {
 	seen := map[string]bool{}
 	var names []string
+	if d, ok := src.(dbSource); ok {
+		// The database knows every field the node ever had.
+		fields, err := d.db.Fields(id)
+		if err != nil {
+			return err
+		}
+		for _, f := range fields {
+			seen[f] = true
+			names = append(names, f)
+		}
+	}
 	for _, pos := range []int{src.steps() - 1, src.steps() / 2} {
 		ls, _, err := src.leaves(id, pos)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/statedb"
 )
 
 // replay state and replay history answer the same from the trace database
@@ -163,4 +164,50 @@ func demoTrace(t *testing.T, run func(args ...string) (string, string, int)) str
 		t.Fatalf("sim: %s", e)
 	}
 	return trace
+}
+
+// A mistyped field names its nearest among every field the node ever had
+// when a database serves: it named those of the node's state at the end
+// and in the middle only, missing fields of the run's middle stretches.
+func TestUnknownFieldSuggestsEarlierFields(t *testing.T) {
+	run := inProcess()
+	trace := demoTrace(t, run)
+	if _, e, code := run("index", trace); code != 0 {
+		t.Fatalf("index: %s", e)
+	}
+	db, err := statedb.Open(trace + ".db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := db.Len()
+	leaves := func(pos int) map[string]bool {
+		ns, err := db.State("n1", pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]bool{}
+		for _, l := range ns.Leaves {
+			m[l.Path] = true
+		}
+		return m
+	}
+	end, middle := leaves(n-1), leaves(n/2)
+	var only string // a field of neither sampled state
+	for pos := 0; pos < n && only == ""; pos += 7 {
+		for p := range leaves(pos) {
+			if !end[p] && !middle[p] && strings.Contains(p, "[") {
+				only = p
+				break
+			}
+		}
+	}
+	db.Close()
+	if only == "" {
+		t.Fatal("n1 has no field outside its end and middle states: the test shows nothing")
+	}
+	typo := only + "x"
+	_, errs, code := run("history", trace, "--node", "n1", "--field", typo)
+	if code != 2 || !strings.Contains(errs, "nearest: "+only) {
+		t.Fatalf("history of %s: exit %d, %s", typo, code, errs)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -812,6 +813,43 @@ func versionsIn(bdb *badger.DB, key []byte, readTs uint64, fn func(Version) bool
 		}
 	}
 	return true, nil
+}
+
+// Fields lists every field path node id ever had, in path order: the
+// names an unknown field's nearest are chosen from (a field may exist
+// only early in a run).
+func (db *DB) Fields(id node.ID) (_ []string, err error) {
+	defer db.recoverDamage(&err)
+	prefix := nodeKey(nsField, id)
+	db.parts.mu.RLock()
+	defer db.parts.mu.RUnlock()
+	seen := map[string]bool{}
+	for _, p := range db.parts.list {
+		bdb, err := p.store()
+		if err != nil {
+			return nil, err
+		}
+		err = func() error {
+			txn := bdb.NewTransactionAt(latest, false)
+			defer txn.Discard()
+			opts := badger.DefaultIteratorOptions
+			opts.PrefetchValues, opts.Prefix, opts.AllVersions = false, prefix, true
+			it := txn.NewIterator(opts)
+			defer it.Close()
+			// Every version, deletions included (a field removed at its
+			// last version still existed), but one visit per key.
+			for it.Rewind(); it.Valid(); {
+				k := it.Item().KeyCopy(nil)
+				seen[string(k[len(prefix):])] = true
+				it.Seek(append(k, 0))
+			}
+			return nil
+		}()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // SizeOnDisk is the total size of the files under dir (a database).

@@ -393,3 +393,45 @@ func harmedCopy(t *testing.T, good, what string, harm func(db string) error) str
 	}
 	return db
 }
+
+// Fields lists every field a node ever had, across parts, those removed
+// by their last version too: the names a mistyped field's nearest come
+// from (they came from two states, and missed fields of the run's
+// middle).
+func TestFieldsListsEveryFieldANodeHad(t *testing.T) {
+	trace, _ := demo(t)
+	db := buildAt(t, trace, filepath.Join(t.TempDir(), "f.db"), 64<<10)
+	for _, id := range db.Nodes() {
+		fields, err := db.Fields(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := map[string]bool{}
+		for _, f := range fields {
+			have[f] = true
+		}
+		gone := 0
+		last, _ := db.State(id, db.Len()-1)
+		now := map[string]bool{}
+		for _, l := range last.Leaves {
+			now[l.Path] = true
+		}
+		for pos := 0; pos < db.Len(); pos += 97 {
+			ns, err := db.State(id, pos)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range ns.Leaves {
+				if !have[l.Path] {
+					t.Fatalf("%s had %s at #%d; Fields lists %d fields without it", id, l.Path, pos, len(fields))
+				}
+				if !now[l.Path] {
+					gone++
+				}
+			}
+		}
+		if id == "n1" && gone == 0 {
+			t.Fatalf("n1 has no field that existed only before the end: the test shows nothing")
+		}
+	}
+}
