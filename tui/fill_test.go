@@ -146,3 +146,22 @@ func TestStateAtARestartComparesWithBeforeTheCrash(t *testing.T) {
 		t.Fatalf("%d lines, the tree's %d:\n%s", len(small), tree, strings.Join(small, "\n"))
 	}
 }
+
+// The selected violation is shown whole, wrapped: its witness and aux
+// values ran past the panel's edge, cut off at any width (a new user's
+// trial at 200 columns).
+func TestTheSelectedViolationIsShownWhole(t *testing.T) {
+	m, _ := openDemo(t, 269)
+	if m.preds == nil || len(m.listed) == 0 {
+		t.Fatal("the demo has no violations listed")
+	}
+	m.focus = PanelTimeline
+	whole := lineStrings(m.Violations(10000, 50))[0]
+	m.focus, m.violSel = PanelViolations, 0
+	narrow := lineStrings(m.Violations(40, 50))
+	fields := strings.Fields(whole)
+	shown := strings.Fields(strings.Join(narrow, " "))
+	if len(narrow) < 2 || len(shown) < len(fields) || !slices.Equal(shown[:len(fields)], fields) {
+		t.Fatalf("the selected violation at 40 columns:\n%s\nwhole: %s", strings.Join(narrow, "\n"), whole)
+	}
+}

@@ -700,6 +700,7 @@ func (m *Model) Violations(w, h int) []Line {
 		return out
 	}
 	var out []Line
+	selLast := -1 // the selected violation's last line
 	for i, vi := range m.listed {
 		v := m.preds.Violations[vi]
 		mark := "  "
@@ -731,7 +732,13 @@ func (m *Model) Violations(w, h int) []Line {
 			style = StyleDim // screened: not a violation
 		}
 		if i == m.violSel && m.focus == PanelViolations {
-			style = StyleSelected
+			// Selected, it is shown whole: witness and aux values are
+			// longer than a line.
+			for _, l := range wrap(text, max(w, 20)) {
+				out = append(out, Line{{l, StyleSelected}})
+			}
+			selLast = len(out) - 1
+			continue
 		}
 		out = append(out, Line{{text, style}})
 	}
@@ -746,8 +753,11 @@ func (m *Model) Violations(w, h int) []Line {
 			out = append(out, line(StyleError, "%s", l))
 		}
 	}
-	if sel := m.violSel; sel >= h && len(out) > h {
-		out = out[sel-h+1:]
+	if selLast < 0 {
+		selLast = m.violSel
+	}
+	if selLast >= h && len(out) > h {
+		out = out[selLast-h+1:]
 	}
 	return out
 }
