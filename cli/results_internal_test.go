@@ -127,14 +127,7 @@ func TestResultFilesWithRunsNoShardMakes(t *testing.T) {
 		return &resultFile{Hunt: huntID{Kind: "explore", System: "paxos", Command: "replay explore paxos --budget 10 --all"}, Shard: shardSpec{Index: 1, Count: 2},
 			Runs: 5, Complete: true, Stopped: "budget", Exit: ExitViolations, Failures: []huntFailure{{Run: n(3), Kind: "violation", Step: 7}}}
 	}
-	read := func(rf *resultFile) error {
-		p := filepath.Join(dir, "r.json")
-		if err := writeResults(p, rf); err != nil {
-			t.Fatal(err)
-		}
-		_, err := readResults(p)
-		return err
-	}
+	read := func(rf *resultFile) error { return readBack(t, dir, rf) }
 	if err := read(sim()); err != nil {
 		t.Fatalf("a seed hunt's file as written: %v", err)
 	}
@@ -194,14 +187,7 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 				{Run: n(1), Kind: "violation", Step: 7, Reproduce: "replay sim paxos --schedule r1.lz4 -o r1-rerun.lz4"},
 				{Run: n(3), Kind: "divergence", Step: 9, Reproduce: "replay sim paxos --schedule r3.lz4 -o r3-rerun.lz4", Debug: "replay verify r3.lz4"}}}
 	}
-	read := func(rf *resultFile) error {
-		p := filepath.Join(dir, "r.json")
-		if err := writeResults(p, rf); err != nil {
-			t.Fatal(err)
-		}
-		_, err := readResults(p)
-		return err
-	}
+	read := func(rf *resultFile) error { return readBack(t, dir, rf) }
 	if err := read(sim()); err != nil {
 		t.Fatalf("a seed hunt's file as written: %v", err)
 	}
@@ -236,4 +222,15 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 			t.Errorf("%s: %v, want refused (%q)", c.name, err, c.want)
 		}
 	}
+}
+
+// readBack writes rf as a shard would and reads it as merge does.
+func readBack(t *testing.T, dir string, rf *resultFile) error {
+	t.Helper()
+	p := filepath.Join(dir, "r.json")
+	if err := writeResults(p, rf); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readResults(p)
+	return err
 }

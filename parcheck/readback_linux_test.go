@@ -2,17 +2,12 @@ package parcheck_test
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/replaycheck/replaycheck/examples"
-	"github.com/replaycheck/replaycheck/examples/chord"
 	"github.com/replaycheck/replaycheck/internal/spillfault"
 	"github.com/replaycheck/replaycheck/parcheck"
 	"github.com/replaycheck/replaycheck/replay"
-	"github.com/replaycheck/replaycheck/sim"
 )
 
 // A spilled trace that cannot be read back under check --jobs ends the
@@ -20,12 +15,7 @@ import (
 // and the pass panicked with a stack, ending the process, where a
 // sequential check says one line.
 func TestCheckSpilledThatCannotBeReadBackFails(t *testing.T) {
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Steps, cfg.Time = 2, 6000, time.Hour
-	path := filepath.Join(t.TempDir(), "chord.lz4")
-	if err := os.WriteFile(path, simulate(t, chord.System, cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := chordFile(t)
 	// Cut at the start every segment fails at once; cut in the middle
 	// the first checks on to the cut, and later segments fail in their
 	// warm-up or after their seam.

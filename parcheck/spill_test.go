@@ -18,12 +18,7 @@ import (
 // test -race sees them), and report what a sequential run over the trace
 // held in memory reports.
 func TestCheckSpilledIsRun(t *testing.T) {
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Steps, cfg.Time = 2, 6000, time.Hour
-	path := filepath.Join(t.TempDir(), "chord.lz4")
-	if err := os.WriteFile(path, simulate(t, chord.System, cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := chordFile(t)
 	load := loader(t, "chord.star")
 	mem, err := replay.Load(path)
 	if err != nil {
@@ -48,4 +43,17 @@ func TestCheckSpilledIsRun(t *testing.T) {
 	if got := report(t, rep); got != want {
 		t.Fatalf("%s: the report differs from Run's in memory\nRun:\n%s\nspilled, parallel:\n%s", stats, want, got)
 	}
+}
+
+// chordFile records 6,000 steps of chord (seed 2) to a file, long enough
+// to spill with LoadOptions.InMemory -1.
+func chordFile(t *testing.T) string {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Steps, cfg.Time = 2, 6000, time.Hour
+	path := filepath.Join(t.TempDir(), "chord.lz4")
+	if err := os.WriteFile(path, simulate(t, chord.System, cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -132,13 +132,9 @@ func chainHashAt(v reflect.Value, n int) uint64 {
 // It is a Mapping so that indexing reaches Get with the index as written
 // (Starlark would otherwise turn v[-1] into v[len-1] first).
 type listView struct {
-	c     *Checker
-	v     reflect.Value
-	table *Table
-	name  string
-	step  int
-	rs    *rowState // set: reads are recorded on use
-	num   int       // the column's number, with rs
+	view
+	rs  *rowState // set: reads are recorded on use
+	num int       // the column's number, with rs
 }
 
 var (
@@ -149,7 +145,25 @@ var (
 	_ starlark.Container = (*listView)(nil)
 )
 
-func (l *listView) column() string { return l.table.name + "." + l.name }
+// view is what a list or map view holds: a column's Go value, read at
+// step.
+type view struct {
+	c     *Checker
+	v     reflect.Value
+	table *Table
+	name  string
+	step  int
+}
+
+func (w *view) column() string { return w.table.name + "." + w.name }
+
+// stale fails once the state the view looks at may have moved on; keep
+// says how to keep a copy instead.
+func (w *view) stale(keep string) {
+	if w.c.step != w.step {
+		w.c.budget.fail(fmt.Errorf("the view of %s read at step #%d is used at step #%d: views are valid only in the step that read them (%s copies one)", w.column(), w.step, w.c.step, keep))
+	}
+}
 
 func (l *listView) String() string {
 	l.record()
@@ -164,11 +178,7 @@ func (l *listView) Truth() starlark.Bool {
 func (l *listView) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: view") }
 
 // live fails once the state the view looks at may have moved on.
-func (l *listView) live() {
-	if l.c.step != l.step {
-		l.c.budget.fail(fmt.Errorf("the view of %s read at step #%d is used at step #%d: views are valid only in the step that read them (list(view) copies one)", l.column(), l.step, l.c.step))
-	}
-}
+func (l *listView) live() { l.stale("list(view)") }
 
 // use is a read of the whole column.
 func (l *listView) use() {

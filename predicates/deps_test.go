@@ -1,14 +1,10 @@
 package predicates
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/replaycheck/replaycheck/predicates/internal/dd"
-	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -19,41 +15,18 @@ import (
 // with the trace, not with what is read).
 func TestIndexStaysBounded(t *testing.T) {
 	const cycles = 2000
-	sys := *dd.System
-	sys.Scenario = func(ctl system.Controller) {
+	c := ddChecker(t, func(ctl system.Controller) {
 		for i := range cycles {
 			at := time.Duration(3*i+1) * time.Millisecond
 			ctl.At(at, func() { ctl.Input("n2", dd.Cmd{Op: "set", Args: []string{"V", "1"}}) })
 			ctl.At(at+time.Millisecond, func() { ctl.Crash("n2") })
 			ctl.At(at+2*time.Millisecond, func() { ctl.Restart("n2") })
 		}
-	}
-	cfg := sim.Config{Seed: 1, Nodes: 3, Time: time.Duration(3*cycles+5) * time.Millisecond, Drop: 0, Dup: 0, Churn: 0}
-	var buf bytes.Buffer
-	if _, err := sim.Run(&sys, cfg.WithDefaults(&sys), &buf); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := replay.FromBytes(buf.Bytes(), "dd.lz4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(t.TempDir(), "s.star")
-	src := `Cell = table("dd.Cell")
+	}, sim.Config{Seed: 1, Nodes: 3, Time: time.Duration(3*cycles+5) * time.Millisecond, Drop: 0, Dup: 0, Churn: 0}, `Cell = table("dd.Cell")
 ByV = ordered("byv", Cell, by = lambda c: c.V)
 d = derived("v2", lambda: Cell["n2"].V + len(Cell["n2"].Name) if Cell.get("n2") else -1)
 safety("Small", lambda: forall(Cell, lambda c: c.V < 5 and ByV.ceiling(c.V) != None))
-`
-	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := replay.New(tr, system.NewRegistry(dd.System), replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Load(script, r, Options{To: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	rep, err := c.Run(RunOptions{})
 	if err != nil || rep.Err() != nil {
 		t.Fatal(err, rep.Err())

@@ -14,13 +14,7 @@ import (
 // dict has (sorted keys). Like a list view it is valid during the step
 // that read it, and kept in a derived value or an aux it is copied into
 // a dict. Its reads depend on the whole column, as a dict's would.
-type mapView struct {
-	c     *Checker
-	v     reflect.Value // the map
-	table *Table
-	name  string
-	step  int
-}
+type mapView struct{ view }
 
 var (
 	_ starlark.Mapping   = (*mapView)(nil)
@@ -46,8 +40,6 @@ func viewableMap(t reflect.Type) bool {
 	return false
 }
 
-func (m *mapView) column() string { return m.table.name + "." + m.name }
-
 func (m *mapView) String() string {
 	m.live()
 	return fmt.Sprintf("view(%s, len=%d)", m.column(), m.v.Len())
@@ -58,11 +50,7 @@ func (m *mapView) Truth() starlark.Bool  { m.live(); return m.v.Len() > 0 }
 func (m *mapView) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: view") }
 
 // live fails once the state the view looks at may have moved on.
-func (m *mapView) live() {
-	if m.c.step != m.step {
-		m.c.budget.fail(fmt.Errorf("the view of %s read at step #%d is used at step #%d: views are valid only in the step that read them (dict(view) copies one)", m.column(), m.step, m.c.step))
-	}
-}
+func (m *mapView) live() { m.stale("dict(view)") }
 
 func (m *mapView) Len() int {
 	m.live()

@@ -17,13 +17,18 @@ import (
 // loadOnDD loads src over a short dd run of a few hundred steps.
 func loadOnDD(t *testing.T, src string) *Checker {
 	t.Helper()
-	sys := *dd.System
-	sys.Scenario = func(ctl system.Controller) {
+	return ddChecker(t, func(ctl system.Controller) {
 		for i := range 200 {
 			ctl.At(time.Duration(i+1)*time.Millisecond, func() { ctl.Input("n1", dd.Cmd{Op: "set", Args: []string{"V", "1"}}) })
 		}
-	}
-	cfg := sim.Config{Seed: 1, Nodes: 2, Time: 300 * time.Millisecond}
+	}, sim.Config{Seed: 1, Nodes: 2, Time: 300 * time.Millisecond}, src)
+}
+
+// ddChecker loads the script src over a dd run of scenario and cfg.
+func ddChecker(t *testing.T, scenario func(system.Controller), cfg sim.Config, src string) *Checker {
+	t.Helper()
+	sys := *dd.System
+	sys.Scenario = scenario
 	var buf bytes.Buffer
 	if _, err := sim.Run(&sys, cfg.WithDefaults(&sys), &buf); err != nil {
 		t.Fatal(err)

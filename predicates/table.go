@@ -308,7 +308,7 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 	}
 	c.read(dep{depCol, rs.id, col.num})
 	if col.view && fv.Kind() == reflect.Map {
-		return &mapView{c: c, v: fv, table: rs.table, name: name, step: c.step}, nil
+		return &mapView{view{c: c, v: fv, table: rs.table, name: name, step: c.step}}, nil
 	}
 	if col.view {
 		return rs.view(col, name, fv), nil
@@ -326,7 +326,7 @@ func (rs *rowState) view(col colInfo, name string, fv reflect.Value) *listView {
 	if l := rs.views[col.num]; l != nil && l.step == c.step {
 		return l
 	}
-	l := &listView{c: c, v: fv, table: rs.table, name: name, step: c.step}
+	l := &listView{view: view{c: c, v: fv, table: rs.table, name: name, step: c.step}}
 	if col.chained {
 		l.rs, l.num = rs, col.num
 	}

@@ -145,21 +145,24 @@ func TestRaftCheckWithoutTheLeaderIsNoOutage(t *testing.T) {
 	}
 }
 
-// TestInterruptedCheckReportsWhatItChecked stops a slow check with
-// SIGINT: it prints the report of the steps it checked, says where it
-// stopped and exits 130 (it printed nothing at all before).
-func TestInterruptedCheckReportsWhatItChecked(t *testing.T) {
-	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "20000", "--time", "1h", "-o", "p.lz4"))
-	// A predicate that takes about a millisecond per step.
-	os.WriteFile(filepath.Join(dir, "slow.star"), []byte(`def slow():
+// slowScript is a predicate that takes about a millisecond per step: a
+// check or an index of it is still running when a signal comes.
+const slowScript = `def slow():
     n = 0
     for i in range(20000):
         n += i
     return event.step >= 0 and n >= 0
 
 safety("Slow", slow)
-`), 0o644)
+`
+
+// TestInterruptedCheckReportsWhatItChecked stops a slow check with
+// SIGINT: it prints the report of the steps it checked, says where it
+// stopped and exits 130 (it printed nothing at all before).
+func TestInterruptedCheckReportsWhatItChecked(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "20000", "--time", "1h", "-o", "p.lz4"))
+	os.WriteFile(filepath.Join(dir, "slow.star"), []byte(slowScript), 0o644)
 	// With --jobs too: it died of the signal (130 or 143, nothing
 	// printed), a violation found before it lost.
 	for _, c := range []struct {
@@ -182,14 +185,7 @@ safety("Slow", slow)
 func TestInterruptedIndexKeepsNothing(t *testing.T) {
 	dir := t.TempDir()
 	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "20000", "--time", "1h", "-o", "p.lz4"))
-	os.WriteFile(filepath.Join(dir, "slow.star"), []byte(`def slow():
-    n = 0
-    for i in range(20000):
-        n += i
-    return event.step >= 0 and n >= 0
-
-safety("Slow", slow)
-`), 0o644)
+	os.WriteFile(filepath.Join(dir, "slow.star"), []byte(slowScript), 0o644)
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		r := replayInterrupted(t, dir, 1500*time.Millisecond, sig, "index", "p.lz4", "--preds", "slow.star")
 		if r.code != 130 || !strings.Contains(r.stderr, "stopped before the end: nothing was kept") {
