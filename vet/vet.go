@@ -277,11 +277,41 @@ func (c *checker) mapSink(fn *fun, rs *ast.RangeStmt) (string, bool) {
 			}
 		}
 	}
+	exits, followed := rangeExits(rs)
+	var assigned map[types.Object]bool // made when an effect is met
+	// once: the effect named by id happens at most once per run of the
+	// loop with the same arguments whatever the order (orderFreeOnce).
+	var stack []ast.Node
+	// A module function (opaque) may read state the loop wrote before
+	// it: it counts only when the loop writes nothing that outlives an
+	// entry.
+	once := func(id *ast.Ident, opaque bool) bool {
+		if len(exits) != 1 || !followed {
+			return false
+		}
+		for i := len(stack) - 1; i >= 0; i-- {
+			if call, ok := stack[i].(*ast.CallExpr); ok && call.Fun.Pos() <= id.Pos() && id.End() <= call.Fun.End() {
+				if assigned == nil {
+					assigned = assignedIn(info, rs.Body)
+				}
+				if opaque && writesOutside(rs, assigned, loopVars) {
+					return false
+				}
+				return orderFreeOnce(info, rs, stack[:i+1], call, exits[0], loopVars, assigned)
+			}
+		}
+		return false
+	}
 	var what string
 	ast.Inspect(rs.Body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return false
+		}
 		if what != "" {
 			return false
 		}
+		stack = append(stack, n)
 		switch n := n.(type) {
 		case *ast.CallExpr:
 			if b, ok := typeutil.Callee(info, n).(*types.Builtin); ok && b.Name() == "append" && len(n.Args) > 0 {
@@ -293,11 +323,14 @@ func (c *checker) mapSink(fn *fun, rs *ast.RangeStmt) (string, bool) {
 			if obj, ok := info.Uses[n].(*types.Func); ok {
 				obj = obj.Origin()
 				if isEnvEffect(obj) {
+					if obj.Name() != "Rand" && once(n, false) {
+						break // the same effect whichever entry came first
+					}
 					what = "the order of env." + obj.Name() + " calls"
 					if obj.Name() == "Rand" {
 						what = "which key gets which env.Rand() draw"
 					}
-				} else if c.inModule(obj.Pkg()) && c.effectsOf(obj) {
+				} else if c.inModule(obj.Pkg()) && c.effectsOf(obj) && !once(n, true) {
 					what = "the order of calls to " + obj.Name() + " (which sends, sets timers or draws from env.Rand)"
 				}
 			}

@@ -20,6 +20,7 @@ type Node struct {
 	Log     []node.ID
 	ch      chan int
 	last    time.Time
+	Total   int
 }
 
 func (n *Node) Init(env node.Env) { // want Init:`reaches\(goroutine:go statement,clock:time.Now\)`
@@ -82,6 +83,11 @@ func (n *Node) Timer(env node.Env, t node.Timer) { // want Timer:`reaches\(chann
 	}
 	_ = n.first()
 	_ = n.keys()
+	n.armEither(env)
+	n.sendCount(env)
+	n.armThenGoOn(env)
+	n.sendToFirst(env)
+	n.gossipAfterSum(env)
 }
 
 // pick is a method of a handler type, so a root itself.
@@ -132,4 +138,63 @@ func (n *Node) sortedKeys() []string {
 func notAHandler() { // want notAHandler:`reaches\(goroutine:go statement,clock:time.Now\)`
 	go func() {}()
 	_ = time.Now()
+}
+
+// Loops that act once and leave, but where the map's order still
+// decides something: which of two exits is taken, what was counted
+// before, whether the loop went on, which key is the target, what a
+// module function reads.
+
+func (n *Node) armEither(env node.Env) { // want armEither:`reaches\(maporder:the order of env.After calls,effects\)`
+	for _, v := range n.Members { // want `decides the order of env.After calls`
+		if v == 1 {
+			env.After(time.Second, "one")
+			return
+		}
+		if v == 2 {
+			env.After(time.Second, "two")
+			return
+		}
+	}
+}
+
+func (n *Node) sendCount(env node.Env) { // want sendCount:`reaches\(maporder:the order of env.Send calls,effects\)`
+	count := 0
+	for _, v := range n.Members { // want `decides the order of env.Send calls`
+		count++
+		if v > 3 {
+			env.Send("n1", count)
+			return
+		}
+	}
+}
+
+func (n *Node) armThenGoOn(env node.Env) { // want armThenGoOn:`reaches\(maporder:the order of env.After calls,effects\)`
+	for _, v := range n.Members { // want `decides the order of env.After calls`
+		if v > 3 {
+			env.After(time.Second, "big")
+		}
+		if v > 5 {
+			return
+		}
+	}
+}
+
+func (n *Node) sendToFirst(env node.Env) { // want sendToFirst:`reaches\(maporder:the order of env.Send calls,effects\)`
+	for id, v := range n.Members { // want `decides the order of env.Send calls`
+		if v > 3 {
+			env.Send(id, "you")
+			return
+		}
+	}
+}
+
+func (n *Node) gossipAfterSum(env node.Env) { // want gossipAfterSum:`reaches\(maporder:the order of calls to gossip .which sends, sets timers or draws from env.Rand.,effects\)`
+	for _, v := range n.Members { // want `decides the order of calls to gossip`
+		n.Total += v
+		if v > 3 {
+			n.gossip(env, "n1")
+			return
+		}
+	}
 }

@@ -61,8 +61,10 @@ func (n *Node) Receive(env node.Env, from node.ID, m node.Message) { // want Rec
 	_ = n.rng.IntN(3) // a method on a generator the handler owns
 }
 
-func (n *Node) Timer(env node.Env, t node.Timer) {
+func (n *Node) Timer(env node.Env, t node.Timer) { // want Timer:`reaches\(effects\)`
 	n.Order = n.Order[:0]
+	n.armIfAny(env)
+	n.announceIfAny(env)
 	for _, p := range env.Peers() { // a slice: its order is fixed
 		n.Order = append(n.Order, p)
 	}
@@ -87,4 +89,34 @@ type Tool struct{}
 func (Tool) Run() { // want Run:`reaches\(goroutine:go statement,clock:time.Now\)`
 	go func() {}()
 	_ = time.Now()
+}
+
+// armIfAny sets the one inquiry timer when any vote qualifies: the same
+// timer, once, whichever qualifying entry the map yields first.
+func (n *Node) armIfAny(env node.Env) { // want armIfAny:`reaches\(effects\)`
+	for _, v := range n.Votes {
+		if v > 3 {
+			if n.Total == 0 {
+				n.Total = 1
+				env.After(time.Second, "inquire")
+			}
+			return
+		}
+	}
+}
+
+// announceIfAny does the same through a method of its own, in a loop
+// that writes nothing outside an entry's pass.
+func (n *Node) announceIfAny(env node.Env) { // want announceIfAny:`reaches\(effects\)`
+	for id, v := range n.Votes {
+		big := v > 3 && id != ""
+		if big {
+			n.announce(env)
+			break
+		}
+	}
+}
+
+func (n *Node) announce(env node.Env) { // want announce:`reaches\(effects\)`
+	env.Send("n1", "some vote is large")
 }
