@@ -7,6 +7,7 @@ package simtest
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -214,16 +215,26 @@ func Check(t testing.TB, sys *system.System, cfg sim.Config, scriptPath string) 
 	if len(res.Failing) == 0 && evalErr == nil {
 		return res
 	}
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("replaycheck-%s-%s-seed%d.lz4", sys.Name, res.Config.Bug, res.Config.Seed))
+	path := filepath.Join(os.TempDir(), KeptName(sys, res.Config, res.Trace))
 	kept := "the trace was kept at " + path
-	// Under its fixed name (the same seed and code give the same bytes,
-	// and a fixed name does not pile up files), whole: tests failing at
-	// once in several processes never leave a torn file.
+	// Under a name fixed by its content (the same seed and code give the
+	// same bytes, and a fixed name does not pile up files), whole: tests
+	// failing at once in several processes never leave a torn file.
 	if err := atomicfile.Write(path, res.Trace, 0o644); err != nil {
 		kept = "the trace could not be kept: " + err.Error()
 	}
 	t.Fatal(Failure(sys, res, scriptPath, path, kept))
 	return res
+}
+
+// KeptName is the file name Check keeps a failing run's trace under:
+// the system, bug and seed to read, and a digest of the trace, so two
+// runs of one seed under other settings (another drop rate, another
+// test) never share a file and one failure's debug command never opens
+// another's trace.
+func KeptName(sys *system.System, cfg sim.Config, trace []byte) string {
+	sum := sha256.Sum256(trace)
+	return fmt.Sprintf("replaycheck-%s-%s-seed%d-%x.lz4", sys.Name, cfg.Bug, cfg.Seed, sum[:4])
 }
 
 // Failure is the message Check fails a test with: the report, then the

@@ -1,6 +1,8 @@
 package simtest_test
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,5 +56,42 @@ func TestFailureNamesReproduction(t *testing.T) {
 	// The check was not timed: the report does not say it took no time.
 	if strings.Contains(msg, " in 0s") {
 		t.Errorf("failure message claims an unmeasured time:\n%s", msg)
+	}
+}
+
+// keepTB records what Check fails with instead of ending the test.
+type keepTB struct {
+	testing.TB
+	msg string
+}
+
+func (k *keepTB) Helper()                   {}
+func (k *keepTB) Fatal(args ...any)         { k.msg = fmt.Sprint(args...) }
+func (k *keepTB) Fatalf(f string, a ...any) { k.msg = fmt.Sprintf(f, a...) }
+
+// Two failing runs of one seed under other settings keep two traces: a
+// name from system, bug and seed alone made the second overwrite the
+// first, whose debug command then opened the other run (a new user's
+// two subtests that differed in the drop rate).
+func TestKeptTracesOfOneSeedDoNotClash(t *testing.T) {
+	kept := map[string]string{}
+	for _, drop := range []float64{0.1, 0.2} {
+		cfg := sim.DefaultConfig()
+		cfg.Seed, cfg.Bug, cfg.Time, cfg.Drop = 1, "spec", 6*time.Second, drop
+		tb := &keepTB{TB: t}
+		simtest.Check(tb, paxos.System, cfg, script)
+		_, after, ok := strings.Cut(tb.msg, "the trace was kept at ")
+		if !ok {
+			t.Fatalf("drop %v: no kept trace in the failure:\n%s", drop, tb.msg)
+		}
+		path, _, _ := strings.Cut(after, "\n")
+		t.Cleanup(func() { os.Remove(path) })
+		if other, ok := kept[path]; ok {
+			t.Fatalf("drop %v and %v both keep their trace at %s", other, drop, path)
+		}
+		kept[path] = fmt.Sprint(drop)
+		if !strings.Contains(tb.msg, "replay debug "+path+" ") {
+			t.Errorf("the debug command does not open the kept trace %s:\n%s", path, tb.msg)
+		}
 	}
 }
