@@ -55,7 +55,9 @@ it became doomed. critical finds that moment: the critical transition of
 MaceMC. From the world rebuilt at a probed step (as replay fork rebuilds it),
 K random walks let the system run on for up to N events each. A walk
 recovers if the predicate holds where the walk ends and has held for the
-last --stable of virtual time (or since before the system went quiet). A
+last --stable of virtual time. A walk that goes quiet (no events left) is
+judged --stable of virtual time later too, so a predicate on how long
+something has waited breaks as it would have had time gone on. A
 step is live if some walk recovers, dead if none does. critical probes the
 last step (dead, or the run is not doomed where it ends), then the first,
 then binary-searches for the earliest dead step after a live one: the event
@@ -339,14 +341,16 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 		sum, err := explore.Run(ctx, sys, cfg, critical.Settle(strat, w.Down()), explore.Options{
 			Script: script,
 			Check: simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
-				Counts: func(*predicates.Violation) bool { return false }},
+				// A walk that went quiet is judged --stable later too.
+				QuietFor: f.stable,
+				Counts:   func(*predicates.Violation) bool { return false }},
 			Budget: f.walks, Jobs: f.jobs, All: true, Start: start,
 			OnRun: func(run int, check *simtest.Result) {
 				p.Walks++
 				if check == nil { // a handler panic: not a recovery
 					return
 				}
-				walk := critical.Walk{Report: check.Report, Fork: step, End: check.Sim.Time, Quiet: check.Sim.Reason == "no events left"}
+				walk := critical.Walk{Report: check.Report, Fork: step, End: check.Sim.Time, Quiet: check.Sim.Reason == sim.ReasonQuiet}
 				if critical.Recovered(walk, f.predicate, f.stable) {
 					if p.Recovered == 0 {
 						recovering[step] = check.Trace

@@ -3,6 +3,7 @@ package predicates
 import (
 	"errors"
 	"io"
+	"time"
 )
 
 // RunOptions control Run.
@@ -18,6 +19,13 @@ type RunOptions struct {
 	// Stop, if set, is polled after every step; when it returns true the
 	// run ends there, as at an early stop (open intervals unjudged).
 	Stop func() bool
+	// Quiet, if positive, says the run ended because nothing was left to
+	// happen (no message in flight, no timer set): after the last step
+	// the script is evaluated once more with the time advanced by Quiet,
+	// as the world stands then. Only what reads the time can change, and
+	// "the oldest pending request is younger than T" breaks there, as it
+	// would have if the run had gone on.
+	Quiet time.Duration
 }
 
 // Run replays the whole trace, observing every step, and returns the
@@ -35,6 +43,11 @@ func (c *Checker) Run(opts RunOptions) (*Report, error) {
 	for {
 		if err := c.r.Next(); err != nil {
 			if errors.Is(err, io.EOF) {
+				if opts.Quiet > 0 && c.step >= 0 && (c.opts.To < 0 || c.step < c.opts.To) {
+					if err := c.quiesce(opts.Quiet); err != nil {
+						return c.finish(false), err
+					}
+				}
 				break
 			}
 			return c.finish(false), err
@@ -63,4 +76,16 @@ func (c *Checker) Run(opts RunOptions) (*Report, error) {
 		}
 	}
 	return c.Finish(), nil
+}
+
+// quiesce evaluates the script again after the last step, with the time
+// advanced by d and nothing else changed (RunOptions.Quiet).
+func (c *Checker) quiesce(d time.Duration) error {
+	if c.step < c.opts.From {
+		return nil
+	}
+	c.dropAux(c.step)
+	c.now += int64(d)
+	c.changed(timeDep)
+	return c.evaluateStep()
 }

@@ -478,10 +478,14 @@ func (s *Sim) loop() error {
 	return nil
 }
 
+// ReasonQuiet is Result.Reason for a run that ended because nothing was
+// left to happen: no message in flight, no timer set, no input to come.
+const ReasonQuiet = "no events left"
+
 // runEarliest runs the queue's earliest item at its own time.
 func (s *Sim) runEarliest() error {
 	if s.queue.Len() == 0 {
-		s.stopped = "no events left"
+		s.stopped = ReasonQuiet
 		return nil
 	}
 	it := s.queue.first()

@@ -51,6 +51,12 @@ type Options struct {
 	MaxSteps     uint64
 	MemoryBudget int64
 	TimeBudget   time.Duration
+	// QuietFor, if positive: when the run ended with nothing left to
+	// happen, the script is evaluated once more that much virtual time
+	// later (predicates.RunOptions.Quiet). A quiet world stays as it is
+	// forever, but a predicate on how long something has waited would
+	// break as time passed, had the run gone on.
+	QuietFor time.Duration
 }
 
 // Run simulates sys under cfg (defaults applied), then replays the trace
@@ -99,7 +105,11 @@ func CheckTrace(sys *system.System, cfg sim.Config, res *sim.Result, trace []byt
 	if counts == nil {
 		counts = (*predicates.Violation).Finding
 	}
-	rep, err := c.Run(predicates.RunOptions{StopAtFirst: opts.StopAtFirst, Counts: counts})
+	ropts := predicates.RunOptions{StopAtFirst: opts.StopAtFirst, Counts: counts}
+	if res != nil && res.Reason == sim.ReasonQuiet {
+		ropts.Quiet = opts.QuietFor
+	}
+	rep, err := c.Run(ropts)
 	out := &Result{Config: cfg, Sim: res, Trace: trace, Report: rep}
 	if err != nil {
 		// A divergence (a nondeterministic handler) comes with the run's
