@@ -577,55 +577,54 @@ func (s *shrinker) progress() {
 	}
 }
 
-// filtered is the system with a scenario that leaves out the inputs,
-// crashes and restarts the candidate left out: they are the scenario's
-// actions, queued at exact times, and no chooser may skip them.
+// filtered is the system with a scenario that does only the inputs,
+// crashes and restarts the candidate keeps: they are the scenario's
+// actions, queued at exact times, and no chooser may skip them. What the
+// base never had is left out too (a candidate does a part of what its
+// base did): the base may itself be a shrunk run, whose scenario, run
+// again from the start, would otherwise bring back every action an
+// earlier candidate left out, and a run that fails without them may not
+// fail with them.
 func (s *shrinker) filtered(b *base, keep []bool) *system.System {
 	if s.sys.Scenario == nil {
 		return s.sys
 	}
-	drop := map[key]bool{}
+	allow := map[key]bool{}
 	for i, e := range b.entries {
-		if !keep[i] && e.key.by < 0 && e.Kind != node.KindInit {
-			drop[e.key] = true
-		}
-	}
-	for i, e := range b.entries {
-		if keep[i] {
-			delete(drop, e.key)
+		if keep[i] && e.key.by < 0 && e.Kind != node.KindInit {
+			allow[e.key] = true
 		}
 	}
 	sys := *s.sys
 	scenario := s.sys.Scenario
 	sys.Scenario = func(ctl system.Controller) {
-		scenario(&filter{Controller: ctl, codec: s.sys.Codec, drop: drop})
+		scenario(&filter{Controller: ctl, codec: s.sys.Codec, allow: allow})
 	}
 	return &sys
 }
 
-// filter is the scenario's controller with some actions left out.
+// filter is the scenario's controller doing only some of its actions.
 type filter struct {
 	system.Controller
 	codec *node.Codec
-	drop  map[key]bool
+	allow map[key]bool
 }
 
 func (f *filter) Input(id node.ID, m node.Message) {
 	if _, payload, err := f.codec.Encode(m); err == nil &&
-		f.drop[key{kind: node.KindInput, node: id, by: -1, at: f.Now(), digest: payloadDigest(payload)}] {
-		return
+		f.allow[key{kind: node.KindInput, node: id, by: -1, at: f.Now(), digest: payloadDigest(payload)}] {
+		f.Controller.Input(id, m)
 	}
-	f.Controller.Input(id, m)
 }
 
 func (f *filter) Crash(id node.ID) {
-	if !f.drop[key{kind: node.KindCrash, node: id, by: -1, at: f.Now()}] {
+	if f.allow[key{kind: node.KindCrash, node: id, by: -1, at: f.Now()}] {
 		f.Controller.Crash(id)
 	}
 }
 
 func (f *filter) Restart(id node.ID) {
-	if !f.drop[key{kind: node.KindRestart, node: id, by: -1, at: f.Now()}] {
+	if f.allow[key{kind: node.KindRestart, node: id, by: -1, at: f.Now()}] {
 		f.Controller.Restart(id)
 	}
 }
