@@ -94,8 +94,12 @@ type Link struct {
 	Via string `json:"via,omitempty"`
 	// Inferred is set when Via was matched by equal value rather than
 	// recorded.
-	Inferred bool     `json:"inferred,omitempty"`
-	Trigger  *Trigger `json:"trigger,omitempty"`
+	Inferred bool `json:"inferred,omitempty"`
+	// AlsoEqual lists, for an inferred link, other fields of the same
+	// node that held the value too ("RValue (written at #1152)"): the
+	// guess took Field, and one of these may be the real source.
+	AlsoEqual []string `json:"also_equal,omitempty"`
+	Trigger   *Trigger `json:"trigger,omitempty"`
 	// Origin is why the chain stops here: an input, the initial state,
 	// the depth limit, or no field that holds the value ("": it goes on).
 	Origin string `json:"origin,omitempty"`
@@ -164,7 +168,7 @@ func Why(opts Options, id node.ID, path string, at int) (*Chain, error) {
 	}
 	w := &walker{opts: opts, render: replay.NewRenderer(tr, opts.Codec), depth: depth, seen: map[string]bool{}}
 	c := &Chain{Node: id, Field: path, At: at, Value: value}
-	c.Links, err = w.follow(id, path, at, 0, "", false, false)
+	c.Links, err = w.follow(id, path, at, 0, "", nil, false, false)
 	return c, err
 }
 
@@ -179,18 +183,18 @@ type walker struct {
 // step that wrote it, then the links of what fed that step.
 // ownGuess: the chain has guessed an own field of a node from an equal
 // value on the way here; no other such guess is made in it.
-func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inferred, ownGuess bool) ([]Link, error) {
+func (w *walker) follow(id node.ID, path string, pos, depth int, via string, also []string, inferred, ownGuess bool) ([]Link, error) {
 	wr, ok, err := w.opts.States.LastWrite(id, path, pos)
 	if err != nil {
 		return nil, err
 	}
 	if !ok || wr.Removed {
-		return []Link{{Depth: depth, Step: pos, Node: id, Field: path, Via: via, Inferred: inferred,
+		return []Link{{Depth: depth, Step: pos, Node: id, Field: path, Via: via, Inferred: inferred, AlsoEqual: also,
 			Origin: fmt.Sprintf("no version of %s on %s at #%d", path, id, pos)}}, nil
 	}
 	ev := w.opts.Trace.Event(wr.Step)
 	link := Link{Depth: depth, Step: wr.Step, Node: id, Event: strings.TrimSpace(ev.Kind.String() + " " + w.render.Details(ev)),
-		Field: path, Value: wr.Value, Via: via, Inferred: inferred, Trigger: w.trigger(wr.Step, ev)}
+		Field: path, Value: wr.Value, Via: via, Inferred: inferred, AlsoEqual: also, Trigger: w.trigger(wr.Step, ev)}
 	key := fmt.Sprintf("%s\x00%s\x00%d", id, path, wr.Step)
 	switch {
 	case w.seen[key]:
@@ -242,8 +246,8 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, inf
 		if err != nil {
 			return nil, err
 		}
-		if p, ok := w.pick(id, leaves, nil, path, wr.Value, prev); ok {
-			next, err := w.follow(id, p, prev, depth+1, fmt.Sprintf("own field %s before #%d", p, wr.Step), true, true)
+		if p, also, ok := w.pick(id, leaves, nil, path, wr.Value, prev); ok {
+			next, err := w.follow(id, p, prev, depth+1, fmt.Sprintf("own field %s before #%d", p, wr.Step), also, true, true)
 			if err != nil {
 				return nil, err
 			}
@@ -265,12 +269,12 @@ func (w *walker) fromSender(t *Trigger, msgField, value string, depth int, ownGu
 		return nil, err
 	}
 	via := fmt.Sprintf("%s field %s = %s, sent by %s at #%d", t.Type, msgField, value, t.From, t.SendStep)
-	p, ok := w.pick(t.From, leaves, changed, msgField, value, t.SendStep)
+	p, also, ok := w.pick(t.From, leaves, changed, msgField, value, t.SendStep)
 	if !ok {
 		return []Link{{Depth: depth, Step: t.SendStep, Node: t.From, Event: w.eventText(t.SendStep), Via: via, Inferred: true,
 			Origin: fmt.Sprintf("computed by the sender: no field of %s at #%d equals %s", t.From, t.SendStep, value)}}, nil
 	}
-	return w.follow(t.From, p, t.SendStep, depth, via, true, ownGuess)
+	return w.follow(t.From, p, t.SendStep, depth, via, also, true, ownGuess)
 }
 
 func (w *walker) eventText(step int) string {
@@ -281,8 +285,10 @@ func (w *walker) eventText(step int) string {
 // pick chooses the field of leaves that most likely holds value: changed
 // at the step first, then the one whose last name matches like (a
 // message field's name, or the path being explained), then the most
-// recently written; pseudo-fields and the excluded path are skipped.
-func (w *walker) pick(id node.ID, leaves []state.Leaf, changed map[string]bool, like, value string, pos int) (string, bool) {
+// recently written; pseudo-fields and the excluded path are skipped. also
+// lists a few of the other fields that hold the value, the most recently
+// written first: the guess is shown with its rivals.
+func (w *walker) pick(id node.ID, leaves []state.Leaf, changed map[string]bool, like, value string, pos int) (string, []string, bool) {
 	type cand struct {
 		path  string
 		score int
@@ -307,23 +313,42 @@ func (w *walker) pick(id node.ID, leaves []state.Leaf, changed map[string]bool, 
 		cands = append(cands, c)
 	}
 	if len(cands) == 0 {
-		return "", false
+		return "", nil, false
 	}
-	// Recency is a read per field: only for the best-scored few.
+	// Recency is a read per field: only for the best-scored few, and for
+	// a few rivals to name.
 	slices.SortStableFunc(cands, func(a, b cand) int { return b.score - a.score })
-	top := cands[:min(len(cands), 16)]
-	for i := range top {
-		if top[i].score < top[0].score {
-			top = top[:i]
-			break
+	others := len(cands) - 1
+	cands = cands[:min(len(cands), 16)]
+	top := len(cands)
+	for i := range cands {
+		if cands[i].score < cands[0].score {
+			top = min(top, i)
 		}
-		if wr, ok, err := w.opts.States.LastWrite(id, top[i].path, pos); err == nil && ok {
-			top[i].wrote = wr.Step
+		if wr, ok, err := w.opts.States.LastWrite(id, cands[i].path, pos); err == nil && ok {
+			cands[i].wrote = wr.Step
 		}
 	}
-	best := slices.MaxFunc(top, func(a, b cand) int { return a.wrote - b.wrote })
-	return best.path, true
+	best := slices.MaxFunc(cands[:top], func(a, b cand) int { return a.wrote - b.wrote })
+	rivals := slices.DeleteFunc(slices.Clone(cands), func(c cand) bool { return c.path == best.path })
+	slices.SortStableFunc(rivals, func(a, b cand) int { return b.wrote - a.wrote })
+	rivals = rivals[:min(len(rivals), maxRivals)]
+	var also []string
+	for _, c := range rivals {
+		if c.wrote >= 0 {
+			also = append(also, fmt.Sprintf("%s (written at #%d)", c.path, c.wrote))
+		} else {
+			also = append(also, c.path)
+		}
+	}
+	if n := others - len(rivals); n > 0 {
+		also = append(also, fmt.Sprintf("%d more", n))
+	}
+	return best.path, also, true
 }
+
+// maxRivals bounds the other equal fields a guess names.
+const maxRivals = 3
 
 // lastName is a path's last field name, without indexes: Lasts[3].Last.AcceptedValue → AcceptedValue.
 func lastName(p string) string {

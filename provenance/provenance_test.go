@@ -188,6 +188,16 @@ func TestWhyGuessesOncePerChain(t *testing.T) {
 	if strings.Join(fields, " ") != "n1.C n1.A n2.X" || !strings.Contains(c.Links[len(c.Links)-1].Origin, "not followed further") {
 		t.Fatalf("chain %v, last origin %q", fields, c.Links[len(c.Links)-1].Origin)
 	}
+	// The guess of X names its rival: Y held the value too, and a user
+	// must see that it might have been the source (a new user's quorum
+	// register: the reply's value came from the field not taken).
+	also := c.Links[2].AlsoEqual
+	if len(also) != 1 || !strings.HasPrefix(also[0], "Y (written at #") {
+		t.Fatalf("the guess of n2.X names %q as also equal, want Y", also)
+	}
+	if text, _ := c.Lines(); !strings.Contains(strings.Join(text, "\n"), "also equal there: Y (written at #") {
+		t.Fatalf("the text does not name the rival:\n%s", strings.Join(text, "\n"))
+	}
 }
 
 // At a crash the chain says the node crashed: the fault removed the

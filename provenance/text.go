@@ -25,6 +25,9 @@ func (c *Chain) Lines() (text []string, steps []int) {
 				how = "inferred: equal value"
 			}
 			add(-1, in, "← from %s (%s)", l.Via, how)
+			if len(l.AlsoEqual) > 0 {
+				add(-1, in+1, "also equal there: %s", strings.Join(l.AlsoEqual, ", "))
+			}
 		}
 		if l.Field != "" {
 			add(l.Step, in, "#%d %s %s — %s = %s", l.Step, l.Node, l.Event, l.Field, l.Value)
