@@ -50,12 +50,14 @@ func (d *Divergence) Report() string {
 	for _, c := range d.Causes {
 		fmt.Fprintf(&b, "    - %s\n", c)
 	}
+	// Most of these are visible in the source: vet names the line.
+	b.WriteString("  replay vet PACKAGES names such code in the handlers' source\n")
 	return b.String()
 }
 
 var (
 	causeMapOrder = "the handler iterates a Go map and lets the order decide what it sends, stores or consumes (sort the keys)"
-	causeTime     = "the handler reads time.Now/time.Since instead of env.Now()"
+	causeTime     = "the handler reads time.Now/time.Since instead of env.Now() (and sends, schedules or stores what it read)"
 	causeRand     = "the handler uses the global math/rand (or its own unrecorded generator) instead of env.Rand()"
 	causeGo       = "the handler starts a goroutine, uses select or channels, or shares package-level variables between nodes"
 	causeCode     = "the handler's code or a dependency changed since the trace was recorded (rebuild the replay binary from the recorded commit)"

@@ -276,7 +276,7 @@ func (r *Replayer) hashWindow(step int, id node.ID) string {
 }
 
 // stateCauses are the likely causes of a state-only divergence.
-var stateCauses = []string{causeMapOrder, causeState, causeCode,
+var stateCauses = []string{causeMapOrder, causeTime, causeRand, causeState, causeCode,
 	"a field that should not be observed state (a cache, a handle) is not tagged replay:\"-\""}
 
 // exec re-executes one recorded event on its node and checks its effects
