@@ -117,6 +117,18 @@ type target struct {
 	baseline time.Duration         // one replay and check of the trace
 }
 
+// lastStep is the last step the search probes: the trace's last, or,
+// when the predicate holds at the end and its alarm's interval closed
+// before (a stuck request that went away with its client's crash), the
+// interval's last step. Probing the end of such a run only said that it
+// was not doomed there.
+func (t *target) lastStep(tr *replay.Trace) int {
+	if t.open == nil && t.alarm != nil && t.alarm.EndStep > 0 {
+		return t.alarm.EndStep - 1
+	}
+	return tr.Len() - 1
+}
+
 // checkTarget checks the original trace and finds predicate in it: it
 // must be a liveness predicate that is false at the end or has an alarm.
 func (a *App) checkTarget(tr *replay.Trace, script, predicate string, budgets scriptBudgetFlags, verb string, progress func(string)) (*target, error) {
@@ -376,7 +388,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 		return p, nil
 	}
 	began := time.Now()
-	res, err := critical.Search(ctx, 0, tr.Len()-1, probe, func(p critical.Probe) {
+	res, err := critical.Search(ctx, 0, tgt.lastStep(tr), probe, func(p critical.Probe) {
 		progress(fmt.Sprintf("probed #%d: %d of %d walks recovered", p.Step, p.Recovered, p.Walks))
 	})
 	if err != nil {
@@ -423,7 +435,7 @@ func (r *criticalReport) decided() (step int, at int64) {
 	if v := r.tgt.alarm; v != nil {
 		return v.AlarmStep, r.tr.Event(v.AlarmStep).Time
 	}
-	last := r.tr.Len() - 1
+	last := r.tgt.lastStep(r.tr)
 	return last, r.tr.Event(last).Time
 }
 
@@ -432,15 +444,20 @@ func (r *criticalReport) writeText(a *App) {
 	res, f := r.res, r.f
 	ren := newRenderer(a, r.tr)
 	fmt.Fprintf(w, "critical transition of %s in %s\n", f.predicate, strings.Join(r.paths, " "))
-	fmt.Fprintf(w, "(%d random walks of up to %d events per probed step, %s; a walk recovers if %s holds for its last %v)\n\n",
+	fmt.Fprintf(w, "(%d random walks of up to %d events per probed step, %s; a walk recovers if %s holds for its last %v)\n",
 		f.walks, f.walkSteps, map[bool]string{false: "no new faults", true: "the trace's faults"}[f.faults], f.predicate, f.stable)
+	if v := r.tgt.alarm; r.tgt.open == nil && v != nil && v.EndStep > 0 {
+		fmt.Fprintf(w, "(%s holds at the end: its alarm at #%d belongs to an interval that closed at #%d, so the search ends at #%d, the interval's last step)\n",
+			f.predicate, v.AlarmStep, v.EndStep, v.EndStep-1)
+	}
+	fmt.Fprintln(w)
 	switch {
 	case res.Stopped != "":
 		// The bisection did not finish: only its bounds are known.
 		why := stoppedWhy(res.Stopped, f.timeLimit)
 		switch {
 		case res.Critical < 0:
-			fmt.Fprintf(w, "%s before the first probe (the last step, #%d) finished: nothing is known yet\n", why, r.tr.Len()-1)
+			fmt.Fprintf(w, "%s before the first probe (#%d) finished: nothing is known yet\n", why, r.tgt.lastStep(r.tr))
 		case res.LastLive < 0:
 			fmt.Fprintf(w, "%s after %d probes: no walk from #%d recovered; the critical step is at or before it\n", why, len(res.Probes), res.Critical)
 		default:
@@ -448,9 +465,14 @@ func (r *criticalReport) writeText(a *App) {
 				why, len(res.Probes), res.LastLive+1, res.Critical, res.LastLive, res.Critical)
 		}
 	case res.Critical < 0:
-		end, _ := res.Probe(r.tr.Len() - 1)
-		fmt.Fprintf(w, "walks from the last step #%d recover (%d of %d): the run is not doomed where it ends, so it has no critical transition.\n",
-			end.Step, end.Recovered, end.Walks)
+		end, _ := res.Probe(r.tgt.lastStep(r.tr))
+		if r.tgt.open == nil {
+			fmt.Fprintf(w, "walks from #%d, the last step of the alarm's interval, recover (%d of %d): the run was not doomed there, so it has no critical transition.\n",
+				end.Step, end.Recovered, end.Walks)
+		} else {
+			fmt.Fprintf(w, "walks from the last step #%d recover (%d of %d): the run is not doomed where it ends, so it has no critical transition.\n",
+				end.Step, end.Recovered, end.Walks)
+		}
 		fmt.Fprintf(w, "The violation may need more time to clear than the walks give (--walk-steps, --stable), or it is a timing fault that heals.\n")
 	case res.LastLive < 0:
 		p, _ := res.Probe(res.Critical)

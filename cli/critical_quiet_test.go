@@ -121,3 +121,47 @@ liveness("Answered", lambda: forall(N, lambda n: not n.Waiting or now() - n.Aske
 		t.Fatalf("critical names no lost question; a walk that went quiet before the wait's limit was taken to recover:\n%s", out)
 	}
 }
+
+// The same run with the client crashing at 250ms: the wait ends with it,
+// so the predicate holds at the end, and its alarm's interval closed
+// before. critical searches that interval, not the end of the run
+// (where walks recovered, and it said there was no transition).
+func TestCriticalSearchesAnAlarmThatClosed(t *testing.T) {
+	crashing := *asker
+	crashing.Name = "asker-crash"
+	crashing.Scenario = func(ctl system.Controller) {
+		asker.Scenario(ctl)
+		ctl.At(250*time.Millisecond, func() { ctl.Crash("n1") })
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "asker.star")
+	os.WriteFile(script, []byte(`N = table("cli_test.Asker")
+liveness("Answered", lambda: forall(N, lambda n: not n.Waiting or now() - n.AskedAt < 50 * MILLISECOND),
+         alarm = lambda aux: True)
+`), 0o644)
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		app := &cli.App{Registry: system.NewRegistry(&crashing), Stdout: &out, Stderr: &errb}
+		return app.Run(args), out.String(), errb.String()
+	}
+	trace := filepath.Join(dir, "asked.lz4")
+	found := false
+	for seed := 1; seed <= 50 && !found; seed++ {
+		if code, out, errb := run("sim", "asker-crash", "--seed", fmt.Sprint(seed), "--drop", "0.5", "--churn", "0", "-o", trace); code != cli.ExitOK {
+			t.Fatalf("sim: exit %d\n%s%s", code, out, errb)
+		}
+		_, events, _ := run("events", trace, "--json")
+		found = strings.Contains(events, `"dropped"`) && strings.Count(events, "cli_test.Answer") == 0
+	}
+	if !found {
+		t.Fatal("no seed of 50 dropped the question")
+	}
+	code, out, errb := run("check", trace, script)
+	if code != cli.ExitViolations || !strings.Contains(out, "alarm at #") || strings.Contains(out, "still open at the end") {
+		t.Fatalf("check: exit %d, want an alarm whose interval closed\n%s%s", code, out, errb)
+	}
+	code, out, errb = run("critical", trace, script, "--predicate", "Answered", "--walks", "2", "--stable", "100ms")
+	if code != cli.ExitOK || !strings.Contains(out, "critical step:") || !strings.Contains(out, "cli_test.Req from n1 to n2") {
+		t.Fatalf("critical: exit %d, want the lost question\n%s%s", code, out, errb)
+	}
+}
