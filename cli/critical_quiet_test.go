@@ -165,3 +165,27 @@ liveness("Answered", lambda: forall(N, lambda n: not n.Waiting or now() - n.Aske
 		t.Fatalf("critical: exit %d, want the lost question\n%s%s", code, out, errb)
 	}
 }
+
+// explore --from says, as predict does, that the forked runs get none
+// of the recording's later inputs: a run that needs one finds nothing,
+// and the user should not read that as "nothing can go wrong".
+func TestExploreFromSaysForksGetNoInputs(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "asker.star")
+	os.WriteFile(script, []byte(`N = table("cli_test.Asker")
+safety("Counted", lambda: forall(N, lambda n: n.Pokes >= 0))
+`), 0o644)
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		app := &cli.App{Registry: system.NewRegistry(asker), Stdout: &out, Stderr: &errb}
+		return app.Run(args), out.String(), errb.String()
+	}
+	trace := filepath.Join(dir, "asked.lz4")
+	if code, out, errb := run("sim", "asker", "--seed", "1", "--churn", "0", "-o", trace); code != cli.ExitOK {
+		t.Fatalf("sim: exit %d\n%s%s", code, out, errb)
+	}
+	code, out, errb := run("explore", "asker", "--from", trace, "--at", "3", "--check", script, "--budget", "1", "-o", filepath.Join(dir, "x.lz4"))
+	if code != cli.ExitOK || !strings.Contains(errb, "external inputs after #3") || !strings.Contains(errb, "the runs explored here receive none of them") {
+		t.Fatalf("explore --from: exit %d, want a note on the inputs it leaves out\n%s%s", code, out, errb)
+	}
+}

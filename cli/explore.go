@@ -705,6 +705,9 @@ func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explo
 	if note := timeCutNote(tr, f.at); note != "" {
 		fmt.Fprintln(a.Stderr, "replay explore: note: "+note)
 	}
+	if note := inputsNote(tr, f.at, "runs"); note != "" {
+		fmt.Fprintln(a.Stderr, "replay explore: note: "+note)
+	}
 	return cfg, start, nil
 }
 

@@ -146,10 +146,8 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 			return badInput("-o %s.lz4 would number its branch traces over the input %s; choose another prefix", prefix, p)
 		}
 	}
-	if n, first := inputsAfter(tr, f.at); n > 0 {
-		// Futures are forks: the scenario's later inputs do not reach
-		// them, which a user comparing with the recording should know.
-		fmt.Fprintf(a.Stderr, "replay predict: note: the recording has %d external inputs after #%d (the first at #%d); the futures explored here receive none of them\n", n, f.at, first)
+	if note := inputsNote(tr, f.at, "futures"); note != "" {
+		fmt.Fprintln(a.Stderr, "replay predict: note: "+note)
 	}
 	ctx, stop := interruptContext()
 	defer stop()
@@ -383,6 +381,18 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// inputsNote says, when the recording has inputs after step at, that
+// the forks explored from it (what: "futures", "runs") get none of them:
+// the scenario does not run again in a fork, which a user comparing with
+// the recording should know.
+func inputsNote(tr *replay.Trace, at int, what string) string {
+	n, first := inputsAfter(tr, at)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the recording has %d external inputs after #%d (the first at #%d); the %s explored here receive none of them", n, at, first, what)
 }
 
 // inputsAfter counts the recording's input events after step at, and
