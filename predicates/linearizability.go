@@ -303,7 +303,12 @@ func (op *linOp) describe() string {
 	if op.pending {
 		out = "pending"
 	}
-	return fmt.Sprintf("%s %s %s -> %s", op.client, when, op.input, out)
+	id := ""
+	if op.callStep >= 0 && op.id != nil && op.id != starlark.None {
+		// The id the script gave h.call, to find the request in the trace.
+		id = " (id " + op.id.String() + ")"
+	}
+	return fmt.Sprintf("%s %s %s -> %s%s", op.client, when, op.input, out, id)
 }
 
 // model(init, step, partition=None)
