@@ -304,7 +304,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 				partial = " (the debugger replays every node, not only --nodes)"
 			}
 			fmt.Fprintf(a.Stdout, "debug the first violation: replay debug %s --preds %s --at %d%s\n",
-				strings.Join(traces, " "), shellQuote(script.Name), first.Step, partial)
+				shellJoin(traces), shellQuote(script.Name), first.Step, partial)
 		}
 	}
 	stoppedByUser := interrupted.Load() && !rep.Complete

@@ -246,7 +246,7 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 			fmt.Fprintf(a.Stderr, "replay index: predicate error: %s\n", e)
 		}
 	}
-	fmt.Fprintf(a.Stdout, "next: replay debug %s", strings.Join(traces, " "))
+	fmt.Fprintf(a.Stdout, "next: replay debug %s", shellJoin(traces))
 	if f.preds != "" {
 		fmt.Fprintf(a.Stdout, " --preds %s", shellQuote(preds.Name))
 	}

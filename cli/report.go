@@ -175,7 +175,7 @@ func (a *App) stateDiffs(tr *replay.Trace, items []export.ReportItem) error {
 
 // violationCommands are the commands that look at one violation.
 func violationCommands(traces []string, script string, v *predicates.Violation) []export.Command {
-	ts := quoteAll(traces)
+	ts := shellJoin(traces)
 	from := max(0, v.Step-20)
 	return []export.Command{
 		{What: "open the debugger at the violation", Line: fmt.Sprintf("replay debug %s --preds %s --at %d", ts, shellQuote(script), v.Step)},
@@ -194,7 +194,7 @@ func runCommands(tr *replay.Trace, traces []string, script string) []export.Comm
 	} else if len(tr.Header.Run) > 0 {
 		cmds = append(cmds, export.Command{What: "recorded by " + tr.Header.Driver, Line: "# " + runLine(tr.Header.Run)})
 	}
-	cmds = append(cmds, export.Command{What: "check the predicates", Line: fmt.Sprintf("replay check %s %s", quoteAll(traces), shellQuote(script))})
+	cmds = append(cmds, export.Command{What: "check the predicates", Line: fmt.Sprintf("replay check %s %s", shellJoin(traces), shellQuote(script))})
 	return cmds
 }
 
@@ -232,12 +232,4 @@ func simCommand(tr *replay.Trace, out string) (string, bool) {
 	}
 	parts = append(parts, "-o", shellQuote(out))
 	return strings.Join(parts, " "), true
-}
-
-func quoteAll(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = shellQuote(s)
-	}
-	return strings.Join(q, " ")
 }

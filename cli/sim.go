@@ -434,7 +434,8 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 		}
 		return scheduleExit(runErr)
 	}
-	fmt.Fprintf(w, "next: replay info %s; replay events %s --limit 20\n", out, out)
+	q := shellQuote(out)
+	fmt.Fprintf(w, "next: replay info %s; replay events %s --limit 20\n", q, q)
 	return nil
 }
 
