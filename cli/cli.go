@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
@@ -21,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/replaycheck/replaycheck/internal/nearest"
+	printableText "github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -192,15 +192,7 @@ const maxMessage = 2000
 // from the input are shown escaped, not interpreted, and the line is cut
 // at maxMessage bytes.
 func printable(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	out := b.String()
+	out := printableText.Escape(s)
 	if len(out) > maxMessage {
 		cut := maxMessage
 		for cut > 0 && !utf8.RuneStart(out[cut]) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
 )
 
@@ -26,9 +27,9 @@ type Divergence struct {
 }
 
 func (d *Divergence) Error() string {
-	s := fmt.Sprintf("replay diverged at step #%d (%s seq %d, %s): %s", d.Step, d.Node, d.Seq, d.Event, d.What)
+	s := fmt.Sprintf("replay diverged at step #%d (%s seq %d, %s): %s", d.Step, d.Node, d.Seq, printable.Escape(d.Event), printable.Escape(d.What))
 	if d.Recorded != "" || d.Now != "" {
-		s += fmt.Sprintf(": recorded %s; replayed %s", d.Recorded, d.Now)
+		s += fmt.Sprintf(": recorded %s; replayed %s", printable.Escape(d.Recorded), printable.Escape(d.Now))
 	}
 	return s
 }
@@ -38,13 +39,14 @@ func (d *Divergence) Report() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "replay diverged at step #%d\n", d.Step)
 	fmt.Fprintf(&b, "  node:      %s seq %d (%s)\n", d.Node, d.Seq, d.File)
-	fmt.Fprintf(&b, "  event:     %s\n", d.Event)
-	fmt.Fprintf(&b, "  differs:   %s\n", d.What)
+	// Recorded values and timer names are the handler's text: escaped.
+	fmt.Fprintf(&b, "  event:     %s\n", printable.Escape(d.Event))
+	fmt.Fprintf(&b, "  differs:   %s\n", printable.Escape(d.What))
 	if d.Recorded != "" {
-		fmt.Fprintf(&b, "  recorded:  %s\n", d.Recorded)
+		fmt.Fprintf(&b, "  recorded:  %s\n", printable.Escape(d.Recorded))
 	}
 	if d.Now != "" {
-		fmt.Fprintf(&b, "  replayed:  %s\n", d.Now)
+		fmt.Fprintf(&b, "  replayed:  %s\n", printable.Escape(d.Now))
 	}
 	b.WriteString("  likely causes:\n")
 	for _, c := range d.Causes {

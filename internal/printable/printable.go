@@ -1,0 +1,50 @@
+// Package printable makes text from a trace or a result file safe to
+// print on a terminal: what a recorded value, a node's name or a forged
+// file holds must not move the cursor, set the window's title, write the
+// clipboard (escape sequences), start a new line that reads as the
+// tool's own, or reverse the text that follows (bidirectional controls).
+package printable
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Escape returns s with every control character, line or paragraph
+// separator and bidirectional formatting character written as a Go
+// escape (\x1b, \u202e). Text without any is returned as it is.
+func Escape(s string) string {
+	if strings.IndexFunc(s, unsafe) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !unsafe(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
+// unsafe: controls (C0, DEL, C1), U+2028 and U+2029, and the bidi
+// embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) and
+// marks (U+200E, U+200F, U+061C).
+func unsafe(r rune) bool {
+	switch {
+	case unicode.IsControl(r):
+		return true
+	case r == 0x2028 || r == 0x2029:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	case r == 0x200e || r == 0x200f || r == 0x061c:
+		return true
+	}
+	return false
+}

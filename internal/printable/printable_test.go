@@ -1,0 +1,19 @@
+package printable
+
+import "testing"
+
+func TestEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text, ünïcode ✓":       "plain text, ünïcode ✓",
+		"\x1b]0;title\x07":           `\x1b]0;title\x07`,
+		"two\nlines\r":               `two\x0alines\x0d`,
+		"rtl \u202eoverride\u202c":   `rtl \u202eoverride\u202c`,
+		"line\u2028sep":              `line\u2028sep`,
+		"c1 \u0085 next line":        `c1 \x85 next line`,
+		"isolate \u2066x\u2069 mark": `isolate \u2066x\u2069 mark`,
+	} {
+		if got := Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
