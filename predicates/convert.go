@@ -62,8 +62,9 @@ func toStarlark(v reflect.Value, origin int64) starlark.Value {
 		return l
 	case reflect.Map:
 		d := starlark.NewDict(v.Len())
-		for _, k := range state.SortedKeys(v) {
-			d.SetKey(toStarlark(k, origin), toStarlark(v.MapIndex(k), origin))
+		keys, vals := state.SortedEntries(v)
+		for i, k := range keys {
+			d.SetKey(toStarlark(k, origin), toStarlark(vals[i], origin))
 		}
 		d.Freeze()
 		return d

@@ -424,8 +424,9 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		if v.IsNil() || !s.reaches(t.Elem()) {
 			return
 		}
-		for _, k := range state.SortedKeys(v) {
-			s.walk(v.MapIndex(k), path+"["+state.KeyString(k)+"]", depth+1)
+		keys, vals := state.SortedEntries(v)
+		for i, k := range keys {
+			s.walk(vals[i], path+"["+state.KeyString(k)+"]", depth+1)
 		}
 	}
 }

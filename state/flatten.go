@@ -194,14 +194,14 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 		if f.reference(v) {
 			return
 		}
-		keys := SortedKeys(v)
+		keys, vals := SortedEntries(v)
 		if len(keys) == 0 {
 			f.leaf("{}")
 		}
 		n := len(f.path)
-		for _, key := range keys {
+		for i, key := range keys {
 			f.path = append(appendKey(append(f.path, '['), key), ']')
-			f.walk(v.MapIndex(key), depth+1)
+			f.walk(vals[i], depth+1)
 			f.path = f.path[:n]
 		}
 	case reflect.Slice, reflect.Array:

@@ -533,12 +533,18 @@ func (h *hasher) sortedEntries(m reflect.Value) []entry {
 		return es
 	}
 	if order := keyOrder(m.Type().Key().Kind()); order != nil {
-		slices.SortFunc(es, func(a, b entry) int { return order(a.k, b.k) })
+		slices.SortFunc(es, func(a, b entry) int {
+			if c := order(a.k, b.k); c != 0 {
+				return c
+			}
+			return valueOrder(a.v, b.v)
+		})
 		return es
 	}
 	// Keys without a natural order take the general path.
-	for i, k := range SortedKeys(m) {
-		es[i] = entry{k, m.MapIndex(k)}
+	ks, vs := SortedEntries(m)
+	for i := range ks {
+		es[i] = entry{ks[i], vs[i]}
 	}
 	return es
 }
@@ -606,30 +612,62 @@ func keyOrder(k reflect.Kind) func(a, b reflect.Value) int {
 // strings, numbers and booleans, and the order of their canonical hashes
 // for everything else.
 func SortedKeys(m reflect.Value) []reflect.Value {
-	keys := m.MapKeys()
-	if len(keys) < 2 {
-		return keys
-	}
-	if order := keyOrder(m.Type().Key().Kind()); order != nil {
-		slices.SortFunc(keys, order)
-		return keys
-	}
-	type keyed struct {
-		h uint64
-		k reflect.Value
-	}
-	ks := make([]keyed, len(keys))
-	for i, k := range keys {
-		sub := newHasher()
-		sub.value(k, 0)
-		ks[i] = keyed{sub.sum(), k}
-	}
-	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Compare(a.h, b.h) })
-	for i := range ks {
-		keys[i] = ks[i].k
-	}
+	keys, _ := SortedEntries(m)
 	return keys
 }
+
+// SortedEntries is SortedKeys with each key's value beside it, taken
+// from the map's iterator: m.MapIndex(key) finds nothing for a key that
+// is not equal to itself (a NaN, or a struct or array holding one), so
+// a map with NaN keys read through its keys lost every such value.
+func SortedEntries(m reflect.Value) (keys, vals []reflect.Value) {
+	keys, vals = make([]reflect.Value, 0, m.Len()), make([]reflect.Value, 0, m.Len())
+	for it := m.MapRange(); it.Next(); {
+		keys, vals = append(keys, it.Key()), append(vals, it.Value())
+	}
+	if len(keys) < 2 {
+		return keys, vals
+	}
+	type keyed struct {
+		h    uint64
+		k, v reflect.Value
+	}
+	ks := make([]keyed, len(keys))
+	for i := range keys {
+		ks[i] = keyed{k: keys[i], v: vals[i]}
+	}
+	if order := keyOrder(m.Type().Key().Kind()); order != nil {
+		slices.SortFunc(ks, func(a, b keyed) int {
+			if c := order(a.k, b.k); c != 0 {
+				return c
+			}
+			return valueOrder(a.v, b.v)
+		})
+	} else {
+		for i := range ks {
+			sub := newHasher()
+			sub.value(ks[i].k, 0)
+			ks[i].h = sub.sum()
+		}
+		slices.SortFunc(ks, func(a, b keyed) int {
+			if c := cmp.Compare(a.h, b.h); c != 0 {
+				return c
+			}
+			return valueOrder(a.v, b.v)
+		})
+	}
+	for i := range ks {
+		keys[i], vals[i] = ks[i].k, ks[i].v
+	}
+	return keys, vals
+}
+
+// valueOrder orders the values of keys the key order cannot tell apart:
+// NaN keys, never equal to themselves, so a map holds several, in its
+// iterator's random order (a hash collision of two keys without a
+// natural order, too). Ordered by their values' hashes, such entries
+// hash and print the same on every run.
+func valueOrder(a, b reflect.Value) int { return cmp.Compare(HashValue(a), HashValue(b)) }
 
 // HashValue is Hash for a reflect.Value (which may have been reached
 // through unexported fields).
