@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"syscall"
@@ -307,7 +308,20 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	// The branches' databases, and the background build's (stopped if
 	// still running); the deferred db.Close above is the trace's.
 	defer m.Close()
-	return tui.NewView(m, a.Screen).Run()
+	view := tui.NewView(m, a.Screen)
+	// A signal (kill, a closed terminal, Ctrl-C sent from outside: the
+	// screen takes the key itself) ends the session as q does, so that
+	// the terminal is given back and a background build is stopped and
+	// removed, rather than the process dying with the terminal raw.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer func() { signal.Stop(sigs); close(sigs) }()
+	go func() {
+		if s, ok := <-sigs; ok {
+			view.End(&exitError{ExitInterrupted, fmt.Errorf("%v: the debugger closed", s)})
+		}
+	}()
+	return view.Run()
 }
 
 // startBuild starts building the database of traces for the debugger to

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
@@ -270,8 +271,15 @@ func (m *Model) RunTasks() {
 	}
 }
 
-// runChunk is how many steps a run-until task evaluates per chunk.
-const runChunk = 256
+// runChunk is how many steps a run-until task evaluates per chunk, at
+// most; a chunk also ends after chunkTime, so that Esc and q, read
+// between chunks, answer within about one step's evaluation even when
+// a watch is slow (256 steps of a watch that takes 0.2 s each held the
+// keys for 50 s).
+const (
+	runChunk  = 256
+	chunkTime = 50 * time.Millisecond
+)
 
 // RunUntilChange moves forward (+1) or back (-1) to the nearest step that
 // changes a predicate's value (from the stored results) or a watch's
@@ -368,7 +376,8 @@ func (m *Model) RunUntilChange(dir int) {
 		}
 		prev := m.values(w)
 		task.Chunk = func() bool {
-			for range runChunk {
+			began := time.Now()
+			for i := 0; i < runChunk && (i == 0 || time.Since(began) < chunkTime); i++ {
 				if task.canceled {
 					m.seekOrSay(cur.Pos())
 					m.say("stopped at #%d", cur.Pos())
@@ -401,13 +410,22 @@ func (m *Model) RunUntilChange(dir int) {
 			m.say("at the start")
 			return
 		}
-		from, hi := m.pos, m.pos-1
+		// Backward, a chunk reads a window of steps forward to find the
+		// last change in it; a window that took longer than chunkTime
+		// makes the next one smaller.
+		from, hi, window := m.pos, m.pos-1, runChunk
 		task.Chunk = func() bool {
 			if task.canceled {
 				m.say("stopped; still at #%d", m.pos)
 				return true
 			}
-			lo := max(limit, hi-runChunk+1)
+			began := time.Now()
+			defer func() {
+				if time.Since(began) > chunkTime {
+					window = max(1, window/2)
+				}
+			}()
+			lo := max(limit, hi-window+1)
 			if err := cur.Seek(lo - 1); err != nil {
 				m.fail("%v", err)
 				return true

@@ -599,3 +599,23 @@ func TestAFailingWatchIsNoChange(t *testing.T) {
 		t.Fatalf("the status line after ]:\n%s", s)
 	}
 }
+
+// Esc stops a run within about one step's evaluation, even with a slow
+// watch: a run evaluated 256 steps between looks at the keyboard, which
+// held Esc and q for 50 s with a watch that took 0.2 s a step (a hostile
+// pass). Here a run forward from #0 would reach #256 in its first chunk.
+func TestEscStopsARunWithASlowWatchSoon(t *testing.T) {
+	m, _ := openDemo(t, 0)
+	u := startUI(t, m)
+	u.keys("wlen([x for x in range(20000)]) * 0\n")
+	u.keys("]")
+	u.press(tcell.KeyEscape, 0, 0)
+	u.waitFor("stopped at #")
+	text := u.text()
+	i := strings.Index(text, "stopped at #")
+	var at int
+	fmt.Sscanf(text[i+len("stopped at #"):], "%d", &at)
+	if at >= 128 {
+		t.Fatalf("Esc stopped the run only at #%d:\n%s", at, text)
+	}
+}

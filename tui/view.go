@@ -103,6 +103,11 @@ func (v *View) Run() error {
 	return err
 }
 
+// End ends the session from outside the event loop (a signal), with
+// err as what Run returns unless a failure came first. The screen is
+// restored as at q.
+func (v *View) End(err error) { v.fail(err) }
+
 // fail ends the session with err (the first one counts).
 func (v *View) fail(err error) {
 	v.failMu.Lock()
