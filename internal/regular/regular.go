@@ -5,6 +5,7 @@
 package regular
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -79,10 +80,21 @@ func ReadFile(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
+	// A file that says it is too big is refused before it is read (a
+	// 300 MB file cost 600 MB to refuse), and one that is not is read
+	// into a buffer of its size rather than one doubled up to it.
+	size := int64(512)
+	if st, err := f.Stat(); err == nil {
+		if st.Size() > max {
+			return nil, fmt.Errorf("%s: %w (over %d bytes)", path, ErrTooBig, max)
+		}
+		size = st.Size() + 1 // and the byte that says it grew while read
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, err
 	}
+	b := buf.Bytes()
 	if int64(len(b)) > max {
 		return nil, fmt.Errorf("%s: %w (over %d bytes)", path, ErrTooBig, max)
 	}
