@@ -632,6 +632,11 @@ func (m *Model) GoTo(s string) {
 			m.fail("go to %q: want a step number, +N or -N", s)
 			return
 		}
+		if n > m.db.Len() || n < -m.db.Len() {
+			// Further than the trace is long (and m.pos + n could wrap).
+			m.fail("go to %s: the trace has %d steps (#0..#%d)", s, m.db.Len(), m.db.Len()-1)
+			return
+		}
 		target = m.pos + n
 	default:
 		n, err := strconv.Atoi(s)
@@ -643,6 +648,10 @@ func (m *Model) GoTo(s string) {
 	}
 	if err := m.Seek(target); err != nil {
 		m.fail("%v", err)
+		return
+	}
+	if target < 0 {
+		m.say("at the start, before #0")
 		return
 	}
 	m.say("at #%d", target)

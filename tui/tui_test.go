@@ -619,3 +619,18 @@ func TestEscStopsARunWithASlowWatchSoon(t *testing.T) {
 		t.Fatalf("Esc stopped the run only at #%d:\n%s", at, text)
 	}
 }
+
+// A relative jump further than the trace is long says so: +MaxInt
+// wrapped round to a negative step (a hostile pass), and a jump back to
+// before #0 said "at #-1".
+func TestGoToFarAway(t *testing.T) {
+	m, _ := openDemo(t, 100)
+	m.GoTo("+9223372036854775807")
+	if st := m.status; !strings.Contains(st, "the trace has") || strings.Contains(st, "#-") || m.pos != 100 {
+		t.Fatalf("g +MaxInt at #100: %q, at #%d", st, m.pos)
+	}
+	m.GoTo("-101")
+	if st := m.status; st != "at the start, before #0" || m.pos != -1 {
+		t.Fatalf("g -101 at #100: %q, at #%d", st, m.pos)
+	}
+}
