@@ -51,6 +51,17 @@ var openTraceFile = func(path string) (traceFile, error) {
 	return f, nil
 }
 
+// reserverOf is how to keep room in f for a stop notice (nil: no way).
+func reserverOf(f traceFile) func(off, n int64) error {
+	switch f := f.(type) {
+	case *os.File:
+		return fileReserver(f)
+	case interface{ Reserve(off, n int64) error }:
+		return f.Reserve
+	}
+	return nil
+}
+
 func openRecorder(cfg recorderConfig) (*recorder, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("trace directory: %w", err)
@@ -82,7 +93,7 @@ func openRecorder(cfg recorderConfig) (*recorder, error) {
 	if st.Size() == 0 {
 		h.Segment = 0 // a new file (the old one was collected, or none yet)
 	}
-	uf := &unitFile{f: f, size: st.Size()}
+	uf := &unitFile{f: f, size: st.Size(), reserve: reserverOf(f)}
 	r := &recorder{file: f, path: path, cfg: cfg}
 	w, err := record.NewWriter(uf, h, record.WriterOptions{
 		FlushInterval: FlushInterval,

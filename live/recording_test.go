@@ -108,12 +108,32 @@ func TestRecordingRefusesOverlongNodeName(t *testing.T) {
 }
 
 // fillingFile is a trace file on a disk with limit bytes of room: a write
-// that does not fit writes what fits and fails with ENOSPC.
+// that does not fit writes what fits and fails with ENOSPC. Reserve
+// allocates room ahead, as fallocate does: a reservation that does not
+// fit fails whole.
 type fillingFile struct {
 	*os.File
-	mu    sync.Mutex
-	size  int64
-	limit int64
+	mu        sync.Mutex
+	size      int64
+	limit     int64
+	reserved  int64
+	noReserve bool // a file system without fallocate
+	// shared: the disk is shared, and room a cut-back write frees is
+	// taken at once by other files (the node's data, other nodes).
+	shared bool
+}
+
+func (f *fillingFile) Reserve(off, n int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.noReserve:
+		return syscall.EOPNOTSUPP
+	case off+n > f.limit:
+		return syscall.ENOSPC
+	}
+	f.reserved = max(f.reserved, off+n)
+	return nil
 }
 
 func (f *fillingFile) Write(p []byte) (int, error) {
@@ -133,6 +153,9 @@ func (f *fillingFile) Write(p []byte) (int, error) {
 func (f *fillingFile) Truncate(size int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.shared && size < f.size {
+		f.limit -= f.size - size
+	}
 	f.size = size
 	return f.File.Truncate(size)
 }
@@ -148,6 +171,17 @@ func (f *fillingFile) grow(n int64) {
 // at seq N", and so does the trace, which replay info then reports
 // instead of blaming a kill.
 func TestDiskFullStopsRecordingNotTheNode(t *testing.T) {
+	// With fallocate, the notice goes into room kept for it while the
+	// disk stays full (it found none, and the trace read as killed);
+	// without, into room freed before the node stops.
+	t.Run("disk stays full", func(t *testing.T) { diskFull(t, false, false, false) })
+	// The hostile pass's tmpfs: what the failed write freed was gone
+	// again before the notice came.
+	t.Run("shared disk stays full", func(t *testing.T) { diskFull(t, false, false, true) })
+	t.Run("no fallocate, room freed", func(t *testing.T) { diskFull(t, true, true, false) })
+}
+
+func diskFull(t *testing.T, noReserve, freed, shared bool) {
 	var file *fillingFile
 	defer func(open func(string) (traceFile, error)) { openTraceFile = open }(openTraceFile)
 	openTraceFile = func(path string) (traceFile, error) {
@@ -155,7 +189,7 @@ func TestDiskFullStopsRecordingNotTheNode(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		file = &fillingFile{File: f, limit: 200 << 10}
+		file = &fillingFile{File: f, limit: 200 << 10, noReserve: noReserve, shared: shared}
 		return file, nil
 	}
 	addrs, lns := cluster(t, 1)
@@ -186,7 +220,9 @@ func TestDiskFullStopsRecordingNotTheNode(t *testing.T) {
 			t.Fatalf("the node stopped serving when recording stopped: %v", err)
 		}
 	}
-	file.grow(64 << 10) // space freed before the node is stopped
+	if freed {
+		file.grow(64 << 10) // space freed before the node is stopped
+	}
 	if err := n.Close("signal: terminated"); err != nil {
 		t.Fatalf("Close after recording stopped: %v (a SIGTERM would exit non-zero)", err)
 	}

@@ -2,7 +2,9 @@ package live
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"syscall"
 )
 
 // unitFile writes an lz4 frame stream to a file so that every frame
@@ -29,6 +31,48 @@ type unitFile struct {
 	// parsed counts the buffered bytes already parsed (a frame header
 	// waiting for its first block).
 	parsed int
+	// reserve, if set, allocates the file's blocks from off for n
+	// bytes without growing it (fallocate's KEEP_SIZE). The file keeps
+	// noticeRoom bytes allocated past what it holds: when the disk is
+	// full, the write that cannot keep them fails before writing, and
+	// the stop notice that follows goes into them. Without it a full
+	// disk left no room for the notice, and the trace read as one
+	// whose process was killed, which checks clean.
+	reserve  func(off, n int64) error
+	reserved int64 // the file's blocks are allocated up to here
+	full     bool  // a reservation failed for want of space
+}
+
+// noticeRoom is the room kept for a stop notice (a few hundred bytes:
+// a header, a gap per node and an end record); reserveStep is how far
+// past it a reservation reaches, so that one is made per that many
+// bytes written.
+const (
+	noticeRoom  = 16 << 10
+	reserveStep = 1 << 20
+)
+
+// keepRoom makes sure that noticeRoom bytes stay allocated after n more
+// bytes are written. It fails only when the disk is full.
+func (u *unitFile) keepRoom(n int64) error {
+	if u.reserve == nil || u.full || u.size+n+noticeRoom <= u.reserved {
+		return nil
+	}
+	// A step ahead, so that this is not a call per write; near the end
+	// of the disk, just what this write and the notice need.
+	for _, ahead := range []int64{n + noticeRoom + reserveStep, n + noticeRoom} {
+		err := u.reserve(u.size, ahead)
+		switch {
+		case err == nil:
+			u.reserved = u.size + ahead
+			return nil
+		case !errors.Is(err, syscall.ENOSPC):
+			u.reserve = nil // the file system cannot: record without it
+			return nil
+		}
+	}
+	u.full = true
+	return syscall.ENOSPC
 }
 
 // unitTarget is what a unitFile writes to: an *os.File opened for append.
@@ -45,6 +89,10 @@ func (u *unitFile) Write(p []byte) (int, error) {
 	}
 	if end == 0 {
 		return len(p), nil
+	}
+	if err := u.keepRoom(int64(end)); err != nil {
+		u.buf, u.body, u.parsed = u.buf[:0], false, 0
+		return 0, fmt.Errorf("keeping room for a stop notice: %w", err)
 	}
 	n, err := u.f.Write(u.buf[:end])
 	if err != nil {
