@@ -4,6 +4,8 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+
+	"golang.org/x/tools/go/types/typeutil"
 )
 
 // A range over a map that looks for one entry and, on finding it, acts
@@ -74,70 +76,124 @@ func childStmts(n ast.Node) []ast.Node {
 	return nil
 }
 
-// assignedIn collects the variables and fields written in body: what an
-// effect's arguments must not read, since its value could depend on how
-// many entries came before.
-func assignedIn(info *types.Info, body ast.Node) map[types.Object]bool {
-	out := map[types.Object]bool{}
-	var mark func(e ast.Expr)
-	mark = func(e ast.Expr) {
+// writes is what a loop body writes: each variable or field with the
+// spans of the statements that write it, and whether it calls something
+// whose writes vet cannot see.
+type writes struct {
+	sites   map[types.Object][]span
+	unknown bool
+}
+
+type span struct{ pos, end token.Pos }
+
+func (w *writes) has(obj types.Object) bool { return len(w.sites[obj]) > 0 }
+
+// writesIn collects what body writes: assignments, ++ and --, the
+// containers given to delete, clear and copy, a pointer taken (it may be
+// written through). A call of anything but an effect (isEffect: env's,
+// and module functions that reach one, which are judged as effects), a
+// conversion, a builtin or a function of a few packages that write
+// nothing makes the writes unknown.
+func writesIn(info *types.Info, body ast.Node, isEffect func(*types.Func) bool) *writes {
+	w := &writes{sites: map[types.Object][]span{}}
+	var mark func(e ast.Expr, at ast.Node)
+	mark = func(e ast.Expr, at ast.Node) {
+		sp := span{at.Pos(), at.End()}
 		switch e := ast.Unparen(e).(type) {
 		case *ast.Ident:
 			if obj := info.ObjectOf(e); obj != nil {
-				out[obj] = true
+				w.sites[obj] = append(w.sites[obj], sp)
 			}
 		case *ast.SelectorExpr:
 			if obj := info.ObjectOf(e.Sel); obj != nil {
-				out[obj] = true
+				w.sites[obj] = append(w.sites[obj], sp)
 			}
-			mark(e.X)
+			mark(e.X, at)
 		case *ast.IndexExpr:
-			mark(e.X)
+			mark(e.X, at)
 		case *ast.StarExpr:
-			mark(e.X)
+			mark(e.X, at)
 		}
 	}
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.AssignStmt:
 			for _, l := range n.Lhs {
-				mark(l)
+				mark(l, n)
 			}
 		case *ast.IncDecStmt:
-			mark(n.X)
+			mark(n.X, n)
 		case *ast.UnaryExpr:
-			if n.Op == token.AND { // a pointer taken may be written through
-				mark(n.X)
+			if n.Op == token.AND {
+				mark(n.X, n)
 			}
 		case *ast.RangeStmt:
 			if n.Key != nil {
-				mark(n.Key)
+				mark(n.Key, n)
 			}
 			if n.Value != nil {
-				mark(n.Value)
+				mark(n.Value, n)
+			}
+		case *ast.CallExpr:
+			switch f := typeutil.Callee(info, n).(type) {
+			case *types.Builtin:
+				switch f.Name() {
+				case "delete", "clear", "copy":
+					if len(n.Args) > 0 {
+						mark(n.Args[0], n)
+					}
+				}
+			case *types.Func:
+				if !isEffect(f.Origin()) && !writesNothing(f) {
+					w.unknown = true
+				}
+			default:
+				if !info.Types[n.Fun].IsType() {
+					w.unknown = true // a function value
+				}
 			}
 		}
 		return true
 	})
-	return out
+	return w
+}
+
+// writesNothing: package-level functions of packages that only compute.
+func writesNothing(f *types.Func) bool {
+	if f.Pkg() == nil || recvName(f) != "" {
+		return false
+	}
+	switch f.Pkg().Path() {
+	case "strings", "strconv", "unicode", "unicode/utf8", "math", "cmp":
+		return true
+	}
+	return false
 }
 
 // orderFreeOnce tells whether the effect call, found inside rs's body
 // with stack the nodes from rs down to it, happens at most once per run
 // of the loop with the same arguments whichever entry reaches it.
 func orderFreeOnce(info *types.Info, rs *ast.RangeStmt, stack []ast.Node, call *ast.CallExpr,
-	exit ast.Stmt, loopVars, assigned map[types.Object]bool) bool {
-	if !entryFree(info, rs, call, loopVars, assigned) {
+	exit ast.Stmt, loopVars map[types.Object]bool, w *writes) bool {
+	if w.unknown || !entryFree(info, rs, call, loopVars, w) {
 		return false
 	}
 	// From the call outwards: the statements after it, in its block and
 	// then in each enclosing block up to the loop's body, must reach exit
-	// with no branch.
+	// with no branch. An if crossed on the way decides whether the effect
+	// happens before the loop leaves: its condition must not depend on
+	// the entry either.
+	var conds []ast.Node
 	for i := len(stack) - 1; i > 0; i-- {
 		switch n := stack[i].(type) {
 		case *ast.FuncLit, *ast.ForStmt, *ast.RangeStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt,
 			*ast.SelectStmt, *ast.CaseClause, *ast.CommClause, *ast.LabeledStmt:
 			return false
+		case *ast.IfStmt:
+			conds = append(conds, n.Cond)
+			if n.Init != nil {
+				conds = append(conds, n.Init)
+			}
 		case *ast.BlockStmt:
 			child, ok := stack[i+1].(ast.Stmt)
 			if !ok {
@@ -150,6 +206,12 @@ func orderFreeOnce(info *types.Info, rs *ast.RangeStmt, stack []ast.Node, call *
 					continue
 				}
 				if s == exit {
+					region := span{child.Pos(), exit.End()}
+					for _, c := range conds {
+						if !condFree(info, rs, c, loopVars, w, region) {
+							return false
+						}
+					}
 					return true
 				}
 				if jumps(s) {
@@ -164,8 +226,59 @@ func orderFreeOnce(info *types.Info, rs *ast.RangeStmt, stack []ast.Node, call *
 	return false
 }
 
+// condFree: a condition on the way from an effect to the loop's exit
+// names no loop variable, nothing declared in the body, and nothing the
+// body writes except inside region (the effect's statements up to the
+// exit, which run once) with values that do not come from the entry.
+func condFree(info *types.Info, rs *ast.RangeStmt, cond ast.Node, loopVars map[types.Object]bool, w *writes, region span) bool {
+	free := true
+	ast.Inspect(cond, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			obj := info.ObjectOf(n)
+			if obj == nil {
+				return true
+			}
+			if loopVars[obj] || obj.Pos() >= rs.Body.Pos() && obj.Pos() < rs.Body.End() {
+				free = false
+			}
+			for _, sp := range w.sites[obj] {
+				if sp.pos < region.pos || sp.end > region.end || !writtenFree(info, rs, sp, loopVars) {
+					free = false
+				}
+			}
+		case *ast.CallExpr:
+			if !info.Types[n.Fun].IsType() {
+				if f, ok := typeutil.Callee(info, n).(*types.Builtin); !ok || (f.Name() != "len" && f.Name() != "cap") {
+					free = false
+				}
+			}
+		}
+		return free
+	})
+	return free
+}
+
+// writtenFree: the statement at sp writes a value that names no loop
+// variable and nothing declared in the body.
+func writtenFree(info *types.Info, rs *ast.RangeStmt, sp span, loopVars map[types.Object]bool) bool {
+	free := true
+	ast.Inspect(rs.Body, func(n ast.Node) bool {
+		if n == nil || !free || n.End() < sp.pos || n.Pos() > sp.end {
+			return false
+		}
+		if id, ok := n.(*ast.Ident); ok && n.Pos() >= sp.pos && n.End() <= sp.end {
+			if obj := info.Uses[id]; obj != nil && (loopVars[obj] || obj.Pos() >= rs.Body.Pos() && obj.Pos() < rs.Body.End()) {
+				free = false
+			}
+		}
+		return true
+	})
+	return free
+}
+
 // entryFree: the call names nothing that could differ between entries.
-func entryFree(info *types.Info, rs *ast.RangeStmt, call *ast.CallExpr, loopVars, assigned map[types.Object]bool) bool {
+func entryFree(info *types.Info, rs *ast.RangeStmt, call *ast.CallExpr, loopVars map[types.Object]bool, w *writes) bool {
 	free := true
 	ast.Inspect(call, func(n ast.Node) bool {
 		switch n := n.(type) {
@@ -174,7 +287,7 @@ func entryFree(info *types.Info, rs *ast.RangeStmt, call *ast.CallExpr, loopVars
 			if obj == nil {
 				return true
 			}
-			if loopVars[obj] || assigned[obj] || obj.Pos() >= rs.Body.Pos() && obj.Pos() < rs.Body.End() {
+			if loopVars[obj] || w.has(obj) || obj.Pos() >= rs.Body.Pos() && obj.Pos() < rs.Body.End() {
 				free = false
 			}
 		case *ast.CallExpr:
@@ -206,8 +319,8 @@ func jumps(s ast.Stmt) bool {
 
 // writesOutside tells whether the loop body writes a variable or field
 // that outlives one entry's pass.
-func writesOutside(rs *ast.RangeStmt, assigned, loopVars map[types.Object]bool) bool {
-	for obj := range assigned {
+func writesOutside(rs *ast.RangeStmt, w *writes, loopVars map[types.Object]bool) bool {
+	for obj := range w.sites {
 		inBody := obj.Pos() >= rs.Body.Pos() && obj.Pos() < rs.Body.End()
 		if !inBody && !loopVars[obj] {
 			return true

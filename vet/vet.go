@@ -278,7 +278,7 @@ func (c *checker) mapSink(fn *fun, rs *ast.RangeStmt) (string, bool) {
 		}
 	}
 	exits, followed := rangeExits(rs)
-	var assigned map[types.Object]bool // made when an effect is met
+	var written *writes // made when an effect is met
 	// once: the effect named by id happens at most once per run of the
 	// loop with the same arguments whatever the order (orderFreeOnce).
 	var stack []ast.Node
@@ -291,13 +291,15 @@ func (c *checker) mapSink(fn *fun, rs *ast.RangeStmt) (string, bool) {
 		}
 		for i := len(stack) - 1; i >= 0; i-- {
 			if call, ok := stack[i].(*ast.CallExpr); ok && call.Fun.Pos() <= id.Pos() && id.End() <= call.Fun.End() {
-				if assigned == nil {
-					assigned = assignedIn(info, rs.Body)
+				if written == nil {
+					written = writesIn(info, rs.Body, func(f *types.Func) bool {
+						return isEnvEffect(f) || c.inModule(f.Pkg()) && c.effectsOf(f)
+					})
 				}
-				if opaque && writesOutside(rs, assigned, loopVars) {
+				if opaque && writesOutside(rs, written, loopVars) {
 					return false
 				}
-				return orderFreeOnce(info, rs, stack[:i+1], call, exits[0], loopVars, assigned)
+				return orderFreeOnce(info, rs, stack[:i+1], call, exits[0], loopVars, written)
 			}
 		}
 		return false

@@ -88,6 +88,9 @@ func (n *Node) Timer(env node.Env, t node.Timer) { // want Timer:`reaches\(chann
 	n.armThenGoOn(env)
 	n.sendToFirst(env)
 	n.gossipAfterSum(env)
+	n.armIfSecondBig(env)
+	n.sendWhatIsLeft(env, &pending{M: map[node.ID]int{}})
+	n.armAfterCounting(env)
 }
 
 // pick is a method of a handler type, so a root itself.
@@ -194,6 +197,46 @@ func (n *Node) gossipAfterSum(env node.Env) { // want gossipAfterSum:`reaches\(m
 		n.Total += v
 		if v > 3 {
 			n.gossip(env, "n1")
+			return
+		}
+	}
+}
+
+// A condition between the effect and the exit that reads the entry: the
+// timer is set only if the bigger entry comes first.
+func (n *Node) armIfSecondBig(env node.Env) { // want armIfSecondBig:`reaches\(maporder:the order of env.After calls,effects\)`
+	for _, v := range n.Members { // want `decides the order of env.After calls`
+		if v > 3 {
+			if v > 5 {
+				env.After(time.Second, "big")
+			}
+			return
+		}
+	}
+}
+
+type pending struct{ M map[node.ID]int }
+
+// delete writes too: what is sent depends on how many entries went first.
+func (n *Node) sendWhatIsLeft(env node.Env, p *pending) { // want sendWhatIsLeft:`reaches\(maporder:the order of env.Send calls,effects\)`
+	for k, v := range n.Members { // want `decides the order of env.Send calls`
+		delete(p.M, k)
+		if v > 3 {
+			env.Send("n1", p.M)
+			return
+		}
+	}
+}
+
+// A condition on state the loop counts in: the effect depends on how
+// many entries came first.
+func (n *Node) armAfterCounting(env node.Env) { // want armAfterCounting:`reaches\(maporder:the order of env.After calls,effects\)`
+	for _, v := range n.Members { // want `decides the order of env.After calls`
+		n.Total++
+		if v > 3 {
+			if n.Total > 2 {
+				env.After(time.Second, "late")
+			}
 			return
 		}
 	}
