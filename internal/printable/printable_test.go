@@ -4,7 +4,7 @@ import "testing"
 
 func TestEscape(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain text, ünïcode ✓":       "plain text, ünïcode ✓",
+		"plain text, ünïcode ✓":      "plain text, ünïcode ✓",
 		"\x1b]0;title\x07":           `\x1b]0;title\x07`,
 		"two\nlines\r":               `two\x0alines\x0d`,
 		"rtl \u202eoverride\u202c":   `rtl \u202eoverride\u202c`,

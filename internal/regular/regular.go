@@ -5,7 +5,6 @@
 package regular
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -83,18 +82,26 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	// A file that says it is too big is refused before it is read (a
 	// 300 MB file cost 600 MB to refuse), and one that is not is read
 	// into a buffer of its size rather than one doubled up to it.
-	size := int64(512)
+	var b []byte
 	if st, err := f.Stat(); err == nil {
 		if st.Size() > max {
 			return nil, fmt.Errorf("%s: %w (over %d bytes)", path, ErrTooBig, max)
 		}
-		size = st.Size() + 1 // and the byte that says it grew while read
+		// The size it says, then whatever it grew by while read.
+		b = make([]byte, st.Size())
+		n, err := io.ReadFull(f, b)
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return b[:n], nil // it shrank while read
+		case err != nil:
+			return nil, err
+		}
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
+	rest, err := io.ReadAll(io.LimitReader(f, max+1-int64(len(b))))
+	if err != nil {
 		return nil, err
 	}
-	b := buf.Bytes()
+	b = append(b, rest...)
 	if int64(len(b)) > max {
 		return nil, fmt.Errorf("%s: %w (over %d bytes)", path, ErrTooBig, max)
 	}
