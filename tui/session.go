@@ -411,9 +411,10 @@ func (m *Model) RunUntilChange(dir int) {
 			return
 		}
 		// Backward, a chunk reads a window of steps forward to find the
-		// last change in it; a window that took longer than chunkTime
-		// makes the next one smaller.
-		from, hi, window := m.pos, m.pos-1, runChunk
+		// last change in it. The first window is one step; one that
+		// took less than chunkTime doubles the next (up to runChunk),
+		// one that took more halves it.
+		from, hi, window := m.pos, m.pos-1, 1
 		task.Chunk = func() bool {
 			if task.canceled {
 				m.say("stopped; still at #%d", m.pos)
@@ -423,6 +424,8 @@ func (m *Model) RunUntilChange(dir int) {
 			defer func() {
 				if time.Since(began) > chunkTime {
 					window = max(1, window/2)
+				} else {
+					window = min(runChunk, window*2)
 				}
 			}()
 			lo := max(limit, hi-window+1)

@@ -609,6 +609,9 @@ func TestEscStopsARunWithASlowWatchSoon(t *testing.T) {
 	u := startUI(t, m)
 	u.keys("wlen([x for x in range(20000)]) * 0\n")
 	u.keys("]")
+	// Once the run has gone a chunk (Esc before it would stop at #0
+	// whatever the chunk's size).
+	u.waitFor("running forward: #")
 	u.press(tcell.KeyEscape, 0, 0)
 	u.waitFor("stopped at #")
 	text := u.text()
@@ -617,6 +620,14 @@ func TestEscStopsARunWithASlowWatchSoon(t *testing.T) {
 	fmt.Sscanf(text[i+len("stopped at #"):], "%d", &at)
 	if at >= 128 {
 		t.Fatalf("Esc stopped the run only at #%d:\n%s", at, text)
+	}
+	// Backward too: from #1000, [ with the same watch.
+	u.keys("g1000\n[")
+	u.waitFor("running backward: #")
+	u.press(tcell.KeyEscape, 0, 0)
+	u.waitFor("stopped; still at #")
+	if !strings.Contains(u.text(), "stopped; still at #1000") {
+		t.Fatalf("Esc did not stop the run back:\n%s", u.text())
 	}
 }
 
