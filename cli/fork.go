@@ -94,7 +94,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	changed := f.sim.changed
 	switch {
 	case !changed("at"):
-		return badInput("missing --at STEP (the step to fork at; replay events %s lists the steps)", paths[0])
+		return badInput("missing --at STEP (the step to fork at; replay events %s lists the steps)", shellQuote(paths[0]))
 	case f.at < 0:
 		return badInput("--at %d: want a step, 0 or more", f.at)
 	case f.sim.output == "":

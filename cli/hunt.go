@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	printableText "github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
@@ -36,7 +37,7 @@ func parseSeeds(spec string) (uint64, uint64, error) {
 // what this shard found for replay results merge.
 func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if f.seeds == "" && f.check != "" && f.changed != nil && f.changed("seed") {
-		return badInput("--check runs with a hunt: for seed %d alone, give --seeds %d-%d --check %s", cfg.Seed, cfg.Seed, cfg.Seed, f.check)
+		return badInput("--check runs with a hunt: for seed %d alone, give --seeds %d-%d --check %s", cfg.Seed, cfg.Seed, cfg.Seed, shellQuote(f.check))
 	}
 	if f.seeds == "" || f.check == "" {
 		return badInput("--seeds and --check go together: --seeds FROM-TO --check PREDS.star (one seed: --seeds N-N)")
@@ -200,7 +201,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			// The handler is nondeterministic: the seed's check stopped
 			// at the divergence, so it is not clean, nor a protocol bug.
 			fail.Kind, fail.Step = "divergence", div.Step
-			fail.Headline = fmt.Sprintf("replay diverged at step #%d (%s %s): %s", div.Step, div.Node, div.Event, div.What)
+			fail.Headline = fmt.Sprintf("replay diverged at step #%d (%s %s): %s", div.Step, div.Node, printableText.Escape(div.Event), printableText.Escape(div.What))
 			// The trace written for this seed (-o) is the one to
 			// verify; a later seed's is made by its reproduce command.
 			explain := fmt.Sprintf("replay verify %s explains it", shellQuote(fail.Trace))

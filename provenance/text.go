@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/replaycheck/replaycheck/internal/printable"
 )
 
 // Lines renders the chain as the CLI and the debugger show it: one line
@@ -13,7 +15,8 @@ import (
 // debugger can jump there.
 func (c *Chain) Lines() (text []string, steps []int) {
 	add := func(step int, indent int, format string, args ...any) {
-		text = append(text, strings.Repeat("  ", indent)+fmt.Sprintf(format, args...))
+		// Timer and task names, message types: the handler's text.
+		text = append(text, strings.Repeat("  ", indent)+printable.Escape(fmt.Sprintf(format, args...)))
 		steps = append(steps, step)
 	}
 	add(-1, 0, "why %s %s = %s at #%d:", c.Node, c.Field, c.Value, c.At)
