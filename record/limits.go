@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
 )
 
@@ -109,8 +109,11 @@ func checkName(what, s string, limit int, emptyOK bool) error {
 		return fmt.Errorf("%s %s is not valid UTF-8", what, clip(s))
 	}
 	for _, r := range s {
-		if unicode.IsControl(r) {
-			return fmt.Errorf("%s %s contains a control character", what, clip(s))
+		// Names are printed bare on every line of output: nothing in
+		// one may move the cursor, break the line or turn the text
+		// round (a bidi override).
+		if printable.Unsafe(r) {
+			return fmt.Errorf("%s %s contains a control character (%U)", what, clip(s), r)
 		}
 	}
 	return nil

@@ -15,13 +15,13 @@ import (
 // separator and bidirectional formatting character written as a Go
 // escape (\x1b, \u202e). Text without any is returned as it is.
 func Escape(s string) string {
-	if strings.IndexFunc(s, unsafe) < 0 {
+	if strings.IndexFunc(s, Unsafe) < 0 {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
 		switch {
-		case !unsafe(r):
+		case !Unsafe(r):
 			b.WriteRune(r)
 		case r < 0x100:
 			fmt.Fprintf(&b, "\\x%02x", r)
@@ -32,10 +32,10 @@ func Escape(s string) string {
 	return b.String()
 }
 
-// unsafe: controls (C0, DEL, C1), U+2028 and U+2029, and the bidi
-// embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) and
-// marks (U+200E, U+200F, U+061C).
-func unsafe(r rune) bool {
+// Unsafe reports what Escape escapes: controls (C0, DEL, C1), U+2028
+// and U+2029, and the bidi embeddings, overrides and isolates
+// (U+202A-U+202E, U+2066-U+2069) and marks (U+200E, U+200F, U+061C).
+func Unsafe(r rune) bool {
 	switch {
 	case unicode.IsControl(r):
 		return true
