@@ -275,6 +275,15 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	}
 	cfg := tui.Config{Traces: traces, Registry: a.Registry, Preds: preds.Path, At: f.at}
 	cfg.Predict, cfg.Critical = a.debugSearches(f)
+	// A signal (kill, a closed terminal, Ctrl-C sent from outside: the
+	// screen takes the key itself) ends the session as q does, so that
+	// the terminal is given back and a background build is stopped and
+	// removed, rather than the process dying with the terminal raw. It
+	// is caught from before the build starts; one that comes before the
+	// screen is up ends the session as soon as it is.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer func() { signal.Stop(sigs); close(sigs) }()
 	// A trace without a database opens at once: the debugger indexes it
 	// in the background and browses what is indexed meanwhile.
 	bg, err := a.startBuild(traces, preds.Path, f.db)
@@ -309,13 +318,6 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	// still running); the deferred db.Close above is the trace's.
 	defer m.Close()
 	view := tui.NewView(m, a.Screen)
-	// A signal (kill, a closed terminal, Ctrl-C sent from outside: the
-	// screen takes the key itself) ends the session as q does, so that
-	// the terminal is given back and a background build is stopped and
-	// removed, rather than the process dying with the terminal raw.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer func() { signal.Stop(sigs); close(sigs) }()
 	go func() {
 		if s, ok := <-sigs; ok {
 			view.End(&exitError{ExitInterrupted, fmt.Errorf("%v: the debugger closed", s)})

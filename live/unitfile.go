@@ -66,7 +66,7 @@ func (u *unitFile) keepRoom(n int64) error {
 		case err == nil:
 			u.reserved = u.size + ahead
 			return nil
-		case !errors.Is(err, syscall.ENOSPC):
+		case !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT):
 			u.reserve = nil // the file system cannot: record without it
 			return nil
 		}
