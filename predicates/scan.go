@@ -425,8 +425,9 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 			return
 		}
 		keys, vals := state.SortedEntries(v)
+		unequal := 0
 		for i, k := range keys {
-			s.walk(vals[i], path+"["+state.KeyString(k)+"]", depth+1)
+			s.walk(vals[i], path+string(state.AppendMapKey(nil, k, &unequal)), depth+1)
 		}
 	}
 }

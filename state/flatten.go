@@ -199,8 +199,9 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 			f.leaf("{}")
 		}
 		n := len(f.path)
+		unequal := 0
 		for i, key := range keys {
-			f.path = append(appendKey(append(f.path, '['), key), ']')
+			f.path = AppendMapKey(f.path, key, &unequal)
 			f.walk(vals[i], depth+1)
 			f.path = f.path[:n]
 		}
@@ -251,6 +252,27 @@ func (f *Flattener) reference(v reflect.Value) bool {
 // KeyString formats a map key as it appears in paths: strings quoted,
 // numbers bare, structs and arrays by their content ({A:1 B:"x"}, [1 2]).
 func KeyString(k reflect.Value) string { return string(appendKey(nil, k)) }
+
+// AppendMapKey appends a map entry's path step, "[KEY]", to b. A key not
+// equal to itself (a NaN, or a struct or array holding one) has no
+// path of its own: a map holds one entry per such key, all with the same
+// text. unequal counts them along one map's sorted keys, and the second
+// and later are told apart as "[NaN#2]", "[NaN#3]" (in SortedEntries'
+// order, which puts them by value).
+func AppendMapKey(b []byte, k reflect.Value, unequal *int) []byte {
+	b = appendKey(append(b, '['), k)
+	switch k.Kind() {
+	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128,
+		reflect.Struct, reflect.Array, reflect.Interface:
+		if !k.Equal(k) {
+			*unequal++
+			if *unequal > 1 {
+				b = strconv.AppendInt(append(b, '#'), int64(*unequal), 10)
+			}
+		}
+	}
+	return append(b, ']')
+}
 
 func appendKey(b []byte, k reflect.Value) []byte {
 	for k.Kind() == reflect.Interface && !k.IsNil() {
