@@ -184,6 +184,28 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// atLeast is a flag's value and the least it may be, for checkAtLeast.
+type atLeast struct {
+	flag  string
+	value int
+	least int
+}
+
+// checkAtLeast names the first flag below its least value, and only it:
+// an error that listed every such flag named ones the user never gave.
+func checkAtLeast(flags ...atLeast) error {
+	for _, f := range flags {
+		if f.value < f.least {
+			want := "a positive number"
+			if f.least == 0 {
+				want = "0 or more"
+			}
+			return badInput("--%s %d: want %s", f.flag, f.value, want)
+		}
+	}
+	return nil
+}
+
 // maxMessage bounds an error line: inputs echoed in it (a field path, an
 // expression) may be arbitrarily long.
 const maxMessage = 2000

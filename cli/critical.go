@@ -217,7 +217,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	case f.predicate == "":
 		return badInput("missing --predicate NAME (the liveness predicate whose violation to trace back)")
 	case f.walks < 1, f.walkSteps < 1, f.jobs < 1:
-		return badInput("--walks %d --walk-steps %d --jobs %d: want positive numbers", f.walks, f.walkSteps, f.jobs)
+		return checkAtLeast(atLeast{"walks", f.walks, 1}, atLeast{"walk-steps", f.walkSteps, 1}, atLeast{"jobs", f.jobs, 1})
 	case f.stable < 0 || f.walkTime < 0 || f.changed("walk-time") && f.walkTime == 0:
 		return badInput("--stable %v --walk-time %v: want positive durations", f.stable, f.walkTime)
 	}

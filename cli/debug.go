@@ -266,8 +266,8 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	if f.at < 0 {
 		return badInput("--at %d: steps are numbered from #0", f.at)
 	}
-	if f.budget < 1 || f.walks < 1 || f.walkSteps < 1 {
-		return badInput("--budget %d --walks %d --walk-steps %d: want positive numbers", f.budget, f.walks, f.walkSteps)
+	if err := checkAtLeast(atLeast{"budget", f.budget, 1}, atLeast{"walks", f.walks, 1}, atLeast{"walk-steps", f.walkSteps, 1}); err != nil {
+		return err
 	}
 	preds, err := a.resolveOptional(f.preds)
 	if err != nil {

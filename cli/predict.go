@@ -118,7 +118,7 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	case f.at < 0:
 		return badInput("--at %d: want a step, 0 or more", f.at)
 	case f.depth < 1 || f.budget < 1 || f.jobs < 1 || f.faults < 0:
-		return badInput("--depth %d --budget %d --jobs %d --faults %d: want positive numbers (--faults 0 or more)", f.depth, f.budget, f.jobs, f.faults)
+		return checkAtLeast(atLeast{"depth", f.depth, 1}, atLeast{"budget", f.budget, 1}, atLeast{"jobs", f.jobs, 1}, atLeast{"faults", f.faults, 0})
 	case !slices.Contains(explore.Names(), f.strategy):
 		return badInput("--strategy %q: unknown (known: %s)", f.strategy, strings.Join(explore.Names(), ", "))
 	case changed("time") && f.wall <= 0:

@@ -40,3 +40,27 @@ func TestPrintedCommandsQuoteTracePaths(t *testing.T) {
 		t.Fatal("something ran the file name")
 	}
 }
+
+// A bad number names its own flag only: "--depth 100 --budget 0 --jobs 1
+// --faults 0: want positive numbers" named three flags the user never
+// gave (a hostile pass).
+func TestABadNumberNamesItsFlagOnly(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "p.lz4")
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "50", "-o", trace}); code != ExitOK {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	for _, args := range [][]string{
+		{"predict", trace, "builtin:paxos", "--at", "10", "--budget", "0"},
+		{"critical", trace, "builtin:paxos", "--predicate", "X", "--walk-steps", "0"},
+	} {
+		errb.Reset()
+		code := app.Run(args)
+		flag := args[len(args)-2]
+		if code != ExitBadInput || !strings.Contains(errb.String(), flag+" 0: want a positive number") || strings.Count(errb.String(), "--") != 1 {
+			t.Errorf("%v: exit %d: %q", args, code, errb.String())
+		}
+	}
+}
