@@ -131,8 +131,11 @@ func (a *App) Run(args []string) int {
 		err, perr = perr, nil
 	}
 	lost := stdout.err // reported beside err, which may say nothing
-	if err == nil && lost != nil {
+	switch {
+	case err == nil && lost != nil:
 		err, lost = fmt.Errorf("write standard output: %w", lost), nil
+	case lost != nil && errors.Is(err, lost):
+		lost = nil // the command's own error says it already
 	}
 	if err == nil {
 		return ExitOK

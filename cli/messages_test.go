@@ -31,6 +31,14 @@ func TestOutputThatCannotBeWrittenFails(t *testing.T) {
 	if code := app.Run([]string{"events", trace}); code != ExitBadInput || !strings.Contains(errb.String(), "write standard output: no space left") {
 		t.Fatalf("events to a full device: exit %d, stderr %q", code, errb.String())
 	}
+	// A verb whose own error is the lost write says it once (export and
+	// schedule said it twice: a hostile pass).
+	for _, args := range [][]string{{"export", trace, "--format", "jsonl", "-o", "-"}, {"schedule", trace}} {
+		errb.Reset()
+		if code := app.Run(args); code != ExitBadInput || strings.Count(errb.String(), "no space left") != 1 {
+			t.Fatalf("%v to a full device: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
 	// A verb that exits 1 for a finding still says its report was lost
 	// (check of a violating run exited 1 with nothing on stderr).
 	bad := filepath.Join(dir, "bad.lz4")
