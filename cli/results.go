@@ -194,6 +194,10 @@ func readResults(path string) (*resultFile, error) {
 		return nil, badInput("%s: the shard exited %d, which a hunt that wrote its results does not (it exits 0, 1, 3, 4 or 130): not a file a hunt wrote as it is (edited?)", path, rf.Exit)
 	case rf.Exit == ExitInterrupted && rf.Stopped != "interrupted":
 		return nil, badInput("%s: the shard exited %d (interrupted) but says it stopped %q: not a file a hunt wrote as it is (edited?)", path, rf.Exit, rf.Stopped)
+	case stopReasons[rf.Hunt.Kind] == nil:
+		// Checked before what depends on it (a "hunt": null read as
+		// a hunt that writes nothing).
+		return nil, badInput("%s: the shard's hunt is of kind %q; a hunt is of kind sim or explore: not a file a hunt wrote as it is (edited?)", path, rf.Hunt.Kind)
 	case !slices.Contains(stopReasons[rf.Hunt.Kind], rf.Stopped):
 		return nil, badInput("%s: the shard says it stopped %q, which a %q hunt does not write (it writes %s): not a file a hunt wrote as it is (edited?)",
 			path, rf.Stopped, rf.Hunt.Kind, strings.Join(stopReasons[rf.Hunt.Kind], ", "))

@@ -208,6 +208,8 @@ func TestShardBadInput(t *testing.T) {
 		{`"steps": `, `"steps": 4611686018427387904, "x": `, "more than a shard can run"},
 		// A reason no hunt writes (an explorer's, in a seed hunt).
 		{`"stopped": "done"`, `"stopped": "budget"`, `stopped "budget", which a "sim" hunt does not write`},
+		// No hunt at all: it said "(it writes )".
+		{`"hunt": {`, `"hunt": null, "x": {`, `hunt is of kind ""; a hunt is of kind sim or explore`},
 	} {
 		edited := strings.Replace(string(orig), edit.old, edit.new, 1)
 		if edited == string(orig) {
