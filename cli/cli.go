@@ -118,6 +118,9 @@ func (a *App) Run(args []string) int {
 	root.PersistentFlags().StringVar(&prof.path, "cpuprofile", "", "write a Go CPU profile of this command to `FILE` (read it with go tool pprof)")
 	root.PersistentFlags().StringVar(&prof.starlarkPath, "starlark-profile", "", "write a profile of the time spent in each Starlark function of the predicate script to `FILE` (go tool pprof -top FILE)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if err := noEmptyValues(cmd); err != nil {
+			return err
+		}
 		if err := outputsAreNotInputs(cmd, args); err != nil {
 			return err
 		}
@@ -185,6 +188,29 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 		s.err = err
 	}
 	return n, err
+}
+
+// noEmptyValues refuses a flag given with an empty value: --results ''
+// or --db '' fell back to the default silently, a file the user did
+// not name (a shell variable that was not set).
+func noEmptyValues(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		switch f.Value.Type() {
+		case "string", "stringSlice", "stringArray":
+			if v := f.Value.String(); v == "" || v == "[]" {
+				name := "--" + f.Name
+				if f.Shorthand != "" {
+					name += " (-" + f.Shorthand + ")"
+				}
+				err = badInput("%s '': give it a value, or leave the flag out", name)
+			}
+		}
+	})
+	return err
 }
 
 // atLeast is a flag's value and the least it may be, for checkAtLeast.

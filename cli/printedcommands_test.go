@@ -64,3 +64,27 @@ func TestABadNumberNamesItsFlagOnly(t *testing.T) {
 		}
 	}
 }
+
+// A flag given an empty value is refused: --results '' and --nodes ''
+// fell back to the default silently (a hostile pass), which a shell
+// variable that was not set would do unseen.
+func TestEmptyFlagValuesAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "p.lz4")
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "50", "-o", trace}); code != ExitOK {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	for _, args := range [][]string{
+		{"verify", trace, "--nodes", ""},
+		{"index", trace, "--db", ""},
+		{"sim", "paxos", "--seeds", "1-2", "--check", "builtin:paxos", "--results", ""},
+	} {
+		errb.Reset()
+		code := app.Run(args)
+		if code != ExitBadInput || !strings.Contains(errb.String(), "'': give it a value") {
+			t.Errorf("%v: exit %d: %q", args, code, errb.String())
+		}
+	}
+}

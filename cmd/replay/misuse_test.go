@@ -111,7 +111,7 @@ func TestMisuse(t *testing.T) {
 		{args: sim("nosuch", "-o", "x.lz4"), want: []string{`unknown system "nosuch"`, "paxos"}},
 		{args: sim("paxos", "chord", "-o", "x.lz4"), want: []string{"one SYSTEM", "chord"}},
 		{args: sim("paxos", "--bug", "nosuch", "-o", "x.lz4"), want: []string{`no bug "nosuch"`, "latest-response"}},
-		{args: sim("paxos", "--bug", "", "-o", "x.lz4"), want: []string{`no bug ""`}},
+		{args: sim("paxos", "--bug", "", "-o", "x.lz4"), want: []string{`--bug ''`, "give it a value"}},
 		{args: sim("paxos", "--frobnicate"), want: []string{"unknown flag", "--frobnicate"}},
 		{args: sim("paxos", "--sed", "3"), want: []string{"unknown flag: --sed", "did you mean --seed?"}},
 		{args: []string{"check", "--jobs", "1000000", "t.lz4", "preds.star"}, want: []string{"--jobs 1000000", "at most 256"}},
@@ -168,7 +168,7 @@ func TestMisuse(t *testing.T) {
 		{args: sim("randtree", "--param", "fanout=0"), want: []string{"fanout"}},
 		{args: sim("raftkv", "--param", "tick=bogus"), want: []string{"tick"}},
 		// sim: output
-		{args: sim("paxos", "-o", ""), want: []string{"-o", "empty"}},
+		{args: sim("paxos", "-o", ""), want: []string{"(-o) ''", "give it a value"}},
 		{args: sim("paxos", "-o", "adir"), want: []string{"adir", "directory"}},
 		{args: sim("paxos", "-o", "nodir/x.lz4"), want: []string{"nodir"}},
 		{args: sim("paxos", "-o", "file/x.lz4"), want: []string{"file"}},
