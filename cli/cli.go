@@ -190,9 +190,9 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// noEmptyValues refuses a flag given with an empty value: --results ”
-// or --db ” fell back to the default silently, a file the user did
-// not name (a shell variable that was not set).
+// noEmptyValues refuses a flag given with an empty value: an empty
+// --results or --db fell back to the default silently, a file the user
+// did not name (a shell variable that was not set).
 func noEmptyValues(cmd *cobra.Command) error {
 	var err error
 	cmd.Flags().Visit(func(f *pflag.Flag) {

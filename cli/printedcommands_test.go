@@ -65,7 +65,7 @@ func TestABadNumberNamesItsFlagOnly(t *testing.T) {
 	}
 }
 
-// A flag given an empty value is refused: --results ” and --nodes ”
+// A flag given an empty value is refused: --results "" and --nodes ""
 // fell back to the default silently (a hostile pass), which a shell
 // variable that was not set would do unseen.
 func TestEmptyFlagValuesAreRefused(t *testing.T) {
