@@ -88,3 +88,27 @@ func TestEmptyFlagValuesAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// --results writes over its own earlier result file, not over notes: it
+// replaced any file that was not a trace (a hostile pass).
+func TestResultsDoNotReplaceOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	notes := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notes, []byte("my notes\n"), 0o644)
+	hunt := []string{"sim", "paxos", "--seeds", "1-2", "--check", "builtin:paxos", "--shard", "0/2", "--results"}
+	if code := app.Run(append(hunt, notes)); code != ExitBadInput || !strings.Contains(errb.String(), "is not a result file") {
+		t.Fatalf("--results over notes: exit %d: %s", code, errb.String())
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "my notes\n" {
+		t.Fatalf("the notes were replaced: %q", b)
+	}
+	results := filepath.Join(dir, "paxos-results.json")
+	for range 2 { // a shard run again over its own result file
+		errb.Reset()
+		if code := app.Run(append(hunt, results)); code != ExitOK {
+			t.Fatalf("--results over a result file: exit %d: %s", code, errb.String())
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -148,6 +149,9 @@ func writeResults(path string, rf *resultFile) error {
 	if err := notOverATrace(path, "the result file"); err != nil {
 		return err
 	}
+	if err := replacesOnlyResults(path); err != nil {
+		return err
+	}
 	rf.Format, rf.Version = resultsFormat, resultsVersion
 	if rf.Failures == nil {
 		rf.Failures = []huntFailure{}
@@ -157,6 +161,28 @@ func writeResults(path string, rf *resultFile) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rf)
 	})
+}
+
+// replacesOnlyResults refuses to write a result file over a file that is
+// not one (notes, a script: --results notes.txt replaced them), as
+// traces are written only over traces. A shard run again over its own
+// result file is usual.
+func replacesOnlyResults(path string) error {
+	present, _ := existing(path)
+	if !present {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // createAtomic says what is wrong with it
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	if !bytes.Contains(head[:n], []byte(`"`+resultsFormat+`"`)) {
+		return badInput("%s exists and is not a result file: writing the results there would replace it (remove it, or name another file)", path)
+	}
+	return nil
 }
 
 // maxResultsBytes bounds a result file read whole: one holds a shard's
