@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -141,6 +143,15 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		return err
 	}
 	prefix := strings.TrimSuffix(cmpOr(f.sim.output, strings.TrimSuffix(paths[0], ".lz4")+"-predict.lz4"), ".lz4")
+	// -o names a prefix, PREFIX-N.lz4: a folder (dir/ wrote dir/-1.lz4)
+	// or a device (/dev/full wrote /dev/full-1.lz4) is not one.
+	if st, err := os.Stat(prefix); strings.HasSuffix(prefix, "/") || filepath.Base(prefix) == "." || err == nil && !st.Mode().IsRegular() {
+		example := "./predict"
+		if err == nil && st.IsDir() || strings.HasSuffix(prefix, "/") {
+			example = filepath.Join(prefix, "predict")
+		}
+		return badInput("-o %s: predict names its traces PREFIX-1.lz4, PREFIX-2.lz4, ...; give a prefix such as %s", f.sim.output, example)
+	}
 	for _, p := range paths {
 		if strings.HasPrefix(p, prefix+"-") && strings.HasSuffix(p, ".lz4") {
 			return badInput("-o %s.lz4 would number its branch traces over the input %s; choose another prefix", prefix, p)

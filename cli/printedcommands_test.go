@@ -112,3 +112,25 @@ func TestResultsDoNotReplaceOtherFiles(t *testing.T) {
 		}
 	}
 }
+
+// predict's -o is a prefix: a folder or a device is refused, not written
+// beside (-o dir/ wrote dir/-1.lz4, -o /dev/full wrote /dev/full-1.lz4:
+// a hostile pass).
+func TestPredictPrefixIsAPrefix(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "p.lz4")
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "50", "-o", trace}); code != ExitOK {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	for _, o := range []string{dir + "/", dir, os.DevNull} {
+		errb.Reset()
+		if code := app.Run([]string{"predict", trace, "builtin:paxos", "--at", "10", "-o", o}); code != ExitBadInput || !strings.Contains(errb.String(), "give a prefix") {
+			t.Errorf("-o %s: exit %d: %s", o, code, errb.String())
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*-1.lz4")); len(m) > 0 {
+		t.Fatalf("wrote %v", m)
+	}
+}
