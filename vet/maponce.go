@@ -82,6 +82,10 @@ func childStmts(n ast.Node) []ast.Node {
 type writes struct {
 	sites   map[types.Object][]span
 	unknown bool
+	// storesEntry: the body stores something of the entry where it
+	// outlives the pass (c.Last = id, n.Total += v, delete(m, k)):
+	// which entries went before the exit then shows.
+	storesEntry bool
 }
 
 type span struct{ pos, end token.Pos }
@@ -94,8 +98,44 @@ func (w *writes) has(obj types.Object) bool { return len(w.sites[obj]) > 0 }
 // and module functions that reach one, which are judged as effects), a
 // conversion, a builtin or a function of a few packages that write
 // nothing makes the writes unknown.
-func writesIn(info *types.Info, body ast.Node, isEffect func(*types.Func) bool) *writes {
+func writesIn(info *types.Info, rs *ast.RangeStmt, loopVars map[types.Object]bool, isEffect func(*types.Func) bool) *writes {
+	body := rs.Body
 	w := &writes{sites: map[types.Object][]span{}}
+	inBody := func(obj types.Object) bool { return obj.Pos() >= body.Pos() && obj.Pos() < body.End() }
+	fromEntry := func(es ...ast.Expr) bool {
+		for _, e := range es {
+			found := false
+			ast.Inspect(e, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					if obj := info.Uses[id]; obj != nil && (loopVars[obj] || inBody(obj)) {
+						found = true
+					}
+				}
+				return !found
+			})
+			if found {
+				return true
+			}
+		}
+		return false
+	}
+	outlives := func(e ast.Expr) bool {
+		for {
+			switch x := ast.Unparen(e).(type) {
+			case *ast.Ident:
+				obj := info.ObjectOf(x)
+				return obj != nil && x.Name != "_" && !loopVars[obj] && !inBody(obj)
+			case *ast.SelectorExpr:
+				e = x.X
+			case *ast.IndexExpr:
+				e = x.X
+			case *ast.StarExpr:
+				e = x.X
+			default:
+				return true
+			}
+		}
+	}
 	var mark func(e ast.Expr, at ast.Node)
 	mark = func(e ast.Expr, at ast.Node) {
 		sp := span{at.Pos(), at.End()}
@@ -120,6 +160,9 @@ func writesIn(info *types.Info, body ast.Node, isEffect func(*types.Func) bool) 
 		case *ast.AssignStmt:
 			for _, l := range n.Lhs {
 				mark(l, n)
+				if outlives(l) && (fromEntry(n.Rhs...) || fromEntry(l)) {
+					w.storesEntry = true
+				}
 			}
 		case *ast.IncDecStmt:
 			mark(n.X, n)
@@ -141,10 +184,13 @@ func writesIn(info *types.Info, body ast.Node, isEffect func(*types.Func) bool) 
 				case "delete", "clear", "copy":
 					if len(n.Args) > 0 {
 						mark(n.Args[0], n)
+						if outlives(n.Args[0]) && fromEntry(n.Args...) {
+							w.storesEntry = true
+						}
 					}
 				}
 			case *types.Func:
-				if !isEffect(f.Origin()) && !writesNothing(f) {
+				if !isEffect(f.Origin()) && !writesNothing(f) && !isDraw(f) {
 					w.unknown = true
 				}
 			default:
@@ -158,9 +204,34 @@ func writesIn(info *types.Info, body ast.Node, isEffect func(*types.Func) bool) 
 	return w
 }
 
-// writesNothing: package-level functions of packages that only compute.
+// isDraw: env.Rand, and the methods of the generator it returns.
+func isDraw(f *types.Func) bool {
+	f = f.Origin()
+	if isEnvEffect(f) && f.Name() == "Rand" {
+		return true
+	}
+	return f.Pkg() != nil && f.Pkg().Path() == "math/rand/v2" && recvName(f) == "Rand"
+}
+
+// writesNothing: package-level functions of packages that only compute,
+// methods of time's values (t.Sub(u), d.Seconds()), and what node.Env
+// answers without an effect (Now, Self, Peers).
 func writesNothing(f *types.Func) bool {
-	if f.Pkg() == nil || recvName(f) != "" {
+	if f.Pkg() == nil {
+		return false
+	}
+	sig, _ := f.Type().(*types.Signature)
+	if sig != nil && sig.Recv() != nil {
+		switch {
+		case f.Pkg().Path() == "time":
+			_, ptr := sig.Recv().Type().(*types.Pointer)
+			return !ptr
+		case f.Pkg().Path() == nodePath && recvName(f) == "Env":
+			switch f.Name() {
+			case "Now", "Self", "Peers":
+				return true
+			}
+		}
 		return false
 	}
 	switch f.Pkg().Path() {
@@ -175,7 +246,7 @@ func writesNothing(f *types.Func) bool {
 // of the loop with the same arguments whichever entry reaches it.
 func orderFreeOnce(info *types.Info, rs *ast.RangeStmt, stack []ast.Node, call *ast.CallExpr,
 	exit ast.Stmt, loopVars map[types.Object]bool, w *writes) bool {
-	if w.unknown || !entryFree(info, rs, call, loopVars, w) {
+	if w.unknown || w.storesEntry || !entryFree(info, rs, call, loopVars, w) {
 		return false
 	}
 	// From the call outwards: the statements after it, in its block and
@@ -184,7 +255,7 @@ func orderFreeOnce(info *types.Info, rs *ast.RangeStmt, stack []ast.Node, call *
 	// happens before the loop leaves: its condition must not depend on
 	// the entry either.
 	var conds []ast.Node
-	for i := len(stack) - 1; i > 0; i-- {
+	for i := len(stack) - 1; i >= 0; i-- {
 		switch n := stack[i].(type) {
 		case *ast.FuncLit, *ast.ForStmt, *ast.RangeStmt, *ast.SwitchStmt, *ast.TypeSwitchStmt,
 			*ast.SelectStmt, *ast.CaseClause, *ast.CommClause, *ast.LabeledStmt:
@@ -249,7 +320,12 @@ func condFree(info *types.Info, rs *ast.RangeStmt, cond ast.Node, loopVars map[t
 			}
 		case *ast.CallExpr:
 			if !info.Types[n.Fun].IsType() {
-				if f, ok := typeutil.Callee(info, n).(*types.Builtin); !ok || (f.Name() != "len" && f.Name() != "cap") {
+				switch f := typeutil.Callee(info, n).(type) {
+				case *types.Builtin:
+					free = free && (f.Name() == "len" || f.Name() == "cap")
+				case *types.Func:
+					free = free && writesNothing(f)
+				default:
 					free = false
 				}
 			}
@@ -292,7 +368,11 @@ func entryFree(info *types.Info, rs *ast.RangeStmt, call *ast.CallExpr, loopVars
 			}
 		case *ast.CallExpr:
 			if n != call && !info.Types[n.Fun].IsType() {
-				free = false
+				// A draw is one draw whichever entry reaches it (a
+				// jittered timer); a draw stored with the entry makes
+				// the loop store the entry, which is refused apart.
+				f, ok := typeutil.Callee(info, n).(*types.Func)
+				free = ok && (writesNothing(f) || isDraw(f))
 			}
 		case *ast.FuncLit:
 			free = false

@@ -325,7 +325,7 @@ func (c *checker) mapSink(fn *fun, rs *ast.RangeStmt) (string, bool) {
 		for i := len(stack) - 1; i >= 0; i-- {
 			if call, ok := stack[i].(*ast.CallExpr); ok && call.Fun.Pos() <= id.Pos() && id.End() <= call.Fun.End() {
 				if written == nil {
-					written = writesIn(info, rs.Body, func(f *types.Func) bool {
+					written = writesIn(info, rs, loopVars, func(f *types.Func) bool {
 						return isEnvEffect(f) || c.inModule(f.Pkg()) && c.effectsOf(f)
 					})
 				}
@@ -358,7 +358,7 @@ func (c *checker) mapSink(fn *fun, rs *ast.RangeStmt) (string, bool) {
 			if obj, ok := info.Uses[n].(*types.Func); ok {
 				obj = obj.Origin()
 				if isEnvEffect(obj) {
-					if obj.Name() != "Rand" && once(n, false) {
+					if once(n, false) {
 						break // the same effect whichever entry came first
 					}
 					what = "the order of env." + obj.Name() + " calls"

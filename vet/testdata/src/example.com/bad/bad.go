@@ -21,6 +21,7 @@ type Node struct {
 	ch      chan int
 	last    time.Time
 	Total   int
+	Target  node.ID
 }
 
 func (n *Node) Init(env node.Env) { // want Init:`reaches\(goroutine:go statement,clock:time.Now\)`
@@ -91,6 +92,8 @@ func (n *Node) Timer(env node.Env, t node.Timer) { // want Timer:`reaches\(chann
 	n.armIfSecondBig(env)
 	n.sendWhatIsLeft(env, &pending{M: map[node.ID]int{}})
 	n.armAfterCounting(env)
+	n.armForFirst(env)
+	n.drawForFirst(env)
 }
 
 // pick is a method of a handler type, so a root itself.
@@ -237,6 +240,28 @@ func (n *Node) armAfterCounting(env node.Env) { // want armAfterCounting:`reache
 			if n.Total > 2 {
 				env.After(time.Second, "late")
 			}
+			return
+		}
+	}
+}
+
+// The loop keeps the entry it left at: which one is the order's.
+func (n *Node) armForFirst(env node.Env) { // want armForFirst:`reaches\(maporder:the order of env.After calls,effects\)`
+	for id, v := range n.Members { // want `decides the order of env.After calls`
+		if v > 3 {
+			n.Log = n.Log[:0]
+			n.Target = id
+			env.After(time.Second, "expire")
+			return
+		}
+	}
+}
+
+// One draw, but kept with the entry that got it.
+func (n *Node) drawForFirst(env node.Env) { // want drawForFirst:`reaches\(maporder:which key gets which env.Rand\(\) draw,effects\)`
+	for id, v := range n.Members { // want `decides which key gets which env.Rand\(\) draw`
+		if v > 3 {
+			n.Members[id] = env.Rand().IntN(3)
 			return
 		}
 	}

@@ -65,6 +65,9 @@ func (n *Node) Timer(env node.Env, t node.Timer) { // want Timer:`reaches\(effec
 	n.Order = n.Order[:0]
 	n.armIfAny(env)
 	n.announceIfAny(env)
+	n.armIfOld(env)
+	n.armPastAGuard(env)
+	n.retryWithJitter(env)
 	for _, p := range env.Peers() { // a slice: its order is fixed
 		n.Order = append(n.Order, p)
 	}
@@ -119,4 +122,36 @@ func (n *Node) announceIfAny(env node.Env) { // want announceIfAny:`reaches\(eff
 
 func (n *Node) announce(env node.Env) { // want announce:`reaches\(effects\)`
 	env.Send("n1", "some vote is large")
+}
+
+// Time arithmetic in the condition, and a guard that skips entries: the
+// same one timer whichever old entry comes first (a new user's loops).
+func (n *Node) armIfOld(env node.Env) { // want armIfOld:`reaches\(effects\)`
+	now := env.Now()
+	for _, v := range n.Votes {
+		if now.Sub(n.Started.Add(time.Duration(v))) > time.Second {
+			env.After(time.Second, "expire")
+			return
+		}
+	}
+}
+
+func (n *Node) armPastAGuard(env node.Env) { // want armPastAGuard:`reaches\(effects\)`
+	for _, v := range n.Votes {
+		if v < 3 {
+			continue
+		}
+		env.After(time.Second, "expire")
+		return
+	}
+}
+
+// One jittered timer: one draw, whichever entry comes first.
+func (n *Node) retryWithJitter(env node.Env) { // want retryWithJitter:`reaches\(effects\)`
+	for _, v := range n.Votes {
+		if v > 3 {
+			env.After(time.Duration(env.Rand().IntN(50))*time.Millisecond, "retry")
+			return
+		}
+	}
 }
