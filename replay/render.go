@@ -126,7 +126,7 @@ func (r *Renderer) Summary(ev *node.Event) string {
 // Details describes what triggered the event: for a receive, the message,
 // its sender and the step that sent it; for a timer, its name; for an
 // input, the request.
-func (r *Renderer) Details(ev *node.Event) string { return printable.Escape(r.details(ev)) }
+func (r *Renderer) Details(ev *node.Event) string { return printable.Text(r.details(ev)) }
 
 func (r *Renderer) details(ev *node.Event) string {
 	switch ev.Kind {
@@ -157,7 +157,7 @@ func (r *Renderer) details(ev *node.Event) string {
 // received), grouped by message (receivers that never got one listed as
 // never received, each with its fate: see Trace.Fate), timers set and
 // cancelled, disk writes.
-func (r *Renderer) Effects(ev *node.Event) string { return printable.Escape(r.effects(ev)) }
+func (r *Renderer) Effects(ev *node.Event) string { return printable.Text(r.effects(ev)) }
 
 func (r *Renderer) effects(ev *node.Event) string {
 	var parts []string

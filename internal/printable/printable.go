@@ -32,6 +32,18 @@ func Escape(s string) string {
 	return b.String()
 }
 
+// Text is Escape for raw text that is printed unquoted (a message's
+// fields, a timer's name): a backslash is written as \\ too, so that a
+// value holding the four characters \x1b reads otherwise than one
+// holding an escape character. (Quoted text, as in error lines, has its
+// backslashes escaped by its quotes already.)
+func Text(s string) string {
+	if !strings.Contains(s, `\`) {
+		return Escape(s)
+	}
+	return Escape(strings.ReplaceAll(s, `\`, `\\`))
+}
+
 // Unsafe reports what Escape escapes: controls (C0, DEL, C1), U+2028
 // and U+2029, and the bidi embeddings, overrides and isolates
 // (U+202A-U+202E, U+2066-U+2069) and marks (U+200E, U+200F, U+061C).

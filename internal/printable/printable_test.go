@@ -17,3 +17,15 @@ func TestEscape(t *testing.T) {
 		}
 	}
 }
+
+// Unquoted text escapes its backslashes too: the text \x1b and an
+// escape character print otherwise (a new user could not tell them apart
+// in replay events).
+func TestText(t *testing.T) {
+	if a, b := Text(`a\x1bb`), Text("a\x1bb"); a == b || a != `a\\x1bb` || b != `a\x1bb` {
+		t.Fatalf("Text of the literal %q and of the escape %q", a, b)
+	}
+	if Text("plain") != "plain" {
+		t.Fatal("plain text changed")
+	}
+}
