@@ -10,12 +10,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/cli"
 	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/export"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/system"
 )
 
 // The demo trace (Paxos, 7 nodes, lossy network, churn) has a violation
@@ -470,3 +472,45 @@ func TestExportMarksNoScreenedInterval(t *testing.T) {
 		}
 	}
 }
+
+// A node's name may hold spaces: the ShiViz regex took the host as \S+,
+// and no line of such a run parsed (a hostile pass).
+func TestExportShiVizHostsWithSpaces(t *testing.T) {
+	sys := &system.System{Name: "spaced", Codec: node.NewCodec().MustRegister(hello{}),
+		New:      func(node.ID, system.Config) node.Handler { return &greeter{} },
+		NodeName: func(i int) node.ID { return node.ID(fmt.Sprintf("node %d", i+1)) },
+		Sim:      system.SimDefaults{Nodes: 2, Time: 20 * time.Millisecond}}
+	dir := t.TempDir()
+	trace, out := filepath.Join(dir, "s.lz4"), filepath.Join(dir, "s.log")
+	var stdout, stderr bytes.Buffer
+	app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &stdout, Stderr: &stderr}
+	for _, argv := range [][]string{{"sim", "spaced", "--seed", "1", "--drop", "0", "--churn", "0", "-o", trace}, {"export", trace, "--format", "shiviz", "-o", out}} {
+		if code := app.Run(argv); code != 0 {
+			t.Fatalf("%v: exit %d: %s", argv, code, stderr.String())
+		}
+	}
+	b, _ := os.ReadFile(out)
+	re := regexp.MustCompile("^" + export.ShiVizRegex + "$")
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")[2:]
+	for _, l := range lines {
+		m := re.FindStringSubmatch(l)
+		if m == nil || !strings.HasPrefix(m[re.SubexpIndex("host")], "node ") {
+			t.Fatalf("line %q: host %v", l, m)
+		}
+	}
+	if len(lines) < 3 {
+		t.Fatalf("only %d events", len(lines))
+	}
+}
+
+type hello struct{}
+
+type greeter struct{ Got int }
+
+func (g *greeter) Init(env node.Env) {
+	for _, p := range env.Peers() {
+		env.Send(p, hello{})
+	}
+}
+func (g *greeter) Receive(node.Env, node.ID, node.Message) { g.Got++ }
+func (g *greeter) Timer(node.Env, node.Timer)              {}

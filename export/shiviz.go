@@ -14,8 +14,9 @@ import (
 // host, the vector clock as a JSON object, then the step and Lamport clock
 // (extra named groups become event fields ShiViz shows and can filter on),
 // then the event. The clock is matched up to its first '}' because event
-// text holds braces too (paxos.Accept{Round:8}).
-const ShiVizRegex = `(?<host>\S+) (?<clock>\{[^}]*\}) #(?<step>\d+) L=(?<lamport>\d+) (?<event>.*)`
+// text holds braces too (paxos.Accept{Round:8}); the host, up to the
+// first ` {"` (a node's name may hold spaces: "\S+" refused the line).
+const ShiVizRegex = `(?<host>.+?) (?<clock>\{"[^}]*\}) #(?<step>\d+) L=(?<lamport>\d+) (?<event>.*)`
 
 // ShiViz writes the window as a ShiViz log file: the parser regex on the
 // first line, an empty execution delimiter on the second (one execution),
