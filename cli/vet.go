@@ -28,7 +28,10 @@ type vetFinding struct {
 }
 
 type vetReport struct {
-	Packages int          `json:"packages"`
+	Packages int `json:"packages"`
+	// Handlers counts the handler types found in the packages checked:
+	// with none, nothing was walked.
+	Handlers int          `json:"handlers"`
 	Findings []vetFinding `json:"findings"`
 }
 
@@ -84,6 +87,9 @@ compiler's errors are printed) or bad flags.`,
 			if !asJSON {
 				// Silence would not say that anything was checked.
 				fmt.Fprintf(a.Stderr, "replay vet: no findings (%s checked)\n", plural(rep.Packages, "package"))
+				if rep.Handlers == 0 {
+					fmt.Fprintf(a.Stderr, "replay vet: note: no type in them implements node.Handler, so nothing was walked (a handler in a file with build tags is seen only with them: GOFLAGS=-tags=TAG replay vet ...; a generic handler type is not followed)\n")
+				}
 			}
 			return nil
 		},
@@ -139,6 +145,11 @@ func runVet(patterns []string, tests bool) (*vetReport, error) {
 	for _, act := range graph.Roots {
 		if act.Err != nil {
 			return nil, fmt.Errorf("%s: %v", act.Package.PkgPath, act.Err)
+		}
+		if !roots[act.Package.PkgPath] {
+			if res, ok := act.Result.(*vet.Result); ok && res != nil {
+				rep.Handlers += len(res.Handlers)
+			}
 		}
 		roots[act.Package.PkgPath] = true
 		for _, d := range act.Diagnostics {

@@ -35,6 +35,15 @@ func TestVetExamplesClean(t *testing.T) {
 	if len(rep.Findings) != 0 || rep.Packages < len(examples.All()) {
 		t.Fatalf("want no findings in at least %d packages, got %+v", len(examples.All()), rep)
 	}
+	// Every bundled system's handler was walked; a package without one
+	// says that nothing was (a handler behind a build tag read as clean).
+	if rep.Handlers < len(examples.All()) {
+		t.Fatalf("%d handler types found in the examples, want at least %d", rep.Handlers, len(examples.All()))
+	}
+	code, _, errs = runVetCLI(t, "github.com/replaycheck/replaycheck/state")
+	if code != ExitOK || !strings.Contains(errs, "no type in them implements node.Handler") {
+		t.Fatalf("vet of a package without a handler: exit %d, stderr:\n%s", code, errs)
+	}
 }
 
 func TestVetFindings(t *testing.T) {

@@ -54,6 +54,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -68,11 +69,20 @@ const (
 
 // Analyzer reports nondeterminism reachable from node handlers.
 var Analyzer = &analysis.Analyzer{
-	Name:      "replayvet",
-	Doc:       "report code reachable from node.Handler methods that would make replay diverge (goroutines, select, channels, wall clock, real timers, global math/rand, unrouted crypto/rand, file and network I/O, map order that reaches a send, a timer or a kept slice)",
-	URL:       "https://github.com/replaycheck/replaycheck/blob/main/docs/user-guide.md#checking-handlers-for-nondeterminism-replay-vet",
-	Run:       run,
-	FactTypes: []analysis.Fact{new(Reaches)},
+	Name:       "replayvet",
+	Doc:        "report code reachable from node.Handler methods that would make replay diverge (goroutines, select, channels, wall clock, real timers, global math/rand, unrouted crypto/rand, file and network I/O, map order that reaches a send, a timer or a kept slice)",
+	URL:        "https://github.com/replaycheck/replaycheck/blob/main/docs/user-guide.md#checking-handlers-for-nondeterminism-replay-vet",
+	Run:        run,
+	FactTypes:  []analysis.Fact{new(Reaches)},
+	ResultType: reflect.TypeFor[*Result](),
+}
+
+// Result is what the analyzer found in one package besides diagnostics:
+// the handler types whose methods it walked from. A package with none
+// was checked for nothing (its handler may sit in a file the build tags
+// leave out), which a clean report alone does not say.
+type Result struct {
+	Handlers []string
 }
 
 // Reaches is the fact exported for each package-level function and method
@@ -139,7 +149,7 @@ type checker struct {
 
 func run(pass *analysis.Pass) (any, error) {
 	if isStd(pass.Pkg.Path()) && (pass.Module == nil || pass.Module.Path == "") {
-		return nil, nil // the standard library: its APIs are classified, not analysed
+		return &Result{}, nil // the standard library: its APIs are classified, not analysed
 	}
 	c := &checker{pass: pass, funs: map[*types.Func]*fun{}, ok: suppressions(pass)}
 	c.handler = findHandler(pass.Pkg)
@@ -173,10 +183,14 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	c.summarize()
 	c.exportFacts()
+	res := &Result{}
 	if c.handler != nil {
 		c.report()
+		for _, tn := range c.handlerTypes() {
+			res.Handlers = append(res.Handlers, tn.Name())
+		}
 	}
-	return nil, nil
+	return res, nil
 }
 
 // collect walks one function body for hazards, references to module
