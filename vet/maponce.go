@@ -18,9 +18,10 @@ import (
 // It is deliberately narrow. The loop must have exactly one statement
 // that leaves it (a return, or a break of this loop), since with two the
 // order decides which one is taken; the effect must lead straight to it,
-// with no branch between; and the effect's arguments and receiver may
-// name neither the loop's variables, nor anything declared or assigned
-// in its body, nor call anything but a conversion.
+// past no branch and no if that reads the entry; the effect's arguments
+// may name neither the loop's variables nor anything declared or written
+// in its body; and the loop may keep nothing of the entry, nor call
+// anything whose writes vet cannot see.
 
 // rangeExits finds the statements of rs's body that leave the loop. ok is
 // false when the body has a jump vet does not follow (a labelled break or
@@ -76,11 +77,19 @@ func childStmts(n ast.Node) []ast.Node {
 	return nil
 }
 
-// writes is what a loop body writes: each variable or field with the
-// spans of the statements that write it, and whether it calls something
-// whose writes vet cannot see.
+// loop is a range over a map as the acts-once rule reads it.
+type loop struct {
+	info *types.Info
+	rs   *ast.RangeStmt
+	vars map[types.Object]bool // its key and value
+	w    writes
+}
+
+// writes is what the loop body writes: each variable or field with the
+// statements that write it.
 type writes struct {
-	sites   map[types.Object][]span
+	sites map[types.Object][]ast.Node
+	// unknown: the body calls something whose writes vet cannot see.
 	unknown bool
 	// storesEntry: the body stores something of the entry where it
 	// outlives the pass (c.Last = id, n.Total += v, delete(m, k)):
@@ -88,65 +97,63 @@ type writes struct {
 	storesEntry bool
 }
 
-type span struct{ pos, end token.Pos }
+// ofEntry: obj is the loop's key or value, or declared in its body: it
+// may differ from one entry to the next.
+func (l *loop) ofEntry(obj types.Object) bool {
+	return l.vars[obj] || obj.Pos() >= l.rs.Body.Pos() && obj.Pos() < l.rs.Body.End()
+}
 
-func (w *writes) has(obj types.Object) bool { return len(w.sites[obj]) > 0 }
+// namesEntry: n names something of the entry.
+func (l *loop) namesEntry(n ast.Node) bool {
+	found := false
+	ast.Inspect(n, func(m ast.Node) bool {
+		if id, ok := m.(*ast.Ident); ok {
+			if obj := l.info.ObjectOf(id); obj != nil && l.ofEntry(obj) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
 
-// writesIn collects what body writes: assignments, ++ and --, the
+// outlives: e is (part of) a variable that lives past one entry's pass.
+func (l *loop) outlives(e ast.Expr) bool {
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.Ident:
+			obj := l.info.ObjectOf(x)
+			return obj != nil && x.Name != "_" && !l.ofEntry(obj)
+		case *ast.SelectorExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.StarExpr:
+			e = x.X
+		default:
+			return true
+		}
+	}
+}
+
+// collectWrites reads what the body writes: assignments, ++ and --, the
 // containers given to delete, clear and copy, a pointer taken (it may be
 // written through). A call of anything but an effect (isEffect: env's,
 // and module functions that reach one, which are judged as effects), a
-// conversion, a builtin or a function of a few packages that write
-// nothing makes the writes unknown.
-func writesIn(info *types.Info, rs *ast.RangeStmt, loopVars map[types.Object]bool, isEffect func(*types.Func) bool) *writes {
-	body := rs.Body
-	w := &writes{sites: map[types.Object][]span{}}
-	inBody := func(obj types.Object) bool { return obj.Pos() >= body.Pos() && obj.Pos() < body.End() }
-	fromEntry := func(es ...ast.Expr) bool {
-		for _, e := range es {
-			found := false
-			ast.Inspect(e, func(n ast.Node) bool {
-				if id, ok := n.(*ast.Ident); ok {
-					if obj := info.Uses[id]; obj != nil && (loopVars[obj] || inBody(obj)) {
-						found = true
-					}
-				}
-				return !found
-			})
-			if found {
-				return true
-			}
-		}
-		return false
-	}
-	outlives := func(e ast.Expr) bool {
-		for {
-			switch x := ast.Unparen(e).(type) {
-			case *ast.Ident:
-				obj := info.ObjectOf(x)
-				return obj != nil && x.Name != "_" && !loopVars[obj] && !inBody(obj)
-			case *ast.SelectorExpr:
-				e = x.X
-			case *ast.IndexExpr:
-				e = x.X
-			case *ast.StarExpr:
-				e = x.X
-			default:
-				return true
-			}
-		}
-	}
+// draw, a conversion, a builtin or a function that writes nothing makes
+// the writes unknown.
+func (l *loop) collectWrites(isEffect func(*types.Func) bool) {
+	l.w = writes{sites: map[types.Object][]ast.Node{}}
 	var mark func(e ast.Expr, at ast.Node)
 	mark = func(e ast.Expr, at ast.Node) {
-		sp := span{at.Pos(), at.End()}
 		switch e := ast.Unparen(e).(type) {
 		case *ast.Ident:
-			if obj := info.ObjectOf(e); obj != nil {
-				w.sites[obj] = append(w.sites[obj], sp)
+			if obj := l.info.ObjectOf(e); obj != nil {
+				l.w.sites[obj] = append(l.w.sites[obj], at)
 			}
 		case *ast.SelectorExpr:
-			if obj := info.ObjectOf(e.Sel); obj != nil {
-				w.sites[obj] = append(w.sites[obj], sp)
+			if obj := l.info.ObjectOf(e.Sel); obj != nil {
+				l.w.sites[obj] = append(l.w.sites[obj], at)
 			}
 			mark(e.X, at)
 		case *ast.IndexExpr:
@@ -155,13 +162,13 @@ func writesIn(info *types.Info, rs *ast.RangeStmt, loopVars map[types.Object]boo
 			mark(e.X, at)
 		}
 	}
-	ast.Inspect(body, func(n ast.Node) bool {
+	ast.Inspect(l.rs.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.AssignStmt:
-			for _, l := range n.Lhs {
-				mark(l, n)
-				if outlives(l) && (fromEntry(n.Rhs...) || fromEntry(l)) {
-					w.storesEntry = true
+			for _, lhs := range n.Lhs {
+				mark(lhs, n)
+				if l.outlives(lhs) && l.namesEntry(n) {
+					l.w.storesEntry = true
 				}
 			}
 		case *ast.IncDecStmt:
@@ -178,30 +185,40 @@ func writesIn(info *types.Info, rs *ast.RangeStmt, loopVars map[types.Object]boo
 				mark(n.Value, n)
 			}
 		case *ast.CallExpr:
-			switch f := typeutil.Callee(info, n).(type) {
+			switch f := typeutil.Callee(l.info, n).(type) {
 			case *types.Builtin:
 				switch f.Name() {
 				case "delete", "clear", "copy":
 					if len(n.Args) > 0 {
 						mark(n.Args[0], n)
-						if outlives(n.Args[0]) && fromEntry(n.Args...) {
-							w.storesEntry = true
+						if l.outlives(n.Args[0]) && l.namesEntry(n) {
+							l.w.storesEntry = true
 						}
 					}
 				}
 			case *types.Func:
 				if !isEffect(f.Origin()) && !writesNothing(f) && !isDraw(f) {
-					w.unknown = true
+					l.w.unknown = true
 				}
 			default:
-				if !info.Types[n.Fun].IsType() {
-					w.unknown = true // a function value
+				if !l.info.Types[n.Fun].IsType() {
+					l.w.unknown = true // a function value
 				}
 			}
 		}
 		return true
 	})
-	return w
+}
+
+// writesOutside: the body writes a variable or field that outlives one
+// entry's pass.
+func (l *loop) writesOutside() bool {
+	for obj := range l.w.sites {
+		if !l.ofEntry(obj) {
+			return true
+		}
+	}
+	return false
 }
 
 // isDraw: env.Rand, and the methods of the generator it returns.
@@ -241,12 +258,11 @@ func writesNothing(f *types.Func) bool {
 	return false
 }
 
-// orderFreeOnce tells whether the effect call, found inside rs's body
-// with stack the nodes from rs down to it, happens at most once per run
+// orderFreeOnce tells whether the effect call, found inside the body with
+// stack the nodes from the body down to it, happens at most once per run
 // of the loop with the same arguments whichever entry reaches it.
-func orderFreeOnce(info *types.Info, rs *ast.RangeStmt, stack []ast.Node, call *ast.CallExpr,
-	exit ast.Stmt, loopVars map[types.Object]bool, w *writes) bool {
-	if w.unknown || w.storesEntry || !entryFree(info, rs, call, loopVars, w) {
+func (l *loop) orderFreeOnce(stack []ast.Node, call *ast.CallExpr, exit ast.Stmt) bool {
+	if l.w.unknown || l.w.storesEntry || !l.entryFree(call) {
 		return false
 	}
 	// From the call outwards: the statements after it, in its block and
@@ -277,9 +293,8 @@ func orderFreeOnce(info *types.Info, rs *ast.RangeStmt, stack []ast.Node, call *
 					continue
 				}
 				if s == exit {
-					region := span{child.Pos(), exit.End()}
 					for _, c := range conds {
-						if !condFree(info, rs, c, loopVars, w, region) {
+						if !l.condFree(c, child.Pos(), exit.End()) {
 							return false
 						}
 					}
@@ -289,7 +304,7 @@ func orderFreeOnce(info *types.Info, rs *ast.RangeStmt, stack []ast.Node, call *
 					return false
 				}
 			}
-			if n == rs.Body {
+			if n == l.rs.Body {
 				return false // the loop goes on to its next entry
 			}
 		}
@@ -298,29 +313,29 @@ func orderFreeOnce(info *types.Info, rs *ast.RangeStmt, stack []ast.Node, call *
 }
 
 // condFree: a condition on the way from an effect to the loop's exit
-// names no loop variable, nothing declared in the body, and nothing the
-// body writes except inside region (the effect's statements up to the
-// exit, which run once) with values that do not come from the entry.
-func condFree(info *types.Info, rs *ast.RangeStmt, cond ast.Node, loopVars map[types.Object]bool, w *writes, region span) bool {
+// names nothing of the entry, and nothing the body writes except within
+// from..to (the effect's statements up to the exit, which run once) with
+// values that are not the entry's; it calls only what writes nothing.
+func (l *loop) condFree(cond ast.Node, from, to token.Pos) bool {
 	free := true
 	ast.Inspect(cond, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.Ident:
-			obj := info.ObjectOf(n)
+			obj := l.info.ObjectOf(n)
 			if obj == nil {
 				return true
 			}
-			if loopVars[obj] || obj.Pos() >= rs.Body.Pos() && obj.Pos() < rs.Body.End() {
+			if l.ofEntry(obj) {
 				free = false
 			}
-			for _, sp := range w.sites[obj] {
-				if sp.pos < region.pos || sp.end > region.end || !writtenFree(info, rs, sp, loopVars) {
+			for _, at := range l.w.sites[obj] {
+				if at.Pos() < from || at.End() > to || l.namesEntry(at) {
 					free = false
 				}
 			}
 		case *ast.CallExpr:
-			if !info.Types[n.Fun].IsType() {
-				switch f := typeutil.Callee(info, n).(type) {
+			if !l.info.Types[n.Fun].IsType() {
+				switch f := typeutil.Callee(l.info, n).(type) {
 				case *types.Builtin:
 					free = free && (f.Name() == "len" || f.Name() == "cap")
 				case *types.Func:
@@ -330,48 +345,27 @@ func condFree(info *types.Info, rs *ast.RangeStmt, cond ast.Node, loopVars map[t
 				}
 			}
 		}
-		return free
-	})
-	return free
-}
-
-// writtenFree: the statement at sp writes a value that names no loop
-// variable and nothing declared in the body.
-func writtenFree(info *types.Info, rs *ast.RangeStmt, sp span, loopVars map[types.Object]bool) bool {
-	free := true
-	ast.Inspect(rs.Body, func(n ast.Node) bool {
-		if n == nil || !free || n.End() < sp.pos || n.Pos() > sp.end {
-			return false
-		}
-		if id, ok := n.(*ast.Ident); ok && n.Pos() >= sp.pos && n.End() <= sp.end {
-			if obj := info.Uses[id]; obj != nil && (loopVars[obj] || obj.Pos() >= rs.Body.Pos() && obj.Pos() < rs.Body.End()) {
-				free = false
-			}
-		}
 		return true
 	})
 	return free
 }
 
 // entryFree: the call names nothing that could differ between entries.
-func entryFree(info *types.Info, rs *ast.RangeStmt, call *ast.CallExpr, loopVars map[types.Object]bool, w *writes) bool {
+func (l *loop) entryFree(call *ast.CallExpr) bool {
 	free := true
 	ast.Inspect(call, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.Ident:
-			obj := info.ObjectOf(n)
-			if obj == nil {
-				return true
-			}
-			if loopVars[obj] || w.has(obj) || obj.Pos() >= rs.Body.Pos() && obj.Pos() < rs.Body.End() {
+			obj := l.info.ObjectOf(n)
+			if obj != nil && (l.ofEntry(obj) || len(l.w.sites[obj]) > 0) {
 				free = false
 			}
 		case *ast.CallExpr:
-			if n != call && !info.Types[n.Fun].IsType() {
+			if n != call && !l.info.Types[n.Fun].IsType() {
 				// A draw is one draw whichever entry reaches it (a
 				// jittered timer); a draw stored with the entry makes
 				// the loop store the entry, which is refused apart.
-				f, ok := typeutil.Callee(info, n).(*types.Func)
+				f, ok := typeutil.Callee(l.info, n).(*types.Func)
 				free = ok && (writesNothing(f) || isDraw(f))
 			}
 		case *ast.FuncLit:
@@ -395,16 +389,4 @@ func jumps(s ast.Stmt) bool {
 		return !found
 	})
 	return found
-}
-
-// writesOutside tells whether the loop body writes a variable or field
-// that outlives one entry's pass.
-func writesOutside(rs *ast.RangeStmt, w *writes, loopVars map[types.Object]bool) bool {
-	for obj := range w.sites {
-		inBody := obj.Pos() >= rs.Body.Pos() && obj.Pos() < rs.Body.End()
-		if !inBody && !loopVars[obj] {
-			return true
-		}
-	}
-	return false
 }

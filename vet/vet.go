@@ -325,7 +325,7 @@ func (c *checker) mapSink(fn *fun, rs *ast.RangeStmt) (string, bool) {
 		}
 	}
 	exits, followed := rangeExits(rs)
-	var written *writes // made when an effect is met
+	var lp *loop // made when an effect is met
 	// once: the effect named by id happens at most once per run of the
 	// loop with the same arguments whatever the order (orderFreeOnce).
 	var stack []ast.Node
@@ -338,15 +338,16 @@ func (c *checker) mapSink(fn *fun, rs *ast.RangeStmt) (string, bool) {
 		}
 		for i := len(stack) - 1; i >= 0; i-- {
 			if call, ok := stack[i].(*ast.CallExpr); ok && call.Fun.Pos() <= id.Pos() && id.End() <= call.Fun.End() {
-				if written == nil {
-					written = writesIn(info, rs, loopVars, func(f *types.Func) bool {
+				if lp == nil {
+					lp = &loop{info: info, rs: rs, vars: loopVars}
+					lp.collectWrites(func(f *types.Func) bool {
 						return isEnvEffect(f) || c.inModule(f.Pkg()) && c.effectsOf(f)
 					})
 				}
-				if opaque && writesOutside(rs, written, loopVars) {
+				if opaque && lp.writesOutside() {
 					return false
 				}
-				return orderFreeOnce(info, rs, stack[:i+1], call, exits[0], loopVars, written)
+				return lp.orderFreeOnce(stack[:i+1], call, exits[0])
 			}
 		}
 		return false
