@@ -62,9 +62,8 @@ func toStarlark(v reflect.Value, origin int64) starlark.Value {
 		return l
 	case reflect.Map:
 		d := starlark.NewDict(v.Len())
-		keys, vals := state.SortedEntries(v)
-		for i, k := range keys {
-			d.SetKey(toStarlark(k, origin), toStarlark(vals[i], origin))
+		for _, e := range state.SortedEntries(v) {
+			d.SetKey(toStarlark(e.Key, origin), toStarlark(e.Value, origin))
 		}
 		d.Freeze()
 		return d

@@ -424,10 +424,9 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		if v.IsNil() || !s.reaches(t.Elem()) {
 			return
 		}
-		keys, vals := state.SortedEntries(v)
 		unequal := 0
-		for i, k := range keys {
-			s.walk(vals[i], path+string(state.AppendMapKey(nil, k, &unequal)), depth+1)
+		for _, e := range state.SortedEntries(v) {
+			s.walk(e.Value, path+string(state.AppendMapKey(nil, e.Key, &unequal)), depth+1)
 		}
 	}
 }

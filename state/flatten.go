@@ -194,15 +194,15 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 		if f.reference(v) {
 			return
 		}
-		keys, vals := SortedEntries(v)
-		if len(keys) == 0 {
+		es := SortedEntries(v)
+		if len(es) == 0 {
 			f.leaf("{}")
 		}
 		n := len(f.path)
 		unequal := 0
-		for i, key := range keys {
-			f.path = AppendMapKey(f.path, key, &unequal)
-			f.walk(vals[i], depth+1)
+		for _, e := range es {
+			f.path = AppendMapKey(f.path, e.Key, &unequal)
+			f.walk(e.Value, depth+1)
 			f.path = f.path[:n]
 		}
 	case reflect.Slice, reflect.Array:

@@ -70,7 +70,7 @@ type hasher struct {
 	// written counts the bytes written to d so far.
 	written int
 	// scratch holds map entries being sorted, one slice per nesting level.
-	scratch [][]entry
+	scratch [][]MapEntry
 	depth   int
 	// entry hashes the entries of reference-free maps (entryHasher),
 	// into the values kv holds for them (entryValues).
@@ -83,7 +83,8 @@ type hasher struct {
 	sorted  []usedSlice
 }
 
-type entry struct{ k, v reflect.Value }
+// MapEntry is one entry of a map: its key and its value.
+type MapEntry struct{ Key, Value reflect.Value }
 
 func (h *hasher) flush() {
 	h.written += len(h.buf)
@@ -444,8 +445,8 @@ func compileHash(t reflect.Type) hashFunc {
 			}
 			h.u64('M', uint64(v.Len()))
 			for _, e := range h.sortedEntries(v) {
-				key(h, e.k, depth+1)
-				val(h, e.v, depth+1)
+				key(h, e.Key, depth+1)
+				val(h, e.Value, depth+1)
 			}
 			h.depth--
 		}
@@ -509,7 +510,7 @@ func hashFnLazy(t reflect.Type) hashFunc { return hashFnLocked(t) }
 // sortedEntries collects a map's entries in canonical key order into the
 // scratch slice of the current nesting level (released by the caller's
 // h.depth--).
-func (h *hasher) sortedEntries(m reflect.Value) []entry {
+func (h *hasher) sortedEntries(m reflect.Value) []MapEntry {
 	if h.depth == len(h.scratch) {
 		h.scratch = append(h.scratch, nil)
 	}
@@ -524,28 +525,12 @@ func (h *hasher) sortedEntries(m reflect.Value) []entry {
 		k, v := keys.Index(i), vals.Index(i)
 		k.SetIterKey(&it)
 		v.SetIterValue(&it)
-		es = append(es, entry{k, v})
+		es = append(es, MapEntry{k, v})
 	}
 	it.Reset(reflect.Value{})
 	h.scratch[h.depth] = es
 	h.depth++
-	if len(es) < 2 {
-		return es
-	}
-	if order := keyOrder(m.Type().Key().Kind()); order != nil {
-		slices.SortFunc(es, func(a, b entry) int {
-			if c := order(a.k, b.k); c != 0 {
-				return c
-			}
-			return valueOrder(a.v, b.v)
-		})
-		return es
-	}
-	// Keys without a natural order take the general path.
-	ks, vs := SortedEntries(m)
-	for i := range ks {
-		es[i] = entry{ks[i], vs[i]}
-	}
+	sortEntries(m.Type().Key().Kind(), es)
 	return es
 }
 
@@ -612,7 +597,11 @@ func keyOrder(k reflect.Kind) func(a, b reflect.Value) int {
 // strings, numbers and booleans, and the order of their canonical hashes
 // for everything else.
 func SortedKeys(m reflect.Value) []reflect.Value {
-	keys, _ := SortedEntries(m)
+	es := SortedEntries(m)
+	keys := make([]reflect.Value, len(es))
+	for i, e := range es {
+		keys[i] = e.Key
+	}
 	return keys
 }
 
@@ -620,46 +609,50 @@ func SortedKeys(m reflect.Value) []reflect.Value {
 // from the map's iterator: m.MapIndex(key) finds nothing for a key that
 // is not equal to itself (a NaN, or a struct or array holding one), so
 // a map with NaN keys read through its keys lost every such value.
-func SortedEntries(m reflect.Value) (keys, vals []reflect.Value) {
-	keys, vals = make([]reflect.Value, 0, m.Len()), make([]reflect.Value, 0, m.Len())
+func SortedEntries(m reflect.Value) []MapEntry {
+	es := make([]MapEntry, 0, m.Len())
 	for it := m.MapRange(); it.Next(); {
-		keys, vals = append(keys, it.Key()), append(vals, it.Value())
+		es = append(es, MapEntry{it.Key(), it.Value()})
 	}
-	if len(keys) < 2 {
-		return keys, vals
+	sortEntries(m.Type().Key().Kind(), es)
+	return es
+}
+
+// sortEntries puts a map's entries in canonical order, in place: by key
+// where keys of the kind have a natural order, else by the keys' hashes;
+// entries the keys cannot tell apart by their values' hashes.
+func sortEntries(kind reflect.Kind, es []MapEntry) {
+	if len(es) < 2 {
+		return
+	}
+	if order := keyOrder(kind); order != nil {
+		slices.SortFunc(es, func(a, b MapEntry) int {
+			if c := order(a.Key, b.Key); c != 0 {
+				return c
+			}
+			return valueOrder(a.Value, b.Value)
+		})
+		return
 	}
 	type keyed struct {
-		h    uint64
-		k, v reflect.Value
+		h uint64
+		e MapEntry
 	}
-	ks := make([]keyed, len(keys))
-	for i := range keys {
-		ks[i] = keyed{k: keys[i], v: vals[i]}
+	ks := make([]keyed, len(es))
+	for i, e := range es {
+		sub := newHasher()
+		sub.value(e.Key, 0)
+		ks[i] = keyed{sub.sum(), e}
 	}
-	if order := keyOrder(m.Type().Key().Kind()); order != nil {
-		slices.SortFunc(ks, func(a, b keyed) int {
-			if c := order(a.k, b.k); c != 0 {
-				return c
-			}
-			return valueOrder(a.v, b.v)
-		})
-	} else {
-		for i := range ks {
-			sub := newHasher()
-			sub.value(ks[i].k, 0)
-			ks[i].h = sub.sum()
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := cmp.Compare(a.h, b.h); c != 0 {
+			return c
 		}
-		slices.SortFunc(ks, func(a, b keyed) int {
-			if c := cmp.Compare(a.h, b.h); c != 0 {
-				return c
-			}
-			return valueOrder(a.v, b.v)
-		})
-	}
+		return valueOrder(a.e.Value, b.e.Value)
+	})
 	for i := range ks {
-		keys[i], vals[i] = ks[i].k, ks[i].v
+		es[i] = ks[i].e
 	}
-	return keys, vals
 }
 
 // valueOrder orders the values of keys the key order cannot tell apart:
