@@ -45,6 +45,31 @@ var oneShot = &system.System{
 	Sim:   system.SimDefaults{Nodes: 2, Time: 200 * time.Millisecond},
 }
 
+// replayOf runs replay command lines against a registry of sys alone.
+func replayOf(sys *system.System) func(args ...string) (int, string, string) {
+	return func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: &errb}
+		return app.Run(args), out.String(), errb.String()
+	}
+}
+
+// lossySeed simulates sys into trace at half the messages lost, seed
+// after seed, until lost says the run lost what the test needs (what, for
+// the failure message); it fails t after 50 seeds.
+func lossySeed(t *testing.T, run func(args ...string) (int, string, string), sys, trace, what string, lost func() bool) {
+	t.Helper()
+	for seed := 1; seed <= 50; seed++ {
+		if code, out, errb := run("sim", sys, "--seed", fmt.Sprint(seed), "--drop", "0.5", "--churn", "0", "-o", trace); code != cli.ExitOK {
+			t.Fatalf("sim: exit %d\n%s%s", code, out, errb)
+		}
+		if lost() {
+			return
+		}
+	}
+	t.Fatalf("no seed of 50 dropped %s", what)
+}
+
 // critical names the step at which the dropped message shows as lost,
 // and says that it was lost when sent.
 func TestCriticalSaysWhenAMessageBecameLost(t *testing.T) {
@@ -53,24 +78,13 @@ func TestCriticalSaysWhenAMessageBecameLost(t *testing.T) {
 	os.WriteFile(script, []byte(`N = table("cli_test.OneShot")
 liveness("Delivered", lambda: forall(N, lambda n: n.node != "n2" or n.Got))
 `), 0o644)
-	run := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		app := &cli.App{Registry: system.NewRegistry(oneShot), Stdout: &out, Stderr: &errb}
-		return app.Run(args), out.String(), errb.String()
-	}
+	run := replayOf(oneShot)
 	// A seed whose run drops the message: its check raises the interval.
 	trace := filepath.Join(dir, "lost.lz4")
-	found := false
-	for seed := 1; seed <= 50 && !found; seed++ {
-		if code, out, errb := run("sim", "oneshot", "--seed", fmt.Sprint(seed), "--drop", "0.5", "--churn", "0", "-o", trace); code != cli.ExitOK {
-			t.Fatalf("sim: exit %d\n%s%s", code, out, errb)
-		}
+	lossySeed(t, run, "oneshot", trace, "the message", func() bool {
 		code, _, _ := run("check", trace, script)
-		found = code == cli.ExitViolations
-	}
-	if !found {
-		t.Fatal("no seed of 50 dropped the message")
-	}
+		return code == cli.ExitViolations
+	})
 	code, out, errb := run("critical", trace, script, "--predicate", "Delivered", "--walks", "2", "--walk-steps", "200", "--stable", "20ms")
 	if code != cli.ExitOK || !strings.Contains(out, "at this step cli_test.Once from n1 to n2, sent at #") || !strings.Contains(out, "became lost") {
 		t.Fatalf("critical: exit %d\n%s%s", code, out, errb)

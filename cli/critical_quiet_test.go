@@ -1,9 +1,7 @@
 package cli_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +69,17 @@ var asker = &system.System{
 	},
 }
 
+// askedIntoTheVoid records a run of sys that drops the question (not the
+// answer: the client gets no event after it, so its clock never shows
+// the answer lost).
+func askedIntoTheVoid(t *testing.T, run func(args ...string) (int, string, string), sys, trace string) {
+	t.Helper()
+	lossySeed(t, run, sys, trace, "the question", func() bool {
+		_, events, _ := run("events", trace, "--json")
+		return strings.Contains(events, `"dropped"`) && strings.Count(events, "cli_test.Answer") == 0
+	})
+}
+
 // critical names the step at which the dropped question shows as lost,
 // not the later one at which the wait passed its limit.
 func TestCriticalJudgesAQuietWalkAsTimeGoesOn(t *testing.T) {
@@ -79,25 +88,9 @@ func TestCriticalJudgesAQuietWalkAsTimeGoesOn(t *testing.T) {
 	os.WriteFile(script, []byte(`N = table("cli_test.Asker")
 liveness("Answered", lambda: forall(N, lambda n: not n.Waiting or now() - n.AskedAt < 50 * MILLISECOND))
 `), 0o644)
-	run := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		app := &cli.App{Registry: system.NewRegistry(asker), Stdout: &out, Stderr: &errb}
-		return app.Run(args), out.String(), errb.String()
-	}
-	// A seed whose run drops the question (not the answer: the client
-	// gets no event after it, so its clock never shows the answer lost).
+	run := replayOf(asker)
 	trace := filepath.Join(dir, "asked.lz4")
-	found := false
-	for seed := 1; seed <= 50 && !found; seed++ {
-		if code, out, errb := run("sim", "asker", "--seed", fmt.Sprint(seed), "--drop", "0.5", "--churn", "0", "-o", trace); code != cli.ExitOK {
-			t.Fatalf("sim: exit %d\n%s%s", code, out, errb)
-		}
-		_, events, _ := run("events", trace, "--json")
-		found = strings.Contains(events, `"dropped"`) && strings.Count(events, "cli_test.Answer") == 0
-	}
-	if !found {
-		t.Fatal("no seed of 50 dropped the question")
-	}
+	askedIntoTheVoid(t, run, "asker", trace)
 	if code, out, errb := run("check", trace, script); code != cli.ExitViolations {
 		t.Fatalf("check: exit %d, want %d\n%s%s", code, cli.ExitViolations, out, errb)
 	}
@@ -139,23 +132,9 @@ func TestCriticalSearchesAnAlarmThatClosed(t *testing.T) {
 liveness("Answered", lambda: forall(N, lambda n: not n.Waiting or now() - n.AskedAt < 50 * MILLISECOND),
          alarm = lambda aux: True)
 `), 0o644)
-	run := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		app := &cli.App{Registry: system.NewRegistry(&crashing), Stdout: &out, Stderr: &errb}
-		return app.Run(args), out.String(), errb.String()
-	}
+	run := replayOf(&crashing)
 	trace := filepath.Join(dir, "asked.lz4")
-	found := false
-	for seed := 1; seed <= 50 && !found; seed++ {
-		if code, out, errb := run("sim", "asker-crash", "--seed", fmt.Sprint(seed), "--drop", "0.5", "--churn", "0", "-o", trace); code != cli.ExitOK {
-			t.Fatalf("sim: exit %d\n%s%s", code, out, errb)
-		}
-		_, events, _ := run("events", trace, "--json")
-		found = strings.Contains(events, `"dropped"`) && strings.Count(events, "cli_test.Answer") == 0
-	}
-	if !found {
-		t.Fatal("no seed of 50 dropped the question")
-	}
+	askedIntoTheVoid(t, run, "asker-crash", trace)
 	code, out, errb := run("check", trace, script)
 	if code != cli.ExitViolations || !strings.Contains(out, "alarm at #") || strings.Contains(out, "still open at the end") {
 		t.Fatalf("check: exit %d, want an alarm whose interval closed\n%s%s", code, out, errb)
@@ -175,11 +154,7 @@ func TestExploreFromSaysForksGetNoInputs(t *testing.T) {
 	os.WriteFile(script, []byte(`N = table("cli_test.Asker")
 safety("Counted", lambda: forall(N, lambda n: n.Pokes >= 0))
 `), 0o644)
-	run := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		app := &cli.App{Registry: system.NewRegistry(asker), Stdout: &out, Stderr: &errb}
-		return app.Run(args), out.String(), errb.String()
-	}
+	run := replayOf(asker)
 	trace := filepath.Join(dir, "asked.lz4")
 	if code, out, errb := run("sim", "asker", "--seed", "1", "--churn", "0", "-o", trace); code != cli.ExitOK {
 		t.Fatalf("sim: exit %d\n%s%s", code, out, errb)

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gdamore/tcell/v2"
-
 	"github.com/replaycheck/replaycheck/examples"
 )
 
@@ -29,27 +27,14 @@ func TestDebugEndsCleanlyOnASignal(t *testing.T) {
 	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "300000", "--time", "1h", "-o", trace}); code != 0 {
 		t.Fatalf("sim: exit %d: %s", code, errb.String())
 	}
-	screen := &shotScreen{SimulationScreen: tcell.NewSimulationScreen("UTF-8")}
-	app.Screen = screen
-	done := make(chan int, 1)
-	go func() { done <- app.Run([]string{"debug", trace}) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(screen.text(), "indexing") {
-		select {
-		case code := <-done:
-			t.Fatalf("debug exited %d before drawing: %s", code, errb.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the debugger never said it was indexing:\n%s", screen.text())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	d := startDebug(t, app, &errb, trace)
+	d.waitFor(30*time.Second, "indexing")
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case code := <-done:
+	case code := <-d.done:
+		d.done <- code // for the session's cleanup, which waits for it
 		if code != ExitInterrupted {
 			t.Fatalf("debug exited %d after SIGTERM, want %d: %s", code, ExitInterrupted, errb.String())
 		}

@@ -41,17 +41,24 @@ func TestPrintedCommandsQuoteTracePaths(t *testing.T) {
 	}
 }
 
+// smallPaxos records 50 paxos events in a temporary folder and returns
+// an App on the bundled systems, its stderr, and the trace.
+func smallPaxos(t *testing.T) (*App, *bytes.Buffer, string) {
+	t.Helper()
+	trace := filepath.Join(t.TempDir(), "p.lz4")
+	errb := &bytes.Buffer{}
+	app := &App{Registry: examples.Registry(), Stdout: &bytes.Buffer{}, Stderr: errb}
+	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "50", "-o", trace}); code != ExitOK {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	return app, errb, trace
+}
+
 // A bad number names its own flag only: "--depth 100 --budget 0 --jobs 1
 // --faults 0: want positive numbers" named three flags the user never
 // gave (a hostile pass).
 func TestABadNumberNamesItsFlagOnly(t *testing.T) {
-	dir := t.TempDir()
-	trace := filepath.Join(dir, "p.lz4")
-	var out, errb bytes.Buffer
-	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "50", "-o", trace}); code != ExitOK {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	app, errb, trace := smallPaxos(t)
 	for _, args := range [][]string{
 		{"predict", trace, "builtin:paxos", "--at", "10", "--budget", "0"},
 		{"critical", trace, "builtin:paxos", "--predicate", "X", "--walk-steps", "0"},
@@ -69,13 +76,7 @@ func TestABadNumberNamesItsFlagOnly(t *testing.T) {
 // fell back to the default silently (a hostile pass), which a shell
 // variable that was not set would do unseen.
 func TestEmptyFlagValuesAreRefused(t *testing.T) {
-	dir := t.TempDir()
-	trace := filepath.Join(dir, "p.lz4")
-	var out, errb bytes.Buffer
-	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "50", "-o", trace}); code != ExitOK {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	app, errb, trace := smallPaxos(t)
 	for _, args := range [][]string{
 		{"verify", trace, "--nodes", ""},
 		{"index", trace, "--db", ""},
@@ -117,13 +118,8 @@ func TestResultsDoNotReplaceOtherFiles(t *testing.T) {
 // beside (-o dir/ wrote dir/-1.lz4, -o /dev/full wrote /dev/full-1.lz4:
 // a hostile pass).
 func TestPredictPrefixIsAPrefix(t *testing.T) {
-	dir := t.TempDir()
-	trace := filepath.Join(dir, "p.lz4")
-	var out, errb bytes.Buffer
-	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "50", "-o", trace}); code != ExitOK {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	app, errb, trace := smallPaxos(t)
+	dir := filepath.Dir(trace)
 	for _, o := range []string{dir + "/", dir, os.DevNull} {
 		errb.Reset()
 		if code := app.Run([]string{"predict", trace, "builtin:paxos", "--at", "10", "-o", o}); code != ExitBadInput || !strings.Contains(errb.String(), "give a prefix") {
