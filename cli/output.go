@@ -134,15 +134,24 @@ func notOverATrace(path, what string) error {
 // opening it to read would wait for a writer. What cannot be read is left
 // for createAtomic to say.
 func existing(path string) (present, trace bool) {
+	head, present := headOf(path, len(lz4Magic))
+	return present, bytes.Equal(head, lz4Magic)
+}
+
+// headOf reads up to n first bytes of path when it is a regular file with
+// something in it (present); see existing.
+func headOf(path string, n int) (head []byte, present bool) {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
-		return false, false
+		return nil, false
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return false, false
+		return nil, false
 	}
 	defer f.Close()
-	return true, startsLikeATrace(f)
+	head = make([]byte, n)
+	k, _ := io.ReadFull(f, head)
+	return head[:k], true
 }
 
 // startsLikeATrace reads the first bytes of r and says whether they open

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -168,18 +167,8 @@ func writeResults(path string, rf *resultFile) error {
 // traces are written only over traces. A shard run again over its own
 // result file is usual.
 func replacesOnlyResults(path string) error {
-	present, _ := existing(path)
-	if !present {
-		return nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil // createAtomic says what is wrong with it
-	}
-	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	if !bytes.Contains(head[:n], []byte(`"`+resultsFormat+`"`)) {
+	head, present := headOf(path, 4096)
+	if present && !bytes.Contains(head, []byte(`"`+resultsFormat+`"`)) {
 		return badInput("%s exists and is not a result file: writing the results there would replace it (remove it, or name another file)", path)
 	}
 	return nil
