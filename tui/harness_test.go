@@ -127,13 +127,17 @@ func (u *ui) keys(s string) {
 func (u *ui) contents() ([]tcell.SimCell, int, int) {
 	var cells []tcell.SimCell
 	var w, h int
-	u.view.app.QueueUpdate(func() {
+	// Through queue, which gives up once the session ended (a key that
+	// quit it), where QueueUpdate would wait for good.
+	if !u.view.queue(func() {
 		c, cw, ch := u.screen.GetContents()
 		cells, w, h = make([]tcell.SimCell, len(c)), cw, ch
 		for i, x := range c {
 			cells[i] = tcell.SimCell{Style: x.Style, Runes: append([]rune(nil), x.Runes...)}
 		}
-	})
+	}, false) {
+		u.t.Fatal("the debugger ended")
+	}
 	return cells, w, h
 }
 
@@ -200,4 +204,14 @@ func (u *ui) waitFor(s string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// renders is how many panel renders the view has made (read on the UI
+// goroutine).
+func (u *ui) renders() int {
+	var n int
+	if !u.view.queue(func() { n = u.view.renders }, false) {
+		u.t.Fatal("the debugger ended")
+	}
+	return n
 }

@@ -110,9 +110,11 @@ type Model struct {
 
 	popup  *popup
 	prompt *prompt
-	status string
-	err    bool // status is an error
-	quit   bool
+	// promptEdited: the last key only edited the prompt's text.
+	promptEdited bool
+	status       string
+	err          bool // status is an error
+	quit         bool
 
 	// tasks are long jobs started by keys, for the view to run.
 	tasks   []*Task

@@ -839,7 +839,12 @@ func (m *Model) StatusLines(w int) []Line {
 	var first Line
 	switch {
 	case m.prompt != nil:
-		first = Line{{m.prompt.label, StyleHeader}, {string(m.prompt.text) + "█", StyleNormal}}
+		// The end of a long answer is what is being typed: keep it in view.
+		text := m.prompt.text
+		if room := w - utf8.RuneCountInString(m.prompt.label) - 1; w > 0 && len(text) > room {
+			text = append([]rune{'…'}, text[len(text)-max(0, room-1):]...)
+		}
+		first = Line{{m.prompt.label, StyleHeader}, {string(text) + "█", StyleNormal}}
 	case m.busy != "":
 		first = line(StyleHeader, "%s", m.busy)
 	case m.searchNote != "":

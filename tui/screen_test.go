@@ -382,3 +382,77 @@ func isCounted(p *statedb.Predicates, step int) bool {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Typing into a prompt redraws the status line, not the panels: a
+// 2,000-character paste into g's prompt re-rendered every panel per
+// character (17 s of CPU). Enter then shows the new step everywhere.
+func TestTypingIntoAPromptRedrawsOnlyTheStatusLine(t *testing.T) {
+	m, _ := openDemo(t, 0)
+	u := startUI(t, m)
+	u.keys("g")
+	before := u.renders()
+	u.keys(strings.Repeat("0", 60) + "9")
+	u.press(tcell.KeyBackspace2, 0, 0)
+	u.keys("72")
+	// Only a background task's update (indexing's progress) renders
+	// them now: far fewer than the six panels per key of before.
+	if got := u.renders() - before; got >= 64 {
+		t.Fatalf("typing 64 keys into the prompt rendered panels %d times, want fewer than one per key", got)
+	}
+	if s := u.statusText(); !strings.Contains(s, strings.Repeat("0", 60)+"72") {
+		t.Fatalf("the prompt does not show what was typed:\n%s", s)
+	}
+	u.keys("\n")
+	if u.renders() == before {
+		t.Fatal("Enter rendered no panel")
+	}
+	if s := u.statusText(); !strings.Contains(s, "at #72") {
+		t.Fatalf("after Enter the status line is not at #72:\n%s", s)
+	}
+	if !strings.Contains(u.text(), "▶#72") && !strings.Contains(u.text(), "#72 ") {
+		t.Fatalf("the panels do not show #72:\n%s", u.text())
+	}
+}
+
+// A bracketed paste is one edit of the open prompt: its line break does
+// not submit it and its letters run no command; outside a prompt it is
+// ignored (a q in it would have quit), and a prompt holds at most
+// maxPrompt characters however much is pasted.
+func TestPasteFillsThePromptWithoutActing(t *testing.T) {
+	m, _ := openDemo(t, 0)
+	u := startUI(t, m)
+	paste := func(s string) {
+		u.screen.PostEvent(tcell.NewEventPaste(true))
+		for _, r := range s {
+			if r == '\n' {
+				u.screen.InjectKey(tcell.KeyEnter, 0, 0)
+			} else {
+				u.screen.InjectKey(tcell.KeyRune, r, 0)
+			}
+		}
+		u.screen.PostEvent(tcell.NewEventPaste(false))
+	}
+	paste("q")
+	u.waitFor("paste ignored")
+	if m.Quit() {
+		t.Fatal("a pasted q quit the debugger")
+	}
+	u.keys("g")
+	paste("0072\nq")
+	u.waitFor("0072█")
+	if s := u.statusText(); strings.Contains(s, "q█") || strings.Contains(s, "at #72") {
+		t.Fatalf("the paste's line break submitted the prompt, or its text went on past it:\n%s", s)
+	}
+	u.keys("\n")
+	if s := u.statusText(); !strings.Contains(s, "at #72") {
+		t.Fatalf("Enter after the paste did not go to #72:\n%s", s)
+	}
+	u.keys("g")
+	paste(strings.Repeat("1", 3*maxPrompt))
+	u.waitFor("…1111")
+	var n int
+	u.view.queue(func() { n = len(m.prompt.text) }, false)
+	if n != maxPrompt {
+		t.Fatalf("the prompt holds %d characters after a paste of %d, want %d", n, 3*maxPrompt, maxPrompt)
+	}
+}

@@ -28,6 +28,15 @@ type View struct {
 	handled atomic.Int64
 	drawn   atomic.Int64
 
+	// rev counts what may have changed what the panels show: every key
+	// but one that only edits a prompt's text, and every task's update.
+	// A panel keeps its lines while rev and its size stay (UI goroutine
+	// only): a paste into a prompt redrew every panel per character.
+	rev uint64
+	// renders counts panel renders that were not served from the cache
+	// (tests).
+	renders int
+
 	// stopped is closed once the event loop ends: a task's report after
 	// that is dropped, since tview's QueueUpdate would wait for it forever
 	// (and a build that waits for its report never stops).
@@ -59,7 +68,8 @@ func NewView(m *Model, screen tcell.Screen) *View {
 	st := v.panel(PanelState, func(w, h int) []Line { return v.m.State(w, h) })
 	viol := v.panel(PanelViolations, func(w, h int) []Line { return v.m.Violations(w, h) })
 	watches := v.panel(PanelWatches, func(w, h int) []Line { return v.m.Watches(w, h) })
-	status := &panel{Box: tview.NewBox(), render: func(w, h int) []Line { return v.m.StatusLines(w) }}
+	// The status line shows the prompt as it is typed: never cached.
+	status := &panel{Box: tview.NewBox(), v: v, live: true, render: func(w, h int) []Line { return v.m.StatusLines(w) }}
 
 	left := tview.NewFlex().SetDirection(tview.FlexRow).
 		AddItem(timeline, 0, 5, false).
@@ -75,6 +85,9 @@ func NewView(m *Model, screen tcell.Screen) *View {
 	v.app.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
 		m := v.m
 		m.HandleKey(ev)
+		if !m.PromptEdited() {
+			v.rev++
+		}
 		v.handled.Add(1)
 		if m.Quit() {
 			v.app.Stop()
@@ -85,6 +98,7 @@ func NewView(m *Model, screen tcell.Screen) *View {
 		v.switchModel(m)
 		return nil
 	})
+	v.app.EnablePaste(true)
 	v.app.SetAfterDrawFunc(func(tcell.Screen) { v.drawn.Store(v.handled.Load()) })
 	return v
 }
@@ -134,13 +148,14 @@ func (v *View) queue(f func(), draw bool) bool {
 	default:
 	}
 	ran := make(chan struct{})
+	update := func() { f(); v.rev++ }
 	go func() {
 		// Blocks for good if the loop ends first: only this goroutine
 		// is left behind.
 		if draw {
-			v.app.QueueUpdateDraw(f)
+			v.app.QueueUpdateDraw(update)
 		} else {
-			v.app.QueueUpdate(f)
+			v.app.QueueUpdate(update)
 		}
 		close(ran)
 	}()
@@ -243,6 +258,26 @@ type panel struct {
 	which  Panel
 	title  func() string
 	render func(w, h int) []Line
+	live   bool // rendered at every draw
+
+	// The lines last rendered, for the size and View.rev they were for.
+	lines      []Line
+	w, h       int
+	rev        uint64
+	haveCached bool
+}
+
+// content is the panel's lines for its inner size: rendered again only
+// when the view's rev or the size moved since the last render.
+func (p *panel) content(w, h int) []Line {
+	if !p.live && p.haveCached && p.rev == p.v.rev && p.w == w && p.h == h {
+		return p.lines
+	}
+	p.lines, p.w, p.h, p.rev, p.haveCached = p.render(w, h), w, h, p.v.rev, true
+	if !p.live {
+		p.v.renders++
+	}
+	return p.lines
 }
 
 func (v *View) panel(which Panel, render func(w, h int) []Line) *panel {
@@ -262,7 +297,7 @@ func (p *panel) Draw(screen tcell.Screen) {
 	}
 	p.DrawForSubclass(screen, p)
 	x, y, w, h := p.GetInnerRect()
-	for i, l := range p.render(w, h) {
+	for i, l := range p.content(w, h) {
 		if i >= h {
 			break
 		}
@@ -274,6 +309,16 @@ func (p *panel) Draw(screen tcell.Screen) {
 type overlay struct {
 	*tview.Flex
 	v *View
+}
+
+// PasteHandler hands a paste to the model as one edit, drawn once.
+func (o *overlay) PasteHandler() func(string, func(tview.Primitive)) {
+	return func(text string, _ func(tview.Primitive)) {
+		o.v.m.Paste(text)
+		if !o.v.m.PromptEdited() {
+			o.v.rev++
+		}
+	}
 }
 
 func (o *overlay) Draw(screen tcell.Screen) {
