@@ -22,19 +22,42 @@ type Unmarshaler interface {
 	Unmarshal([]byte) error
 }
 
-// CodecName identifies the encoding in trace headers.
-const CodecName = "cbor-core-deterministic/1"
+// CodecName identifies the encoding in trace headers. Version 2 encodes a
+// time.Time to the nanosecond (RFC 3339 text in UTC); version 1 kept whole
+// seconds only, silently (docs/migration.md). Traces of either version
+// replay: a replay encodes what handlers send as the recording did.
+const CodecName = "cbor-core-deterministic/2"
+
+// codecNameV1 is the first encoding: times to whole seconds.
+const codecNameV1 = "cbor-core-deterministic/1"
+
+// SupportedCodec says why traces whose header names codec cannot be
+// replayed by this build (nil: they can).
+func SupportedCodec(codec string) error {
+	if codec == CodecName || codec == codecNameV1 {
+		return nil
+	}
+	return fmt.Errorf("message codec %q is not supported (this build reads %s and %s)", codec, CodecName, codecNameV1)
+}
 
 var (
-	encMode cbor.EncMode
-	decMode cbor.DecMode
+	encMode   cbor.EncMode
+	encModeV1 cbor.EncMode
+	decMode   cbor.DecMode
 )
 
 func init() {
 	var err error
 	// Core deterministic encoding sorts map keys and uses shortest forms,
-	// which is what makes digests of equal messages equal.
-	if encMode, err = cbor.CoreDetEncOptions().EncMode(); err != nil {
+	// which is what makes digests of equal messages equal. Its times are
+	// whole seconds; RFC 3339 in UTC keeps every nanosecond and encodes
+	// an instant the same in any time zone.
+	opts := cbor.CoreDetEncOptions()
+	if encModeV1, err = opts.EncMode(); err != nil {
+		panic(err)
+	}
+	opts.Time = cbor.TimeRFC3339NanoUTC
+	if encMode, err = opts.EncMode(); err != nil {
 		panic(err)
 	}
 	if decMode, err = (cbor.DecOptions{MaxArrayElements: 1 << 24, MaxMapPairs: 1 << 24}).DecMode(); err != nil {
@@ -60,6 +83,12 @@ type msgType struct {
 // values canonically. A system has one Codec; its names go into trace
 // headers so a trace can be decoded without guessing.
 type Codec struct {
+	*types
+	enc cbor.EncMode // nil: the current version's
+}
+
+// types is a codec's registry, shared by its versions (ForTrace).
+type types struct {
 	mu     sync.RWMutex
 	byName map[string]*msgType
 	byType map[reflect.Type]*msgType
@@ -67,7 +96,20 @@ type Codec struct {
 
 // NewCodec returns an empty codec.
 func NewCodec() *Codec {
-	return &Codec{byName: map[string]*msgType{}, byType: map[reflect.Type]*msgType{}}
+	return &Codec{types: &types{byName: map[string]*msgType{}, byType: map[reflect.Type]*msgType{}}}
+}
+
+// ForTrace is the codec with the same types that encodes as traces whose
+// header names codec were encoded (a replay compares what handlers send
+// with the recording byte for byte).
+func (c *Codec) ForTrace(codec string) (*Codec, error) {
+	if err := SupportedCodec(codec); err != nil {
+		return nil, err
+	}
+	if codec == codecNameV1 {
+		return &Codec{types: c.types, enc: encModeV1}, nil
+	}
+	return c, nil
 }
 
 // TypeName is the default name of a message type: its package name and type
@@ -172,7 +214,11 @@ func (c *Codec) Encode(m Message) (string, []byte, error) {
 		}
 		return mt.name, b, nil
 	}
-	b, err := encMode.Marshal(m)
+	enc := c.enc
+	if enc == nil {
+		enc = encMode
+	}
+	b, err := enc.Marshal(m)
 	if err != nil {
 		return "", nil, fmt.Errorf("encode %s: %w", mt.name, err)
 	}

@@ -338,9 +338,9 @@ func decodeHeader(body []byte) (*Header, error) {
 	if err := h.check(); err != nil {
 		return nil, err
 	}
-	if h.Codec != node.CodecName {
+	if err := node.SupportedCodec(h.Codec); err != nil {
 		// Replay could not decode a single message.
-		return nil, fmt.Errorf("message codec %q is not supported (this build reads %s)", h.Codec, node.CodecName)
+		return nil, err
 	}
 	return &h, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -412,5 +414,83 @@ func TestTruncatedNodeStateUnknown(t *testing.T) {
 	}
 	if unknownAtEnd < len(tr.Nodes)-1 {
 		t.Fatalf("only %d nodes unknown at the end", unknownAtEnd)
+	}
+}
+
+// stamper's n1 sends n2 the time of its init, to the nanosecond.
+type stamper struct{ Got time.Time }
+
+type Stamp struct{ At time.Time }
+
+func (s *stamper) Init(env node.Env) {
+	if env.Self() == "n1" {
+		env.Send("n2", Stamp{At: env.Now().Add(314267746)})
+	}
+}
+func (s *stamper) Receive(_ node.Env, _ node.ID, m node.Message) { s.Got = m.(Stamp).At }
+func (s *stamper) Timer(node.Env, node.Timer)                    {}
+
+// A replay encodes what handlers send as the trace's codec did: a trace
+// of this build keeps a time's nanoseconds and replays clean, and the
+// same trace labelled with the first codec (whole seconds) diverges at
+// the send, which that codec would have encoded otherwise.
+func TestReplayEncodesAsTheTracesCodec(t *testing.T) {
+	sys := &system.System{Name: "stamper", Codec: node.NewCodec().MustRegister(Stamp{}),
+		New: func(node.ID, system.Config) node.Handler { return &stamper{} },
+		Sim: system.SimDefaults{Nodes: 2, Steps: 10}}
+	dir := t.TempDir()
+	path := simulateToFile(t, sys, sim.Config{Seed: 1}, dir)
+	reg := system.NewRegistry(sys)
+	replayAll := func(path string) error {
+		tr, err := replay.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		if tr.Header.Codec != node.CodecName && !strings.HasSuffix(path, "v1.lz4") {
+			t.Fatalf("a new trace names codec %q", tr.Header.Codec)
+		}
+		r, err := replay.New(tr, reg, replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RunTo(tr.Len()-1, nil); err != nil {
+			return err
+		}
+		if got := r.Instance("n2").Handler().(*stamper).Got; got.Nanosecond() == 0 {
+			t.Fatalf("n2 got %v: no nanoseconds to lose, the test proves nothing", got)
+		}
+		return nil
+	}
+	if err := replayAll(path); err != nil {
+		t.Fatalf("a trace of this build: %v", err)
+	}
+
+	f, err := record.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Header.Codec = "cbor-core-deterministic/1"
+	old := filepath.Join(dir, "v1.lz4")
+	out, err := os.Create(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := record.NewWriter(out, *f.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range f.Events {
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(f.Ends[0]); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	var d *replay.Divergence
+	if err := replayAll(old); !errors.As(err, &d) || d.Node != "n1" || !strings.Contains(d.What, "message 0") {
+		t.Fatalf("labelled with the first codec, the replay did not diverge at n1's send: %v", err)
 	}
 }

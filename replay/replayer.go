@@ -35,6 +35,7 @@ type Options struct {
 type Replayer struct {
 	tr    *Trace
 	sys   *system.System
+	codec *node.Codec // sys.Codec as of the trace's codec version
 	opts  Options
 	nodes map[node.ID]*rnode
 	ids   []node.ID // replayed nodes, sorted
@@ -103,7 +104,12 @@ func New(tr *Trace, reg *system.Registry, opts Options) (*Replayer, error) {
 			return nil, fmt.Errorf("--nodes: %s is not a node of this trace (nodes: %s)", id, joinIDs(tr.Nodes))
 		}
 	}
-	r := &Replayer{tr: tr, sys: sys, opts: opts, nodes: map[node.ID]*rnode{}, pos: -1}
+	// What handlers send is encoded as the recording encoded it.
+	codec, err := sys.Codec.ForTrace(tr.Header.Codec)
+	if err != nil {
+		return nil, fmt.Errorf("cannot replay %s: %w", tr.Files[0].Path, err)
+	}
+	r := &Replayer{tr: tr, sys: sys, codec: codec, opts: opts, nodes: map[node.ID]*rnode{}, pos: -1}
 	for _, id := range ids {
 		r.nodes[id] = r.newNode(id)
 		r.ids = append(r.ids, id)
@@ -342,7 +348,7 @@ func (r *Replayer) newNodeOn(id node.ID, store *node.MemStore) *rnode {
 	cfg := r.sysCfg
 	sys := r.sys
 	return &rnode{id: id, store: store, lastRun: -1, inst: node.NewInstance(node.Config{
-		ID: id, Nodes: r.tr.Nodes, Members: r.members, Codec: sys.Codec, Store: store, Verbose: r.opts.Verbose, TaskBound: r.opts.TaskBound,
+		ID: id, Nodes: r.tr.Nodes, Members: r.members, Codec: r.codec, Store: store, Verbose: r.opts.Verbose, TaskBound: r.opts.TaskBound,
 		New: func() node.Handler { return sys.New(id, cfg) },
 	})}
 }
