@@ -249,6 +249,9 @@ func Run(ctx context.Context, sys *system.System, cfg sim.Config, strat Strategy
 	if d.opts.Jobs < 1 {
 		d.opts.Jobs = 1
 	}
+	if d.opts.Jobs > 1 {
+		d.alone = new(sync.RWMutex)
+	}
 	if d.opts.Batch < 1 {
 		d.opts.Batch = 32
 	}
@@ -278,6 +281,10 @@ type driver struct {
 	events   int64
 	depth    int
 	seen     map[string]bool
+	// alone, with Jobs above 1: each run holds it shared; a check that
+	// ran out of a budget measuring the process runs again holding it
+	// alone.
+	alone *sync.RWMutex
 }
 
 // job is one run of a batch.
@@ -413,6 +420,10 @@ func (d *driver) execute(ctx context.Context, batch []*job) {
 		}
 		// A long run's trace is spilled: one that cannot be read back
 		// fails this run's job, on whichever goroutine runs it.
+		if d.alone != nil {
+			d.alone.RLock()
+			defer d.alone.RUnlock()
+		}
 		if err := replay.CatchReadBack(func() error { d.runOne(j); return nil }); err != nil {
 			j.err = fmt.Errorf("run %d: %w", j.index, err)
 		}
@@ -479,6 +490,17 @@ func (d *driver) runOne(j *job) {
 	}
 	cr, err := simtest.CheckTrace(d.sys, cfg, res, buf.Bytes(), d.opts.Script, opts)
 	var evalErr *predicates.EvalError
+	if d.alone != nil && errors.As(err, &evalErr) && evalErr.Process() {
+		// The memory and time budgets measure the process, so the runs
+		// beside this one count against it: check the trace again with
+		// nothing else running, as --jobs 1 would have, so that the
+		// result does not depend on --jobs.
+		d.alone.RUnlock()
+		d.alone.Lock()
+		cr, err = simtest.CheckTrace(d.sys, cfg, res, buf.Bytes(), d.opts.Script, opts)
+		d.alone.Unlock()
+		d.alone.RLock()
+	}
 	switch {
 	case err != nil && errors.As(err, &evalErr) && cr != nil:
 		j.check, j.evalErr = cr, err

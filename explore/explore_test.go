@@ -15,6 +15,7 @@ import (
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/simtest"
 	"github.com/replaycheck/replaycheck/system"
 )
 
@@ -486,4 +487,29 @@ func (c *pathChooser) Next(ch *sim.Choice) (sim.Decision, error) {
 		c.name = ""
 	}
 	return d, nil
+}
+
+// The memory and time budgets measure the process: with --jobs, the runs
+// beside an evaluation allocate too, and a run whose check ran out of
+// such a budget failed at random (a hostile pass: exit 4 with --jobs 4,
+// clean with --jobs 1). Such a check is run again alone, so the result
+// does not depend on --jobs.
+func TestProcessBudgetsDoNotDependOnJobs(t *testing.T) {
+	cfg := paxosConfig("none")
+	cfg.Steps = 401 // two heavy evaluations a run
+	for _, jobs := range []int{1, 4, 4} {
+		st, _ := New("random", cfg, Params{Seed: 1})
+		sum, err := Run(context.Background(), paxos.System, cfg, st, Options{Script: "testdata/heapy.star", Budget: 16, Jobs: jobs, Batch: 8,
+			Check: simtest.Options{MemoryBudget: 40 << 20}})
+		if err != nil {
+			t.Fatalf("jobs %d: %v", jobs, err)
+		}
+		if len(sum.Found) != 0 {
+			f := sum.Found[0]
+			t.Fatalf("jobs %d: run %d failed: %v", jobs, f.Run, f.EvalErr)
+		}
+		if sum.Runs != 16 {
+			t.Fatalf("jobs %d: %d runs, want 16", jobs, sum.Runs)
+		}
+	}
 }

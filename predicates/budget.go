@@ -69,6 +69,10 @@ type budget struct {
 	pending   uint64 // small allocations since the heap was last read
 	sample    []metrics.Sample
 	err       error // a budget exceeded inside a built-in
+	// process: the evaluation exceeded its memory or time budget, which
+	// measure the process (its heap, the wall clock): other work running
+	// beside it counts too.
+	process bool
 }
 
 func newBudget(t *starlark.Thread, opts Options) *budget {
@@ -81,7 +85,7 @@ func newBudget(t *starlark.Thread, opts Options) *budget {
 // begin starts a load or an evaluation with fresh budgets.
 func (b *budget) begin(what string) {
 	b.thread.Uncancel()
-	b.what, b.err, b.pending = what, nil, 0
+	b.what, b.err, b.pending, b.process = what, nil, 0, false
 	b.stepLimit = satAdd(b.thread.Steps, b.maxSteps)
 	b.start = time.Now()
 	b.deadline = b.start.Add(b.time)
@@ -149,6 +153,7 @@ func (b *budget) used() uint64 {
 // growth past the memory budget.
 func (b *budget) check(n uint64) error {
 	if now := time.Now(); now.After(b.deadline) {
+		b.process = true
 		return fmt.Errorf("time budget exceeded: the %s ran for %v; the budget is %v (--script-time)",
 			b.what, now.Sub(b.start).Round(time.Millisecond), b.time)
 	}
@@ -161,6 +166,7 @@ func (b *budget) check(n uint64) error {
 		// collection before failing.
 		runtime.GC()
 		if used = b.used(); used+n > b.memory {
+			b.process = true
 			return b.memoryError(n, used)
 		}
 	}

@@ -573,7 +573,7 @@ func (c *Checker) derivedFailed(d *Derived, err error) {
 
 func (c *Checker) fail(name, what string, err error) {
 	c.report.Errors = append(c.report.Errors, EvalFailure{
-		Name: name, Kind: what, Step: c.step, Message: scriptError(err).Error(),
+		Name: name, Kind: what, Step: c.step, Message: scriptError(err).Error(), Process: c.budget.process,
 	})
 }
 

@@ -162,6 +162,10 @@ type EvalFailure struct {
 	Kind    string `json:"kind"` // safety, liveness, derived, ordered, or "safety aux", "liveness aux", "liveness alarm"
 	Step    int    `json:"step"`
 	Message string `json:"message"`
+	// Process: the evaluation ran out of its memory or time budget, which
+	// measure the whole process: with other work beside it (explore's
+	// --jobs), the failure may be that work's, not the evaluation's.
+	Process bool `json:"-"`
 }
 
 // String is the failure in one line.
@@ -191,6 +195,17 @@ func (e *EvalError) Error() string {
 		msg += fmt.Sprintf(" (and %d more)", n)
 	}
 	return msg + "; the run was not fully checked"
+}
+
+// Process reports whether a failure ran out of a budget that measures the
+// whole process (memory, wall-clock time).
+func (e *EvalError) Process() bool {
+	for _, f := range e.Failures {
+		if f.Process {
+			return true
+		}
+	}
+	return false
 }
 
 // Err is an *EvalError if a predicate, derived value or stability measure
