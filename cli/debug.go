@@ -389,7 +389,7 @@ func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
 		// Named by the step too: predictions from another step of the
 		// same trace do not overwrite these.
 		prefix := fmt.Sprintf("%s-at%d-predict", strings.TrimSuffix(traces[0], ".lz4"), step)
-		if err := writePredictions(found.preds, prefix); err != nil {
+		if err := writePredictions(found.preds, prefix, true); err != nil {
 			return nil, err
 		}
 		out := &tui.Predicted{From: step, Futures: found.sum.Runs, Stopped: found.sum.Stopped}
@@ -427,8 +427,8 @@ func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
 			out.BecameLost = append(out.BecameLost, tui.Lost{Type: m.Type, From: string(m.ID.From), To: string(m.To), SendStep: m.SendStep})
 		}
 		if res.LastLive >= 0 && res.Critical >= 0 && found.recovering != nil {
-			file := strings.TrimSuffix(traces[0], ".lz4") + "-recovering.lz4"
-			if err := writeBytes(file, found.recovering); err != nil {
+			file, err := writeFresh(strings.TrimSuffix(traces[0], ".lz4")+"-recovering.lz4", found.recovering)
+			if err != nil {
 				return nil, err
 			}
 			out.Recovering = file

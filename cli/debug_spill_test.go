@@ -57,3 +57,49 @@ func TestDebugSearchesCloseTheirTraces(t *testing.T) {
 		t.Fatalf("critical left %d spilled files open", n)
 	}
 }
+
+// TestDebugSearchesKeepTheUsersFiles: c and p in the debugger write their
+// traces beside the trace under names replay critical and replay predict
+// also use; a recovering walk the user kept (written by replay critical
+// with another seed) was replaced without a word. A file the debugger
+// did not write stays, and the search writes beside it; pressing c again
+// reuses its own file.
+func TestDebugSearchesKeepTheUsersFiles(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	trace := staleSynTrace(t, app, dir)
+	script := writeScript(t, dir, "transport.star")
+	theirs := strings.TrimSuffix(trace, ".lz4") + "-recovering.lz4"
+	kept, err := os.ReadFile(trace) // any trace that is not the walk
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(theirs, kept, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, critical := app.debugSearches(debugFlags{budget: 2, walks: 1, walkSteps: 50})
+	tr, err := critical(context.Background(), []string{trace}, script, "AllAcknowledged", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Recovering == "" {
+		t.Fatal("critical wrote no recovering walk: the test proves nothing")
+	}
+	if now, _ := os.ReadFile(theirs); !bytes.Equal(now, kept) {
+		t.Fatalf("the user's %s was replaced", filepath.Base(theirs))
+	}
+	if tr.Recovering == theirs {
+		t.Fatalf("the walk is said to be at the user's file %s", theirs)
+	}
+	if _, err := os.Stat(tr.Recovering); err != nil {
+		t.Fatalf("the walk's file: %v", err)
+	}
+	again, err := critical(context.Background(), []string{trace}, script, "AllAcknowledged", func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Recovering != tr.Recovering {
+		t.Fatalf("c again wrote %s, not its own %s", again.Recovering, tr.Recovering)
+	}
+}

@@ -99,6 +99,32 @@ func writeBytes(path string, data []byte) error {
 	return writeAtomic(path, func(w *atomicFile) error { _, err := w.Write(data); return err })
 }
 
+// writeFresh writes a trace the user did not name (the debugger's
+// searches) at path, or, when another file is there, at the first free
+// path-2.lz4, path-3.lz4 ...: an interactive session must not replace a
+// trace it did not write (a recovering walk the user kept from replay
+// critical). A file that holds data already is reused. It returns the
+// path written.
+func writeFresh(path string, data []byte) (string, error) {
+	base := strings.TrimSuffix(path, ".lz4")
+	for i := 1; i <= 1000; i++ {
+		p := path
+		if i > 1 {
+			p = fmt.Sprintf("%s-%d.lz4", base, i)
+		}
+		st, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, writeBytes(p, data)
+		}
+		if err == nil && st.Mode().IsRegular() && st.Size() == int64(len(data)) {
+			if have, err := os.ReadFile(p); err == nil && bytes.Equal(have, data) {
+				return p, nil
+			}
+		}
+	}
+	return "", badInput("%s and 999 files named after it exist: remove some to write another", path)
+}
+
 // createTrace is createAtomic for a trace file.
 func createTrace(path string) (*atomicFile, error) {
 	if err := replacesOnlyATrace(path); err != nil {

@@ -169,7 +169,7 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		return err
 	}
 	sum, preds, earlier := res.sum, res.preds, res.earlier
-	if err := writePredictions(preds, prefix); err != nil {
+	if err := writePredictions(preds, prefix, false); err != nil {
 		return err
 	}
 	var panics []*explore.Finding
@@ -283,7 +283,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 // PREFIX-1.lz4, PREFIX-2.lz4, ... in order, and records where. Predictions
 // found in one future (two witnesses of a break) share its file: each
 // file is a different future.
-func writePredictions(preds []*prediction, prefix string) error {
+func writePredictions(preds []*prediction, prefix string, fresh bool) error {
 	files := map[int]string{}
 	for _, p := range preds {
 		if file, ok := files[p.run]; ok {
@@ -291,10 +291,17 @@ func writePredictions(preds []*prediction, prefix string) error {
 			continue
 		}
 		p.file = fmt.Sprintf("%s-%d.lz4", prefix, len(files)+1)
-		files[p.run] = p.file
-		if err := writeBytes(p.file, p.trace); err != nil {
+		var err error
+		if fresh {
+			// The debugger's: a file it did not write stays.
+			p.file, err = writeFresh(p.file, p.trace)
+		} else {
+			err = writeBytes(p.file, p.trace)
+		}
+		if err != nil {
 			return withCode(ExitBadInput, err)
 		}
+		files[p.run] = p.file
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 func TestPredictionsOfOneFutureShareItsFile(t *testing.T) {
 	prefix := filepath.Join(t.TempDir(), "pred")
 	preds := []*prediction{{run: 102, trace: []byte("future 102")}, {run: 102, trace: []byte("future 102")}, {run: 7, trace: []byte("future 7")}}
-	if err := writePredictions(preds, prefix); err != nil {
+	if err := writePredictions(preds, prefix, false); err != nil {
 		t.Fatal(err)
 	}
 	if preds[0].file != prefix+"-1.lz4" || preds[1].file != preds[0].file || preds[2].file != prefix+"-2.lz4" {
