@@ -290,9 +290,11 @@ func (w *walker) eventText(step int) string {
 // written first: the guess is shown with its rivals.
 func (w *walker) pick(id node.ID, leaves []state.Leaf, changed map[string]bool, like, value string, pos int) (string, []string, bool) {
 	type cand struct {
-		path  string
-		score int
-		wrote int
+		path    string
+		score   int
+		wrote   int
+		changed bool // at the step
+		named   bool // like like
 	}
 	var cands []cand
 	exclude := ""
@@ -303,11 +305,11 @@ func (w *walker) pick(id node.ID, leaves []state.Leaf, changed map[string]bool, 
 		if l.Value != value || strings.HasPrefix(l.Path, "@") || l.Path == exclude {
 			continue
 		}
-		c := cand{path: l.Path, wrote: -1}
-		if changed[l.Path] {
+		c := cand{path: l.Path, wrote: -1, changed: changed[l.Path], named: lastName(l.Path) == lastName(like)}
+		if c.changed {
 			c.score += 2
 		}
-		if lastName(l.Path) == lastName(like) {
+		if c.named {
 			c.score++
 		}
 		cands = append(cands, c)
@@ -335,8 +337,23 @@ func (w *walker) pick(id node.ID, leaves []state.Leaf, changed map[string]bool, 
 	rivals = rivals[:min(len(rivals), maxRivals)]
 	var also []string
 	for _, c := range rivals {
+		// A rival with a sign the guess lacks says so: a field named
+		// like the value's is as likely a source as one changed at the
+		// step (a counter bumped when a lock server sent its token, or a
+		// register's reply value beside its own), and the guess cannot
+		// tell them apart.
+		var why []string
 		if c.wrote >= 0 {
-			also = append(also, fmt.Sprintf("%s (written at #%d)", c.path, c.wrote))
+			why = append(why, fmt.Sprintf("written at #%d", c.wrote))
+		}
+		if c.named && !best.named {
+			why = append(why, "named "+lastName(like))
+		}
+		if c.changed && !best.changed {
+			why = append(why, "changed at this step")
+		}
+		if len(why) > 0 {
+			also = append(also, fmt.Sprintf("%s (%s)", c.path, strings.Join(why, ", ")))
 		} else {
 			also = append(also, c.path)
 		}

@@ -234,3 +234,71 @@ func TestWhyAtACrash(t *testing.T) {
 		t.Fatalf("why %s @status at its crash #%d: %+v", id, crash, c.Links)
 	}
 }
+
+// granter's n2 takes a lock (Token) and, at the step that sends it, bumps
+// a counter that comes to equal it (Grants); n1 keeps what it was sent.
+type granter struct{ Token, Grants, Last int }
+
+type grantMsg struct{ Token int }
+
+func (g *granter) Init(env node.Env) {
+	if env.Self() == "n2" {
+		env.After(time.Millisecond, "lock")
+		env.After(2*time.Millisecond, "grant")
+	}
+}
+func (g *granter) Receive(_ node.Env, _ node.ID, m node.Message) { g.Last = m.(grantMsg).Token }
+func (g *granter) Timer(env node.Env, t node.Timer) {
+	switch t.Name {
+	case "lock":
+		g.Token, g.Grants = 5, 4
+	case "grant":
+		g.Grants++
+		env.Send("n1", grantMsg{g.Token})
+	}
+}
+
+// A rival with a sign the guess lacks says it: the guess takes the
+// counter changed at the send step, and the field named as the message
+// field (the true source here, as a new user's lock server's fencing
+// token) is named with that sign, not as one more equal field.
+func TestWhyRivalsSayWhatSpeaksForThem(t *testing.T) {
+	sys := &system.System{Name: "granter", Codec: node.NewCodec().MustRegister(grantMsg{}), New: func(node.ID, system.Config) node.Handler { return &granter{} },
+		Sim: system.SimDefaults{Nodes: 2, LatencyMin: time.Millisecond, LatencyMax: time.Millisecond, Steps: 100, Time: 50 * time.Millisecond}}
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Drop, cfg.Churn = 1, 0, 0
+	trace := simtest.Record(t, sys, cfg.WithDefaults(sys), filepath.Join(t.TempDir(), "g.lz4"))
+	tr, err := replay.Load(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := Replay(tr, system.NewRegistry(sys), tr.Len()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Why(Options{Trace: tr, Codec: sys.Codec, States: rp}, "n1", "Last", tr.Len()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Links) < 2 || c.Links[1].Node != "n2" {
+		t.Fatalf("the chain does not reach n2: %+v", c.Links)
+	}
+	l := c.Links[1]
+	rival := "Token (written at #"
+	if l.Field == "Token" {
+		rival = "Grants (written at #"
+	}
+	var found string
+	for _, a := range l.AlsoEqual {
+		if strings.HasPrefix(a, rival) {
+			found = a
+		}
+	}
+	want := ", named Token)"
+	if l.Field == "Token" {
+		want = ", changed at this step)"
+	}
+	if !strings.HasSuffix(found, want) {
+		t.Fatalf("guess %s, rivals %q: want %s...%s", l.Field, l.AlsoEqual, rival, want)
+	}
+}
