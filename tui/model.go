@@ -533,19 +533,25 @@ func describeViolation(v statedb.Violation) string {
 		if v.EndStep >= 0 {
 			end = fmt.Sprintf("until #%d", v.EndStep)
 		}
+		// The event is the interval's first step's, told beside it: after
+		// the alarm's step it read as the alarm's event.
+		from := fmt.Sprintf("#%d", v.Step)
+		if v.Node != "" || v.Event != "" {
+			from += fmt.Sprintf(" (%s)", strings.TrimSpace(string(v.Node)+" "+v.Event))
+		}
 		switch {
 		case v.Alarm:
-			s = fmt.Sprintf("%s (liveness) violated from #%d, %s; alarm at #%d: %s %s", v.Predicate, v.Step, end, v.AlarmStep, v.Node, v.Event)
+			s = fmt.Sprintf("%s (liveness) violated from %s, %s; alarm at #%d", v.Predicate, from, end, v.AlarmStep)
 		case v.EndStep >= 0:
 			// Closed: it held again, whether or not it has an alarm
 			// function.
-			s = fmt.Sprintf("%s (liveness) false from #%d, %s, then held again; no alarm, not a violation: %s %s", v.Predicate, v.Step, end, v.Node, v.Event)
+			s = fmt.Sprintf("%s (liveness) false from %s, %s, then held again; no alarm, not a violation", v.Predicate, from, end)
 		case v.Unjudged:
-			s = fmt.Sprintf("%s (liveness) false from #%d, still open where checking stopped (the trace is incomplete, or the predicate failed): not judged: %s %s", v.Predicate, v.Step, v.Node, v.Event)
+			s = fmt.Sprintf("%s (liveness) false from %s, still open where checking stopped (the trace is incomplete, or the predicate failed): not judged", v.Predicate, from)
 		default:
 			// Open at the end and not raised: only an alarm function
 			// (or checking that stopped early) leaves one so.
-			s = fmt.Sprintf("%s (liveness) false from #%d, %s; not raised by its alarm function, not a violation: %s %s", v.Predicate, v.Step, end, v.Node, v.Event)
+			s = fmt.Sprintf("%s (liveness) false from %s, %s; not raised by its alarm function, not a violation", v.Predicate, from, end)
 		}
 	}
 	s += witnessText("; witness ", v)
