@@ -129,6 +129,11 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 	if err != nil {
 		return badInput("%s: %v", path, err)
 	}
+	if len(hdr.Events) == 0 {
+		// Said here, of this file: the shrink would find it in its
+		// re-run, under the run's own name.
+		return badInput("%s: no events recorded: nothing to shrink", path)
+	}
 	// A bad -o is refused now, not after the shrink.
 	if err := checkWritable(out); err != nil {
 		return err

@@ -317,6 +317,10 @@ func scheduleConfig(sys *system.System, f simFlags) (sim.Config, error) {
 	if err := sc.Check(sys); err != nil {
 		return sim.Config{}, badInput("--schedule %s: %v", f.schedule, err)
 	}
+	if len(sc.Events) == 0 {
+		// Its run would be a trace every verb refuses.
+		return sim.Config{}, badInput("--schedule %s: no events: nothing to run", f.schedule)
+	}
 	cfg := sc.Config()
 	cfg.NoStateHashes = cfg.NoStateHashes || f.noStateHashes // hashes are recorded, not run
 	if err := f.hashSpacing(&cfg); err != nil {

@@ -138,6 +138,45 @@ func TestShrinkBadInput(t *testing.T) {
 		t.Error("a refused shrink left x.lz4")
 	}
 
+	// A trace with no event is refused as every verb refuses it, naming
+	// it (exit 1, naming the re-run "paxos-seed1.lz4", before); a
+	// schedule with no event is refused before it makes one.
+	src, err := record.ReadFile(filepath.Join(dir, "clean.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, err := os.Create(filepath.Join(dir, "empty.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ew, err := record.NewWriter(empty, *src.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ew.Close(src.Ends[0])
+	empty.Close()
+	badInput(t, shrink("empty.lz4", script, "-o", "x.lz4"), "empty.lz4: no events recorded: nothing to shrink")
+	sched := replay(t, dir, "schedule", "clean.lz4", "-o", "clean.schedule")
+	mustOK(t, sched)
+	text, err := os.ReadFile(filepath.Join(dir, "clean.schedule"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head []string
+	for _, line := range strings.Split(string(text), "\n") {
+		if line != "" && line[0] >= '0' && line[0] <= '9' {
+			break // the first event
+		}
+		head = append(head, line)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "none.schedule"), []byte(strings.Join(head, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badInput(t, replay(t, dir, "sim", "paxos", "--schedule", "none.schedule", "-o", "none.lz4"), "none.schedule: no events: nothing to run")
+	if _, err := os.Stat(filepath.Join(dir, "none.lz4")); err == nil {
+		t.Error("a refused schedule left none.lz4")
+	}
+
 	// A trace that does not replay exits 3.
 	f, err := record.ReadFile(filepath.Join(dir, "bad.lz4"))
 	if err != nil {
