@@ -588,9 +588,18 @@ func (c *ScheduleChooser) Next(ch *Choice) (Decision, error) {
 	}
 	c.advanced = false
 	switch e.Kind {
-	case node.KindCrash:
-		return Decision{Crash: e.Node, At: e.At}, nil
-	case node.KindRestart:
+	case node.KindCrash, node.KindRestart:
+		// An impossible fault is a line of the schedule, as an event that
+		// is not pending is (the simulator's own refusal named no line).
+		up := slices.Contains(ch.Up(), e.Node)
+		switch {
+		case e.Kind == node.KindCrash && !up:
+			return Decision{}, &ScheduleMismatch{Line: line, Event: *e, Why: "the node is not running then (down, or not started)"}
+		case e.Kind == node.KindRestart && up:
+			return Decision{}, &ScheduleMismatch{Line: line, Event: *e, Why: "the node is running then"}
+		case e.Kind == node.KindCrash:
+			return Decision{Crash: e.Node, At: e.At}, nil
+		}
 		return Decision{Restart: e.Node, At: e.At}, nil
 	}
 	var names []string

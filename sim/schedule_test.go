@@ -2,7 +2,10 @@ package sim_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,6 +142,48 @@ func TestParseScheduleErrors(t *testing.T) {
 		_, err := sim.ParseSchedule(strings.NewReader(tc.text), "x.schedule")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseSchedule(%q) = %v, want an error mentioning %q", tc.text, err, tc.want)
+		}
+	}
+}
+
+// TestImpossibleFaultSaysWhichLine: a crash of a node that is down (or
+// not started) and a restart of one that is up are schedule lines that
+// cannot happen, told as other impossible lines are (the simulator's
+// refusal named no line, and the command line took it for a failed run).
+func TestImpossibleFaultSaysWhichLine(t *testing.T) {
+	sys, _ := examples.Registry().Lookup("paxos")
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Steps, cfg.Churn = 3, 200, 0
+	base, err := sim.ScheduleOf(simulate(t, sys, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// After every node's init, n3 is up.
+	after := 0
+	for i, e := range base.Events {
+		if e.Kind == node.KindInit {
+			after = i + 1
+		}
+	}
+	at := base.Events[after].At
+	fault := func(kind node.Kind) sim.ScheduledEvent {
+		return sim.ScheduledEvent{At: at, Pending: sim.Pending{Kind: kind, Node: "n3"}}
+	}
+	for _, tc := range []struct {
+		name   string
+		insert []sim.ScheduledEvent
+		want   string
+	}{
+		{"crash of a down node", []sim.ScheduledEvent{fault(node.KindCrash), fault(node.KindCrash)}, "schedule event " + fmt.Sprint(after+2) + ", "},
+		{"restart of an up node", []sim.ScheduledEvent{fault(node.KindRestart)}, "schedule event " + fmt.Sprint(after+1) + ", "},
+	} {
+		sc := *base
+		sc.Events = slices.Concat(base.Events[:after], tc.insert, base.Events[after:])
+		var buf bytes.Buffer
+		_, err := sim.Run(sys, sc.Config().WithDefaults(sys), &buf)
+		var mm *sim.ScheduleMismatch
+		if !errors.As(err, &mm) || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("%s: %v, want a ScheduleMismatch naming %q", tc.name, err, tc.want)
 		}
 	}
 }
