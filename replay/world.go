@@ -44,6 +44,11 @@ func WorldAt(r *Replayer, step int, progress func(step int)) (*world.World, erro
 		return nil, fmt.Errorf("step #%d is outside the trace (#0..#%d)", step, tr.Len()-1)
 	}
 	for _, id := range tr.Nodes {
+		if r.nodes[id] == nil && r.notStarted(id) {
+			// Part of the world, to be started by its continuation.
+			r.nodes[id] = r.newNode(id)
+			continue
+		}
 		if why := r.unknownAt(id, step); why != "" {
 			return nil, &WorldError{Step: step, Node: id, Reason: why}
 		}
@@ -170,6 +175,22 @@ func (r *Replayer) stoppedAt(step int, now int64) map[node.ID]string {
 		}
 	}
 	return stopped
+}
+
+// notStarted reports whether a node the replay leaves out had not started
+// by the end of a simulation: a simulation records every node from the
+// start, so one without events (a run cut before its init) is known not
+// to have run, as a recording of a live process cannot tell.
+func (r *Replayer) notStarted(id node.ID) bool {
+	if len(r.tr.NodeSteps(id)) > 0 || len(r.opts.Nodes) > 0 {
+		return false
+	}
+	for _, f := range r.tr.Files {
+		if f.Header.Driver != "sim" {
+			return false
+		}
+	}
+	return true
 }
 
 // unknownAt says why a node's state at step cannot be known ("" if it

@@ -187,3 +187,35 @@ func TestWorldAtRefusesUnknownNodes(t *testing.T) {
 		t.Fatalf("after the gap: %v", err)
 	}
 }
+
+// TestWorldOfARunCutBeforeSomeInits: a simulation records every node from
+// the start, so a node with no event in a simulated trace had not started
+// (the run was cut before its init): it is in the world, not started,
+// where fork, predict and explore --from refused the trace ("its
+// recording holds no events").
+func TestWorldOfARunCutBeforeSomeInits(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Steps = 1, 3
+	tr := simulate(t, paxos.System, cfg)
+	if len(tr.Recorded) != 3 || len(tr.Nodes) != 7 {
+		t.Fatalf("%d of %d nodes have events, want 3 of 7", len(tr.Recorded), len(tr.Nodes))
+	}
+	w, err := worldAt(t, tr, 2, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range tr.Nodes {
+		n := w.Node[id]
+		if n == nil {
+			t.Fatalf("%s is not in the world", id)
+		}
+		if started := n.Seq > 0; n.Started != started || started != (id <= "n3") {
+			t.Fatalf("%s: started %v at seq %d", id, n.Started, n.Seq)
+		}
+	}
+	// A left-out node of the same trace is still refused.
+	var we *replay.WorldError
+	if _, err := worldAt(t, tr, 2, replay.Options{Nodes: []node.ID{"n1", "n2"}}); !errors.As(err, &we) || we.Node != "n3" {
+		t.Fatalf("partial replay: %v", err)
+	}
+}
