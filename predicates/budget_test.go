@@ -387,3 +387,36 @@ func TestScriptWithANULByteIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// A declared name is printed in reports, one line per predicate: an
+// empty name printed a blank row, and a name holding a newline forged a
+// line of check's report ("Fake safety 0 violation(s)"). Such names, and
+// bidi controls and very long names, are refused where declared.
+func TestUnprintableNamesAreRefused(t *testing.T) {
+	tr := smallTrace(t)
+	for src, want := range map[string]string{
+		`safety("", lambda: True)`:                                          "a predicate needs a name",
+		`safety("  ", lambda: True)`:                                        "a predicate needs a name",
+		`safety("A\nFake safety 0 violation(s)", lambda: True)`:             "holds a control or bidi character",
+		`liveness("A\u202eB", lambda: True)`:                                "holds a control or bidi character",
+		`derived("d\x1b[2J", lambda: 1)`:                                    "derived value name",
+		`safety("` + strings.Repeat("x", 300) + `", lambda: True)`:          "at most 256",
+		`ordered("", table("paxos.Agent"), by = lambda r: r.node)`:          "an ordered index needs a name",
+		`history("h\r", lambda: None)` + "\n" + `safety("x", lambda: True)`: "holds a control",
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "names.star")
+		if err := os.WriteFile(path, []byte(src+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := replay.New(tr, system.NewRegistry(dd.System), replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = predicates.Load(path, r, predicates.Options{To: -1})
+		var se *predicates.ScriptError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "names.star:1:") {
+			t.Errorf("%s: %v, want a script error at line 1 saying %q", src, err, want)
+		}
+	}
+}

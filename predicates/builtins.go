@@ -11,6 +11,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/state"
@@ -76,11 +77,37 @@ func (c *Checker) declaring(name string) error {
 }
 
 func (c *Checker) claimName(thread *starlark.Thread, kind, name string) error {
+	if err := checkName(kind, name); err != nil {
+		return err
+	}
 	pos := thread.CallFrame(1).Pos
 	if prev, dup := c.names[name]; dup {
 		return fmt.Errorf("%s %q is already declared at %s", kind, name, prev)
 	}
 	c.names[name] = pos
+	return nil
+}
+
+// maxNameBytes bounds a declared name: reports print it on every line
+// about it.
+const maxNameBytes = 256
+
+// checkName refuses a name a report cannot print as a name: empty, a
+// control character or line break (a name holding a newline forged a line
+// of check's report), bidi controls, or too long.
+func checkName(kind, name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		article := "a"
+		if strings.ContainsRune("aeiou", rune(kind[0])) {
+			article = "an"
+		}
+		return fmt.Errorf("%s %s needs a name (got %q)", article, kind, name)
+	case len(name) > maxNameBytes:
+		return fmt.Errorf("%s name %q... is %d bytes long: at most %d", kind, name[:40], len(name), maxNameBytes)
+	case strings.IndexFunc(name, printable.Unsafe) >= 0:
+		return fmt.Errorf("%s name %q holds a control or bidi character: names are printed in reports, one per line", kind, name)
+	}
 	return nil
 }
 
