@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -195,6 +196,17 @@ func (r *Replayer) render(typ string, payload []byte) string {
 		return fmt.Sprintf("%d bytes", len(payload))
 	}
 	s := fmt.Sprintf("%+v", m)
+	if _, again, err := r.codec.Encode(m); err == nil && !bytes.Equal(again, payload) {
+		// This build's type does not read the bytes back as they were
+		// (a field renamed or dropped since): its value would show
+		// zeros that were never sent. The bytes as they are say more.
+		var raw any
+		if node.Unmarshal(payload, &raw) == nil {
+			s = fmt.Sprintf("%v (as encoded: this build's %s reads it as %s)", raw, typ, s)
+		} else {
+			s += fmt.Sprintf(" (as this build's %s reads it, which is not as it was encoded)", typ)
+		}
+	}
 	if len(s) > 200 {
 		s = s[:197] + "..."
 	}
