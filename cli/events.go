@@ -178,6 +178,18 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 			break
 		}
 	}
+	if match != nil && printed == 0 {
+		// A comparison with a short type name ("Grant") is the usual
+		// reason, and it matches nothing without a word.
+		note := "no event matched --match"
+		if types := tr.Header.Types; len(types) > 0 {
+			note += fmt.Sprintf(" (event.msg_type is a full type name: %s)", strings.Join(types[:min(len(types), 4)], ", "))
+			if len(types) > 4 {
+				note = strings.TrimSuffix(note, ")") + ", ...)"
+			}
+		}
+		fmt.Fprintf(a.Stderr, "replay events: note: %s\n", note)
+	}
 	return nil
 }
 

@@ -19,6 +19,14 @@ func TestEventsMatchAndLostMessages(t *testing.T) {
 		t.Fatalf("--match on event.msg.Key: want the one Put of k01, got:\n%s", r.stdout)
 	}
 
+	// A comparison with a short type name matches nothing: said, with
+	// the full names (it printed nothing without a word).
+	none := replay(t, dir, "events", "r.lz4", "--match", `event.msg_type == "Put"`)
+	mustOK(t, none)
+	if none.stdout != "" || !strings.Contains(none.stderr, "no event matched --match (event.msg_type is a full type name: ") || !strings.Contains(none.stderr, "raftkv.Put") {
+		t.Fatalf("a --match of nothing:\nstdout %s\nstderr %s", none.stdout, none.stderr)
+	}
+
 	all := replay(t, dir, "events", "r.lz4")
 	mustOK(t, all)
 	// Seed 2 drops one message and the run stops with heartbeats in
