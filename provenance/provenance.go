@@ -160,6 +160,17 @@ func Why(opts Options, id node.ID, path string, at int) (*Chain, error) {
 		if len(names) == 0 {
 			return nil, &Error{Msg: fmt.Sprintf("%s has no state at #%d (not started, down, or unknown)", id, at)}
 		}
+		var inside []string
+		for _, n := range names {
+			if strings.HasPrefix(n, path+".") || strings.HasPrefix(n, path+"[") {
+				inside = append(inside, n)
+			}
+		}
+		if len(inside) > 0 {
+			// A list, map or struct: its values have separate sources.
+			return nil, &Error{Msg: fmt.Sprintf("%s at #%d holds %d values, each with its own source: ask about one of them, such as %s",
+				path, at, len(inside), strings.Join(inside[:min(len(inside), 3)], ", "))}
+		}
 		return nil, &Error{Msg: fmt.Sprintf("%s has no field %s at #%d", id, path, at), Suggest: nearest.Names(names, path, 3)}
 	}
 	depth := opts.Depth

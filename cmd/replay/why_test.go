@@ -54,4 +54,7 @@ func TestWhy(t *testing.T) {
 	badInput(t, replay(t, dir, "why", "replay-demo.lz4", "--at", "273", "--node", "n66", "--field", "Agent.AcceptedValue"), "no node n66", "nearest: n6")
 	badInput(t, replay(t, dir, "why", "replay-demo.lz4", "--at", "269", "--node", "n7", "--field", "Agent.AcceptedValu"), "no field Agent.AcceptedValu", "nearest: Agent.AcceptedValue")
 	badInput(t, replay(t, dir, "why", "replay-demo.lz4", "--at", "5000", "--node", "n6", "--field", "Agent.AcceptedValue"), "--at 5000", "#0..#1925")
+	// A struct (or list, or map) that history accepts: its values have
+	// their own sources, and why says so ("no field Agent", before).
+	badInput(t, replay(t, dir, "why", "replay-demo.lz4", "--at", "269", "--node", "n7", "--field", "Agent"), "Agent at #269 holds", "ask about one of them, such as Agent.")
 }
