@@ -517,7 +517,11 @@ func (r *criticalReport) writeText(a *App) {
 	for _, p := range res.Probes {
 		fmt.Fprintf(w, "  #%-8d %3d/%-3d %s\n", p.Step, p.Recovered, p.Walks, strings.Repeat("█", int(p.Rate()*20+0.5)))
 	}
-	fmt.Fprintf(w, "\nsearch: %d probes, %d walks in %v (%.1f× one check of the trace, %v)\n", len(res.Probes), len(res.Probes)*f.walks,
+	walks := fmt.Sprintf("%d walks", res.WalksRun())
+	if c := res.CutShort; c != nil {
+		walks += fmt.Sprintf(" (%d from #%d, cut short)", c.Walks, c.Step)
+	}
+	fmt.Fprintf(w, "\nsearch: %d probes, %s in %v (%.1f× one check of the trace, %v)\n", len(res.Probes), walks,
 		r.elapsed.Round(time.Millisecond), r.elapsed.Seconds()/max(r.tgt.baseline.Seconds(), 1e-9), r.tgt.baseline.Round(time.Millisecond))
 	fmt.Fprintf(w, "These are random walks: a dead step is one from which none of %d walks recovered, not one from which none can.\n", f.walks)
 	if res.Critical >= 0 && res.Stopped == "" {
@@ -567,9 +571,12 @@ func (r *criticalReport) writeJSON(a *App) error {
 		Seconds    float64          `json:"seconds"`
 		CheckSecs  float64          `json:"check_seconds"`
 		Stopped    string           `json:"stopped,omitempty"`
+		// WalksRun: every walk run, a probe cut short's included.
+		WalksRun int             `json:"walks_run"`
+		CutShort *critical.Probe `json:"cut_short,omitempty"`
 	}{Predicate: r.f.predicate, Traces: r.paths, Walks: r.f.walks, WalkSteps: r.f.walkSteps, StableNS: int64(r.f.stable),
 		Faults: r.f.faults, Probes: r.res.Probes, Recovering: r.recovering, Seconds: r.elapsed.Seconds(),
-		CheckSecs: r.tgt.baseline.Seconds(), Stopped: r.res.Stopped}
+		CheckSecs: r.tgt.baseline.Seconds(), Stopped: r.res.Stopped, WalksRun: r.res.WalksRun(), CutShort: r.res.CutShort}
 	if c := r.res.Critical; c >= 0 {
 		step, at := r.decided()
 		out.Critical = &crit{event: ev(c), DecidedStep: step, StepsBefore: step - c, TimeBeforeNS: at - r.tr.Event(c).Time, DoomedFromStart: r.res.LastLive < 0}

@@ -76,6 +76,22 @@ type Result struct {
 	// deadline passed, before the search finished; Critical and LastLive
 	// then bound the transition as far as it got.
 	Stopped string
+	// CutShort is the probe under way when the search stopped: its walks
+	// ran, but too few to judge its step (nil if none was).
+	CutShort *Probe
+}
+
+// WalksRun counts the walks the search ran, those of a probe cut short
+// included.
+func (r *Result) WalksRun() int {
+	n := 0
+	for _, p := range r.Probes {
+		n += p.Walks
+	}
+	if r.CutShort != nil {
+		n += r.CutShort.Walks
+	}
+	return n
 }
 
 // Probe returns the probe of step, if the search made one.
@@ -110,8 +126,11 @@ func Search(ctx context.Context, first, last int, probe Prober, progress func(Pr
 		}
 		if ctx.Err() != nil {
 			// A probe cut short ran fewer walks: "none recovered" would
-			// mean nothing, so it is not recorded.
+			// mean nothing, so it is not among the probes.
 			res.Stopped = stopReason(ctx)
+			if p.Walks > 0 {
+				res.CutShort = &p
+			}
 			return p, errStopped
 		}
 		i, _ := slices.BinarySearchFunc(res.Probes, step, func(p Probe, s int) int { return p.Step - s })

@@ -75,9 +75,13 @@ func TestSearchStopsWhenCanceledAndReturnsProberErrors(t *testing.T) {
 	if res.Stopped != "canceled" || n != 4 || res.Critical <= res.LastLive {
 		t.Errorf("stopped %q after %d probes, critical %d last live %d", res.Stopped, n, res.Critical, res.LastLive)
 	}
-	// The probe the cancellation cut short is not evidence.
+	// The probe the cancellation cut short is not evidence, but its
+	// walks ran and count (an interrupted search said "0 walks").
 	if len(res.Probes) != 3 {
 		t.Errorf("%d probes recorded, want the 3 that finished", len(res.Probes))
+	}
+	if res.CutShort == nil || res.WalksRun() != 4 {
+		t.Errorf("cut short: %+v, %d walks run, want the fourth probe and 4", res.CutShort, res.WalksRun())
 	}
 	boom := errors.New("boom")
 	if _, err := Search(context.Background(), 0, 10, func(context.Context, int) (Probe, error) { return Probe{}, boom }, nil); !errors.Is(err, boom) {
