@@ -90,6 +90,20 @@ func TestVetBadInput(t *testing.T) {
 	if code != ExitBadInput {
 		t.Errorf("missing directory: exit %d, want 2 (%s)", code, errs)
 	}
+	// Packages of another module: not code that fails to build, but a
+	// pattern to give from inside that module (a new user's vet said
+	// "vet checks only code that builds").
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/other\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "o.go"), []byte("package o\n\nfunc F() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runVetCLI(t, other+"/...")
+	if code != ExitBadInput || !strings.Contains(errs, "run it from inside their module") || strings.Contains(errs, "only code that builds") {
+		t.Errorf("another module: exit %d, stderr:\n%s", code, errs)
+	}
 	code, _, errs = runVetCLI(t, "--no-such-flag")
 	if code != ExitBadInput {
 		t.Errorf("bad flag: exit %d, want 2 (%s)", code, errs)
