@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -150,12 +149,13 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 	}
 	r := newRenderer(a, tr)
 	sent := a.newSentPayloads(tr)
-	printed := 0
+	printed, considered := 0, 0 // considered: events the other filters kept
 	for step := f.from; step < tr.Len(); step++ {
 		ev := tr.Event(step)
 		if len(nodes) > 0 && !nodes[ev.Node] || len(kinds) > 0 && !kinds[ev.Kind] || !typeMatches(f.types, ev) {
 			continue
 		}
+		considered++
 		if match != nil {
 			ok, err := match.Match(step, ev)
 			if err != nil {
@@ -178,11 +178,11 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 			break
 		}
 	}
-	if match != nil && printed == 0 {
+	if match != nil && printed == 0 && considered > 0 {
 		// A comparison with a short type name ("Grant") is the usual
 		// reason, and it matches nothing without a word.
 		note := "no event matched --match"
-		if types := tr.Header.Types; len(types) > 0 {
+		if types := a.traceTypes(tr); len(types) > 0 {
 			note += fmt.Sprintf(" (event.msg_type is a full type name: %s)", strings.Join(types[:min(len(types), 4)], ", "))
 			if len(types) > 4 {
 				note = strings.TrimSuffix(note, ")") + ", ...)"
@@ -193,6 +193,18 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 	return nil
 }
 
+// traceTypes lists the message types every file's segments name, sorted.
+func (a *App) traceTypes(tr *replay.Trace) []string {
+	var types []string
+	for _, f := range tr.Files {
+		for _, h := range f.Segments {
+			types = append(types, h.Types...)
+		}
+	}
+	slices.Sort(types)
+	return slices.Compact(types)
+}
+
 // checkTypes refuses a --type that names no message type of the trace (as
 // --kind refuses an unknown kind): a typo would otherwise print nothing
 // and exit 0, like a filter that matched no event.
@@ -200,20 +212,12 @@ func (a *App) checkTypes(tr *replay.Trace, types []string) error {
 	if len(types) == 0 {
 		return nil
 	}
-	known := map[string]bool{}
-	for _, f := range tr.Files {
-		for _, h := range f.Segments {
-			for _, t := range h.Types {
-				known[t] = true
-			}
-		}
-	}
+	names := a.traceTypes(tr)
 	if c := a.codec(tr); c != nil {
-		for _, t := range c.Names() {
-			known[t] = true
-		}
+		names = append(names, c.Names()...)
+		slices.Sort(names)
+		names = slices.Compact(names)
 	}
-	names := slices.Sorted(maps.Keys(known))
 	for _, t := range types {
 		if !slices.ContainsFunc(names, func(n string) bool { return n == t || strings.HasSuffix(n, "."+t) }) {
 			if len(names) == 0 {

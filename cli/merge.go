@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +40,11 @@ func (a *App) runMerge(paths []string, output string) error {
 	tr, err := a.loadTrace(paths)
 	if err != nil {
 		return err
+	}
+	if len(tr.Codecs) > 1 {
+		// One header names one codec: the merged file would say that
+		// every message was encoded as the first file's were.
+		return badInput("the traces were recorded with different message codecs (%s): a merged trace can name only one; replay them as they are, without merging", strings.Join(tr.Codecs, ", "))
 	}
 	h := *tr.Header
 	h.Driver, h.Segment, h.Nodes, h.Recorded = "merge", 0, tr.Nodes, tr.Recorded

@@ -496,10 +496,14 @@ func (d *driver) runOne(j *job) {
 		// nothing else running, as --jobs 1 would have, so that the
 		// result does not depend on --jobs.
 		d.alone.RUnlock()
-		d.alone.Lock()
-		cr, err = simtest.CheckTrace(d.sys, cfg, res, buf.Bytes(), d.opts.Script, opts)
-		d.alone.Unlock()
-		d.alone.RLock()
+		func() {
+			// Held shared again however the check ends: work's deferred
+			// RUnlock follows even a read-back panic out of it.
+			d.alone.Lock()
+			defer d.alone.RLock()
+			defer d.alone.Unlock()
+			cr, err = simtest.CheckTrace(d.sys, cfg, res, buf.Bytes(), d.opts.Script, opts)
+		}()
 	}
 	switch {
 	case err != nil && errors.As(err, &evalErr) && cr != nil:

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/fxamacker/cbor/v2"
@@ -246,6 +247,11 @@ func (c *Codec) Decode(name string, payload []byte) (Message, error) {
 		err = decMode.Unmarshal(payload, p.Interface())
 	}
 	if err != nil {
+		if strings.Contains(err.Error(), "for time.Time") {
+			// RFC 3339 has four digits for the year: a far-future
+			// "never" encodes, but cannot be read back.
+			return nil, fmt.Errorf("decode %s (%d bytes): %w (a time.Time travels as RFC 3339 text, which holds only the years 0000-9999)", name, len(payload), err)
+		}
 		return nil, fmt.Errorf("decode %s (%d bytes): %w", name, len(payload), err)
 	}
 	if mt.isPtr {

@@ -69,3 +69,16 @@ func TestTimesKeepTheirNanoseconds(t *testing.T) {
 		t.Fatalf("an unknown codec: %v", err)
 	}
 }
+
+// RFC 3339 holds the years 0000-9999: a time outside them encodes but
+// cannot be read back, and the error says why.
+func TestTimesOutsideRFC3339SaySo(t *testing.T) {
+	codec := node.NewCodec().MustRegister(Lease{})
+	name, p, err := codec.Encode(Lease{time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := codec.Decode(name, p); err == nil || !strings.Contains(err.Error(), "years 0000-9999") {
+		t.Fatalf("year 10000: %v", err)
+	}
+}

@@ -104,7 +104,7 @@ func checkName(kind, name string) error {
 		}
 		return fmt.Errorf("%s %s needs a name (got %q)", article, kind, name)
 	case len(name) > maxNameBytes:
-		return fmt.Errorf("%s name %q... is %d bytes long: at most %d", kind, name[:40], len(name), maxNameBytes)
+		return fmt.Errorf("%s name %q... is %d bytes long: at most %d", kind, strings.ToValidUTF8(name[:40], ""), len(name), maxNameBytes)
 	case strings.IndexFunc(name, printable.Unsafe) >= 0:
 		return fmt.Errorf("%s name %q holds a control or bidi character: names are printed in reports, one per line", kind, name)
 	}

@@ -25,6 +25,7 @@ type Divergence struct {
 	Recorded string
 	Now      string
 	Causes   []string
+	mixed    []string // the trace's codecs, when more than one
 }
 
 func (d *Divergence) Error() string {
@@ -50,6 +51,12 @@ func (d *Divergence) Report() string {
 		fmt.Fprintf(&b, "  replayed:  %s\n", printable.Escape(d.Now))
 	}
 	b.WriteString("  likely causes:\n")
+	if len(d.mixed) > 1 {
+		// First: it explains a sent time that differs, and nothing
+		// in the handler's source would.
+		fmt.Fprintf(&b, "    - the trace's parts were recorded by binaries with different message codecs (%s): a time.Time travels as whole seconds in /1 and to the nanosecond in /2, and this replay encodes as %s\n",
+			strings.Join(d.mixed, ", "), d.mixed[0])
+	}
 	for _, c := range d.Causes {
 		fmt.Fprintf(&b, "    - %s\n", c)
 	}
@@ -111,7 +118,7 @@ func (r *Replayer) diverged(step int, rec, now *node.Event, err error) *Divergen
 
 // divergence starts the report of a divergence at step: where it is.
 func (r *Replayer) divergence(step int, rec *node.Event) *Divergence {
-	return &Divergence{Step: step, File: r.tr.File(step), Node: rec.Node, Seq: rec.Seq, Event: describe(rec)}
+	return &Divergence{Step: step, File: r.tr.File(step), Node: rec.Node, Seq: rec.Seq, Event: describe(rec), mixed: r.tr.Codecs}
 }
 
 // compare checks a re-executed event's effects against the recording; it

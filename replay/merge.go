@@ -40,6 +40,11 @@ type Trace struct {
 	// end, or in the middle), in file order (RecordingStops).
 	stops []RecordingStop
 
+	// Codecs are the message codecs its parts were recorded with, the
+	// first file's first; more than one when nodes ran binaries of
+	// different releases. A replay encodes as the first.
+	Codecs []string
+
 	net     *network // lazily: what the trace tells of its network (Fate)
 	netOnce sync.Once
 	steps   *network // what the steps told of it, learnt as they were indexed
@@ -290,6 +295,11 @@ func newTrace(files []*record.File) (*Trace, error) {
 	t := &Trace{Files: files, Header: files[0].Header, Unknown: map[node.ID][]Unknown{}}
 	nodes := map[node.ID]bool{}
 	for _, f := range files {
+		for _, seg := range f.Segments {
+			if !slices.Contains(t.Codecs, seg.Codec) {
+				t.Codecs = append(t.Codecs, seg.Codec)
+			}
+		}
 		if f.Header.System != t.Header.System {
 			return nil, fmt.Errorf("%s records system %q but %s records %q: traces of different systems cannot be merged",
 				f.Path, f.Header.System, files[0].Path, t.Header.System)

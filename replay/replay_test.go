@@ -417,7 +417,8 @@ func TestTruncatedNodeStateUnknown(t *testing.T) {
 	}
 }
 
-// stamper's n1 sends n2 the time of its init, to the nanosecond.
+// stamper's n1 sends n2 the time of its init, to the nanosecond, and
+// again at every tick.
 type stamper struct{ Got time.Time }
 
 type Stamp struct{ At time.Time }
@@ -425,19 +426,112 @@ type Stamp struct{ At time.Time }
 func (s *stamper) Init(env node.Env) {
 	if env.Self() == "n1" {
 		env.Send("n2", Stamp{At: env.Now().Add(314267746)})
+		env.After(time.Millisecond, "tick")
 	}
 }
 func (s *stamper) Receive(_ node.Env, _ node.ID, m node.Message) { s.Got = m.(Stamp).At }
-func (s *stamper) Timer(node.Env, node.Timer)                    {}
+func (s *stamper) Timer(env node.Env, _ node.Timer) {
+	env.Send("n2", Stamp{At: env.Now().Add(314267746)})
+	env.After(time.Millisecond, "tick")
+}
+
+var stamperSystem = &system.System{Name: "stamper", Codec: node.NewCodec().MustRegister(Stamp{}),
+	New: func(node.ID, system.Config) node.Handler { return &stamper{} },
+	Sim: system.SimDefaults{Nodes: 2, Steps: 30}}
+
+// A recording of an earlier release (codec /1, times in whole seconds)
+// replays clean, and what continues or re-runs it encodes as it did: a
+// fork of it is a /1 trace that replays clean (it was written as /2, and
+// its kept prefix's sends diverged at #0 under every explore --from,
+// predict and critical run), and its schedule re-runs to the same bytes.
+func TestRecordingsOfTheFirstCodecContinue(t *testing.T) {
+	const v1 = "cbor-core-deterministic/1"
+	reg := system.NewRegistry(stamperSystem)
+	var rec bytes.Buffer
+	cfg := sim.Config{Seed: 1, Codec: v1}.WithDefaults(stamperSystem)
+	if _, err := sim.Run(stamperSystem, cfg, &rec); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(name string, data []byte) *replay.Trace {
+		tr, err := replay.FromBytes(data, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Header.Codec != v1 {
+			t.Fatalf("%s names codec %q, want %q", name, tr.Header.Codec, v1)
+		}
+		r, err := replay.New(tr, reg, replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RunTo(tr.Len()-1, nil); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := r.Instance("n2").Handler().(*stamper).Got; got.IsZero() || got.Nanosecond() != 0 {
+			t.Fatalf("%s: n2 got %v, want whole seconds (the first codec's)", name, got)
+		}
+		return tr
+	}
+	tr := verify("v1.lz4", rec.Bytes())
+
+	r, err := replay.New(tr, reg, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := 5
+	w, err := replay.WorldAt(r, at, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fork bytes.Buffer
+	fcfg := sim.Config{Seed: 2, Steps: 20}.WithDefaults(stamperSystem)
+	if _, err := sim.RunFrom(stamperSystem, fcfg, w, tr.Prefix(at+1), &fork); err != nil {
+		t.Fatal(err)
+	}
+	verify("fork.lz4", fork.Bytes())
+
+	f, err := record.Read(bytes.NewReader(rec.Bytes()), "v1.lz4", int64(rec.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := sim.ScheduleOf(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if _, err := sim.Run(stamperSystem, sc.Config().WithDefaults(stamperSystem), &again); err != nil {
+		t.Fatalf("the schedule of a /1 recording: %v", err)
+	}
+	re, err := record.Read(bytes.NewReader(again.Bytes()), "again.lz4", int64(again.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re.Header.Codec != v1 || len(re.Events) != len(f.Events) {
+		t.Fatalf("the re-run names codec %q and has %d events, want %q and %d", re.Header.Codec, len(re.Events), v1, len(f.Events))
+	}
+	for i, ev := range re.Events {
+		for j, snd := range ev.Sends {
+			if !bytes.Equal(snd.Payload, f.Events[i].Sends[j].Payload) {
+				t.Fatalf("the re-run's #%d sent %x, the recording %x", i, snd.Payload, f.Events[i].Sends[j].Payload)
+			}
+		}
+	}
+	var text bytes.Buffer
+	if err := sc.Format(&text); err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := sim.ParseSchedule(&text, "v1.schedule")
+	if err != nil || parsed.Codec != v1 {
+		t.Fatalf("the schedule file keeps codec %q (%v), want %q", parsed.Codec, err, v1)
+	}
+}
 
 // A replay encodes what handlers send as the trace's codec did: a trace
 // of this build keeps a time's nanoseconds and replays clean, and the
 // same trace labelled with the first codec (whole seconds) diverges at
 // the send, which that codec would have encoded otherwise.
 func TestReplayEncodesAsTheTracesCodec(t *testing.T) {
-	sys := &system.System{Name: "stamper", Codec: node.NewCodec().MustRegister(Stamp{}),
-		New: func(node.ID, system.Config) node.Handler { return &stamper{} },
-		Sim: system.SimDefaults{Nodes: 2, Steps: 10}}
+	sys := stamperSystem
 	dir := t.TempDir()
 	path := simulateToFile(t, sys, sim.Config{Seed: 1}, dir)
 	reg := system.NewRegistry(sys)
@@ -536,5 +630,71 @@ func TestDivergenceShowsARenamedFieldAsRecorded(t *testing.T) {
 	}
 	if rep := d.Report(); !strings.Contains(rep, "Expiry:1234") || !strings.Contains(rep, "as encoded") {
 		t.Fatalf("the recorded message is not shown as encoded:\n%s", rep)
+	}
+}
+
+// Nodes whose binaries were of different releases record parts of one
+// trace with different codecs: a replay encodes as the first file's, and
+// a divergence then names the mix as its first likely cause (nothing in
+// the handlers' source would explain a time that differs).
+func TestMixedCodecsAreTheFirstCause(t *testing.T) {
+	var rec bytes.Buffer
+	cfg := sim.Config{Seed: 1, Codec: "cbor-core-deterministic/1", CausalClocks: true}.WithDefaults(stamperSystem)
+	if _, err := sim.Run(stamperSystem, cfg, &rec); err != nil {
+		t.Fatal(err)
+	}
+	f, err := record.Read(bytes.NewReader(rec.Bytes()), "v1.lz4", int64(rec.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var paths []string
+	for _, id := range []node.ID{"n2", "n1"} { // n2's file first: its codec is the replay's
+		h := *f.Header
+		h.Driver, h.Recorded, h.Run = "live", []node.ID{id}, nil
+		if id == "n2" {
+			h.Codec = node.CodecName // n2 ran a newer binary
+		}
+		path := filepath.Join(dir, string(id)+".lz4")
+		out, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := record.NewWriter(out, h, record.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range f.Events {
+			if ev.Node == id {
+				if err := w.Append(ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.Close(record.End{Reason: "terminated", Time: f.Ends[0].Time}); err != nil {
+			t.Fatal(err)
+		}
+		out.Close()
+		paths = append(paths, path)
+	}
+	tr, err := replay.Load(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if len(tr.Codecs) != 2 {
+		t.Fatalf("codecs %q, want both", tr.Codecs)
+	}
+	r, err := replay.New(tr, system.NewRegistry(stamperSystem), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d *replay.Divergence
+	if err := r.RunTo(tr.Len()-1, nil); !errors.As(err, &d) || d.Node != "n1" {
+		t.Fatalf("n1's sends, recorded with /1, replayed as /2: %v", err)
+	}
+	causes := d.Report()[strings.Index(d.Report(), "likely causes:"):]
+	if !strings.HasPrefix(strings.SplitN(causes, "\n", 3)[1], "    - the trace's parts were recorded by binaries with different message codecs") {
+		t.Fatalf("the mix is not the first cause:\n%s", d.Report())
 	}
 }

@@ -103,7 +103,7 @@ func WorldAt(r *Replayer, step int, progress func(step int)) (*world.World, erro
 		}
 	}
 	w := &world.World{
-		System: tr.Header.System, Bug: tr.Header.Bug, Params: maps.Clone(tr.Header.Params),
+		System: tr.Header.System, Bug: tr.Header.Bug, Params: maps.Clone(tr.Header.Params), Codec: tr.Header.Codec,
 		Nodes: slices.Clone(tr.Nodes), Node: map[node.ID]*world.Node{},
 		Step: step, Lamport: tr.Event(step).Lamport,
 		Start: start, Now: now - start,
@@ -182,8 +182,8 @@ func (r *Replayer) stoppedAt(step int, now int64) map[node.ID]string {
 // start, so one without events (a run cut before its init) is known not
 // to have run, as a recording of a live process cannot tell.
 func (r *Replayer) notStarted(id node.ID) bool {
-	if len(r.tr.NodeSteps(id)) > 0 || len(r.opts.Nodes) > 0 {
-		return false
+	if len(r.tr.NodeSteps(id)) > 0 || len(r.opts.Nodes) > 0 || len(r.tr.Unknown[id]) > 0 {
+		return false // a damaged file may have lost its init
 	}
 	for _, f := range r.tr.Files {
 		if f.Header.Driver != "sim" {

@@ -2,6 +2,7 @@ package shrink
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -597,8 +598,13 @@ func (s *shrinker) filtered(b *base, keep []bool) *system.System {
 	}
 	sys := *s.sys
 	scenario := s.sys.Scenario
+	// Inputs are told apart by their encoding, as the run encodes them.
+	codec := s.sys.Codec
+	if c, err := codec.ForTrace(cmp.Or(s.cfg.Codec, node.CodecName)); err == nil {
+		codec = c
+	}
 	sys.Scenario = func(ctl system.Controller) {
-		scenario(&filter{Controller: ctl, codec: s.sys.Codec, allow: allow})
+		scenario(&filter{Controller: ctl, codec: codec, allow: allow})
 	}
 	return &sys
 }

@@ -181,6 +181,13 @@ func (c *Choice) Up() []node.ID {
 	return up
 }
 
+// Started reports whether node id has run its init (a node restarts only
+// once it has).
+func (c *Choice) Started(id node.ID) bool {
+	sn, ok := c.s.nodes[id]
+	return ok && sn.inst.Seq() > 0
+}
+
 // Down is the number of nodes down.
 func (c *Choice) Down() int { return c.s.down }
 

@@ -68,7 +68,7 @@ func RunFrom(sys *system.System, cfg Config, w *world.World, prefix []*node.Even
 	if len(prefix) != w.Step+1 {
 		return nil, fmt.Errorf("a fork at #%d keeps steps #0..#%d: got %d events", w.Step, w.Step, len(prefix))
 	}
-	cfg.Bug, cfg.Params, cfg.Nodes = w.Bug, w.Params, len(w.Nodes)
+	cfg.Bug, cfg.Params, cfg.Nodes, cfg.Codec = w.Bug, w.Params, len(w.Nodes), w.Codec
 	if err := sys.CheckBug(cfg.Bug); err != nil {
 		return nil, err
 	}

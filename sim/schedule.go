@@ -39,6 +39,9 @@ type Schedule struct {
 	HashBytes     int
 	// CausalClocks as in Config (the schedule line "clocks causal").
 	CausalClocks bool
+	// Codec as in Config (the schedule line "codec NAME", written only
+	// for a recording whose codec is not this build's).
+	Codec string
 	// Origin says what made the execution (a chooser's description or a
 	// trace), for people; replay ignores it.
 	Origin string
@@ -113,6 +116,9 @@ func scheduleOf(f *record.File, events []*node.Event) (*Schedule, error) {
 		return nil, fmt.Errorf("%s: the header's latency %q: %w", f.Path, run["latency"], err)
 	}
 	sc.CausalClocks = run["clocks"] == "causal"
+	if c := h.Codec; c != node.CodecName {
+		sc.Codec = c
+	}
 	sc.Origin = run["chooser"]
 	if sc.Origin == "" {
 		sc.Origin = "seeded seed=" + run["seed"]
@@ -179,6 +185,7 @@ func (sc *Schedule) Config() Config {
 		HashEvery:     sc.HashEvery,
 		HashBytes:     sc.HashBytes,
 		CausalClocks:  sc.CausalClocks,
+		Codec:         sc.Codec,
 		Churn:         0,
 	}
 	cfg.Chooser = NewScheduleChooser(sc)
@@ -239,6 +246,9 @@ func (sc *Schedule) Format(w io.Writer) error {
 		fmt.Fprintf(bw, "state-hashes bytes %d\n", sc.HashBytes)
 	case sc.HashEvery > 0:
 		fmt.Fprintf(bw, "state-hashes every %d\n", sc.HashEvery)
+	}
+	if sc.Codec != "" {
+		fmt.Fprintln(bw, "codec", sc.Codec)
 	}
 	if sc.CausalClocks {
 		fmt.Fprintln(bw, "clocks causal")
@@ -380,6 +390,11 @@ func (sc *Schedule) setting(f []string) error {
 		if err := sc.parseHashes(f[1:]); err != nil {
 			return err
 		}
+	case "codec":
+		if err := node.SupportedCodec(v); err != nil {
+			return err
+		}
+		sc.Codec = v
 	case "clocks":
 		causal, err := ParseClocks(v)
 		if err != nil {
@@ -389,7 +404,7 @@ func (sc *Schedule) setting(f []string) error {
 	case "origin":
 		sc.Origin = strings.Join(f[1:], " ")
 	default:
-		return fmt.Errorf("unknown setting %q (want system, bug, nodes, param, seed, latency, state-hashes, clocks, origin, or an event line starting with its time)", f[0])
+		return fmt.Errorf("unknown setting %q (want system, bug, nodes, param, seed, latency, state-hashes, clocks, codec, origin, or an event line starting with its time)", f[0])
 	}
 	return nil
 }
@@ -597,6 +612,8 @@ func (c *ScheduleChooser) Next(ch *Choice) (Decision, error) {
 			return Decision{}, &ScheduleMismatch{Line: line, Event: *e, Why: "the node is not running then (down, or not started)"}
 		case e.Kind == node.KindRestart && up:
 			return Decision{}, &ScheduleMismatch{Line: line, Event: *e, Why: "the node is running then"}
+		case e.Kind == node.KindRestart && !ch.Started(e.Node):
+			return Decision{}, &ScheduleMismatch{Line: line, Event: *e, Why: "the node has not started then (its init comes first)"}
 		case e.Kind == node.KindCrash:
 			return Decision{Crash: e.Node, At: e.At}, nil
 		}

@@ -169,16 +169,19 @@ func TestImpossibleFaultSaysWhichLine(t *testing.T) {
 	fault := func(kind node.Kind) sim.ScheduledEvent {
 		return sim.ScheduledEvent{At: at, Pending: sim.Pending{Kind: kind, Node: "n3"}}
 	}
+	early := sim.ScheduledEvent{At: 0, Pending: sim.Pending{Kind: node.KindRestart, Node: "n3"}}
 	for _, tc := range []struct {
 		name   string
+		pos    int
 		insert []sim.ScheduledEvent
 		want   string
 	}{
-		{"crash of a down node", []sim.ScheduledEvent{fault(node.KindCrash), fault(node.KindCrash)}, "schedule event " + fmt.Sprint(after+2) + ", "},
-		{"restart of an up node", []sim.ScheduledEvent{fault(node.KindRestart)}, "schedule event " + fmt.Sprint(after+1) + ", "},
+		{"crash of a down node", after, []sim.ScheduledEvent{fault(node.KindCrash), fault(node.KindCrash)}, "schedule event " + fmt.Sprint(after+2) + ", "},
+		{"restart of an up node", after, []sim.ScheduledEvent{fault(node.KindRestart)}, "schedule event " + fmt.Sprint(after+1) + ", "},
+		{"restart before the init", 0, []sim.ScheduledEvent{early}, "schedule event 1, 0s restart n3: the node has not started"},
 	} {
 		sc := *base
-		sc.Events = slices.Concat(base.Events[:after], tc.insert, base.Events[after:])
+		sc.Events = slices.Concat(base.Events[:tc.pos], tc.insert, base.Events[tc.pos:])
 		var buf bytes.Buffer
 		_, err := sim.Run(sys, sc.Config().WithDefaults(sys), &buf)
 		var mm *sim.ScheduleMismatch

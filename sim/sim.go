@@ -70,6 +70,11 @@ type Config struct {
 	// TaskBound is the wall time a resumed task may run without blocking
 	// through the runtime (0: node.DefaultTaskBound).
 	TaskBound time.Duration
+	// Codec is the message encoding the run records (a trace header's
+	// codec); empty: node.CodecName. A fork or a schedule of a recording
+	// made by an earlier release sets it, so that the run's messages are
+	// encoded as its recorded prefix's were.
+	Codec string
 }
 
 // Unset marks a float setting that should take the system's default.
@@ -161,6 +166,8 @@ func (c Config) WithDefaults(sys *system.System) Config {
 // that NaN fails them.
 func (c Config) Validate() error {
 	switch {
+	case c.Codec != "" && node.SupportedCodec(c.Codec) != nil:
+		return node.SupportedCodec(c.Codec)
 	case c.Nodes < 1:
 		return fmt.Errorf("--nodes %d: need at least one node", c.Nodes)
 	case c.Nodes > MaxNodes:
@@ -233,6 +240,7 @@ type simNode struct {
 // system's scenario.
 type Sim struct {
 	sys      *system.System
+	codec    *node.Codec // sys.Codec, encoding as cfg.Codec names
 	cfg      Config
 	sysCfg   system.Config
 	ids      []node.ID
@@ -330,6 +338,13 @@ func newSim(sys *system.System, cfg Config, ids []node.ID) *Sim {
 	if s.chooser == nil {
 		s.chooser = NewSeeded(cfg.Seed)
 	}
+	s.codec = sys.Codec
+	if cfg.Codec != "" {
+		// Validate has refused a codec this build does not know.
+		if c, err := sys.Codec.ForTrace(cfg.Codec); err == nil {
+			s.codec = c
+		}
+	}
 	s.sysCfg = system.NewConfig(cfg.Bug, s.ids, cfg.Params)
 	s.members = node.NewMembers(s.ids)
 	s.pacer = state.NewHashPacer(cfg.hashSpacing())
@@ -356,7 +371,7 @@ func (s *Sim) header() record.Header {
 	return record.Header{
 		System: s.sys.Name, Nodes: s.ids, Recorded: s.ids, Bug: s.cfg.Bug, Params: s.cfg.Params,
 		Run:   run,
-		Types: s.sys.Codec.Names(), Driver: "sim", Start: s.start, StateHashes: !s.cfg.NoStateHashes,
+		Types: s.sys.Codec.Names(), Driver: "sim", Start: s.start, StateHashes: !s.cfg.NoStateHashes, Codec: s.cfg.Codec,
 		HashEvery: s.cfg.hashSpacing().Every, HashBytes: s.cfg.hashSpacing().Bytes,
 		SerialClocks: s.serialFrom(),
 	}
@@ -389,7 +404,7 @@ func (s *Sim) addNode(id node.ID) *simNode {
 	sn := &simNode{id: id, store: node.NewMemStore()}
 	sn.src = source{s: s, n: sn}
 	sn.inst = node.NewInstance(node.Config{
-		ID: id, Nodes: s.ids, Members: s.members, Codec: s.sys.Codec, Store: sn.store, TaskBound: s.cfg.TaskBound,
+		ID: id, Nodes: s.ids, Members: s.members, Codec: s.codec, Store: sn.store, TaskBound: s.cfg.TaskBound,
 		New: func() node.Handler { return s.sys.New(id, s.sysCfg) },
 	})
 	s.nodes[id] = sn
@@ -849,7 +864,7 @@ func (s *Sim) Input(id node.ID, m node.Message) {
 	if s.checkNode(id) {
 		return
 	}
-	name, payload, err := s.sys.Codec.Encode(m)
+	name, payload, err := s.codec.Encode(m)
 	if err != nil {
 		s.fail(fmt.Errorf("scenario input to %s: %w", id, err))
 		return

@@ -20,6 +20,10 @@ type World struct {
 	System string
 	Bug    string
 	Params map[string]string
+	// Codec is the message encoding of the trace (its header's codec;
+	// empty: node.CodecName): a continuation encodes its messages so, as
+	// its kept prefix was encoded.
+	Codec string
 	// Nodes lists every node of the system, sorted; Node has one entry
 	// per node.
 	Nodes []node.ID

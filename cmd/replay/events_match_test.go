@@ -26,6 +26,10 @@ func TestEventsMatchAndLostMessages(t *testing.T) {
 	if none.stdout != "" || !strings.Contains(none.stderr, "no event matched --match (event.msg_type is a full type name: ") || !strings.Contains(none.stderr, "raftkv.Put") {
 		t.Fatalf("a --match of nothing:\nstdout %s\nstderr %s", none.stdout, none.stderr)
 	}
+	// Where the other filters left nothing, --match is not to blame.
+	if other := replay(t, dir, "events", "r.lz4", "--kind", "crash", "--match", `event.msg_type == "Put"`); other.stderr != "" && strings.Contains(other.stderr, "--match") {
+		t.Fatalf("--kind crash left nothing, and the note blames --match:\n%s", other.stderr)
+	}
 
 	all := replay(t, dir, "events", "r.lz4")
 	mustOK(t, all)

@@ -121,6 +121,18 @@ func TestMerge(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "twice.lz4")); !os.IsNotExist(err) {
 		t.Fatal("a failed merge left its output file")
 	}
+
+	// Files of different releases' codecs cannot be one file: its header
+	// would say every message was encoded as the first file's were.
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "6", "--clocks", "causal", "-o", "c.lz4"))
+	files := splitByNode(t, dir, "c.lz4")
+	f, err := record.ReadFile(filepath.Join(dir, files[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Header.Codec = "cbor-core-deterministic/1"
+	rewriteTrace(t, f, filepath.Join(dir, files[1]))
+	badInput(t, replay(t, dir, append(append([]string{"merge"}, files...), "-o", "mixed.lz4")...), "different message codecs (cbor-core-deterministic/2, cbor-core-deterministic/1)")
 }
 
 // Merges of some nodes' files record the others as gaps. A gap that
