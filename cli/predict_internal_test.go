@@ -25,3 +25,17 @@ func TestPredictionsOfOneFutureShareItsFile(t *testing.T) {
 		t.Fatalf("%s: %q %v", preds[2].file, b, err)
 	}
 }
+
+// The zero time reads as a date in replay state and history, where
+// predicates see None and the debugger "zero time" (a new user took it
+// for a value): the text says so.
+func TestZeroTimeNoted(t *testing.T) {
+	if got := zeroTimeNoted("0001-01-01T00:00:00Z"); got != "0001-01-01T00:00:00Z (zero time: None to predicates)" {
+		t.Errorf("the zero time: %q", got)
+	}
+	for _, v := range []string{"0001-01-01T00:00:00.000000001Z", "2026-01-01T00:00:00Z", `"0001-01-01T00:00:00Z"`} {
+		if got := zeroTimeNoted(v); got != v {
+			t.Errorf("%s became %q", v, got)
+		}
+	}
+}

@@ -267,7 +267,7 @@ trace does not replay.`,
 				default:
 					fmt.Fprintf(a.Stdout, "%s:\n", n.Node)
 					for _, l := range n.Fields {
-						fmt.Fprintf(a.Stdout, "  %s = %s\n", l.Path, l.Value)
+						fmt.Fprintf(a.Stdout, "  %s = %s\n", l.Path, zeroTimeNoted(l.Value))
 					}
 				}
 			}
@@ -383,7 +383,7 @@ not replay.`,
 				case v.Removed:
 					fmt.Fprintf(a.Stdout, "#%d (removed)\n", v.Step)
 				default:
-					fmt.Fprintf(a.Stdout, "#%d %s\n", v.Step, v.Value)
+					fmt.Fprintf(a.Stdout, "#%d %s\n", v.Step, zeroTimeNoted(v.Value))
 				}
 			}
 			printUnknown(math.MaxInt)
@@ -458,3 +458,16 @@ func unknownField(src stateSource, id node.ID, path string) error {
 	}
 	return badInput("--field %s: node %s has no such field (nearest: %s)", path, id, strings.Join(nearest.Names(names, path, 5), ", "))
 }
+
+// zeroTime is how a zero time.Time reads as a value.
+const zeroTime = "0001-01-01T00:00:00Z"
+
+// zeroTimeNoted says what the zero time is where the text shows it:
+// predicates read it as None, and the debugger as "zero time".
+func zeroTimeNoted(v string) string {
+	if v == zeroTime {
+		return v + " (zero time: None to predicates)"
+	}
+	return v
+}
+
