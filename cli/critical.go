@@ -477,7 +477,7 @@ func (r *criticalReport) writeText(a *App) {
 	case res.LastLive < 0:
 		p, _ := res.Probe(res.Critical)
 		fmt.Fprintf(w, "doomed from the first probed step #%d: no walk from it recovered (0 of %d)\n", res.Critical, p.Walks)
-		fmt.Fprintf(w, "  %s\n", ren.Line(res.Critical, r.tr.Event(res.Critical)))
+		fmt.Fprintf(w, "  %s\n", ren.StepLine(res.Critical))
 		// Dead from the start is more often walks too short to show a
 		// recovery, or a predicate that never holds for --stable, than a
 		// run doomed before it began.
@@ -486,7 +486,7 @@ func (r *criticalReport) writeText(a *App) {
 	default:
 		dead, _ := res.Probe(res.Critical)
 		live, _ := res.Probe(res.LastLive)
-		fmt.Fprintf(w, "critical step:\n  %s\n", ren.Line(res.Critical, r.tr.Event(res.Critical)))
+		fmt.Fprintf(w, "critical step:\n  %s\n", ren.StepLine(res.Critical))
 		fmt.Fprintf(w, "  after it no walk recovered (0 of %d)\n", dead.Walks)
 		// A message the run lost shows as lost only once its receiver's
 		// clock passes its latency window: then the cause is its send.
@@ -544,7 +544,7 @@ func (r *criticalReport) writeJSON(a *App) error {
 	ren := newRenderer(a, r.tr)
 	ev := func(step int) *event {
 		e := r.tr.Event(step)
-		return &event{Step: step, Node: string(e.Node), Line: ren.Line(step, e), Time: e.Time - r.tr.Header.Start}
+		return &event{Step: step, Node: string(e.Node), Line: ren.StepLine(step), Time: e.Time - r.tr.Header.Start}
 	}
 	type crit struct {
 		*event

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/system"
 )
 
 // TestCriticalNotesWalksThatStartAhead: critical says when the walks that
@@ -106,4 +108,28 @@ func paxosRun(t *testing.T, causal bool) *replay.Trace {
 		t.Fatal(err)
 	}
 	return tr
+}
+
+// The lines critical and shrink print of a step show the fields of a
+// message it sent that nobody received, as replay events does (they
+// printed "paxos.Last to nobody": the trace records only the receiver's
+// copy, and only a replay of the sender has the sender's).
+func TestStepLinesShowLostMessagesFields(t *testing.T) {
+	tr := paxosRun(t, false)
+	app := &App{Registry: system.NewRegistry(paxos.System), Stdout: io.Discard, Stderr: io.Discard}
+	r := newRenderer(app, tr)
+	for step := range tr.Len() {
+		ev := tr.Event(step)
+		for i, s := range ev.Sends {
+			if len(tr.Receipts(ev.SentMsg(i))) > 0 {
+				continue
+			}
+			line := r.StepLine(step)
+			if strings.Contains(line, s.Type+" to nobody") || !strings.Contains(line, s.Type+"{") {
+				t.Fatalf("#%d sent a %s nobody received, and its line lacks the fields:\n%s", step, s.Type, line)
+			}
+			return
+		}
+	}
+	t.Fatal("no message of the run was lost: the test proves nothing")
 }

@@ -148,7 +148,6 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 		}
 	}
 	r := newRenderer(a, tr)
-	sent := a.newSentPayloads(tr)
 	printed, considered := 0, 0 // considered: events the other filters kept
 	for step := f.from; step < tr.Len(); step++ {
 		ev := tr.Event(step)
@@ -165,7 +164,7 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 				continue
 			}
 		}
-		ev = sent.at(step, ev)
+		ev = r.event(step)
 		if f.asJSON {
 			if err := r.json(step, ev); err != nil {
 				return err
@@ -265,13 +264,21 @@ func joinIDs(ids []node.ID) string {
 // one-line form, or JSON.
 type renderer struct {
 	*replay.Renderer
-	tr  *replay.Trace
-	enc *json.Encoder
+	tr   *replay.Trace
+	enc  *json.Encoder
+	sent *sentPayloads
 }
 
 func newRenderer(a *App, tr *replay.Trace) *renderer {
-	return &renderer{Renderer: replay.NewRenderer(tr, a.codec(tr)), tr: tr, enc: json.NewEncoder(a.Stdout)}
+	return &renderer{Renderer: replay.NewRenderer(tr, a.codec(tr)), tr: tr, enc: json.NewEncoder(a.Stdout), sent: a.newSentPayloads(tr)}
 }
+
+// event is step's event as it is printed: with the fields of the messages
+// it sent that nobody received, which only a replay of it has.
+func (r *renderer) event(step int) *node.Event { return r.sent.at(step, r.tr.Event(step)) }
+
+// StepLine is step's line as replay events prints it.
+func (r *renderer) StepLine(step int) string { return r.Line(step, r.event(step)) }
 
 // codec is the message codec of the trace's system, or nil when this
 // binary does not know the system (payloads are then shown by size).

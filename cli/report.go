@@ -83,7 +83,7 @@ func (a *App) runReport(args []string, f reportFlags) error {
 	}
 	script := ref.Name // what the report's commands name, from any directory
 	codec := a.codec(tr)
-	render := replay.NewRenderer(tr, codec)
+	render := newRenderer(a, tr)
 	r := &export.Report{
 		Title: fmt.Sprintf("replaycheck report: %s", tr.Header.System), System: tr.Header.System, Traces: traces, Script: script,
 		Steps: tr.Len(), Nodes: tr.Nodes, Checked: rep, Errors: notes, Made: time.Now(),
@@ -101,7 +101,7 @@ func (a *App) runReport(args []string, f reportFlags) error {
 			return err // cannot happen: the window holds the violation's step
 		}
 		w.Violations = []*predicates.Violation{v}
-		r.Items = append(r.Items, export.ReportItem{V: v, Event: render.Line(v.Step, tr.Event(v.Step)), Window: w,
+		r.Items = append(r.Items, export.ReportItem{V: v, Event: render.StepLine(v.Step), Window: w,
 			Commands: violationCommands(traces, script, v)})
 	}
 	if err := a.stateDiffs(tr, r.Items); err != nil {

@@ -236,7 +236,7 @@ func (a *App) shrinkText(res *shrink.Result, path, script string, sf shrunkFiles
 			step += skip - 1
 			continue
 		}
-		fmt.Fprintln(w, r.Line(step, tr.Event(step)))
+		fmt.Fprintln(w, r.StepLine(step))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "wrote %s", sf.trace)

@@ -470,4 +470,3 @@ func zeroTimeNoted(v string) string {
 	}
 	return v
 }
-
