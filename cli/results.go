@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dustin/go-humanize"
 	"io"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -444,7 +446,23 @@ type mergedResults struct {
 	Exit     int           `json:"exit"`
 }
 
+// maxMergeBytes bounds the result files one merge reads, all together:
+// each is held decoded until the report is written.
+const maxMergeBytes = 1 << 30
+
 func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
+	var total int64
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			total += st.Size()
+		}
+	}
+	if total > maxMergeBytes {
+		// Refused before reading any: a failure's fields are bytes to
+		// kilobytes, and a hunt's files together are megabytes.
+		return badInput("the %d result files hold %s in all; a merge reads at most %s (a hunt's files hold kilobytes per failure: are these result files?)",
+			len(paths), humanize.IBytes(uint64(total)), humanize.IBytes(maxMergeBytes))
+	}
 	var files []*resultFile
 	for _, p := range paths {
 		rf, err := readResults(p)

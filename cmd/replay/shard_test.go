@@ -171,6 +171,22 @@ func TestShardBadInput(t *testing.T) {
 	badInput(t, replay(t, dir, "explore", "paxos", "--check", "builtin:paxos", "--strategy", "bfs", "--shard", "0/2"), "bfs", "cannot be split")
 	badInput(t, replay(t, dir, "explore", "paxos", "--check", "builtin:paxos", "--strategy", "delay-rr", "--exhaustive", "--shard", "0/2"), "exhaustive")
 	badInput(t, replay(t, dir, "results", "merge"), "FILES")
+	// Files within the bound of one, but not of a merge, are refused
+	// before any is read (sparse: no disk is used).
+	var big []string
+	for i := range 5 {
+		name := "big" + strconv.Itoa(i) + ".json"
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(250 << 20); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		big = append(big, name)
+	}
+	badInput(t, replay(t, dir, append([]string{"results", "merge"}, big...)...), "the 5 result files hold 1.2 GiB in all")
 
 	// Two shards of one hunt, and shards of other hunts.
 	for i := range 2 {
