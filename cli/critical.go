@@ -29,6 +29,7 @@ type criticalFlags struct {
 	walkTime  time.Duration
 	stable    time.Duration
 	faults    bool
+	keepDown  bool // walks leave down nodes down (fail-stop)
 	jobs      int
 	seed      uint64
 	asJSON    bool
@@ -64,8 +65,10 @@ then binary-searches for the earliest dead step after a live one: the event
 at that step is where the run became doomed, and usually where the root
 cause is.
 
-Walks inject no new faults: nodes down at the probed step restart at once,
-churn, loss and duplication are off (--keep-faults keeps the trace's settings).
+Walks inject no new faults: nodes down at the probed step restart at once
+(--keep-down leaves them down: a fail-stop system, whose crashed node is
+never revived and whose liveness property is about noticing that), churn,
+loss and duplication are off (--keep-faults keeps the trace's settings).
 Walks receive no external inputs (the scenario is not run again).
 
 The answer is probabilistic: "dead" means none of the K walks recovered,
@@ -101,6 +104,7 @@ that holds at the end with no alarm), 3 the trace diverges on replay,
 	fl.DurationVar(&f.walkTime, "walk-time", 0, "virtual time per walk at most (default: the system's run time)")
 	fl.DurationVar(&f.stable, "stable", defaultStable, "a walk recovers if the predicate holds for this much virtual time at its end")
 	fl.BoolVar(&f.faults, "keep-faults", false, "walks keep the trace's churn, loss and duplication instead of settling")
+	fl.BoolVar(&f.keepDown, "keep-down", false, "walks leave nodes down that are down where they start (fail-stop) instead of restarting them")
 	fl.IntVar(&f.jobs, "jobs", 1, "walks run at once (the result does not depend on it)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the walks: the same seed, the same search")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
@@ -329,7 +333,8 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 	}
 
 	var notes []string
-	recovering := map[int][]byte{} // the first recovering walk of each live probe
+	recovering := map[int][]byte{}   // the first recovering walk of each live probe
+	restarted := map[int][]node.ID{} // the nodes the walks from a step restarted
 	// By probed step (Search probes one step at a time).
 	flying, lost := map[int][]world.Message{}, map[int]map[node.MsgID]bool{}
 	stepTime := func(step int) int64 { return tr.Event(step).Time }
@@ -350,7 +355,12 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 			return critical.Probe{}, err
 		}
 		p := critical.Probe{Step: step}
-		sum, err := explore.Run(ctx, sys, cfg, critical.Settle(strat, w.Down()), explore.Options{
+		var restart []node.ID
+		if !f.keepDown {
+			restart = w.Down()
+			restarted[step] = restart
+		}
+		sum, err := explore.Run(ctx, sys, cfg, critical.Settle(strat, restart), explore.Options{
 			Script: script,
 			Check: simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
 				// A walk that went quiet is judged --stable later too.
@@ -400,6 +410,15 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 			if lost[res.Critical][m.ID] {
 				becameLost = append(becameLost, m)
 			}
+		}
+	}
+	if res.Stopped == "" && res.Critical < 0 {
+		// Walks that recover from the end only because they revived a
+		// node the run lost for good answer nothing about a fail-stop
+		// system: said, with the way out.
+		if down := restarted[tgt.lastStep(tr)]; len(down) > 0 {
+			notes = append(notes, fmt.Sprintf("the walks from #%d restarted %s, down there; a walk recovers with %s back, which a fail-stop system never has: --keep-down leaves them down",
+				tgt.lastStep(tr), joinIDs(down), map[bool]string{true: "it", false: "them"}[len(down) == 1]))
 		}
 	}
 	return &criticalFound{tgt: tgt, res: res, recovering: recovering[res.LastLive], notes: notes, elapsed: time.Since(began),

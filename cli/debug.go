@@ -78,6 +78,7 @@ type debugFlags struct {
 	budget    int // futures p explores
 	walks     int // c's random walks per probed step
 	walkSteps int // and their length
+	keepDown  bool
 }
 
 func (a *App) debugCmd() *cobra.Command {
@@ -121,6 +122,7 @@ indexed. Later opens reuse the database.`,
 	fl.IntVar(&f.budget, "budget", defaultPredictBudget, "p (predict): futures to run at most")
 	fl.IntVar(&f.walks, "walks", defaultWalks, "c (critical transition): random walks per probed step")
 	fl.IntVar(&f.walkSteps, "walk-steps", defaultWalkSteps, "c (critical transition): events per walk at most")
+	fl.BoolVar(&f.keepDown, "keep-down", false, "c (critical transition): walks leave nodes down that are down where they start (fail-stop)")
 	return cmd
 }
 
@@ -414,7 +416,7 @@ func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
 			return nil, err
 		}
 		defer tr.Close()
-		cf := criticalFlags{predicate: predicate, walks: f.walks, walkSteps: f.walkSteps, stable: defaultStable, jobs: 1, seed: 1,
+		cf := criticalFlags{predicate: predicate, walks: f.walks, walkSteps: f.walkSteps, keepDown: f.keepDown, stable: defaultStable, jobs: 1, seed: 1,
 			budgets: budgets, changed: func(string) bool { return false }}
 		found, err := quiet.critical(ctx, tr, script, cf, progress)
 		if err != nil {
