@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -446,6 +447,22 @@ func TestExportJSONL(t *testing.T) {
 		if (e.Step == violationStep) != (len(e.Violations) == 1) {
 			t.Fatalf("line %d: violations %v", i, e.Violations)
 		}
+	}
+	// Cancellations are there, by name as timers_set names them (a new
+	// user found none in the export).
+	all := run(t, "--format", "jsonl", "--to", "400")
+	var cancels []string
+	for _, l := range strings.Split(strings.TrimSuffix(string(all), "\n"), "\n") {
+		var e struct {
+			Cancelled []string `json:"timers_cancelled"`
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatal(err)
+		}
+		cancels = append(cancels, e.Cancelled...)
+	}
+	if len(cancels) == 0 || slices.ContainsFunc(cancels, func(c string) bool { return c != "round" }) {
+		t.Fatalf("cancellations %v, want paxos's round timers", cancels)
 	}
 }
 

@@ -3,6 +3,7 @@ package export
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -23,13 +24,16 @@ type jsonlEvent struct {
 	// Msg is the decoded message as a JSON object of its fields; when the
 	// binary does not know the system (or a field cannot be encoded),
 	// MsgText holds the rendered form instead.
-	Msg        json.RawMessage `json:"msg,omitempty"`
-	MsgText    string          `json:"msg_text,omitempty"`
-	Timer      string          `json:"timer,omitempty"`
-	Sends      []jsonlSend     `json:"sends,omitempty"`
-	TimersSet  []string        `json:"timers_set,omitempty"`
-	DiskWrites int             `json:"disk_writes,omitempty"`
-	Violations []string        `json:"violations,omitempty"`
+	Msg       json.RawMessage `json:"msg,omitempty"`
+	MsgText   string          `json:"msg_text,omitempty"`
+	Timer     string          `json:"timer,omitempty"`
+	Sends     []jsonlSend     `json:"sends,omitempty"`
+	TimersSet []string        `json:"timers_set,omitempty"`
+	// TimersCancelled names the timers the event cancelled as
+	// TimersSet does (by the id when the name was not found).
+	TimersCancelled []string `json:"timers_cancelled,omitempty"`
+	DiskWrites      int      `json:"disk_writes,omitempty"`
+	Violations      []string `json:"violations,omitempty"`
 }
 
 type jsonlSend struct {
@@ -66,6 +70,13 @@ func JSONL(out io.Writer, w *Window) error {
 		}
 		for _, t := range ev.TimersSet {
 			j.TimersSet = append(j.TimersSet, t.Name)
+		}
+		for _, id := range ev.TimersCancelled {
+			name, ok := w.Render.TimerName(ev, id)
+			if !ok {
+				name = fmt.Sprintf("timer %d", id)
+			}
+			j.TimersCancelled = append(j.TimersCancelled, name)
 		}
 		for _, v := range viol[step] {
 			j.Violations = append(j.Violations, v.Headline())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -207,10 +208,48 @@ func (r *Renderer) effects(ev *node.Event) string {
 		parts = append(parts, fmt.Sprintf("timer %s in %v", t.Name, t.After))
 	}
 	for _, id := range ev.TimersCancelled {
-		parts = append(parts, fmt.Sprintf("cancel timer %d", id))
+		if name, ok := r.TimerName(ev, id); ok {
+			parts = append(parts, fmt.Sprintf("cancel timer %d (%s)", id, name))
+		} else {
+			parts = append(parts, fmt.Sprintf("cancel timer %d", id))
+		}
 	}
 	if ev.DiskWrites > 0 {
 		parts = append(parts, fmt.Sprintf("%d disk write(s)", ev.DiskWrites))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// maxTimerLookBack bounds how many of its node's earlier events a
+// cancellation's timer is looked for in.
+const maxTimerLookBack = 10000
+
+// TimerName is the name of the timer id that ev cancels (or fires): the
+// name its node gave it when it set it, at an earlier event of the same
+// incarnation (ids start again at a restart). A set too far back, or
+// lost to damage, is not found.
+func (r *Renderer) TimerName(ev *node.Event, id node.TimerID) (string, bool) {
+	for _, t := range ev.TimersSet { // set and cancelled in one event
+		if t.ID == id {
+			return t.Name, true
+		}
+	}
+	step, ok := r.tr.Step(ev.Node, ev.Seq)
+	if !ok {
+		return "", false
+	}
+	steps := r.tr.NodeSteps(ev.Node)
+	i, _ := slices.BinarySearch(steps, step)
+	for j := i - 1; j >= 0 && i-j <= maxTimerLookBack; j-- {
+		prev := r.tr.Event(steps[j])
+		for _, t := range prev.TimersSet {
+			if t.ID == id {
+				return t.Name, true
+			}
+		}
+		if prev.Kind == node.KindInit || prev.Kind == node.KindRestart || prev.Kind == node.KindCrash {
+			return "", false // an earlier incarnation's ids
+		}
+	}
+	return "", false
 }

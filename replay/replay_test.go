@@ -698,3 +698,23 @@ func TestMixedCodecsAreTheFirstCause(t *testing.T) {
 		t.Fatalf("the mix is not the first cause:\n%s", d.Report())
 	}
 }
+
+// A cancellation names the timer it cancels, as its setting did ("timer
+// round in 30ms"): "cancel timer 61" alone could not be matched to it
+// without the debugger (a new user's suspicion timer).
+func TestCancelledTimersAreNamed(t *testing.T) {
+	tr := simulate(t, paxos.System, sim.Config{Seed: 1})
+	r := replay.NewRenderer(tr, paxos.System.Codec)
+	for step := range tr.Len() {
+		ev := tr.Event(step)
+		if len(ev.TimersCancelled) == 0 {
+			continue
+		}
+		want := fmt.Sprintf("cancel timer %d (round)", ev.TimersCancelled[0])
+		if line := r.Line(step, ev); !strings.Contains(line, want) {
+			t.Fatalf("#%d: %s\nwant %q", step, line, want)
+		}
+		return
+	}
+	t.Fatal("no event cancelled a timer: the test proves nothing")
+}
