@@ -149,3 +149,36 @@ func manyStats(n int) map[string]int64 {
 	}
 	return m
 }
+
+// An event larger than a record may be (a 70 MB message) is refused by
+// the writer, and the file stays readable with every event before it: the
+// simulator wrote it, exited 0, and every verb then read the file as
+// damaged from that record on (a hostile pass).
+func TestWriterRefusesARecordOverTheLimit(t *testing.T) {
+	evs := genEvents(20, 3)
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs[:10] {
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := *evs[10]
+	big.Kind, big.MsgType, big.Payload = node.KindInput, "t.Ping", make([]byte, MaxRecord)
+	if err := w.Append(&big); err == nil || !strings.Contains(err.Error(), "more than a trace record holds") {
+		t.Fatalf("a record over the limit: %v", err)
+	}
+	if err := w.Close(End{Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(bytes.NewReader(buf.Bytes()), "t.lz4", int64(buf.Len()))
+	if err != nil {
+		t.Fatalf("the file after a refused record: %v", err)
+	}
+	if len(f.Events) != 10 || f.Damage != nil {
+		t.Fatalf("%d events, damage %v, want the 10 before the refused one", len(f.Events), f.Damage)
+	}
+}

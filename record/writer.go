@@ -203,6 +203,12 @@ func (w *Writer) Append(ev *node.Event) error {
 	if err := encodeEvent(&w.scratch, w.tab, ev, w.lastTime); err != nil {
 		return fmt.Errorf("record event %s seq %d: %w", ev.Node, ev.Seq, err)
 	}
+	if len(w.scratch.b)+1 > MaxRecord {
+		// Readers refuse such a record as damage: written, it would
+		// make the whole file unreadable from here on.
+		return fmt.Errorf("record event %s seq %d: it takes %d bytes (its message, disk reads and sends), more than a trace record holds (%d): a value that large cannot be recorded",
+			ev.Node, ev.Seq, len(w.scratch.b)+1, MaxRecord)
+	}
 	w.lastTime = ev.Time
 	w.stats.Events++
 	w.appendRecord(TypeEvent, w.scratch.b)
