@@ -420,3 +420,29 @@ func TestUnprintableNamesAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// The bundled models load on a thread of their own: under a step budget
+// too small for them (--max-steps 1) the load panicked ("cannot fail");
+// the user's script now fails its own budget, as a script error.
+func TestTinyStepBudgetIsTheScriptsError(t *testing.T) {
+	tr := smallTrace(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tiny.star")
+	if err := os.WriteFile(path, []byte("A = 1\nsafety(\"A\", lambda: True)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, steps := range []uint64{1, 20, 1000} {
+		r, err := replay.New(tr, system.NewRegistry(dd.System), replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = predicates.Load(path, r, predicates.Options{To: -1, MaxSteps: steps})
+		var se *predicates.ScriptError
+		if steps == 1 && (!errors.As(err, &se) || !strings.Contains(err.Error(), "too many steps")) {
+			t.Errorf("--max-steps 1: %v, want the script's step budget exceeded", err)
+		}
+		if steps > 1 && err != nil {
+			t.Errorf("--max-steps %d (the script takes fewer): %v", steps, err)
+		}
+	}
+}

@@ -367,7 +367,9 @@ func (c *Checker) bundledModels() (starlark.Value, error) {
 		return c.models, nil
 	}
 	pre := starlark.StringDict{"model": starlark.NewBuiltin("model", c.declModel)}
-	g, err := starlark.ExecFileOptions(&syntax.FileOptions{}, c.thread, "builtin:models.star", modelsSource, pre)
+	// On a thread of its own: the user's step budget is for the user's
+	// script (--max-steps 1 made this load fail), and this file is ours.
+	g, err := starlark.ExecFileOptions(&syntax.FileOptions{}, &starlark.Thread{Name: "models"}, "builtin:models.star", modelsSource, pre)
 	if err != nil {
 		return nil, fmt.Errorf("bundled models: %w", err)
 	}
