@@ -2,6 +2,8 @@ package predicates
 
 import (
 	"fmt"
+	"math"
+	"math/big"
 	"reflect"
 	"sort"
 	"strings"
@@ -72,7 +74,15 @@ func toStarlark(v reflect.Value, origin int64) starlark.Value {
 			if v.IsZero() {
 				return starlark.None // Go's "not set"
 			}
-			return starlark.MakeInt64(state.TimeNanos(v) - origin)
+			if ns, ok := state.TimeNanos(v); ok && (origin >= 0 || ns < math.MaxInt64+origin) && (origin <= 0 || ns > math.MinInt64+origin) {
+				return starlark.MakeInt64(ns - origin)
+			}
+			// Far from the run (a "never" in the year 9999): the exact
+			// value, which an int64 would wrap into the past.
+			sec, nsec := state.TimeInstant(v)
+			n := new(big.Int).Mul(big.NewInt(sec), big.NewInt(1e9))
+			n.Add(n, big.NewInt(nsec-origin))
+			return starlark.MakeBigInt(n)
 		}
 		return &goStruct{v: v, origin: origin}
 	}

@@ -60,3 +60,38 @@ func simReplayer(t *testing.T, sys *system.System) *replay.Replayer {
 	}
 	return r
 }
+
+type deadliner struct{ Never, Old, Now time.Time }
+
+func (d *deadliner) Init(env node.Env) {
+	d.Never = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+	d.Old = time.Date(1, 1, 2, 0, 0, 0, 0, time.UTC)
+	d.Now = env.Now()
+}
+func (*deadliner) Receive(node.Env, node.ID, node.Message) {}
+func (*deadliner) Timer(node.Env, node.Timer)              {}
+
+// A time far from the run (a lease that never ends, in the year 9999)
+// reads as the exact time since the run's start: an int64 of
+// nanoseconds wrapped it into the past, and a predicate that it lies in
+// the future failed (a hostile pass).
+func TestTimesFarFromTheRunKeepTheirSign(t *testing.T) {
+	sys := &system.System{Name: "deadliner", Codec: node.NewCodec(),
+		New: func(node.ID, system.Config) node.Handler { return &deadliner{} },
+		Sim: system.SimDefaults{Nodes: 1, Steps: 3, Time: time.Second}}
+	r := simReplayer(t, sys)
+	c, err := predicates.LoadSource("far.star", []byte(`D = table("predicates_test.deadliner")
+safety("NeverIsLater", lambda: forall(D, lambda d: d.Never > now() and d.Never - d.Now == 251635075199000000000))
+safety("OldIsEarlier", lambda: forall(D, lambda d: d.Old < 0 and d.Now - d.Old == 63902736000000000000))
+`), r, predicates.Options{To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Run(predicates.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Violations) > 0 || len(rep.Errors) > 0 {
+		t.Fatalf("violations %v, errors %v", rep.Violations, rep.Errors)
+	}
+}

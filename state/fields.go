@@ -1,6 +1,7 @@
 package state
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"sync"
@@ -99,11 +100,20 @@ func timeInstant(v reflect.Value) (sec int64, nsec int64) {
 }
 
 // TimeNanos returns the Unix nanoseconds of a time.Time value read field by
-// field (it may have been reached through unexported fields).
-func TimeNanos(v reflect.Value) int64 {
+// field (it may have been reached through unexported fields). Outside the
+// years 1678-2262 they do not fit an int64: ok is false, and TimeInstant
+// has the value.
+func TimeNanos(v reflect.Value) (ns int64, ok bool) {
 	sec, nsec := timeInstant(v)
-	return sec*1e9 + nsec
+	if sec > math.MaxInt64/int64(1e9)-1 || sec < math.MinInt64/int64(1e9)+1 {
+		return 0, false
+	}
+	return sec*1e9 + nsec, true
 }
+
+// TimeInstant returns the Unix seconds and nanoseconds (0 <= nsec < 1e9)
+// of a time.Time value read field by field.
+func TimeInstant(v reflect.Value) (sec, nsec int64) { return timeInstant(v) }
 
 // IsTime reports whether t is time.Time.
 func IsTime(t reflect.Type) bool { return t == timeType }
