@@ -68,7 +68,13 @@ func init() {
 
 // Marshal encodes v canonically (deterministic CBOR). Handlers use it to
 // store structured values on Disk.
-func Marshal(v any) ([]byte, error) { return encMode.Marshal(v) }
+func Marshal(v any) ([]byte, error) {
+	b, err := encMode.Marshal(v)
+	if err == nil {
+		err = checkTimes(v, b)
+	}
+	return b, err
+}
 
 // Unmarshal decodes data produced by Marshal into v (a pointer).
 func Unmarshal(data []byte, v any) error { return decMode.Unmarshal(data, v) }
@@ -220,6 +226,9 @@ func (c *Codec) Encode(m Message) (string, []byte, error) {
 		enc = encMode
 	}
 	b, err := enc.Marshal(m)
+	if err == nil {
+		err = checkTimes(m, b)
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("encode %s: %w", mt.name, err)
 	}

@@ -70,15 +70,42 @@ func TestTimesKeepTheirNanoseconds(t *testing.T) {
 	}
 }
 
-// RFC 3339 holds the years 0000-9999: a time outside them encodes but
-// cannot be read back, and the error says why.
-func TestTimesOutsideRFC3339SaySo(t *testing.T) {
-	codec := node.NewCodec().MustRegister(Lease{})
-	name, p, err := codec.Encode(Lease{time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
-	if err != nil {
-		t.Fatal(err)
+// What the encoding would lose of a time is refused where it is sent (a
+// hostile pass: the receiver failed, or got something else, and nothing
+// named the sender): a time outside the years RFC 3339 writes; a map keyed
+// by time.Time with two keys of one instant (one key twice, in map order:
+// the same seed gave two traces); a struct embedding time.Time beside
+// other fields (time.Time's MarshalBinary dropped them).
+func TestTimesThatWouldNotComeBackAreRefused(t *testing.T) {
+	type Keyed struct{ At map[time.Time]int }
+	type Embeds struct {
+		time.Time
+		N    int
+		Note string
 	}
-	if _, err := codec.Decode(name, p); err == nil || !strings.Contains(err.Error(), "years 0000-9999") {
-		t.Fatalf("year 10000: %v", err)
+	codec := node.NewCodec().MustRegister(Lease{}, Keyed{}, Embeds{})
+	instant := time.Date(2026, 1, 1, 0, 0, 0, 5, time.UTC)
+	for _, tc := range []struct {
+		m    node.Message
+		want string
+	}{
+		{Lease{time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "outside the years 0000-9999"},
+		{Lease{time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}, "outside the years 0000-9999"},
+		{Keyed{map[time.Time]int{instant: 1, instant.In(time.FixedZone("X", 3600)): 2}}, "two keys of one instant"},
+		{Embeds{Time: instant, N: 5, Note: "hello"}, "embeds time.Time beside other fields"},
+	} {
+		_, _, err := codec.Encode(tc.m)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%T: %v, want an error saying %q", tc.m, err, tc.want)
+		}
+		if _, err := node.Marshal(tc.m); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Marshal %T: %v, want an error saying %q", tc.m, err, tc.want)
+		}
+	}
+	// What does come back is not refused.
+	for _, m := range []node.Message{Lease{instant}, Lease{}, Keyed{map[time.Time]int{instant: 1, instant.Add(1): 2}}} {
+		if _, _, err := codec.Encode(m); err != nil {
+			t.Errorf("%+v: %v", m, err)
+		}
 	}
 }

@@ -1,0 +1,116 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+// How an encoding can lose or scramble a time.Time, by type. A type with
+// a time in it is decoded again after it is encoded, to refuse at the
+// sender what a receiver could not read back as sent: a time outside the
+// years RFC 3339 writes, and two keys of a map keyed by time.Time that
+// are one instant (two zones), which would encode to one key twice, in
+// map order. A struct that embeds time.Time is encoded by time.Time's
+// own MarshalBinary, which drops the struct's other fields: refused.
+
+var timeType = reflect.TypeFor[time.Time]()
+
+type timeHazard struct {
+	hasTime  bool   // a time.Time may be in it (an interface may hold one)
+	embedded string // a struct in it that embeds time.Time beside other fields
+}
+
+var (
+	hazards    sync.Map // reflect.Type -> timeHazard
+	verifyMode cbor.DecMode
+)
+
+func init() {
+	var err error
+	if verifyMode, err = (cbor.DecOptions{MaxArrayElements: 1 << 24, MaxMapPairs: 1 << 24,
+		DupMapKey: cbor.DupMapKeyEnforcedAPF}).DecMode(); err != nil {
+		panic(err)
+	}
+}
+
+func hazardOf(t reflect.Type) timeHazard {
+	if h, ok := hazards.Load(t); ok {
+		return h.(timeHazard)
+	}
+	var h timeHazard
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		if t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		switch t.Kind() {
+		case reflect.Interface:
+			h.hasTime = true
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			walk(t.Elem())
+		case reflect.Map:
+			walk(t.Key())
+			walk(t.Elem())
+		case reflect.Struct:
+			if t == timeType {
+				h.hasTime = true
+				return
+			}
+			for i := range t.NumField() {
+				f := t.Field(i)
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if f.Anonymous && ft == timeType && t.NumField() > 1 && h.embedded == "" {
+					h.embedded = t.String()
+				}
+				if f.IsExported() || f.Anonymous {
+					walk(f.Type)
+				}
+			}
+		}
+	}
+	walk(t)
+	hazards.Store(t, h)
+	return h
+}
+
+// checkTimes refuses what v's encoding b would lose of its times (see
+// above); enc is the encoding that wrote b.
+func checkTimes(v any, b []byte) error {
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return nil
+	}
+	h := hazardOf(t)
+	if h.embedded != "" {
+		return fmt.Errorf("%s embeds time.Time beside other fields, and is then encoded by time.Time's MarshalBinary, which drops them: give the time a field name", h.embedded)
+	}
+	if !h.hasTime {
+		return nil
+	}
+	base := t
+	if base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	err := verifyMode.Unmarshal(b, reflect.New(base).Interface())
+	var dup *cbor.DupMapKeyError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &dup):
+		return fmt.Errorf("a map keyed by time.Time holds two keys of one instant (%v: one time in two zones, or within a second in a trace of codec /1), which encode as one key: key such a map by UnixNano", dup.Key)
+	case strings.Contains(err.Error(), "for time.Time"):
+		return fmt.Errorf("a time.Time outside the years 0000-9999, which RFC 3339 text cannot hold, would not be read back: %w", err)
+	}
+	return nil // not ours to judge: the receiver's decode says what it is
+}
