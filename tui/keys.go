@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/gdamore/tcell/v2"
 
@@ -268,33 +267,9 @@ func (m *Model) promptKey(key tcell.Key, r rune) {
 }
 
 // maxPrompt bounds what a prompt holds: no answer is longer, and a
-// paste of a whole file must not grow it without end.
+// paste of a whole file (it arrives as keys) must not grow it without
+// end.
 const maxPrompt = 1024
-
-// Paste applies text pasted into the terminal (with bracketed paste, one
-// event rather than a key per character). An open prompt takes its
-// printable characters, up to the first line break, without submitting:
-// a paste ending in a newline must not act on its own. Outside a prompt
-// a paste is ignored and said so: typed as keys, its letters would each
-// run a command (a q in it would quit).
-func (m *Model) Paste(text string) {
-	m.promptEdited = false
-	if m.prompt == nil {
-		m.say("paste ignored: press a key that asks for text first (g, /, w, h ...)")
-		return
-	}
-	p := m.prompt
-	for _, r := range text {
-		if r == '\n' || r == '\r' {
-			break
-		}
-		if !unicode.IsPrint(r) || len(p.text) >= maxPrompt {
-			continue
-		}
-		p.text = append(p.text, r)
-	}
-	m.promptEdited = true
-}
 
 // PromptEdited reports whether the last key only edited the text of the
 // open prompt (or was ignored by it): nothing but the status line changed.

@@ -98,7 +98,6 @@ func NewView(m *Model, screen tcell.Screen) *View {
 		v.switchModel(m)
 		return nil
 	})
-	v.app.EnablePaste(true)
 	v.app.SetAfterDrawFunc(func(tcell.Screen) { v.drawn.Store(v.handled.Load()) })
 	return v
 }
@@ -309,16 +308,6 @@ func (p *panel) Draw(screen tcell.Screen) {
 type overlay struct {
 	*tview.Flex
 	v *View
-}
-
-// PasteHandler hands a paste to the model as one edit, drawn once.
-func (o *overlay) PasteHandler() func(string, func(tview.Primitive)) {
-	return func(text string, _ func(tview.Primitive)) {
-		o.v.m.Paste(text)
-		if !o.v.m.PromptEdited() {
-			o.v.rev++
-		}
-	}
 }
 
 func (o *overlay) Draw(screen tcell.Screen) {
