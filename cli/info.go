@@ -19,10 +19,12 @@ import (
 
 // fileInfo is what `replay info` reports about one trace file.
 type fileInfo struct {
-	File     string            `json:"file"`
-	System   string            `json:"system"`
-	Bug      string            `json:"bug"`
-	Driver   string            `json:"driver"`
+	File   string `json:"file"`
+	System string `json:"system"`
+	Bug    string `json:"bug"`
+	Driver string `json:"driver"`
+	// Codecs are the message codecs of its segments, in order, each once.
+	Codecs   []string          `json:"codecs"`
 	Run      map[string]string `json:"run,omitempty"`
 	Params   map[string]string `json:"params,omitempty"`
 	Nodes    []node.ID         `json:"nodes"`
@@ -175,7 +177,7 @@ func repeatedSeqs(f *record.File) string {
 func summarise(f *record.File) fileInfo {
 	h := f.Header
 	in := fileInfo{
-		File: f.Path, System: h.System, Bug: h.Bug, Driver: h.Driver, Run: h.Run, Params: h.Params,
+		File: f.Path, System: h.System, Bug: h.Bug, Driver: h.Driver, Codecs: segmentCodecs(f), Run: h.Run, Params: h.Params,
 		Nodes: slices.Clone(h.Nodes), Segments: len(f.Segments), Events: len(f.Events),
 		ByKind: map[string]int{}, ByNode: map[string]int{}, MessageTypes: map[string]int{},
 		StartNS: h.Start, Bytes: f.Size, RawBytes: f.Raw, StateHashes: h.StateHashes, HashSpacing: state.HashSpacing{Every: h.HashEvery, Bytes: h.HashBytes}.Describe(), Ended: f.Ended, Gaps: f.Gaps,
@@ -233,6 +235,7 @@ func printInfo(a *App, in fileInfo) {
 	}
 	row("file", "%s", in.File)
 	row("system", "%s (bug %s)", in.System, in.Bug)
+	row("codec", "%s", strings.Join(in.Codecs, ", "))
 	driver := in.Driver
 	if len(in.Run) > 0 {
 		driver += ": " + runLine(in.Run)
@@ -407,4 +410,16 @@ func clipList(items []string, sep string) string {
 		return strings.Join(items, sep)
 	}
 	return fmt.Sprintf("%s%s… and %d more (--json lists all)", strings.Join(items[:infoListMax], sep), sep, len(items)-infoListMax)
+}
+
+// segmentCodecs lists the message codecs of f's segments, each once: a
+// file a newer binary appended to holds two.
+func segmentCodecs(f *record.File) []string {
+	var cs []string
+	for _, seg := range f.Segments {
+		if !slices.Contains(cs, seg.Codec) {
+			cs = append(cs, seg.Codec)
+		}
+	}
+	return cs
 }

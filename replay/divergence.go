@@ -33,6 +33,10 @@ func (d *Divergence) Error() string {
 	if d.Recorded != "" || d.Now != "" {
 		s += fmt.Sprintf(": recorded %s; replayed %s", printable.Escape(d.Recorded), printable.Escape(d.Now))
 	}
+	if len(d.mixed) > 1 {
+		// The likeliest cause, and the one line is all some verbs print.
+		s += fmt.Sprintf(" (the trace mixes message codecs %s; this replay encodes as %s)", strings.Join(d.mixed, ", "), d.mixed[0])
+	}
 	return s
 }
 

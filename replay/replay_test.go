@@ -693,6 +693,9 @@ func TestMixedCodecsAreTheFirstCause(t *testing.T) {
 	if err := r.RunTo(tr.Len()-1, nil); !errors.As(err, &d) || d.Node != "n1" {
 		t.Fatalf("n1's sends, recorded with /1, replayed as /2: %v", err)
 	}
+	if !strings.Contains(d.Error(), "the trace mixes message codecs cbor-core-deterministic/2, cbor-core-deterministic/1") {
+		t.Fatalf("the one line does not name the mix: %s", d.Error())
+	}
 	causes := d.Report()[strings.Index(d.Report(), "likely causes:"):]
 	if !strings.HasPrefix(strings.SplitN(causes, "\n", 3)[1], "    - the trace's parts were recorded by binaries with different message codecs") {
 		t.Fatalf("the mix is not the first cause:\n%s", d.Report())

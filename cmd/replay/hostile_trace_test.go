@@ -352,6 +352,9 @@ func TestInfoListsSegments(t *testing.T) {
 		var buf syncbuf.Buffer // the writer's compressor writes from its own goroutine
 		h := *f.Header
 		h.Segment, h.Run = segment, map[string]string{"pid": pid}
+		if segment == 0 {
+			h.Codec = "cbor-core-deterministic/1" // recorded by an earlier release
+		}
 		w, err := record.NewWriter(&buf, h, record.WriterOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -386,6 +389,7 @@ func TestInfoListsSegments(t *testing.T) {
 		"ended: signal: terminated",
 		"run stats    sent=7 (last segment)",
 		"status       complete, but 1 earlier segment(s) were killed",
+		"codec        cbor-core-deterministic/1, cbor-core-deterministic/2",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("info lacks %q:\n%s", want, r.stdout)
