@@ -490,6 +490,25 @@ func TestExportMarksNoScreenedInterval(t *testing.T) {
 	}
 }
 
+// A raised liveness interval is marked at its first step, and the mark
+// gives the alarm's step (it did only when the alarm's witness differed).
+func TestExportPerfettoGivesTheAlarmStep(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "raised.star")
+	b, err := os.ReadFile(preds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// False from #265 on, raised two steps later.
+	b = append(b, []byte("\nliveness(\"Stuck\", lambda: event.step < 265, alarm = lambda aux: event.step >= 267)\n")...)
+	if err := os.WriteFile(script, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := string(run(t, "--format", "perfetto", "--from", "260", "--to", "280", "--preds", script))
+	if !strings.Contains(out, `"violation: Stuck"`) || !strings.Contains(out, `"alarm_step":267`) {
+		t.Fatalf("the mark of Stuck does not give its alarm step #267:\n%s", out)
+	}
+}
+
 // A node's name may hold spaces: the ShiViz regex took the host as \S+,
 // and no line of such a run parsed (a hostile pass).
 func TestExportShiVizHostsWithSpaces(t *testing.T) {

@@ -146,8 +146,13 @@ func Perfetto(out io.Writer, w *Window) error {
 		for _, v := range viol[step] {
 			a := map[string]any{"predicate": v.Predicate, "kind": v.Kind, "status": v.Status(),
 				"step": v.Step, "witness": v.Witness, "aux": auxString(v.Aux)}
-			if v.Alarm && v.AlarmWitness != v.Witness {
-				a["alarm_witness"], a["alarm_step"] = v.AlarmWitness, v.AlarmStep
+			if v.Alarm {
+				// The mark is at the interval's first step; its aux is
+				// the alarm's, at this step.
+				a["alarm_step"] = v.AlarmStep
+				if v.AlarmWitness != v.Witness {
+					a["alarm_witness"] = v.AlarmWitness
+				}
 			}
 			args, _ := json.Marshal(a)
 			rec = append(rec[:0], `{"ph":"i","s":"t","pid":`...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,5 +85,10 @@ func TestAlarmWitnessReachesEveryOutput(t *testing.T) {
 	}
 	if !strings.Contains(string(trace), `"alarm_witness":"`+v.AlarmWitness+`"`) {
 		t.Fatalf("the Perfetto export does not name the alarm's witness %s", v.AlarmWitness)
+	}
+	// The mark sits at the interval's first step: its alarm step is
+	// among its arguments (a new user looked for it).
+	if !strings.Contains(string(trace), fmt.Sprintf(`"alarm_step":%d`, v.AlarmStep)) {
+		t.Fatalf("the Perfetto export does not give the alarm's step #%d", v.AlarmStep)
 	}
 }
