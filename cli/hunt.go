@@ -236,8 +236,14 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			firstErr = code // ranked as results merge ranks them
 		}
 		if f.all {
-			fmt.Fprintf(a.Stdout, "seed %d fails (%d of %s tried): %s\n  reproduce: %s\n  debug:     %s\n",
-				seed, tried, slice, fail.Headline, fail.Reproduce, fail.Debug)
+			if fail.Trace != "" {
+				// Written already: its debug command opens what is there.
+				fmt.Fprintf(a.Stdout, "seed %d fails (%d of %s tried): %s\n  wrote:     %s\n  debug:     %s\n  reproduce: %s\n",
+					seed, tried, slice, fail.Headline, fail.Trace, debugCmd(fail.Trace), fail.Reproduce)
+			} else {
+				fmt.Fprintf(a.Stdout, "seed %d fails (%d of %s tried): %s\n  reproduce: %s\n  then:      %s\n",
+					seed, tried, slice, fail.Headline, fail.Reproduce, fail.Debug)
+			}
 			if evalErr != nil {
 				res.Report.WriteErrors(a.Stderr)
 			}
