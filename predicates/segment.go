@@ -879,7 +879,13 @@ func (c *Checker) seam() *Seam {
 		add("msgs span %d entries %v", c.msgs.span, c.msgs.entries)
 	}
 	for i, d := range c.derived {
-		add("derived %d %s = %s err %v", i, d.name, valueString(d.value), d.err)
+		// Read in a refused seam's message: a user's words, not the
+		// checker's fields (the index keeps two of one name apart).
+		if d.err {
+			add("derived value %s (#%d) failed", d.name, i)
+		} else {
+			add("derived value %s (#%d) = %s", d.name, i, valueString(d.value))
+		}
 		s.derived = append(s.derived, derivedSeam{since: d.since, hist: slices.Clone(d.hist)})
 	}
 	for _, p := range c.preds {
