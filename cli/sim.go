@@ -41,6 +41,7 @@ type simFlags struct {
 	maxDown       int
 	schedule      string
 	clocks        string // "serial" or "causal" (sim only)
+	codec         string // the message codec to record (sim only)
 	// shard ("I/N") and results split a hunt across machines; all keeps
 	// a seed hunt going after a failing seed.
 	shard   string
@@ -113,6 +114,7 @@ files into one report.`,
 	fl.StringVarP(&f.output, "output", "o", "", "trace file to write (default: SYSTEM-SEED.lz4)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "print the handlers' log lines to stderr")
 	fl.StringVar(&f.seeds, "seeds", "", "hunt across seeds FROM-TO (with --check): stop at the first run with a violation, write its trace to -o")
+	fl.StringVar(&f.codec, "codec", node.CodecName, "the message codec to record: this build's, or "+"cbor-core-deterministic/1 to re-make a run of an earlier release (times in whole seconds)")
 	fl.StringVar(&f.clocks, "clocks", "serial", "Lamport clocks to record: serial (replay runs in the order simulated, time order) or causal (as separate processes record them, so an idle node's later events may replay early, as in a live recording)")
 	fl.StringVar(&f.schedule, "schedule", "", "re-run exactly the run a schedule names: a schedule file (replay schedule) or a simulated trace")
 	fl.StringVar(&f.check, "check", "", "predicates script to check each run against (with --seeds)")
@@ -267,6 +269,14 @@ func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
 			return cfg, badInput("--%v", err)
 		}
 	}
+	if changed("codec") {
+		if err := node.SupportedCodec(f.codec); err != nil {
+			return cfg, badInput("--codec: %v", err)
+		}
+		if f.codec != node.CodecName {
+			cfg.Codec = f.codec
+		}
+	}
 	if changed("max-down") {
 		if f.maxDown < 1 {
 			return cfg, badInput("--max-down %d: want at least 1 (omit --max-down for a minority of the nodes)", f.maxDown)
@@ -305,7 +315,7 @@ func scheduleConfig(sys *system.System, f simFlags) (sim.Config, error) {
 			return sim.Config{}, badInput("--%s goes with a hunt across seeds, not with --schedule (check the rerun with replay check)", name)
 		}
 	}
-	for _, name := range []string{"seed", "nodes", "steps", "time", "drop", "dup", "churn", "latency", "down", "max-down", "bug", "param", "clocks"} {
+	for _, name := range []string{"seed", "nodes", "steps", "time", "drop", "dup", "churn", "latency", "down", "max-down", "bug", "param", "clocks", "codec"} {
 		if f.changed(name) {
 			return sim.Config{}, badInput("--%s cannot change a run --schedule names (edit the schedule instead)", name)
 		}

@@ -182,3 +182,37 @@ func TestWriterRefusesARecordOverTheLimit(t *testing.T) {
 		t.Fatalf("%d events, damage %v, want the 10 before the refused one", len(f.Events), f.Damage)
 	}
 }
+
+// A live recorder (a lossy writer) goes on past such an event: it is a
+// gap whose reason says why, and the events after it are kept (the
+// refusal was an error the recorder ignored, and the event vanished).
+func TestLossyWriterRecordsAnOversizedEventAsAGap(t *testing.T) {
+	evs := genEvents(20, 3)
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WriterOptions{Lossy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bigAt := 10
+	for i, ev := range evs {
+		if i == bigAt {
+			big := *ev
+			big.Kind, big.MsgType, big.Payload = node.KindInput, "t.Ping", make([]byte, MaxRecord)
+			ev = &big
+		}
+		if err := w.Append(ev); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+	}
+	if err := w.Close(End{Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(bytes.NewReader(buf.Bytes()), "t.lz4", int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Events) != len(evs)-1 || len(f.Gaps) != 1 || !strings.Contains(f.Gaps[0].Reason, "over the record limit") ||
+		f.Gaps[0].Node != evs[bigAt].Node || f.Gaps[0].From != evs[bigAt].Seq {
+		t.Fatalf("%d events (want %d), gaps %+v", len(f.Events), len(evs)-1, f.Gaps)
+	}
+}

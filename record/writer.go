@@ -203,11 +203,17 @@ func (w *Writer) Append(ev *node.Event) error {
 	if err := encodeEvent(&w.scratch, w.tab, ev, w.lastTime); err != nil {
 		return fmt.Errorf("record event %s seq %d: %w", ev.Node, ev.Seq, err)
 	}
-	if len(w.scratch.b)+1 > MaxRecord {
+	if n := len(w.scratch.b) + 1; n > MaxRecord {
 		// Readers refuse such a record as damage: written, it would
 		// make the whole file unreadable from here on.
+		if w.opts.Lossy {
+			// A live node goes on: the event is a gap the trace says
+			// why of, as one the recorder fell behind on.
+			w.dropFor(ev, fmt.Sprintf("event of %d bytes, over the record limit (%d)", n, MaxRecord))
+			return nil
+		}
 		return fmt.Errorf("record event %s seq %d: it takes %d bytes (its message, disk reads and sends), more than a trace record holds (%d): a value that large cannot be recorded",
-			ev.Node, ev.Seq, len(w.scratch.b)+1, MaxRecord)
+			ev.Node, ev.Seq, n, MaxRecord)
 	}
 	w.lastTime = ev.Time
 	w.stats.Events++
@@ -218,11 +224,15 @@ func (w *Writer) Append(ev *node.Event) error {
 }
 
 // drop notes an event a lossy writer could not keep.
-func (w *Writer) drop(ev *node.Event) {
+func (w *Writer) drop(ev *node.Event) { w.dropFor(ev, "recorder fell behind: buffer full") }
+
+// dropFor notes an event not kept, and why (a gap that starts with it
+// gives the first reason).
+func (w *Writer) dropFor(ev *node.Event, why string) {
 	w.stats.Dropped++
 	g, ok := w.gaps[ev.Node]
 	if !ok {
-		g = &Gap{Node: ev.Node, From: ev.Seq, Reason: "recorder fell behind: buffer full"}
+		g = &Gap{Node: ev.Node, From: ev.Seq, Reason: why}
 		w.gaps[ev.Node] = g
 		w.gapOrder = append(w.gapOrder, ev.Node)
 	}

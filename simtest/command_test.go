@@ -57,6 +57,8 @@ func TestSimCommandPrintsEveryField(t *testing.T) {
 			v.SetFloat(0.125)
 		case f.Type.Kind() == reflect.Bool:
 			v.SetBool(!v.Bool())
+		case f.Name == "Codec":
+			v.SetString("cbor-core-deterministic/1")
 		case f.Name == "Chooser":
 			v.Set(reflect.ValueOf(sim.NewScheduleChooser(&sim.Schedule{})))
 		case f.Type == reflect.TypeFor[map[string]string]():

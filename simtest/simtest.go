@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/internal/atomicfile"
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
@@ -175,6 +176,7 @@ func SimCommand(sys *system.System, cfg sim.Config, output string) string {
 	add(cfg.DownMin != def.DownMin || cfg.DownMax != def.DownMax, "--down", span(cfg.DownMin, cfg.DownMax))
 	add(cfg.MaxDown != def.MaxDown, "--max-down", strconv.Itoa(cfg.MaxDown))
 	add(cfg.CausalClocks, "--clocks", "causal")
+	add(cfg.Codec != "" && cfg.Codec != node.CodecName, "--codec", cfg.Codec)
 	for _, k := range slices.Sorted(maps.Keys(cfg.Params)) {
 		args = append(args, "--param", k+"="+cfg.Params[k])
 	}
