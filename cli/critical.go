@@ -464,7 +464,7 @@ func (r *criticalReport) writeText(a *App) {
 	ren := newRenderer(a, r.tr)
 	fmt.Fprintf(w, "critical transition of %s in %s\n", f.predicate, strings.Join(r.paths, " "))
 	fmt.Fprintf(w, "(%d random walks of up to %d events per probed step, %s; a walk recovers if %s holds for its last %v)\n",
-		f.walks, f.walkSteps, map[bool]string{false: "no new faults", true: "the trace's faults"}[f.faults], f.predicate, f.stable)
+		f.walks, f.walkSteps, map[bool]string{false: "no new faults", true: "the trace's faults"}[f.faults]+map[bool]string{true: ", down nodes kept down"}[f.keepDown], f.predicate, f.stable)
 	if v := r.tgt.alarm; r.tgt.open == nil && v != nil && v.EndStep > 0 {
 		fmt.Fprintf(w, "(%s holds at the end: its alarm at #%d belongs to an interval that closed at #%d, so the search ends at #%d, the interval's last step)\n",
 			f.predicate, v.AlarmStep, v.EndStep, v.EndStep-1)
@@ -583,6 +583,7 @@ func (r *criticalReport) writeJSON(a *App) error {
 		WalkSteps  int              `json:"walk_steps"`
 		StableNS   int64            `json:"stable_ns"`
 		Faults     bool             `json:"faults"`
+		KeepDown   bool             `json:"keep_down"`
 		Critical   *crit            `json:"critical"`
 		LastLive   *critical.Probe  `json:"last_live"`
 		Probes     []critical.Probe `json:"probes"`
@@ -594,7 +595,7 @@ func (r *criticalReport) writeJSON(a *App) error {
 		WalksRun int             `json:"walks_run"`
 		CutShort *critical.Probe `json:"cut_short,omitempty"`
 	}{Predicate: r.f.predicate, Traces: r.paths, Walks: r.f.walks, WalkSteps: r.f.walkSteps, StableNS: int64(r.f.stable),
-		Faults: r.f.faults, Probes: r.res.Probes, Recovering: r.recovering, Seconds: r.elapsed.Seconds(),
+		Faults: r.f.faults, KeepDown: r.f.keepDown, Probes: r.res.Probes, Recovering: r.recovering, Seconds: r.elapsed.Seconds(),
 		CheckSecs: r.tgt.baseline.Seconds(), Stopped: r.res.Stopped, WalksRun: r.res.WalksRun(), CutShort: r.res.CutShort}
 	if c := r.res.Critical; c >= 0 {
 		step, at := r.decided()

@@ -105,8 +105,9 @@ type vetBuildError struct{ errs []string }
 
 func (e *vetBuildError) Error() string {
 	for _, s := range e.errs {
-		if strings.Contains(s, "does not contain main module") || strings.Contains(s, "is not in std") ||
-			strings.Contains(s, "no required module provides") || strings.Contains(s, "outside main module") {
+		// (Not "no required module provides": go says that of an import
+		// missing from go.mod too, a build error inside the module.)
+		if strings.Contains(s, "does not contain main module") || strings.Contains(s, "outside main module") {
 			// Not code that fails to build: patterns go cannot resolve from
 			// here (a new user ran vet ./other/... from outside the module).
 			return fmt.Sprintf("%s loading the packages (printed above): vet resolves packages as go build does, from the module of the current directory; run it from inside their module (cd there; replay vet ./...)", plural(len(e.errs), "error"))

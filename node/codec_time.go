@@ -1,6 +1,7 @@
 package node
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"reflect"
@@ -22,7 +23,7 @@ import (
 var timeType = reflect.TypeFor[time.Time]()
 
 type timeHazard struct {
-	hasTime  bool   // a time.Time may be in it (an interface may hold one)
+	hasTime  bool   // a time.Time is in it (not behind an interface)
 	embedded string // a struct in it that embeds time.Time beside other fields
 }
 
@@ -39,6 +40,45 @@ func init() {
 	}
 }
 
+var (
+	cborMarshaler   = reflect.TypeFor[cbor.Marshaler]()
+	binaryMarshaler = reflect.TypeFor[encoding.BinaryMarshaler]()
+)
+
+// ownEncoding reports whether t encodes itself (CBOR's or a binary
+// marshaler of its own), so its fields are not the codec's to walk.
+func ownEncoding(t reflect.Type) bool {
+	return t.Implements(cborMarshaler) || reflect.PointerTo(t).Implements(cborMarshaler)
+}
+
+// embedsTime reports whether t reaches a time.Time through anonymous
+// struct fields only: it then has time.Time's MarshalBinary, promoted.
+func embedsTime(t reflect.Type) bool {
+	for _, f := range reflect.VisibleFields(t) {
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if f.Anonymous && ft == timeType {
+			return true
+		}
+	}
+	return false
+}
+
+// encodedFields counts t's fields CBOR encodes: exported, not tagged
+// out, and not the embedding path itself.
+func encodedFields(t reflect.Type) int {
+	n := 0
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() || f.Tag.Get("cbor") == "-" {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
 func hazardOf(t reflect.Type) timeHazard {
 	if h, ok := hazards.Load(t); ok {
 		return h.(timeHazard)
@@ -51,33 +91,36 @@ func hazardOf(t reflect.Type) timeHazard {
 			return
 		}
 		seen[t] = true
-		switch t.Kind() {
-		case reflect.Interface:
+		if t == timeType {
 			h.hasTime = true
+			return
+		}
+		if ownEncoding(t) {
+			return // its own business
+		}
+		switch t.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Array:
 			walk(t.Elem())
 		case reflect.Map:
 			walk(t.Key())
 			walk(t.Elem())
 		case reflect.Struct:
-			if t == timeType {
-				h.hasTime = true
+			if reflect.PointerTo(t).Implements(binaryMarshaler) {
+				// Encoded by a MarshalBinary: time.Time's, promoted,
+				// drops every field beside it.
+				if embedsTime(t) && encodedFields(t) > 0 && h.embedded == "" {
+					h.embedded = t.String()
+				}
 				return
 			}
 			for i := range t.NumField() {
-				f := t.Field(i)
-				ft := f.Type
-				if ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if f.Anonymous && ft == timeType && t.NumField() > 1 && h.embedded == "" {
-					h.embedded = t.String()
-				}
-				if f.IsExported() || f.Anonymous {
+				if f := t.Field(i); f.IsExported() || f.Anonymous {
 					walk(f.Type)
 				}
 			}
 		}
+		// An interface is not walked: a time in it travels as text and
+		// is read back as text, with nothing lost to refuse.
 	}
 	walk(t)
 	hazards.Store(t, h)
@@ -93,7 +136,7 @@ func checkTimes(v any, b []byte) error {
 	}
 	h := hazardOf(t)
 	if h.embedded != "" {
-		return fmt.Errorf("%s embeds time.Time beside other fields, and is then encoded by time.Time's MarshalBinary, which drops them: give the time a field name", h.embedded)
+		return fmt.Errorf("%s embeds time.Time beside other fields, and is then encoded by time.Time's MarshalBinary, which drops them: give the time a field name (or the struct a MarshalCBOR of its own)", h.embedded)
 	}
 	if !h.hasTime {
 		return nil
@@ -108,7 +151,7 @@ func checkTimes(v any, b []byte) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &dup):
-		return fmt.Errorf("a map keyed by time.Time holds two keys of one instant (%v: one time in two zones, or within a second in a trace of codec /1), which encode as one key: key such a map by UnixNano", dup.Key)
+		return fmt.Errorf("a map holds two keys that encode alike (%v), which would arrive as one: in a map keyed by time.Time, one instant in two zones (or, in a trace of codec /1, two times within one second); key such a map by UnixNano", dup.Key)
 	case strings.Contains(err.Error(), "for time.Time"):
 		return fmt.Errorf("a time.Time outside the years 0000-9999, which RFC 3339 text cannot hold, would not be read back: %w", err)
 	}

@@ -83,7 +83,7 @@ func TestTimesThatWouldNotComeBackAreRefused(t *testing.T) {
 		N    int
 		Note string
 	}
-	codec := node.NewCodec().MustRegister(Lease{}, Keyed{}, Embeds{})
+	codec := node.NewCodec().MustRegister(Lease{}, Keyed{}, Embeds{}, Deep{}, Stamp{}, Quiet{}, Owned{}, Boxed{})
 	instant := time.Date(2026, 1, 1, 0, 0, 0, 5, time.UTC)
 	for _, tc := range []struct {
 		m    node.Message
@@ -91,7 +91,8 @@ func TestTimesThatWouldNotComeBackAreRefused(t *testing.T) {
 	}{
 		{Lease{time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "outside the years 0000-9999"},
 		{Lease{time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}, "outside the years 0000-9999"},
-		{Keyed{map[time.Time]int{instant: 1, instant.In(time.FixedZone("X", 3600)): 2}}, "two keys of one instant"},
+		{Keyed{map[time.Time]int{instant: 1, instant.In(time.FixedZone("X", 3600)): 2}}, "two keys that encode alike"},
+		{Deep{Stamp: Stamp{instant}, From: "n1"}, "embeds time.Time beside other fields"},
 		{Embeds{Time: instant, N: 5, Note: "hello"}, "embeds time.Time beside other fields"},
 	} {
 		_, _, err := codec.Encode(tc.m)
@@ -102,10 +103,69 @@ func TestTimesThatWouldNotComeBackAreRefused(t *testing.T) {
 			t.Errorf("Marshal %T: %v, want an error saying %q", tc.m, err, tc.want)
 		}
 	}
-	// What does come back is not refused.
-	for _, m := range []node.Message{Lease{instant}, Lease{}, Keyed{map[time.Time]int{instant: 1, instant.Add(1): 2}}} {
+	// What does come back is not refused: a struct embedding time.Time
+	// alone, or beside fields CBOR does not encode, or with an encoding
+	// of its own; a time behind an interface (it travels as text).
+	for _, m := range []node.Message{Lease{instant}, Lease{}, Keyed{map[time.Time]int{instant: 1, instant.Add(1): 2}},
+		Stamp{instant}, Quiet{Time: instant, note: "x", Skip: 3}, Owned{Time: instant, N: 4}, Boxed{V: instant}} {
 		if _, _, err := codec.Encode(m); err != nil {
 			t.Errorf("%+v: %v", m, err)
 		}
 	}
 }
+
+// Stamp embeds time.Time alone: its MarshalBinary encodes all of it.
+type Stamp struct{ time.Time }
+
+// Deep embeds a time.Time through Stamp, beside a field it would drop.
+type Deep struct {
+	Stamp
+	From string
+}
+
+// Quiet embeds time.Time beside fields CBOR does not encode.
+type Quiet struct {
+	time.Time
+	note string
+	Skip int `cbor:"-"`
+}
+
+// Owned embeds time.Time but encodes itself, every field.
+type Owned struct {
+	time.Time
+	N int
+}
+
+func (o Owned) MarshalCBOR() ([]byte, error) {
+	return node.Marshal(struct {
+		T time.Time
+		N int
+	}{o.Time, o.N})
+}
+
+func (o *Owned) UnmarshalCBOR(b []byte) error {
+	var v struct {
+		T time.Time
+		N int
+	}
+	if err := node.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	o.Time, o.N = v.T, v.N
+	return nil
+}
+
+// Boxed holds a time behind an interface.
+type Boxed struct{ V any }
+
+// A trace written before the sender refused them may hold a time RFC
+// 3339 cannot: its decode says why.
+func TestTimesOutsideRFC3339SayWhyOnDecode(t *testing.T) {
+	codec := node.NewCodec().MustRegister(Lease{})
+	payload := []byte{0xa1, 0x66, 'E', 'x', 'p', 'i', 'r', 'y', 0x74}
+	payload = append(payload, "10000-01-01T00:00:00Z"[:20]...)
+	if _, err := codec.Decode("node_test.Lease", payload); err == nil || !strings.Contains(err.Error(), "years 0000-9999") {
+		t.Fatalf("a year-10000 time on decode: %v", err)
+	}
+}
+

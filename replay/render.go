@@ -19,6 +19,8 @@ import (
 type Renderer struct {
 	tr    *Trace
 	codec *node.Codec // nil when the system is unknown to this binary
+	// timers are the timer names each node set, as rendered (TimerName).
+	timers map[node.ID]map[node.TimerID]timerSet
 }
 
 // NewRenderer renders events of tr, decoding payloads with codec (nil:
@@ -103,6 +105,7 @@ func (t *Trace) Time(ev *node.Event) time.Duration { return time.Duration(ev.Tim
 // Line renders one event: step, Lamport clock, time, node, kind, details
 // and effects.
 func (r *Renderer) Line(step int, ev *node.Event) string {
+	defer r.noteTimers(step, ev)
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d L=%d t=%v %s %s", step, ev.Lamport, r.tr.Time(ev), ev.Node, ev.Kind)
 	if s := r.Summary(ev); s != "" {
@@ -221,13 +224,43 @@ func (r *Renderer) effects(ev *node.Event) string {
 }
 
 // maxTimerLookBack bounds how many of its node's earlier events a
-// cancellation's timer is looked for in.
-const maxTimerLookBack = 10000
+// cancellation's timer is looked for in when the renderer has not seen
+// it set (a spilled trace decodes a chunk per step looked at).
+const maxTimerLookBack = 256
 
-// TimerName is the name of the timer id that ev cancels (or fires): the
-// name its node gave it when it set it, at an earlier event of the same
-// incarnation (ids start again at a restart). A set too far back, or
-// lost to damage, is not found.
+// timerSet is a name a node gave a timer id, at a step.
+type timerSet struct {
+	name string
+	step int
+}
+
+// noteTimers remembers the timers ev set, for the lines after it: a
+// listing renders a node's steps in order, so a cancellation finds its
+// timer here without reading the trace again.
+func (r *Renderer) noteTimers(step int, ev *node.Event) {
+	if ev.Kind == node.KindInit || ev.Kind == node.KindRestart {
+		delete(r.timers, ev.Node) // ids start again
+	}
+	if len(ev.TimersSet) == 0 {
+		return
+	}
+	if r.timers == nil {
+		r.timers = map[node.ID]map[node.TimerID]timerSet{}
+	}
+	m := r.timers[ev.Node]
+	if m == nil {
+		m = map[node.TimerID]timerSet{}
+		r.timers[ev.Node] = m
+	}
+	for _, t := range ev.TimersSet {
+		m[t.ID] = timerSet{t.Name, step}
+	}
+}
+
+// TimerName is the name of the timer id that ev cancels: the name its
+// node gave it when it set it, at an earlier event of the same
+// incarnation (ids start again at a restart). A set the renderer did not
+// see, and that is not among the node's few events before, is not found.
 func (r *Renderer) TimerName(ev *node.Event, id node.TimerID) (string, bool) {
 	for _, t := range ev.TimersSet { // set and cancelled in one event
 		if t.ID == id {
@@ -238,10 +271,18 @@ func (r *Renderer) TimerName(ev *node.Event, id node.TimerID) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	if ts, ok := r.timers[ev.Node][id]; ok && ts.step < step {
+		return ts.name, true
+	}
 	steps := r.tr.NodeSteps(ev.Node)
 	i, _ := slices.BinarySearch(steps, step)
+	next := ev.Seq
 	for j := i - 1; j >= 0 && i-j <= maxTimerLookBack; j-- {
 		prev := r.tr.Event(steps[j])
+		if prev.Seq != next-1 {
+			return "", false // a gap: what it hid may be a restart
+		}
+		next = prev.Seq
 		for _, t := range prev.TimersSet {
 			if t.ID == id {
 				return t.Name, true
