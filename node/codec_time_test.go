@@ -168,4 +168,3 @@ func TestTimesOutsideRFC3339SayWhyOnDecode(t *testing.T) {
 		t.Fatalf("a year-10000 time on decode: %v", err)
 	}
 }
-
