@@ -424,7 +424,7 @@ func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
 		}
 		res := found.res
 		out := &tui.Transition{Predicate: predicate, Critical: res.Critical, LastLive: res.LastLive, Probes: res.Probes,
-			Walks: f.walks, Stopped: res.Stopped}
+			Walks: f.walks, Stopped: res.Stopped, Notes: found.notes}
 		for _, m := range found.becameLost {
 			out.BecameLost = append(out.BecameLost, tui.Lost{Type: m.Type, From: string(m.ID.From), To: string(m.To), SendStep: m.SendStep})
 		}

@@ -60,6 +60,9 @@ type Transition struct {
 	// BecameLost: messages a fork takes as lost from the critical step on
 	// (their receiver's clock passed their latency window), each a Lost.
 	BecameLost []Lost
+	// Notes are what the search says beside its answer (walks that
+	// panicked, nodes the walks restarted), as replay critical prints.
+	Notes []string
 }
 
 // Lost is a message that became lost at the critical step: the run lost it
@@ -322,6 +325,9 @@ func (m *Model) showTransition(r *Transition, jump bool) {
 	}
 	if lostAt >= 0 {
 		p.sel = lostAt
+	}
+	for _, n := range r.Notes {
+		info("note: %s", n)
 	}
 	info("These are random walks: a dead step is one from which none of %d walks recovered, not one from which none can.", r.Walks)
 	p.onEnter = func(it popupItem) {

@@ -556,6 +556,26 @@ func TestTransitionNamesAMessageThatBecameLost(t *testing.T) {
 	}
 }
 
+// The popup says what replay critical notes beside its answer: walks that
+// recovered only by restarting a node that was down for good (it said
+// nothing, and the answer read as "not doomed").
+func TestTransitionShowsTheSearchsNotes(t *testing.T) {
+	m, _ := openDemo(t, 100)
+	note := "the walks from #20 restarted n6, down there; --keep-down leaves them down"
+	m.showTransition(&Transition{Predicate: "P", Critical: -1, LastLive: -1, Walks: 2,
+		Probes: []critical.Probe{{Step: 20, Walks: 2, Recovered: 2}}, Notes: []string{note}}, false)
+	v, ok := m.Popup()
+	if !ok {
+		t.Fatal("no popup")
+	}
+	for _, l := range v.Lines {
+		if strings.Contains(l.String(), "note: "+note) {
+			return
+		}
+	}
+	t.Fatalf("the popup does not show the note:\n%v", v.Lines)
+}
+
 // A liveness interval that closed is not said to be screened by stability
 // measures it may not have (a predicate without an alarm function closes
 // its intervals by holding again); one open at the end and not raised is
