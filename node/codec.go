@@ -84,6 +84,7 @@ type msgType struct {
 	typ   reflect.Type // the registered type (may be a pointer type)
 	own   bool         // encodes itself (Marshaler/Unmarshaler)
 	isPtr bool
+	times timeHazard // what its encoding could lose of a time (not own)
 }
 
 // Codec maps registered message and input types to names and encodes their
@@ -161,6 +162,9 @@ func (c *Codec) Register(name string, sample any) error {
 	_, enc := reflect.New(base).Interface().(Marshaler)
 	_, dec := reflect.New(base).Interface().(Unmarshaler)
 	mt.own = enc && dec
+	if !mt.own {
+		mt.times = hazardOf(t) // once here, not at every send
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.byName[name]; ok && old.typ != t {
@@ -227,7 +231,7 @@ func (c *Codec) Encode(m Message) (string, []byte, error) {
 	}
 	b, err := enc.Marshal(m)
 	if err == nil {
-		err = checkTimes(m, b)
+		err = checkTimesOf(t, mt.times, b)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("encode %s: %w", mt.name, err)

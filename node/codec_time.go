@@ -134,7 +134,12 @@ func checkTimes(v any, b []byte) error {
 	if t == nil {
 		return nil
 	}
-	h := hazardOf(t)
+	return checkTimesOf(t, hazardOf(t), b)
+}
+
+// checkTimesOf is checkTimes for a value of type t, whose hazard h is
+// known (a registered message type's, found once at Register).
+func checkTimesOf(t reflect.Type, h timeHazard, b []byte) error {
 	if h.embedded != "" {
 		return fmt.Errorf("%s embeds time.Time beside other fields, and is then encoded by time.Time's MarshalBinary, which drops them: give the time a field name (or the struct a MarshalCBOR of its own)", h.embedded)
 	}

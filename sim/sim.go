@@ -165,9 +165,12 @@ func (c Config) WithDefaults(sys *system.System) Config {
 // name the `replay sim` flag of the setting. Comparisons are written so
 // that NaN fails them.
 func (c Config) Validate() error {
+	if c.Codec != "" {
+		if err := node.SupportedCodec(c.Codec); err != nil {
+			return err
+		}
+	}
 	switch {
-	case c.Codec != "" && node.SupportedCodec(c.Codec) != nil:
-		return node.SupportedCodec(c.Codec)
 	case c.Nodes < 1:
 		return fmt.Errorf("--nodes %d: need at least one node", c.Nodes)
 	case c.Nodes > MaxNodes:
