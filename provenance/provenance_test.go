@@ -164,23 +164,7 @@ func (r *relay) Timer(env node.Env, t node.Timer) {
 // A followed through the message to n2's X, and there the chain stops
 // rather than guess again (n2's Y).
 func TestWhyGuessesOncePerChain(t *testing.T) {
-	sys := &system.System{Name: "relay", Codec: node.NewCodec().MustRegister(relayVal{}), New: func(node.ID, system.Config) node.Handler { return &relay{} },
-		Sim: system.SimDefaults{Nodes: 2, LatencyMin: time.Millisecond, LatencyMax: time.Millisecond, Steps: 100, Time: 50 * time.Millisecond}}
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Drop, cfg.Churn = 1, 0, 0
-	trace := simtest.Record(t, sys, cfg.WithDefaults(sys), filepath.Join(t.TempDir(), "r.lz4"))
-	tr, err := replay.Load(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp, err := Replay(tr, system.NewRegistry(sys), tr.Len()-1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Why(Options{Trace: tr, Codec: sys.Codec, States: rp}, "n1", "C", tr.Len()-1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := whyOfTwoNodes(t, "relay", relayVal{}, func() node.Handler { return &relay{} }, "C")
 	var fields []string
 	for _, l := range c.Links {
 		fields = append(fields, string(l.Node)+"."+l.Field)
@@ -263,23 +247,7 @@ func (g *granter) Timer(env node.Env, t node.Timer) {
 // field (the true source here, as a new user's lock server's fencing
 // token) is named with that sign, not as one more equal field.
 func TestWhyRivalsSayWhatSpeaksForThem(t *testing.T) {
-	sys := &system.System{Name: "granter", Codec: node.NewCodec().MustRegister(grantMsg{}), New: func(node.ID, system.Config) node.Handler { return &granter{} },
-		Sim: system.SimDefaults{Nodes: 2, LatencyMin: time.Millisecond, LatencyMax: time.Millisecond, Steps: 100, Time: 50 * time.Millisecond}}
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Drop, cfg.Churn = 1, 0, 0
-	trace := simtest.Record(t, sys, cfg.WithDefaults(sys), filepath.Join(t.TempDir(), "g.lz4"))
-	tr, err := replay.Load(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp, err := Replay(tr, system.NewRegistry(sys), tr.Len()-1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Why(Options{Trace: tr, Codec: sys.Codec, States: rp}, "n1", "Last", tr.Len()-1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := whyOfTwoNodes(t, "granter", grantMsg{}, func() node.Handler { return &granter{} }, "Last")
 	if len(c.Links) < 2 || c.Links[1].Node != "n2" {
 		t.Fatalf("the chain does not reach n2: %+v", c.Links)
 	}
@@ -301,4 +269,28 @@ func TestWhyRivalsSayWhatSpeaksForThem(t *testing.T) {
 	if !strings.HasSuffix(found, want) {
 		t.Fatalf("guess %s, rivals %q: want %s...%s", l.Field, l.AlsoEqual, rival, want)
 	}
+}
+
+// whyOfTwoNodes records a lossless run of a two-node system sending msg
+// and asks why n1's field holds its value at the end.
+func whyOfTwoNodes(t *testing.T, name string, msg any, h func() node.Handler, field string) *Chain {
+	t.Helper()
+	sys := &system.System{Name: name, Codec: node.NewCodec().MustRegister(msg), New: func(node.ID, system.Config) node.Handler { return h() },
+		Sim: system.SimDefaults{Nodes: 2, LatencyMin: time.Millisecond, LatencyMax: time.Millisecond, Steps: 100, Time: 50 * time.Millisecond}}
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Drop, cfg.Churn = 1, 0, 0
+	trace := simtest.Record(t, sys, cfg.WithDefaults(sys), filepath.Join(t.TempDir(), name+".lz4"))
+	tr, err := replay.Load(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := Replay(tr, system.NewRegistry(sys), tr.Len()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Why(Options{Trace: tr, Codec: sys.Codec, States: rp}, "n1", field, tr.Len()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
