@@ -69,6 +69,9 @@ type Stats struct {
 	// Waited is how long segments that took over had waited for their
 	// predecessor's state before they could go on.
 	Waited time.Duration
+	// Fewer says why fewer segments ran than jobs were given ("" when
+	// as many ran, or marks fixed them).
+	Fewer string
 }
 
 // String is the stats in one line, for stderr.
@@ -86,6 +89,9 @@ func (s Stats) String() string {
 	}
 	if len(s.Refused) > 0 {
 		line += fmt.Sprintf(" (checked on sequentially; the first at %s)", s.Refused[0])
+	}
+	if s.Fewer != "" {
+		line += "; " + s.Fewer
 	}
 	return line
 }
@@ -193,6 +199,9 @@ func Check(tr *replay.Trace, reg *system.Registry, o Options) (*predicates.Repor
 	}
 	d.wait()
 	d.wg.Wait()
+	if len(o.Marks) == 0 && d.stats.Segments < d.stats.Jobs {
+		d.stats.Fewer = d.fewer()
+	}
 	if len(d.parts) == 0 {
 		return nil, d.stats, d.err
 	}
@@ -243,6 +252,20 @@ func (d *driver) passReplay() (*replay.Replayer, error) {
 	o := d.o.Replay
 	o.SkipStateHashes = true
 	return replay.New(d.tr, d.reg, o)
+}
+
+// fewer says why the pass started fewer segments than jobs: too few
+// steps for a segment after its warm-up, or the segments got to the end
+// before the pass got to where the next would start.
+func (d *driver) fewer() string {
+	from := max(d.o.From, 0)
+	steps := d.limit + 1 - from
+	// The pass starts a segment at mark M when M-warmup steps are behind
+	// it and the last segment has at least its share left.
+	if steps <= 2*d.warmup {
+		return fmt.Sprintf("%d checked steps are too few to split: a segment first evaluates the --warmup %d steps before its own", steps, d.warmup)
+	}
+	return "the segments reached the end before the pass, which replays without predicates, got to where another would start"
 }
 
 // pass replays the trace without predicates and starts the segments.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +110,22 @@ func TestCheckIsRun(t *testing.T) {
 				t.Logf("%v: %s", o.Marks, stats)
 			}
 		})
+	}
+}
+
+// TestFewerSegmentsSaysWhy: --jobs on a trace too short to split runs
+// one segment, and the stats line says why rather than leaving a user to
+// wonder whether --jobs was honoured.
+func TestFewerSegmentsSaysWhy(t *testing.T) {
+	tr, err := replay.FromBytes(simulate(t, paxos.System, sim.DefaultConfig()), "paxos.lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stats, err := parcheck.Check(tr, examples.Registry(), parcheck.Options{Jobs: 2, Warmup: tr.Len(), Load: loader(t, "paxos.star"), To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Segments != 1 || !strings.Contains(stats.String(), "too few to split") || !strings.Contains(stats.String(), fmt.Sprintf("--warmup %d", tr.Len())) {
+		t.Fatalf("stats %q: want one segment and the reason", stats)
 	}
 }
