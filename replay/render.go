@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/state"
 )
 
 // Renderer turns events into the one-line story form every surface shows
@@ -43,14 +45,129 @@ func formatValue(m any) string {
 	for v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()
 	}
+	var b strings.Builder
+	writeValue(&b, v, 0)
 	// Protobuf's text form inserts random extra spaces on purpose (so no
 	// one relies on it); collapsing runs of spaces keeps lines stable
 	// between runs, at the cost of runs of spaces inside string values.
-	s := collapseSpaces(fmt.Sprintf("%+v", v.Interface()))
+	s := collapseSpaces(b.String())
 	if v.Kind() != reflect.Struct {
 		s = "(" + s + ")"
 	}
 	return s
+}
+
+// maxShownDepth bounds how deep a message is printed: a message that
+// points at itself ends in "...".
+const maxShownDepth = 32
+
+var (
+	stringerType = reflect.TypeFor[fmt.Stringer]()
+	errorType    = reflect.TypeFor[error]()
+	formatType   = reflect.TypeFor[fmt.Formatter]()
+)
+
+// writeValue writes v as fmt's %+v does, with two exceptions that keep
+// a line the same on every run and every surface: a pointer shows what
+// it points at (fmt shows an address below the top level), and a
+// time.Time shows as RFC 3339 in UTC, to the nanosecond, as `state`,
+// `history` and the debugger show times. A type with its own String,
+// Error or Format method still prints itself (protobuf's text form).
+func writeValue(b *strings.Builder, v reflect.Value, depth int) {
+	if !v.IsValid() {
+		b.WriteString("<nil>")
+		return
+	}
+	if depth > maxShownDepth {
+		b.WriteString("...")
+		return
+	}
+	t := v.Type()
+	switch {
+	case t == timeType:
+		writeTime(b, v)
+		return
+	case t.Kind() == reflect.Pointer && t.Elem() == timeType && !v.IsNil():
+		b.WriteByte('&')
+		writeTime(b, v.Elem())
+		return
+	case v.CanInterface() && (t.Implements(stringerType) || t.Implements(errorType) || t.Implements(formatType)):
+		fmt.Fprintf(b, "%+v", v.Interface())
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			b.WriteString("<nil>")
+			return
+		}
+		b.WriteByte('&')
+		writeValue(b, v.Elem(), depth+1)
+	case reflect.Interface:
+		if v.IsNil() {
+			b.WriteString("<nil>")
+			return
+		}
+		writeValue(b, v.Elem(), depth+1)
+	case reflect.Struct:
+		b.WriteByte('{')
+		for i := range t.NumField() {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(t.Field(i).Name)
+			b.WriteByte(':')
+			writeValue(b, v.Field(i), depth+1)
+		}
+		b.WriteByte('}')
+	case reflect.Slice, reflect.Array:
+		b.WriteByte('[')
+		for i := range v.Len() {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			writeValue(b, v.Index(i), depth+1)
+		}
+		b.WriteByte(']')
+	case reflect.Map:
+		b.WriteString("map[")
+		for i, e := range state.SortedEntries(v) {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			writeValue(b, e.Key, depth+1)
+			b.WriteByte(':')
+			writeValue(b, e.Value, depth+1)
+		}
+		b.WriteByte(']')
+	case reflect.Bool:
+		b.WriteString(strconv.FormatBool(v.Bool()))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		b.WriteString(strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		b.WriteString(strconv.FormatUint(v.Uint(), 10))
+	case reflect.Float32:
+		b.WriteString(strconv.FormatFloat(v.Float(), 'g', -1, 32))
+	case reflect.Float64:
+		b.WriteString(strconv.FormatFloat(v.Float(), 'g', -1, 64))
+	case reflect.Complex64, reflect.Complex128:
+		b.WriteString(strconv.FormatComplex(v.Complex(), 'g', -1, t.Bits()))
+	case reflect.String:
+		b.WriteString(v.String())
+	default:
+		// Channels, functions and unsafe pointers: an address in fmt,
+		// which differs from run to run.
+		b.WriteString("<" + v.Kind().String() + ">")
+	}
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// writeTime writes a time.Time value, which may have been reached
+// through an unexported field, as RFC 3339 in UTC.
+func writeTime(b *strings.Builder, v reflect.Value) {
+	sec, nsec := state.TimeInstant(v)
+	b.WriteString(time.Unix(sec, nsec).UTC().Format(time.RFC3339Nano))
 }
 
 // SentPayload is the content of the i-th message ev sent: from ev itself
