@@ -305,11 +305,15 @@ func printInfo(a *App, in fileInfo) {
 		row("run stats", "%s%s", joinStats(in.EndStats), last)
 	}
 	for _, g := range in.Gaps {
+		if g.Killed {
+			row("gap", "%s %s not recorded: its process was killed (a crash of the node, not a loss): %s", g.Node, g.Seqs(), g.Reason)
+			continue
+		}
 		row("gap", "%s %s not recorded: %s", g.Node, g.Seqs(), g.Reason)
 	}
 	var open []record.Gap // gaps to the end: recording stopped early
 	for _, g := range in.Gaps {
-		if g.To == 0 {
+		if g.To == 0 && !g.Killed {
 			open = append(open, g)
 		}
 	}
@@ -329,8 +333,16 @@ func printInfo(a *App, in fileInfo) {
 		row("status", "incomplete: %s (%s %s not recorded%s)", g.Reason, g.Node, g.Seqs(), more)
 	default:
 		// The last segment is closed here: the others are earlier ones.
+		var killedEnds []string
+		for _, g := range in.Gaps {
+			if g.Killed && g.To == 0 {
+				killedEnds = append(killedEnds, string(g.Node))
+			}
+		}
 		if killed := in.unclosed(); killed > 0 {
 			row("status", "complete, but %d earlier segment(s) were killed (see segments): the nodes' states are unknown from each one's last event to the next restart", killed)
+		} else if len(killedEnds) > 0 {
+			row("status", "complete, but the process of %s was killed before the run ended (see gap): its state is unknown from its last event on", strings.Join(killedEnds, ", "))
 		} else {
 			row("status", "complete")
 		}

@@ -109,7 +109,7 @@ func mergedGaps(tr *replay.Trace) []record.Gap {
 	var gaps []record.Gap
 	for _, id := range tr.Nodes {
 		for _, u := range tr.Unknown[id] {
-			g := record.Gap{Node: id, From: 1, Reason: u.Reason}
+			g := record.Gap{Node: id, From: 1, Reason: u.Reason, Killed: u.Killed}
 			if u.After >= 0 {
 				g.From = tr.Event(u.After).Seq + 1
 			}

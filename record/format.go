@@ -139,6 +139,11 @@ type Gap struct {
 	From   uint64  `cbor:"from"`
 	To     uint64  `cbor:"to"`
 	Reason string  `cbor:"reason"`
+	// Killed marks, in a merged file, the end of a process that was
+	// killed (its segment had no end record): the node crashed there,
+	// and nothing its recording should have held is lost. Without it a
+	// gap to the end is a recording that stopped before the run ended.
+	Killed bool `cbor:"killed,omitempty"`
 }
 
 // Seqs says which seqs the gap covers: "seq 5", "seqs 5..9" or "seqs 5

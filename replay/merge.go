@@ -95,6 +95,9 @@ type Unknown struct {
 	After  int
 	Until  int
 	Reason string
+	// Killed says the stretch is a killed process's end (its segment has
+	// no end record): a crash of the node, not a loss of recording.
+	Killed bool
 }
 
 // Covers reports whether the node's state is unknown once step pos has
@@ -471,6 +474,10 @@ func (t *Trace) finish(ix *indexer) (*Trace, error) {
 		return nil, &ValidationError{Problems: ix.problems}
 	}
 	t.findTruncations()
+	if problems := t.judgeOrphans(ix.v.orphans); len(problems) > 0 {
+		t.Close()
+		return nil, &ValidationError{Problems: problems}
+	}
 	return t, nil
 }
 
@@ -527,6 +534,7 @@ func (t *Trace) findTruncations() {
 		stop   *RecordingStop // a gap: the node's recording stopped, or lost events
 		gapTo  uint64         // a gap in the middle's last seq (0: none, or to the end)
 		file   int            // the damaged file whose end this is, or -1
+		killed bool           // a killed process's end (no end record)
 	}
 	var cuts []cut
 	t.lostAfter = map[int]int{}
@@ -557,7 +565,7 @@ func (t *Trace) findTruncations() {
 					// its end record): nothing of the node is missing.
 					continue
 				}
-				cuts = append(cuts, cut{id, last, reason, nil, 0, damaged})
+				cuts = append(cuts, cut{id, last, reason, nil, 0, damaged, damaged < 0})
 			}
 		}
 		for _, g := range f.Gaps {
@@ -577,7 +585,12 @@ func (t *Trace) findTruncations() {
 			if g.To != 0 {
 				stop.Lost = g.Seqs()
 			}
-			cuts = append(cuts, cut{g.Node, first - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason), stop, g.To, -1})
+			if g.Killed {
+				// A merge's record of a killed process's end: a
+				// crash, as in the file it came from.
+				stop = nil
+			}
+			cuts = append(cuts, cut{g.Node, first - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason), stop, g.To, -1, g.Killed})
 		}
 	}
 	for _, c := range cuts {
@@ -618,9 +631,10 @@ func (t *Trace) findTruncations() {
 		// stretch that gives both.
 		if i := slices.IndexFunc(t.Unknown[c.node], func(u Unknown) bool { return u.After == after && u.Until == until }); i >= 0 {
 			t.Unknown[c.node][i].Reason += "; " + c.reason
+			t.Unknown[c.node][i].Killed = t.Unknown[c.node][i].Killed && c.killed
 			continue
 		}
-		t.Unknown[c.node] = append(t.Unknown[c.node], Unknown{After: after, Until: until, Reason: c.reason})
+		t.Unknown[c.node] = append(t.Unknown[c.node], Unknown{After: after, Until: until, Reason: c.reason, Killed: c.killed && c.stop == nil})
 	}
 }
 

@@ -83,3 +83,83 @@ func TestEmptyKilledSegmentIsNotFromTheStart(t *testing.T) {
 		t.Fatalf("n1's unknown stretches: %+v (its steps %v)", us, tr.NodeSteps("n1"))
 	}
 }
+
+// nodeFile is one node's file of a two-node run (n1, n2), as a live
+// process writes it: its header lists the run's nodes and records only
+// id; one segment, ended or not.
+func nodeFile(id node.ID, evs []*node.Event, gaps []record.Gap, ended bool) *record.File {
+	h := &record.Header{System: "paxos", Bug: "none", Nodes: []node.ID{"n1", "n2"}, Recorded: []node.ID{id}}
+	return &record.File{Path: string(id) + ".lz4", Header: h, Events: evs, Gaps: gaps,
+		SegmentStart: []int{0}, SegmentEnded: []bool{ended}, Segments: []*record.Header{h}, Ended: ended}
+}
+
+// recvFrom is n2's receive, at seq and time at (s), of a message n1 sent
+// as msgSeq.
+func recvFrom(seq, msgSeq uint64, at int64) *node.Event {
+	e := ev("n2", seq, node.KindRecv)
+	e.From, e.MsgSeq, e.SendLamport, e.Lamport, e.Time = "n1", msgSeq, msgSeq, 100000+seq, at*1e9
+	return e
+}
+
+// Receives of messages a node sent as seqs its recording does not hold
+// were taken for granted: a process of n1 that did not record (its file
+// ended after no event, a port already taken) traded thousands of
+// messages with n2, and the run checked "complete" (a new user's live
+// primary-backup store); a file cut where a restarted process's segment
+// began hid 24 s of that process (a hostile pass). After a clean end they
+// make the trace invalid; after a killed process's end, receives for
+// longer than its unwritten tail could be in transit make its recording
+// stopped (exit 2 in check and verify).
+func TestReceivesFromSeqsNoFileHolds(t *testing.T) {
+	n1 := func(ended bool) *record.File {
+		return nodeFile("n1", []*node.Event{ev("n1", 1, node.KindInit), ev("n1", 2, node.KindTimer)}, nil, ended)
+	}
+	n2 := func(evs ...*node.Event) *record.File {
+		return nodeFile("n2", append([]*node.Event{ev("n2", 1, node.KindInit)}, evs...), nil, true)
+	}
+	t.Run("after a clean end", func(t *testing.T) {
+		_, err := replay.Merge([]*record.File{n1(true), n2(recvFrom(2, 3, 1))})
+		if err == nil || !strings.Contains(err.Error(), "n1's recording (n1.lz4) ends cleanly at seq 2") {
+			t.Fatalf("got %v, want the receive of n1's seq 3 refused", err)
+		}
+	})
+	t.Run("from an empty recording", func(t *testing.T) {
+		_, err := replay.Merge([]*record.File{nodeFile("n1", nil, nil, true), n2(recvFrom(2, 7, 1), recvFrom(3, 9, 2))})
+		if err == nil || !strings.Contains(err.Error(), "holds no event") || !strings.Contains(err.Error(), "2 receive(s) of messages n1 sent as seqs 7..9") {
+			t.Fatalf("got %v, want the receives from the empty recording refused", err)
+		}
+	})
+	t.Run("a killed process's tail", func(t *testing.T) {
+		tr, err := replay.Merge([]*record.File{n1(false), n2(recvFrom(2, 3, 1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if us := tr.Unknown["n1"]; len(us) != 1 || !us[0].Killed || len(tr.RecordingStops(tr.Nodes)) != 0 {
+			t.Fatalf("n1: %+v, stops %v; want a killed end and no stop", us, tr.RecordingStops(tr.Nodes))
+		}
+	})
+	t.Run("a missing restarted segment", func(t *testing.T) {
+		tr, err := replay.Merge([]*record.File{n1(false), n2(recvFrom(2, 3, 1), recvFrom(3, 70000, 30))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stops := tr.RecordingStops(tr.Nodes)
+		if len(stops) != 1 || stops[0].Node != "n1" || !strings.Contains(stops[0].Reason, "2 message(s) it sent as seqs 3..70000 were received until 30s after its last recorded event") {
+			t.Fatalf("stops %+v: want n1's recording stopped, saying why", stops)
+		}
+	})
+	t.Run("a merge keeps a killed end a crash", func(t *testing.T) {
+		// What `replay merge` writes for n1's killed end: a gap to the
+		// end marked killed. Unmarked, it is a recording that stopped.
+		for _, killed := range []bool{true, false} {
+			f := nodeFile("n1", []*node.Event{ev("n1", 1, node.KindInit)}, []record.Gap{{Node: "n1", From: 2, Reason: "no end record", Killed: killed}}, true)
+			tr, err := replay.Merge([]*record.File{f, n2()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stopped := len(tr.RecordingStops(tr.Nodes)) > 0; stopped == killed || tr.Unknown["n1"][0].Killed != killed {
+				t.Fatalf("killed %v: stops %v, unknown %+v", killed, tr.RecordingStops(tr.Nodes), tr.Unknown["n1"])
+			}
+		}
+	})
+}

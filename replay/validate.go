@@ -43,6 +43,18 @@ type validator struct {
 	// unprinted: past 2^32 messages, the offsets cannot count further
 	// and receives are no longer compared with their sends here.
 	unprinted bool
+	// orphans are, per sender, the receives of messages sent as seqs
+	// beyond any the sender's recording holds (judged once the
+	// recordings' ends are known: orphanProblems).
+	orphans map[node.ID]*orphanRecvs
+}
+
+// orphanRecvs are the receives of messages a node sent as seqs past the
+// last its recording holds.
+type orphanRecvs struct {
+	n                   int
+	firstStep, lastStep int
+	minSeq, maxSeq      uint64
 }
 
 // maxWaiting bounds the receives held for a send still to come. Each held
@@ -131,11 +143,14 @@ func (v *validator) step(i int, ev *node.Event) {
 	if ev.Lamport <= ev.SendLamport {
 		v.note(i, fmt.Sprintf("received at Lamport %d, not after its send at %d", ev.Lamport, ev.SendLamport))
 	}
+	send, ok := v.t.Step(ev.From, ev.MsgSeq)
+	if !ok && ev.MsgSeq > v.count[ev.From].maxSeq {
+		v.orphan(i, ev)
+	}
 	if v.unprinted {
 		return
 	}
 	p := pendingRecv{step: i, msg: ev.Msg(), sendLamport: ev.SendLamport, to: ev.Node, msgType: ev.MsgType, digest: xxhash.Sum64(ev.Payload)}
-	send, ok := v.t.Step(ev.From, ev.MsgSeq)
 	if !ok {
 		// Not found: the sender's trace is absent or lost that event,
 		// or the send comes later (checked at the end).
@@ -148,6 +163,22 @@ func (v *validator) step(i int, ev *node.Event) {
 	if !v.matches(send, p) && len(v.problems) < maxProblems {
 		v.problems = append(v.problems, stepProblem{step: i, recv: &p})
 	}
+}
+
+// orphan notes receive i (ev) of a message sent as a seq past every seq
+// of the sender the trace holds.
+func (v *validator) orphan(i int, ev *node.Event) {
+	if v.orphans == nil {
+		v.orphans = map[node.ID]*orphanRecvs{}
+	}
+	o := v.orphans[ev.From]
+	if o == nil {
+		o = &orphanRecvs{firstStep: i, minSeq: ev.MsgSeq}
+		v.orphans[ev.From] = o
+	}
+	o.n++
+	o.lastStep = i
+	o.minSeq, o.maxSeq = min(o.minSeq, ev.MsgSeq), max(o.maxSeq, ev.MsgSeq)
 }
 
 // matches says whether receive p claims the message its send, at step
