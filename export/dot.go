@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
 )
 
@@ -26,11 +27,11 @@ func DOT(out io.Writer, w *Window) error {
 	}
 	for _, step := range w.Steps() {
 		ev := w.Trace.Event(step)
-		label := fmt.Sprintf("#%d %s", step, ev.Kind)
+		label := []string{fmt.Sprintf("#%d %s", step, ev.Kind)}
 		if ev.MsgType != "" {
-			label += "\n" + ev.MsgType
+			label = append(label, ev.MsgType)
 		} else if ev.TimerName != "" {
-			label += "\n" + ev.TimerName
+			label = append(label, ev.TimerName)
 		}
 		attrs := ""
 		if vs := viol[step]; len(vs) > 0 {
@@ -38,11 +39,11 @@ func DOT(out io.Writer, w *Window) error {
 			for _, v := range vs {
 				hs = append(hs, "VIOLATION "+v.Headline())
 			}
-			attrs = fmt.Sprintf(", color=red, penwidth=3, fontcolor=red, xlabel=%s", dotQuote(strings.Join(hs, "\n")))
+			attrs = fmt.Sprintf(", color=red, penwidth=3, fontcolor=red, xlabel=%s", dotLines(hs...))
 		} else if ev.Kind == node.KindCrash {
 			attrs = ", style=\"rounded,filled\", fillcolor=gray80"
 		}
-		fmt.Fprintf(bw, "  s%d [label=%s%s];\n", step, dotQuote(label), attrs)
+		fmt.Fprintf(bw, "  s%d [label=%s%s];\n", step, dotLines(label...), attrs)
 		prev := laneID(ev.Node)
 		if p, ok := last[ev.Node]; ok {
 			prev = fmt.Sprintf("s%d", p)
@@ -82,8 +83,19 @@ func DOT(out io.Writer, w *Window) error {
 
 func laneID(id node.ID) string { return dotQuote("node " + string(id)) }
 
-// dotQuote makes a DOT quoted string; newlines become \n, which DOT
-// labels show as line breaks.
-func dotQuote(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", "").Replace(s) + `"`
+// dotQuote makes a DOT quoted string of one line. What a recording holds
+// (a timer's name, a node's) is the recording's, not the graph's: its
+// control characters, line separators and bidirectional controls are
+// written as Go escapes, as every other export writes them, so the file
+// stays one Graphviz reads and a terminal printing it obeys nothing.
+func dotQuote(s string) string { return dotLines(s) }
+
+// dotLines is dotQuote of several lines, which DOT labels show one
+// under another.
+func dotLines(lines ...string) string {
+	esc := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	for i, l := range lines {
+		lines[i] = esc.Replace(printable.Escape(l))
+	}
+	return `"` + strings.Join(lines, `\n`) + `"`
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/cli"
 	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/export"
+	"github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/system"
@@ -510,34 +511,78 @@ func TestExportPerfettoGivesTheAlarmStep(t *testing.T) {
 }
 
 // A node's name may hold spaces: the ShiViz regex took the host as \S+,
-// and no line of such a run parsed (a hostile pass).
+// and no line of such a run parsed (a hostile pass). It may hold braces
+// and quotes too: the clock, matched up to its first '}', ended inside a
+// name that held one, and no line of that node parsed (another).
 func TestExportShiVizHostsWithSpaces(t *testing.T) {
-	sys := &system.System{Name: "spaced", Codec: node.NewCodec().MustRegister(hello{}),
-		New:      func(node.ID, system.Config) node.Handler { return &greeter{} },
-		NodeName: func(i int) node.ID { return node.ID(fmt.Sprintf("node %d", i+1)) },
-		Sim:      system.SimDefaults{Nodes: 2, Time: 20 * time.Millisecond}}
+	for _, names := range [][]node.ID{{"node 1", "node 2"}, {"a}b", `c {"d":1} e`}} {
+		sys := &system.System{Name: "spaced", Codec: node.NewCodec().MustRegister(hello{}),
+			New:      func(node.ID, system.Config) node.Handler { return &greeter{} },
+			NodeName: func(i int) node.ID { return names[i] },
+			Sim:      system.SimDefaults{Nodes: 2, Time: 20 * time.Millisecond}}
+		dir := t.TempDir()
+		trace, out := filepath.Join(dir, "s.lz4"), filepath.Join(dir, "s.log")
+		var stdout, stderr bytes.Buffer
+		app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &stdout, Stderr: &stderr}
+		for _, argv := range [][]string{{"sim", "spaced", "--seed", "1", "--drop", "0", "--churn", "0", "-o", trace}, {"export", trace, "--format", "shiviz", "-o", out}} {
+			if code := app.Run(argv); code != 0 {
+				t.Fatalf("%v: exit %d: %s", argv, code, stderr.String())
+			}
+		}
+		b, _ := os.ReadFile(out)
+		re := regexp.MustCompile("^" + export.ShiVizRegex + "$")
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")[2:]
+		for _, l := range lines {
+			m := re.FindStringSubmatch(l)
+			if m == nil {
+				t.Fatalf("line %q does not parse", l)
+			}
+			host := node.ID(m[re.SubexpIndex("host")])
+			var clock map[string]int
+			if err := json.Unmarshal([]byte(m[re.SubexpIndex("clock")]), &clock); err != nil || !slices.Contains(names, host) || clock[string(host)] == 0 {
+				t.Fatalf("line %q: host %q, clock %v (%v)", l, host, clock, err)
+			}
+		}
+		if len(lines) < 3 {
+			t.Fatalf("only %d events", len(lines))
+		}
+	}
+}
+
+// Text a recording holds went into a DOT label raw: a timer named with
+// escape sequences, a NUL or a bidi control made a file Graphviz refused
+// ("syntax error") and a terminal printing it obeyed (a hostile pass).
+func TestExportDotEscapesRecordedText(t *testing.T) {
+	const hostile = "t\x00\x1b[2J\a\u202e\u2028x\"y\\"
+	sys := &system.System{Name: "timers", Codec: node.NewCodec(),
+		New: func(node.ID, system.Config) node.Handler { return &namedTimer{hostile} },
+		Sim: system.SimDefaults{Nodes: 1, Time: 20 * time.Millisecond}}
 	dir := t.TempDir()
-	trace, out := filepath.Join(dir, "s.lz4"), filepath.Join(dir, "s.log")
+	trace, out := filepath.Join(dir, "t.lz4"), filepath.Join(dir, "t.dot")
 	var stdout, stderr bytes.Buffer
 	app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &stdout, Stderr: &stderr}
-	for _, argv := range [][]string{{"sim", "spaced", "--seed", "1", "--drop", "0", "--churn", "0", "-o", trace}, {"export", trace, "--format", "shiviz", "-o", out}} {
+	for _, argv := range [][]string{{"sim", "timers", "--seed", "1", "-o", trace}, {"export", trace, "--format", "dot", "-o", out}} {
 		if code := app.Run(argv); code != 0 {
 			t.Fatalf("%v: exit %d: %s", argv, code, stderr.String())
 		}
 	}
 	b, _ := os.ReadFile(out)
-	re := regexp.MustCompile("^" + export.ShiVizRegex + "$")
-	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")[2:]
-	for _, l := range lines {
-		m := re.FindStringSubmatch(l)
-		if m == nil || !strings.HasPrefix(m[re.SubexpIndex("host")], "node ") {
-			t.Fatalf("line %q: host %v", l, m)
+	dot := string(b)
+	for i, r := range dot {
+		if r != '\n' && printable.Unsafe(r) {
+			t.Fatalf("raw %U at byte %d of the DOT file:\n%s", r, i, dot)
 		}
 	}
-	if len(lines) < 3 {
-		t.Fatalf("only %d events", len(lines))
+	if !strings.Contains(dot, `label="#1 timer\nt\\x00\\x1b[2J\\x07\\u202e\\u2028x\"y\\"`) {
+		t.Fatalf("the timer's label is not the name escaped:\n%s", dot)
 	}
 }
+
+type namedTimer struct{ name string }
+
+func (n *namedTimer) Init(env node.Env)                       { env.After(time.Millisecond, n.name) }
+func (n *namedTimer) Receive(node.Env, node.ID, node.Message) {}
+func (n *namedTimer) Timer(node.Env, node.Timer)              {}
 
 type hello struct{}
 

@@ -13,10 +13,13 @@ import (
 // ShiVizRegex is the parser ShiViz needs for the log ShiViz writes: the
 // host, the vector clock as a JSON object, then the step and Lamport clock
 // (extra named groups become event fields ShiViz shows and can filter on),
-// then the event. The clock is matched up to its first '}' because event
-// text holds braces too (paxos.Accept{Round:8}); the host, up to the
-// first ` {"` (a node's name may hold spaces: "\S+" refused the line).
-const ShiVizRegex = `(?<host>.+?) (?<clock>\{"[^}]*\}) #(?<step>\d+) L=(?<lamport>\d+) (?<event>.*)`
+// then the event. The clock is matched as what it is, a JSON object of
+// quoted names and counts, because event text holds braces too
+// (paxos.Accept{Round:8}) and so may a node's name (matched up to its
+// first '}', a name holding one split the line wrongly); the host is
+// the shortest text before such a clock and the step (a node's name may
+// hold spaces: "\S+" refused the line).
+const ShiVizRegex = `(?<host>.+?) (?<clock>\{(?:"(?:[^"\\]|\\.)*":\d+,?)*\}) #(?<step>\d+) L=(?<lamport>\d+) (?<event>.*)`
 
 // ShiViz writes the window as a ShiViz log file: the parser regex on the
 // first line, an empty execution delimiter on the second (one execution),
