@@ -291,22 +291,25 @@ func (a *App) codec(tr *replay.Trace) *node.Codec {
 
 // eventJSON is the --json form of one event.
 type eventJSON struct {
-	Step     int         `json:"step"`
-	Lamport  uint64      `json:"lamport"`
-	TimeNS   int64       `json:"time_ns"`
-	Node     node.ID     `json:"node"`
-	Seq      uint64      `json:"seq"`
-	Kind     string      `json:"kind"`
-	From     node.ID     `json:"from,omitempty"`
-	SentStep *int        `json:"sent_step,omitempty"`
-	MsgType  string      `json:"msg_type,omitempty"`
-	Message  string      `json:"message,omitempty"`
-	Timer    string      `json:"timer,omitempty"`
-	Task     *taskJSON   `json:"task,omitempty"`
-	Sends    []sendJSON  `json:"sends,omitempty"`
-	Timers   []timerJSON `json:"timers_set,omitempty"`
-	Cancels  []uint64    `json:"timers_cancelled,omitempty"`
-	Disk     int         `json:"disk_writes,omitempty"`
+	Step     int     `json:"step"`
+	Lamport  uint64  `json:"lamport"`
+	TimeNS   int64   `json:"time_ns"`
+	Node     node.ID `json:"node"`
+	Seq      uint64  `json:"seq"`
+	Kind     string  `json:"kind"`
+	From     node.ID `json:"from,omitempty"`
+	SentStep *int    `json:"sent_step,omitempty"`
+	MsgType  string  `json:"msg_type,omitempty"`
+	Message  string  `json:"message,omitempty"`
+	// Msg is the message's fields as JSON (Message is its line, cut
+	// at 120 characters).
+	Msg     json.RawMessage `json:"msg,omitempty"`
+	Timer   string          `json:"timer,omitempty"`
+	Task    *taskJSON       `json:"task,omitempty"`
+	Sends   []sendJSON      `json:"sends,omitempty"`
+	Timers  []timerJSON     `json:"timers_set,omitempty"`
+	Cancels []uint64        `json:"timers_cancelled,omitempty"`
+	Disk    int             `json:"disk_writes,omitempty"`
 }
 
 // taskJSON is a task resume: which task, and what made it runnable at
@@ -319,12 +322,13 @@ type taskJSON struct {
 }
 
 type sendJSON struct {
-	To       node.ID `json:"to"`
-	Type     string  `json:"type"`
-	Message  string  `json:"message,omitempty"`
-	Received []int   `json:"received_at,omitempty"`
-	Fate     string  `json:"fate"`
-	Why      string  `json:"why,omitempty"`
+	To       node.ID         `json:"to"`
+	Type     string          `json:"type"`
+	Message  string          `json:"message,omitempty"`
+	Msg      json.RawMessage `json:"msg,omitempty"`
+	Received []int           `json:"received_at,omitempty"`
+	Fate     string          `json:"fate"`
+	Why      string          `json:"why,omitempty"`
 }
 
 type timerJSON struct {
@@ -337,7 +341,7 @@ func (r *renderer) json(step int, ev *node.Event) error {
 	j := eventJSON{Step: step, Lamport: ev.Lamport, TimeNS: int64(r.tr.Time(ev)), Node: ev.Node, Seq: ev.Seq,
 		Kind: ev.Kind.String(), From: ev.From, MsgType: ev.MsgType, Timer: ev.TimerName, Disk: ev.DiskWrites}
 	if ev.Kind == node.KindRecv || ev.Kind == node.KindInput {
-		j.Message = r.Message(ev.MsgType, ev.Payload)
+		j.Message, j.Msg = r.Message(ev.MsgType, ev.Payload), r.MessageJSON(ev.MsgType, ev.Payload)
 	}
 	if st, ok := r.tr.SendStep(ev); ok {
 		j.SentStep = &st
@@ -352,7 +356,7 @@ func (r *renderer) json(step int, ev *node.Event) error {
 		fate := r.tr.Fate(ev, i)
 		sj := sendJSON{To: s.To, Type: s.Type, Received: fate.Receipts, Fate: fate.Fate.String(), Why: fate.Why}
 		if p, ok := r.SentPayload(ev, i); ok {
-			sj.Message = r.Message(s.Type, p)
+			sj.Message, sj.Msg = r.Message(s.Type, p), r.MessageJSON(s.Type, p)
 		}
 		j.Sends = append(j.Sends, sj)
 	}

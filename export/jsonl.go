@@ -60,7 +60,7 @@ func JSONL(out io.Writer, w *Window) error {
 			}
 		}
 		if ev.Kind == node.KindRecv || ev.Kind == node.KindInput {
-			j.Msg = decodeJSON(w.Codec, ev.MsgType, ev.Payload)
+			j.Msg = w.Render.MessageJSON(ev.MsgType, ev.Payload)
 			if j.Msg == nil {
 				j.MsgText = w.Render.Message(ev.MsgType, ev.Payload)
 			}
@@ -86,22 +86,6 @@ func JSONL(out io.Writer, w *Window) error {
 		}
 	}
 	return bw.Flush()
-}
-
-// decodeJSON is the message's fields as JSON, or nil.
-func decodeJSON(c *node.Codec, typ string, payload []byte) json.RawMessage {
-	if c == nil {
-		return nil
-	}
-	m, err := c.Decode(typ, payload)
-	if err != nil {
-		return nil
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil
-	}
-	return b
 }
 
 // nonNil makes "never received" an empty list, not null, so that

@@ -42,13 +42,13 @@ func (c *Chain) Lines() (text []string, steps []int) {
 			case t.Kind == "timer" && t.TimerSetAt >= 0:
 				add(t.TimerSetAt, in+1, "timer %s set at #%d", t.Timer, t.TimerSetAt)
 			case len(t.Fields) > 0 && t.Kind == "task":
-				add(t.SendStep, in+1, "task %s woken at #%d by message %s from %s, %s: %s", t.Task, t.WokenAt, t.Type, t.From, sentAt(t.SendStep), fields(t))
+				add(t.SendStep, in+1, "task %s woken at #%d by message %s from %s, %s: %s", t.Task, t.WokenAt, t.Type, t.From, sentAt(t.SendStep), fields(t, l.Value))
 			case t.Kind == "task" && t.WokenAt >= 0:
 				add(t.WokenAt, in+1, "task %s woken by %s at #%d", t.Task, t.Wake, t.WokenAt)
 			case len(t.Fields) > 0 && t.Kind == "recv":
-				add(t.SendStep, in+1, "message %s from %s, %s: %s", t.Type, t.From, sentAt(t.SendStep), fields(t))
+				add(t.SendStep, in+1, "message %s from %s, %s: %s", t.Type, t.From, sentAt(t.SendStep), fields(t, l.Value))
 			case len(t.Fields) > 0:
-				add(-1, in+1, "%s %s: %s", t.Kind, t.Type, fields(t))
+				add(-1, in+1, "%s %s: %s", t.Kind, t.Type, fields(t, l.Value))
 			}
 		}
 		if l.Origin != "" {
@@ -67,10 +67,35 @@ func sentAt(step int) string {
 	return fmt.Sprintf("sent at #%d", step)
 }
 
-func fields(t *Trigger) string {
-	parts := make([]string, len(t.Fields))
+// maxShownFields is how many of a message's fields a line shows: a
+// message holding a log has hundreds, which made one line of thousands
+// of characters (a new user's view change). --json has them all.
+const maxShownFields = 8
+
+// fields lists a trigger's fields, those holding the value the chain
+// follows first among the ones shown, in the message's order.
+func fields(t *Trigger, value string) string {
+	show := make([]bool, len(t.Fields))
+	n := 0
+	for pass := 0; pass < 2; pass++ {
+		for i, f := range t.Fields {
+			if n == maxShownFields {
+				break
+			}
+			if !show[i] && (pass == 1 || f.Value == value) {
+				show[i] = true
+				n++
+			}
+		}
+	}
+	var parts []string
 	for i, f := range t.Fields {
-		parts[i] = f.Path + " = " + f.Value
+		if show[i] {
+			parts = append(parts, f.Path+" = "+f.Value)
+		}
+	}
+	if more := len(t.Fields) - n; more > 0 {
+		parts = append(parts, fmt.Sprintf("... and %d more fields (replay why --json lists them all)", more))
 	}
 	return strings.Join(parts, ", ")
 }

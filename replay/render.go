@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -38,6 +39,25 @@ func (r *Renderer) Message(typ string, payload []byte) string {
 		}
 	}
 	return fmt.Sprintf("%s(%d bytes)", typ, len(payload))
+}
+
+// MessageJSON is a payload's fields as JSON (a time as RFC 3339, a
+// pointer as what it points at), for tools that select on a field; nil
+// when the system is unknown to this binary or the value has no JSON form
+// (a map keyed by a struct, a NaN).
+func (r *Renderer) MessageJSON(typ string, payload []byte) json.RawMessage {
+	if r.codec == nil {
+		return nil
+	}
+	m, err := r.codec.Decode(typ, payload)
+	if err != nil {
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 func formatValue(m any) string {

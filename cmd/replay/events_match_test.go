@@ -45,6 +45,13 @@ func TestEventsMatchAndLostMessages(t *testing.T) {
 	if !strings.Contains(js.stdout, `"fate":"dropped"`) || !strings.Contains(js.stdout, `"message":"raftpb.Message{M:type:MsgAppResp`) {
 		t.Errorf("--json lacks the lost message's fate and fields:\n%s", js.stdout)
 	}
+	// --json gives a message's fields as JSON too, not only its line cut
+	// at 120 characters (a new user's view change, its log in a message).
+	put := replay(t, dir, "events", "r.lz4", "--json", "--match", `event.kind == "input" and event.msg.Key == "k01"`)
+	mustOK(t, put)
+	if !strings.Contains(put.stdout, `"msg":{"Req":2,"Key":"k01"`) {
+		t.Errorf("--json lacks the input's fields as JSON:\n%s", put.stdout)
+	}
 
 	for _, c := range []struct{ expr, want string }{
 		{`event.kind ==`, "--match: expression:1:"},
