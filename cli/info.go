@@ -244,6 +244,11 @@ func printInfo(a *App, in fileInfo) {
 		driver += " (first segment; each segment's process is listed under segments)"
 	}
 	row("recorded by", "%s", driver)
+	if len(in.Params) > 0 {
+		// The system's own settings (--param): a run is not re-made
+		// without them.
+		row("params", "%s", printable(runLine(in.Params)))
+	}
 	ids := make([]string, len(in.Nodes))
 	for i, n := range in.Nodes {
 		ids[i] = string(n)
@@ -277,8 +282,10 @@ func printInfo(a *App, in fileInfo) {
 		row("received", "%s", strings.Join(parts, ", "))
 	}
 	clock := "virtual"
-	if in.Driver == "live" {
-		clock = "wall-clock, since " + time.Unix(0, in.StartNS).UTC().Format(time.RFC3339)
+	if wallClock(in.Driver, in.Run) {
+		// To the nanosecond: each file's times count from its own
+		// start, and a trace of several files from the earliest.
+		clock = "wall-clock, since " + time.Unix(0, in.StartNS).UTC().Format(time.RFC3339Nano)
 	}
 	row("time span", "%v .. %v (%s)", time.Duration(in.FirstNS), time.Duration(in.LastNS), clock)
 	row("size", "%s on disk, %s raw: %.1f bytes/event, compression %.1fx",

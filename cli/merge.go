@@ -50,14 +50,21 @@ func (a *App) runMerge(paths []string, output string) error {
 	h.Driver, h.Segment, h.Nodes, h.Recorded = "merge", 0, tr.Nodes, tr.Recorded
 	h.Run = map[string]string{"merged_from": record.ListValue(paths)}
 	types := map[string]bool{}
+	drivers := map[bool]bool{}
 	for _, f := range tr.Files {
 		for _, s := range f.Segments {
+			drivers[wallClock(s.Driver, s.Run)] = true
 			h.StateHashes = h.StateHashes && s.StateHashes
 			h.Start = min(h.Start, s.Start)
 			for _, t := range s.Types {
 				types[t] = true
 			}
 		}
+	}
+	if len(drivers) == 1 && drivers[true] {
+		// Times are the processes' clocks, not a simulator's: info
+		// says so for a live file, and of its merge by this key.
+		h.Run["clock"] = "wall"
 	}
 	h.Types = nil
 	for t := range types {
@@ -120,4 +127,10 @@ func mergedGaps(tr *replay.Trace) []record.Gap {
 		}
 	}
 	return gaps
+}
+
+// wallClock says whether a segment's times are its processes' clocks: a
+// live recording's, or a merge of such recordings.
+func wallClock(driver string, run map[string]string) bool {
+	return driver == "live" || driver == "merge" && run["clock"] == "wall"
 }

@@ -29,6 +29,12 @@ func TestKilledNodeMergedIsNotALoss(t *testing.T) {
 		t.Fatalf("verify of the merge:\n%s%s", r.stdout, r.stderr)
 	}
 	_ = f
+	// A merge of live files keeps their wall clock: info called its
+	// span "virtual" (a new user's merged recording).
+	info := replay(t, dir, "info", "m.lz4")
+	if !strings.Contains(info.stdout, "(wall-clock, since ") {
+		t.Fatalf("info of the merge:\n%s", info.stdout)
+	}
 }
 
 // liveLikeFiles splits a simulated trace into per-node files as live
