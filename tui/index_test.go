@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +56,32 @@ func TestDebuggerBrowsesWhileIndexing(t *testing.T) {
 	defer db.Close()
 	if db.Len() != total {
 		t.Fatalf("the kept database has %d steps of %d", db.Len(), total)
+	}
+}
+
+// While the predicates given with --preds are checked with the index,
+// the Violations panel says so: it said "no predicates checked (start
+// with --preds FILE)", as if --preds had not been given (a new user).
+func TestViolationsPanelWhileIndexingWithPreds(t *testing.T) {
+	script, err := filepath.Abs("../scripts/paxos.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace, bg, release := pausedBuildOf(t, script)
+	m, err := New(Config{Building: bg, Traces: []string{trace}, Registry: registry, Preds: script, At: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	var once sync.Once
+	resume := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(resume) // before Close, which waits for the build
+	var text []string
+	for _, l := range m.Violations(200, 10) {
+		text = append(text, l.String())
+	}
+	if got := strings.Join(text, "\n"); !strings.Contains(got, "paxos.star: checked while indexing, the results come when it ends") {
+		t.Fatalf("the Violations panel while indexing with --preds:\n%s", got)
 	}
 }
 
@@ -141,11 +168,16 @@ func TestQuittingWhileIndexingReturns(t *testing.T) {
 // pausedBuild starts indexing a paxos run of 20 s in the background; the
 // build pauses the first time it publishes until release is closed.
 func pausedBuild(t *testing.T) (trace string, bg *statedb.Building, release chan struct{}) {
+	return pausedBuildOf(t, "")
+}
+
+// pausedBuildOf is pausedBuild checking script with the index.
+func pausedBuildOf(t *testing.T, script string) (trace string, bg *statedb.Building, release chan struct{}) {
 	t.Helper()
 	trace = simulate(t, filepath.Join(t.TempDir(), "long.lz4"), "", 3, 20*time.Second)
 	release = make(chan struct{})
 	var once sync.Once
-	bg, err := statedb.StartBuild([]string{trace}, "", statedb.Options{Registry: registry, PublishEvery: time.Nanosecond,
+	bg, err := statedb.StartBuild([]string{trace}, "", statedb.Options{Registry: registry, Preds: script, PublishEvery: time.Nanosecond,
 		Progress: func(_ string, done, total int) {
 			if done < total {
 				once.Do(func() { <-release })

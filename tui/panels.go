@@ -693,7 +693,12 @@ func (m *Model) beforeCrash(id node.ID, pos int) (int, bool) {
 // Violations is the Violations panel: the checker's report.
 func (m *Model) Violations(w, h int) []Line {
 	if m.preds == nil {
-		out := []Line{line(StyleDim, "no predicates checked (start with --preds FILE)")}
+		msg := "no predicates checked (start with --preds FILE)"
+		if m.indexTask != nil && m.script() != "" {
+			// Checked with the index: the results come at its end.
+			msg = fmt.Sprintf("%s: checked while indexing, the results come when it ends (%s)", m.script(), m.indexing)
+		}
+		out := []Line{line(StyleDim, "%s", msg)}
 		if m.recheckErr != "" {
 			out = append(out, line(StyleError, "re-check failed: %s", m.recheckErr))
 		}
