@@ -185,6 +185,12 @@ func Start(opts Options) (*Node, error) {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	cfg := system.NewConfig(opts.Bug, ids, opts.Params)
+	// What the simulator refuses, a live cluster refuses too (a peer
+	// list the system cannot run with, an unknown parameter).
+	if err := sys.CheckConfig(cfg); err != nil {
+		return nil, fmt.Errorf("system %s cannot run nodes %v: %w", sys.Name, ids, err)
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -213,7 +219,6 @@ func Start(opts Options) (*Node, error) {
 		return fail(err)
 	}
 	n.restarted = ok
-	cfg := system.NewConfig(opts.Bug, ids, opts.Params)
 	n.pacer = state.NewHashPacer(state.HashSpacing{Bytes: state.DefaultHashBytes})
 	n.inst = node.NewInstance(node.Config{
 		ID: opts.ID, Nodes: ids, Members: node.NewMembers(ids), Codec: sys.Codec, Store: dataView{store}, Verbose: opts.Verbose,

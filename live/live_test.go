@@ -490,3 +490,21 @@ func TestUnitFileCutsPartialWriteBack(t *testing.T) {
 		t.Fatalf("gaps %+v, want one from %d saying %q", f.Gaps, last+1, want)
 	}
 }
+
+// A live node ran a cluster its system's Validate refuses (the simulator
+// exits 2 for the same nodes): a new user's primary-backup store started
+// with three of its four nodes.
+func TestStartRunsValidate(t *testing.T) {
+	sys := *testSystem
+	sys.Validate = func(cfg system.Config) error {
+		if len(cfg.Nodes) < 3 {
+			return fmt.Errorf("want at least 3 nodes, have %d", len(cfg.Nodes))
+		}
+		return nil
+	}
+	addrs, lns := cluster(t, 2)
+	_, err := Start(Options{System: &sys, ID: "1", Addrs: addrs, DataDir: t.TempDir(), Listener: lns["1"], Logger: quietLogger()})
+	if err == nil || !strings.Contains(err.Error(), "want at least 3 nodes, have 2") {
+		t.Fatalf("Start of a cluster Validate refuses: %v", err)
+	}
+}

@@ -172,7 +172,13 @@ func readFrame(r io.Reader, buf []byte) ([]byte, error) {
 	return buf, nil
 }
 
-// TransportStats count what the transport did.
+// TransportStats count what the transport did. Sent counts messages
+// written to a peer's connection; Dropped those never written: the
+// peer's queue of 4,096 was full, it could not be dialled (after a
+// failed dial the transport waits 50 ms, doubling up to 2 s, before it
+// dials again, and drops what is sent meanwhile), or a write failed.
+// Received counts frames delivered to this node; Rejected connections
+// and frames refused (another system or protocol, a malformed frame).
 type TransportStats struct {
 	Sent, Dropped, Received, Rejected int64
 }
