@@ -337,6 +337,13 @@ not replay.`,
 			// version says.
 			unknown := slices.Clone(src.unknown(id))
 			slices.SortFunc(unknown, func(a, b replay.Unknown) int { return a.After - b.After })
+			restored := restoredVersions(vs, unknown)
+			vs = append(vs, restored...)
+			slices.SortStableFunc(vs, func(a, b statedb.Version) int { return a.Step - b.Step })
+			isRestored := map[int]bool{}
+			for _, r := range restored {
+				isRestored[r.Step] = true
+			}
 			if asJSON {
 				type versionJSON struct {
 					Step    int    `json:"step"`
@@ -346,6 +353,9 @@ not replay.`,
 					Crash bool `json:"crash,omitempty"`
 					// Composite: not a value but what lies below the path.
 					Composite bool `json:"composite,omitempty"`
+					// Restored: the value a restart rebuilt, equal to
+					// the last before the node's state became unknown.
+					Restored bool `json:"restored,omitempty"`
 				}
 				type unknownJSON struct {
 					After  int    `json:"after"`
@@ -359,7 +369,7 @@ not replay.`,
 					Unknown  []unknownJSON `json:"unknown,omitempty"`
 				}{Node: id, Field: field}
 				for _, v := range vs {
-					out.Versions = append(out.Versions, versionJSON{v.Step, v.Value, v.Removed, v.Removed && src.crashed(id, v.Step), v.Composite})
+					out.Versions = append(out.Versions, versionJSON{v.Step, v.Value, v.Removed, v.Removed && src.crashed(id, v.Step), v.Composite, isRestored[v.Step]})
 				}
 				for _, u := range unknown {
 					out.Unknown = append(out.Unknown, unknownJSON{u.After, u.Until, u.Reason})
@@ -382,6 +392,8 @@ not replay.`,
 					fmt.Fprintf(a.Stdout, "#%d (removed: %s crashed)\n", v.Step, id)
 				case v.Removed:
 					fmt.Fprintf(a.Stdout, "#%d (removed)\n", v.Step)
+				case isRestored[v.Step]:
+					fmt.Fprintf(a.Stdout, "#%d %s (after its restart: as before the stretch)\n", v.Step, zeroTimeNoted(v.Value))
 				default:
 					fmt.Fprintf(a.Stdout, "#%d %s\n", v.Step, zeroTimeNoted(v.Value))
 				}
@@ -396,6 +408,25 @@ not replay.`,
 	fl.BoolVar(&asJSON, "json", false, "print JSON: {node, field, versions: [{step, value, removed, crash, composite}], unknown: [{after, until, reason}]}")
 	fl.StringVar(&dbDir, "db", "", "trace database directory (default: beside the first trace file)")
 	return cmd
+}
+
+// restoredVersions are the values restarts rebuilt that equal the last
+// before the node's state became unknown: history lists changes, so
+// after "unknown until its restart" such a value did not show, and the
+// reader could not tell it from one the restart lost.
+func restoredVersions(vs []statedb.Version, unknown []replay.Unknown) []statedb.Version {
+	var out []statedb.Version
+	for _, u := range unknown {
+		if u.Until < 0 {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(vs, u.Until, func(v statedb.Version, step int) int { return v.Step - step })
+		if found || i == 0 || vs[i-1].Removed {
+			continue // the restart wrote a version of its own, or none was before
+		}
+		out = append(out, statedb.Version{Step: u.Until, Value: vs[i-1].Value, Composite: vs[i-1].Composite})
+	}
+	return out
 }
 
 func orEmpty(ls []state.Leaf) []state.Leaf {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -176,5 +177,30 @@ func writeTrace(t *testing.T, path string, h *record.Header, evs []*node.Event, 
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// history lists changes, so a value a restart rebuilt equal to the last
+// before the node's state became unknown did not show after "unknown
+// until its restart": it read as lost (a new user's backup, its Applied
+// count restored from disk). n3's N (the node count) never changes.
+func TestHistoryShowsWhatARestartRestored(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "full.lz4"))
+	_, paths := liveLikeFiles(t, dir, "full.lz4")
+	for _, asJSON := range []bool{false, true} {
+		args := append(append([]string{"history"}, paths...), "--node", "n3", "--field", "N")
+		if asJSON {
+			args = append(args, "--json")
+		}
+		r := replay(t, dir, args...)
+		mustOK(t, r)
+		want := regexp.MustCompile(`unknown until its restart at #(\d+).*\n#(\d+) 7 \(after its restart: as before the stretch\)\n`)
+		if asJSON {
+			want = regexp.MustCompile(`"value": "7",\s+"restored": true`)
+		}
+		if m := want.FindStringSubmatch(r.stdout); m == nil || !asJSON && m[1] != m[2] {
+			t.Fatalf("history of n3's N does not show the value its restart restored:\n%s", r.stdout)
+		}
 	}
 }
