@@ -214,8 +214,10 @@ func shellQuote(s string) string {
 // Check simulates and checks, and fails t on a counted violation, or on a
 // predicate that failed to evaluate, with the report and the commands that
 // reproduce the run and open the debugger at the first violation (or
-// failure). The trace is kept in the system's temp directory so the
-// debugger command works at once.
+// failure). It fails t as t.Fatal does, so a loop over seeds stops at the
+// first failing one (run each seed as a subtest to see them all); the
+// result it returns is that of a run that passed. The trace is kept in
+// the system's temp directory so the debugger command works at once.
 func Check(t testing.TB, sys *system.System, cfg sim.Config, scriptPath string) *Result {
 	t.Helper()
 	res, err := Run(sys, cfg, scriptPath, Options{})
