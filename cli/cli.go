@@ -111,6 +111,7 @@ func (a *App) Run(args []string) int {
 	a.Stdout = stdout
 	defer func() { a.Stdout = stdout.w }()
 	root := a.root()
+	defer interruptFallback(a.Stderr, verbOf(root, args))()
 	root.SetArgs(args)
 	root.SetOut(a.Stdout)
 	root.SetErr(a.Stderr)
@@ -386,4 +387,14 @@ func jobsBound(n int) error {
 		return badInput("--jobs %d: at most %d (each job holds its own replay; the result does not depend on it)", n, maxJobs)
 	}
 	return nil
+}
+
+// verbOf names the command args run ("results merge"), for a line said
+// before the command has started; "" when none is found.
+func verbOf(root *cobra.Command, args []string) string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == root {
+		return ""
+	}
+	return strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ")
 }

@@ -285,7 +285,8 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	// screen is up ends the session as soon as it is.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer func() { signal.Stop(sigs); close(sigs) }()
+	done := handling()
+	defer func() { signal.Stop(sigs); close(sigs); done() }()
 	// A trace without a database opens at once: the debugger indexes it
 	// in the background and browses what is indexed meanwhile.
 	bg, err := a.startBuild(traces, preds.Path, f.db)

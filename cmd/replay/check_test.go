@@ -253,3 +253,28 @@ func TestFailOnAnyCountsIntervalsOnceJudged(t *testing.T) {
 		t.Errorf("--to 5: the open interval is not said unjudged:\n%s", r.stdout)
 	}
 }
+
+// Ctrl-C or SIGTERM while a verb that writes its output only at the end
+// was still loading or checking killed it by the signal, with nothing
+// said (a hostile pass: export, report, verify). It now ends with one
+// line and exit 130, and writes nothing.
+func TestInterruptedBeforeOutputSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "20000", "--time", "1h", "-o", "p.lz4"))
+	os.WriteFile(filepath.Join(dir, "slow.star"), []byte(slowScript), 0o644)
+	for _, c := range []struct {
+		sig  os.Signal
+		args []string
+	}{
+		{os.Interrupt, []string{"export", "p.lz4", "--format", "jsonl", "--preds", "slow.star", "-o", "x.jsonl"}},
+		{syscall.SIGTERM, []string{"report", "p.lz4", "slow.star", "-o", "x.html"}},
+	} {
+		r := replayInterrupted(t, dir, 1500*time.Millisecond, c.sig, c.args...)
+		if r.code != 130 || !strings.Contains(r.stderr, "replay "+c.args[0]+": interrupted (") {
+			t.Fatalf("%v %v: exit %d\nstdout: %s\nstderr: %s", c.sig, c.args, r.code, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, c.args[len(c.args)-1])); !os.IsNotExist(err) {
+			t.Fatalf("%v: the output exists: %v", c.args, err)
+		}
+	}
+}
