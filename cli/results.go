@@ -314,6 +314,8 @@ func checkRuns(path string, rf *resultFile) error {
 			return edited("a failure of run %d, past the budget of %d runs", *f.Run, budget)
 		case f.Step < 0:
 			return edited("a failure at step %d", f.Step)
+		case atOf(f.Debug) >= 0 && atOf(f.Debug) != f.Step:
+			return edited("%s at step %d, but its debug command opens #%d", f.name(), f.Step, atOf(f.Debug))
 		case seen[f.order()]:
 			return edited("%s is listed twice", f.name())
 		}
@@ -342,6 +344,21 @@ func describeRun(f huntFailure) string {
 }
 
 var budgetInCommand = regexp.MustCompile(` --budget (\d+)(?: |$)`)
+
+var atInCommand = regexp.MustCompile(` --at (\d+)(?: |$)`)
+
+// atOf is the step a debug command opens (-1: it names none).
+func atOf(debug string) int {
+	m := atInCommand.FindStringSubmatch(debug)
+	if m == nil {
+		return -1
+	}
+	at, err := strconv.Atoi(m[1])
+	if err != nil {
+		return -1
+	}
+	return at
+}
 
 // shardExits are the codes a hunt exits with after writing its result
 // file: none, a finding, a divergence, a predicate error, interrupted.

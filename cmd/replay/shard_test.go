@@ -241,6 +241,23 @@ func TestShardBadInput(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "edited.json"), []byte(edited), 0o644)
 		badInput(t, replay(t, dir, "results", "merge", "a0.json", "edited.json"), "edited.json", edit.want)
 	}
+
+	// A failure whose step is not the one its debug command opens (a
+	// hostile pass: step 10^18 beside --at 1050 was merged and printed).
+	r = replay(t, dir, "sim", "paxos", "--bug", "spec", "--seeds", "1-30", "--check", "builtin:paxos", "--all", "--shard", "1/3", "--results", "f1.json")
+	if r.code != 1 {
+		t.Fatalf("the spec hunt's shard 1/3: exit %d\n%s", r.code, r.stderr)
+	}
+	orig, err = os.ReadFile(filepath.Join(dir, "f1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := regexp.MustCompile(`"step": (\d+)`).FindStringSubmatch(string(orig))
+	if step == nil {
+		t.Fatalf("f1.json has no failure:\n%s", orig)
+	}
+	os.WriteFile(filepath.Join(dir, "edited.json"), []byte(strings.Replace(string(orig), step[0], `"step": 1000000000000000000`, 1)), 0o644)
+	badInput(t, replay(t, dir, "results", "merge", "--partial", "edited.json"), "edited.json", "but its debug command opens #"+step[1])
 }
 
 // splitCommand splits a printed command into words; the tests'
