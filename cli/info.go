@@ -153,27 +153,6 @@ file concatenated with a copy), after its summary.`,
 	return cmd
 }
 
-// repeatedSeqs says which node's seqs a later segment of f records again
-// ("" if none): a restarted recorder goes on after the seqs it reserved,
-// so a repeat is a file concatenated with another recording of the run,
-// which every other verb refuses.
-func repeatedSeqs(f *record.File) string {
-	last := map[node.ID]uint64{}
-	seen := map[node.ID]int{} // the segment that recorded last
-	for i, spans := range f.NodeSpans() {
-		ids := slices.Collect(maps.Keys(spans))
-		node.SortNatural(ids)
-		for _, id := range ids {
-			sp := spans[id]
-			if at, ok := seen[id]; ok && sp.First <= last[id] {
-				return fmt.Sprintf("node %s's seqs %d..%d in segment %d were already recorded in segment %d (a file concatenated with another recording of the run?): replay refuses it", id, sp.First, sp.Last, i, at)
-			}
-			last[id], seen[id] = sp.Last, i
-		}
-	}
-	return ""
-}
-
 func summarise(f *record.File) fileInfo {
 	h := f.Header
 	in := fileInfo{
@@ -211,7 +190,7 @@ func summarise(f *record.File) fileInfo {
 	if in.Events > 0 {
 		in.BytesPerEvent = float64(f.Size) / float64(in.Events)
 	}
-	in.Invalid = repeatedSeqs(f)
+	in.Invalid = f.RepeatedSeqs()
 	if f.Size > 0 {
 		in.Compression = float64(f.Raw) / float64(f.Size)
 	}

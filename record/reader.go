@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/pierrec/lz4/v4"
@@ -943,6 +945,32 @@ func scanAhead(rd *Reader, name string, size int64, fn func(ev *node.Event) erro
 		}
 	}, fn)
 	return tf.end(rd, size, err)
+}
+
+// RepeatedSeqs says which node's seqs a later segment of f records again
+// ("" if none), which every verb that replays refuses: a restarted
+// recorder goes on above the seqs it reserved, so a repeat is either a
+// process that started the node afresh (its data directory wiped or new:
+// seqs from 1 again) appending to the file of an earlier run of it, or a
+// file concatenated with another recording of the run.
+func (f *File) RepeatedSeqs() string {
+	last := map[node.ID]uint64{}
+	seen := map[node.ID]int{} // the segment that recorded last
+	for i, spans := range f.NodeSpans() {
+		ids := slices.Collect(maps.Keys(spans))
+		node.SortNatural(ids)
+		for _, id := range ids {
+			sp := spans[id]
+			if at, ok := seen[id]; ok && sp.First <= last[id] {
+				if sp.First == 1 && i < len(f.Segments) && f.Segments[i].Run["restart"] == "false" {
+					return fmt.Sprintf("segment %d starts node %s afresh at seq 1 (its process found no state of the node: a data directory wiped or new) in a file whose segment %d already recorded its seqs 1..%d: the file holds two runs of the node, which replay cannot tell apart; record each run to its own file (move the old one away, or another --trace-dir), or leave the file out and check the other nodes with --nodes", i, id, at, last[id])
+				}
+				return fmt.Sprintf("node %s's seqs %d..%d in segment %d were already recorded in segment %d (a file concatenated with another recording of the run?): replay refuses it", id, sp.First, sp.Last, i, at)
+			}
+			last[id], seen[id] = sp.Last, i
+		}
+	}
+	return ""
 }
 
 // NodeSpans returns Spans, working it out from Events for a File put

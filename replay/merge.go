@@ -317,6 +317,9 @@ func newTrace(files []*record.File) (*Trace, error) {
 		if err := endsCount(f); err != nil {
 			return nil, err
 		}
+		if msg := f.RepeatedSeqs(); msg != "" {
+			return nil, fmt.Errorf("%s: %s", f.Path, msg)
+		}
 	}
 	for n := range nodes {
 		t.Nodes = append(t.Nodes, n)
