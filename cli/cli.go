@@ -85,6 +85,7 @@ type App struct {
 // the exit code.
 func Main(reg *system.Registry) int {
 	app := &App{Registry: reg, Stdout: os.Stdout, Stderr: os.Stderr, Terminal: term.IsTerminal(int(os.Stderr.Fd()))}
+	defer interruptFallback(app.Stderr, verbOf(app.root(), os.Args[1:]))()
 	return app.Run(os.Args[1:])
 }
 
@@ -111,7 +112,6 @@ func (a *App) Run(args []string) int {
 	a.Stdout = stdout
 	defer func() { a.Stdout = stdout.w }()
 	root := a.root()
-	defer interruptFallback(a.Stderr, verbOf(root, args))()
 	root.SetArgs(args)
 	root.SetOut(a.Stdout)
 	root.SetErr(a.Stderr)

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/dustin/go-humanize"
@@ -283,10 +284,12 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	// removed, rather than the process dying with the terminal raw. It
 	// is caught from before the build starts; one that comes before the
 	// screen is up ends the session as soon as it is.
+	watched := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+	done := handling(watched)
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	done := handling()
-	defer func() { signal.Stop(sigs); close(sigs); done() }()
+	signal.Notify(sigs, watched...)
+	var got atomic.Bool // a signal ended the session
+	defer func() { signal.Stop(sigs); close(sigs); done(got.Load()) }()
 	// A trace without a database opens at once: the debugger indexes it
 	// in the background and browses what is indexed meanwhile.
 	bg, err := a.startBuild(traces, preds.Path, f.db)
@@ -323,6 +326,7 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	view := tui.NewView(m, a.Screen)
 	go func() {
 		if s, ok := <-sigs; ok {
+			got.Store(true)
 			view.End(&exitError{ExitInterrupted, fmt.Errorf("%v: the debugger closed", s)})
 		}
 	}()

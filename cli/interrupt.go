@@ -11,36 +11,61 @@ import (
 	"syscall"
 )
 
-// graceful counts the verbs handling Ctrl-C and SIGTERM themselves at
-// this moment (onInterrupt, interruptContext, the debugger). Signals are
-// the process's, not a command's: this count is what the fallback of
-// every running command (interruptFallback) consults.
-var graceful atomic.Int32
+// graceful counts, per signal the fallback watches (Ctrl-C, SIGTERM),
+// the verbs handling it themselves at this moment (onInterrupt,
+// interruptContext, the debugger). Signals are the process's, not a
+// command's: these counts are what the fallback (interruptFallback)
+// consults.
+var graceful = map[os.Signal]*atomic.Int32{os.Interrupt: new(atomic.Int32), syscall.SIGTERM: new(atomic.Int32)}
 
-// handling notes that a verb now handles the signals itself, until the
-// returned function is called.
-func handling() func() {
-	graceful.Add(1)
-	return sync.OnceFunc(func() { graceful.Add(-1) })
+// handling notes that a verb now handles sigs itself, until the returned
+// function is called with whether one came. A verb that got one keeps
+// its counts: the process is ending on the verb's terms, and the
+// fallback, which may read its copy of that signal after the verb is
+// done with it, must not end it on its own.
+func handling(sigs []os.Signal) (done func(got bool)) {
+	for _, sig := range sigs {
+		if c := graceful[sig]; c != nil {
+			c.Add(1)
+		}
+	}
+	var once sync.Once
+	return func(got bool) {
+		once.Do(func() {
+			if got {
+				return
+			}
+			for _, sig := range sigs {
+				if c := graceful[sig]; c != nil {
+					c.Add(-1)
+				}
+			}
+		})
+	}
 }
 
 // interruptFallback makes Ctrl-C and SIGTERM, while no verb handles them
-// itself (while a trace loads, say), end the command with one line and
+// itself (while a trace loads, say), end the process with one line and
 // ExitInterrupted rather than a death by signal with nothing said (a
 // hostile pass: export, report and verify died of SIGINT while
-// loading). While a verb handles them, the first is the verb's; a second
-// ends the command at once, as a second signal did before. stop
-// releases the signals.
+// loading). While a verb handles a signal, the first of it is the verb's;
+// a second ends the process at once, as a second signal did before. It
+// is the process's owner's (Main), not App.Run's: a program that runs
+// the CLI within itself keeps its own signal handling. stop releases the
+// signals.
 func interruptFallback(stderr io.Writer, verb string) (stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		seen := 0
+		seen := map[os.Signal]int{}
 		for sig := range sigs {
-			if seen++; graceful.Load() > 0 && seen < 2 {
+			if seen[sig]++; graceful[sig].Load() > 0 && seen[sig] < 2 {
 				continue
 			}
-			fmt.Fprintf(stderr, "replay %s: interrupted (%v) before it finished: its output was not written\n", verb, sig)
+			if verb != "" {
+				verb += ": "
+			}
+			fmt.Fprintf(stderr, "replay %sinterrupted (%v) before it finished: its output was not written\n", verb, sig)
 			os.Exit(ExitInterrupted)
 		}
 	}()
@@ -53,9 +78,10 @@ func interruptFallback(stderr io.Writer, verb string) (stop func()) {
 // polls the flag and calls stop when done.
 func onInterrupt(also ...os.Signal) (interrupted *atomic.Bool, stop func()) {
 	interrupted = new(atomic.Bool)
-	done := handling()
+	watched := append([]os.Signal{os.Interrupt}, also...)
+	done := handling(watched)
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, append([]os.Signal{os.Interrupt}, also...)...)
+	signal.Notify(sigs, watched...)
 	go func() {
 		if _, ok := <-sigs; ok {
 			interrupted.Store(true)
@@ -66,7 +92,7 @@ func onInterrupt(also ...os.Signal) (interrupted *atomic.Bool, stop func()) {
 			signal.Stop(sigs)
 		}
 	}()
-	return interrupted, sync.OnceFunc(func() { signal.Stop(sigs); close(sigs); done() })
+	return interrupted, sync.OnceFunc(func() { signal.Stop(sigs); close(sigs); done(interrupted.Load()) })
 }
 
 // interruptContext is a context done at Ctrl-C (and the other signals
@@ -74,11 +100,12 @@ func onInterrupt(also ...os.Signal) (interrupted *atomic.Bool, stop func()) {
 // the second such signal ends the process, as without it, so that a verb
 // stuck on the way can still be stopped. stop releases the signals.
 func interruptContext(also ...os.Signal) (ctx context.Context, stop context.CancelFunc) {
-	done := handling()
-	ctx, stopCtx := signal.NotifyContext(context.Background(), append([]os.Signal{os.Interrupt}, also...)...)
+	watched := append([]os.Signal{os.Interrupt}, also...)
+	done := handling(watched)
+	ctx, stopCtx := signal.NotifyContext(context.Background(), watched...)
 	go func() {
 		<-ctx.Done()
 		stopCtx()
 	}()
-	return ctx, func() { stopCtx(); done() }
+	return ctx, func() { got := ctx.Err() != nil; stopCtx(); done(got) }
 }

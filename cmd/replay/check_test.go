@@ -268,6 +268,10 @@ func TestInterruptedBeforeOutputSaysSo(t *testing.T) {
 	}{
 		{os.Interrupt, []string{"export", "p.lz4", "--format", "jsonl", "--preds", "slow.star", "-o", "x.jsonl"}},
 		{syscall.SIGTERM, []string{"report", "p.lz4", "slow.star", "-o", "x.html"}},
+		// A verb that stops gracefully on Ctrl-C only: SIGTERM (a
+		// timeout, a pod stopped) still ends it at once (a review found
+		// the first SIGTERM swallowed while the verb waited for Ctrl-C).
+		{syscall.SIGTERM, []string{"sim", "paxos", "--steps", "200000000", "--time", "100000h", "-o", "x.lz4"}},
 	} {
 		r := replayInterrupted(t, dir, 1500*time.Millisecond, c.sig, c.args...)
 		if r.code != 130 || !strings.Contains(r.stderr, "replay "+c.args[0]+": interrupted (") {

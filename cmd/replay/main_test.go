@@ -59,6 +59,9 @@ func replayInterrupted(t *testing.T, dir string, wait time.Duration, sig os.Sign
 	}
 	time.Sleep(wait)
 	cmd.Process.Signal(sig)
+	// A verb that does not end on the signal fails the test, not hangs it.
+	stuck := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+	defer stuck.Stop()
 	err := cmd.Wait()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
