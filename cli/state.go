@@ -421,8 +421,8 @@ func restoredVersions(vs []statedb.Version, unknown []replay.Unknown) []statedb.
 			continue
 		}
 		i, found := slices.BinarySearchFunc(vs, u.Until, func(v statedb.Version, step int) int { return v.Step - step })
-		if found || i == 0 || vs[i-1].Removed {
-			continue // the restart wrote a version of its own, or none was before
+		if found || i == 0 || vs[i-1].Removed || len(out) > 0 && out[len(out)-1].Step == u.Until {
+			continue // the restart wrote a version of its own, none was before, or it is listed
 		}
 		out = append(out, statedb.Version{Step: u.Until, Value: vs[i-1].Value, Composite: vs[i-1].Composite})
 	}

@@ -144,8 +144,31 @@ func TestReceivesFromSeqsNoFileHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 		stops := tr.RecordingStops(tr.Nodes)
-		if len(stops) != 1 || stops[0].Node != "n1" || !strings.Contains(stops[0].Reason, "2 message(s) it sent as seqs 3..70000 were received until 30s after its last recorded event") {
+		if len(stops) != 1 || stops[0].Node != "n1" || !strings.Contains(stops[0].Reason, "2 message(s) it sent as seqs 3..70000 after its last recorded event were received over 29s") {
 			t.Fatalf("stops %+v: want n1's recording stopped, saying why", stops)
+		}
+	})
+	// A review: a process killed before its first flush (its file a
+	// header alone), one whose disk filled before it wrote an event (a
+	// stop notice alone), and one that idled a minute before the sends
+	// it was killed with are no missing recording.
+	t.Run("killed before its first event was written", func(t *testing.T) {
+		tr, err := replay.Merge([]*record.File{nodeFile("n1", nil, nil, false), n2(recvFrom(2, 1, 1), recvFrom(3, 2, 1))})
+		if err != nil || len(tr.RecordingStops(tr.Nodes)) != 0 {
+			t.Fatalf("got %v, stops %v; want a killed process's tail", err, tr.RecordingStops(tr.Nodes))
+		}
+	})
+	t.Run("stopped before its first event was written", func(t *testing.T) {
+		f := nodeFile("n1", nil, []record.Gap{{Node: "n1", From: 1, Reason: "recording stopped: disk full"}}, true)
+		tr, err := replay.Merge([]*record.File{f, n2(recvFrom(2, 1, 1))})
+		if err != nil || len(tr.RecordingStops(tr.Nodes)) != 1 {
+			t.Fatalf("got %v, stops %v; want the stop alone", err, tr.RecordingStops(tr.Nodes))
+		}
+	})
+	t.Run("killed after idling", func(t *testing.T) {
+		tr, err := replay.Merge([]*record.File{n1(false), n2(recvFrom(2, 3, 61))})
+		if err != nil || len(tr.RecordingStops(tr.Nodes)) != 0 {
+			t.Fatalf("got %v, stops %v; want a killed process's tail", err, tr.RecordingStops(tr.Nodes))
 		}
 	})
 	t.Run("a merge keeps a killed end a crash", func(t *testing.T) {

@@ -77,9 +77,14 @@ func formatValue(m any) string {
 	return s
 }
 
-// maxShownDepth bounds how deep a message is printed: a message that
-// points at itself ends in "...".
-const maxShownDepth = 32
+// maxShownDepth bounds how deep a message is printed, and maxShownBytes
+// how much of it: a message that points at itself ends in "..." (a line
+// shows 120 characters of it; pointers that point back at each other
+// would otherwise print an exponential tree).
+const (
+	maxShownDepth = 32
+	maxShownBytes = 4096
+)
 
 var (
 	stringerType = reflect.TypeFor[fmt.Stringer]()
@@ -98,7 +103,7 @@ func writeValue(b *strings.Builder, v reflect.Value, depth int) {
 		b.WriteString("<nil>")
 		return
 	}
-	if depth > maxShownDepth {
+	if depth > maxShownDepth || b.Len() > maxShownBytes {
 		b.WriteString("...")
 		return
 	}

@@ -55,6 +55,9 @@ type orphanRecvs struct {
 	n                   int
 	firstStep, lastStep int
 	minSeq, maxSeq      uint64
+	// first and last are the earliest and latest of the receives' times
+	// (each receiver's clock).
+	first, last int64
 }
 
 // maxWaiting bounds the receives held for a send still to come. Each held
@@ -173,12 +176,13 @@ func (v *validator) orphan(i int, ev *node.Event) {
 	}
 	o := v.orphans[ev.From]
 	if o == nil {
-		o = &orphanRecvs{firstStep: i, minSeq: ev.MsgSeq}
+		o = &orphanRecvs{firstStep: i, minSeq: ev.MsgSeq, first: ev.Time, last: ev.Time}
 		v.orphans[ev.From] = o
 	}
 	o.n++
 	o.lastStep = i
 	o.minSeq, o.maxSeq = min(o.minSeq, ev.MsgSeq), max(o.maxSeq, ev.MsgSeq)
+	o.first, o.last = min(o.first, ev.Time), max(o.last, ev.Time)
 }
 
 // matches says whether receive p claims the message its send, at step
