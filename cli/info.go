@@ -292,7 +292,12 @@ func printInfo(a *App, in fileInfo) {
 	}
 	for _, g := range in.Gaps {
 		if g.Killed {
-			row("gap", "%s %s not recorded: its process was killed (a crash of the node, not a loss): %s", g.Node, g.Seqs(), g.Reason)
+			more := ""
+			if g.To != 0 {
+				// The seq jump a restart makes over its reservation.
+				more = "; its restart resumed above the seqs the process had reserved, most of which it never used"
+			}
+			row("gap", "%s %s not recorded: its process was killed (a crash of the node, not a loss%s): %s", g.Node, g.Seqs(), more, g.Reason)
 			continue
 		}
 		row("gap", "%s %s not recorded: %s", g.Node, g.Seqs(), g.Reason)

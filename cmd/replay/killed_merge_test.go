@@ -33,7 +33,7 @@ func TestKilledNodeMergedIsNotALoss(t *testing.T) {
 	// A merge of live files keeps their wall clock: info called its
 	// span "virtual" (a new user's merged recording).
 	info := replay(t, dir, "info", "m.lz4")
-	if !strings.Contains(info.stdout, "(wall-clock, since ") {
+	if !strings.Contains(info.stdout, "(wall-clock, since ") || !strings.Contains(info.stdout, "not recorded: its process was killed (a crash of the node, not a loss; its restart resumed above") {
 		t.Fatalf("info of the merge:\n%s", info.stdout)
 	}
 }
