@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -44,7 +45,7 @@ func (t *Trace) judgeOrphans(orphans map[node.ID]*orphanRecvs) []Problem {
 		}
 	}
 	var problems []Problem
-	for _, id := range slices.Sorted(mapKeys(orphans)) {
+	for _, id := range slices.Sorted(maps.Keys(orphans)) {
 		o := orphans[id]
 		f, recorded := files[id]
 		if !recorded {
@@ -92,14 +93,4 @@ func (t *Trace) judgeOrphans(orphans map[node.ID]*orphanRecvs) []Problem {
 		t.stops = append(t.stops, RecordingStop{Node: id, After: u.After, Path: f.Path, Reason: reason})
 	}
 	return problems
-}
-
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
