@@ -487,6 +487,17 @@ func unknownField(src stateSource, id node.ID, path string) error {
 	if len(names) == 0 {
 		return badInput("--field %s: node %s has no observed state in the trace", path, id)
 	}
+	// A struct or container has no value of its own: its fields do
+	// (a new user asked for a map entry whose value is a struct).
+	var below []string
+	for _, n := range names {
+		if strings.HasPrefix(n, path+".") || strings.HasPrefix(n, path+"[") {
+			below = append(below, n)
+		}
+	}
+	if len(below) > 0 {
+		return badInput("--field %s: on node %s it holds fields, not a value of its own: ask for one of them (%s)", path, id, listSome(below, 5, ""))
+	}
 	return badInput("--field %s: node %s has no such field (nearest: %s)", path, id, strings.Join(nearest.Names(names, path, 5), ", "))
 }
 

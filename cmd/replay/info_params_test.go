@@ -17,3 +17,12 @@ func TestInfoShowsParams(t *testing.T) {
 		t.Fatalf("info does not show the run's params:\n%s", r.stdout)
 	}
 }
+
+// history of a struct (a map entry whose value is one) said "no such
+// field" while state listed its fields (a new user's gossip store): it
+// says the path holds fields and names some.
+func TestHistoryOfAStructNamesItsFields(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "-o", "p.lz4"))
+	badInput(t, replay(t, dir, "history", "p.lz4", "--node", "n1", "--field", "Leader"), "holds fields, not a value of its own", "Leader.Round")
+}
