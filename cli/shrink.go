@@ -219,6 +219,9 @@ func (a *App) shrinkText(res *shrink.Result, path, script string, sf shrunkFiles
 	}
 	fmt.Fprintf(w, ", %d nodes -> %d, %d faults -> %d (crashes %d -> %d, messages lost %d -> %d)\n",
 		b.Nodes, n.Nodes, b.Faults, n.Faults, b.Crashes, n.Crashes, b.Lost, n.Lost)
+	if res.CutOnly {
+		fmt.Fprintf(w, "only cut after its violation: no phase found a smaller run before it\n")
+	}
 	fmt.Fprintf(w, "%s still fails: %s\n\n", res.Predicate, res.Violation.Headline())
 	r := newRenderer(a, tr)
 	last := min(res.Violation.Decided(), tr.Len()-1)
@@ -294,6 +297,7 @@ func (a *App) shrinkJSON(res *shrink.Result, path, script string, sf shrunkFiles
 		After       shrink.Size `json:"after"`
 		Candidates  int         `json:"candidates"`
 		Accepted    int         `json:"accepted"`
+		CutOnly     bool        `json:"cut_only,omitempty"`
 		Unevaluated int         `json:"unevaluated_candidates"`
 		Seconds     float64     `json:"seconds"`
 		Stopped     string      `json:"stopped"`
@@ -302,7 +306,7 @@ func (a *App) shrinkJSON(res *shrink.Result, path, script string, sf shrunkFiles
 		Reproduce   string      `json:"reproduce,omitempty"`
 	}{From: path, Trace: sf.trace, Schedule: sf.schedule, NoSchedule: res.NoSchedule, Predicate: res.Predicate,
 		Headline: res.Violation.Headline(), Step: res.Violation.Decided(), Before: res.Before, After: res.After,
-		Candidates: res.Candidates, Accepted: res.Accepted, Unevaluated: res.Unevaluated, Seconds: res.Elapsed.Seconds(), Stopped: res.Stopped,
+		Candidates: res.Candidates, Accepted: res.Accepted, CutOnly: res.CutOnly, Unevaluated: res.Unevaluated, Seconds: res.Elapsed.Seconds(), Stopped: res.Stopped,
 		Check: sf.check, Debug: sf.debug, Reproduce: sf.rerun}
 	unevaluatedNote(a, res)
 	enc := json.NewEncoder(a.Stdout)

@@ -79,4 +79,39 @@ safety("Right", lambda: forall(N, lambda n: not n.Wrong))
 	if len(f.Events) != 2 || kinds[1] != node.KindInput {
 		t.Fatalf("shrunk to %d events %v: want the init and the seventh tick", len(f.Events), kinds)
 	}
+	if res.CutOnly {
+		t.Fatal("the phases left out the crash, the restart and six ticks, and the result says only the cut did")
+	}
+}
+
+// When cutting after the violation is all that made a run smaller, the
+// result says so: a summary of "1584 events -> 516, 43 faults -> 22"
+// read as progress the phases never made (a new user's liveness run).
+// Here the third tick breaks "fewer than 3": every tick before it is
+// needed, and the seven after it go with the cut.
+func TestCutOnlyIsSaid(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "ticks.star")
+	os.WriteFile(script, []byte(`N = table("shrink.tickNode")
+safety("Few", lambda: forall(N, lambda n: n.Count < 3))
+`), 0o644)
+	noFaults := *tickSystem
+	noFaults.Scenario = func(ctl system.Controller) {
+		for i := 1; i <= 10; i++ {
+			ctl.At(time.Duration(i)*10*time.Millisecond, func() { ctl.Input("n1", Tick{i}) })
+		}
+	}
+	cfg := sim.DefaultConfig()
+	cfg.Churn = 0
+	var buf bytes.Buffer
+	if _, err := sim.Run(&noFaults, cfg.WithDefaults(&noFaults), &buf); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Script: script, Check: simtest.Options{Registry: system.NewRegistry(&noFaults)}, From: "ticks.lz4"}
+	res, err := Shrink(context.Background(), &noFaults, buf.Bytes(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.CutOnly || res.After.Events != 4 || res.Before.Events != 11 {
+		t.Fatalf("%d events -> %d, cut only %v: want 11 -> 4 by the cut alone", res.Before.Events, res.After.Events, res.CutOnly)
+	}
 }

@@ -62,7 +62,10 @@ type Result struct {
 	Before     Size
 	After      Size
 	Candidates int // runs tried
-	Accepted   int // of which failed the same way (the steps of the shrink)
+	Accepted   int // of which failed the same way (not all of them smaller)
+	// CutOnly says that cutting the run after its violation was all that
+	// made it smaller: no phase found an event before it that could go.
+	CutOnly bool
 	// Unevaluated counts candidates on which a predicate could not be
 	// evaluated: they count as not failing the same way, so the shrink
 	// may be less minimal than it could be, and the caller says so.
@@ -99,11 +102,13 @@ type run struct {
 }
 
 type shrinker struct {
-	ctx    context.Context
-	sys    *system.System
-	opts   Options
-	cfg    sim.Config
-	target string
+	// afterCut is the smallest run once the first cut was tried.
+	afterCut *run
+	ctx      context.Context
+	sys      *system.System
+	opts     Options
+	cfg      sim.Config
+	target   string
 	// liveness: the target is a liveness predicate, whose alarm any run
 	// raises once the network loses enough (every retry), whatever the
 	// bug. Its candidates lose no message the run they came from
@@ -344,6 +349,7 @@ func (s *shrinker) asRun(data []byte) (*run, error) {
 // nodes. Every accepted run is cut after its violation.
 func (s *shrinker) shrink() {
 	s.cut()
+	s.afterCut = s.best
 	for !s.stop() {
 		before := s.best.size
 		s.ddminPhase("inputs, crashes and restarts", func(e *entry) bool {
@@ -658,6 +664,7 @@ func (s *shrinker) result() (*Result, error) {
 	}
 	res := &Result{Trace: data, Predicate: s.target, Violation: v, Report: chk.Report,
 		Before: s.start, After: s.best.size, Candidates: s.candidates, Accepted: s.accepted, Unevaluated: s.unevaluated,
+		CutOnly: s.best == s.afterCut && s.best.size.less(s.start),
 		Stopped: s.stopped, Elapsed: time.Since(s.started)}
 	res.Schedule, res.NoSchedule = s.schedule(data)
 	return res, nil
