@@ -18,6 +18,7 @@ type eventsFlags struct {
 	kinds  []string
 	types  []string
 	from   int
+	to     int // the last step listed (-1: the end)
 	limit  int
 	asJSON bool
 	match  string
@@ -63,6 +64,7 @@ event.msg.FIELD, ...), with the predicate engine's budgets.`,
 	fl.StringSliceVar(&f.kinds, "kind", nil, "only these kinds: init, recv, timer, input, restart, crash, task")
 	fl.StringSliceVar(&f.types, "type", nil, "only receives and inputs of these message types (full name or the part after the dot; each must name a type of the trace)")
 	fl.IntVar(&f.from, "from", 0, "start at this step")
+	fl.IntVar(&f.to, "to", -1, "stop after this step (default: the last)")
 	fl.IntVar(&f.limit, "limit", 0, "print at most this many events, at least 1 (default: all)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object per event")
 	fl.StringVar(&f.match, "match", "", "only events for which this Starlark expression over `event` is true (as predicates see it, e.g. 'event.msg != None and event.msg.Term > 2')")
@@ -112,6 +114,9 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 	if f.limit < 0 || f.limitGiven && f.limit == 0 {
 		return badInput("--limit %d: want at least 1 (omit --limit for every event)", f.limit)
 	}
+	if f.to < -1 || f.to >= 0 && f.to < f.from {
+		return badInput("--to %d: want a step at or after --from %d", f.to, f.from)
+	}
 	if f.matchGiven && strings.TrimSpace(f.match) == "" {
 		return badInput("--match: an empty expression (omit --match for every event)")
 	}
@@ -149,7 +154,11 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 	}
 	r := newRenderer(a, tr)
 	printed, considered := 0, 0 // considered: events the other filters kept
-	for step := f.from; step < tr.Len(); step++ {
+	end := tr.Len()
+	if f.to >= 0 {
+		end = min(end, f.to+1)
+	}
+	for step := f.from; step < end; step++ {
 		ev := tr.Event(step)
 		if len(nodes) > 0 && !nodes[ev.Node] || len(kinds) > 0 && !kinds[ev.Kind] || !typeMatches(f.types, ev) {
 			continue

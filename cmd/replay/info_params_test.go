@@ -26,3 +26,16 @@ func TestHistoryOfAStructNamesItsFields(t *testing.T) {
 	mustOK(t, replay(t, dir, "sim", "paxos", "-o", "p.lz4"))
 	badInput(t, replay(t, dir, "history", "p.lz4", "--node", "n1", "--field", "Leader"), "holds fields, not a value of its own", "Leader.Round")
 }
+
+// events has --to beside --from (a new user guessed it and got "unknown
+// flag").
+func TestEventsTo(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "-o", "p.lz4"))
+	r := replay(t, dir, "events", "p.lz4", "--from", "10", "--to", "12")
+	mustOK(t, r)
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[0], "#10 ") || !strings.HasPrefix(lines[2], "#12 ") {
+		t.Fatalf("events --from 10 --to 12:\n%s", r.stdout)
+	}
+	badInput(t, replay(t, dir, "events", "p.lz4", "--from", "10", "--to", "5"), "--to 5")
+}
