@@ -350,7 +350,7 @@ func (r *renderer) json(step int, ev *node.Event) error {
 	j := eventJSON{Step: step, Lamport: ev.Lamport, TimeNS: int64(r.tr.Time(ev)), Node: ev.Node, Seq: ev.Seq,
 		Kind: ev.Kind.String(), From: ev.From, MsgType: ev.MsgType, Timer: ev.TimerName, Disk: ev.DiskWrites}
 	if ev.Kind == node.KindRecv || ev.Kind == node.KindInput {
-		j.Message, j.Msg = r.Message(ev.MsgType, ev.Payload), r.MessageJSON(ev.MsgType, ev.Payload)
+		j.Message, j.Msg = r.MessageForms(ev.MsgType, ev.Payload)
 	}
 	if st, ok := r.tr.SendStep(ev); ok {
 		j.SentStep = &st
@@ -365,7 +365,7 @@ func (r *renderer) json(step int, ev *node.Event) error {
 		fate := r.tr.Fate(ev, i)
 		sj := sendJSON{To: s.To, Type: s.Type, Received: fate.Receipts, Fate: fate.Fate.String(), Why: fate.Why}
 		if p, ok := r.SentPayload(ev, i); ok {
-			sj.Message, sj.Msg = r.Message(s.Type, p), r.MessageJSON(s.Type, p)
+			sj.Message, sj.Msg = r.MessageForms(s.Type, p)
 		}
 		j.Sends = append(j.Sends, sj)
 	}

@@ -94,8 +94,14 @@ func dotQuote(s string) string { return dotLines(s) }
 // under another.
 func dotLines(lines ...string) string {
 	esc := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	var b strings.Builder
+	b.WriteByte('"')
 	for i, l := range lines {
-		lines[i] = esc.Replace(printable.Escape(l))
+		if i > 0 {
+			b.WriteString(`\n`)
+		}
+		b.WriteString(esc.Replace(printable.Escape(l)))
 	}
-	return `"` + strings.Join(lines, `\n`) + `"`
+	b.WriteByte('"')
+	return b.String()
 }

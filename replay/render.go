@@ -33,12 +33,8 @@ func NewRenderer(tr *Trace, codec *node.Codec) *Renderer { return &Renderer{tr: 
 // Message renders a payload as Type{Field:value ...}, or Type(N bytes) when
 // the system is unknown to this binary.
 func (r *Renderer) Message(typ string, payload []byte) string {
-	if r.codec != nil {
-		if m, err := r.codec.Decode(typ, payload); err == nil {
-			return typ + shorten(formatValue(m), 120)
-		}
-	}
-	return fmt.Sprintf("%s(%d bytes)", typ, len(payload))
+	line, _ := r.messageForms(typ, payload, true, false)
+	return line
 }
 
 // MessageJSON is a payload's fields as JSON (a time as RFC 3339, a
@@ -46,18 +42,36 @@ func (r *Renderer) Message(typ string, payload []byte) string {
 // when the system is unknown to this binary or the value has no JSON form
 // (a map keyed by a struct, a NaN).
 func (r *Renderer) MessageJSON(typ string, payload []byte) json.RawMessage {
-	if r.codec == nil {
-		return nil
+	_, fields := r.messageForms(typ, payload, false, true)
+	return fields
+}
+
+// MessageForms is Message and MessageJSON of one payload, decoded once.
+func (r *Renderer) MessageForms(typ string, payload []byte) (line string, fields json.RawMessage) {
+	return r.messageForms(typ, payload, true, true)
+}
+
+// messageForms decodes a payload once and renders the forms asked for.
+func (r *Renderer) messageForms(typ string, payload []byte, wantLine, wantJSON bool) (line string, fields json.RawMessage) {
+	var m node.Message
+	decoded := false
+	if r.codec != nil {
+		var err error
+		m, err = r.codec.Decode(typ, payload)
+		decoded = err == nil
 	}
-	m, err := r.codec.Decode(typ, payload)
-	if err != nil {
-		return nil
+	if wantLine {
+		line = fmt.Sprintf("%s(%d bytes)", typ, len(payload))
+		if decoded {
+			line = typ + shorten(formatValue(m), 120)
+		}
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil
+	if wantJSON && decoded {
+		if b, err := json.Marshal(m); err == nil {
+			fields = b
+		}
 	}
-	return b
+	return line, fields
 }
 
 func formatValue(m any) string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -566,7 +565,7 @@ func TestReplayEncodesAsTheTracesCodec(t *testing.T) {
 	}
 	f.Header.Codec = "cbor-core-deterministic/1"
 	old := filepath.Join(dir, "v1.lz4")
-	writeTraceFile(t, old, *f.Header, f.Events, f.Ends[0])
+	writeTrace(t, old, *f.Header, f.Events, &f.Ends[0])
 	var d *replay.Divergence
 	if err := replayAll(old); !errors.As(err, &d) || d.Node != "n1" || !strings.Contains(d.What, "message 0") {
 		t.Fatalf("labelled with the first codec, the replay did not diverge at n1's send: %v", err)
@@ -646,7 +645,7 @@ func TestMixedCodecsAreTheFirstCause(t *testing.T) {
 				evs = append(evs, ev)
 			}
 		}
-		writeTraceFile(t, path, h, evs, record.End{Reason: "terminated", Time: f.Ends[0].Time})
+		writeTrace(t, path, h, evs, &record.End{Reason: "terminated", Time: f.Ends[0].Time})
 		paths = append(paths, path)
 	}
 	tr, err := replay.Load(paths...)
@@ -692,26 +691,4 @@ func TestCancelledTimersAreNamed(t *testing.T) {
 		return
 	}
 	t.Fatal("no event cancelled a timer: the test proves nothing")
-}
-
-// writeTraceFile writes events under header h and end to path.
-func writeTraceFile(t *testing.T, path string, h record.Header, events []*node.Event, end record.End) {
-	t.Helper()
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	w, err := record.NewWriter(out, h, record.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range events {
-		if err := w.Append(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(end); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -156,13 +156,21 @@ const slowScript = `def slow():
 safety("Slow", slow)
 `
 
+// slowCheckDir is a directory holding p.lz4, a 20,000-event paxos run,
+// and slow.star (slowScript): a check that a signal finds under way.
+func slowCheckDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "20000", "--time", "1h", "-o", "p.lz4"))
+	os.WriteFile(filepath.Join(dir, "slow.star"), []byte(slowScript), 0o644)
+	return dir
+}
+
 // TestInterruptedCheckReportsWhatItChecked stops a slow check with
 // SIGINT: it prints the report of the steps it checked, says where it
 // stopped and exits 130 (it printed nothing at all before).
 func TestInterruptedCheckReportsWhatItChecked(t *testing.T) {
-	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "20000", "--time", "1h", "-o", "p.lz4"))
-	os.WriteFile(filepath.Join(dir, "slow.star"), []byte(slowScript), 0o644)
+	dir := slowCheckDir(t)
 	// With --jobs too: it died of the signal (130 or 143, nothing
 	// printed), a violation found before it lost.
 	for _, c := range []struct {
@@ -183,9 +191,7 @@ func TestInterruptedCheckReportsWhatItChecked(t *testing.T) {
 // exited 2 (bad input) for SIGINT, and died of SIGTERM leaving its
 // partial database and lock behind.
 func TestInterruptedIndexKeepsNothing(t *testing.T) {
-	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "20000", "--time", "1h", "-o", "p.lz4"))
-	os.WriteFile(filepath.Join(dir, "slow.star"), []byte(slowScript), 0o644)
+	dir := slowCheckDir(t)
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		r := replayInterrupted(t, dir, 1500*time.Millisecond, sig, "index", "p.lz4", "--preds", "slow.star")
 		if r.code != 130 || !strings.Contains(r.stderr, "stopped before the end: nothing was kept") {
@@ -259,9 +265,7 @@ func TestFailOnAnyCountsIntervalsOnceJudged(t *testing.T) {
 // said (a hostile pass: export, report, verify). It now ends with one
 // line and exit 130, and writes nothing.
 func TestInterruptedBeforeOutputSaysSo(t *testing.T) {
-	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "20000", "--time", "1h", "-o", "p.lz4"))
-	os.WriteFile(filepath.Join(dir, "slow.star"), []byte(slowScript), 0o644)
+	dir := slowCheckDir(t)
 	for _, c := range []struct {
 		sig  os.Signal
 		args []string

@@ -141,11 +141,8 @@ func TestKilledForGoodMergedChecksAsItsParts(t *testing.T) {
 			break
 		}
 	}
-	var kept []*node.Event
-	for _, ev := range f.Events[:crash] {
-		kept = append(kept, ev)
-	}
-	writeTrace(t, filepath.Join(dir, "cut.lz4"), f.Header, kept, record.End{Reason: "done", Time: kept[len(kept)-1].Time})
+	kept := f.Events[:crash]
+	rewriteTrace(t, &record.File{Header: f.Header, Events: kept, Ends: []record.End{{Reason: "done", Time: kept[len(kept)-1].Time}}}, filepath.Join(dir, "cut.lz4"))
 	_, paths = liveLikeFiles(t, dir, "cut.lz4", onlyFirst)
 	for _, args := range [][]string{append([]string{"verify"}, paths...), {"merge", "-o", "m.lz4"}, {"verify", "m.lz4"}, {"check", "m.lz4", "builtin:paxos"}} {
 		if args[0] == "merge" {
@@ -156,27 +153,6 @@ func TestKilledForGoodMergedChecksAsItsParts(t *testing.T) {
 		if args[0] == "verify" && !strings.Contains(r.stdout, "n3: state unknown after") {
 			t.Fatalf("%v:\n%s%s", args, r.stdout, r.stderr)
 		}
-	}
-}
-
-// writeTrace writes events as one ended segment under header h.
-func writeTrace(t *testing.T, path string, h *record.Header, evs []*node.Event, end record.End) {
-	t.Helper()
-	var buf syncbuf.Buffer
-	w, err := record.NewWriter(&buf, *h, record.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range evs {
-		if err := w.Append(ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(end); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
