@@ -245,7 +245,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		if rep == nil {
 			return withCode(ExitBadInput, runErr)
 		}
-		fmt.Fprintf(a.Stderr, "replay check: %s\n", stats)
+		fmt.Fprintf(a.Stderr, "%s check: %s\n", a.name(), stats)
 	}
 	elapsed := time.Since(start)
 	var d *replay.Divergence

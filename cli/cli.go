@@ -74,6 +74,12 @@ type App struct {
 	// Screen, if set, is where replay debug draws instead of the terminal
 	// (a tcell.SimulationScreen in tests).
 	Screen tcell.Screen
+	// Program is how the commands this program prints (reproductions,
+	// next steps, the debugger at a violation) invoke it: "replay" when
+	// empty. Main sets it to the name the program was started by, so a
+	// team's own binary (cli.Main with its systems) prints commands that
+	// run its systems.
+	Program string
 
 	// builtins is where the embedded scripts are copied for loading,
 	// shared by copies of the App (the debugger's quiet one); Run removes
@@ -84,8 +90,9 @@ type App struct {
 // Main runs the command line in os.Args with the given systems and returns
 // the exit code.
 func Main(reg *system.Registry) int {
-	app := &App{Registry: reg, Stdout: os.Stdout, Stderr: os.Stderr, Terminal: term.IsTerminal(int(os.Stderr.Fd()))}
-	defer interruptFallback(app.Stderr, verbOf(app.root(), os.Args[1:]))()
+	app := &App{Registry: reg, Stdout: os.Stdout, Stderr: os.Stderr, Terminal: term.IsTerminal(int(os.Stderr.Fd())),
+		Program: programCommand(os.Args[0])}
+	defer interruptFallback(app.Stderr, app.name(), verbOf(app.root(), os.Args[1:]))()
 	return app.Run(os.Args[1:])
 }
 
@@ -154,10 +161,10 @@ func (a *App) Run(args []string) int {
 		// Whichever verb met it, a trace that does not replay exits 3.
 		code = ExitDivergence
 	}
-	name := "replay"
+	name := a.name()
 	if cmd != nil && cmd != root {
 		// The whole path: "replay results merge" is not "replay merge".
-		name = "replay " + strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ")
+		name += " " + strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ")
 	}
 	msg := strings.TrimSpace(err.Error())
 	if dir := a.builtins.current(); dir != "" {
@@ -261,7 +268,7 @@ func oneLine(s string) string {
 
 func (a *App) root() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "replay",
+		Use:   a.name(),
 		Short: "Record-and-replay predicate debugger for distributed systems",
 		Long: `replay re-executes recorded runs of distributed systems in causal (Lamport)
 order, checks Starlark predicates over the states of all nodes after every

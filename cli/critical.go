@@ -261,7 +261,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	prog.done()
 	if found != nil {
 		for _, n := range found.notes {
-			fmt.Fprintf(a.Stderr, "replay critical: note: %s\n", n)
+			fmt.Fprintf(a.Stderr, "%s critical: note: %s\n", a.name(), n)
 		}
 	}
 	if err != nil {
@@ -269,7 +269,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	}
 	tgt, res, elapsed := found.tgt, found.res, found.elapsed
 	for _, n := range answerNotes(tr, res) {
-		fmt.Fprintf(a.Stderr, "replay critical: note: %s\n", n)
+		fmt.Fprintf(a.Stderr, "%s critical: note: %s\n", a.name(), n)
 	}
 	rep := &criticalReport{tr: tr, paths: paths, script: script.Name, f: f, tgt: tgt, res: res, elapsed: elapsed, becameLost: found.becameLost, latencyMax: found.latencyMax}
 	if res.LastLive >= 0 && res.Critical >= 0 {

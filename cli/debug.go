@@ -247,10 +247,10 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		// A predicate that could not be evaluated means the stored results
 		// are incomplete: say so where errors go, and exit as check does.
 		for _, e := range p.Errors {
-			fmt.Fprintf(a.Stderr, "replay index: predicate error: %s\n", e)
+			fmt.Fprintf(a.Stderr, "%s index: predicate error: %s\n", a.name(), e)
 		}
 	}
-	fmt.Fprintf(a.Stdout, "next: replay debug %s", shellJoin(traces))
+	fmt.Fprintf(a.Stdout, "next: %s debug %s", a.prog(), shellJoin(traces))
 	if f.preds != "" {
 		fmt.Fprintf(a.Stdout, " --preds %s", shellQuote(preds.Name))
 	}
@@ -263,7 +263,7 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 
 func (a *App) runDebug(traces []string, f debugFlags) error {
 	if a.Screen == nil && !term.IsTerminal(int(os.Stdout.Fd())) {
-		return badInput("replay debug needs a terminal (to inspect a run without one: replay events, replay check)")
+		return badInput("debug needs a terminal (to inspect a run without one: %[1]s events, %[1]s check)", a.prog())
 	}
 	// Steps are #0 onwards; say so before spending an index build on it.
 	if f.at < 0 {

@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.starlark.net/starlark"
-	"golang.org/x/mod/modfile"
 
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/predicates"
@@ -203,37 +201,11 @@ func (a *App) runDemo(dir, output string, dirSet, outputSet bool) (err error) {
      %[1]s debug %[5]s --preds %[7]s --at %[2]d
 
    (%[1]s check %[5]s %[7]s exits 1 on this trace.)
-`, selfCommand(), v.Step, time.Duration(v.Time).Round(time.Millisecond), chosen, qOut, max(0, v.Step-20), qScript)
+`, a.prog(), v.Step, time.Duration(v.Time).Round(time.Millisecond), chosen, qOut, max(0, v.Step-20), qScript)
 	if _, err := a.Registry.Lookup(sys.Name); err != nil {
 		// A team's own binary (cli.Main with its systems) runs the demo
 		// from the embedded paxos, but cannot replay its trace.
 		fmt.Fprintf(w, "\n   This binary does not register %s, so run those commands with the\n   bundled one: go run github.com/replaycheck/replaycheck/cmd/replay ...\n", sys.Name)
 	}
 	return nil
-}
-
-// selfCommand is how a printed command should invoke this program:
-// "replay", or, for a binary that go run built in a temporary directory
-// (not on the PATH), the go run command that builds it again: "go run
-// ./cmd/replay" from the root of its module, else with its import path.
-func selfCommand() string {
-	exe, _ := os.Executable()
-	bi, _ := debug.ReadBuildInfo()
-	gomod, _ := os.ReadFile("go.mod")
-	return selfCommandFor(exe, bi, gomod)
-}
-
-// selfCommandFor is selfCommand for the executable's path, its build
-// information (nil: none) and the current directory's go.mod (nil: none).
-func selfCommandFor(exe string, bi *debug.BuildInfo, gomod []byte) string {
-	if bi == nil || bi.Path == "" || !strings.Contains(filepath.ToSlash(exe), "/go-build") {
-		return "replay"
-	}
-	if rel, under := strings.CutPrefix(bi.Path, bi.Main.Path+"/"); under && bi.Main.Path != "" && modfile.ModulePath(gomod) == bi.Main.Path {
-		return "go run ./" + rel
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return "go run " + bi.Path + "@" + v // run outside a module: go run PATH@VERSION
-	}
-	return "go run " + bi.Path
 }

@@ -196,7 +196,7 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 				note = strings.TrimSuffix(note, ")") + ", ...)"
 			}
 		}
-		fmt.Fprintf(a.Stderr, "replay events: note: %s\n", note)
+		fmt.Fprintf(a.Stderr, "%s events: note: %s\n", a.name(), note)
 	}
 	return nil
 }

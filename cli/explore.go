@@ -145,6 +145,7 @@ found).`,
 }
 
 func (a *App) runExplore(name string, f exploreFlags) error {
+	f.sim.program = a.prog()
 	sys, err := a.Registry.Lookup(name)
 	if err != nil {
 		return badInput("%v", err)
@@ -327,7 +328,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 			diverged.step = d.Step
 		}
 		diverged.reproduce, _ = rerunCommand(sys, cfg, f, shard, divErr.Run)
-		diverged.debug = "replay verify " + shellQuote(diverged.trace)
+		diverged.debug = f.sim.prog() + " verify " + shellQuote(diverged.trace)
 		if err := writeBytes(diverged.trace, divErr.Trace); err != nil {
 			return err
 		}
@@ -455,10 +456,10 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 		// The trace ends before the event that panicked; its schedule
 		// file holds that event too.
 		rerun := strings.TrimSuffix(ff.trace, ".lz4") + "-rerun.lz4"
-		ff.reproduce = strings.Join([]string{"replay", "sim", shellQuote(sys.Name), "--schedule", shellQuote(ff.schedule), "-o", shellQuote(rerun)}, " ")
+		ff.reproduce = strings.Join([]string{f.sim.prog(), "sim", shellQuote(sys.Name), "--schedule", shellQuote(ff.schedule), "-o", shellQuote(rerun)}, " ")
 		ff.step = max(fd.Steps-1, 0)
 	default:
-		ff.reproduce = simtest.SimCommand(sys, fd.Config, ff.trace)
+		ff.reproduce = withProgram(f.sim.prog(), simtest.SimCommand(sys, fd.Config, ff.trace))
 		switch {
 		case fd.Violation != nil:
 			// Where the predicate broke, as check and seed hunts
@@ -468,7 +469,7 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 			ff.step = fd.Check.Report.Errors[0].Step
 		}
 	}
-	ff.debug = fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(ff.trace), shellQuote(script), ff.step)
+	ff.debug = fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellQuote(ff.trace), shellQuote(script), ff.step)
 }
 
 // prefixViolations collects the violations a fork exploration's runs
@@ -703,10 +704,10 @@ func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explo
 		return sim.Config{}, nil, err
 	}
 	if note := timeCutNote(tr, f.at); note != "" {
-		fmt.Fprintln(a.Stderr, "replay explore: note: "+note)
+		fmt.Fprintln(a.Stderr, a.name()+" explore: note: "+note)
 	}
 	if note := inputsNote(tr, f.at, "runs"); note != "" {
-		fmt.Fprintln(a.Stderr, "replay explore: note: "+note)
+		fmt.Fprintln(a.Stderr, a.name()+" explore: note: "+note)
 	}
 	return cfg, start, nil
 }
@@ -749,7 +750,7 @@ func exploreBase(sys *system.System, f exploreFlags) string {
 // exploreArgs is the exploration's command line as given, in flag order,
 // without the flags named in skip, each value quoted for a POSIX shell.
 func exploreArgs(sys *system.System, f exploreFlags, skip ...string) []string {
-	args := []string{"replay", "explore", shellQuote(sys.Name)}
+	args := []string{f.sim.prog(), "explore", shellQuote(sys.Name)}
 	f.visit(func(fl *pflag.Flag) {
 		// A profile of this command is no part of the hunt: its shards
 		// would differ by it, and its reproduce commands overwrite it.
@@ -824,7 +825,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		cmd, rerun := rerunCommand(sys, cfg, f, shard, run)
 		hf := huntFailure{Run: &run, Kind: "violation", Headline: fd.Headline(), Step: ff.step, Key: fd.Key(), Trace: ff.trace,
 			// With --all the rerun writes the findings before this one first.
-			Reproduce: cmd, Debug: fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(findingPath(rerun, i)), shellQuote(script.Name), ff.step)}
+			Reproduce: cmd, Debug: fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellQuote(findingPath(rerun, i)), shellQuote(script.Name), ff.step)}
 		switch {
 		case fd.Panic != nil:
 			hf.Kind = "panic"
@@ -841,7 +842,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		// The rerun writes the findings before it first, as this one did.
 		rf.Failures = append(rf.Failures, huntFailure{Run: &run, Kind: "divergence", Headline: d.headline(), Step: d.step,
 			Key: fmt.Sprintf("divergence of run %d", run), Trace: d.trace, Reproduce: d.reproduce,
-			Debug: "replay verify " + shellQuote(findingPath(rerun, len(sum.Found)))})
+			Debug: f.sim.prog() + " verify " + shellQuote(findingPath(rerun, len(sum.Found)))})
 	}
 	if err := writeResults(path, rf); err != nil {
 		return err

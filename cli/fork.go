@@ -166,7 +166,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	out := a.Stdout
 	printWorld(out, tr, w, cfg.LatencyMax)
 	if note := timeCutNote(tr, f.at); note != "" {
-		fmt.Fprintln(a.Stderr, "replay fork: note: "+note)
+		fmt.Fprintln(a.Stderr, a.name()+" fork: note: "+note)
 	}
 	reason := res.Reason
 	if interrupted.Load() {
@@ -196,7 +196,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		return withCode(ExitViolations, runErr)
 	}
 	o := shellQuote(f.sim.output)
-	fmt.Fprintf(out, "next: replay verify %s; replay check %s PREDS.star; replay debug %s --at %d\n", o, o, o, min(f.at+1, last))
+	fmt.Fprintf(out, "next: %[1]s verify %[2]s; %[1]s check %[2]s PREDS.star; %[1]s debug %[2]s --at %[3]d\n", a.prog(), o, min(f.at+1, last))
 	return nil
 }
 

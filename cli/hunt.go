@@ -187,7 +187,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		// Every failure is reproduced from nothing by its seed; the trace
 		// of the first is written to -o as well.
 		seedTrace := fmt.Sprintf("%s-%d.lz4", sys.Name, seed)
-		fail := huntFailure{Seed: &seed, Kind: "violation", Reproduce: simtest.SimCommand(sys, res.Config, seedTrace)}
+		fail := huntFailure{Seed: &seed, Kind: "violation", Reproduce: withProgram(f.prog(), simtest.SimCommand(sys, res.Config, seedTrace))}
 		if !wroteTrace {
 			wroteTrace = true
 			fail.Trace = out
@@ -204,9 +204,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			fail.Headline = fmt.Sprintf("replay diverged at step #%d (%s %s): %s", div.Step, div.Node, printableText.Escape(div.Event), printableText.Escape(div.What))
 			// The trace written for this seed (-o) is the one to
 			// verify; a later seed's is made by its reproduce command.
-			explain := fmt.Sprintf("replay verify %s explains it", shellQuote(fail.Trace))
+			explain := fmt.Sprintf("%s verify %s explains it", f.prog(), shellQuote(fail.Trace))
 			if fail.Trace == "" {
-				explain = fmt.Sprintf("%s, then replay verify %s, explains it", fail.Reproduce, shellQuote(seedTrace))
+				explain = fmt.Sprintf("%s, then %s verify %s, explains it", fail.Reproduce, f.prog(), shellQuote(seedTrace))
 			}
 			code = &exitError{ExitDivergence, fmt.Errorf("seed %d: %s; %s", seed, fail.Headline, explain)}
 		case evalErr != nil:
@@ -226,9 +226,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		// index a trace that does not replay.
 		debugCmd := func(trace string) string {
 			if div != nil {
-				return "replay verify " + shellQuote(trace)
+				return f.prog() + " verify " + shellQuote(trace)
 			}
-			return fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(trace), shellQuote(script.Name), fail.Step)
+			return fmt.Sprintf("%s debug %s --preds %s --at %d", f.prog(), shellQuote(trace), shellQuote(script.Name), fail.Step)
 		}
 		fail.Debug = debugCmd(seedTrace)
 		failures = append(failures, fail)
@@ -268,7 +268,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			fmt.Fprintf(a.Stdout, "seed %d fails (%d of %s tried): %s\n\n", seed, tried, slice, fail.Headline)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))
 		}
-		fmt.Fprintf(a.Stdout, "wrote %s\nreproduce: %s\ndebug:     %s\n", out, simtest.SimCommand(sys, res.Config, out), debug)
+		fmt.Fprintf(a.Stdout, "wrote %s\nreproduce: %s\ndebug:     %s\n", out, withProgram(f.prog(), simtest.SimCommand(sys, res.Config, out)), debug)
 		return finish()
 	}
 	prog.done()
@@ -302,7 +302,7 @@ func huntIdentity(sys *system.System, cfg sim.Config, f simFlags, from, to uint6
 	settings := simtest.SimCommand(sys, cfg, "x")
 	settings = strings.TrimSuffix(settings, " -o x")
 	settings = strings.TrimPrefix(settings, fmt.Sprintf("replay sim %s --seed %d", shellQuote(sys.Name), from))
-	cmd := fmt.Sprintf("replay sim %s%s --seeds %d-%d --check %s", shellQuote(sys.Name), settings, from, to, shellQuote(script.Name))
+	cmd := fmt.Sprintf("%s sim %s%s --seeds %d-%d --check %s", f.prog(), shellQuote(sys.Name), settings, from, to, shellQuote(script.Name))
 	if f.failOn != "safety,alarm" {
 		cmd += " --fail-on " + shellQuote(f.failOn)
 	}

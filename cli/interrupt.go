@@ -53,7 +53,7 @@ func handling(sigs []os.Signal) (done func(got bool)) {
 // is the process's owner's (Main), not App.Run's: a program that runs
 // the CLI within itself keeps its own signal handling. stop releases the
 // signals.
-func interruptFallback(stderr io.Writer, verb string) (stop func()) {
+func interruptFallback(stderr io.Writer, program, verb string) (stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -65,7 +65,7 @@ func interruptFallback(stderr io.Writer, verb string) (stop func()) {
 			if verb != "" {
 				verb += ": "
 			}
-			fmt.Fprintf(stderr, "replay %sinterrupted (%v) before it finished: its output was not written\n", verb, sig)
+			fmt.Fprintf(stderr, "%s %sinterrupted (%v) before it finished: its output was not written\n", program, verb, sig)
 			os.Exit(ExitInterrupted)
 		}
 	}()

@@ -158,7 +158,7 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		}
 	}
 	if note := inputsNote(tr, f.at, "futures"); note != "" {
-		fmt.Fprintln(a.Stderr, "replay predict: note: "+note)
+		fmt.Fprintln(a.Stderr, a.name()+" predict: note: "+note)
 	}
 	ctx, stop := interruptContext()
 	defer stop()
@@ -387,7 +387,7 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 	for _, p := range preds {
 		v := p.violation
 		out.Predicted = append(out.Predicted, predJSON{Predicate: v.Predicate, Witness: v.Witness, Step: v.Step, StepsAfter: v.Step - f.at,
-			Future: p.run, Trace: p.file, Debug: fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(p.file), shellQuote(script), v.Step)})
+			Future: p.run, Trace: p.file, Debug: fmt.Sprintf("%s debug %s --preds %s --at %d", a.prog(), shellQuote(p.file), shellQuote(script), v.Step)})
 	}
 	for _, fd := range panics {
 		out.Panics = append(out.Panics, fd.Headline())

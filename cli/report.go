@@ -102,12 +102,12 @@ func (a *App) runReport(args []string, f reportFlags) error {
 		}
 		w.Violations = []*predicates.Violation{v}
 		r.Items = append(r.Items, export.ReportItem{V: v, Event: render.StepLine(v.Step), Window: w,
-			Commands: violationCommands(traces, script, v)})
+			Commands: violationCommands(a.prog(), traces, script, v)})
 	}
 	if err := a.stateDiffs(tr, r.Items); err != nil {
 		return err
 	}
-	r.Commands = runCommands(tr, traces, script)
+	r.Commands = runCommands(a.prog(), tr, traces, script)
 	if err := writeOutput(a, f.output, append(slices.Clone(traces), ref.Path), func(out io.Writer) error { return export.WriteReport(out, r) }); err != nil {
 		return err
 	}
@@ -174,27 +174,27 @@ func (a *App) stateDiffs(tr *replay.Trace, items []export.ReportItem) error {
 }
 
 // violationCommands are the commands that look at one violation.
-func violationCommands(traces []string, script string, v *predicates.Violation) []export.Command {
+func violationCommands(prog string, traces []string, script string, v *predicates.Violation) []export.Command {
 	ts := shellJoin(traces)
 	from := max(0, v.Step-20)
 	return []export.Command{
-		{What: "open the debugger at the violation", Line: fmt.Sprintf("replay debug %s --preds %s --at %d", ts, shellQuote(script), v.Step)},
-		{What: "the events around it", Line: fmt.Sprintf("replay events %s --from %d --limit 30", ts, from)},
-		{What: "the same window for Perfetto (ui.perfetto.dev)", Line: fmt.Sprintf("replay export %s --format perfetto --from %d --to %d --preds %s -o violation.json", ts, from, v.Step+10, shellQuote(script))},
+		{What: "open the debugger at the violation", Line: fmt.Sprintf("%s debug %s --preds %s --at %d", prog, ts, shellQuote(script), v.Step)},
+		{What: "the events around it", Line: fmt.Sprintf("%s events %s --from %d --limit 30", prog, ts, from)},
+		{What: "the same window for Perfetto (ui.perfetto.dev)", Line: fmt.Sprintf("%s export %s --format perfetto --from %d --to %d --preds %s -o violation.json", prog, ts, from, v.Step+10, shellQuote(script))},
 	}
 }
 
 // runCommands reproduce the whole run: the simulation that recorded it
 // (for a simulated trace whose settings the header names), then the
 // check.
-func runCommands(tr *replay.Trace, traces []string, script string) []export.Command {
+func runCommands(prog string, tr *replay.Trace, traces []string, script string) []export.Command {
 	var cmds []export.Command
-	if line, ok := simCommand(tr, traces[0]); ok {
+	if line, ok := simCommand(prog, tr, traces[0]); ok {
 		cmds = append(cmds, export.Command{What: "re-run the simulation that recorded the trace (byte-identical)", Line: line})
 	} else if len(tr.Header.Run) > 0 {
 		cmds = append(cmds, export.Command{What: "recorded by " + tr.Header.Driver, Line: "# " + runLine(tr.Header.Run)})
 	}
-	cmds = append(cmds, export.Command{What: "check the predicates", Line: fmt.Sprintf("replay check %s %s", shellJoin(traces), shellQuote(script))})
+	cmds = append(cmds, export.Command{What: "check the predicates", Line: fmt.Sprintf("%s check %s %s", prog, shellJoin(traces), shellQuote(script))})
 	return cmds
 }
 
@@ -205,12 +205,12 @@ var simRunFlags = []string{"seed", "nodes", "steps", "time", "drop", "dup", "chu
 // simCommand rebuilds the `replay sim` command line of a simulated trace
 // from its header; false when the trace is not simulated or its settings
 // hold one this cannot name (a schedule, a setting added later).
-func simCommand(tr *replay.Trace, out string) (string, bool) {
+func simCommand(prog string, tr *replay.Trace, out string) (string, bool) {
 	h := tr.Header
 	if h.Driver != "sim" || len(tr.Files) != 1 {
 		return "", false
 	}
-	parts := []string{"replay sim", shellQuote(h.System)}
+	parts := []string{prog, "sim", shellQuote(h.System)}
 	if h.Bug != "" && h.Bug != "none" {
 		parts = append(parts, "--bug", shellQuote(h.Bug))
 	}

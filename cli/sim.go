@@ -53,6 +53,8 @@ type simFlags struct {
 	// changed reports whether a flag was given: 0 and -1 are refused
 	// when given, never taken to mean "the default".
 	changed func(name string) bool
+	// program is how printed commands invoke this program (App.prog).
+	program string
 }
 
 func (a *App) simCmd() *cobra.Command {
@@ -353,6 +355,7 @@ func durationRange(flag, spec string) (lo, hi time.Duration, err error) {
 }
 
 func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
+	f.program = a.prog()
 	sys, err := a.Registry.Lookup(name)
 	if err != nil {
 		return badInput("%v", err)
@@ -449,7 +452,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 		return scheduleExit(runErr)
 	}
 	q := shellQuote(out)
-	fmt.Fprintf(w, "next: replay info %s; replay events %s --limit 20\n", q, q)
+	fmt.Fprintf(w, "next: %[1]s info %[2]s; %[1]s events %[2]s --limit 20\n", a.prog(), q)
 	return nil
 }
 

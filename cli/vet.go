@@ -86,9 +86,9 @@ compiler's errors are printed) or bad flags.`,
 			}
 			if !asJSON {
 				// Silence would not say that anything was checked.
-				fmt.Fprintf(a.Stderr, "replay vet: no findings (%s checked)\n", plural(rep.Packages, "package"))
+				fmt.Fprintf(a.Stderr, "%s vet: no findings (%s checked)\n", a.name(), plural(rep.Packages, "package"))
 				if rep.Handlers == 0 {
-					fmt.Fprintf(a.Stderr, "replay vet: note: no type in them implements node.Handler, so nothing was walked (a handler in a file with build tags is seen only with them: GOFLAGS=-tags=TAG replay vet ...; a generic handler type is not followed)\n")
+					fmt.Fprintf(a.Stderr, "%[1]s vet: note: no type in them implements node.Handler, so nothing was walked (a handler in a file with build tags is seen only with them: GOFLAGS=-tags=TAG %[1]s vet ...; a generic handler type is not followed)\n", a.name())
 				}
 			}
 			return nil
