@@ -145,6 +145,9 @@ type StepStats struct {
 	Settled []string
 	Aux     int // aux and alarm functions run (not answered from memo)
 	Rows    int // rows of tables and ordered indexes iterated whole (for r in T)
+	// ModelSteps: calls of a model's step by linearizability checks
+	// (linearizable, linearizability), their searches included.
+	ModelSteps int
 }
 
 // LastStep reports what the last observed step re-evaluated.

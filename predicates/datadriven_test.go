@@ -70,7 +70,7 @@ func TestDataDriven(t *testing.T) {
 	})
 }
 
-func ddRun(t *testing.T, d *datadriven.TestData) (*replay.Trace, string) {
+func ddRun(t testing.TB, d *datadriven.TestData) (*replay.Trace, string) {
 	nodes := 3
 	if d.HasArg("nodes") {
 		d.ScanArgs(t, "nodes", &nodes)

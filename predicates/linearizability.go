@@ -394,6 +394,25 @@ type linPart struct {
 	ops    []int // op indices, in call order
 	dirty  bool
 	result *linResult
+	// The settled prefix: the partition's first base operations all
+	// returned before any later one was called, so every linearization
+	// of the partition orders them first, and frontier holds the model
+	// states some linearization of them ends in; end is their latest
+	// return. A check searches only the operations after them, from each
+	// of those states, so that a long history costs its recent
+	// operations per step instead of all of them.
+	base     int
+	frontier []starlark.Value
+	end      int64
+	// stuck is the base at which a stretch could not be settled within
+	// the bounds below (-1: none): it is not tried again, and the
+	// operations from it stay searched at every check.
+	stuck int
+	// judged is, for a violation, the latest call or return time the
+	// check saw: operations that come later leave the violation, and its
+	// smallest window, as they were (a non-linearizable history stays so
+	// whatever follows it).
+	judged int64
 }
 
 // linResult is a checked partition: ok, or the violation's report.
@@ -545,23 +564,32 @@ func (lc *linChecker) checkHistory(h *History) (*linResult, error) {
 	}
 	for ; cache.pos < len(h.changes); cache.pos++ {
 		i := h.changes[cache.pos]
-		if i == len(cache.part) { // a new operation: find its partition
-			p, err := lc.partitionOf(cache, h.ops[i])
+		op := h.ops[i]
+		t, isNew := op.ret, i == len(cache.part)
+		if isNew { // a new operation: find its partition
+			p, err := lc.partitionOf(cache, op)
 			if err != nil {
 				return nil, err
 			}
 			cache.part = append(cache.part, p)
 			cache.parts[p].ops = append(cache.parts[p].ops, i)
+			t = op.call
 		}
-		cache.parts[cache.part[i]].dirty = true
+		part := cache.parts[cache.part[i]]
+		part.dirty = true
+		if isNew && part.base > 0 && t <= part.end {
+			// Called before the settled operations all returned (times
+			// out of step order: a merge of hosts' clocks): they are no
+			// longer ordered before it.
+			part.base, part.frontier, part.end, part.stuck = 0, nil, 0, -1
+		}
+		if part.result != nil && !part.result.ok && t <= part.judged {
+			part.result = nil // it may change the smallest window
+		}
 	}
 	for p, part := range cache.parts {
 		if part.dirty {
-			ops := make([]*linOp, len(part.ops))
-			for j, i := range part.ops {
-				ops[j] = h.ops[i]
-			}
-			r, err := lc.checkPartition(ops, cache.keys[p], len(h.ops))
+			r, err := lc.checkPart(h, part, cache.keys[p])
 			if err != nil {
 				return nil, err
 			}
@@ -574,6 +602,190 @@ func (lc *linChecker) checkHistory(h *History) (*linResult, error) {
 		}
 	}
 	return &linResult{ok: true}, nil
+}
+
+// checkPart checks a partition of a declared history whose operations
+// changed: from its settled prefix's states when it has one, settling
+// more of it after a pass.
+func (lc *linChecker) checkPart(h *History, part *linPart, key starlark.Value) (*linResult, error) {
+	opsFrom := func(from int) []*linOp {
+		ops := make([]*linOp, len(part.ops)-from)
+		for j, i := range part.ops[from:] {
+			ops[j] = h.ops[i]
+		}
+		return ops
+	}
+	if part.result != nil && !part.result.ok {
+		// Still the violation found before; only the counts grew.
+		return &linResult{report: withCounts(part.result.report, len(h.ops), len(part.ops))}, nil
+	}
+	if part.base == 0 {
+		part.frontier = []starlark.Value{lc.m.init}
+	}
+	res, err := lc.decideFrom(part.frontier, opsFrom(part.base))
+	if err != nil {
+		return nil, err
+	}
+	if res != porcupine.Ok {
+		// The whole partition, for the verdict and its report.
+		all := opsFrom(0)
+		r, err := lc.checkPartition(all, key, len(h.ops))
+		if err != nil || r.ok {
+			part.base, part.frontier, part.end, part.stuck = 0, nil, 0, -1
+			return r, err
+		}
+		for _, op := range all {
+			part.judged = max(part.judged, op.call)
+			if !op.pending {
+				part.judged = max(part.judged, op.ret)
+			}
+		}
+		return r, nil
+	}
+	return &linResult{ok: true}, lc.settle(part, opsFrom(part.base))
+}
+
+// decideFrom is decide from each of the given states in turn: the
+// operations are linearizable after a prefix that ends in one of them.
+func (lc *linChecker) decideFrom(states []starlark.Value, ops []*linOp) (porcupine.CheckResult, error) {
+	res := porcupine.Illegal
+	for _, s := range states {
+		r, err := lc.decide(ops, s)
+		if err != nil || r == porcupine.Ok {
+			return r, err
+		}
+		res = r
+	}
+	return res, nil
+}
+
+// Bounds on settling a stretch of concurrent operations: past them the
+// stretch stays in the searched part, as every operation did before.
+const (
+	settleOps    = 24   // operations in one stretch
+	settleStates = 16   // model states it may end in
+	settleSteps  = 4096 // model steps to find them
+)
+
+// settle moves the settled prefix of a partition that just passed its
+// check forward over its next stretches of operations: each a run that
+// all returned before any later operation was called. The last
+// operation never settles, since the next one may be called before it
+// returned. ops are the partition's operations from part.base.
+func (lc *linChecker) settle(part *linPart, ops []*linOp) error {
+	// minCall[k]: the earliest call among ops[k:].
+	minCall := make([]int64, len(ops)+1)
+	minCall[len(ops)] = math.MaxInt64
+	for k := len(ops) - 1; k >= 0; k-- {
+		minCall[k] = min(ops[k].call, minCall[k+1])
+	}
+	if part.stuck == part.base {
+		return nil
+	}
+	start := 0
+	end := int64(math.MinInt64)
+	for k := 0; k < len(ops)-1; k++ {
+		if ops[k].pending {
+			return nil // it may take effect anywhere after its call
+		}
+		end = max(end, ops[k].ret)
+		if end >= minCall[k+1] {
+			continue // overlaps a later operation
+		}
+		if k+1-start > settleOps {
+			part.stuck = part.base
+			return nil
+		}
+		states, err := lc.statesAfter(part.frontier, ops[start:k+1])
+		if err != nil {
+			return err
+		}
+		if len(states) == 0 { // over the bounds (the search above found one)
+			part.stuck = part.base
+			return nil
+		}
+		part.frontier, part.base, part.end = states, part.base+k+1-start, max(part.end, end)
+		start = k + 1
+	}
+	return nil
+}
+
+// statesAfter lists the model states that the linearizations of ops
+// (all returned) end in, from each of the given states; nil when there
+// are more than settleStates or finding them takes more than
+// settleSteps model steps.
+func (lc *linChecker) statesAfter(from []starlark.Value, ops []*linOp) ([]starlark.Value, error) {
+	var out []starlark.Value
+	seen := map[uint64][]starlark.Value{} // by done mask: states reached
+	steps := 0
+	add := func(list []starlark.Value, s starlark.Value) ([]starlark.Value, bool) {
+		for _, x := range list {
+			if eq, err := starlark.Equal(x, s); err == nil && eq {
+				return list, false
+			}
+		}
+		return append(list, s), true
+	}
+	all := uint64(1)<<len(ops) - 1
+	var walk func(done uint64, s starlark.Value) (bool, error)
+	walk = func(done uint64, s starlark.Value) (bool, error) {
+		var fresh bool
+		if seen[done], fresh = add(seen[done], s); !fresh {
+			return true, nil
+		}
+		if done == all {
+			out, _ = add(out, s)
+			return len(out) <= settleStates, nil
+		}
+		for i, op := range ops {
+			if done&(1<<i) != 0 {
+				continue
+			}
+			first := true // no other remaining operation returned before op's call
+			for j, o := range ops {
+				if done&(1<<j) == 0 && j != i && o.ret < op.call {
+					first = false
+					break
+				}
+			}
+			if !first {
+				continue
+			}
+			if steps++; steps > settleSteps {
+				return false, nil
+			}
+			ok, next, err := lc.step(s, op)
+			if err != nil {
+				return false, err
+			}
+			if !ok {
+				continue
+			}
+			if more, err := walk(done|1<<i, next); err != nil || !more {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+	for _, s := range from {
+		if more, err := walk(0, s); err != nil || !more {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// withCounts is a violation's report with the history's and the
+// partition's operation counts as they are now.
+func withCounts(report *starlark.Dict, total, partOps int) *starlark.Dict {
+	d := starlark.NewDict(report.Len())
+	for _, kv := range report.Items() {
+		d.SetKey(kv[0], kv[1])
+	}
+	d.SetKey(starlark.String("operations"), starlark.MakeInt(total))
+	d.SetKey(starlark.String("partition_operations"), starlark.MakeInt(partOps))
+	d.Freeze()
+	return d
 }
 
 func (lc *linChecker) partitionOf(cache *linCache, op *linOp) (int, error) {
@@ -590,7 +802,7 @@ func (lc *linChecker) partitionOf(cache *linCache, op *linOp) (int, error) {
 	if !ok {
 		p = len(cache.parts)
 		cache.byKey[s] = p
-		cache.parts = append(cache.parts, &linPart{})
+		cache.parts = append(cache.parts, &linPart{stuck: -1})
 		cache.keys = append(cache.keys, key)
 	}
 	return p, nil
@@ -625,7 +837,7 @@ func (lc *linChecker) checkOps(ops []*linOp) (*linResult, error) {
 // checkPartition checks one partition; on a violation it also finds the
 // smallest failing window and the longest partial linearization.
 func (lc *linChecker) checkPartition(ops []*linOp, key starlark.Value, total int) (*linResult, error) {
-	res, err := lc.decide(ops)
+	res, err := lc.decide(ops, lc.m.init)
 	if err != nil {
 		return nil, err
 	}
@@ -651,7 +863,7 @@ func (lc *linChecker) checkPartition(ops []*linOp, key starlark.Value, total int
 		if ferr != nil {
 			return true
 		}
-		r, err := lc.decide(prefix(ops, times[i]))
+		r, err := lc.decide(prefix(ops, times[i]), lc.m.init)
 		if err != nil {
 			ferr = err
 			return true
@@ -665,7 +877,7 @@ func (lc *linChecker) checkPartition(ops []*linOp, key starlark.Value, total int
 	if cut < len(times) {
 		window = prefix(ops, times[cut])
 	}
-	_, info, err := lc.run(window, true)
+	_, info, err := lc.run(window, lc.m.init, true)
 	if err != nil {
 		return nil, err
 	}
@@ -735,16 +947,16 @@ func (lc *linChecker) checkPartition(ops []*linOp, key starlark.Value, total int
 // linearizable are all of them searched, the one answer that can say
 // "not linearizable". (Leaving out every pending operation is no
 // cheaper: proving that a history needs one is an exhaustive search.)
-func (lc *linChecker) decide(ops []*linOp) (porcupine.CheckResult, error) {
+func (lc *linChecker) decide(ops []*linOp, init starlark.Value) (porcupine.CheckResult, error) {
 	seen := seenInOutputs(ops)
 	sub := slices.DeleteFunc(slices.Clone(ops), func(op *linOp) bool { return op.pending && !seen(op) })
 	if len(sub) < len(ops) {
-		res, _, err := lc.run(sub, false)
+		res, _, err := lc.run(sub, init, false)
 		if err != nil || res == porcupine.Ok {
 			return res, err
 		}
 	}
-	res, _, err := lc.run(ops, false)
+	res, _, err := lc.run(ops, init, false)
 	return res, err
 }
 
@@ -799,7 +1011,7 @@ func prefix(ops []*linOp, t int64) []*linOp {
 // checker's thread from porcupine's goroutine while this one waits; the
 // mutex and stopped make sure no step runs once porcupine has returned
 // (on a timeout porcupine returns without waiting for its search).
-func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, porcupine.LinearizationInfo, error) {
+func (lc *linChecker) run(ops []*linOp, init starlark.Value, verbose bool) (porcupine.CheckResult, porcupine.LinearizationInfo, error) {
 	c := lc.c
 	var mu sync.Mutex
 	stopped, late := false, false
@@ -810,15 +1022,14 @@ func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, po
 	}
 	deadline := time.Now().Add(timeout)
 	model := porcupine.Model{
-		Init: func() any { return lc.m.init },
+		Init: func() any { return init },
 		Step: func(state, input, output any) (bool, any) {
 			mu.Lock()
 			defer mu.Unlock()
 			if stopped || stepErr != nil {
 				return false, nil
 			}
-			op := input.(*linOp)
-			v, err := starlark.Call(c.thread, lc.m.step, starlark.Tuple{state.(starlark.Value), op.input, output.(starlark.Value)}, nil)
+			ok, next, err := lc.step(state.(starlark.Value), input.(*linOp))
 			// A step that ends past the deadline makes the answer late
 			// whatever porcupine says: on a loaded machine its search
 			// can end before its timer is seen, and which one it then
@@ -826,36 +1037,11 @@ func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, po
 			if time.Now().After(deadline) {
 				late = true
 			}
-			if err == nil && c.budget.err != nil {
-				err = c.budget.err
-			}
 			if err != nil {
 				stepErr = err
 				return false, nil
 			}
-			t, ok := v.(starlark.Tuple)
-			if !ok || len(t) != 2 {
-				stepErr = fmt.Errorf("%s: model %q: step must return (ok, new_state), got %s", lc.fn, lc.m.name, v.Type())
-				return false, nil
-			}
-			b, ok := t[0].(starlark.Bool)
-			if !ok {
-				stepErr = fmt.Errorf("%s: model %q: step must return (ok, new_state) with ok a bool, got %s", lc.fn, lc.m.name, t[0].Type())
-				return false, nil
-			}
-			if !b {
-				// A pending operation may never have taken effect:
-				// one the model refuses here is linearized as a no-op
-				// (porcupine must place every operation somewhere).
-				if op.pending {
-					return true, state
-				}
-				return false, nil
-			}
-			// States are shared by porcupine's search branches and its
-			// cache: frozen, a step cannot change one another branch uses.
-			t[1].Freeze()
-			return true, t[1]
+			return ok, next
 		},
 		Equal: func(a, b any) bool {
 			eq, err := starlark.Equal(a.(starlark.Value), b.(starlark.Value))
@@ -895,4 +1081,38 @@ func (lc *linChecker) run(ops []*linOp, verbose bool) (porcupine.CheckResult, po
 			lc.fn, len(ops), lc.m.name, timeout.Round(time.Millisecond))
 	}
 	return res, info, nil
+}
+
+// step runs the model's step on one operation from state: whether the
+// operation may take effect there, and the state after it. A pending
+// operation the model refuses is taken as never having taken effect (a
+// no-op): porcupine must place every operation somewhere.
+func (lc *linChecker) step(state starlark.Value, op *linOp) (bool, starlark.Value, error) {
+	c := lc.c
+	c.last.ModelSteps++
+	v, err := starlark.Call(c.thread, lc.m.step, starlark.Tuple{state, op.input, op.output}, nil)
+	if err == nil && c.budget.err != nil {
+		err = c.budget.err
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	t, ok := v.(starlark.Tuple)
+	if !ok || len(t) != 2 {
+		return false, nil, fmt.Errorf("%s: model %q: step must return (ok, new_state), got %s", lc.fn, lc.m.name, v.Type())
+	}
+	b, ok := t[0].(starlark.Bool)
+	if !ok {
+		return false, nil, fmt.Errorf("%s: model %q: step must return (ok, new_state) with ok a bool, got %s", lc.fn, lc.m.name, t[0].Type())
+	}
+	if !b {
+		if op.pending {
+			return true, state, nil
+		}
+		return false, nil, nil
+	}
+	// States are shared by porcupine's search branches and its cache:
+	// frozen, a step cannot change one another branch uses.
+	t[1].Freeze()
+	return true, t[1], nil
 }

@@ -1,0 +1,217 @@
+package predicates_test
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/predicates/internal/dd"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// registerScript records "nop call ID OP ARGS..." and "nop ret ID [VALUE]"
+// inputs as a history, as testdata/linearizability.txt does. Agree
+// compares the declared history's check, which settles the operations
+// it has seen before, with a check of the same operations from scratch
+// (a list written in the script is checked whole every time).
+const registerScript = `
+def _record():
+    m = event.msg
+    if event.kind != "input" or m == None or m.Op != "nop" or len(m.Args) < 2:
+        return
+    a = m.Args
+    if a[0] == "call":
+        ops.call(a[1], tuple(a[2:]))
+    elif a[0] == "ret":
+        out = a[2] if len(a) > 2 else None
+        ops.ret(a[1], "" if out == "-" else out)
+
+ops = history("ops", _record)
+
+def scratch():
+    return [{"client": o.client, "input": o.input, "output": o.output, "call": o.call, "ret": o.ret} for o in ops]
+
+safety("Linearizable", lambda: linearizable(ops, models.register))
+safety("Agree", lambda: linearizable(ops, models.register) == linearizable(scratch(), models.register))
+`
+
+// randomRegisterRun is a run of three clients reading and writing one
+// register: each invokes an operation, and replies come in random order,
+// often all of them before the next call.
+// A read returns the last value written before it returned, or, one time
+// in stale, the one before (a stale read: not linearizable unless a write
+// was concurrent with it).
+func randomRegisterRun(rng *rand.Rand, ops, stale int) string {
+	var b strings.Builder
+	type open struct {
+		id, op string
+	}
+	pending := map[int]open{}
+	last, before := "-", "-"
+	n := 0
+	for n < ops || len(pending) > 0 {
+		c := rng.IntN(3)
+		if rng.IntN(4) == 0 {
+			// Often every client waits for its reply: a point where
+			// all operations so far have returned.
+			for i := range 3 {
+				if _, ok := pending[i]; ok {
+					c = i
+					break
+				}
+			}
+		}
+		client := fmt.Sprintf("n%d", c+1)
+		if o, ok := pending[c]; ok {
+			delete(pending, c)
+			switch o.op {
+			case "write":
+				before, last = last, o.id
+				fmt.Fprintf(&b, "%s nop ret %s\n", client, o.id)
+			default:
+				v := last
+				if stale > 0 && rng.IntN(stale) == 0 {
+					v = before
+				}
+				fmt.Fprintf(&b, "%s nop ret %s %s\n", client, o.id, v)
+			}
+			continue
+		}
+		if n >= ops {
+			continue
+		}
+		n++
+		id := fmt.Sprintf("o%d", n)
+		if rng.IntN(2) == 0 {
+			pending[c] = open{id, "write"}
+			fmt.Fprintf(&b, "%s nop call %s write %s\n", client, id, id)
+		} else {
+			pending[c] = open{id, "read"}
+			fmt.Fprintf(&b, "%s nop call %s read\n", client, id)
+		}
+	}
+	return b.String()
+}
+
+// checkRun replays a run made from input lines (as testdata's "run") and
+// checks script against it, calling each after every step.
+func checkRun(t testing.TB, input string, serial bool, script string, each func(c *predicates.Checker)) *predicates.Report {
+	t.Helper()
+	d := &datadriven.TestData{Cmd: "run", Input: input}
+	if serial {
+		d.CmdArgs = []datadriven.CmdArg{{Key: "serial"}}
+	}
+	tr, _ := ddRun(t, d)
+	path := filepath.Join(t.TempDir(), "lin.star")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.New(tr, system.NewRegistry(dd.System), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := predicates.Load(path, r, predicates.Options{To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if err := r.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Observe(); err != nil {
+			t.Fatal(err)
+		}
+		if each != nil {
+			each(c)
+		}
+	}
+	rep := c.Finish()
+	if err := rep.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// A declared history's check settles what it has seen; after every step
+// it answers as a check of the whole history from scratch does, on runs
+// that are linearizable and runs that are not, in time order and in the
+// causal orders of a recording (where times go back between steps).
+func TestLinearizableSettledAgreesWithScratch(t *testing.T) {
+	violated, clean := 0, 0
+	for seed := range uint64(24) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		input := randomRegisterRun(rng, 40, []int{0, 12}[seed%2])
+		rep := checkRun(t, input, seed%4 < 2, registerScript, nil)
+		for _, v := range rep.Violations {
+			switch v.Predicate {
+			case "Agree":
+				t.Fatalf("seed %d: the settled check and the one from scratch disagree at step #%d\n%s", seed, v.Step, input)
+			case "Linearizable":
+				violated++
+			}
+		}
+		if len(rep.Violations) == 0 {
+			clean++
+		}
+	}
+	if violated == 0 || clean == 0 {
+		t.Fatalf("the runs should include linearizable and non-linearizable ones: %d violated, %d clean", violated, clean)
+	}
+}
+
+// What a step costs the check of a long history does not grow with it:
+// the model's steps per step at the end of a run of 600 operations are
+// about those at its start. Checked whole every time, the last steps
+// ran about twenty times as many.
+func TestLinearizableCostDoesNotGrowWithHistory(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	input := randomRegisterRun(rng, 600, 0)
+	script := strings.Replace(registerScript, `safety("Agree"`, `# safety("Agree"`, 1)
+	var perStep []int
+	rep := checkRun(t, input, true, script, func(c *predicates.Checker) {
+		perStep = append(perStep, c.LastStep().ModelSteps)
+	})
+	if len(rep.Violations) != 0 {
+		t.Fatalf("a correct register's run: %v", rep.Violations[0].Headline())
+	}
+	sum := func(xs []int) int {
+		n := 0
+		for _, x := range xs {
+			n += x
+		}
+		return n
+	}
+	tenth := len(perStep) / 10
+	first, last := sum(perStep[tenth:2*tenth]), sum(perStep[len(perStep)-tenth:])
+	if first == 0 || last > 2*first {
+		t.Fatalf("model steps in the second tenth of the run: %d; in the last: %d (want at most twice)", first, last)
+	}
+}
+
+// BenchmarkLinearizableHistory: checking a declared history of one
+// register after every step, at two history lengths: the time per
+// operation stays flat when the check settles what it has seen.
+//
+//	go test ./predicates -run='^$' -bench=LinearizableHistory -benchtime=3x
+func BenchmarkLinearizableHistory(b *testing.B) {
+	for _, ops := range []int{1000, 4000} {
+		b.Run(fmt.Sprintf("ops-%d", ops), func(b *testing.B) {
+			input := randomRegisterRun(rand.New(rand.NewPCG(3, 3)), ops, 0)
+			script := strings.Replace(registerScript, `safety("Agree"`, `# safety("Agree"`, 1)
+			for b.Loop() {
+				checkRun(b, input, true, script, nil)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(ops), "ns/op-checked")
+		})
+	}
+}
