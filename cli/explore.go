@@ -252,6 +252,11 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 			return badInput("-o %s is also an input (--from); write the findings to another file", out)
 		}
 	}
+	// Findings after the first, and a divergence after findings, go to
+	// OUT-2.lz4, OUT-3.lz4, ...
+	if err := numberedOutputs(out, f.from); err != nil {
+		return err
+	}
 	// A bad -o or --results is refused now, not after the search.
 	for _, p := range []string{out, resultsPath} {
 		if p == "" {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/sim"
@@ -198,8 +199,36 @@ func writeTrace(path string, trace []byte, sc *sim.Schedule) (string, error) {
 	if sc == nil {
 		return "", nil
 	}
-	schedule := strings.TrimSuffix(path, ".lz4") + ".schedule"
+	schedule := schedulePath(path)
+	if err := replacesOnlyASchedule(schedule); err != nil {
+		return "", err
+	}
 	return schedule, writeAtomic(schedule, func(w *atomicFile) error { return sc.Format(w) })
+}
+
+// schedulePath is where writeTrace puts the schedule of a trace.
+func schedulePath(trace string) string {
+	return strings.TrimSuffix(trace, ".lz4") + ".schedule"
+}
+
+// replacesOnlyASchedule refuses to write a schedule over a file that is
+// not one (notes, a trace someone named .schedule), as replacesOnlyATrace
+// does for traces.
+func replacesOnlyASchedule(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil // a device or a pipe is written in place
+	}
+	head := make([]byte, len(sim.ScheduleMagic))
+	n, _ := io.ReadFull(f, head)
+	if string(head[:n]) != sim.ScheduleMagic {
+		return badInput("%s exists and is not a schedule: writing the run's schedule there would replace it (remove it, or name another -o)", path)
+	}
+	return nil
 }
 
 // checkWritable refuses an output that cannot be created now, before a
@@ -238,4 +267,40 @@ func withoutPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// numberedOutputs checks the traces PREFIX-N.lz4 (N from 2) that a verb
+// numbering its traces after out (explore --all) may write, before it
+// runs: none may be an input, which writing it would destroy, and none
+// that exists may be anything but a trace (refused only after the
+// search, the search was lost). out without its folder names the
+// prefix; a file whose number is not a plain decimal is not one of them.
+func numberedOutputs(out string, inputs []string) error {
+	prefix := strings.TrimSuffix(out, ".lz4") + "-"
+	numbered := func(p string) bool {
+		n, ok := strings.CutSuffix(strings.TrimPrefix(filepath.Base(p), filepath.Base(prefix)), ".lz4")
+		if !ok || !strings.HasPrefix(filepath.Base(p), filepath.Base(prefix)) || n == "" || strings.TrimLeft(n, "0123456789") != "" || n[0] == '0' {
+			return false
+		}
+		i, err := strconv.Atoi(n)
+		return err == nil && i >= 2
+	}
+	for _, in := range inputs {
+		if numbered(in) && sameFile(filepath.Dir(in), filepath.Dir(out)) {
+			return badInput("-o %s would number its traces over the input %s (%sN.lz4); write the findings to another file", out, in, prefix)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Dir(out))
+	if err != nil {
+		return nil // checkWritable says what is wrong with the folder
+	}
+	for _, e := range entries {
+		p := filepath.Join(filepath.Dir(out), e.Name())
+		if numbered(p) {
+			if err := replacesOnlyATrace(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -84,3 +84,86 @@ func TestOutputsThatAreNoInput(t *testing.T) {
 		t.Fatalf("predict -o naming its trace (a prefix): exit %d: %s", code, errb.String())
 	}
 }
+
+// explore --all numbers its traces after -o (OUT-2.lz4, ...): an input
+// of that name was overwritten (a fork of an earlier --all finding, by
+// its default name), and a numbered file that is not a trace was
+// refused only after the whole search, its summary and result file lost.
+// Both are refused before the search now.
+func TestExploreNumberedOutputsAreGuarded(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	run := func(args ...string) int {
+		out.Reset()
+		errb.Reset()
+		return app.Run(args)
+	}
+	input := filepath.Join(dir, "paxos-spec-explore-2.lz4")
+	if code := run("sim", "paxos", "--bug", "spec", "--seed", "1", "-o", input); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	before, _ := os.ReadFile(input)
+	code := run("explore", "paxos", "--check", "builtin:paxos", "--from", input, "--at", "200", "--strategy", "pct", "--budget", "10", "--all",
+		"-o", filepath.Join(dir, "paxos-spec-explore.lz4"))
+	if code != ExitBadInput || !strings.Contains(errb.String(), "would number its traces over the input") {
+		t.Errorf("explore --from an input named as its second finding: exit %d, stderr %q", code, errb.String())
+	}
+	if after, _ := os.ReadFile(input); !bytes.Equal(before, after) {
+		t.Fatal("the input was overwritten")
+	}
+	notes := filepath.Join(dir, "nf-2.lz4")
+	if err := os.WriteFile(notes, []byte("notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code = run("explore", "paxos", "--bug", "spec", "--check", "builtin:paxos", "--budget", "150", "--all", "-o", filepath.Join(dir, "nf.lz4"))
+	if code != ExitBadInput || !strings.Contains(errb.String(), "nf-2.lz4 exists and is not a trace") || out.Len() != 0 {
+		t.Errorf("explore over a numbered file that is not a trace: exit %d, stdout %d bytes, stderr %q", code, out.Len(), errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nf.lz4")); err == nil {
+		t.Error("the search ran: nf.lz4 was written")
+	}
+}
+
+// shrink writes a simulated run's schedule beside its -o (OUT.schedule):
+// it replaced whatever file had that name, the input among them (a trace
+// named in.schedule, shrunk to -o in.lz4). Both are refused, and so is
+// -o naming the input itself.
+func TestShrinkScheduleIsGuarded(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	run := func(args ...string) int {
+		out.Reset()
+		errb.Reset()
+		return app.Run(args)
+	}
+	q := filepath.Join(dir, "q.lz4")
+	if code := run("sim", "randtree", "--bug", "no-recovery-timer", "--seed", "1", "-o", q); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	notes := filepath.Join(dir, "q-s.schedule")
+	if err := os.WriteFile(notes, []byte("notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run("shrink", q, "builtin:randtree", "-o", filepath.Join(dir, "q-s.lz4")); code != ExitBadInput || !strings.Contains(errb.String(), "q-s.schedule exists and is not a schedule") {
+		t.Errorf("shrink over notes named as its schedule: exit %d, stderr %q", code, errb.String())
+	}
+	if b, _ := os.ReadFile(notes); string(b) != "notes\n" {
+		t.Error("the notes were replaced")
+	}
+	in := filepath.Join(dir, "in.schedule")
+	b, _ := os.ReadFile(q)
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run("shrink", in, "builtin:randtree", "-o", filepath.Join(dir, "in.lz4")); code != ExitBadInput || !strings.Contains(errb.String(), "over the input") {
+		t.Errorf("shrink whose schedule is its input: exit %d, stderr %q", code, errb.String())
+	}
+	if code := run("shrink", q, "builtin:randtree", "-o", q); code != ExitBadInput || !strings.Contains(errb.String(), "is also an input") {
+		t.Errorf("shrink -o its input: exit %d, stderr %q", code, errb.String())
+	}
+	if after, _ := os.ReadFile(in); !bytes.Equal(after, b) {
+		t.Error("the input was replaced")
+	}
+}

@@ -138,6 +138,18 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 	if err := checkWritable(out); err != nil {
 		return err
 	}
+	if err := refuseInput(out, []string{path}, "the shrunk trace"); err != nil {
+		return err
+	}
+	if sched := schedulePath(out); hdr.Header.Driver == "sim" {
+		// A simulated run's shrunk trace comes with its schedule.
+		if sameFile(sched, path) {
+			return badInput("-o %s would write its schedule %s over the input; write the shrunk trace to another file", out, sched)
+		}
+		if err := replacesOnlyASchedule(sched); err != nil {
+			return err
+		}
+	}
 
 	// Ctrl-C ends the shrink after the candidate under way; the smallest
 	// run so far is written.
