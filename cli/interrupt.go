@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // graceful counts, per signal the fallback watches (Ctrl-C, SIGTERM),
@@ -58,7 +59,15 @@ func interruptFallback(stderr io.Writer, program, verb string) (stop func()) {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		seen := map[os.Signal]int{}
+		last := map[os.Signal]time.Time{}
 		for sig := range sigs {
+			if graceful[sig].Load() > 0 && seen[sig] > 0 && time.Since(last[sig]) < repeatedSignal {
+				// The same signal again at once is one sent twice
+				// (GNU timeout signals the process, then its group),
+				// not a second Ctrl-C to end the process.
+				continue
+			}
+			last[sig] = time.Now()
 			if seen[sig]++; graceful[sig].Load() > 0 && seen[sig] < 2 {
 				continue
 			}
@@ -71,6 +80,10 @@ func interruptFallback(stderr io.Writer, program, verb string) (stop func()) {
 	}()
 	return sync.OnceFunc(func() { signal.Stop(sigs); close(sigs) })
 }
+
+// repeatedSignal is how soon after a signal the same one counts as
+// the same signal delivered twice rather than pressed twice.
+const repeatedSignal = 250 * time.Millisecond
 
 // onInterrupt notes Ctrl-C (and the other signals given, such as the
 // SIGTERM a preempted Kubernetes pod gets) instead of dying of it, so a

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -361,4 +363,38 @@ safety("S", lambda: event.step != 500 or fail("boom"))
 	if r.code != 4 || strings.Count(r.stdout, "S failed at step #500 and was disabled: ") != 4 || !strings.Contains(r.stdout, "boom") {
 		t.Fatalf("merge: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// The same signal twice within a moment is one signal sent twice (GNU
+// timeout signals the process and then its group): the exploration
+// winds down as on one, writing its result file, where the second copy
+// ended it at once with nothing written.
+func TestSignalSentTwiceIsOne(t *testing.T) {
+	dir := t.TempDir()
+	// Runs of 300 nodes: the run under way when the signal comes is
+	// still running when its second copy does.
+	cmd := exec.Command(replayBin, "explore", "paxos", "--nodes", "300", "--strategy", "random", "--budget", "1000000", "--check", "builtin:paxos",
+		"--shard", "0/2", "--results", "r.json")
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(20 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	stuck := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
+	defer stuck.Stop()
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	r := result{out.String(), errb.String(), code}
+	if r.code != 130 || !strings.Contains(r.stderr, "interrupted after ") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	wasInterrupted(t, syscall.SIGTERM, filepath.Join(dir, "r.json"), r)
 }
