@@ -11,6 +11,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -135,15 +136,27 @@ func parseShard(spec string) (shardSpec, error) {
 	return shardSpec{Index: index, Count: count}, nil
 }
 
-// scriptDigest fingerprints a script's text: two machines with the same
-// path but different scripts do not run one hunt.
+// scriptDigest fingerprints a script's text and the modules it loads:
+// two machines with the same path but different scripts, or the same
+// script loading different helpers, do not run one hunt. A script that
+// loads nothing has the digest of its text alone, as before modules
+// counted.
 func scriptDigest(path string) (string, error) {
 	b, err := regular.ReadFile(path, predicates.MaxScriptBytes)
 	if err != nil {
 		return "", badInput("--check: %v", err)
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	h := sha256.New()
+	h.Write(b)
+	for _, m := range predicates.ScriptModules(path) {
+		src, err := predicates.ReadScript(m)
+		if err != nil {
+			return "", badInput("--check: %s loads %s: %v", path, filepath.Base(m), err)
+		}
+		fmt.Fprintf(h, "\x00load %s %d\x00", filepath.Base(m), len(src))
+		h.Write(src)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func writeResults(path string, rf *resultFile) error {
@@ -402,7 +415,7 @@ const maxShardSteps = 1 << 46
 func huntDiff(a, b huntID) string {
 	for _, f := range []struct{ name, a, b string }{
 		{"kind", a.Kind, b.Kind}, {"system", a.System, b.System}, {"bug", a.Bug, b.Bug},
-		{"script", a.Script, b.Script}, {"script text", a.ScriptSHA256[:min(12, len(a.ScriptSHA256))], b.ScriptSHA256[:min(12, len(b.ScriptSHA256))]},
+		{"script", a.Script, b.Script}, {"script text (with the modules it loads)", a.ScriptSHA256[:min(12, len(a.ScriptSHA256))], b.ScriptSHA256[:min(12, len(b.ScriptSHA256))]},
 		{"command", a.Command, b.Command},
 	} {
 		if f.a != f.b {

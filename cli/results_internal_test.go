@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"os"
 	"path/filepath"
@@ -263,5 +265,45 @@ func TestResultFilesOfAnotherProgram(t *testing.T) {
 	}
 	if _, err := readResults(p, "kvcheck"); err == nil || !strings.Contains(err.Error(), `runs system "raft"`) {
 		t.Errorf("another system under kvcheck: %v, want refused", err)
+	}
+}
+
+// Shards whose script loads a helper module are one hunt only with the
+// same helper: the digest covered the main script alone, and a merge took
+// shards checked with different helpers as one (it left out failures the
+// other helper would have found). A script that loads nothing keeps the
+// digest of its text.
+func TestScriptDigestCoversLoadedModules(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	digest := func(p string) string {
+		d, err := scriptDigest(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	plain := "safety(\"S\", lambda: True)\n"
+	alone := write("alone.star", plain)
+	if sum := sha256.Sum256([]byte(plain)); digest(alone) != hex.EncodeToString(sum[:]) {
+		t.Error("a script that loads nothing changed digest")
+	}
+	main := write("main.star", "load(\"helpers.star\", \"ok\")\nsafety(\"S\", ok)\n")
+	write("helpers.star", "load(\"more.star\", \"t\")\ndef ok():\n    return t\n")
+	write("more.star", "t = True\n")
+	before := digest(main)
+	write("more.star", "t = False\n")
+	if digest(main) == before {
+		t.Error("a module loaded through another changed, the digest did not")
+	}
+	write("helpers.star", "load(\"more.star\", \"t\")\ndef ok():\n    return True\n")
+	if digest(main) == before {
+		t.Error("the loaded module changed, the digest did not")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
 	"github.com/replaycheck/replaycheck/internal/regular"
 )
@@ -105,4 +106,43 @@ func noNUL(name, src string) error {
 	line := 1 + strings.Count(src[:i], "\n")
 	col := 1 + i - (strings.LastIndexByte(src[:i], '\n') + 1)
 	return fmt.Errorf("%s:%d:%d: a NUL byte (is this a text file?): nothing after it would be read", name, line, col)
+}
+
+// ScriptModules lists the modules a predicates script loads, directly or
+// through others, as load() finds them: the .star files beside it, each
+// once, in the order a load of the script first reaches them. A file that
+// does not parse, or a module that cannot be read, ends its branch of the
+// list (loading the script reports it). Tools that fingerprint a check
+// (a sweep's shards must run the same one) read them with ReadScript.
+func ScriptModules(path string) []string {
+	dir := filepath.Dir(path)
+	seen := map[string]bool{}
+	var out []string
+	var walk func(p string)
+	walk = func(p string) {
+		src, err := readScript(dir, p)
+		if err != nil {
+			return
+		}
+		f, err := fileOptions.Parse(p, src, 0)
+		if err != nil {
+			return
+		}
+		for _, stmt := range f.Stmts {
+			load, ok := stmt.(*syntax.LoadStmt)
+			if !ok {
+				continue
+			}
+			module, _ := load.Module.Value.(string)
+			if module != filepath.Base(module) || strings.HasPrefix(module, ".") || !strings.HasSuffix(module, ".star") || seen[module] {
+				continue
+			}
+			seen[module] = true
+			m := filepath.Join(dir, module)
+			out = append(out, m)
+			walk(m)
+		}
+	}
+	walk(path)
+	return out
 }
