@@ -892,7 +892,13 @@ var System = &system.System{
 		if err := cfg.CheckParams("target"); err != nil {
 			return fmt.Errorf("replicastore: %w", err)
 		}
-		_, err := targetParam(cfg)
+		target, err := targetParam(cfg)
+		if err == nil && target > len(cfg.Nodes) {
+			// Every node holds at most one replica of an object: the
+			// degree could never be reached, and the alarm would
+			// report the correct program as broken.
+			err = fmt.Errorf("replicastore: --param target=%d: more replicas than the run's %d nodes can hold (raise --nodes or lower the target)", target, len(cfg.Nodes))
+		}
 		return err
 	},
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/replaycheck/replaycheck/examples/replicastore"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/system"
 )
 
 // These oracles compute, in Go, what scripts/replicastore.star states in
@@ -282,6 +283,22 @@ func TestSweep(t *testing.T) {
 		}
 		if bug == "none" && len(counts) > 0 {
 			t.Errorf("the correct store raised alarms: %v", counts)
+		}
+	}
+}
+
+// A target no run of its nodes can reach is refused (the simulator exits
+// 2): with --param target=9 on 8 nodes the correct program raised its
+// degree alarm, a bug report about nothing.
+func TestTargetBeyondTheNodesIsRefused(t *testing.T) {
+	nodes := []node.ID{"n1", "n2", "n3"}
+	for _, tc := range []struct {
+		target string
+		ok     bool
+	}{{"3", true}, {"1", true}, {"4", false}, {"9", false}} {
+		err := replicastore.System.Validate(system.NewConfig("none", nodes, map[string]string{"target": tc.target}))
+		if (err == nil) != tc.ok {
+			t.Errorf("target %s on 3 nodes: %v, want ok=%v", tc.target, err, tc.ok)
 		}
 	}
 }
