@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -246,7 +247,7 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	if err := refuseInput(out, paths, "the recovering walk"); err != nil {
 		return err
 	}
-	ctx, stop := interruptContext()
+	ctx, stop := interruptContext(syscall.SIGTERM)
 	defer stop()
 	if f.timeLimit < 0 {
 		return badInput("--time %v: want a duration above 0 (omit it for no limit)", f.timeLimit)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -160,7 +161,7 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	if note := inputsNote(tr, f.at, "futures"); note != "" {
 		fmt.Fprintln(a.Stderr, a.name()+" predict: note: "+note)
 	}
-	ctx, stop := interruptContext()
+	ctx, stop := interruptContext(syscall.SIGTERM)
 	defer stop()
 	prog := a.progress()
 	res, err := a.predict(ctx, tr, script.Path, f, func(s string) { prog.update("%s", s) })

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -153,7 +154,7 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 
 	// Ctrl-C ends the shrink after the candidate under way; the smallest
 	// run so far is written.
-	ctx, stop := interruptContext()
+	ctx, stop := interruptContext(syscall.SIGTERM)
 	defer stop()
 	prog := a.progress()
 	res, err := shrink.Shrink(ctx, sys, data, shrink.Options{

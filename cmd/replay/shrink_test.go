@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
@@ -392,5 +394,21 @@ func TestAShrunkTraceAsAScheduleSaysWhy(t *testing.T) {
 	r := replay(t, dir, "sim", "paxos", "--schedule", "small.lz4", "-o", "rerun.lz4")
 	if r.code != 3 || !strings.Contains(r.stderr, "small.lz4 is a shrunk trace") || !strings.Contains(r.stderr, "the trace itself is the reproduction") {
 		t.Fatalf("sim --schedule of a shrunk trace: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// The searches stop on SIGTERM as on Ctrl-C (a timeout, a stopped pod):
+// shrink writes the smallest run so far. SIGTERM ended it with nothing
+// written, where Ctrl-C kept its best (a hostile pass); critical and
+// predict take it the same way.
+func TestShrinkStopsOnSIGTERMWithItsBest(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "spec", "--seed", "2", "--nodes", "9", "-o", "sp.lz4"))
+	r := replayInterrupted(t, dir, 3*time.Second, syscall.SIGTERM, "shrink", "sp.lz4", "builtin:paxos", "-o", "sp-s.lz4")
+	if r.code != 0 || !strings.Contains(r.stdout, "stopped: interrupted; the smallest run so far was written") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if c := replay(t, dir, "check", "sp-s.lz4", "builtin:paxos"); c.code != 1 {
+		t.Fatalf("the run written does not fail: exit %d\n%s%s", c.code, c.stdout, c.stderr)
 	}
 }
