@@ -303,8 +303,8 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			if len(f.nodes) > 0 {
 				partial = " (the debugger replays every node, not only --nodes)"
 			}
-			fmt.Fprintf(a.Stdout, "debug the first violation: replay debug %s --preds %s --at %d%s\n",
-				shellJoin(traces), shellQuote(script.Name), first.Step, partial)
+			fmt.Fprintf(a.Stdout, "debug the first violation: %s debug %s --preds %s --at %d%s\n",
+				a.prog(), shellJoin(traces), shellQuote(script.Name), first.Step, partial)
 		}
 	}
 	stoppedByUser := interrupted.Load() && !rep.Complete

@@ -546,10 +546,10 @@ func (r *criticalReport) writeText(a *App) {
 	fmt.Fprintf(w, "These are random walks: a dead step is one from which none of %d walks recovered, not one from which none can.\n", f.walks)
 	if res.Critical >= 0 && res.Stopped == "" {
 		traces := shellJoin(r.paths)
-		fmt.Fprintf(w, "\ndebug the critical step:   replay debug %s --preds %s --at %d\n", traces, shellQuote(r.script), res.Critical)
+		fmt.Fprintf(w, "\ndebug the critical step:   %s debug %s --preds %s --at %d\n", a.prog(), traces, shellQuote(r.script), res.Critical)
 		if r.recovering != "" {
-			fmt.Fprintf(w, "compare a recovering walk: replay debug %s --preds %s --at %d   (forked after #%d; wrote %s)\n",
-				shellQuote(r.recovering), shellQuote(r.script), res.LastLive+1, res.LastLive, filepath.Base(r.recovering))
+			fmt.Fprintf(w, "compare a recovering walk: %s debug %s --preds %s --at %d   (forked after #%d; wrote %s)\n",
+				a.prog(), shellQuote(r.recovering), shellQuote(r.script), res.LastLive+1, res.LastLive, filepath.Base(r.recovering))
 		}
 	}
 }

@@ -366,8 +366,8 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	}
 	switch {
 	case diverged != nil:
-		return &exitError{ExitDivergence, fmt.Errorf("run %d: %s: a nondeterministic handler (its replay differs from its simulation); wrote the run to %s: replay verify %s explains it",
-			diverged.run, diverged.err, diverged.trace, shellQuote(diverged.trace))}
+		return &exitError{ExitDivergence, fmt.Errorf("run %d: %s: a nondeterministic handler (its replay differs from its simulation); wrote the run to %s: %s verify %s explains it",
+			diverged.run, diverged.err, diverged.trace, a.prog(), shellQuote(diverged.trace))}
 	case code == ExitInterrupted:
 		return &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d runs: the rest of the budget was not explored (the result file says so)", sum.Runs)}
 	case evalErr != nil:

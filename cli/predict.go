@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -334,17 +336,33 @@ func (a *App) predictText(tr *replay.Trace, paths []string, script string, f pre
 		if v.Witness != "" {
 			fmt.Fprintf(w, "   witness: %s\n", v.Witness)
 		}
-		fmt.Fprintf(w, "   wrote %s; debug: replay debug %s --preds %s --at %d\n", p.file, shellQuote(p.file), shellQuote(script), v.Step)
+		fmt.Fprintf(w, "   wrote %s; debug: %s debug %s --preds %s --at %d\n", p.file, a.prog(), shellQuote(p.file), shellQuote(script), v.Step)
 	}
 	for _, fd := range panics {
 		fmt.Fprintf(w, "\nfuture %d: %s\n", fd.Run, fd.Headline())
 	}
 	if len(earlier) > 0 {
-		var names []string
-		for _, v := range earlier {
-			names = append(names, fmt.Sprintf("%s (#%d)", v.Predicate, v.Step))
+		// In step order, one entry per predicate and step: a step that
+		// broke a predicate for several witnesses counts them.
+		type seen struct {
+			step int
+			pred string
 		}
-		slices.Sort(names)
+		witnesses := map[seen]int{}
+		for _, v := range earlier {
+			witnesses[seen{v.Step, v.Predicate}]++
+		}
+		keys := slices.SortedFunc(maps.Keys(witnesses), func(a, b seen) int {
+			return cmp.Or(cmp.Compare(a.step, b.step), strings.Compare(a.pred, b.pred))
+		})
+		var names []string
+		for _, k := range keys {
+			name := fmt.Sprintf("%s (#%d)", k.pred, k.step)
+			if n := witnesses[k]; n > 1 {
+				name = fmt.Sprintf("%s (#%d, %d witnesses)", k.pred, k.step, n)
+			}
+			names = append(names, name)
+		}
 		fmt.Fprintf(w, "\nalready violated at or before #%d, not predictions: %s\n", f.at, strings.Join(names, ", "))
 	}
 	fmt.Fprintf(w, "\n%s, %d events in %v", plural(sum.Runs, "future"), sum.Events, sum.Elapsed.Round(time.Millisecond))

@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/explore"
+	"github.com/replaycheck/replaycheck/predicates"
 )
 
 // Two predictions found in one future (two witnesses of one break) share
@@ -37,5 +42,26 @@ func TestZeroTimeNoted(t *testing.T) {
 		if got := zeroTimeNoted(v); got != v {
 			t.Errorf("%s became %q", v, got)
 		}
+	}
+}
+
+// The predicates already violated before the fork step are listed in
+// step order, one entry per predicate and step: they were sorted as text
+// (#1088 before #208) and a step that broke a predicate for two
+// witnesses was listed twice, alike.
+func TestPredictListsEarlierViolationsInStepOrder(t *testing.T) {
+	var out bytes.Buffer
+	a := &App{Stdout: &out}
+	earlier := map[string]*predicates.Violation{
+		"a": {Predicate: "AtMostOneServer", Step: 1088, Witness: "s1"},
+		"b": {Predicate: "AtMostOneServer", Step: 208, Witness: "s2"},
+		"c": {Predicate: "AtMostOneServer", Step: 401, Witness: "s1"},
+		"d": {Predicate: "AtMostOneServer", Step: 401, Witness: "s3"},
+		"e": {Predicate: "Linearizable", Step: 208},
+	}
+	a.predictText(nil, []string{"t.lz4"}, "p.star", predictFlags{at: 1905}, &explore.Summary{}, nil, earlier, nil)
+	want := "already violated at or before #1905, not predictions: AtMostOneServer (#208), Linearizable (#208), AtMostOneServer (#401, 2 witnesses), AtMostOneServer (#1088)\n"
+	if !strings.Contains(out.String(), want) {
+		t.Fatalf("got:\n%s\nwant the line:\n%s", out.String(), want)
 	}
 }

@@ -43,6 +43,9 @@ func TestCommandsNameTheProgram(t *testing.T) {
 	if r := run("sim", "paxos", "--seed", "1", "--steps", "200", "-o", "s.lz4"); r.code != 0 || !strings.Contains(r.stdout, "next: kvcheck info s.lz4; kvcheck events s.lz4") {
 		t.Errorf("sim: exit %d, want next steps that run kvcheck:\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	if r := run("check", "first.lz4", "builtin:paxos"); r.code != 1 || !strings.Contains(r.stdout, "debug the first violation: kvcheck debug first.lz4 ") {
+		t.Errorf("check: exit %d, want its debug command to run kvcheck:\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if r := run("check", "s.lz4", "no-such.star"); r.code != 2 || !strings.HasPrefix(r.stderr, "kvcheck check: ") {
 		t.Errorf("an error is not named by the program: exit %d\n%s", r.code, r.stderr)
 	}
