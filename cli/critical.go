@@ -572,6 +572,10 @@ func (r *criticalReport) writeJSON(a *App) error {
 		StepsBefore     int   `json:"steps_before"`
 		TimeBeforeNS    int64 `json:"time_before_ns"`
 		DoomedFromStart bool  `json:"doomed_from_first_step"`
+		// AtOrBefore: the search stopped (stopped) before it narrowed
+		// the transition to one step: the critical step is at or before
+		// step, the earliest dead probe found (and after last_live).
+		AtOrBefore bool `json:"at_or_before,omitempty"`
 		// BecameLost: messages that show as lost from this step on
 		// (their receiver's clock passed their latency window): the run
 		// lost each when it was sent.
@@ -600,7 +604,12 @@ func (r *criticalReport) writeJSON(a *App) error {
 		CheckSecs: r.tgt.baseline.Seconds(), Stopped: r.res.Stopped, WalksRun: r.res.WalksRun(), CutShort: r.res.CutShort}
 	if c := r.res.Critical; c >= 0 {
 		step, at := r.decided()
-		out.Critical = &crit{event: ev(c), DecidedStep: step, StepsBefore: step - c, TimeBeforeNS: at - r.tr.Event(c).Time, DoomedFromStart: r.res.LastLive < 0}
+		// A search stopped before any walk recovered knows no live step:
+		// that is not "doomed from the first step", which only a finished
+		// search (every probe before it dead, step 0 among them) says.
+		stopped := r.res.Stopped != ""
+		out.Critical = &crit{event: ev(c), DecidedStep: step, StepsBefore: step - c, TimeBeforeNS: at - r.tr.Event(c).Time,
+			DoomedFromStart: r.res.LastLive < 0 && !stopped, AtOrBefore: stopped}
 		for _, m := range r.becameLost {
 			out.Critical.BecameLost = append(out.Critical.BecameLost, lostMsg{m.Type, m.ID.From, m.To, m.SendStep})
 		}
