@@ -369,7 +369,11 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		return &exitError{ExitDivergence, fmt.Errorf("run %d: %s: a nondeterministic handler (its replay differs from its simulation); wrote the run to %s: %s verify %s explains it",
 			diverged.run, diverged.err, diverged.trace, a.prog(), shellQuote(diverged.trace))}
 	case code == ExitInterrupted:
-		return &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d runs: the rest of the budget was not explored (the result file says so)", sum.Runs)}
+		said := ""
+		if resultsPath != "" {
+			said = " (the result file says so)"
+		}
+		return &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d runs: the rest of the budget was not explored%s", sum.Runs, said)}
 	case evalErr != nil:
 		if !f.asJSON && len(sum.Found) > 0 && sum.Found[len(sum.Found)-1].Check != nil {
 			sum.Found[len(sum.Found)-1].Check.Report.WriteErrors(a.Stderr)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	printableText "github.com/replaycheck/replaycheck/internal/printable"
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
@@ -123,7 +124,11 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		if stopped {
 			// Not 0 (nor a finding's 1): the slice was not finished. A
 			// Kubernetes index that exited 0 would never be run again.
-			end = &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d of %d seeds: the rest of this slice was not checked (the result file says so)", tried, mine)}
+			said := ""
+			if rf != nil {
+				said = " (the result file says so)"
+			}
+			end = &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d of %d seeds: the rest of this slice was not checked%s", tried, mine, said)}
 		}
 		if rf != nil {
 			rf.Runs, rf.Steps, rf.Failures = int(tried), int64(steps), failures
@@ -153,8 +158,26 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		cfg.Seed = seed
 		prog.update("seed %d (%d of %d), %d steps checked", seed, tried, mine, steps)
 		runStart := time.Now()
+		// A signal ends the seed under way too (a run of thousands of
+		// nodes takes minutes): it is then not counted, and the slice
+		// is not finished.
+		events := 0
+		cfg.Observe = func(*node.Event, *node.Instance) error {
+			if events++; events%256 == 0 && interrupted.Load() {
+				return errSeedInterrupted
+			}
+			return nil
+		}
 		res, err := simtest.Run(sys, cfg, script.Path, simtest.Options{Registry: a.Registry, Counts: counts, StopAtFirst: true,
-			MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget})
+			MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Stop: interrupted.Load})
+		if errors.Is(err, errSeedInterrupted) || interrupted.Load() && err == nil && len(res.Failing) == 0 && !res.Report.Complete {
+			tried--
+			stopped = true
+			if rf != nil {
+				rf.Complete, rf.Stopped = false, "interrupted"
+			}
+			break
+		}
 		// A seed not fully checked (a predicate failed, or the replay
 		// diverged) comes with its result; any other error ends the hunt.
 		var evalErr *predicates.EvalError
@@ -292,6 +315,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 // huntIdentity names a seed hunt for its result file: the settings that
 // decide which runs are made and what counts as a failure. The seed
 // range is part of it (shards of different ranges are different splits).
+// errSeedInterrupted ends the run of a seed under way at a signal.
+var errSeedInterrupted = errors.New("interrupted")
+
 func huntIdentity(sys *system.System, cfg sim.Config, f simFlags, from, to uint64, script scriptRef) (huntID, error) {
 	digest, err := scriptDigest(script.Path)
 	if err != nil {

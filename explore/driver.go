@@ -424,7 +424,7 @@ func (d *driver) execute(ctx context.Context, batch []*job) {
 			d.alone.RLock()
 			defer d.alone.RUnlock()
 		}
-		if err := replay.CatchReadBack(func() error { d.runOne(j); return nil }); err != nil {
+		if err := replay.CatchReadBack(func() error { d.runOne(ctx, j); return nil }); err != nil {
 			j.err = fmt.Errorf("run %d: %w", j.index, err)
 		}
 		if j.failed() || j.err != nil {
@@ -460,15 +460,34 @@ func (d *driver) execute(ctx context.Context, batch []*job) {
 	wg.Wait()
 }
 
-// runOne simulates and checks one run.
-func (d *driver) runOne(j *job) {
+// errRunCanceled ends a run under way when the exploration is canceled.
+var errRunCanceled = errors.New("the exploration was canceled")
+
+// runOne simulates and checks one run. Canceling ctx ends the run under
+// way (a run of thousands of nodes takes minutes): it is then skipped,
+// as a run not yet started is, and not counted.
+func (d *driver) runOne(ctx context.Context, j *job) {
 	start := time.Now()
 	defer func() { j.elapsed = time.Since(start) }()
 	cfg := d.cfg
 	cfg.Chooser = j.chooser
+	observe, events := cfg.Observe, 0
+	cfg.Observe = func(ev *node.Event, in *node.Instance) error {
+		if events++; events%256 == 0 && ctx.Err() != nil {
+			return errRunCanceled
+		}
+		if observe != nil {
+			return observe(ev, in)
+		}
+		return nil
+	}
 	var buf bytes.Buffer
 	res, err := d.opts.Start(cfg, &buf)
 	j.res = res
+	if errors.Is(err, errRunCanceled) {
+		j.res, j.skipped = nil, "canceled"
+		return
+	}
 	if err != nil {
 		var pe *node.PanicError
 		if errors.As(err, &pe) && res != nil {
@@ -480,6 +499,8 @@ func (d *driver) runOne(j *job) {
 	}
 	opts := d.opts.Check
 	opts.StopAtFirst = !d.opts.All
+	stop := opts.Stop
+	opts.Stop = func() bool { return ctx.Err() != nil || stop != nil && stop() }
 	if t, ok := j.chooser.(interface{ Truncated() string }); ok && t.Truncated() != "" {
 		// A run the strategy cut short has no end at which to judge
 		// liveness: only safety counts.
@@ -504,6 +525,11 @@ func (d *driver) runOne(j *job) {
 			defer d.alone.Unlock()
 			cr, err = simtest.CheckTrace(d.sys, cfg, res, buf.Bytes(), d.opts.Script, opts)
 		}()
+	}
+	if ctx.Err() != nil {
+		// The check may have stopped early: its report judges nothing.
+		j.res, j.skipped = nil, "canceled"
+		return
 	}
 	switch {
 	case err != nil && errors.As(err, &evalErr) && cr != nil:

@@ -58,6 +58,10 @@ type Options struct {
 	// forever, but a predicate on how long something has waited would
 	// break as time passed, had the run gone on.
 	QuietFor time.Duration
+	// Stop, if set, is polled after every step of the check: when it
+	// returns true the check ends there, its report incomplete (a caller
+	// being interrupted discards it).
+	Stop func() bool
 }
 
 // Run simulates sys under cfg (defaults applied), then replays the trace
@@ -106,7 +110,7 @@ func CheckTrace(sys *system.System, cfg sim.Config, res *sim.Result, trace []byt
 	if counts == nil {
 		counts = (*predicates.Violation).Finding
 	}
-	ropts := predicates.RunOptions{StopAtFirst: opts.StopAtFirst, Counts: counts}
+	ropts := predicates.RunOptions{StopAtFirst: opts.StopAtFirst, Counts: counts, Stop: opts.Stop}
 	if res != nil && res.Reason == sim.ReasonQuiet {
 		ropts.Quiet = opts.QuietFor
 	}

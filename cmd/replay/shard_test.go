@@ -398,3 +398,24 @@ func TestSignalSentTwiceIsOne(t *testing.T) {
 	}
 	wasInterrupted(t, syscall.SIGTERM, filepath.Join(dir, "r.json"), r)
 }
+
+// A signal ends the run under way, not only the hunt between runs: an
+// exploration or a seed hunt of 3,000 paxos nodes (a run takes tens of
+// seconds) went on for its whole run after Ctrl-C, then exited 0 with
+// its result file saying complete, as if no one had asked it to stop.
+func TestInterruptEndsTheRunUnderWay(t *testing.T) {
+	for _, args := range [][]string{
+		{"explore", "paxos", "--check", "builtin:paxos", "--budget", "1", "--nodes", "3000", "--results", "r.json", "-o", "big.lz4"},
+		{"sim", "paxos", "--nodes", "3000", "--seeds", "1-1", "--check", "builtin:paxos", "--results", "r.json"},
+	} {
+		dir := t.TempDir()
+		r := replayInterrupted(t, dir, 2*time.Second, syscall.SIGINT, args...)
+		if r.code != 130 || !strings.Contains(r.stderr, "interrupted after 0 ") {
+			t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", args[0], r.code, r.stdout, r.stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "r.json"))
+		if err != nil || !strings.Contains(string(b), `"stopped": "interrupted"`) || !strings.Contains(string(b), `"runs": 0`) {
+			t.Fatalf("%v: result file %s (%v)", args[0], b, err)
+		}
+	}
+}
