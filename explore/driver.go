@@ -174,6 +174,13 @@ func (f *Finding) Key() string {
 		return fmt.Sprintf("panic %s %s: %v", f.Panic.Node, f.Panic.Kind, f.Panic.Value)
 	case f.Violation != nil:
 		return f.Violation.Predicate + " " + f.Violation.Witness
+	case f.EvalErr != nil:
+		// By what could not be evaluated: a merge of shards keeps one
+		// finding per key, and a second predicate's error is another
+		// finding.
+		if e, ok := errors.AsType[*predicates.EvalError](f.EvalErr); ok && len(e.Failures) > 0 {
+			return "error " + e.Failures[0].Name + " (" + e.Failures[0].Kind + ")"
+		}
 	}
 	return "error"
 }
@@ -186,6 +193,12 @@ func (f *Finding) Headline() string {
 	case f.Violation != nil:
 		return f.Violation.Headline()
 	case f.EvalErr != nil:
+		// The evaluation's own words: the check's wrapping names the
+		// simulated run's seed, which says nothing of an exploration's
+		// run (each is its own chooser's).
+		if e, ok := errors.AsType[*predicates.EvalError](f.EvalErr); ok {
+			return e.Error()
+		}
 		return f.EvalErr.Error()
 	}
 	return "failed"

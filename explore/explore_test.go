@@ -14,6 +14,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
 	"github.com/replaycheck/replaycheck/system"
@@ -511,5 +512,24 @@ func TestProcessBudgetsDoNotDependOnJobs(t *testing.T) {
 		if sum.Runs != 16 {
 			t.Fatalf("jobs %d: %d runs, want 16", jobs, sum.Runs)
 		}
+	}
+}
+
+// Findings of predicates that could not be evaluated are told apart by
+// the predicate: every one had the key "error", so a merge of shards kept
+// the first and dropped a second predicate's (a hostile pass). And the
+// headline is the evaluation's, without the check's "seed N:", which
+// names nothing of an exploration's run.
+func TestEvaluationErrorFindingsByPredicate(t *testing.T) {
+	wrap := func(name string) *Finding {
+		e := &predicates.EvalError{Failures: []predicates.EvalFailure{{Name: name, Kind: "safety", Step: 3, Message: "boom"}}}
+		return &Finding{EvalErr: fmt.Errorf("seed 1: %w", e)}
+	}
+	a, b := wrap("A"), wrap("B")
+	if a.Key() == b.Key() {
+		t.Errorf("errors of predicates A and B share the key %q", a.Key())
+	}
+	if h := a.Headline(); strings.Contains(h, "seed 1") || !strings.Contains(h, "A") {
+		t.Errorf("headline %q", h)
 	}
 }
