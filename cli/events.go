@@ -105,6 +105,16 @@ func (a *App) warnLoaded(tr *replay.Trace, nodes []node.ID) {
 	if tr.NoEndRecord() && len(tr.DamagedFiles(nodes)) == 0 {
 		fmt.Fprintln(a.Stderr, "warning: no trace file has an end record (the recording was killed or is still running): the run may have gone on past the trace")
 	}
+	for _, f := range tr.Files {
+		// A simulation that stopped on an error (a schedule line it
+		// could not follow, a handler's panic) wrote a whole trace of a
+		// run cut short: said, since only info showed it.
+		if n := len(f.Ends); n > 0 && len(f.SegmentEnded) > 0 && f.SegmentEnded[len(f.SegmentEnded)-1] {
+			if why, ok := strings.CutPrefix(f.Ends[n-1].Reason, "error: "); ok {
+				fmt.Fprintf(a.Stderr, "note: %s: the run stopped on an error, so it ends where the trace does: %s\n", f.Path, printable(oneLine(why)))
+			}
+		}
+	}
 }
 
 func (a *App) runEvents(paths []string, f eventsFlags) error {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,4 +79,35 @@ func TestScheduleRerunsTheRun(t *testing.T) {
 	badInput(t, replay(t, dir, "sim", "chord", "--schedule", "a.schedule"), "paxos", "chord")
 	badInput(t, replay(t, dir, "sim", "paxos", "--schedule", "missing.schedule"), "missing.schedule")
 	badInput(t, replay(t, dir, "schedule"), "TRACE")
+}
+
+// A simulation that stopped on an error (here a schedule line the run
+// could not follow) wrote a whole trace of a run cut short: check and
+// verify said nothing of it (exit 0, complete), only info did. Every verb
+// that loads it now says so on stderr.
+func TestRunStoppedOnAnErrorIsSaid(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "lockserver", "--seed", "1", "-o", "ls.lz4"))
+	mustOK(t, replay(t, dir, "schedule", "ls.lz4", "-o", "ls.schedule"))
+	b, err := os.ReadFile(filepath.Join(dir, "ls.schedule"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	// A timer that was never set, at the time of the line before it.
+	at := slices.IndexFunc(lines, func(l string) bool { return !strings.HasPrefix(l, "#") && strings.Contains(l, " task ") })
+	bad := strings.Fields(lines[at])[0] + " timer c1 999 bogus"
+	lines = slices.Insert(lines, at, bad)
+	if err := os.WriteFile(filepath.Join(dir, "bad.schedule"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := replay(t, dir, "sim", "lockserver", "--schedule", "bad.schedule", "-o", "bad.lz4"); r.code == 0 {
+		t.Fatalf("the impossible schedule ran:\n%s", r.stdout)
+	}
+	for _, args := range [][]string{{"check", "bad.lz4", "builtin:lockserver"}, {"verify", "bad.lz4"}} {
+		r := replay(t, dir, args...)
+		if !strings.Contains(r.stderr, "note: bad.lz4: the run stopped on an error, so it ends where the trace does: schedule line") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
 }
