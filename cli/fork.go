@@ -179,7 +179,11 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		fmt.Fprintf(out, "  stopped: %s\n", reason)
 	}
 	s := res.Stats
-	fmt.Fprintf(out, "%s (delivered and lost count the %d message(s) of the world in flight at the fork too)\n", networkLine(s), len(w.InFlight))
+	parent := ""
+	if s.LostByParent > 0 {
+		parent = fmt.Sprintf(", of which the parent had lost %d (above): the continuation lost %d", s.LostByParent, s.Lost-s.LostByParent)
+	}
+	fmt.Fprintf(out, "%s (delivered and lost count the %d message(s) of the world in flight at the fork too%s)\n", networkLine(s), len(w.InFlight), parent)
 	fmt.Fprintf(out, "  faults: %d crashes, %d restarts\n", s.Crashes, s.Restarts)
 	size := int64(0)
 	if st, err := os.Stat(f.sim.output); err == nil {

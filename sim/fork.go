@@ -157,6 +157,7 @@ func (s *Sim) restore(w *world.World, prefix []*node.Event) error {
 		msg, sent := m.Recv(), m.SentAt-s.start
 		if LostByParent(w, m, func(step int) int64 { return prefix[step].Time }, s.cfg.LatencyMax) {
 			s.stats.Lost++ // lost in the parent (a self-send too: its node crashed): see RunFrom
+			s.stats.LostByParent++
 			continue
 		}
 		if m.To == m.ID.From { // never lost, as in send

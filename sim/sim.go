@@ -221,6 +221,11 @@ type Stats struct {
 	// InFlight.
 	Sent, Delivered, Lost, Partitioned, ToDownNode, Duplicated, InFlight int64
 	Crashes, Restarts, InputsLost                                        int64
+	// LostByParent: of Lost, in a fork (RunFrom), the messages of the
+	// world in flight at the fork that the parent run had already lost
+	// (never received past their latency). Not in the trace's end
+	// record, which keeps its keys.
+	LostByParent int64
 }
 
 func (s Stats) asMap() map[string]int64 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -396,5 +397,18 @@ func TestForkKeepsTheParentsLosses(t *testing.T) {
 	}
 	if len(evs) <= at+1 {
 		t.Fatal("the fork has no continuation")
+	}
+}
+
+// A fork's network line counted the messages its parent had lost before
+// the fork among its own losses, and a new user took a --drop 0 fork's
+// "9 lost" for the continuation's: it says which are the parent's.
+func TestForkSaysWhichLossesAreTheParents(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--drop", "0.2", "-o", "pd.lz4"))
+	r := replay(t, dir, "fork", "pd.lz4", "--at", "800", "--seed", "3", "--drop", "0", "-o", "f.lz4")
+	mustOK(t, r)
+	if !regexp.MustCompile(`, of which the parent had lost [1-9][0-9]* \(above\): the continuation lost 0\)`).MatchString(r.stdout) {
+		t.Fatalf("the network line does not tell the parent's losses apart:\n%s", r.stdout)
 	}
 }
