@@ -322,6 +322,9 @@ func ParseSchedule(r io.Reader, name string) (*Schedule, error) {
 		sc.Events = append(sc.Events, e)
 	}
 	if err := in.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: a line longer than %d bytes: not a schedule line (a schedule's longest, its randomness, is far shorter)", name, n+1, MaxScheduleLine)
+		}
 		return nil, fmt.Errorf("%s:%d: %w", name, n+1, err)
 	}
 	if n == 0 {

@@ -138,6 +138,8 @@ func TestParseScheduleErrors(t *testing.T) {
 		{sim.ScheduleMagic + "\nsystem paxos\nnodes 3\nseed 1\nlatency 1ms-2ms\n1ms init n1 extra\n", "extra"},
 		{sim.ScheduleMagic + "\nsystem paxos\nnodes 3\nseed 1\nlatency 2ms-1ms\n", "latency"},
 		{sim.ScheduleMagic + "\nsystem paxos\nnodes 3\nclocks lamport\n", `clocks "lamport"`},
+		// A line over the bound said "bufio.Scanner: token too long".
+		{sim.ScheduleMagic + "\nsystem paxos\n# " + strings.Repeat("x", sim.MaxScheduleLine) + "\n", "x.schedule:3: a line longer than 1048576 bytes"},
 	} {
 		_, err := sim.ParseSchedule(strings.NewReader(tc.text), "x.schedule")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
