@@ -125,6 +125,10 @@ func runVet(patterns []string, tests bool) (*vetReport, error) {
 	cfg := &packages.Config{Mode: packages.LoadAllSyntax | packages.NeedModule, Tests: tests}
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
+		if strings.Contains(err.Error(), "go.mod file not found") {
+			// go list's own words, wrapped: "err: exit status 1: stderr: go: ...".
+			return nil, badInput("no Go module here: vet resolves packages as go build does, from the module of the current directory (its go.mod); run it from inside your module (cd there; vet ./...)")
+		}
 		return nil, badInput("%v", err)
 	}
 	if len(pkgs) == 0 {

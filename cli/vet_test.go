@@ -108,6 +108,17 @@ func TestVetBadInput(t *testing.T) {
 	if code != ExitBadInput {
 		t.Errorf("bad flag: exit %d, want 2 (%s)", code, errs)
 	}
+	// Outside any module: go list's words came wrapped ("err: exit
+	// status 1: stderr: go: go.mod file not found ...").
+	nomod := t.TempDir()
+	if err := os.WriteFile(filepath.Join(nomod, "x.go"), []byte("package x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(nomod)
+	code, _, errs = runVetCLI(t, ".")
+	if code != ExitBadInput || !strings.Contains(errs, "no Go module here") || strings.Contains(errs, "exit status") {
+		t.Errorf("outside a module: exit %d, stderr:\n%s", code, errs)
+	}
 }
 
 // TestVetVettool builds cmd/replay-vet and runs it under go vet -vettool,
