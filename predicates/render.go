@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -125,7 +126,32 @@ func (r *Report) writeViolation(w io.Writer, v *Violation) {
 		fmt.Fprintf(w, "  witness: %s\n", wt)
 	}
 	if v.Aux != nil && v.Aux != starlark.None {
-		fmt.Fprintf(w, "  aux:     %s%s\n", v.Aux, auxWhen(v))
+		writeAux(w, v.Aux, auxWhen(v))
+	}
+}
+
+// auxLine is the longest aux written on one line: a dict longer than
+// that (a linearizability report lists its window's operations) is
+// written a key per line, and a list in it an element per line.
+const auxLine = 160
+
+func writeAux(w io.Writer, aux starlark.Value, when string) {
+	d, ok := aux.(*starlark.Dict)
+	if text := aux.String(); !ok || len(text) <= auxLine {
+		fmt.Fprintf(w, "  aux:     %s%s\n", text, when)
+		return
+	}
+	fmt.Fprintf(w, "  aux:%s\n", when)
+	for _, kv := range d.Items() {
+		key := bare(kv[0])
+		if l, ok := kv[1].(*starlark.List); ok && l.Len() > 0 && len(l.String()) > auxLine {
+			fmt.Fprintf(w, "    %s: (%d)\n", key, l.Len())
+			for i := range l.Len() {
+				fmt.Fprintf(w, "      %s\n", bare(l.Index(i)))
+			}
+			continue
+		}
+		fmt.Fprintf(w, "    %s: %s\n", key, kv[1])
 	}
 }
 
@@ -286,4 +312,14 @@ func toJSON(v starlark.Value) any {
 		return out
 	}
 	return strings.TrimSpace(v.String())
+}
+
+// bare is a value as a line shows it: a string without its quotes,
+// unless it holds what would break the line (a newline forged report
+// lines), then quoted as Starlark writes it.
+func bare(v starlark.Value) string {
+	if s, ok := v.(starlark.String); ok && !strings.ContainsFunc(string(s), func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }) {
+		return string(s)
+	}
+	return v.String()
 }

@@ -162,3 +162,23 @@ liveness("Late", lambda: event.step < 5 or event.step > 40,
 		t.Fatalf("report:\n%s", b.String())
 	}
 }
+
+// A long aux (a linearizability report lists every operation of its
+// window) was one line of thousands of characters: a dict over a line's
+// length is written a key per line, and a long list in it an element per
+// line; a string that would break the line stays quoted.
+func TestLongAuxIsWrittenAKeyPerLine(t *testing.T) {
+	rep := checkPaxos(t, `
+def _aux():
+    return {"model": "kv", "window": ["c%d #%d..#%d (\"put\", \"k3\", \"v%d\") -> None" % (i, i, i + 5, i) for i in range(12)] + ["forged\nline"]}
+safety("Long", lambda: event.step < 5, aux = _aux)
+`, predicates.RunOptions{StopAtFirst: true})
+	var b strings.Builder
+	rep.WriteText(&b, time.Second)
+	for _, want := range []string{"\n  aux:\n    model: \"kv\"\n    window: (13)\n      c0 #0..#5 (\"put\", \"k3\", \"v0\") -> None\n",
+		"\n      c11 #11..#16 (\"put\", \"k3\", \"v11\") -> None\n      \"forged\\nline\"\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
