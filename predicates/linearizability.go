@@ -409,9 +409,9 @@ type linPart struct {
 	// operations from it stay searched at every check.
 	stuck int
 	// judged is, for a violation, the latest call or return time the
-	// check saw: operations that come later leave the violation, and its
+	// check saw: operations called later leave the violation, and its
 	// smallest window, as they were (a non-linearizable history stays so
-	// whatever follows it).
+	// whatever follows it), but not the return of one called before.
 	judged int64
 }
 
@@ -583,8 +583,13 @@ func (lc *linChecker) checkHistory(h *History) (*linResult, error) {
 			// longer ordered before it.
 			part.base, part.frontier, part.end, part.stuck = 0, nil, 0, -1
 		}
-		if part.result != nil && !part.result.ok && t <= part.judged {
-			part.result = nil // it may change the smallest window
+		if part.result != nil && !part.result.ok && (t <= part.judged || !isNew && op.call <= part.judged) {
+			// A time at or before what the check saw may change the
+			// smallest window. And an operation pending then that
+			// returns may make the history linearizable: a model may
+			// refuse a pending operation (output None) that, returned,
+			// orders before another (an inc whose value a read saw).
+			part.result = nil
 		}
 	}
 	for p, part := range cache.parts {
