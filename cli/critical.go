@@ -170,7 +170,7 @@ func (a *App) checkTarget(tr *replay.Trace, script, predicate string, budgets sc
 	var d *replay.Divergence
 	switch {
 	case errors.As(err, &d):
-		return nil, &exitError{ExitDivergence, fmt.Errorf("the trace diverges on replay: %s (replay verify shows the details)", oneLine(d.Error()))}
+		return nil, &exitError{ExitDivergence, fmt.Errorf("the trace diverges on replay: %s (%s verify shows the details)", oneLine(d.Error()), a.prog())}
 	case err != nil:
 		return nil, withCode(ExitBadInput, err)
 	case len(rep.Errors) > 0:

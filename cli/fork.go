@@ -94,7 +94,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	changed := f.sim.changed
 	switch {
 	case !changed("at"):
-		return badInput("missing --at STEP (the step to fork at; replay events %s lists the steps)", shellQuote(paths[0]))
+		return badInput("missing --at STEP (the step to fork at; %s events %s lists the steps)", a.prog(), shellQuote(paths[0]))
 	case f.at < 0:
 		return badInput("--at %d: want a step, 0 or more", f.at)
 	case f.sim.output == "":
@@ -404,7 +404,7 @@ func worldError(at int, err error) error {
 	var d *replay.Divergence
 	switch {
 	case errors.As(err, &d):
-		return &exitError{ExitDivergence, fmt.Errorf("cannot rebuild the world at #%d: the trace diverges on replay before it: %s (replay verify shows the details)", at, oneLine(d.Error()))}
+		return &exitError{ExitDivergence, fmt.Errorf("cannot rebuild the world at #%d: the trace diverges on replay before it: %s (verify shows the details)", at, oneLine(d.Error()))}
 	}
 	return badInput("%v", err)
 }

@@ -312,12 +312,12 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	return finish()
 }
 
-// huntIdentity names a seed hunt for its result file: the settings that
-// decide which runs are made and what counts as a failure. The seed
-// range is part of it (shards of different ranges are different splits).
 // errSeedInterrupted ends the run of a seed under way at a signal.
 var errSeedInterrupted = errors.New("interrupted")
 
+// huntIdentity names a seed hunt for its result file: the settings that
+// decide which runs are made and what counts as a failure. The seed
+// range is part of it (shards of different ranges are different splits).
 func huntIdentity(sys *system.System, cfg sim.Config, f simFlags, from, to uint64, script scriptRef) (huntID, error) {
 	digest, err := scriptDigest(script.Path)
 	if err != nil {

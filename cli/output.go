@@ -270,21 +270,22 @@ func withoutPath(err error) error {
 }
 
 // numberedOutputs checks the traces PREFIX-N.lz4 (N from 2) that a verb
-// numbering its traces after out (explore --all) may write, before it
-// runs: none may be an input, which writing it would destroy, and none
+// numbering its traces after out (explore --all) may write, and their
+// schedules (OUT.schedule, PREFIX-N.schedule), before it runs: none may be an input, which writing it would destroy, and none
 // that exists may be anything but a trace (refused only after the
 // search, the search was lost). out without its folder names the
 // prefix; a file whose number is not a plain decimal is not one of them.
 func numberedOutputs(out string, inputs []string) error {
 	prefix := strings.TrimSuffix(out, ".lz4") + "-"
-	numbered := func(p string) bool {
-		n, ok := strings.CutSuffix(strings.TrimPrefix(filepath.Base(p), filepath.Base(prefix)), ".lz4")
+	numberedAs := func(p, ext string) bool {
+		n, ok := strings.CutSuffix(strings.TrimPrefix(filepath.Base(p), filepath.Base(prefix)), ext)
 		if !ok || !strings.HasPrefix(filepath.Base(p), filepath.Base(prefix)) || n == "" || strings.TrimLeft(n, "0123456789") != "" || n[0] == '0' {
 			return false
 		}
 		i, err := strconv.Atoi(n)
 		return err == nil && i >= 2
 	}
+	numbered := func(p string) bool { return numberedAs(p, ".lz4") }
 	for _, in := range inputs {
 		if numbered(in) && sameFile(filepath.Dir(in), filepath.Dir(out)) {
 			return badInput("-o %s would number its traces over the input %s (%sN.lz4); write the findings to another file", out, in, prefix)
@@ -301,6 +302,12 @@ func numberedOutputs(out string, inputs []string) error {
 				return err
 			}
 		}
+		// A finding that panicked comes with its schedule.
+		if numberedAs(p, ".schedule") {
+			if err := replacesOnlyASchedule(p); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
+	return replacesOnlyASchedule(schedulePath(out))
 }

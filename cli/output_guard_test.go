@@ -123,6 +123,19 @@ func TestExploreNumberedOutputsAreGuarded(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "nf.lz4")); err == nil {
 		t.Error("the search ran: nf.lz4 was written")
 	}
+	// The schedule a panicking finding comes with, likewise (a review).
+	os.Remove(notes)
+	for _, name := range []string{"nf.schedule", "nf-3.schedule"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("notes\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code = run("explore", "paxos", "--bug", "spec", "--check", "builtin:paxos", "--budget", "150", "--all", "-o", filepath.Join(dir, "nf.lz4"))
+		if code != ExitBadInput || !strings.Contains(errb.String(), name+" exists and is not a schedule") {
+			t.Errorf("explore over %s: exit %d, stderr %q", name, code, errb.String())
+		}
+		os.Remove(p)
+	}
 }
 
 // shrink writes a simulated run's schedule beside its -o (OUT.schedule):

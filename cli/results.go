@@ -411,12 +411,28 @@ var failureKinds = []string{"violation", "panic", "predicate error", "divergence
 // runs, and maxShards shards of it still add up without overflow.
 const maxShardSteps = 1 << 46
 
+// fromVerb is a hunt's command from its verb on: shards of one sweep
+// started as replay on some machines and through go run (or a team's
+// binary) on others are one hunt.
+func fromVerb(cmd string) string {
+	at := -1
+	for _, verb := range []string{" sim ", " explore "} {
+		if i := strings.Index(cmd, verb); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	if at < 0 {
+		return cmd
+	}
+	return cmd[at+1:]
+}
+
 // huntDiff names the first field in which two hunts differ ("" if none).
 func huntDiff(a, b huntID) string {
 	for _, f := range []struct{ name, a, b string }{
 		{"kind", a.Kind, b.Kind}, {"system", a.System, b.System}, {"bug", a.Bug, b.Bug},
 		{"script", a.Script, b.Script}, {"script text (with the modules it loads)", a.ScriptSHA256[:min(12, len(a.ScriptSHA256))], b.ScriptSHA256[:min(12, len(b.ScriptSHA256))]},
-		{"command", a.Command, b.Command},
+		{"command", fromVerb(a.Command), fromVerb(b.Command)},
 	} {
 		if f.a != f.b {
 			return fmt.Sprintf("%s %q vs %q", f.name, f.a, f.b)

@@ -307,3 +307,19 @@ func TestScriptDigestCoversLoadedModules(t *testing.T) {
 		t.Error("the loaded module changed, the digest did not")
 	}
 }
+
+// Shards of one sweep run by differently started programs (replay on
+// some machines, go run on others) are one hunt: the program became part
+// of the hunt's command, and they no longer merged (a review).
+func TestHuntIdentityIgnoresTheProgram(t *testing.T) {
+	a := huntID{Kind: "sim", System: "paxos", Command: "replay sim paxos --seeds 1-10 --check builtin:paxos", ScriptSHA256: "ab"}
+	b := a
+	b.Command = "go run ./cmd/replay sim paxos --seeds 1-10 --check builtin:paxos"
+	if d := huntDiff(a, b); d != "" {
+		t.Errorf("the same hunt by two programs: %s", d)
+	}
+	b.Command = "go run ./cmd/replay sim paxos --seeds 1-20 --check builtin:paxos"
+	if d := huntDiff(a, b); !strings.Contains(d, "command") {
+		t.Errorf("different seed ranges: %q", d)
+	}
+}

@@ -242,13 +242,13 @@ func (a *App) shrinkText(res *shrink.Result, path, script string, sf shrunkFiles
 	// are the same as in TRACE, and are one command away.
 	first := n.Prefix
 	if first > 0 {
-		fmt.Fprintf(w, "  #0..#%d: the recording's steps, as in %s (replay events %s --limit %d)\n",
-			first-1, path, shellQuote(sf.trace), first)
+		fmt.Fprintf(w, "  #0..#%d: the recording's steps, as in %s (%s events %s --limit %d)\n",
+			first-1, path, a.prog(), shellQuote(sf.trace), first)
 	}
 	for step := first; step <= last; step++ {
 		if last+1-first > storyLines && step == first+storyLines/4 {
 			skip := last + 1 - first - storyLines
-			fmt.Fprintf(w, "  ... %d steps (replay events %s --from %d --limit %d)\n", skip, shellQuote(sf.trace), step, skip)
+			fmt.Fprintf(w, "  ... %d steps (%s events %s --from %d --limit %d)\n", skip, a.prog(), shellQuote(sf.trace), step, skip)
 			step += skip - 1
 			continue
 		}

@@ -176,7 +176,7 @@ func (a *App) openStates(traces []string, dir string) (stateSource, error) {
 				return dbSource{db}, nil
 			}
 			db.Close()
-			fmt.Fprintf(a.Stderr, "note: %s is out of date (replay index rebuilds it); replaying instead\n", dir)
+			fmt.Fprintf(a.Stderr, "note: %s is out of date (%s index rebuilds it); replaying instead\n", dir, a.prog())
 		default:
 			// The database is a cache of the replay: damaged, or not a
 			// database at all (a file or a folder of something else at

@@ -110,7 +110,7 @@ func (e *vetBuildError) Error() string {
 		if strings.Contains(s, "does not contain main module") || strings.Contains(s, "outside main module") {
 			// Not code that fails to build: patterns go cannot resolve from
 			// here (a new user ran vet ./other/... from outside the module).
-			return fmt.Sprintf("%s loading the packages (printed above): vet resolves packages as go build does, from the module of the current directory; run it from inside their module (cd there; replay vet ./...)", plural(len(e.errs), "error"))
+			return fmt.Sprintf("%s loading the packages (printed above): vet resolves packages as go build does, from the module of the current directory; run it from inside their module (cd there; vet ./...)", plural(len(e.errs), "error"))
 		}
 	}
 	return fmt.Sprintf("%s loading the packages (printed above); vet checks only code that builds", plural(len(e.errs), "error"))

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -355,10 +356,14 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 		}
 		size = d.opts.Batch
 		d.execute(ctx, batch)
+		skipped := ""
 		for _, j := range batch {
 			if j.skipped != "" {
-				sum.Stopped = j.skipped
-				return nil
+				// Runs after it in the batch may have finished (with
+				// --jobs, one canceled in its middle while others were
+				// done): they count, and their findings are kept.
+				skipped = cmp.Or(skipped, j.skipped)
+				continue
 			}
 			if j.err != nil {
 				if _, ok := j.err.(*DivergenceError); ok {
@@ -403,6 +408,10 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 				sum.Stopped = "violation"
 				return nil
 			}
+		}
+		if skipped != "" {
+			sum.Stopped = skipped
+			return nil
 		}
 	}
 }
@@ -473,6 +482,14 @@ func (d *driver) execute(ctx context.Context, batch []*job) {
 	wg.Wait()
 }
 
+// canceledCheck tells a run's check that cancelation stopped early, with
+// nothing found: its report judges nothing, and the run is discarded. A
+// check that finished, or found a failure or an evaluation error, before
+// it saw the cancelation is kept.
+func canceledCheck(canceled, err error, cr *simtest.Result) bool {
+	return canceled != nil && err == nil && cr != nil && len(cr.Failing) == 0 && !cr.Report.Complete
+}
+
 // errRunCanceled ends a run under way when the exploration is canceled.
 var errRunCanceled = errors.New("the exploration was canceled")
 
@@ -539,8 +556,7 @@ func (d *driver) runOne(ctx context.Context, j *job) {
 			cr, err = simtest.CheckTrace(d.sys, cfg, res, buf.Bytes(), d.opts.Script, opts)
 		}()
 	}
-	if ctx.Err() != nil {
-		// The check may have stopped early: its report judges nothing.
+	if canceledCheck(ctx.Err(), err, cr) {
 		j.res, j.skipped = nil, "canceled"
 		return
 	}

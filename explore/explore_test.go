@@ -533,3 +533,30 @@ func TestEvaluationErrorFindingsByPredicate(t *testing.T) {
 		t.Errorf("headline %q", h)
 	}
 }
+
+// A run whose check finished, or found a failure, before the exploration
+// was canceled is kept: every run checked when the signal came was
+// discarded, its finding with it (a review).
+func TestCanceledRunKeepsWhatItFound(t *testing.T) {
+	canceled := context.Canceled
+	found := &simtest.Result{Report: &predicates.Report{}, Failing: []*predicates.Violation{{Predicate: "P"}}}
+	done := &simtest.Result{Report: &predicates.Report{Complete: true}}
+	cut := &simtest.Result{Report: &predicates.Report{}}
+	for _, tc := range []struct {
+		name     string
+		canceled error
+		err      error
+		cr       *simtest.Result
+		discard  bool
+	}{
+		{"a failure found", canceled, nil, found, false},
+		{"a finished check", canceled, nil, done, false},
+		{"a check stopped early", canceled, nil, cut, true},
+		{"an evaluation error", canceled, errors.New("boom"), cut, false},
+		{"not canceled", nil, nil, cut, false},
+	} {
+		if got := canceledCheck(tc.canceled, tc.err, tc.cr); got != tc.discard {
+			t.Errorf("%s: discarded %v, want %v", tc.name, got, tc.discard)
+		}
+	}
+}
