@@ -394,15 +394,17 @@ type linPart struct {
 	ops    []int // op indices, in call order
 	dirty  bool
 	result *linResult
-	// The settled prefix: the partition's first base operations all
-	// returned before any later one was called, so every linearization
-	// of the partition orders them first, and frontier holds the model
-	// states some linearization of them ends in; end is their latest
-	// return. A check searches only the operations after them, from each
-	// of those states, so that a long history costs its recent
-	// operations per step instead of all of them.
+	// The settled prefix, up to a cut at time end just before the call
+	// of the operation at position base: every operation called before
+	// it either returned before it, and is linearized before it in every
+	// linearization, or is open across it (open). frontier lists the
+	// ways the prefix may have gone (the state it ends in, and which open
+	// operations it linearized). A check searches only what comes after
+	// the cut, from each of them, so that a long history costs its recent
+	// operations per step instead of all of them (settle).
 	base     int
-	frontier []starlark.Value
+	open     []int
+	frontier []linConfig
 	end      int64
 	// stuck is the base at which a stretch could not be settled within
 	// the bounds below (-1: none): it is not tried again, and the
@@ -577,11 +579,11 @@ func (lc *linChecker) checkHistory(h *History) (*linResult, error) {
 		}
 		part := cache.parts[cache.part[i]]
 		part.dirty = true
-		if isNew && part.base > 0 && t <= part.end {
-			// Called before the settled operations all returned (times
-			// out of step order: a merge of hosts' clocks): they are no
-			// longer ordered before it.
-			part.base, part.frontier, part.end, part.stuck = 0, nil, 0, -1
+		if isNew && part.base > 0 && t < part.end {
+			// Called before the cut (times out of step order: a merge
+			// of hosts' clocks): the settled operations are no longer
+			// all before it.
+			part.reset()
 		}
 		if part.result != nil && !part.result.ok && (t <= part.judged || !isNew && op.call <= part.judged) {
 			// A time at or before what the check saw may change the
@@ -624,19 +626,26 @@ func (lc *linChecker) checkPart(h *History, part *linPart, key starlark.Value) (
 		// Still the violation found before; only the counts grew.
 		return &linResult{report: withCounts(part.result.report, len(h.ops), len(part.ops))}, nil
 	}
-	if part.base == 0 {
-		part.frontier = []starlark.Value{lc.m.init}
+	if part.frontier == nil {
+		part.frontier = []linConfig{{state: lc.m.init}}
 	}
-	res, err := lc.decideFrom(part.frontier, opsFrom(part.base))
-	if err != nil {
-		return nil, err
+	res := porcupine.Illegal
+	for _, c := range part.frontier {
+		r, err := lc.decide(part.suffix(h, c), c.state)
+		if err != nil {
+			return nil, err
+		}
+		if r == porcupine.Ok {
+			res = r
+			break
+		}
 	}
 	if res != porcupine.Ok {
 		// The whole partition, for the verdict and its report.
 		all := opsFrom(0)
 		r, err := lc.checkPartition(all, key, len(h.ops))
 		if err != nil || r.ok {
-			part.base, part.frontier, part.end, part.stuck = 0, nil, 0, -1
+			part.reset()
 			return r, err
 		}
 		for _, op := range all {
@@ -647,133 +656,206 @@ func (lc *linChecker) checkPart(h *History, part *linPart, key starlark.Value) (
 		}
 		return r, nil
 	}
-	return &linResult{ok: true}, lc.settle(part, opsFrom(part.base))
+	return &linResult{ok: true}, lc.settle(h, part)
 }
 
-// decideFrom is decide from each of the given states in turn: the
-// operations are linearizable after a prefix that ends in one of them.
-func (lc *linChecker) decideFrom(states []starlark.Value, ops []*linOp) (porcupine.CheckResult, error) {
-	res := porcupine.Illegal
-	for _, s := range states {
-		r, err := lc.decide(ops, s)
-		if err != nil || r == porcupine.Ok {
-			return r, err
-		}
-		res = r
-	}
-	return res, nil
+// reset forgets the settled prefix: the next check searches the whole
+// partition again and settles it anew.
+func (part *linPart) reset() {
+	part.base, part.open, part.frontier, part.end, part.stuck = 0, nil, nil, 0, -1
 }
 
-// Bounds on settling a stretch of concurrent operations: past them the
-// stretch stays in the searched part, as every operation did before.
+// Bounds on settling: past them the stretch stays in the searched part,
+// as every operation did before.
 const (
-	settleOps    = 24   // operations in one stretch
-	settleStates = 16   // model states it may end in
-	settleSteps  = 4096 // model steps to find them
+	settleOps     = 24   // operations placed in one move of the cut
+	settleConfigs = 64   // ways the settled prefix may have gone
+	settleSteps   = 4096 // model steps to find them, per move
 )
 
-// settle moves the settled prefix of a partition that just passed its
-// check forward over its next stretches of operations: each a run that
-// all returned before any later operation was called. The last
-// operation never settles, since the next one may be called before it
-// returned. ops are the partition's operations from part.base.
-func (lc *linChecker) settle(part *linPart, ops []*linOp) error {
-	// minCall[k]: the earliest call among ops[k:].
-	minCall := make([]int64, len(ops)+1)
-	minCall[len(ops)] = math.MaxInt64
-	for k := len(ops) - 1; k >= 0; k-- {
-		minCall[k] = min(ops[k].call, minCall[k+1])
+// linConfig is one way the settled prefix of a partition may have gone:
+// the model state its linearization ends in, and which of the
+// operations open at the cut (part.open) it linearized before the cut.
+type linConfig struct {
+	state starlark.Value
+	lin   []int // positions in part.ops, sorted; a subset of part.open
+}
+
+// suffix is what a check searches after config c: the operations open at
+// the cut that c did not linearize, then those called after it.
+func (part *linPart) suffix(h *History, c linConfig) []*linOp {
+	var ops []*linOp
+	for _, i := range part.open {
+		if !slices.Contains(c.lin, i) {
+			ops = append(ops, h.ops[part.ops[i]])
+		}
 	}
+	for _, i := range part.ops[part.base:] {
+		ops = append(ops, h.ops[i])
+	}
+	return ops
+}
+
+// settle moves the cut of a partition that just passed its check as far
+// as it can. A cut is a moment just before an operation's call: the
+// operations called before it either returned before it (they are
+// linearized before the cut in every linearization) or are open across
+// it (linearized on either side); those called after it come after it.
+// The cut moves only to moments where every open operation has
+// returned, so that its output is known; never past the last call (the
+// next operation's call may come before it); and never while an
+// operation is pending (it may take effect at any later point).
+func (lc *linChecker) settle(h *History, part *linPart) error {
 	if part.stuck == part.base {
 		return nil
 	}
-	start := 0
-	end := int64(math.MinInt64)
-	for k := 0; k < len(ops)-1; k++ {
-		if ops[k].pending {
-			return nil // it may take effect anywhere after its call
+	op := func(i int) *linOp { return h.ops[part.ops[i]] }
+	n := len(part.ops)
+	// The cut before k needs every call before k earlier than op k's,
+	// and none after it earlier (times out of step order: no cut there).
+	minCall := make([]int64, n+1)
+	minCall[n] = math.MaxInt64
+	for k := n - 1; k >= part.base; k-- {
+		minCall[k] = min(op(k).call, minCall[k+1])
+	}
+	maxCall := int64(math.MinInt64)
+	for i := range part.base {
+		maxCall = max(maxCall, op(i).call)
+	}
+	for k := part.base; k < n; k++ {
+		if k > part.base {
+			maxCall = max(maxCall, op(k-1).call)
+			if op(k-1).pending {
+				return nil // open across every later cut
+			}
 		}
-		end = max(end, ops[k].ret)
-		if end >= minCall[k+1] {
-			continue // overlaps a later operation
+		for _, i := range part.open {
+			if op(i).pending {
+				return nil
+			}
 		}
-		if k+1-start > settleOps {
+		t := op(k).call
+		if k == part.base || maxCall >= t || minCall[k] < t {
+			continue
+		}
+		// The operations to place: those open at the old cut, then those
+		// called since. Required: those that returned before t.
+		region := slices.Clone(part.open)
+		for i := part.base; i < k; i++ {
+			region = append(region, i)
+		}
+		if len(region) > settleOps {
 			part.stuck = part.base
 			return nil
 		}
-		states, err := lc.statesAfter(part.frontier, ops[start:k+1])
+		var open []int
+		for _, i := range region {
+			if op(i).ret >= t {
+				open = append(open, i)
+			}
+		}
+		configs, err := lc.configsAfter(op, part.frontier, region, t)
 		if err != nil {
 			return err
 		}
-		if len(states) == 0 { // over the bounds (the search above found one)
+		if len(configs) == 0 { // over the bounds (the search above found one)
 			part.stuck = part.base
 			return nil
 		}
-		part.frontier, part.base, part.end = states, part.base+k+1-start, max(part.end, end)
-		start = k + 1
+		part.frontier, part.open, part.base, part.end = configs, open, k, t
 	}
 	return nil
 }
 
-// statesAfter lists the model states that the linearizations of ops
-// (all returned) end in, from each of the given states; nil when there
-// are more than settleStates or finding them takes more than
-// settleSteps model steps.
-func (lc *linChecker) statesAfter(from []starlark.Value, ops []*linOp) ([]starlark.Value, error) {
-	var out []starlark.Value
-	seen := map[uint64][]starlark.Value{} // by done mask: states reached
+// configsAfter lists the configurations at a cut at time t, from those
+// at the previous cut: each way to place, after a configuration's
+// linearized operations, the rest of region (positions; their outputs
+// known) in an order real time allows, all of those that returned before
+// t and any of those that did not. nil when there are more than
+// settleConfigs or finding them takes more than settleSteps model steps.
+func (lc *linChecker) configsAfter(op func(int) *linOp, from []linConfig, region []int, t int64) ([]linConfig, error) {
+	var out []linConfig
 	steps := 0
-	add := func(list []starlark.Value, s starlark.Value) ([]starlark.Value, bool) {
+	add := func(list []linConfig, c linConfig) ([]linConfig, bool) {
 		for _, x := range list {
-			if eq, err := starlark.Equal(x, s); err == nil && eq {
-				return list, false
-			}
-		}
-		return append(list, s), true
-	}
-	all := uint64(1)<<len(ops) - 1
-	var walk func(done uint64, s starlark.Value) (bool, error)
-	walk = func(done uint64, s starlark.Value) (bool, error) {
-		var fresh bool
-		if seen[done], fresh = add(seen[done], s); !fresh {
-			return true, nil
-		}
-		if done == all {
-			out, _ = add(out, s)
-			return len(out) <= settleStates, nil
-		}
-		for i, op := range ops {
-			if done&(1<<i) != 0 {
-				continue
-			}
-			first := true // no other remaining operation returned before op's call
-			for j, o := range ops {
-				if done&(1<<j) == 0 && j != i && o.ret < op.call {
-					first = false
-					break
+			if slices.Equal(x.lin, c.lin) {
+				if eq, err := starlark.Equal(x.state, c.state); err == nil && eq {
+					return list, false
 				}
 			}
-			if !first {
-				continue
-			}
-			if steps++; steps > settleSteps {
-				return false, nil
-			}
-			ok, next, err := lc.step(s, op)
-			if err != nil {
-				return false, err
-			}
-			if !ok {
-				continue
-			}
-			if more, err := walk(done|1<<i, next); err != nil || !more {
-				return false, err
+		}
+		return append(list, c), true
+	}
+	for _, c := range from {
+		var todo []int // region less what c linearized
+		for _, i := range region {
+			if !slices.Contains(c.lin, i) {
+				todo = append(todo, i)
 			}
 		}
-		return true, nil
-	}
-	for _, s := range from {
-		if more, err := walk(0, s); err != nil || !more {
+		required := uint64(0)
+		for j, i := range todo {
+			if op(i).ret < t {
+				required |= 1 << j
+			}
+		}
+		seen := map[uint64][]linConfig{} // by placed mask: states reached
+		var walk func(done uint64, s starlark.Value) (bool, error)
+		walk = func(done uint64, s starlark.Value) (bool, error) {
+			var fresh bool
+			if seen[done], fresh = add(seen[done], linConfig{state: s}); !fresh {
+				return true, nil
+			}
+			if done&required == required {
+				// Open at the new cut: what c linearized and this walk
+				// placed among the operations that did not return by t.
+				var lin []int
+				for _, i := range c.lin {
+					if op(i).ret >= t {
+						lin = append(lin, i)
+					}
+				}
+				for j, i := range todo {
+					if done&(1<<j) != 0 && op(i).ret >= t {
+						lin = append(lin, i)
+					}
+				}
+				slices.Sort(lin)
+				if out, _ = add(out, linConfig{state: s, lin: lin}); len(out) > settleConfigs {
+					return false, nil
+				}
+			}
+			for j, i := range todo {
+				if done&(1<<j) != 0 {
+					continue
+				}
+				first := true // no other operation left returned before its call
+				for l, o := range todo {
+					if done&(1<<l) == 0 && l != j && op(o).ret < op(i).call {
+						first = false
+						break
+					}
+				}
+				if !first {
+					continue
+				}
+				if steps++; steps > settleSteps {
+					return false, nil
+				}
+				ok, next, err := lc.step(s, op(i))
+				if err != nil {
+					return false, err
+				}
+				if !ok {
+					continue
+				}
+				if more, err := walk(done|1<<j, next); err != nil || !more {
+					return false, err
+				}
+			}
+			return true, nil
+		}
+		if more, err := walk(0, c.state); err != nil || !more {
 			return nil, err
 		}
 	}
