@@ -306,9 +306,26 @@ what it wrote).`,
 		if strings.Contains(c.Use, ".star") || c.Flags().Lookup("preds") != nil || c.Flags().Lookup("check") != nil {
 			c.Long = a.withScriptHelp(c.Long)
 		}
-		c.Example = a.examplesNote(c.Example)
+		c.Example = a.examplesNote(examplesOf(a.prog(), c.Example))
+		for _, sub := range c.Commands() {
+			sub.Example = examplesOf(a.prog(), sub.Example)
+		}
 	}
 	return root
+}
+
+// exampleLine is a line of a verb's examples that runs replay (after its
+// indentation, or after "then:" and the like, a # comment left alone).
+var exampleLine = regexp.MustCompile(`(?m)(^\s*|[;&|] |: |\()replay `)
+
+// examplesOf is a verb's examples as a program started as prog runs
+// them: a team's own binary's help showed "replay sim ...", which is not
+// how its users run it.
+func examplesOf(prog, example string) string {
+	if prog == "replay" {
+		return example
+	}
+	return exampleLine.ReplaceAllString(example, "${1}"+strings.ReplaceAll(prog, "$", "$$")+" ")
 }
 
 // namedInExample matches an example naming a bundled script or its

@@ -43,3 +43,17 @@ func TestProgramCommand(t *testing.T) {
 		}
 	}
 }
+
+// A team's own binary shows its verbs' examples as its users run them;
+// replay's help is unchanged.
+func TestExamplesNameTheProgram(t *testing.T) {
+	ex := "  replay sim paxos --seed 1 -o p.lz4\n  replay check p.lz4 x.star   # then: replay debug p.lz4\n  diff <(replay schedule a.lz4) <(replay schedule b.lz4)\n  # replaycheck's own words stay"
+	got := examplesOf("kvcheck", ex)
+	want := "  kvcheck sim paxos --seed 1 -o p.lz4\n  kvcheck check p.lz4 x.star   # then: kvcheck debug p.lz4\n  diff <(kvcheck schedule a.lz4) <(kvcheck schedule b.lz4)\n  # replaycheck's own words stay"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if examplesOf("replay", ex) != ex {
+		t.Error("replay's own examples changed")
+	}
+}
