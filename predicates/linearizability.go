@@ -725,7 +725,7 @@ func (lc *linChecker) settle(h *History, part *linPart) error {
 	for k := part.base; k < n; k++ {
 		if k > part.base {
 			maxCall = max(maxCall, op(k-1).call)
-			if op(k-1).pending {
+			if op(k - 1).pending {
 				return nil // open across every later cut
 			}
 		}
