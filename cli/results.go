@@ -239,6 +239,18 @@ func readResults(path, prog string) (*resultFile, error) {
 		// slice's last seed.
 		return nil, badInput("%s: the shard says it stopped %q and that its slice is complete=%v, which a hunt does not write together: not a file a hunt wrote as it is (edited?)", path, rf.Stopped, rf.Complete)
 	}
+	// The merged report prints the hunt's command too ("hunt: ..."):
+	// it must be one this program writes, as the failures' are.
+	hunt, err := asReplayCommand(rf.Hunt.Command, prog)
+	if err == nil && hunt == "" {
+		err = errors.New("none")
+	}
+	if err == nil {
+		err = replayCommand(hunt)
+	}
+	if err != nil {
+		return nil, badInput("%s: the hunt's command: %s: not a file a hunt wrote as it is (edited?)", path, err)
+	}
 	if from, to, ok := huntSeeds(rf.Hunt); ok {
 		for _, f := range rf.Failures {
 			if f.Seed == nil {

@@ -207,6 +207,9 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 		{"another program that runs a verb", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "rm sim -rf /home" }, `runs "rm", not replay`},
 		{"a program's name as a prefix", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "replayx debug x.lz4" }, `runs "replayx", not replay`},
 		{"another verb", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "replay export x.lz4" }, "not a replay sim, explore, debug or verify"},
+		// The report prints the hunt's command too ("hunt: ..."), unchecked before.
+		{"a hunt command of another program", sim(), func(rf *resultFile) { rf.Hunt.Command = "rm -rf ~ sim paxos" }, `the hunt's command: "rm -rf ~ sim paxos" runs "rm"`},
+		{"a hunt command with a pipe", sim(), func(rf *resultFile) { rf.Hunt.Command += " | sh" }, `the hunt's command: '|' outside quotes`},
 		{"a second command", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce += "; rm -rf ~" }, `';' outside quotes`},
 		{"a substitution", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim $(rm -rf ~)" }, `'$' outside quotes`},
 		{"an unclosed quote", sim(), func(rf *resultFile) { rf.Failures[0].Debug = "replay debug 'x.lz4" }, "an unclosed quote"},
