@@ -9,7 +9,6 @@ import (
 	"time"
 
 	printableText "github.com/replaycheck/replaycheck/internal/printable"
-	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
@@ -161,16 +160,10 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		// A signal ends the seed under way too (a run of thousands of
 		// nodes takes minutes): it is then not counted, and the slice
 		// is not finished.
-		events := 0
-		cfg.Observe = func(*node.Event, *node.Instance) error {
-			if events++; events%256 == 0 && interrupted.Load() {
-				return errSeedInterrupted
-			}
-			return nil
-		}
+		cfg.Stop = interrupted.Load
 		res, err := simtest.Run(sys, cfg, script.Path, simtest.Options{Registry: a.Registry, Counts: counts, StopAtFirst: true,
 			MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Stop: interrupted.Load})
-		if errors.Is(err, errSeedInterrupted) || interrupted.Load() && err == nil && len(res.Failing) == 0 && !res.Report.Complete {
+		if errors.Is(err, sim.ErrInterrupted) || interrupted.Load() && err == nil && len(res.Failing) == 0 && !res.Report.Complete {
 			tried--
 			stopped = true
 			if rf != nil {
@@ -311,9 +304,6 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	fmt.Fprintln(a.Stdout)
 	return finish()
 }
-
-// errSeedInterrupted ends the run of a seed under way at a signal.
-var errSeedInterrupted = errors.New("interrupted")
 
 // huntIdentity names a seed hunt for its result file: the settings that
 // decide which runs are made and what counts as a failure. The seed

@@ -16,13 +16,7 @@ import (
 // writing the file (it exited 0).
 func TestExportAndReportGuardTheirInputs(t *testing.T) {
 	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	run := func(args ...string) int {
-		out.Reset()
-		errb.Reset()
-		return app.Run(args)
-	}
+	run, _, errb := guardedApp()
 	trace := filepath.Join(dir, "p.lz4")
 	if code := run("sim", "paxos", "--seed", "1", "-o", trace); code != 0 {
 		t.Fatalf("sim: exit %d: %s", code, errb.String())
@@ -92,13 +86,7 @@ func TestOutputsThatAreNoInput(t *testing.T) {
 // Both are refused before the search now.
 func TestExploreNumberedOutputsAreGuarded(t *testing.T) {
 	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	run := func(args ...string) int {
-		out.Reset()
-		errb.Reset()
-		return app.Run(args)
-	}
+	run, out, errb := guardedApp()
 	input := filepath.Join(dir, "paxos-spec-explore-2.lz4")
 	if code := run("sim", "paxos", "--bug", "spec", "--seed", "1", "-o", input); code != 0 {
 		t.Fatalf("sim: exit %d: %s", code, errb.String())
@@ -144,13 +132,7 @@ func TestExploreNumberedOutputsAreGuarded(t *testing.T) {
 // -o naming the input itself.
 func TestShrinkScheduleIsGuarded(t *testing.T) {
 	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	run := func(args ...string) int {
-		out.Reset()
-		errb.Reset()
-		return app.Run(args)
-	}
+	run, _, errb := guardedApp()
 	q := filepath.Join(dir, "q.lz4")
 	if code := run("sim", "randtree", "--bug", "no-recovery-timer", "--seed", "1", "-o", q); code != 0 {
 		t.Fatalf("sim: exit %d: %s", code, errb.String())
@@ -179,4 +161,16 @@ func TestShrinkScheduleIsGuarded(t *testing.T) {
 	if after, _ := os.ReadFile(in); !bytes.Equal(after, b) {
 		t.Error("the input was replaced")
 	}
+}
+
+// guardedApp runs commands of an App over the bundled systems; its output
+// and errors are those of the last command run.
+func guardedApp() (run func(args ...string) int, out, errb *bytes.Buffer) {
+	out, errb = new(bytes.Buffer), new(bytes.Buffer)
+	app := &App{Registry: examples.Registry(), Stdout: out, Stderr: errb}
+	return func(args ...string) int {
+		out.Reset()
+		errb.Reset()
+		return app.Run(args)
+	}, out, errb
 }

@@ -37,17 +37,12 @@ func programCommandFor(arg0, exe string, bi *debug.BuildInfo, gomod []byte) stri
 		return "go run " + bi.Path
 	}
 	name := strings.TrimSuffix(arg0[strings.LastIndexAny(arg0, `/\`)+1:], ".exe")
-	if name == "" || name == "." || name == "/" || strings.HasPrefix(name, "-") || strings.ContainsFunc(name, notCommandName) {
+	// A name a shell would read as more than a bare word (or as a flag)
+	// is not printed into commands.
+	if name == "" || name == "." || strings.HasPrefix(name, "-") || shellQuote(name) != name {
 		return "replay"
 	}
 	return name
-}
-
-// notCommandName tells the characters a program name printed into a
-// command may not hold: anything a shell would read as more than a word
-// (a result file's commands are checked the same way, replayCommand).
-func notCommandName(r rune) bool {
-	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.+@%", r))
 }
 
 // prog is the command that runs this program, for printed commands.

@@ -490,9 +490,6 @@ func canceledCheck(canceled, err error, cr *simtest.Result) bool {
 	return canceled != nil && err == nil && cr != nil && len(cr.Failing) == 0 && !cr.Report.Complete
 }
 
-// errRunCanceled ends a run under way when the exploration is canceled.
-var errRunCanceled = errors.New("the exploration was canceled")
-
 // runOne simulates and checks one run. Canceling ctx ends the run under
 // way (a run of thousands of nodes takes minutes): it is then skipped,
 // as a run not yet started is, and not counted.
@@ -501,20 +498,11 @@ func (d *driver) runOne(ctx context.Context, j *job) {
 	defer func() { j.elapsed = time.Since(start) }()
 	cfg := d.cfg
 	cfg.Chooser = j.chooser
-	observe, events := cfg.Observe, 0
-	cfg.Observe = func(ev *node.Event, in *node.Instance) error {
-		if events++; events%256 == 0 && ctx.Err() != nil {
-			return errRunCanceled
-		}
-		if observe != nil {
-			return observe(ev, in)
-		}
-		return nil
-	}
+	cfg.Stop = func() bool { return ctx.Err() != nil }
 	var buf bytes.Buffer
 	res, err := d.opts.Start(cfg, &buf)
 	j.res = res
-	if errors.Is(err, errRunCanceled) {
+	if errors.Is(err, sim.ErrInterrupted) {
 		j.res, j.skipped = nil, "canceled"
 		return
 	}

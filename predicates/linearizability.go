@@ -718,10 +718,10 @@ func (lc *linChecker) settle(h *History, part *linPart) error {
 	for k := n - 1; k >= part.base; k-- {
 		minCall[k] = min(op(k).call, minCall[k+1])
 	}
+	// The latest call before k. Those before the cut need no looking at
+	// (the hot path: the cut would be O(history) per check): they are
+	// all earlier than op base's call, which counts from k = base+1.
 	maxCall := int64(math.MinInt64)
-	for i := range part.base {
-		maxCall = max(maxCall, op(i).call)
-	}
 	for k := part.base; k < n; k++ {
 		if k > part.base {
 			maxCall = max(maxCall, op(k-1).call)

@@ -17,12 +17,12 @@ import (
 	"github.com/replaycheck/replaycheck/system"
 )
 
-// registerScript records "nop call ID OP ARGS..." and "nop ret ID [VALUE]"
-// inputs as a history, as testdata/linearizability.txt does. Agree
-// compares the declared history's check, which settles the operations
-// it has seen before, with a check of the same operations from scratch
-// (a list written in the script is checked whole every time).
-const registerScript = `
+// historyPrelude records "nop call ID OP ARGS..." and "nop ret ID [VALUE]"
+// inputs as the history ops, as testdata/linearizability.txt does ("-"
+// is the empty string, the register's initial value). scratch() is the
+// same operations as a list written in the script, which is checked
+// whole every time.
+const historyPrelude = `
 def _record():
     m = event.msg
     if event.kind != "input" or m == None or m.Op != "nop" or len(m.Args) < 2:
@@ -38,10 +38,65 @@ ops = history("ops", _record)
 
 def scratch():
     return [{"client": o.client, "input": o.input, "output": o.output, "call": o.call, "ret": o.ret} for o in ops]
-
-safety("Linearizable", lambda: linearizable(ops, models.register))
-safety("Agree", lambda: linearizable(ops, models.register) == linearizable(scratch(), models.register))
 `
+
+// historyScript is historyPrelude, then defs, and the predicates:
+// Linearizable, ops against model, and, with agree, Agree: the declared
+// history's check, which settles the operations it has seen, against
+// scratch()'s.
+func historyScript(defs, model string, agree bool) string {
+	s := historyPrelude + defs + fmt.Sprintf("\nsafety(\"Linearizable\", lambda: linearizable(ops, %s))\n", model)
+	if agree {
+		s += fmt.Sprintf("safety(\"Agree\", lambda: linearizable(ops, %[1]s) == linearizable(scratch(), %[1]s))\n", model)
+	}
+	return s
+}
+
+// counterModel is a counter: inc returns the new value, read the current
+// one. acceptPending: a pending inc (output None) may take effect; else
+// the model refuses it, and it is taken as never having taken effect.
+func counterModel(acceptPending bool) string {
+	none := "False"
+	if acceptPending {
+		none = "output == None"
+	}
+	return fmt.Sprintf(`
+def _step(state, input, output):
+    if input[0] == "inc":
+        return %s or output == str(state + 1), state + 1
+    return output == None or output == str(state), state
+
+counter = model(init = 0, step = _step, name = "counter")
+`, none)
+}
+
+// agreesWithScratch checks script (a historyScript with Agree) against
+// the run of each seed below seeds, timed as a simulation times them for
+// half of them and by causal clocks (times going back between steps) for
+// the others, and fails where the two checks disagree. The runs must
+// include linearizable and non-linearizable ones.
+func agreesWithScratch(t *testing.T, seeds uint64, script string, run func(seed uint64) string) {
+	t.Helper()
+	violated, clean := 0, 0
+	for seed := range seeds {
+		input := run(seed)
+		rep := checkRun(t, input, seed%4 < 2, script, nil)
+		for _, v := range rep.Violations {
+			switch v.Predicate {
+			case "Agree":
+				t.Fatalf("seed %d: the settled check and the one from scratch disagree at step #%d\n%s", seed, v.Step, input)
+			case "Linearizable":
+				violated++
+			}
+		}
+		if len(rep.Violations) == 0 {
+			clean++
+		}
+	}
+	if violated == 0 || clean == 0 {
+		t.Fatalf("the runs should include linearizable and non-linearizable ones: %d violated, %d clean", violated, clean)
+	}
+}
 
 // randomRegisterRun is a run of three clients reading and writing one
 // register: each invokes an operation, and replies come in random order;
@@ -152,26 +207,9 @@ func checkRun(t testing.TB, input string, serial bool, script string, each func(
 // that are linearizable and runs that are not, in time order and in the
 // causal orders of a recording (where times go back between steps).
 func TestLinearizableSettledAgreesWithScratch(t *testing.T) {
-	violated, clean := 0, 0
-	for seed := range uint64(24) {
-		rng := rand.New(rand.NewPCG(seed, 7))
-		input := randomRegisterRun(rng, 40, []int{0, 12}[seed%2], seed%8 < 4)
-		rep := checkRun(t, input, seed%4 < 2, registerScript, nil)
-		for _, v := range rep.Violations {
-			switch v.Predicate {
-			case "Agree":
-				t.Fatalf("seed %d: the settled check and the one from scratch disagree at step #%d\n%s", seed, v.Step, input)
-			case "Linearizable":
-				violated++
-			}
-		}
-		if len(rep.Violations) == 0 {
-			clean++
-		}
-	}
-	if violated == 0 || clean == 0 {
-		t.Fatalf("the runs should include linearizable and non-linearizable ones: %d violated, %d clean", violated, clean)
-	}
+	agreesWithScratch(t, 24, historyScript("", "models.register", true), func(seed uint64) string {
+		return randomRegisterRun(rand.New(rand.NewPCG(seed, 7)), 40, []int{0, 12}[seed%2], seed%8 < 4)
+	})
 }
 
 // What a step costs the check of a long history does not grow with it:
@@ -189,7 +227,7 @@ func TestLinearizableCostDoesNotGrowWithHistory(t *testing.T) {
 func costDoesNotGrow(t *testing.T, pauses bool) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	input := randomRegisterRun(rng, 600, 0, pauses)
-	script := strings.Replace(registerScript, `safety("Agree"`, `# safety("Agree"`, 1)
+	script := historyScript("", "models.register", false)
 	var perStep []int
 	rep := checkRun(t, input, true, script, func(c *predicates.Checker) {
 		perStep = append(perStep, c.LastStep().ModelSteps)
@@ -220,7 +258,7 @@ func BenchmarkLinearizableHistory(b *testing.B) {
 	for _, ops := range []int{1000, 4000} {
 		b.Run(fmt.Sprintf("ops-%d", ops), func(b *testing.B) {
 			input := randomRegisterRun(rand.New(rand.NewPCG(3, 3)), ops, 0, false)
-			script := strings.Replace(registerScript, `safety("Agree"`, `# safety("Agree"`, 1)
+			script := historyScript("", "models.register", false)
 			for b.Loop() {
 				checkRun(b, input, true, script, nil)
 			}
@@ -236,32 +274,7 @@ func BenchmarkLinearizableHistory(b *testing.B) {
 // the history linearizable again. Found by a review: the settled check
 // stayed false where the check from scratch said true.
 func TestKeptViolationGivesWayToAReturn(t *testing.T) {
-	script := `
-def _record():
-    m = event.msg
-    if event.kind != "input" or m == None or m.Op != "nop" or len(m.Args) < 2:
-        return
-    a = m.Args
-    if a[0] == "call":
-        ops.call(a[1], tuple(a[2:]))
-    elif a[0] == "ret":
-        ops.ret(a[1], a[2] if len(a) > 2 else None)
-
-ops = history("ops", _record)
-
-def _step(state, input, output):
-    if input[0] == "inc":
-        return output == str(state + 1), state + 1
-    return output == None or output == str(state), state
-
-counter = model(init = 0, step = _step, name = "counter")
-
-def scratch():
-    return [{"client": o.client, "input": o.input, "output": o.output, "call": o.call, "ret": o.ret} for o in ops]
-
-safety("Agree", lambda: linearizable(ops, counter) == linearizable(scratch(), counter))
-safety("Linearizable", lambda: linearizable(ops, counter))
-`
+	script := historyScript(counterModel(false), "counter", true)
 	input := "n1 nop call a inc\nn2 nop call b read\nn2 nop ret b 1\nn1 nop ret a 1\n"
 	rep := checkRun(t, input, true, script, nil)
 	var lin []int
@@ -279,37 +292,6 @@ safety("Linearizable", lambda: linearizable(ops, counter))
 		t.Errorf("Linearizable violated at %v, want once (at the read's return)", lin)
 	}
 }
-
-// counterScript is registerScript with a counter: inc returns the new
-// value, read the current one. Applied twice, an inc shows (a register's
-// writes do not), so a settled check that lost track of which open
-// operations its prefix linearized would disagree with the scratch one.
-const counterScript = `
-def _record():
-    m = event.msg
-    if event.kind != "input" or m == None or m.Op != "nop" or len(m.Args) < 2:
-        return
-    a = m.Args
-    if a[0] == "call":
-        ops.call(a[1], tuple(a[2:]))
-    elif a[0] == "ret":
-        ops.ret(a[1], a[2] if len(a) > 2 else None)
-
-ops = history("ops", _record)
-
-def _step(state, input, output):
-    if input[0] == "inc":
-        return output == None or output == str(state + 1), state + 1
-    return output == None or output == str(state), state
-
-counter = model(init = 0, step = _step, name = "counter")
-
-def scratch():
-    return [{"client": o.client, "input": o.input, "output": o.output, "call": o.call, "ret": o.ret} for o in ops]
-
-safety("Linearizable", lambda: linearizable(ops, counter))
-safety("Agree", lambda: linearizable(ops, counter) == linearizable(scratch(), counter))
-`
 
 // randomCounterRun is a run of three clients in a closed loop on one
 // counter: each operation takes effect at its call, and its reply, in
@@ -350,23 +332,7 @@ func randomCounterRun(rng *rand.Rand, ops, stale int) string {
 // The settled check agrees with the one from scratch on a counter too,
 // where an operation linearized twice, or not at all, shows.
 func TestLinearizableSettledAgreesOnACounter(t *testing.T) {
-	violated, clean := 0, 0
-	for seed := range uint64(16) {
-		input := randomCounterRun(rand.New(rand.NewPCG(seed, 11)), 40, []int{0, 10}[seed%2])
-		rep := checkRun(t, input, seed%4 < 2, counterScript, nil)
-		for _, v := range rep.Violations {
-			switch v.Predicate {
-			case "Agree":
-				t.Fatalf("seed %d: the settled check and the one from scratch disagree at step #%d\n%s", seed, v.Step, input)
-			case "Linearizable":
-				violated++
-			}
-		}
-		if len(rep.Violations) == 0 {
-			clean++
-		}
-	}
-	if violated == 0 || clean == 0 {
-		t.Fatalf("the runs should include linearizable and non-linearizable ones: %d violated, %d clean", violated, clean)
-	}
+	agreesWithScratch(t, 16, historyScript(counterModel(true), "counter", true), func(seed uint64) string {
+		return randomCounterRun(rand.New(rand.NewPCG(seed, 11)), 40, []int{0, 10}[seed%2])
+	})
 }

@@ -64,6 +64,10 @@ type Config struct {
 	Observe func(ev *node.Event, in *node.Instance) error
 	// Progress is called every few thousand events.
 	Progress func(steps int, now time.Duration)
+	// Stop, if set, is polled every stopEvery events: when it says so the
+	// run ends with ErrInterrupted, cut where it was (a search being
+	// interrupted discards it; a run of thousands of nodes takes minutes).
+	Stop func() bool
 	// Chooser makes the run's nondeterministic decisions; nil: the
 	// Seeded chooser for Seed, which is what a seed alone reproduces.
 	Chooser Chooser
@@ -719,6 +723,9 @@ func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
 			return err
 		}
 	}
+	if s.cfg.Stop != nil && s.steps%stopEvery == 0 && s.cfg.Stop() {
+		return ErrInterrupted
+	}
 	if s.cfg.Progress != nil && s.steps%4096 == 0 {
 		s.cfg.Progress(s.steps, time.Duration(s.now))
 	}
@@ -953,6 +960,13 @@ func (s *Sim) fail(err error) {
 		s.err = err
 	}
 }
+
+// ErrInterrupted ends a run that Config.Stop stopped.
+var ErrInterrupted = errors.New("interrupted")
+
+// stopEvery is how many events a run goes between looks at Config.Stop:
+// a look per event would cost more than small events do.
+const stopEvery = 256
 
 // ErrStopped can be returned by an Observe function to end a run early
 // without an error.

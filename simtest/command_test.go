@@ -24,7 +24,7 @@ import (
 // notInTrace are the sim.Config fields that do not change what a run
 // records, so a reproduction command has no flag for them. (TaskBound only
 // decides how long to wait for a task stuck outside the runtime.)
-var notInTrace = map[string]bool{"Log": true, "Observe": true, "Progress": true, "TaskBound": true}
+var notInTrace = map[string]bool{"Log": true, "Observe": true, "Progress": true, "Stop": true, "TaskBound": true}
 
 // TestSimCommandPrintsEveryField: for every sim.Config field (found by
 // reflection, so a field added later is covered without editing this

@@ -50,6 +50,12 @@ func replay(t *testing.T, dir string, args ...string) result {
 // wait (the verb well under way), and collects its output and exit code.
 func replayInterrupted(t *testing.T, dir string, wait time.Duration, sig os.Signal, args ...string) result {
 	t.Helper()
+	return replaySignalled(t, dir, wait, func(p *os.Process) { p.Signal(sig) }, args...)
+}
+
+// replaySignalled is replayInterrupted signalling as signal does.
+func replaySignalled(t *testing.T, dir string, wait time.Duration, signal func(*os.Process), args ...string) result {
+	t.Helper()
 	cmd := exec.Command(replayBin, args...)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
@@ -58,7 +64,7 @@ func replayInterrupted(t *testing.T, dir string, wait time.Duration, sig os.Sign
 		t.Fatal(err)
 	}
 	time.Sleep(wait)
-	cmd.Process.Signal(sig)
+	signal(cmd.Process)
 	// A verb that does not end on the signal fails the test, not hangs it.
 	stuck := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
 	defer stuck.Stop()

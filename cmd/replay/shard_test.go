@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -337,6 +335,18 @@ func wasInterrupted(t *testing.T, sig syscall.Signal, path string, r result) {
 	}
 }
 
+// stoppedByASignal checks the result file of a hunt or exploration that
+// sig stopped in its first run, which is discarded: marked interrupted
+// and incomplete, with exit 130, whatever it counts.
+func stoppedByASignal(t *testing.T, sig syscall.Signal, path string, r result) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), `"stopped": "interrupted"`) || !strings.Contains(string(b), `"complete": false`) || !strings.Contains(string(b), `"exit": 130`) {
+		t.Fatalf("%v: result file %s (%v)\n%s", sig, b, err, r.stdout)
+	}
+	return string(b)
+}
+
 // A shard whose check could not evaluate a predicate names the predicate
 // and its error in its result file, and so in the merged report: it said
 // only "a predicate failed at step #N", which is all a sharded hunt's
@@ -373,35 +383,18 @@ func TestSignalSentTwiceIsOne(t *testing.T) {
 	dir := t.TempDir()
 	// Runs of 300 nodes: the run under way when the signal comes is
 	// still running when its second copy does.
-	cmd := exec.Command(replayBin, "explore", "paxos", "--nodes", "300", "--strategy", "random", "--budget", "1000000", "--check", "builtin:paxos",
+	r := replaySignalled(t, dir, 2500*time.Millisecond, func(p *os.Process) {
+		p.Signal(syscall.SIGTERM)
+		time.Sleep(20 * time.Millisecond)
+		p.Signal(syscall.SIGTERM)
+	}, "explore", "paxos", "--nodes", "300", "--strategy", "random", "--budget", "1000000", "--check", "builtin:paxos",
 		"--shard", "0/2", "--results", "r.json")
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2500 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGTERM)
-	time.Sleep(20 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGTERM)
-	stuck := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
-	defer stuck.Stop()
-	err := cmd.Wait()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	}
-	r := result{out.String(), errb.String(), code}
 	if r.code != 130 || !strings.Contains(r.stderr, "interrupted after ") {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	// The run under way when the signal came is discarded (it may be
 	// the first): the file says interrupted, whatever it counts.
-	b, err := os.ReadFile(filepath.Join(dir, "r.json"))
-	if err != nil || !strings.Contains(string(b), `"stopped": "interrupted"`) || !strings.Contains(string(b), `"exit": 130`) {
-		t.Fatalf("result file %s (%v)", b, err)
-	}
+	stoppedByASignal(t, syscall.SIGTERM, filepath.Join(dir, "r.json"), r)
 }
 
 // A signal ends the run under way, not only the hunt between runs: an
@@ -418,9 +411,8 @@ func TestInterruptEndsTheRunUnderWay(t *testing.T) {
 		if r.code != 130 || !strings.Contains(r.stderr, "interrupted after 0 ") {
 			t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", args[0], r.code, r.stdout, r.stderr)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "r.json"))
-		if err != nil || !strings.Contains(string(b), `"stopped": "interrupted"`) || !strings.Contains(string(b), `"runs": 0`) {
-			t.Fatalf("%v: result file %s (%v)", args[0], b, err)
+		if b := stoppedByASignal(t, syscall.SIGINT, filepath.Join(dir, "r.json"), r); !strings.Contains(b, `"runs": 0`) {
+			t.Fatalf("%v: result file %s", args[0], b)
 		}
 	}
 }
