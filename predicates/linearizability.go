@@ -415,6 +415,12 @@ type linPart struct {
 	// smallest window, as they were (a non-linearizable history stays so
 	// whatever follows it), but not the return of one called before.
 	judged int64
+	// patience is how many operations must be called after a pending
+	// one before the cut may pass it (0: settleOps). An operation the
+	// cut passed that returns after all undoes the settling, and doubles
+	// it: a crashed client's operation never returns, and a slow one
+	// should not undo the settling more than a few times.
+	patience int
 }
 
 // linResult is a checked partition: ok, or the violation's report.
@@ -585,6 +591,12 @@ func (lc *linChecker) checkHistory(h *History) (*linResult, error) {
 			// all before it.
 			part.reset()
 		}
+		if !isNew && part.passed(i) {
+			// A pending operation the cut passed returned after all:
+			// the configurations placed it with no output.
+			part.reset()
+			part.patience = 2 * part.pendingPatience()
+		}
 		if part.result != nil && !part.result.ok && (t <= part.judged || !isNew && op.call <= part.judged) {
 			// A time at or before what the check saw may change the
 			// smallest window. And an operation pending then that
@@ -629,16 +641,13 @@ func (lc *linChecker) checkPart(h *History, part *linPart, key starlark.Value) (
 	if part.frontier == nil {
 		part.frontier = []linConfig{{state: lc.m.init}}
 	}
-	res := porcupine.Illegal
-	for _, c := range part.frontier {
-		r, err := lc.decide(part.suffix(h, c), c.state)
-		if err != nil {
-			return nil, err
-		}
-		if r == porcupine.Ok {
-			res = r
-			break
-		}
+	starts := make([]linStart, len(part.frontier))
+	for i, c := range part.frontier {
+		starts[i] = linStart{part.suffix(h, c), c.state}
+	}
+	res, err := lc.decideAny(starts)
+	if err != nil {
+		return nil, err
 	}
 	if res != porcupine.Ok {
 		// The whole partition, for the verdict and its report.
@@ -701,16 +710,18 @@ func (part *linPart) suffix(h *History, c linConfig) []*linOp {
 // operations called before it either returned before it (they are
 // linearized before the cut in every linearization) or are open across
 // it (linearized on either side); those called after it come after it.
-// The cut moves only to moments where every open operation has
-// returned, so that its output is known; never past the last call (the
-// next operation's call may come before it); and never while an
-// operation is pending (it may take effect at any later point).
+// The cut moves only past operations whose outputs are known, or
+// pending ones that many later operations have passed (a client that
+// crashed with it open: it may take effect at any later point, or
+// never); and never past the last call (the next operation's call may
+// come before it).
 func (lc *linChecker) settle(h *History, part *linPart) error {
 	if part.stuck == part.base {
 		return nil
 	}
 	op := func(i int) *linOp { return h.ops[part.ops[i]] }
 	n := len(part.ops)
+	patience := part.pendingPatience()
 	// The cut before k needs every call before k earlier than op k's,
 	// and none after it earlier (times out of step order: no cut there).
 	minCall := make([]int64, n+1)
@@ -725,13 +736,8 @@ func (lc *linChecker) settle(h *History, part *linPart) error {
 	for k := part.base; k < n; k++ {
 		if k > part.base {
 			maxCall = max(maxCall, op(k-1).call)
-			if op(k - 1).pending {
-				return nil // open across every later cut
-			}
-		}
-		for _, i := range part.open {
-			if op(i).pending {
-				return nil
+			if op(k-1).pending && n-k < patience {
+				return nil // it may well return soon
 			}
 		}
 		t := op(k).call
@@ -744,7 +750,15 @@ func (lc *linChecker) settle(h *History, part *linPart) error {
 		for i := part.base; i < k; i++ {
 			region = append(region, i)
 		}
-		if len(region) > settleOps {
+		// Pending operations no configuration placed are left out of
+		// the walk: each configuration may still place them anywhere
+		// after the cut, and walking them again at every move would
+		// cost the more the more clients crashed. Those whose input an
+		// output in the region holds (a crashed client's write that a
+		// read saw) are walked; the others only if the region cannot
+		// be placed without them.
+		floating := part.floating(op, region)
+		if len(region)-len(floating) > settleOps {
 			part.stuck = part.base
 			return nil
 		}
@@ -754,7 +768,10 @@ func (lc *linChecker) settle(h *History, part *linPart) error {
 				open = append(open, i)
 			}
 		}
-		configs, err := lc.configsAfter(op, part.frontier, region, t)
+		configs, err := lc.configsAfter(op, part.frontier, withoutAll(region, floating), t)
+		if err == nil && len(configs) == 0 && len(floating) > 0 && len(region) <= 64 {
+			configs, err = lc.configsAfter(op, part.frontier, region, t)
+		}
 		if err != nil {
 			return err
 		}
@@ -785,6 +802,27 @@ func (lc *linChecker) configsAfter(op func(int) *linOp, from []linConfig, region
 			}
 		}
 		return append(list, c), true
+	}
+	// addConfig adds c to out unless a configuration there covers it,
+	// and drops those c covers.
+	addConfig := func(c linConfig) error {
+		for _, x := range out {
+			if ok, err := lc.covers(op, x, c); ok || err != nil {
+				return err
+			}
+		}
+		kept := out[:0]
+		for _, x := range out {
+			ok, err := lc.covers(op, c, x)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				kept = append(kept, x)
+			}
+		}
+		out = append(kept, c)
+		return nil
 	}
 	for _, c := range from {
 		var todo []int // region less what c linearized
@@ -821,7 +859,10 @@ func (lc *linChecker) configsAfter(op func(int) *linOp, from []linConfig, region
 					}
 				}
 				slices.Sort(lin)
-				if out, _ = add(out, linConfig{state: s, lin: lin}); len(out) > settleConfigs {
+				if err := addConfig(linConfig{state: s, lin: lin}); err != nil {
+					return false, err
+				}
+				if len(out) > settleConfigs {
 					return false, nil
 				}
 			}
@@ -860,6 +901,99 @@ func (lc *linChecker) configsAfter(op func(int) *linOp, from []linConfig, region
 		}
 	}
 	return out, nil
+}
+
+// covers tells whether configuration a covers b: every way to go on
+// from b is one from a. It does when b linearized a's operations and
+// pending ones besides, and a is in b's state or reaches it by placing
+// those first after the cut: they may take effect at any point after
+// their calls, which came before it, first or last (and the settling is
+// undone if one returns).
+// Without this, every crashed client's write would add a configuration
+// that holds its value, and keep it as long as the write stays pending.
+func (lc *linChecker) covers(op func(int) *linOp, a, b linConfig) (bool, error) {
+	if len(a.lin) > len(b.lin) {
+		return false, nil
+	}
+	var extra []*linOp
+	j := 0
+	for _, i := range b.lin {
+		if j < len(a.lin) && a.lin[j] == i {
+			j++
+			continue
+		}
+		if !op(i).pending {
+			return false, nil
+		}
+		extra = append(extra, op(i))
+	}
+	if j < len(a.lin) {
+		return false, nil
+	}
+	// The same state: a places them last, after everything else.
+	if eq, err := starlark.Equal(a.state, b.state); err != nil || eq {
+		return eq, err
+	}
+	s := a.state
+	for _, o := range extra {
+		ok, next, err := lc.step(s, o)
+		if err != nil || !ok {
+			return false, err
+		}
+		s = next
+	}
+	eq, err := starlark.Equal(s, b.state)
+	return err == nil && eq, nil
+}
+
+// pendingPatience is part.patience, or its default.
+func (part *linPart) pendingPatience() int {
+	if part.patience == 0 {
+		return settleOps
+	}
+	return part.patience
+}
+
+// floating lists the pending operations open at the cut that no
+// configuration linearized, and whose input no output of the operations
+// at positions region holds.
+func (part *linPart) floating(op func(int) *linOp, region []int) []int {
+	ops := make([]*linOp, len(region))
+	for j, i := range region {
+		ops[j] = op(i)
+	}
+	seen := seenInOutputs(ops)
+	var out []int
+	for _, i := range part.open {
+		if !op(i).pending || seen(op(i)) {
+			continue
+		}
+		placed := false
+		for _, c := range part.frontier {
+			if slices.Contains(c.lin, i) {
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// passed tells whether the cut has passed the operation at h.ops[i].
+func (part *linPart) passed(i int) bool {
+	pos, found := slices.BinarySearch(part.ops, i)
+	return found && pos < part.base
+}
+
+// withoutAll is xs less the elements of drop.
+func withoutAll(xs, drop []int) []int {
+	if len(drop) == 0 {
+		return xs
+	}
+	return slices.DeleteFunc(slices.Clone(xs), func(x int) bool { return slices.Contains(drop, x) })
 }
 
 // withCounts is a violation's report with the history's and the
@@ -1035,16 +1169,46 @@ func (lc *linChecker) checkPartition(ops []*linOp, key starlark.Value, total int
 // "not linearizable". (Leaving out every pending operation is no
 // cheaper: proving that a history needs one is an exhaustive search.)
 func (lc *linChecker) decide(ops []*linOp, init starlark.Value) (porcupine.CheckResult, error) {
-	seen := seenInOutputs(ops)
-	sub := slices.DeleteFunc(slices.Clone(ops), func(op *linOp) bool { return op.pending && !seen(op) })
-	if len(sub) < len(ops) {
-		res, _, err := lc.run(sub, init, false)
-		if err != nil || res == porcupine.Ok {
+	return lc.decideAny([]linStart{{ops, init}})
+}
+
+// linStart is operations to order and the model state to start from.
+type linStart struct {
+	ops   []*linOp
+	state starlark.Value
+}
+
+// decideAny is decide for several starts (the configurations of a
+// settled prefix): Ok if the operations of any is linearizable from its
+// state. Every start is asked the cheap question before any is asked the
+// whole one: a configuration that fails costs a search of every pending
+// operation, and a crashed client's stay pending.
+func (lc *linChecker) decideAny(starts []linStart) (porcupine.CheckResult, error) {
+	whole := make([]bool, len(starts))
+	for i, st := range starts {
+		seen := seenInOutputs(st.ops)
+		sub := slices.DeleteFunc(slices.Clone(st.ops), func(op *linOp) bool { return op.pending && !seen(op) })
+		if len(sub) == len(st.ops) {
+			whole[i] = true // the same question as the whole one
+		}
+		if len(sub) < len(st.ops) || len(starts) > 1 {
+			res, _, err := lc.run(sub, st.state, false)
+			if err != nil || res == porcupine.Ok {
+				return res, err
+			}
+		}
+	}
+	res := porcupine.Illegal
+	for i, st := range starts {
+		if whole[i] && len(starts) > 1 {
+			continue // asked above
+		}
+		var err error
+		if res, _, err = lc.run(st.ops, st.state, false); err != nil || res == porcupine.Ok {
 			return res, err
 		}
 	}
-	res, _, err := lc.run(ops, init, false)
-	return res, err
+	return res, nil
 }
 
 // seenInOutputs tells which pending operations have a value in their

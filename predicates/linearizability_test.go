@@ -98,24 +98,43 @@ func agreesWithScratch(t *testing.T, seeds uint64, script string, run func(seed 
 	}
 }
 
-// randomRegisterRun is a run of three clients reading and writing one
-// register: each invokes an operation, and replies come in random order;
-// with pauses, often all of them before the next call, and without, as
-// a closed loop of clients keeps them, hardly ever.
-// A read returns the last value written before it returned, or, one time
-// in stale, the one before (a stale read: not linearizable unless a write
-// was concurrent with it).
-func randomRegisterRun(rng *rand.Rand, ops, stale int, pauses bool) string {
+// clientRun shapes a run of three clients (runClients).
+type clientRun struct {
+	ops   int // operations called
+	stale int // one read in stale returns a wrong value (0: none)
+	// pauses: often every client waits for its reply before the next
+	// call; without, the clients are a closed loop and hardly ever do.
+	pauses bool
+	// abandon: one reply in abandon never comes (the client crashed
+	// with its operation open, and goes on with a new one; 0: none).
+	abandon int
+	// late: one reply in late comes only after lateBy operations of the
+	// other clients (0: none late).
+	late int
+}
+
+// lateBy is how many operations a late reply waits for: more than the
+// check waits for before it takes an operation for abandoned.
+const lateBy = 40
+
+// runClients writes the input lines of three clients calling operations
+// and receiving replies in random order, as shape says. call writes op
+// id's call by client and returns what writes its reply: reply(false)
+// when it comes, reply(true) when it never will.
+func runClients(rng *rand.Rand, shape clientRun, call func(b *strings.Builder, client, id string) (reply func(abandoned bool))) string {
 	var b strings.Builder
-	type open struct {
-		id, op string
-	}
-	pending := map[int]open{}
-	last, before := "-", "-"
+	pending := map[int]func(bool){}
+	wait := map[int]int{} // a late client: operations until its reply
 	n := 0
-	for n < ops || len(pending) > 0 {
+	for n < shape.ops || len(pending) > 0 {
 		c := rng.IntN(3)
-		if pauses && rng.IntN(4) == 0 {
+		if len(wait) == 3 || n >= shape.ops {
+			clear(wait) // nobody left to call: the replies come
+		}
+		if wait[c] > 1 {
+			continue
+		}
+		if shape.pauses && rng.IntN(4) == 0 {
 			// Often every client waits for its reply: a point where
 			// all operations so far have returned.
 			for i := range 3 {
@@ -125,40 +144,62 @@ func randomRegisterRun(rng *rand.Rand, ops, stale int, pauses bool) string {
 				}
 			}
 		}
-		client := fmt.Sprintf("n%d", c+1)
-		if o, ok := pending[c]; ok {
-			delete(pending, c)
-			switch o.op {
-			case "write":
-				before, last = last, o.id
-				fmt.Fprintf(&b, "%s nop ret %s\n", client, o.id)
-			default:
-				v := last
-				if stale > 0 && rng.IntN(stale) == 0 {
-					v = before
-				}
-				fmt.Fprintf(&b, "%s nop ret %s %s\n", client, o.id, v)
+		if reply, ok := pending[c]; ok {
+			if _, late := wait[c]; !late && shape.late > 0 && n < shape.ops && rng.IntN(shape.late) == 0 {
+				wait[c] = lateBy + 1
+				continue
 			}
-			if pauses {
+			delete(wait, c)
+			delete(pending, c)
+			reply(shape.abandon > 0 && rng.IntN(shape.abandon) == 0)
+			if shape.pauses {
 				continue
 			}
 			// A closed loop: the client calls again at once, so some
 			// operation is always open.
 		}
-		if n >= ops {
+		if n >= shape.ops {
 			continue
 		}
 		n++
-		id := fmt.Sprintf("o%d", n)
-		if rng.IntN(2) == 0 {
-			pending[c] = open{id, "write"}
-			fmt.Fprintf(&b, "%s nop call %s write %s\n", client, id, id)
-		} else {
-			pending[c] = open{id, "read"}
-			fmt.Fprintf(&b, "%s nop call %s read\n", client, id)
+		for l := range wait {
+			wait[l]--
 		}
+		pending[c] = call(&b, fmt.Sprintf("n%d", c+1), fmt.Sprintf("o%d", n))
 	}
 	return b.String()
+}
+
+// randomRegisterRun is a run of three clients reading and writing one
+// register. A write takes effect when it returns (an abandoned one, or
+// not, at random); a read returns the last value written before it
+// returned, or, one time in stale, the one before (a stale read: not
+// linearizable unless a write was concurrent with it).
+func randomRegisterRun(rng *rand.Rand, shape clientRun) string {
+	last, before := "-", "-"
+	return runClients(rng, shape, func(b *strings.Builder, client, id string) func(bool) {
+		if rng.IntN(2) == 0 {
+			fmt.Fprintf(b, "%s nop call %s write %s\n", client, id, id)
+			return func(abandoned bool) {
+				if !abandoned || rng.IntN(2) == 0 {
+					before, last = last, id
+				}
+				if !abandoned {
+					fmt.Fprintf(b, "%s nop ret %s\n", client, id)
+				}
+			}
+		}
+		fmt.Fprintf(b, "%s nop call %s read\n", client, id)
+		return func(abandoned bool) {
+			v := last
+			if shape.stale > 0 && rng.IntN(shape.stale) == 0 {
+				v = before
+			}
+			if !abandoned {
+				fmt.Fprintf(b, "%s nop ret %s %s\n", client, id, v)
+			}
+		}
+	})
 }
 
 // checkRun replays a run made from input lines (as testdata's "run") and
@@ -208,7 +249,17 @@ func checkRun(t testing.TB, input string, serial bool, script string, each func(
 // causal orders of a recording (where times go back between steps).
 func TestLinearizableSettledAgreesWithScratch(t *testing.T) {
 	agreesWithScratch(t, 24, historyScript("", "models.register", true), func(seed uint64) string {
-		return randomRegisterRun(rand.New(rand.NewPCG(seed, 7)), 40, []int{0, 12}[seed%2], seed%8 < 4)
+		return randomRegisterRun(rand.New(rand.NewPCG(seed, 7)), clientRun{ops: 40, stale: []int{0, 12}[seed%2], pauses: seed%8 < 4})
+	})
+}
+
+// The same with clients that crash with an operation open, and replies
+// that come late: the check settles past an operation that stays
+// pending, and a reply that comes after all undoes what was settled past
+// it.
+func TestLinearizableSettledAgreesWithAbandonedOperations(t *testing.T) {
+	agreesWithScratch(t, 12, historyScript("", "models.register", true), func(seed uint64) string {
+		return randomRegisterRun(rand.New(rand.NewPCG(seed, 13)), clientRun{ops: 60, stale: []int{0, 12}[seed%2], pauses: seed%4 < 2, abandon: 25, late: 8})
 	})
 }
 
@@ -219,14 +270,21 @@ func TestLinearizableSettledAgreesWithScratch(t *testing.T) {
 // service). Checked whole every time, the last steps ran 7 times as
 // many; settled only at pauses, the closed loop's did too.
 func TestLinearizableCostDoesNotGrowWithHistory(t *testing.T) {
-	for _, pauses := range []bool{true, false} {
-		t.Run(fmt.Sprintf("pauses=%v", pauses), func(t *testing.T) { costDoesNotGrow(t, pauses) })
+	for _, shape := range []clientRun{
+		{ops: 600, pauses: true},
+		{ops: 600},
+		// Clients that crash with a write or read open, whose reply
+		// never comes: the check settled nothing past the first of
+		// them, and its last steps ran 10 times as many model steps.
+		{ops: 2400, abandon: 40},
+	} {
+		t.Run(fmt.Sprintf("pauses=%v,abandon=%d", shape.pauses, shape.abandon), func(t *testing.T) { costDoesNotGrow(t, shape) })
 	}
 }
 
-func costDoesNotGrow(t *testing.T, pauses bool) {
+func costDoesNotGrow(t *testing.T, shape clientRun) {
 	rng := rand.New(rand.NewPCG(3, 3))
-	input := randomRegisterRun(rng, 600, 0, pauses)
+	input := randomRegisterRun(rng, shape)
 	script := historyScript("", "models.register", false)
 	var perStep []int
 	rep := checkRun(t, input, true, script, func(c *predicates.Checker) {
@@ -250,14 +308,16 @@ func costDoesNotGrow(t *testing.T, pauses bool) {
 }
 
 // BenchmarkLinearizableHistory: checking a declared history of one
-// register after every step, at two history lengths: the time per
-// operation stays flat when the check settles what it has seen.
+// register after every step, at two history lengths, and with one
+// client in 40 crashing with its operation open: the time per operation
+// stays flat when the check settles what it has seen.
 //
 //	go test ./predicates -run='^$' -bench=LinearizableHistory -benchtime=3x
 func BenchmarkLinearizableHistory(b *testing.B) {
-	for _, ops := range []int{1000, 4000} {
-		b.Run(fmt.Sprintf("ops-%d", ops), func(b *testing.B) {
-			input := randomRegisterRun(rand.New(rand.NewPCG(3, 3)), ops, 0, false)
+	for _, shape := range []clientRun{{ops: 1000}, {ops: 4000}, {ops: 1000, abandon: 40}, {ops: 4000, abandon: 40}} {
+		ops := shape.ops
+		b.Run(fmt.Sprintf("ops-%d,abandon-%d", ops, shape.abandon), func(b *testing.B) {
+			input := randomRegisterRun(rand.New(rand.NewPCG(3, 3)), shape)
 			script := historyScript("", "models.register", false)
 			for b.Loop() {
 				checkRun(b, input, true, script, nil)
@@ -293,47 +353,68 @@ func TestKeptViolationGivesWayToAReturn(t *testing.T) {
 	}
 }
 
-// randomCounterRun is a run of three clients in a closed loop on one
-// counter: each operation takes effect at its call, and its reply, in
-// random order, says so; one read in stale is off by one, either way.
-func randomCounterRun(rng *rand.Rand, ops, stale int) string {
-	var b strings.Builder
-	type open struct{ id, out string }
-	pending := map[int]open{}
-	value, n := 0, 0
-	for n < ops || len(pending) > 0 {
-		c := rng.IntN(3)
-		client := fmt.Sprintf("n%d", c+1)
-		if o, ok := pending[c]; ok {
-			delete(pending, c)
-			fmt.Fprintf(&b, "%s nop ret %s %s\n", client, o.id, o.out)
-		}
-		if n >= ops {
-			continue
-		}
-		n++
-		id := fmt.Sprintf("o%d", n)
+// randomCounterRun is a run of three clients on one counter: each
+// operation takes effect at its call, and its reply says so; one read in
+// stale is off by one, either way.
+func randomCounterRun(rng *rand.Rand, shape clientRun) string {
+	value := 0
+	return runClients(rng, shape, func(b *strings.Builder, client, id string) func(bool) {
+		op, out := "read", value
 		if rng.IntN(2) == 0 {
 			value++
-			pending[c] = open{id, fmt.Sprint(value)}
-			fmt.Fprintf(&b, "%s nop call %s inc\n", client, id)
-		} else {
-			out := value
-			if stale > 0 && rng.IntN(stale) == 0 {
-				out += []int{-1, 1}[rng.IntN(2)]
-			}
-			pending[c] = open{id, fmt.Sprint(out)}
-			fmt.Fprintf(&b, "%s nop call %s read\n", client, id)
+			op, out = "inc", value
+		} else if shape.stale > 0 && rng.IntN(shape.stale) == 0 {
+			out += []int{-1, 1}[rng.IntN(2)]
 		}
-	}
-	return b.String()
+		fmt.Fprintf(b, "%s nop call %s %s\n", client, id, op)
+		return func(abandoned bool) {
+			if !abandoned {
+				fmt.Fprintf(b, "%s nop ret %s %d\n", client, id, out)
+			}
+		}
+	})
 }
 
 // The settled check agrees with the one from scratch on a counter too,
 // where an operation linearized twice, or not at all, shows.
 func TestLinearizableSettledAgreesOnACounter(t *testing.T) {
 	agreesWithScratch(t, 16, historyScript(counterModel(true), "counter", true), func(seed uint64) string {
-		return randomCounterRun(rand.New(rand.NewPCG(seed, 11)), 40, []int{0, 10}[seed%2])
+		return randomCounterRun(rand.New(rand.NewPCG(seed, 11)), clientRun{ops: 40, stale: []int{0, 10}[seed%2]})
+	})
+}
+
+// An operation that stays pending long enough is settled past as a
+// crashed client's would be, placed with no output; when its reply comes
+// after all, the settling is undone and the reply judged: an inc that
+// thirty reads saw take effect returns 5, which no order explains.
+func TestLateReplyUndoesTheSettling(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("n1 nop call p inc\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "n2 nop call r%d read\nn2 nop ret r%d 1\n", i, i)
+	}
+	b.WriteString("n1 nop ret p 5\n")
+	rep := checkRun(t, b.String(), true, historyScript(counterModel(true), "counter", true), nil)
+	var lin []int
+	for _, v := range rep.Violations {
+		switch v.Predicate {
+		case "Agree":
+			t.Errorf("the settled check and the one from scratch disagree at step #%d", v.Step)
+		case "Linearizable":
+			lin = append(lin, v.Step)
+		}
+	}
+	if want := rep.Steps - 1; len(lin) != 1 || lin[0] != want {
+		t.Errorf("Linearizable violated at %v, want at #%d (the late reply)", lin, want)
+	}
+}
+
+// And with clients that crash with an operation open, and replies that
+// come late: an inc the check took for abandoned, and placed with no
+// output, returns the value it made (the settling is undone).
+func TestLinearizableSettledAgreesOnACounterWithLateReplies(t *testing.T) {
+	agreesWithScratch(t, 8, historyScript(counterModel(true), "counter", true), func(seed uint64) string {
+		return randomCounterRun(rand.New(rand.NewPCG(seed, 17)), clientRun{ops: 70, stale: []int{0, 10}[seed%2], abandon: 30, late: 6})
 	})
 }
 
