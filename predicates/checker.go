@@ -632,7 +632,8 @@ type breakKey struct {
 
 // safetyBreaks reports each distinct break of a safety predicate once.
 // The witnesses of a violation are all the rows that decide its last
-// quantifier (a forall's failing rows, an exists' holding rows); a
+// quantifier (a forall's failing rows, an exists' or a count's holding
+// rows: two leaders counted by `count(...) <= 1` are two witnesses); a
 // violation without them is one break of the predicate as a whole. A
 // break ends when its witness is present and not failing (or the
 // predicate holds while it is present). A witness that disappears (its
@@ -643,9 +644,7 @@ func (c *Checker) safetyBreaks(p *Predicate, holds bool) {
 	var rows []*rowState
 	failing := map[breakKey]bool{}
 	if !holds {
-		if q := p.frame.witness; q != nil && q.kind != qCount {
-			rows = q.witnessRows()
-		}
+		rows = p.frame.witness.witnessRows()
 		for _, rs := range rows {
 			failing[breakKey{rs.table.id, rs.key}] = true
 		}
@@ -667,11 +666,7 @@ func (c *Checker) safetyBreaks(p *Predicate, holds bool) {
 	if len(rows) == 0 {
 		if !p.breaks[breakKey{}] {
 			p.breaks[breakKey{}] = true
-			var w *rowState
-			if q := p.frame.witness; q != nil {
-				w = q.witnessRow() // shown, though not what identifies the break
-			}
-			c.violation(p, w)
+			c.violation(p, nil)
 		}
 		return
 	}

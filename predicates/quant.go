@@ -252,7 +252,7 @@ func (c *Checker) dropQuants(f *frame) {
 }
 
 // witnessRow is the row that decided a quantifier: the first failing row
-// of a false forall, the first holding row of a true exists.
+// of a false forall, the first holding row of a true exists or of a count.
 func (q *quant) witnessRow() *rowState {
 	if rows := q.witnessRows(); len(rows) > 0 {
 		return rows[0]
