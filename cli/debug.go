@@ -24,9 +24,10 @@ import (
 )
 
 type indexFlags struct {
-	preds string
-	db    string
-	force bool
+	preds  string
+	db     string
+	force  bool
+	damage damageFlag
 }
 
 func (a *App) indexCmd() *cobra.Command {
@@ -67,6 +68,7 @@ interrupted (Ctrl-C or SIGTERM: nothing half-built is kept).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.preds, "preds", "", "predicates script whose results to store")
+	f.damage.register(fl)
 	fl.StringVar(&f.db, "db", "", "database directory (default: beside the first trace file)")
 	fl.BoolVar(&f.force, "force", false, "rebuild even if the database is up to date")
 	return cmd
@@ -243,6 +245,9 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		if n := len(p.Errors); n > 0 {
 			errs = fmt.Sprintf(", %d predicate error(s): not fully checked", n)
 		}
+		if p.Lossy {
+			errs += ", of what was recorded and recovered only"
+		}
 		fmt.Fprintf(a.Stdout, "predicates %s (%s): %d violation(s)%s%s\n", script, checked, violations, screened, errs)
 		// A predicate that could not be evaluated means the stored results
 		// are incomplete: say so where errors go, and exit as check does.
@@ -257,6 +262,11 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 	fmt.Fprintln(a.Stdout)
 	if p != nil && len(p.Errors) > 0 {
 		return &exitError{ExitPredicateError, fmt.Errorf("%d predicate error(s): the run was not fully checked", len(p.Errors))}
+	}
+	if p != nil && p.Lossy && !f.damage.allow {
+		// As check exits: the database is built, but its results are
+		// not a verdict on the whole run.
+		return badInput("the trace lacks part of the run (warnings above): only what was recorded and recovered was checked; the database was built; --allow-damaged takes that as the whole run")
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ type exportFlags struct {
 	nodes    []string
 	preds    string
 	output   string
+	damage   damageFlag
 }
 
 // exportFormats maps --format to its writer, in the order --help lists them.
@@ -62,8 +63,11 @@ With --preds PREDS.star the predicates are checked first and the
 violations and liveness alarms that fall in the window are marked
 (perfetto, mermaid, dot, shiviz, jsonl); screened intervals are not. See docs/export.md.
 
-Exit codes: 0 written, 2 bad input (unknown format, empty window, a window
-too big for the format).`,
+Exit codes: 0 written; 2 bad input (unknown format, empty window, a window
+too big for the format), or, with --preds, a trace that lacks part of the
+run (the file is written; --allow-damaged exits 0); with --preds, 3
+replay diverged and 4 a predicate could not be evaluated (the file is
+written with the violations known).`,
 		Example: `  replay export paxos.lz4 --format shiviz -o paxos.shiviz
   replay export paxos.lz4 --format perfetto --preds scripts/paxos.star -o paxos.json
   replay export paxos.lz4 --format mermaid --from 250 --to 280 --nodes n3,n5,n6 -o bug.mmd
@@ -78,6 +82,7 @@ too big for the format).`,
 	fl.StringSliceVar(&f.nodes, "nodes", nil, "only these nodes (comma-separated or repeated)")
 	fl.StringVar(&f.preds, "preds", "", "predicates script whose violations are marked")
 	fl.StringVarP(&f.output, "output", "o", "", "file to write, - for stdout (required)")
+	f.damage.register(fl)
 	return cmd
 }
 
@@ -127,12 +132,12 @@ func (a *App) runExport(traces []string, f exportFlags) error {
 			return err
 		}
 		inputs = append(inputs, script.Path)
-		rep, _, err := a.checkForExport(tr, script)
+		ec, err := a.checkForExport(tr, script)
 		if err != nil {
 			return err
 		}
-		w.Violations = rep.Violations
-		incomplete = checkIncomplete(rep)
+		w.Violations = ec.rep.Violations
+		incomplete = ec.verdict(f.damage.allow)
 	}
 	if err := writeOutput(a, f.output, inputs, func(out io.Writer) error { return write(out, w) }); err != nil {
 		return err
@@ -140,20 +145,26 @@ func (a *App) runExport(traces []string, f exportFlags) error {
 	return incomplete
 }
 
-// checkIncomplete is the exit a report or an export with --preds ends
-// with after writing its file when the check behind it was not complete:
-// a checker never exits 0 when a predicate could not be evaluated, and a
-// diverging trace exits 3 as everywhere. The file says the same inside.
-func checkIncomplete(rep *predicates.Report) error {
+// verdict is the exit a report or an export with --preds ends with
+// after writing its file when the check behind it was not complete: a
+// checker never exits 0 when a predicate could not be evaluated, a
+// diverging trace exits 3, and a trace that lacks part of the run exits
+// 2 as check does (unless allow: --allow-damaged). The file says the
+// same inside.
+func (ec *exportCheck) verdict(allow bool) error {
 	var failed []string
-	for _, e := range rep.Errors {
+	for _, e := range ec.rep.Errors {
 		failed = append(failed, e.Name)
 	}
 	switch {
 	case len(failed) > 0:
 		return &exitError{ExitPredicateError, fmt.Errorf("%d predicate(s) could not be evaluated (%s): the file was written, marked not fully checked", len(failed), strings.Join(failed, ", "))}
-	case !rep.Complete:
-		return &exitError{ExitDivergence, fmt.Errorf("replay diverged at step #%d: the file was written with the violations known up to there", rep.LastStep)}
+	case ec.div != nil:
+		return &exitError{ExitDivergence, fmt.Errorf("replay diverged at step #%d: the file was written with the violations known up to there", ec.div.Step)}
+	case !ec.loss.none() && !allow:
+		return badInput("%s: only what was recorded and recovered was checked (the file was written); --allow-damaged takes that as the whole run", ec.loss.what())
+	case !ec.rep.Complete && !ec.rep.TraceIncomplete:
+		return badInput("checking stopped after step #%d: the file was written with the violations known up to there", ec.rep.LastStep)
 	}
 	return nil
 }
@@ -220,34 +231,45 @@ func exportErr(err error) error {
 // this binary does not know cannot be replayed, hence not checked. The
 // notes say what was not fully checked (a divergence, failed predicates);
 // they also go to stderr.
-func (a *App) checkForExport(tr *replay.Trace, script scriptRef) (rep *predicates.Report, notes []string, err error) {
+func (a *App) checkForExport(tr *replay.Trace, script scriptRef) (*exportCheck, error) {
 	r, err := replay.New(tr, a.Registry, replay.Options{})
 	if err != nil {
-		return nil, nil, badInput("%v", err)
+		return nil, badInput("%v", err)
 	}
 	// Judged as replay check judges by default (an incomplete trace's
 	// open liveness intervals are not judged).
 	c, err := predicates.Load(script.Path, r, predicates.Options{To: -1, CutShort: tr.Incomplete(tr.Nodes)})
 	if err != nil {
-		return nil, nil, badInput("%v", err)
+		return nil, badInput("%v", err)
 	}
 	prog := a.progress()
 	rep, runErr := c.Run(predicates.RunOptions{Progress: func(step, total int) {
 		prog.update("checking: step %d of %d (%.0f%%)", step, total, 100*float64(step)/float64(total))
 	}})
 	prog.done()
-	var d *replay.Divergence
-	if runErr != nil && !errors.As(runErr, &d) {
-		return nil, nil, withCode(ExitBadInput, runErr)
+	ec := &exportCheck{rep: rep}
+	if runErr != nil && !errors.As(runErr, &ec.div) {
+		return nil, withCode(ExitBadInput, runErr)
 	}
-	if d != nil {
-		notes = append(notes, fmt.Sprintf("replay diverged, so violations are known up to step #%d only: %s", d.Step, oneLine(d.Error())))
+	if ec.div != nil {
+		ec.notes = append(ec.notes, fmt.Sprintf("replay diverged, so violations are known up to step #%d only: %s", ec.div.Step, oneLine(ec.div.Error())))
+	}
+	if ec.loss = lossOf(tr, tr.Nodes, rep.LastStep); !ec.loss.none() {
+		ec.notes = append(ec.notes, fmt.Sprintf("%s: only what was recorded and recovered was checked; a violation after step #%d may be the loss's doing, and liveness intervals open at the end were not judged", ec.loss.what(), max(ec.loss.after, 0)))
 	}
 	for _, e := range rep.Errors {
-		notes = append(notes, e.String())
+		ec.notes = append(ec.notes, e.String())
 	}
-	for _, n := range notes {
+	for _, n := range ec.notes {
 		fmt.Fprintf(a.Stderr, "warning: %s\n", n)
 	}
-	return rep, notes, nil
+	return ec, nil
+}
+
+// exportCheck is the check behind a report or an export with --preds.
+type exportCheck struct {
+	rep   *predicates.Report
+	notes []string // what was not fully checked, for the file and stderr
+	div   *replay.Divergence
+	loss  loss // what of the run the check lacked
 }

@@ -25,6 +25,7 @@ const reportMaxWindow = 20_000
 type reportFlags struct {
 	output        string
 	before, after int
+	damage        damageFlag
 }
 
 func (a *App) reportCmd() *cobra.Command {
@@ -42,7 +43,11 @@ open the debugger there.
 The page needs no network: its style, script and data are inline. At most
 20 violations get a diagram; the rest are listed. See docs/export.md.
 
-Exit codes: 0 the report was written (whatever it found), 2 bad input.`,
+Exit codes: 0 the report was written (whatever it found); 2 bad input,
+or a trace that lacks part of the run (damaged, a node's file missing, a
+recording stopped early: the report is written and says so;
+--allow-damaged exits 0); 3 replay diverged and 4 a predicate could not
+be evaluated (the report is written, marked not fully checked).`,
 		Example: `  replay report paxos.lz4 scripts/paxos.star -o report.html
   replay report paxos.lz4 scripts/paxos.star --before 100 --after 20 -o report.html`,
 		Args: requireArgs(2, "FILE... PREDS.star (trace files, then the predicates script)"),
@@ -52,6 +57,7 @@ Exit codes: 0 the report was written (whatever it found), 2 bad input.`,
 	fl.StringVarP(&f.output, "output", "o", "", "HTML file to write, - for stdout (required)")
 	fl.IntVar(&f.before, "before", 30, "steps shown before each violation")
 	fl.IntVar(&f.after, "after", 10, "steps shown after each violation")
+	f.damage.register(fl)
 	return cmd
 }
 
@@ -77,10 +83,11 @@ func (a *App) runReport(args []string, f reportFlags) error {
 	if err != nil {
 		return err
 	}
-	rep, notes, err := a.checkForExport(tr, ref)
+	ec, err := a.checkForExport(tr, ref)
 	if err != nil {
 		return err
 	}
+	rep, notes := ec.rep, ec.notes
 	script := ref.Name // what the report's commands name, from any directory
 	codec := a.codec(tr)
 	render := newRenderer(a, tr)
@@ -111,7 +118,7 @@ func (a *App) runReport(args []string, f reportFlags) error {
 	if err := writeOutput(a, f.output, append(slices.Clone(traces), ref.Path), func(out io.Writer) error { return export.WriteReport(out, r) }); err != nil {
 		return err
 	}
-	return checkIncomplete(rep)
+	return ec.verdict(f.damage.allow)
 }
 
 // stateDiffs fills in each item's state diff: the violating node's

@@ -135,11 +135,18 @@ func (t *Trace) MissingOf(replayed []node.ID) []node.ID {
 	return out
 }
 
+// Lossy says whether the trace, replaying the nodes of replayed, lacks
+// events of the run it recorded: a damaged file, a node no file records,
+// or a recording that stopped early. (A trace without an end record
+// lacks only the run's end, which Incomplete says too.)
+func (t *Trace) Lossy(replayed []node.ID) bool {
+	return len(t.DamagedFiles(replayed)) > 0 || len(t.MissingOf(replayed)) > 0 || len(t.RecordingStops(replayed)) > 0
+}
+
 // Incomplete says whether the trace, replaying the nodes of replayed,
 // lacks part of the run: a damaged file, a node no file records, a
 // recording that stopped early, or no end record. A check of it does not
 // judge liveness at its end (predicates.Options.CutShort).
 func (t *Trace) Incomplete(replayed []node.ID) bool {
-	return len(t.DamagedFiles(replayed)) > 0 || len(t.MissingOf(replayed)) > 0 ||
-		len(t.RecordingStops(replayed)) > 0 || t.Unended()
+	return t.Lossy(replayed) || t.Unended()
 }

@@ -158,6 +158,7 @@ func (bg *Building) run(progress func(done, total int)) error {
 	meta.Parts = db.parts.firsts()
 	if bg.pc != nil {
 		p, flips := bg.pc.results(bg.opts.Preds, time.Since(bg.start))
+		p.Lossy = b.tr.Lossy(b.tr.Nodes)
 		if err := db.SetPredicates(p, flips); err != nil {
 			return err
 		}

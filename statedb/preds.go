@@ -31,6 +31,10 @@ type Predicates struct {
 	Errors     []string    `json:"errors,omitempty"`
 	Steps      int         `json:"steps"`
 	Seconds    float64     `json:"seconds"`
+	// Lossy: the trace lacks part of the run (a damaged file, a node no
+	// file records, a recording that stopped early), so only what was
+	// recorded and recovered was checked (replay.Trace.Lossy).
+	Lossy bool `json:"lossy,omitempty"`
 }
 
 // Declared is one predicate of the script.
@@ -197,6 +201,7 @@ func checkPredicates(tr *replay.Trace, reg *system.Registry, script string, prog
 		}
 	}
 	p, flips := pc.results(script, time.Since(start))
+	p.Lossy = tr.Lossy(tr.Nodes)
 	return p, flips, nil
 }
 

@@ -218,6 +218,38 @@ func TestBadInput(t *testing.T) {
 	badInput(t, replay(t, dir, "events", "t.lz4", "--from", "99999999"), "--from")
 }
 
+// A report, an export with --preds and an index with --preds of a trace
+// that lost its tail write their files and exit as check does: 2, with
+// the loss named, not "replay diverged" (3) over a page that said every
+// predicate held (found by a hostile pass); --allow-damaged exits 0.
+func TestOutputsOfADamagedTraceSaySo(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "2", "--time", "30s", "-o", "full.lz4"))
+	data, _ := os.ReadFile(filepath.Join(dir, "full.lz4"))
+	os.WriteFile(filepath.Join(dir, "cut.lz4"), data[:len(data)*2/3], 0o644)
+	for _, args := range [][]string{
+		{"report", "cut.lz4", "builtin:paxos", "-o", "r.html"},
+		{"export", "cut.lz4", "--format", "jsonl", "--preds", "builtin:paxos", "-o", "e.jsonl"},
+		{"index", "cut.lz4", "--preds", "builtin:paxos"},
+	} {
+		r := replay(t, dir, args...)
+		if r.code != 2 || strings.Contains(r.stderr, "diverged") || !strings.Contains(r.stderr, "only what was recorded and recovered was checked") {
+			t.Errorf("%v: exit %d, want 2 naming the loss\nstderr: %s", args, r.code, r.stderr)
+		}
+		if r = replay(t, dir, append(args, "--allow-damaged")...); r.code != 0 {
+			t.Errorf("%v --allow-damaged: exit %d, want 0\nstderr: %s", args, r.code, r.stderr)
+		}
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "r.html"))
+	if !strings.Contains(string(page), "Not fully checked") || !strings.Contains(string(page), "only what was recorded and recovered was checked") {
+		t.Errorf("the report of a cut trace does not say it was not fully checked")
+	}
+	mustOK(t, replay(t, dir, "report", "full.lz4", "builtin:paxos", "-o", "whole.html"))
+	if page, _ := os.ReadFile(filepath.Join(dir, "whole.html")); strings.Contains(string(page), "Not fully checked") {
+		t.Errorf("the report of the whole trace says it was not fully checked")
+	}
+}
+
 func TestTruncatedTrace(t *testing.T) {
 	dir := t.TempDir()
 	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "2", "--time", "30s", "-o", "full.lz4"))
