@@ -205,11 +205,11 @@ func writeOutput(a *App, path string, inputs []string, write func(io.Writer) err
 		if err := out.Commit(); err != nil {
 			return err
 		}
-		size := ""
-		if st, err := os.Stat(path); err == nil {
-			size = " (" + humanize.IBytes(uint64(st.Size())) + ")"
+		// Not said of a device (-o /dev/stdout): the line would land in
+		// the output.
+		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+			fmt.Fprintf(a.Stdout, "wrote %s (%s)\n", path, humanize.IBytes(uint64(st.Size())))
 		}
-		fmt.Fprintf(a.Stdout, "wrote %s%s\n", path, size)
 		return nil
 	case <-ctx.Done():
 		out.Abort()

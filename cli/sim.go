@@ -358,7 +358,9 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	f.program = a.prog()
 	sys, err := a.Registry.Lookup(name)
 	if err != nil {
-		return badInput("%v", err)
+		// A test of a team's own system prints commands for replay
+		// (simtest cannot name the test's binary): say where it runs.
+		return badInput("%v: a system of your own simulates in a binary that registers it (one built with cli.Main, as in docs/user-guide.md)", err)
 	}
 	var cfg sim.Config
 	if f.changed != nil && f.changed("schedule") {

@@ -250,6 +250,28 @@ func TestOutputsOfADamagedTraceSaySo(t *testing.T) {
 	}
 }
 
+// An export to a device writes only the output there: "wrote
+// /dev/stdout (0 B)" after the last line of a jsonl export made it not
+// JSON (found by a hostile pass). And sim of a system this binary does
+// not register says where a system of one's own runs (a new user pasted
+// simtest's "replay sim" line).
+func TestExportToADeviceAndAnUnknownSystem(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "-o", "t.lz4"))
+	r := replay(t, dir, "export", "t.lz4", "--format", "jsonl", "--to", "5", "-o", "/dev/stdout")
+	mustOK(t, r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("export -o /dev/stdout: a line that is not JSON: %q", l)
+		}
+	}
+	if len(lines) != 6 {
+		t.Fatalf("export -o /dev/stdout --to 5: %d lines, want 6", len(lines))
+	}
+	badInput(t, replay(t, dir, "sim", "myown", "-o", "x.lz4"), `unknown system "myown"`, "cli.Main")
+}
+
 func TestTruncatedTrace(t *testing.T) {
 	dir := t.TempDir()
 	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "2", "--time", "30s", "-o", "full.lz4"))
