@@ -46,9 +46,9 @@ func explain(k Kind, what string) string {
 		return what + " reads the wall clock, which is not recorded and differs on replay; use env.Now() (recorded; virtual in the simulator)"
 	case Timer:
 		if what == "time.Sleep" {
-			return "time.Sleep blocks the event on the wall clock, which the simulator and replayer do not run on; set env.After(d, name) and continue in Timer"
+			return "time.Sleep blocks the event on the wall clock, which the simulator and replayer do not run on; set env.After(d, name) and continue in Timer (in a task: t.Sleep(d))"
 		}
-		return what + " starts a real timer that fires on the wall clock, not as a recorded event; use env.After(d, name) and handle the firing in Timer"
+		return what + " starts a real timer that fires on the wall clock, not as a recorded event; use env.After(d, name) and handle the firing in Timer (in a task: t.Sleep(d), or a timeout on t.Recv)"
 	case Rand:
 		return what + " draws from the process-wide generator, which is seeded at random and not recorded; use env.Rand() (seeded from a recorded per-event seed)"
 	case CryptoRnd:

@@ -54,7 +54,7 @@ func (n *Node) Receive(env node.Env, from node.ID, m node.Message) { // want Rec
 }
 
 func (n *Node) Timer(env node.Env, t node.Timer) { // want Timer:`reaches\(channel:channel receive,timer:time.Sleep,io:os.ReadFile,maporder:the order of env.Send calls,effects\)`
-	time.Sleep(time.Millisecond)     // want `time.Sleep blocks the event on the wall clock`
+	time.Sleep(time.Millisecond)     // want `time.Sleep blocks the event on the wall clock.*\(in a task: t.Sleep\(d\)\)`
 	<-time.After(time.Second)        // want `time.After starts a real timer` `channel receive|a channel operation`
 	tm := time.NewTimer(time.Second) // want `time.NewTimer starts a real timer that fires on the wall clock, not as a recorded event; use env.After\(d, name\)`
 	tm.Stop()
