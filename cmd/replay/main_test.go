@@ -270,6 +270,15 @@ func TestExportToADeviceAndAnUnknownSystem(t *testing.T) {
 		t.Fatalf("export -o /dev/stdout --to 5: %d lines, want 6", len(lines))
 	}
 	badInput(t, replay(t, dir, "sim", "myown", "-o", "x.lz4"), `unknown system "myown"`, "cli.Main")
+
+	// Nor does an export replace a predicates script that is not among
+	// its inputs.
+	script := []byte("safety(\"True\", lambda: True)\n")
+	os.WriteFile(filepath.Join(dir, "mine.star"), script, 0o644)
+	badInput(t, replay(t, dir, "export", "t.lz4", "--format", "jsonl", "-o", "mine.star"), "mine.star", "predicates script")
+	if got, _ := os.ReadFile(filepath.Join(dir, "mine.star")); string(got) != string(script) {
+		t.Fatalf("export -o mine.star changed the script: %q", got)
+	}
 }
 
 func TestTruncatedTrace(t *testing.T) {
