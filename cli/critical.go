@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -25,6 +26,7 @@ import (
 
 type criticalFlags struct {
 	predicate string
+	alarm     int // a step of the interval to search (-1: the default)
 	walks     int
 	walkSteps int
 	walkTime  time.Duration
@@ -50,7 +52,7 @@ const (
 func (a *App) criticalCmd() *cobra.Command {
 	var f criticalFlags
 	cmd := &cobra.Command{
-		Use:   "critical TRACE... PREDS.star --predicate NAME [--walks K] [--walk-steps N] [--jobs N] [-o RECOVERING.lz4]",
+		Use:   "critical TRACE... PREDS.star --predicate NAME [--alarm STEP] [--walks K] [--walk-steps N] [--jobs N] [-o RECOVERING.lz4]",
 		Short: "Find the step after which a liveness violation could no longer be avoided (the critical transition)",
 		Long: `A liveness alarm says that the system has been stuck for a while, not when
 it became doomed. critical finds that moment: the critical transition of
@@ -65,6 +67,11 @@ last step (dead, or the run is not doomed where it ends), then the first,
 then binary-searches for the earliest dead step after a live one: the event
 at that step is where the run became doomed, and usually where the root
 cause is.
+
+The violation searched is the predicate's interval open at the end of the
+trace, else its first alarm. When it has several, --alarm STEP searches the
+one whose interval holds STEP (its alarm's step, or any step from its first
+to its last, as replay check and the debugger's Violations panel show it).
 
 Walks inject no new faults: nodes down at the probed step restart at once
 (--keep-down leaves them down: a fail-stop system, whose crashed node is
@@ -85,10 +92,11 @@ last live step, which is written to -o (default TRACE-recovering.lz4).
 Exit codes: 0 the search finished (a critical step, or walks from the end
 recover), 1 interrupted (Ctrl-C) or stopped by --time before the search
 finished (the bounds it found are printed), 2 bad input (no such predicate, a safety predicate, a predicate
-that holds at the end with no alarm), 3 the trace diverges on replay,
+that holds at the end with no alarm, an --alarm step in none of its alarms' intervals), 3 the trace diverges on replay,
 4 a predicate could not be evaluated.`,
 		Example: `  replay sim chord --bug finger-boundary --seed 1 -o fb.lz4
   replay critical fb.lz4 chord.star --predicate FingersCorrect
+  replay critical fb.lz4 chord.star --predicate FingersCorrect --alarm 1818
   replay sim replicastore --bug balance-race --seed 1 -o br.lz4
   replay critical br.lz4 replicastore.star --predicate ReplicaDegree --walks 16 --jobs 2 --json`,
 		Args: cobra.MinimumNArgs(2),
@@ -99,6 +107,7 @@ that holds at the end with no alarm), 3 the trace diverges on replay,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.predicate, "predicate", "", "the liveness predicate whose violation to trace back (required)")
+	fl.IntVar(&f.alarm, "alarm", -1, "the predicate's alarm to trace back: a step of its interval, e.g. the alarm's (-1: the interval open at the end, else the first alarm)")
 	fl.IntVar(&f.walks, "walks", defaultWalks, "random walks per probed step")
 	fl.DurationVar(&f.timeLimit, "time", 0, "stop after this much wall-clock time, e.g. 10m, and report the bounds found so far (default: no limit)")
 	fl.IntVar(&f.walkSteps, "walk-steps", defaultWalkSteps, "events per walk at most")
@@ -116,10 +125,57 @@ that holds at the end with no alarm), 3 the trace diverges on replay,
 
 // target is a liveness predicate and what the original run says of it.
 type target struct {
-	name     string
-	open     *predicates.Violation // the interval open at the end, if any
-	alarm    *predicates.Violation // the first alarm, if any
-	baseline time.Duration         // one replay and check of the trace
+	name  string
+	open  *predicates.Violation // the interval open at the end, if any (and chosen)
+	alarm *predicates.Violation // the first alarm, if any; the chosen interval's with --alarm
+	// chosen: --alarm picked the interval (open, alarm: that interval's).
+	chosen bool
+	// alarms are the predicate's intervals that a search can trace back
+	// (raised, or open at the end), in step order.
+	alarms   []*predicates.Violation
+	baseline time.Duration // one replay and check of the trace
+}
+
+// searched is the interval the search traces back: the one open at the
+// end, else the alarm's.
+func (t *target) searched() *predicates.Violation {
+	if t.open != nil {
+		return t.open
+	}
+	return t.alarm
+}
+
+// intervalText is a liveness interval as the Violations panel shows it:
+// "#S..#E", or "#S..end" when it is open at the end.
+func intervalText(v *predicates.Violation) string {
+	if v.EndStep < 0 {
+		return fmt.Sprintf("#%d..end", v.Step)
+	}
+	return fmt.Sprintf("#%d..#%d", v.Step, v.EndStep)
+}
+
+// holds says whether a liveness interval holds step: from its first step
+// to the one where the predicate held again, both as shown.
+func holds(v *predicates.Violation, step int) bool {
+	return v.Step <= step && (v.EndStep < 0 || step <= v.EndStep)
+}
+
+// othersNote says, when the predicate has several alarms and --alarm did
+// not pick one, which the search traces back and how to pick another.
+func (t *target) othersNote() string {
+	if t.chosen || len(t.alarms) < 2 {
+		return ""
+	}
+	var all []string
+	for _, v := range t.alarms {
+		all = append(all, intervalText(v))
+	}
+	which := "the first alarm's"
+	if t.open != nil {
+		which = "the one open at the end"
+	}
+	return fmt.Sprintf("%s has %d alarms (%s): this searches %s, %s; --alarm STEP searches the one holding STEP",
+		t.name, len(t.alarms), strings.Join(all, ", "), which, intervalText(t.searched()))
 }
 
 // lastStep is the last step the search probes: the trace's last, or,
@@ -136,7 +192,9 @@ func (t *target) lastStep(tr *replay.Trace) int {
 
 // checkTarget checks the original trace and finds predicate in it: it
 // must be a liveness predicate that is false at the end or has an alarm.
-func (a *App) checkTarget(tr *replay.Trace, script, predicate string, budgets scriptBudgetFlags, verb string, progress func(string)) (*target, error) {
+// With alarm >= 0 it is the interval that holds that step instead, which
+// must be raised or open at the end.
+func (a *App) checkTarget(tr *replay.Trace, script, predicate string, alarm int, budgets scriptBudgetFlags, verb string, progress func(string)) (*target, error) {
 	maxSteps, memory, timeBudget, err := budgets.parse()
 	if err != nil {
 		return nil, err
@@ -178,6 +236,7 @@ func (a *App) checkTarget(tr *replay.Trace, script, predicate string, budgets sc
 		return nil, &exitError{ExitPredicateError, fmt.Errorf("%d evaluation error(s) (above) checking the trace", len(rep.Errors))}
 	}
 	t := &target{name: predicate, baseline: time.Since(start)}
+	var at *predicates.Violation // the interval holding alarm
 	for _, v := range rep.Violations {
 		if v.Predicate != predicate {
 			continue
@@ -188,9 +247,37 @@ func (a *App) checkTarget(tr *replay.Trace, script, predicate string, budgets sc
 		if v.Alarm && (t.alarm == nil || v.AlarmStep < t.alarm.AlarmStep) {
 			t.alarm = v
 		}
+		if v.Alarm || v.EndStep < 0 {
+			t.alarms = append(t.alarms, v)
+		}
+		if alarm >= 0 && holds(v, alarm) {
+			at = v
+		}
 	}
+	slices.SortFunc(t.alarms, func(x, y *predicates.Violation) int { return x.Step - y.Step })
 	if t.open == nil && t.alarm == nil {
 		return nil, badInput("%s holds at the end of %s and never raised an alarm: there is no violation to trace back", predicate, tr.Files[0].Path)
+	}
+	if alarm < 0 {
+		return t, nil
+	}
+	if at == nil || !at.Alarm && at.EndStep >= 0 {
+		var all []string
+		for _, v := range t.alarms {
+			all = append(all, intervalText(v))
+		}
+		why := fmt.Sprintf("%s holds at #%d", predicate, alarm)
+		if at != nil {
+			why = fmt.Sprintf("%s's interval %s that holds #%d raised no alarm (screened)", predicate, intervalText(at), alarm)
+		}
+		return nil, badInput("--alarm %d: %s; its alarms: %s (give a step of one)", alarm, why, strings.Join(all, ", "))
+	}
+	t.chosen, t.open, t.alarm = true, nil, nil
+	if at.EndStep < 0 {
+		t.open = at
+	}
+	if at.Alarm {
+		t.alarm = at
 	}
 	return t, nil
 }
@@ -225,6 +312,8 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		return checkAtLeast(atLeast{"walks", f.walks, 1}, atLeast{"walk-steps", f.walkSteps, 1}, atLeast{"jobs", f.jobs, 1})
 	case f.stable < 0 || f.walkTime < 0 || f.changed("walk-time") && f.walkTime == 0:
 		return badInput("--stable %v --walk-time %v: want positive durations", f.stable, f.walkTime)
+	case f.alarm < -1 || f.changed("alarm") && f.alarm < 0:
+		return badInput("--alarm %d: want a step of the alarm's interval (0 or more)", f.alarm)
 	}
 	if err := jobsBound(f.jobs); err != nil {
 		return err
@@ -316,7 +405,11 @@ type criticalFound struct {
 // bounds found so far (res.Stopped "canceled"), not an error. A failed
 // search still returns the notes of the walks made before it failed.
 func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f criticalFlags, progress func(string)) (*criticalFound, error) {
-	tgt, err := a.checkTarget(tr, script, f.predicate, f.budgets, "critical", progress)
+	if f.alarm >= tr.Len() {
+		// An interval open at the end would hold it.
+		return nil, badInput("--alarm %d: the trace has steps #0..#%d", f.alarm, tr.Len()-1)
+	}
+	tgt, err := a.checkTarget(tr, script, f.predicate, f.alarm, f.budgets, "critical", progress)
 	if err != nil {
 		return nil, err
 	}
@@ -334,6 +427,9 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 	}
 
 	var notes []string
+	if n := tgt.othersNote(); n != "" {
+		notes = append(notes, n)
+	}
 	recovering := map[int][]byte{}   // the first recovering walk of each live probe
 	restarted := map[int][]node.ID{} // the nodes the walks from a step restarted
 	// By probed step (Search probes one step at a time).
@@ -426,6 +522,14 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 		becameLost: becameLost, latencyMax: cfg.LatencyMax}, nil
 }
 
+// interval is the liveness interval searched, in --json (alarm_step 0: not
+// raised, open at the end).
+type interval struct {
+	Step      int `json:"step"`
+	EndStep   int `json:"end_step"`
+	AlarmStep int `json:"alarm_step,omitempty"`
+}
+
 // lostMsg is a message that became lost at the critical step, in --json.
 type lostMsg struct {
 	Type     string  `json:"type"`
@@ -449,8 +553,8 @@ type criticalReport struct {
 }
 
 // decided is the step and time where the original run's violation is
-// known: its first alarm, else the end of the trace, where the interval
-// still open is judged.
+// known: its first alarm (the chosen one with --alarm), else the end of
+// the trace, where the interval still open is judged.
 func (r *criticalReport) decided() (step int, at int64) {
 	if v := r.tgt.alarm; v != nil {
 		return v.AlarmStep, r.tr.Event(v.AlarmStep).Time
@@ -466,9 +570,15 @@ func (r *criticalReport) writeText(a *App) {
 	fmt.Fprintf(w, "critical transition of %s in %s\n", f.predicate, strings.Join(r.paths, " "))
 	fmt.Fprintf(w, "(%d random walks of up to %d events per probed step, %s; a walk recovers if %s holds for its last %v)\n",
 		f.walks, f.walkSteps, map[bool]string{false: "no new faults", true: "the trace's faults"}[f.faults]+map[bool]string{true: ", down nodes kept down"}[f.keepDown], f.predicate, f.stable)
-	if v := r.tgt.alarm; r.tgt.open == nil && v != nil && v.EndStep > 0 {
+	switch v := r.tgt.alarm; {
+	case r.tgt.open == nil && v != nil && v.EndStep > 0 && r.tgt.chosen:
+		fmt.Fprintf(w, "(--alarm %d: the alarm at #%d, of the interval %s, which closed: the search ends at #%d, the interval's last step)\n",
+			f.alarm, v.AlarmStep, intervalText(v), v.EndStep-1)
+	case r.tgt.open == nil && v != nil && v.EndStep > 0:
 		fmt.Fprintf(w, "(%s holds at the end: its alarm at #%d belongs to an interval that closed at #%d, so the search ends at #%d, the interval's last step)\n",
 			f.predicate, v.AlarmStep, v.EndStep, v.EndStep-1)
+	case r.tgt.chosen && r.tgt.open != nil:
+		fmt.Fprintf(w, "(--alarm %d: the interval %s, open at the end of the trace)\n", f.alarm, intervalText(r.tgt.open))
 	}
 	fmt.Fprintln(w)
 	switch {
@@ -521,7 +631,8 @@ func (r *criticalReport) writeText(a *App) {
 		}
 		fmt.Fprintf(w, "last live step #%d: %d of %d walks recovered (%.0f%%)\n", live.Step, live.Recovered, live.Walks, 100*live.Rate())
 		step, at := r.decided()
-		known := map[bool]string{true: "first alarm", false: "open at the end"}[r.tgt.alarm != nil]
+		first := map[bool]string{false: "first alarm", true: "alarm"}[r.tgt.chosen] // the alarm decided() names
+		known := map[bool]string{true: first, false: "open at the end"}[r.tgt.alarm != nil]
 		ahead := time.Duration(at - r.tr.Event(res.Critical).Time).Round(time.Millisecond)
 		if step >= res.Critical {
 			fmt.Fprintf(w, "the violation is known at #%d (%s): the critical step is %d steps and %v of virtual time before it\n",
@@ -529,8 +640,8 @@ func (r *criticalReport) writeText(a *App) {
 		} else {
 			// Walks from the alarm's step recovered: the alarm flagged an
 			// episode the system would have come out of, left alone.
-			fmt.Fprintf(w, "the first alarm, at #%d, comes %d steps (%v) before the critical step: walks from there still recovered, so the run was not yet doomed when it was raised\n",
-				step, res.Critical-step, -ahead)
+			fmt.Fprintf(w, "the %s, at #%d, comes %d steps (%v) before the critical step: walks from there still recovered, so the run was not yet doomed when it was raised\n",
+				first, step, res.Critical-step, -ahead)
 		}
 	}
 	fmt.Fprintf(w, "\nprobes (recovered/walks by step; · none recovered): %s\n", critical.Sparkline(res.Probes))
@@ -582,8 +693,11 @@ func (r *criticalReport) writeJSON(a *App) error {
 		BecameLost []lostMsg `json:"became_lost,omitempty"`
 	}
 	out := struct {
-		Predicate  string           `json:"predicate"`
-		Traces     []string         `json:"traces"`
+		Predicate string   `json:"predicate"`
+		Traces    []string `json:"traces"`
+		// Interval is the one searched: open at the end (end_step -1),
+		// else the (first, or --alarm's) alarm's.
+		Interval   *interval        `json:"interval,omitempty"`
 		Walks      int              `json:"walks"`
 		WalkSteps  int              `json:"walk_steps"`
 		StableNS   int64            `json:"stable_ns"`
@@ -616,6 +730,12 @@ func (r *criticalReport) writeJSON(a *App) error {
 	}
 	if p, ok := r.res.Probe(r.res.LastLive); ok {
 		out.LastLive = &p
+	}
+	if v := r.tgt.searched(); v != nil {
+		out.Interval = &interval{Step: v.Step, EndStep: v.EndStep}
+		if v.Alarm {
+			out.Interval.AlarmStep = v.AlarmStep
+		}
 	}
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")

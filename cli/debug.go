@@ -425,13 +425,13 @@ func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
 		}
 		return out, nil
 	}
-	critical := func(ctx context.Context, traces []string, script, predicate string, progress func(string)) (*tui.Transition, error) {
+	critical := func(ctx context.Context, traces []string, script, predicate string, alarm int, progress func(string)) (*tui.Transition, error) {
 		tr, err := replay.Load(traces...)
 		if err != nil {
 			return nil, err
 		}
 		defer tr.Close()
-		cf := criticalFlags{predicate: predicate, walks: f.walks, walkSteps: f.walkSteps, keepDown: f.keepDown, stable: defaultStable, jobs: 1, seed: 1,
+		cf := criticalFlags{predicate: predicate, alarm: alarm, walks: f.walks, walkSteps: f.walkSteps, keepDown: f.keepDown, stable: defaultStable, jobs: 1, seed: 1,
 			budgets: budgets, changed: func(string) bool { return false }}
 		found, err := quiet.critical(ctx, tr, script, cf, progress)
 		if err != nil {

@@ -204,9 +204,10 @@ func TestDebugCriticalGoesToTheCriticalStep(t *testing.T) {
 	d.waitFor(30*time.Second, "▶ #3513 ", "indexed 4077 steps")
 	d.screen.InjectKey(tcell.KeyRune, 'c', 0)
 	// Generous: the search replays walks, and CI shares two cores.
-	text := d.waitFor(180*time.Second, "critical transition of AllAcknowledged (2 walks per probe")
+	// The alarm's interval (#4..end) is named: c searches that one.
+	text := d.waitFor(180*time.Second, "critical transition of AllAcknowledged #4..end (2 walks per probe")
 	status := lastRows(text, 2)
-	if !strings.Contains(status, "#"+crit+"/") || !strings.Contains(status, "critical step of AllAcknowledged: #"+crit+";") {
+	if !strings.Contains(status, "#"+crit+"/") || !strings.Contains(status, "critical step of AllAcknowledged #4..end: #"+crit+";") {
 		t.Fatalf("the cursor is not on the critical step #%s:\n%s", crit, text)
 	}
 	rate := "last live #" + live + ": " + strconv.Itoa(want.LastLive.Recovered) + " of " + strconv.Itoa(want.LastLive.Walks) + " walks recovered"

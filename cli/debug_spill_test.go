@@ -50,7 +50,7 @@ func TestDebugSearchesCloseTheirTraces(t *testing.T) {
 	if n := openSpills(t, tmp); n != 0 {
 		t.Fatalf("predict left %d spilled files open", n)
 	}
-	if _, err := critical(context.Background(), []string{trace}, script, "AllAcknowledged", func(string) {}); err != nil {
+	if _, err := critical(context.Background(), []string{trace}, script, "AllAcknowledged", -1, func(string) {}); err != nil {
 		t.Fatal(err)
 	}
 	if n := openSpills(t, tmp); n != 0 {
@@ -79,7 +79,7 @@ func TestDebugSearchesKeepTheUsersFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, critical := app.debugSearches(debugFlags{budget: 2, walks: 1, walkSteps: 50})
-	tr, err := critical(context.Background(), []string{trace}, script, "AllAcknowledged", func(string) {})
+	tr, err := critical(context.Background(), []string{trace}, script, "AllAcknowledged", -1, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestDebugSearchesKeepTheUsersFiles(t *testing.T) {
 	if _, err := os.Stat(tr.Recovering); err != nil {
 		t.Fatalf("the walk's file: %v", err)
 	}
-	again, err := critical(context.Background(), []string{trace}, script, "AllAcknowledged", func(string) {})
+	again, err := critical(context.Background(), []string{trace}, script, "AllAcknowledged", -1, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}

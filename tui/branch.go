@@ -21,9 +21,10 @@ import (
 type PredictFunc func(ctx context.Context, traces []string, script string, step int, progress func(string)) (*Predicted, error)
 
 // CriticalFunc searches the critical transition of the liveness
-// predicate in traces and writes a recovering walk from the last live
+// predicate's alarm whose interval holds step alarm (replay critical
+// --alarm) in traces and writes a recovering walk from the last live
 // step. ctx ending stops it with the bounds found so far.
-type CriticalFunc func(ctx context.Context, traces []string, script, predicate string, progress func(string)) (*Transition, error)
+type CriticalFunc func(ctx context.Context, traces []string, script, predicate string, alarm int, progress func(string)) (*Transition, error)
 
 // Predicted is what predict found from a step.
 type Predicted struct {
@@ -49,6 +50,9 @@ type Prediction struct {
 // Transition is a critical-transition search's result.
 type Transition struct {
 	Predicate string
+	// Interval is the alarm's interval searched, as the Violations panel
+	// shows it ("#1818..#2226"; set by the debugger).
+	Interval string
 	// Critical is the critical step (-1: walks from the last step recover,
 	// the run is not doomed where it ends); LastLive the latest probe
 	// before it from which a walk recovered (-1: doomed from the first).
@@ -63,6 +67,14 @@ type Transition struct {
 	// Notes are what the search says beside its answer (walks that
 	// panicked, nodes the walks restarted), as replay critical prints.
 	Notes []string
+}
+
+// name is the predicate and the interval searched.
+func (r *Transition) name() string {
+	if r.Interval == "" {
+		return r.Predicate
+	}
+	return r.Predicate + " " + r.Interval
 }
 
 // Lost is a message that became lost at the critical step: the run lost it
@@ -196,8 +208,8 @@ func orNone(s string) string {
 }
 
 // alarmHere is the liveness alarm c traces back: the one selected in the
-// Violations panel when it has the focus, else the first whose interval
-// holds the cursor.
+// Violations panel when it has the focus (that row, not another alarm of
+// its predicate), else the first whose interval holds the cursor.
 func (m *Model) alarmHere() (statedb.Violation, bool) {
 	if m.preds == nil {
 		return statedb.Violation{}, false
@@ -234,22 +246,26 @@ func (m *Model) Critical() {
 	case m.searching():
 		return
 	}
-	if r := m.transitions[v.Predicate]; r != nil {
+	// By predicate and interval: each alarm of a predicate has its own.
+	pred, interval := v.Predicate, intervalText(v)
+	key := pred + " " + interval
+	if r := m.transitions[key]; r != nil {
 		m.showTransition(r, true)
 		return
 	}
-	name, traces, search := v.Predicate, m.cfg.Traces, m.cfg.Critical
+	traces, search, alarm := m.cfg.Traces, m.cfg.Critical, v.Step
 	var res *Transition
 	var err error
-	m.startSearch("critical transition of "+name, func(ctx context.Context, progress func(string)) {
-		res, err = search(ctx, traces, script, name, progress)
+	m.startSearch("critical transition of "+key, func(ctx context.Context, progress func(string)) {
+		res, err = search(ctx, traces, script, pred, alarm, progress)
 	}, func() {
 		if err != nil {
-			m.fail("critical transition of %s: %v", name, err)
+			m.fail("critical transition of %s: %v", key, err)
 			return
 		}
+		res.Interval = interval
 		if res.Stopped != "canceled" {
-			m.transitions[name] = res
+			m.transitions[key] = res
 		}
 		m.showTransition(res, true)
 	})
@@ -263,15 +279,15 @@ func (m *Model) showTransition(r *Transition, jump bool) {
 	var summary string
 	switch {
 	case r.Critical < 0:
-		summary = fmt.Sprintf("%s: walks from the last step recover; the run is not doomed where it ends (no critical transition)", r.Predicate)
+		summary = fmt.Sprintf("%s: walks from the last step recover; the run is not doomed where it ends (no critical transition)", r.name())
 	case r.LastLive < 0:
-		summary = fmt.Sprintf("%s: doomed from the first probed step #%d (no walk recovered)", r.Predicate, r.Critical)
+		summary = fmt.Sprintf("%s: doomed from the first probed step #%d (no walk recovered)", r.name(), r.Critical)
 	default:
 		summary = fmt.Sprintf("critical step of %s: #%d; last live #%d: %d of %d walks recovered (%.0f%%)",
-			r.Predicate, r.Critical, r.LastLive, last.Recovered, last.Walks, 100*last.Rate())
+			r.name(), r.Critical, r.LastLive, last.Recovered, last.Walks, 100*last.Rate())
 	}
 	if r.Stopped == "canceled" && r.Critical >= 0 {
-		summary = fmt.Sprintf("stopped (Esc): the critical step of %s lies in #%d..#%d", r.Predicate, r.LastLive+1, r.Critical)
+		summary = fmt.Sprintf("stopped (Esc): the critical step of %s lies in #%d..#%d", r.name(), r.LastLive+1, r.Critical)
 	}
 	summary += "  probes " + critical.Sparkline(r.Probes)
 	if jump && r.Critical >= 0 {
@@ -279,7 +295,7 @@ func (m *Model) showTransition(r *Transition, jump bool) {
 	}
 	m.say("%s (c: these probes again)", summary)
 
-	p := &popup{title: fmt.Sprintf("critical transition of %s (%d walks per probe; Enter goes to a probe or opens the walk, b comes back)", r.Predicate, r.Walks)}
+	p := &popup{title: fmt.Sprintf("critical transition of %s (%d walks per probe; Enter goes to a probe or opens the walk, b comes back)", r.name(), r.Walks)}
 	info := func(format string, args ...any) {
 		p.items = append(p.items, popupItem{text: fmt.Sprintf(format, args...), step: -1, style: StyleDim})
 	}

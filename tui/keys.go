@@ -30,7 +30,7 @@ var Keys = []KeyHelp{
 	{"]  [", "run forward / backward until a predicate or a watch changes"},
 	{"r", "reload the predicates file and re-check the same run"},
 	{"p", "predict: list the violations the futures of the cursor's step reach; Enter opens a branch trace"},
-	{"c", "critical transition of the liveness alarm at the cursor (or selected): go to where it became doomed"},
+	{"c", "critical transition of the liveness alarm selected in the Violations panel, else at the cursor: go to where it became doomed"},
 	{"b  Backspace", "back from a branch trace (opened by p or c) to its parent, at the step you left"},
 	{"w", "add a watch (a Starlark expression, as in predicates)"},
 	{"x", "remove the selected watch (Watches panel; Enter edits it)"},
@@ -120,10 +120,10 @@ func (m *Model) HandleKey(ev *tcell.EventKey) {
 		}
 		return
 	case tcell.KeyTab:
-		m.focus = (m.focus + 1) % numPanels
+		m.setFocus((m.focus + 1) % numPanels)
 		return
 	case tcell.KeyBacktab:
-		m.focus = (m.focus + numPanels - 1) % numPanels
+		m.setFocus((m.focus + numPanels - 1) % numPanels)
 		return
 	case tcell.KeyEscape:
 		if m.search != nil {

@@ -138,7 +138,8 @@ type Model struct {
 	searchNote string
 	stopSearch func()
 	// predicted and transitions are finished searches, by the step
-	// predicted from and by predicate: shown again rather than re-run.
+	// predicted from and by predicate and interval ("P #5..#40"): shown
+	// again rather than re-run.
 	predicted   map[int]*Predicted
 	transitions map[string]*Transition
 	// parent is the model this branch was opened from (nil: the trace
@@ -344,6 +345,27 @@ func (m *Model) Node() node.ID { return m.node }
 // Focus is the focused panel.
 func (m *Model) Focus() Panel { return m.focus }
 
+// setFocus focuses panel p. Focused, the Violations panel selects the row
+// at the cursor (marked ▶) unless the selected one is there too: the
+// selection left from before is stale once the cursor moved (--at, v,
+// stepping), and c and Enter act on the selected row, not on the ▶ one
+// (a new user at #1818 pressed Tab Tab c, and c traced back the first
+// row's alarm).
+func (m *Model) setFocus(p Panel) {
+	if p == PanelViolations && m.focus != PanelViolations && m.preds != nil {
+		at := func(i int) bool { return i < len(m.listed) && m.preds.Violations[m.listed[i]].Step == m.pos }
+		if !at(m.violSel) {
+			for i := range m.listed {
+				if at(i) {
+					m.violSel = i
+					break
+				}
+			}
+		}
+	}
+	m.focus = p
+}
+
 // Quit reports whether the user asked to quit.
 func (m *Model) Quit() bool { return m.quit }
 
@@ -524,6 +546,15 @@ func (m *Model) jumpToViolation(i int) {
 	m.violSel = max(0, slices.Index(m.listed, i))
 	m.seekOrSay(v.Step)
 	m.say("%s", describeViolation(v))
+}
+
+// intervalText is a liveness interval as the Violations panel shows it:
+// "#S..#E", or "#S..end" when it is open at the end.
+func intervalText(v statedb.Violation) string {
+	if v.EndStep < 0 {
+		return fmt.Sprintf("#%d..end", v.Step)
+	}
+	return fmt.Sprintf("#%d..#%d", v.Step, v.EndStep)
 }
 
 func describeViolation(v statedb.Violation) string {

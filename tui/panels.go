@@ -714,10 +714,6 @@ func (m *Model) Violations(w, h int) []Line {
 		}
 		where := fmt.Sprintf("#%d", v.Step)
 		if v.Kind == "liveness" {
-			end := "end"
-			if v.EndStep >= 0 {
-				end = fmt.Sprintf("#%d", v.EndStep)
-			}
 			alarm := "screened"
 			switch {
 			case v.Alarm:
@@ -725,7 +721,7 @@ func (m *Model) Violations(w, h int) []Line {
 			case v.Unjudged:
 				alarm = "unjudged"
 			}
-			where = fmt.Sprintf("#%d..%s %s", v.Step, end, alarm)
+			where = intervalText(v) + " " + alarm
 		}
 		text := fmt.Sprintf("%s%s %s %s %s %s", mark, v.Predicate, v.Kind, where, v.Node, v.Event)
 		text += witnessText(" witness ", v)
