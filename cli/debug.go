@@ -286,7 +286,7 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg := tui.Config{Traces: traces, Registry: a.Registry, Preds: preds.Path, At: f.at}
+	cfg := tui.Config{Traces: traces, Registry: a.Registry, Preds: preds.Path, PredsName: preds.Name, At: f.at}
 	cfg.Predict, cfg.Critical = a.debugSearches(f)
 	// A signal (kill, a closed terminal, Ctrl-C sent from outside: the
 	// screen takes the key itself) ends the session as q does, so that

@@ -232,3 +232,21 @@ func lastRows(text string, n int) string {
 	rows := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	return strings.Join(rows[max(0, len(rows)-n):], "\n")
 }
+
+// A bundled script is named as the user named it, builtin:paxos, not by
+// the temporary copy it is checked from (a hostile pass saw the cache
+// path in the status line and the Violations panel's title).
+func TestDebugNamesABundledScriptAsGiven(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	trace := filepath.Join(dir, "p.lz4")
+	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--time", "2s", "-o", trace}); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	d := startDebug(t, app, &errb, trace, "--preds", "builtin:paxos")
+	text := d.waitFor(60*time.Second, "builtin:paxos: ")
+	if strings.Contains(text, "paxos.star") {
+		t.Fatalf("the screen names the script's copy:\n%s", text)
+	}
+}

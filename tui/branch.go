@@ -391,7 +391,11 @@ func (m *Model) openBranch(file string, at, fork int, what string) {
 			m.fail("open %s: %v", file, err)
 			return
 		}
-		child, err := New(Config{DB: db, Traces: []string{file}, Registry: reg, Preds: preds, At: at,
+		name := ""
+		if preds == m.cfg.Preds {
+			name = m.cfg.PredsName
+		}
+		child, err := New(Config{DB: db, Traces: []string{file}, Registry: reg, Preds: preds, PredsName: name, At: at,
 			Predict: m.cfg.Predict, Critical: m.cfg.Critical})
 		if err != nil {
 			db.Close()

@@ -37,7 +37,10 @@ type Config struct {
 	Traces   []string         // the trace files (for the replay behind watches and re-checks)
 	Registry *system.Registry // knows the trace's system
 	Preds    string           // predicates file ("" none: the database's stored results, if any, are shown)
-	At       int              // initial cursor position (-1: before the first step)
+	// PredsName is how the screen names Preds ("" : its path), e.g.
+	// builtin:paxos for a bundled script's temporary copy.
+	PredsName string
+	At        int // initial cursor position (-1: before the first step)
 	// Trace is the loaded trace, when the caller has it (saves loading it
 	// again for watches).
 	Trace *replay.Trace
@@ -182,7 +185,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	m.status = fmt.Sprintf("%d steps, %d nodes; press ? for help", m.db.Len(), len(m.nodes()))
 	if m.preds != nil {
-		m.status += fmt.Sprintf("; %s: %s", m.preds.Script, m.countsText())
+		m.status += fmt.Sprintf("; %s: %s", m.scriptShown(), m.countsText())
 	}
 	if cfg.Building != nil {
 		_, total, _ := m.db.Indexing()
@@ -255,7 +258,7 @@ func (m *Model) indexed(err error) {
 	meta := db.Meta()
 	m.say("indexed %d steps in %.1fs", meta.Steps, meta.IndexSeconds)
 	if m.preds != nil {
-		m.status += fmt.Sprintf("; %s: %s", m.preds.Script, m.countsText())
+		m.status += fmt.Sprintf("; %s: %s", m.scriptShown(), m.countsText())
 	}
 }
 
@@ -841,4 +844,13 @@ func witnessText(prefix string, v statedb.Violation) string {
 		return prefix + wt
 	}
 	return ""
+}
+
+// scriptShown names the script whose results are shown: as the user
+// named it (Config.PredsName), else by the path they were checked with.
+func (m *Model) scriptShown() string {
+	if m.cfg.PredsName != "" && m.preds.Script == m.cfg.Preds {
+		return m.cfg.PredsName
+	}
+	return m.preds.Script
 }

@@ -103,9 +103,9 @@ func (m *Model) Title(p Panel) string {
 			return "Violations"
 		}
 		if n := m.screenedCount(); n > 0 {
-			return fmt.Sprintf("Violations (%d; %d screened) %s", m.violationCount(), n, m.preds.Script)
+			return fmt.Sprintf("Violations (%d; %d screened) %s", m.violationCount(), n, m.scriptShown())
 		}
-		return fmt.Sprintf("Violations (%d) %s", m.violationCount(), m.preds.Script)
+		return fmt.Sprintf("Violations (%d) %s", m.violationCount(), m.scriptShown())
 	case PanelWatches:
 		return fmt.Sprintf("Watches (%d)", len(m.watches))
 	}
