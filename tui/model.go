@@ -663,9 +663,14 @@ func (m *Model) FollowSends() {
 
 // GoTo parses a step ("273", "#273", "+10", "-10", "end") and moves there.
 func (m *Model) GoTo(s string) {
-	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "#"))
+	s = strings.TrimSpace(s)
+	step := strings.HasPrefix(s, "#") // a step: never relative
+	s = strings.TrimSpace(strings.TrimPrefix(s, "#"))
 	target := 0
 	switch {
+	case step && (strings.HasPrefix(s, "+") || strings.HasPrefix(s, "-")):
+		m.fail("go to #%s: a step is #0 or more (+N and -N move, without #)", s)
+		return
 	case s == "end" || s == "$":
 		target = m.db.Len() - 1
 	case strings.HasPrefix(s, "+") || strings.HasPrefix(s, "-"):

@@ -666,4 +666,10 @@ func TestGoToFarAway(t *testing.T) {
 	if st := m.status; st != "at the start, before #0" || m.pos != -1 {
 		t.Fatalf("g -101 at #100: %q, at #%d", st, m.pos)
 	}
+	// A step (#) is never a relative move: #-5 moved 5 steps back.
+	m.GoTo("50")
+	m.GoTo("#-5")
+	if st := m.status; !strings.Contains(st, "a step is #0 or more") || m.pos != 50 {
+		t.Fatalf("g #-5 at #50: %q, at #%d", st, m.pos)
+	}
 }
