@@ -199,12 +199,12 @@ func TestDebugCriticalSearchesTheSelectedAlarm(t *testing.T) {
 	var out, errb bytes.Buffer
 	app := &App{Registry: system.NewRegistry(twiceBusy), Stdout: &out, Stderr: &errb}
 	d := startDebug(t, app, &errb, trace, "--preds", script, "--at", strconv.Itoa(second[0]), "--walks", "2")
-	d.waitFor(30*time.Second, "▶ Idle liveness #"+strconv.Itoa(second[0])+"..")
+	d.waitFor(180*time.Second, "▶ Idle liveness #"+strconv.Itoa(second[0])+"..")
 	d.screen.InjectKey(tcell.KeyTab, 0, 0)
 	d.screen.InjectKey(tcell.KeyTab, 0, 0)
 	d.screen.InjectKey(tcell.KeyRune, 'c', 0)
 	// The list of probes, once the search ended.
-	text := d.waitFor(120*time.Second, "critical transition of Idle", "walks per probe")
+	text := d.waitFor(180*time.Second, "critical transition of Idle", "walks per probe")
 	status := lastRows(text, 2)
 	if !strings.Contains(status, "critical step of Idle") || !strings.Contains(status, ": #"+strconv.Itoa(start)+"; last live") ||
 		!strings.Contains(status, "#"+strconv.Itoa(start)+"/") {

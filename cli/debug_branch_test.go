@@ -113,9 +113,9 @@ func TestDebugPredictOpensABranchAndGoesBack(t *testing.T) {
 	script := writeScript(t, dir, "paxos.star")
 
 	d := startDebug(t, app, &errb, trace, "--preds", script, "--at", "1046", "--budget", "5")
-	d.waitFor(30*time.Second, "▶ #1046 ")
+	d.waitFor(180*time.Second, "▶ #1046 ")
 	d.screen.InjectKey(tcell.KeyRune, 'p', 0)
-	text := d.waitFor(60*time.Second, "predicted from #1046")
+	text := d.waitFor(180*time.Second, "predicted from #1046")
 	row := ""
 	for _, l := range strings.Split(text, "\n") {
 		if strings.Contains(l, "steps after #1046") {
@@ -139,7 +139,7 @@ func TestDebugPredictOpensABranchAndGoesBack(t *testing.T) {
 
 	// Enter opens the branch at its violation, with the breadcrumb.
 	d.screen.InjectKey(tcell.KeyEnter, 0, 0)
-	text = d.waitFor(60*time.Second, "spec.lz4 #1046 › spec-at1046-predict-1.lz4", "(b: back)")
+	text = d.waitFor(180*time.Second, "spec.lz4 #1046 › spec-at1046-predict-1.lz4", "(b: back)")
 	if !strings.Contains(text, "▶!#"+strconv.Itoa(step)+" ") {
 		t.Fatalf("the branch did not open at its violation #%d:\n%s", step, text)
 	}
@@ -151,12 +151,12 @@ func TestDebugPredictOpensABranchAndGoesBack(t *testing.T) {
 	// b goes back to the parent at the step left; p there shows the
 	// same list again without searching.
 	d.screen.InjectKey(tcell.KeyRune, 'b', 0)
-	text = d.waitFor(10*time.Second, "back from spec-at1046-predict-1.lz4 at #1046", "▶ #1046 ")
+	text = d.waitFor(180*time.Second, "back from spec-at1046-predict-1.lz4 at #1046", "▶ #1046 ")
 	if strings.Contains(text, "› spec-at1046") {
 		t.Fatalf("the breadcrumb stayed after going back:\n%s", text)
 	}
 	d.screen.InjectKey(tcell.KeyRune, 'p', 0)
-	d.waitFor(5*time.Second, "predicted from #1046")
+	d.waitFor(180*time.Second, "predicted from #1046")
 }
 
 // staleSynTrace simulates transport stale-syn into dir/stale.lz4: 4 s of
@@ -201,7 +201,7 @@ func TestDebugCriticalGoesToTheCriticalStep(t *testing.T) {
 
 	d := startDebug(t, app, &errb, trace, "--preds", script, "--at", "3513", "--walks", "2", "--walk-steps", "300")
 	// The alarm is known once the background indexing ends.
-	d.waitFor(30*time.Second, "▶ #3513 ", "indexed 4077 steps")
+	d.waitFor(180*time.Second, "▶ #3513 ", "indexed 4077 steps")
 	d.screen.InjectKey(tcell.KeyRune, 'c', 0)
 	// Generous: the search replays walks, and CI shares two cores.
 	// The alarm's interval (#4..end) is named: c searches that one.
@@ -217,12 +217,12 @@ func TestDebugCriticalGoesToTheCriticalStep(t *testing.T) {
 
 	// Enter (the recovering walk is selected) opens it as a branch.
 	d.screen.InjectKey(tcell.KeyEnter, 0, 0)
-	text = d.waitFor(60*time.Second, "stale.lz4 #"+live+" › stale-recovering.lz4")
+	text = d.waitFor(180*time.Second, "stale.lz4 #"+live+" › stale-recovering.lz4")
 	if !strings.Contains(text, "#"+strconv.Itoa(want.LastLive.Step+1)+"/") {
 		t.Fatalf("the recovering walk did not open after its fork:\n%s", text)
 	}
 	d.screen.InjectKey(tcell.KeyBackspace2, 0, 0)
-	text = d.waitFor(10*time.Second, "back from stale-recovering.lz4 at #"+crit)
+	text = d.waitFor(180*time.Second, "back from stale-recovering.lz4 at #"+crit)
 	if !strings.Contains(lastRows(text, 2), "#"+crit+"/") {
 		t.Fatalf("Backspace did not go back to the critical step:\n%s", text)
 	}
@@ -245,7 +245,7 @@ func TestDebugNamesABundledScriptAsGiven(t *testing.T) {
 		t.Fatalf("sim: exit %d: %s", code, errb.String())
 	}
 	d := startDebug(t, app, &errb, trace, "--preds", "builtin:paxos")
-	text := d.waitFor(60*time.Second, "builtin:paxos: ")
+	text := d.waitFor(180*time.Second, "builtin:paxos: ")
 	if strings.Contains(text, "paxos.star") {
 		t.Fatalf("the screen names the script's copy:\n%s", text)
 	}

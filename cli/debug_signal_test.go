@@ -28,7 +28,7 @@ func TestDebugEndsCleanlyOnASignal(t *testing.T) {
 		t.Fatalf("sim: exit %d: %s", code, errb.String())
 	}
 	d := startDebug(t, app, &errb, trace)
-	d.waitFor(30*time.Second, "indexing")
+	d.waitFor(180*time.Second, "indexing")
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
