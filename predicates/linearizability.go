@@ -57,6 +57,41 @@ type linOp struct {
 	callStep int // -1: not from a trace (a hand-built history)
 	retStep  int
 	pending  bool
+	// inKeys and outKeys are the texts of the input and of the output
+	// (each, and its elements), made once: a check asks which pending
+	// operations' inputs some output holds (seenInOutputs).
+	inKeys, outKeys []string
+}
+
+// valueKeys is the text of v and of each of its elements.
+func valueKeys(v starlark.Value) []string {
+	keys := []string{v.String()}
+	if it, ok := v.(starlark.Indexable); ok {
+		for i := range it.Len() {
+			keys = append(keys, it.Index(i).String())
+		}
+	}
+	return keys
+}
+
+// inputKeys are op.input's keys (valueKeys), made at the first use.
+func (op *linOp) inputKeys() []string {
+	if op.inKeys == nil && op.input != nil {
+		op.inKeys = valueKeys(op.input)
+	}
+	return op.inKeys
+}
+
+// outputKeys are op.output's keys, none for a pending operation or an
+// output of None.
+func (op *linOp) outputKeys() []string {
+	if op.pending || op.output == nil || op.output == starlark.None {
+		return nil
+	}
+	if op.outKeys == nil {
+		op.outKeys = valueKeys(op.output)
+	}
+	return op.outKeys
 }
 
 // Model is a sequential specification declared with model(...).
@@ -241,7 +276,7 @@ func (h *History) retOp(_ *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err != nil {
 		return nil, fmt.Errorf("%s: output: %w", b.Name(), err)
 	}
-	op.output, op.pending = out, false
+	op.output, op.pending, op.outKeys = out, false, nil
 	op.ret, op.retStep = h.c.ev.Time-h.c.start, h.c.step
 	h.changes = append(h.changes, i)
 	return starlark.None, nil
@@ -415,6 +450,14 @@ type linPart struct {
 	// smallest window, as they were (a non-linearizable history stays so
 	// whatever follows it), but not the return of one called before.
 	judged int64
+	// floats are the pending operations the cut passed that no
+	// configuration placed, kept apart from open: each configuration
+	// may place them anywhere after the cut, or never. floatBy indexes
+	// them by the keys of their inputs (isFloat says which entries
+	// still are), for the checks that search those an output holds.
+	floats  []int
+	floatBy map[string][]int
+	isFloat map[int]bool
 	// patience is how many operations must be called after a pending
 	// one before the cut may pass it (0: settleOps). An operation the
 	// cut passed that returns after all undoes the settling, and doubles
@@ -672,7 +715,85 @@ func (lc *linChecker) checkPart(h *History, part *linPart, key starlark.Value) (
 // partition again and settles it anew.
 func (part *linPart) reset() {
 	part.base, part.open, part.frontier, part.end, part.stuck = 0, nil, nil, 0, -1
+	part.floats, part.floatBy, part.isFloat = nil, nil, nil
 }
+
+// float moves the pending operations open at the cut that no
+// configuration placed to part.floats, and forgets those that every one
+// placed: they are before the cut in every way the prefix may have gone,
+// as a returned operation is (a crashed client's write that a read saw
+// stays pending, and would otherwise stay open at every later cut).
+func (part *linPart) float(op func(int) *linOp) {
+	kept := part.open[:0]
+	for _, i := range part.open {
+		placed := 0
+		for _, c := range part.frontier {
+			if slices.Contains(c.lin, i) {
+				placed++
+			}
+		}
+		if placed == len(part.frontier) && placed > 0 {
+			for j := range part.frontier {
+				part.frontier[j].lin = slices.DeleteFunc(slices.Clone(part.frontier[j].lin), func(x int) bool { return x == i })
+			}
+			continue
+		}
+		if placed > 0 || !op(i).pending {
+			kept = append(kept, i)
+			continue
+		}
+		if part.floatBy == nil {
+			part.floatBy, part.isFloat = map[string][]int{}, map[int]bool{}
+		}
+		part.floats = append(part.floats, i)
+		part.isFloat[i] = true
+		for _, k := range elementKeys(op(i)) {
+			part.floatBy[k] = append(part.floatBy[k], i)
+		}
+	}
+	part.open = kept
+}
+
+// unfloat takes the positions of walked out of part.floats (a walk
+// placed them in some configuration, or may have).
+func (part *linPart) unfloat(walked []int) {
+	for _, i := range walked {
+		delete(part.isFloat, i)
+	}
+	part.floats = slices.DeleteFunc(part.floats, func(i int) bool { return !part.isFloat[i] })
+}
+
+// floatsSeen are the floating operations whose input an output of ops
+// holds (a crashed client's write that a read saw), in position order.
+func (part *linPart) floatsSeen(ops []*linOp) []int {
+	var out []int
+	for _, o := range ops {
+		for _, k := range o.outputKeys() {
+			for _, i := range part.floatBy[k] {
+				if part.isFloat[i] && !slices.Contains(out, i) {
+					out = append(out, i)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// elementKeys are the keys of op's input that seenInOutputs compares
+// with outputs: its elements, or the whole when it has none.
+func elementKeys(op *linOp) []string {
+	keys := op.inputKeys()
+	if _, ok := op.input.(starlark.Indexable); ok {
+		return keys[1:]
+	}
+	return keys
+}
+
+// floatsSearched is how many floating operations a check searches
+// whatever the outputs: past it, only those an output after the cut
+// holds (a check that then fails searches the whole partition).
+const floatsSearched = 8
 
 // Bounds on settling: past them the stretch stays in the searched part,
 // as every operation did before.
@@ -701,6 +822,13 @@ func (part *linPart) suffix(h *History, c linConfig) []*linOp {
 	}
 	for _, i := range part.ops[part.base:] {
 		ops = append(ops, h.ops[i])
+	}
+	floats := part.floats
+	if len(floats) > floatsSearched {
+		floats = part.floatsSeen(ops)
+	}
+	for _, i := range floats {
+		ops = append(ops, h.ops[part.ops[i]])
 	}
 	return ops
 }
@@ -750,27 +878,23 @@ func (lc *linChecker) settle(h *History, part *linPart) error {
 		for i := part.base; i < k; i++ {
 			region = append(region, i)
 		}
-		// Pending operations no configuration placed are left out of
-		// the walk: each configuration may still place them anywhere
-		// after the cut, and walking them again at every move would
-		// cost the more the more clients crashed. Those whose input an
-		// output in the region holds (a crashed client's write that a
-		// read saw) are walked; the others only if the region cannot
-		// be placed without them.
-		floating := part.floating(op, region)
-		if len(region)-len(floating) > settleOps {
+		if len(region) > settleOps {
 			part.stuck = part.base
 			return nil
 		}
-		var open []int
-		for _, i := range region {
-			if op(i).ret >= t {
-				open = append(open, i)
-			}
+		// The floating operations are left out of the walk (each
+		// configuration may still place them after the cut), but for
+		// those whose input an output in the region holds; all of them
+		// only if the region cannot be placed without.
+		regionOps := make([]*linOp, len(region))
+		for j, i := range region {
+			regionOps[j] = op(i)
 		}
-		configs, err := lc.configsAfter(op, part.frontier, withoutAll(region, floating), t)
-		if err == nil && len(configs) == 0 && len(floating) > 0 && len(region) <= 64 {
-			configs, err = lc.configsAfter(op, part.frontier, region, t)
+		walked := part.floatsSeen(regionOps)
+		configs, err := lc.configsAfter(op, part.frontier, append(slices.Clone(region), walked...), t)
+		if err == nil && len(configs) == 0 && len(part.floats) > len(walked) && len(region)+len(part.floats) <= 64 {
+			walked = slices.Clone(part.floats)
+			configs, err = lc.configsAfter(op, part.frontier, append(slices.Clone(region), walked...), t)
 		}
 		if err != nil {
 			return err
@@ -779,7 +903,16 @@ func (lc *linChecker) settle(h *History, part *linPart) error {
 			part.stuck = part.base
 			return nil
 		}
+		var open []int
+		for _, i := range append(region, walked...) {
+			if op(i).ret >= t {
+				open = append(open, i)
+			}
+		}
+		slices.Sort(open)
+		part.unfloat(walked)
 		part.frontier, part.open, part.base, part.end = configs, open, k, t
+		part.float(op)
 	}
 	return nil
 }
@@ -793,6 +926,9 @@ func (lc *linChecker) settle(h *History, part *linPart) error {
 func (lc *linChecker) configsAfter(op func(int) *linOp, from []linConfig, region []int, t int64) ([]linConfig, error) {
 	var out []linConfig
 	steps := 0
+	// The model steps of covers count too: a bound on the walk's alone
+	// let a move cost many times it.
+	modelBase := lc.c.last.ModelSteps
 	add := func(list []linConfig, c linConfig) ([]linConfig, bool) {
 		for _, x := range list {
 			if slices.Equal(x.lin, c.lin) {
@@ -880,7 +1016,7 @@ func (lc *linChecker) configsAfter(op func(int) *linOp, from []linConfig, region
 				if !first {
 					continue
 				}
-				if steps++; steps > settleSteps {
+				if steps++; steps > settleSteps || lc.c.last.ModelSteps-modelBase > 2*settleSteps {
 					return false, nil
 				}
 				ok, next, err := lc.step(s, op(i))
@@ -937,6 +1073,11 @@ func (lc *linChecker) covers(op func(int) *linOp, a, b linConfig) (bool, error) 
 	s := a.state
 	for _, o := range extra {
 		ok, next, err := lc.step(s, o)
+		if err != nil && lc.c.budget.err == nil {
+			// A model that fails on this order of steps (which no walk
+			// may have taken): no cover, rather than an error.
+			return false, nil
+		}
 		if err != nil || !ok {
 			return false, err
 		}
@@ -954,46 +1095,10 @@ func (part *linPart) pendingPatience() int {
 	return part.patience
 }
 
-// floating lists the pending operations open at the cut that no
-// configuration linearized, and whose input no output of the operations
-// at positions region holds.
-func (part *linPart) floating(op func(int) *linOp, region []int) []int {
-	ops := make([]*linOp, len(region))
-	for j, i := range region {
-		ops[j] = op(i)
-	}
-	seen := seenInOutputs(ops)
-	var out []int
-	for _, i := range part.open {
-		if !op(i).pending || seen(op(i)) {
-			continue
-		}
-		placed := false
-		for _, c := range part.frontier {
-			if slices.Contains(c.lin, i) {
-				placed = true
-				break
-			}
-		}
-		if !placed {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
 // passed tells whether the cut has passed the operation at h.ops[i].
 func (part *linPart) passed(i int) bool {
 	pos, found := slices.BinarySearch(part.ops, i)
 	return found && pos < part.base
-}
-
-// withoutAll is xs less the elements of drop.
-func withoutAll(xs, drop []int) []int {
-	if len(drop) == 0 {
-		return xs
-	}
-	return slices.DeleteFunc(slices.Clone(xs), func(x int) bool { return slices.Contains(drop, x) })
 }
 
 // withCounts is a violation's report with the history's and the
@@ -1184,6 +1289,9 @@ type linStart struct {
 // whole one: a configuration that fails costs a search of every pending
 // operation, and a crashed client's stay pending.
 func (lc *linChecker) decideAny(starts []linStart) (porcupine.CheckResult, error) {
+	// An error of one start (a search that timed out) is returned only
+	// if no other start is linearizable.
+	var firstErr error
 	whole := make([]bool, len(starts))
 	for i, st := range starts {
 		seen := seenInOutputs(st.ops)
@@ -1193,8 +1301,11 @@ func (lc *linChecker) decideAny(starts []linStart) (porcupine.CheckResult, error
 		}
 		if len(sub) < len(st.ops) || len(starts) > 1 {
 			res, _, err := lc.run(sub, st.state, false)
-			if err != nil || res == porcupine.Ok {
-				return res, err
+			if err == nil && res == porcupine.Ok {
+				return res, nil
+			}
+			if err != nil && firstErr == nil {
+				firstErr = err
 			}
 		}
 	}
@@ -1203,12 +1314,16 @@ func (lc *linChecker) decideAny(starts []linStart) (porcupine.CheckResult, error
 		if whole[i] && len(starts) > 1 {
 			continue // asked above
 		}
-		var err error
-		if res, _, err = lc.run(st.ops, st.state, false); err != nil || res == porcupine.Ok {
-			return res, err
+		r, _, err := lc.run(st.ops, st.state, false)
+		if err == nil && r == porcupine.Ok {
+			return r, nil
 		}
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		res = r
 	}
-	return res, nil
+	return res, firstErr
 }
 
 // seenInOutputs tells which pending operations have a value in their
@@ -1217,26 +1332,21 @@ func (lc *linChecker) decideAny(starts []linStart) (porcupine.CheckResult, error
 func seenInOutputs(ops []*linOp) func(*linOp) bool {
 	seen := map[string]bool{}
 	for _, op := range ops {
-		if op.pending || op.output == nil || op.output == starlark.None {
-			continue
-		}
-		seen[op.output.String()] = true
-		if it, ok := op.output.(starlark.Indexable); ok {
-			for i := range it.Len() {
-				seen[it.Index(i).String()] = true
-			}
+		for _, k := range op.outputKeys() {
+			seen[k] = true
 		}
 	}
 	return func(op *linOp) bool {
-		if it, ok := op.input.(starlark.Indexable); ok {
-			for i := range it.Len() {
-				if seen[it.Index(i).String()] {
-					return true
-				}
-			}
-			return false
+		keys := op.inputKeys()
+		if _, ok := op.input.(starlark.Indexable); ok {
+			keys = keys[1:] // its elements, not the whole
 		}
-		return op.input != nil && seen[op.input.String()]
+		for _, k := range keys {
+			if seen[k] {
+				return true
+			}
+		}
+		return false
 	}
 }
 
@@ -1250,7 +1360,7 @@ func prefix(ops []*linOp, t int64) []*linOp {
 		}
 		if !op.pending && op.ret > t {
 			cp := *op
-			cp.pending, cp.ret, cp.output, cp.retStep = true, math.MaxInt64, starlark.None, -1
+			cp.pending, cp.ret, cp.output, cp.retStep, cp.outKeys = true, math.MaxInt64, starlark.None, -1, nil
 			op = &cp
 		}
 		out = append(out, op)

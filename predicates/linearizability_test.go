@@ -277,6 +277,7 @@ func TestLinearizableCostDoesNotGrowWithHistory(t *testing.T) {
 		// never comes: the check settled nothing past the first of
 		// them, and its last steps ran 10 times as many model steps.
 		{ops: 2400, abandon: 40},
+		{ops: 2400, abandon: 8},
 	} {
 		t.Run(fmt.Sprintf("pauses=%v,abandon=%d", shape.pauses, shape.abandon), func(t *testing.T) { costDoesNotGrow(t, shape) })
 	}
