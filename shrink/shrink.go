@@ -54,7 +54,7 @@ type Result struct {
 	Trace     []byte // an ordinary simulated trace, its header naming the original
 	Predicate string
 	Violation *predicates.Violation // where the shrunk trace fails
-	Report    *predicates.Report
+	Report    *predicates.Report    // of the shrunk trace, up to that violation
 	// Schedule re-runs the shrunk trace under `replay sim --schedule`;
 	// nil when it cannot (NoSchedule says why).
 	Schedule   *sim.Schedule
@@ -194,7 +194,14 @@ func (s *shrinker) original(data []byte) (*run, error) {
 	if err := runLimits(&s.cfg, f.Header.Run); err != nil {
 		return nil, inputErr("%s: %v", name, err)
 	}
-	chk, err := simtest.CheckTrace(s.sys, s.cfg, nil, data, s.opts.Script, s.checkOptions(nil))
+	// Checked up to the first finding (of the predicate named): what
+	// shrinking keeps is there, and a predicate that cannot be evaluated
+	// later in the run (a linearizability search past its budget after
+	// the violation) must not stop it.
+	first := func(v *predicates.Violation) bool {
+		return v.Finding() && (s.opts.Predicate == "" || v.Predicate == s.opts.Predicate)
+	}
+	chk, err := simtest.CheckTrace(s.sys, s.cfg, nil, data, s.opts.Script, s.checkOptions(first))
 	if err != nil {
 		return nil, err
 	}
@@ -648,7 +655,8 @@ func (s *shrinker) result() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	chk, err := simtest.CheckTrace(s.sys, s.cfg, nil, data, s.opts.Script, s.checkOptions(nil))
+	target := func(v *predicates.Violation) bool { return v.Predicate == s.target && v.Finding() }
+	chk, err := simtest.CheckTrace(s.sys, s.cfg, nil, data, s.opts.Script, s.checkOptions(target))
 	if err != nil {
 		return nil, fmt.Errorf("checking the shrunk trace: %w", err)
 	}
