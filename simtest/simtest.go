@@ -270,9 +270,15 @@ func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string
 	if err := res.Report.Err(); err != nil {
 		var e strings.Builder
 		res.Report.WriteErrors(&e)
+		// The debugger opens at the first violation when there is one
+		// (the error may come long after it), else at the error.
+		at := res.Report.Errors[0].Step
+		if len(res.Failing) > 0 {
+			at = res.Failing[0].Step
+		}
 		return fmt.Sprintf("%s seed %d: %v\n%s%s%s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d",
 			sys.Name, res.Config.Seed, err, e.String(), b.String(), kept,
-			SimCommand(sys, res.Config, tracePath), quotedTrace, scriptPath, res.Report.Errors[0].Step)
+			SimCommand(sys, res.Config, tracePath), quotedTrace, scriptPath, at)
 	}
 	v := res.Failing[0]
 	return fmt.Sprintf("%s seed %d: %d violation(s); the first: %s\n%s%s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d",

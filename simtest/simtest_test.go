@@ -59,6 +59,29 @@ func TestFailureNamesReproduction(t *testing.T) {
 	}
 }
 
+// A run with a violation and, later, a predicate that could not be
+// evaluated opens the debugger at the violation, not at the error (a new
+// user's store: --at 1605 for a violation at #420).
+func TestFailureDebugsTheViolationBeforeAnError(t *testing.T) {
+	late := filepath.Join(t.TempDir(), "late.star")
+	os.WriteFile(late, []byte(`safety("Early", lambda: event.step < 100)
+safety("Late", lambda: 1 // (300 - event.step) != 7)
+`), 0o644)
+	cfg := sim.DefaultConfig()
+	cfg.Seed = 1
+	res, err := simtest.Run(paxos.System, cfg, late, simtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failing) == 0 || len(res.Report.Errors) == 0 {
+		t.Fatalf("want a violation and an error: %d, %d", len(res.Failing), len(res.Report.Errors))
+	}
+	msg := simtest.Failure(paxos.System, res, late, "/tmp/x.lz4", "kept")
+	if !strings.Contains(msg, " --at 100") {
+		t.Errorf("the debug command does not open at the violation (#100):\n%s", msg)
+	}
+}
+
 // keepTB records what Check fails with instead of ending the test.
 type keepTB struct {
 	testing.TB
