@@ -31,7 +31,8 @@ type Options struct {
 	// TimeBudget bounds how long the load and each evaluation may run;
 	// 0: DefaultTimeBudget.
 	TimeBudget time.Duration
-	// From and To restrict evaluation to steps From..To (To < 0: the end).
+	// From and To restrict evaluation to steps From..To (To < 0: the end;
+	// the zero value checks step 0 alone, so a whole run needs To: -1).
 	// Replay still runs from the start; tables, derived values and
 	// ordered indexes are kept up to date throughout, so a derived value
 	// that fails before From is an evaluation error as in a whole check.
