@@ -152,6 +152,32 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 	return out, err
 }
 
+// currentDB opens the database of traces (at dir, or beside them) when
+// one exists and is current, read-only and never building one (`replay
+// index` does that). An out-of-date, damaged or foreign one is said so in
+// a note and nil returned: the database is a cache of the replay, and the
+// answer is one replay away.
+func (a *App) currentDB(traces []string, dir string) *statedb.DB {
+	if dir == "" {
+		dir = statedb.PathFor(traces)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	db, err := statedb.Open(dir)
+	if err != nil {
+		fmt.Fprintf(a.Stderr, "note: %v; replaying instead\n", err)
+		return nil
+	}
+	fp, ferr := statedb.Fingerprint(traces)
+	if ferr == nil && db.Meta().Fingerprint == fp {
+		return db
+	}
+	db.Close()
+	fmt.Fprintf(a.Stderr, "note: %s is out of date (%s index rebuilds it); replaying instead\n", dir, a.prog())
+	return nil
+}
+
 // openStates opens the database of traces when one exists and is current
 // (read-only, never building one: `replay index` does that), else
 // prepares a replay.
@@ -163,26 +189,9 @@ func (a *App) openStates(traces []string, dir string) (stateSource, error) {
 			return nil, badInput("%s is a directory, not a trace file", t)
 		}
 	}
-	if dir == "" {
-		dir = statedb.PathFor(traces)
-	}
-	if _, err := os.Stat(dir); err == nil {
-		db, err := statedb.Open(dir)
-		switch {
-		case err == nil:
-			fp, ferr := statedb.Fingerprint(traces)
-			if ferr == nil && db.Meta().Fingerprint == fp {
-				a.warnUnknownFromDB(db)
-				return dbSource{db}, nil
-			}
-			db.Close()
-			fmt.Fprintf(a.Stderr, "note: %s is out of date (%s index rebuilds it); replaying instead\n", dir, a.prog())
-		default:
-			// The database is a cache of the replay: damaged, or not a
-			// database at all (a file or a folder of something else at
-			// its name), the answer is still there, one replay away.
-			fmt.Fprintf(a.Stderr, "note: %v; replaying instead\n", err)
-		}
+	if db := a.currentDB(traces, dir); db != nil {
+		a.warnUnknownFromDB(db)
+		return dbSource{db}, nil
 	}
 	tr, err := a.loadTrace(traces)
 	if err != nil {

@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/provenance"
 	"github.com/replaycheck/replaycheck/replay"
-	"github.com/replaycheck/replaycheck/statedb"
 )
 
 type whyFlags struct {
@@ -40,8 +38,9 @@ field, and from a message field to a sender's field, are matched by equal
 value: they are marked "inferred: equal value". PATH is a field as the
 debugger's State panel shows it (Agent.AcceptedValue, Leader.Lasts[3].From).
 
-With a trace database beside the trace (replay index, replay debug) states
-are read from it; without one the trace is replayed up to --at.
+With a current trace database beside the trace (replay index, replay
+debug) states are read from it; without one the trace is replayed up to
+--at, and an out-of-date or damaged one is said so in a note on stderr.
 
 Exit codes: 0 explained, 2 bad input (unknown node or field, step out of
 range: the nearest valid names are listed).`,
@@ -78,18 +77,12 @@ func (a *App) runWhy(traces []string, f whyFlags) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
-	// The database when there is one (a few reads per hop), else one
-	// replay up to --at: why should not build a database as a side effect.
-	dir := f.db
-	if dir == "" {
-		dir = statedb.PathFor(traces)
-	}
+	// The database when there is a current one (a few reads per hop),
+	// else one replay up to --at: why builds no database as a side
+	// effect, and a stale or foreign one only costs the replay, as in
+	// state and history.
 	var states provenance.States
-	if _, err := os.Stat(dir); err == nil {
-		db, _, err := a.openDB(traces, "", dir, false, true)
-		if err != nil {
-			return err
-		}
+	if db := a.currentDB(traces, f.db); db != nil {
 		defer db.Close()
 		states = provenance.FromDB(db)
 	} else {
