@@ -88,7 +88,9 @@ func (s Stats) String() string {
 		line += fmt.Sprintf(", %v waiting for a predecessor's state", s.Waited.Round(time.Millisecond))
 	}
 	if len(s.Refused) > 0 {
-		line += fmt.Sprintf(" (checked on sequentially; the first at %s)", s.Refused[0])
+		// A refusal is the split's business, not a finding: say so, and
+		// that the report does not change.
+		line += fmt.Sprintf(" (a refused seam's steps were checked on by the segment before it, so the report is the sequential one; the first refusal, at %s)", s.Refused[0])
 	}
 	if s.Fewer != "" {
 		line += "; " + s.Fewer

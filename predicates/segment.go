@@ -853,9 +853,11 @@ func predicateState(p *Predicate) string {
 	// matters no more.
 	out := "disabled by an evaluation error"
 	if !p.disabled {
-		out = "enabled and holding"
+		// "holding" alone read like a finding in a refused seam's line:
+		// it is only the value the predicate last had.
+		out = "last evaluated true"
 		if !p.holding {
-			out = "enabled and not holding"
+			out = "last evaluated false"
 		}
 	}
 	if p.auxFailed {

@@ -151,7 +151,7 @@ safety("Flaky", flaky)
 		t.Fatalf("the seams were not refused:\n%s", par.stderr)
 	}
 	// The refusal says why in words, naming the error behind it.
-	if !strings.Contains(par.stderr, "the sequential run has predicate Flaky disabled by an evaluation error where the warm-up has predicate Flaky enabled and holding; Flaky failed at step #300") {
+	if !strings.Contains(par.stderr, "the sequential run has predicate Flaky disabled by an evaluation error where the warm-up has predicate Flaky last evaluated true; Flaky failed at step #300") {
 		t.Fatalf("the refusal does not say why:\n%s", par.stderr)
 	}
 
