@@ -69,7 +69,8 @@ at that step is where the run became doomed, and usually where the root
 cause is.
 
 The violation searched is the predicate's interval open at the end of the
-trace, else its first alarm. When it has several, --alarm STEP searches the
+trace (known at its alarm, or at the end if it raised none), else its first
+alarm. When it has several, --alarm STEP searches the
 one whose interval holds STEP (its alarm's step, or any step from its first
 to its last, as replay check and the debugger's Violations panel show it).
 
@@ -127,7 +128,9 @@ that holds at the end with no alarm, an --alarm step in none of its alarms' inte
 type target struct {
 	name  string
 	open  *predicates.Violation // the interval open at the end, if any (and chosen)
-	alarm *predicates.Violation // the first alarm, if any; the chosen interval's with --alarm
+	// alarm is the searched interval's alarm: the one open at the end's,
+	// else the first alarm, else (with --alarm) the chosen interval's.
+	alarm *predicates.Violation
 	// chosen: --alarm picked the interval (open, alarm: that interval's).
 	chosen bool
 	// alarms are the predicate's intervals that a search can trace back
@@ -259,6 +262,15 @@ func (a *App) checkTarget(tr *replay.Trace, script, predicate string, alarm int,
 		return nil, badInput("%s holds at the end of %s and never raised an alarm: there is no violation to trace back", predicate, tr.Files[0].Path)
 	}
 	if alarm < 0 {
+		// The search traces back the interval open at the end: its own
+		// alarm (or none yet) is where the violation is known, not the
+		// first alarm of an interval that closed before it.
+		if t.open != nil {
+			t.alarm = nil
+			if t.open.Alarm {
+				t.alarm = t.open
+			}
+		}
 		return t, nil
 	}
 	if at == nil || !at.Alarm && at.EndStep >= 0 {
@@ -553,8 +565,8 @@ type criticalReport struct {
 }
 
 // decided is the step and time where the original run's violation is
-// known: its first alarm (the chosen one with --alarm), else the end of
-// the trace, where the interval still open is judged.
+// known: the searched interval's alarm, else the end of the trace, where
+// the interval still open is judged.
 func (r *criticalReport) decided() (step int, at int64) {
 	if v := r.tgt.alarm; v != nil {
 		return v.AlarmStep, r.tr.Event(v.AlarmStep).Time
@@ -631,7 +643,9 @@ func (r *criticalReport) writeText(a *App) {
 		}
 		fmt.Fprintf(w, "last live step #%d: %d of %d walks recovered (%.0f%%)\n", live.Step, live.Recovered, live.Walks, 100*live.Rate())
 		step, at := r.decided()
-		first := map[bool]string{false: "first alarm", true: "alarm"}[r.tgt.chosen] // the alarm decided() names
+		// The alarm decided() names: the first, unless the search picked
+		// its interval (--alarm, or the one open at the end).
+		first := map[bool]string{false: "first alarm", true: "alarm"}[r.tgt.chosen || r.tgt.open != nil]
 		known := map[bool]string{true: first, false: "open at the end"}[r.tgt.alarm != nil]
 		ahead := time.Duration(at - r.tr.Event(res.Critical).Time).Round(time.Millisecond)
 		if step >= res.Critical {

@@ -211,3 +211,68 @@ func TestDebugCriticalSearchesTheSelectedAlarm(t *testing.T) {
 		t.Fatalf("c did not trace back the selected second alarm to the second start #%d:\n%s", start, text)
 	}
 }
+
+// With the run ended before the second busy spell's stop, its interval is
+// open at the end and is the one searched. critical said the violation
+// was known at the first alarm, of the interval that had closed (in the
+// text and --json's violation_known_step), and so that the alarm came
+// before the critical step (a new user's G-counter: "known at #1406
+// (first alarm)" while searching #1633..end, alarmed at #1866).
+func TestCriticalKnowsTheOpenIntervalsOwnAlarm(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "twice.star")
+	if err := os.WriteFile(script, []byte(twiceScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(dir, "open.lz4")
+	if code, out, errb := runTwice("sim", "twice-busy", "--seed", "1", "--drop", "0", "--churn", "0", "--time", "180ms", "-o", trace); code != ExitOK {
+		t.Fatalf("sim: exit %d\n%s%s", code, out, errb)
+	}
+	code, out, errb := runTwice("check", trace, script, "--json")
+	var rep struct {
+		Violations []struct {
+			Step      int  `json:"step"`
+			EndStep   int  `json:"end_step"`
+			Alarm     bool `json:"alarm"`
+			AlarmStep int  `json:"alarm_step"`
+		} `json:"violations"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitViolations {
+		t.Fatalf("check: exit %d %v\n%s%s", code, err, out, errb)
+	}
+	first, open := -1, -1
+	for i, v := range rep.Violations {
+		switch {
+		case v.Alarm && v.EndStep > 0:
+			first = i
+		case v.Alarm && v.EndStep < 0:
+			open = i
+		}
+	}
+	if first < 0 || open < 0 {
+		t.Fatalf("check: want a closed alarm and an alarm open at the end:\n%s", out)
+	}
+	want := rep.Violations[open]
+	common := []string{"critical", trace, script, "--predicate", "Idle", "--walks", "2", "--stable", "50ms", "-o", filepath.Join(dir, "r.lz4")}
+	code, out, errb = runTwice(append(common, "--json")...)
+	var res struct {
+		Interval struct {
+			Step int `json:"step"`
+		} `json:"interval"`
+		Critical *struct {
+			Step  int `json:"step"`
+			Known int `json:"violation_known_step"`
+		} `json:"critical"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != ExitOK {
+		t.Fatalf("critical --json: exit %d %v\n%s%s", code, err, out, errb)
+	}
+	if res.Interval.Step != want.Step || res.Critical == nil || res.Critical.Known != want.AlarmStep {
+		t.Fatalf("critical --json: want the interval #%d.. searched and known at its alarm #%d (not the closed one's #%d)\n%s",
+			want.Step, want.AlarmStep, rep.Violations[first].AlarmStep, out)
+	}
+	code, out, errb = runTwice(common...)
+	if code != ExitOK || !strings.Contains(out, "the violation is known at #"+strconv.Itoa(want.AlarmStep)+" (alarm)") {
+		t.Fatalf("critical: exit %d, want the open interval's alarm #%d named\n%s%s", code, want.AlarmStep, out, errb)
+	}
+}
