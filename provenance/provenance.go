@@ -223,8 +223,8 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, als
 		out[0].Origin = "initial state"
 		return out, nil
 	case node.KindRestart:
-		out[0].Origin = "restored from disk at restart"
-		return out, nil
+		out[0].Origin, err = w.restartOrigin(id, path, wr.Value, wr.Step, ev)
+		return out, err
 	case node.KindCrash:
 		out[0].Origin = "the node crashed here (a fault of the run, not its handler's doing)"
 		return out, nil
@@ -269,6 +269,47 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, als
 		out[0].Origin = "computed by the handler: no field of the trigger or of the node's previous state holds the value"
 	}
 	return out, nil
+}
+
+// restartOrigin says where a value set at a restart came from, as far
+// as the trace tells: a restart runs Init on a fresh handler, and only
+// the disk survives the crash, so a value is restored from the disk only
+// if Init read it. "restored from disk" for every field (a flag Init
+// never stored) sent a new user looking at persistence for a bug in
+// Init. Handlers are not traced inside, so with disk reads both sources
+// stay possible; the value the node started with tells them apart for
+// the reader.
+func (w *walker) restartOrigin(id node.ID, path, value string, step int, ev *node.Event) (string, error) {
+	var keys []string
+	for _, nd := range ev.Nondet {
+		if nd.Kind == node.NondetDisk && nd.Found && !slices.Contains(keys, nd.Key) {
+			keys = append(keys, nd.Key)
+		}
+	}
+	start := ""
+	if first, ok := w.opts.Trace.Step(id, 1); ok && first < step {
+		was, ok, err := w.opts.States.LastWrite(id, path, first)
+		switch {
+		case err != nil:
+			return "", err
+		case !ok || was.Removed:
+			start = fmt.Sprintf("; it had no %s when the node started (#%d)", path, first)
+		case was.Value == value:
+			start = fmt.Sprintf("; the node started (#%d) with the same value", first)
+		default:
+			start = fmt.Sprintf("; the node started (#%d) with %s", first, was.Value)
+		}
+	}
+	if len(keys) == 0 {
+		return "set by Init at restart, which read nothing from disk: the value a fresh handler starts with, not restored" + start, nil
+	}
+	shown := keys[:min(len(keys), 4)]
+	more := ""
+	if len(keys) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(keys)-len(shown))
+	}
+	return fmt.Sprintf("set by Init at restart, which read disk key(s) %s%s: restored from them, or set by Init itself (handlers are not traced inside)%s",
+		strings.Join(shown, ", "), more, start), nil
 }
 
 // fromSender follows a message field back to the sender's state at the

@@ -294,3 +294,94 @@ func whyOfTwoNodes(t *testing.T, name string, msg any, h func() node.Handler, fi
 	}
 	return c
 }
+
+// keeper stores Count on disk and reads it back at a restart; Armed is
+// set by Init only on a first start (the bug of a node that stops
+// gossiping after a restart), and Self is set by Init every time.
+type keeper struct {
+	Self  string
+	Count int
+	Armed bool
+}
+
+type keeperTick struct{}
+
+func (k *keeper) Init(env node.Env) {
+	k.Self = string(env.Self())
+	if b, ok := env.Disk().Get("count"); ok {
+		k.Count = int(b[0])
+		return
+	}
+	k.Armed = true
+}
+func (k *keeper) Receive(node.Env, node.ID, node.Message) {}
+func (k *keeper) Timer(node.Env, node.Timer)              {}
+func (k *keeper) Input(env node.Env, _ node.Message) {
+	k.Count++
+	env.Disk().Put("count", []byte{byte(k.Count)})
+}
+
+// why of a value set at a restart said "restored from disk at restart"
+// for every field, also for one Init set without reading the disk (a new
+// user's G-counter: a gossip flag never stored). It now says whether
+// Init read the disk, which keys, and the value the node started with.
+func TestWhyAtARestartSaysWhatTheDiskGave(t *testing.T) {
+	for field, want := range map[string][]string{
+		"Count": {"read disk key(s) count", "started (#0) with 0"},
+		"Armed": {"read disk key(s) count", "started (#0) with true"},
+		"Self":  {"read disk key(s) count", "started (#0) with the same value"},
+	} {
+		if o := whyAtRestart(t, true, field); !strings.Contains(o, want[0]) || !strings.Contains(o, want[1]) || strings.Contains(o, "restored from disk at restart") {
+			t.Errorf("why %s at the restart: origin %q, want it to say %q", field, o, want)
+		}
+	}
+	// Nothing was stored before the crash: Init read nothing.
+	if o := whyAtRestart(t, false, "Armed"); !strings.Contains(o, "read nothing from disk") || !strings.Contains(o, "not restored") {
+		t.Errorf("why Armed at a restart that read nothing: origin %q", o)
+	}
+}
+
+// whyAtRestart runs keeper (storing Count twice before its crash, or not)
+// and says why's origin of field at its restart.
+func whyAtRestart(t *testing.T, store bool, field string) string {
+	t.Helper()
+	sys := &system.System{Name: "keeper", Codec: node.NewCodec().MustRegister(keeperTick{}),
+		New: func(node.ID, system.Config) node.Handler { return &keeper{} },
+		Sim: system.SimDefaults{Nodes: 1, Steps: 100, Time: 50 * time.Millisecond},
+		Scenario: func(ctl system.Controller) {
+			if store {
+				ctl.At(5*time.Millisecond, func() { ctl.Input("n1", keeperTick{}) })
+				ctl.At(6*time.Millisecond, func() { ctl.Input("n1", keeperTick{}) })
+			}
+			ctl.At(10*time.Millisecond, func() { ctl.Crash("n1") })
+			ctl.At(20*time.Millisecond, func() { ctl.Restart("n1") })
+		}}
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Drop, cfg.Churn = 1, 0, 0
+	trace := simtest.Record(t, sys, cfg.WithDefaults(sys), filepath.Join(t.TempDir(), "keeper.lz4"))
+	tr, err := replay.Load(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restart := -1
+	for i := range tr.Len() {
+		if tr.Event(i).Kind == node.KindRestart {
+			restart = i
+		}
+	}
+	if restart < 0 {
+		t.Fatal("no restart in the run")
+	}
+	rp, err := Replay(tr, system.NewRegistry(sys), restart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Why(Options{Trace: tr, Codec: sys.Codec, States: rp}, "n1", field, restart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Links) != 1 || c.Links[0].Step != restart {
+		t.Fatalf("why %s at the restart #%d: %+v", field, restart, c.Links)
+	}
+	return c.Links[0].Origin
+}
