@@ -126,8 +126,8 @@ that holds at the end with no alarm, an --alarm step in none of its alarms' inte
 
 // target is a liveness predicate and what the original run says of it.
 type target struct {
-	name  string
-	open  *predicates.Violation // the interval open at the end, if any (and chosen)
+	name string
+	open *predicates.Violation // the interval open at the end, if any (and chosen)
 	// alarm is the searched interval's alarm: the one open at the end's,
 	// else the first alarm, else (with --alarm) the chosen interval's.
 	alarm *predicates.Violation

@@ -130,9 +130,17 @@ func (a *App) stateDiffs(tr *replay.Trace, items []export.ReportItem) error {
 	}
 	at := map[int][]int{}
 	last := 0
+	// A restart's diff is against the node's state before its crash, as
+	// the debugger shows it: the node has no state just before the
+	// restart (the page showed every field as new, and a row "." for the
+	// absent handler).
+	restarts := map[node.ID]bool{}
 	for i, it := range items {
 		at[it.V.Step] = append(at[it.V.Step], i)
 		last = max(last, it.V.Step)
+		if it.V.Step < tr.Len() && tr.Event(it.V.Step).Kind == node.KindRestart {
+			restarts[it.V.Node] = true
+		}
 	}
 	rp, err := replay.New(tr, a.Registry, replay.Options{SkipStateHashes: true})
 	if err != nil {
@@ -146,13 +154,37 @@ func (a *App) stateDiffs(tr *replay.Trace, items []export.ReportItem) error {
 		if why, unknown := rp.Unknown(id); unknown {
 			return nil, fmt.Sprintf("the state of %s is unknown here: %s", id, why)
 		}
+		if !in.Up() {
+			return nil, fmt.Sprintf("%s is down", id)
+		}
 		return state.Flatten(in.Handler()), ""
 	}
+	type crashed struct {
+		leaves []state.Leaf
+		note   string
+		step   int // the node's last step before the crash
+	}
+	beforeCrash := map[node.ID]crashed{}
 	before := map[int][]state.Leaf{}
 	for rp.Pos() < last {
 		next := rp.Pos() + 1
+		if ev := tr.Event(next); ev.Kind == node.KindCrash && restarts[ev.Node] {
+			l, note := leaves(ev.Node)
+			prev, _ := tr.LastStepOf(ev.Node, next-1)
+			beforeCrash[ev.Node] = crashed{l, note, prev}
+		}
 		for _, i := range at[next] {
-			before[i], items[i].DiffNote = leaves(items[i].V.Node)
+			id := items[i].V.Node
+			if tr.Event(next).Kind != node.KindRestart {
+				before[i], items[i].DiffNote = leaves(id)
+				continue
+			}
+			if c, ok := beforeCrash[id]; ok {
+				before[i], items[i].DiffNote = c.leaves, c.note
+				items[i].DiffFrom = fmt.Sprintf("before the crash (after #%d)", c.step)
+			} else {
+				items[i].DiffNote = fmt.Sprintf("no state diff: %s restarts here after a crash the trace does not hold", id)
+			}
 		}
 		if err := rp.Next(); err != nil {
 			var d *replay.Divergence

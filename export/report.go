@@ -58,6 +58,10 @@ type ReportItem struct {
 	// there is none.
 	Diff     []state.Change
 	DiffNote string
+	// DiffFrom names the state the diff starts from when it is not the
+	// node's just before the step: a restart's is the state before its
+	// crash ("" : before the step).
+	DiffFrom string
 	Commands []Command
 }
 

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// Rearm stores Count on disk and reads it back at a restart; Armed is set
+// by Init only on a first start, so a safety predicate on it breaks at
+// the restart.
+type Rearm struct {
+	Count int
+	Armed bool
+}
+
+type rearmTick struct{}
+
+func (r *Rearm) Init(env node.Env) {
+	if b, ok := env.Disk().Get("count"); ok {
+		r.Count = int(b[0])
+		return
+	}
+	r.Armed = true
+}
+func (r *Rearm) Receive(node.Env, node.ID, node.Message) {}
+func (r *Rearm) Timer(node.Env, node.Timer)              {}
+func (r *Rearm) Input(env node.Env, _ node.Message) {
+	r.Count++
+	env.Disk().Put("count", []byte{byte(r.Count)})
+}
+
+var rearm = &system.System{
+	Name:  "rearm",
+	Codec: node.NewCodec().MustRegister(rearmTick{}),
+	New:   func(node.ID, system.Config) node.Handler { return &Rearm{} },
+	Sim:   system.SimDefaults{Nodes: 1, Time: 50 * time.Millisecond},
+	Scenario: func(ctl system.Controller) {
+		ctl.At(5*time.Millisecond, func() { ctl.Input("n1", rearmTick{}) })
+		ctl.At(10*time.Millisecond, func() { ctl.Crash("n1") })
+		ctl.At(20*time.Millisecond, func() { ctl.Restart("n1") })
+	},
+}
+
+// The report's state diff of a violation at a restart compared with no
+// state at all: every field "(none)" before, and a row "." for the absent
+// handler. It compares with the state before the crash, as the debugger
+// does, and says so in the column's header.
+func TestReportDiffAtARestartIsAgainstTheCrash(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		app := &App{Registry: system.NewRegistry(rearm), Stdout: &out, Stderr: &errb}
+		return app.Run(args), out.String(), errb.String()
+	}
+	trace, script, page := filepath.Join(dir, "r.lz4"), filepath.Join(dir, "r.star"), filepath.Join(dir, "r.html")
+	if err := os.WriteFile(script, []byte("R = table(\"cli.Rearm\")\nsafety(\"Armed\", lambda: forall(R, lambda r: r.Armed))\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errb := run("sim", "rearm", "--seed", "1", "--drop", "0", "--churn", "0", "-o", trace); code != ExitOK {
+		t.Fatalf("sim: exit %d\n%s%s", code, out, errb)
+	}
+	if code, out, errb := run("report", trace, script, "-o", page); code != ExitOK {
+		t.Fatalf("report: exit %d\n%s%s", code, out, errb)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	i := strings.Index(html, `<table class="diff mono">`)
+	if i < 0 {
+		t.Fatalf("the page has no state diff:\n%s", html)
+	}
+	table := html[i : i+strings.Index(html[i:], "</table>")]
+	if !strings.Contains(table, "before the crash (after #") {
+		t.Errorf("the diff at the restart does not say it starts before the crash:\n%s", table)
+	}
+	if !strings.Contains(table, "<td>Armed</td><td>true</td><td>false</td>") {
+		t.Errorf("the diff at the restart does not show Armed true -> false:\n%s", table)
+	}
+	if strings.Contains(table, "(none)") || strings.Contains(table, "<td>.</td>") || strings.Contains(table, "<td>Count</td>") {
+		t.Errorf("the diff at the restart shows fields as new, the absent handler, or a restored field as changed:\n%s", table)
+	}
+}
