@@ -337,7 +337,10 @@ func checkRuns(path string, rf *resultFile) error {
 			slice = max(0, (b-i+n-1)/n)
 		}
 	}
-	seen := map[uint64]bool{}
+	// A run of an exploration with --all may fail in several ways (one
+	// finding per predicate and witness it broke): a run is listed twice
+	// only with the same finding.
+	seen := map[string]bool{}
 	for _, f := range rf.Failures {
 		switch {
 		case rf.Hunt.Kind == "sim" && (f.Seed == nil || f.Run != nil):
@@ -352,10 +355,14 @@ func checkRuns(path string, rf *resultFile) error {
 			return edited("a failure at step %d", f.Step)
 		case atOf(f.Debug) >= 0 && atOf(f.Debug) != f.Step:
 			return edited("%s at step %d, but its debug command opens #%d", f.name(), f.Step, atOf(f.Debug))
-		case seen[f.order()]:
+		case rf.Hunt.Kind == "explore" && f.Key == "":
+			// The key is what merge tells findings apart by: without it
+			// two different findings would pass for one.
+			return edited("%s has no key", f.name())
+		case seen[fmt.Sprintf("%d %s", f.order(), f.Key)]:
 			return edited("%s is listed twice", f.name())
 		}
-		seen[f.order()] = true
+		seen[fmt.Sprintf("%d %s", f.order(), f.Key)] = true
 	}
 	switch {
 	case slice >= 0 && rf.Runs > slice:

@@ -41,7 +41,8 @@ type Options struct {
 	// does not depend on it.
 	Jobs int
 	// All keeps going after a violation and reports one finding per
-	// distinct violation (predicate and witness) or panic.
+	// distinct violation (predicate and witness; every one a run's check
+	// counted) or panic.
 	All bool
 	// Start begins a run; nil: sim.Run of the system.
 	Start Starter
@@ -215,7 +216,7 @@ type Summary struct {
 	// as it was simulated; Run's error is its *DivergenceError).
 	Stopped string
 	// Found holds the first failing run; with All, the first of each
-	// distinct finding, in run order.
+	// distinct finding (every violation of a run counted), in run order.
 	Found []*Finding
 }
 
@@ -400,9 +401,11 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 			if d.seen == nil {
 				d.seen = map[string]bool{}
 			}
-			if !d.seen[f.Key()] {
-				d.seen[f.Key()] = true
-				sum.Found = append(sum.Found, f)
+			for _, f := range d.distinct(f) {
+				if !d.seen[f.Key()] {
+					d.seen[f.Key()] = true
+					sum.Found = append(sum.Found, f)
+				}
 			}
 			if !d.opts.All {
 				sum.Stopped = "violation"
@@ -599,6 +602,24 @@ func (d *driver) finding(j *job) (*Finding, error) {
 		f.Schedule = sc
 	}
 	return f, nil
+}
+
+// distinct is a failing run's findings: with All, one per violation the
+// run's check counted (each predicate and witness), in the order they
+// were decided, since the check ran to the run's end; else its first.
+// Keeping only the first hid a second predicate that every run broke
+// later than the first (a new user's G-counter).
+func (d *driver) distinct(f *Finding) []*Finding {
+	if !d.opts.All || f.Violation == nil || len(f.Check.Failing) < 2 {
+		return []*Finding{f}
+	}
+	out := make([]*Finding, len(f.Check.Failing))
+	for i, v := range f.Check.Failing {
+		g := *f
+		g.Violation = v
+		out[i] = &g
+	}
+	return out
 }
 
 // panicSchedule is the schedule of a run that ended in a handler panic:

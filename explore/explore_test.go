@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -558,5 +560,40 @@ func TestCanceledRunKeepsWhatItFound(t *testing.T) {
 		if got := canceledCheck(tc.canceled, tc.err, tc.cr); got != tc.discard {
 			t.Errorf("%s: discarded %v, want %v", tc.name, got, tc.discard)
 		}
+	}
+}
+
+// TestAllReportsEveryViolationOfARun: with --all, a run that breaks two
+// predicates reports both. Only a run's first violation was kept, so a
+// predicate every run broke after another one was never reported (a new
+// user's G-counter: EntriesBoundedByOwner behind SumWithinIssued).
+func TestAllReportsEveryViolationOfARun(t *testing.T) {
+	sys := tinySystem(3)
+	cfg := sim.DefaultConfig()
+	cfg.Bug = "inversion"
+	cfg = cfg.WithDefaults(sys)
+	script := filepath.Join(t.TempDir(), "two.star")
+	src, err := os.ReadFile(tinyScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Early breaks at step 3 of every run, before any inversion can.
+	if err := os.WriteFile(script, append(src, "safety(\"Early\", lambda: event.step < 3)\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := New("random", cfg, Params{Seed: 1})
+	sum, err := Run(context.Background(), sys, cfg, st, Options{Script: script, Budget: 60, All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	preds := map[string]int{}
+	for _, f := range sum.Found {
+		if f.Violation == nil {
+			t.Fatalf("a finding without a violation: %s", f.Headline())
+		}
+		preds[f.Violation.Predicate]++
+	}
+	if preds["Early"] != 1 || preds["NoInversion"] == 0 {
+		t.Fatalf("findings by predicate %v in %d runs: want Early once and NoInversion too", preds, sum.Runs)
 	}
 }
