@@ -348,6 +348,14 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	if err := refuseInput(out, paths, "the recovering walk"); err != nil {
 		return err
 	}
+	// Before the search, not after it: an output that cannot be written
+	// lost the whole search and its answer.
+	if err := replacesOnlyATrace(out); err != nil {
+		return err
+	}
+	if err := checkWritable(out); err != nil {
+		return err
+	}
 	ctx, stop := interruptContext(syscall.SIGTERM)
 	defer stop()
 	if f.timeLimit < 0 {
@@ -374,11 +382,14 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		fmt.Fprintf(a.Stderr, "%s critical: note: %s\n", a.name(), n)
 	}
 	rep := &criticalReport{tr: tr, paths: paths, script: script.Name, f: f, tgt: tgt, res: res, elapsed: elapsed, becameLost: found.becameLost, latencyMax: found.latencyMax}
+	// A recovering walk that cannot be written (the disk filled during
+	// the search) does not take the answer with it: the report is
+	// printed without it, then the write's error ends the verb.
+	var writeErr error
 	if res.LastLive >= 0 && res.Critical >= 0 {
-		if err := writeBytes(out, found.recovering); err != nil {
-			return withCode(ExitBadInput, err)
+		if writeErr = writeBytes(out, found.recovering); writeErr == nil {
+			rep.recovering = out
 		}
-		rep.recovering = out
 	}
 	if f.asJSON {
 		err = rep.writeJSON(a)
@@ -387,6 +398,9 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	}
 	if err != nil {
 		return err
+	}
+	if writeErr != nil {
+		return withCode(ExitBadInput, fmt.Errorf("the recovering walk: %w", writeErr))
 	}
 	if res.Stopped != "" {
 		return withCode(ExitViolations, fmt.Errorf("%s after %d probes, before the search finished", stoppedWhy(res.Stopped, f.timeLimit), len(res.Probes)))

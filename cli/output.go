@@ -276,19 +276,46 @@ func withoutPath(err error) error {
 // search, the search was lost). out without its folder names the
 // prefix; a file whose number is not a plain decimal is not one of them.
 func numberedOutputs(out string, inputs []string) error {
-	prefix := strings.TrimSuffix(out, ".lz4") + "-"
-	numberedAs := func(p, ext string) bool {
-		n, ok := strings.CutSuffix(strings.TrimPrefix(filepath.Base(p), filepath.Base(prefix)), ext)
-		if !ok || !strings.HasPrefix(filepath.Base(p), filepath.Base(prefix)) || n == "" || strings.TrimLeft(n, "0123456789") != "" || n[0] == '0' {
-			return false
-		}
-		i, err := strconv.Atoi(n)
-		return err == nil && i >= 2
+	if err := numberedTraces(out, inputs, 2); err != nil {
+		return err
 	}
-	numbered := func(p string) bool { return numberedAs(p, ".lz4") }
+	entries, err := os.ReadDir(filepath.Dir(out))
+	if err != nil {
+		return nil // checkWritable says what is wrong with the folder
+	}
+	prefix := filepath.Base(strings.TrimSuffix(out, ".lz4") + "-")
+	for _, e := range entries {
+		// A finding that panicked comes with its schedule.
+		if numberedAs(e.Name(), prefix, ".schedule", 2) {
+			if err := replacesOnlyASchedule(filepath.Join(filepath.Dir(out), e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return replacesOnlyASchedule(schedulePath(out))
+}
+
+// numberedAs says whether the file name is prefix, a plain decimal N >=
+// first, and ext.
+func numberedAs(name, prefix, ext string, first int) bool {
+	n, ok := strings.CutSuffix(strings.TrimPrefix(name, prefix), ext)
+	if !ok || !strings.HasPrefix(name, prefix) || n == "" || strings.TrimLeft(n, "0123456789") != "" || n[0] == '0' {
+		return false
+	}
+	i, err := strconv.Atoi(n)
+	return err == nil && i >= first
+}
+
+// numberedTraces checks the traces PREFIX-N.lz4 (N from first) a verb
+// may write after out, before it runs: none may be an input, however the
+// two paths are spelled (predict -o in.lz4 replaced its input ./in-1.lz4,
+// compared as text), and none that exists may be a folder or anything
+// but a trace.
+func numberedTraces(out string, inputs []string, first int) error {
+	prefix := filepath.Base(strings.TrimSuffix(out, ".lz4") + "-")
 	for _, in := range inputs {
-		if numbered(in) && sameFile(filepath.Dir(in), filepath.Dir(out)) {
-			return badInput("-o %s would number its traces over the input %s (%sN.lz4); write the findings to another file", out, in, prefix)
+		if numberedAs(filepath.Base(in), prefix, ".lz4", first) && sameFile(filepath.Dir(in), filepath.Dir(out)) {
+			return badInput("-o %s would number its traces over the input %s (%sN.lz4); write them to another file", out, in, strings.TrimSuffix(out, ".lz4")+"-")
 		}
 	}
 	entries, err := os.ReadDir(filepath.Dir(out))
@@ -297,17 +324,16 @@ func numberedOutputs(out string, inputs []string) error {
 	}
 	for _, e := range entries {
 		p := filepath.Join(filepath.Dir(out), e.Name())
-		if numbered(p) {
-			if err := replacesOnlyATrace(p); err != nil {
-				return err
-			}
+		if !numberedAs(e.Name(), prefix, ".lz4", first) {
+			continue
 		}
-		// A finding that panicked comes with its schedule.
-		if numberedAs(p, ".schedule") {
-			if err := replacesOnlyASchedule(p); err != nil {
-				return err
-			}
+		if e.IsDir() {
+			return badInput("%s is a directory: writing a trace there would fail after the search (remove it, or name another -o)", p)
+		}
+		if err := replacesOnlyATrace(p); err != nil {
+			return err
 		}
 	}
-	return replacesOnlyASchedule(schedulePath(out))
+	return nil
 }
+

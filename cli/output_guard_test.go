@@ -174,3 +174,52 @@ func guardedApp() (run func(args ...string) int, out, errb *bytes.Buffer) {
 		return app.Run(args)
 	}, out, errb
 }
+
+// predict numbers its branch traces PREFIX-1.lz4, ...: an input spelled
+// otherwise (./in-1.lz4 with -o in.lz4) was compared as text and replaced
+// (a hostile pass). A folder at a numbered name, and critical's -o over a
+// file that is not a trace, were refused only after the whole search,
+// which was lost. All are refused before any search (so at once, with
+// nothing on stdout), and the input is unchanged.
+func TestPredictAndCriticalOutputsAreGuardedFirst(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	run, out, errb := guardedApp()
+	if code := run("sim", "paxos", "--bug", "spec", "--seed", "8", "-o", "in-1.lz4"); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	before, _ := os.ReadFile("in-1.lz4")
+	abs := filepath.Join(dir, "in-1.lz4")
+	for _, args := range [][]string{
+		{"predict", "./in-1.lz4", "builtin:paxos", "--at", "1038", "--budget", "20", "-o", "in.lz4"},
+		{"predict", "in-1.lz4", "builtin:paxos", "--at", "1038", "--budget", "20", "-o", "./in.lz4"},
+		{"predict", abs, "builtin:paxos", "--at", "1038", "--budget", "20", "-o", "in.lz4"},
+	} {
+		if code := run(args...); code != ExitBadInput || !strings.Contains(errb.String(), "would number its traces over the input") || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q", args, code, out.Len(), errb.String())
+		}
+	}
+	if after, _ := os.ReadFile("in-1.lz4"); !bytes.Equal(before, after) {
+		t.Fatal("predict replaced its input")
+	}
+	if err := os.Mkdir("w-2.lz4", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code := run("predict", "in-1.lz4", "builtin:paxos", "--at", "1038", "--budget", "20", "-o", "w.lz4"); code != ExitBadInput ||
+		!strings.Contains(errb.String(), "w-2.lz4 is a directory") || out.Len() != 0 {
+		t.Errorf("predict over a folder at a numbered name: exit %d, stdout %d bytes, stderr %q", code, out.Len(), errb.String())
+	}
+	if err := os.WriteFile("notes.txt", []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run("sim", "chord", "--bug", "finger-boundary", "--seed", "1", "-o", "fb.lz4"); code != 0 {
+		t.Fatalf("sim chord: exit %d: %s", code, errb.String())
+	}
+	if code := run("critical", "fb.lz4", "builtin:chord", "--predicate", "FingersCorrect", "--walks", "2", "-o", "notes.txt"); code != ExitBadInput ||
+		!strings.Contains(errb.String(), "notes.txt exists and is not a trace") || out.Len() != 0 {
+		t.Errorf("critical -o over a file that is not a trace: exit %d, stdout %d bytes, stderr %q", code, out.Len(), errb.String())
+	}
+	if b, _ := os.ReadFile("notes.txt"); string(b) != "mine\n" {
+		t.Fatal("critical replaced notes.txt")
+	}
+}

@@ -70,7 +70,8 @@ ordinary trace for check and debug.
 
 Exit codes: 0 no violation predicted, 1 violations predicted, 2 bad input,
 3 the trace diverges on replay before STEP, 4 a predicate could not be
-evaluated.`,
+evaluated, 130 interrupted (Ctrl-C or SIGTERM) before any violation was
+found (what was searched is printed).`,
 		Example: `  replay sim paxos --bug spec --seed 8 -o spec.lz4
   replay predict spec.lz4 scripts/paxos.star --at 1062
   replay predict spec.lz4 scripts/paxos.star --at 1062 --strategy bfs --depth 20 --budget 2000 --jobs 2 --json`,
@@ -155,10 +156,13 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		}
 		return badInput("-o %s: predict names its traces PREFIX-1.lz4, PREFIX-2.lz4, ...; give a prefix such as %s", f.sim.output, example)
 	}
-	for _, p := range paths {
-		if strings.HasPrefix(p, prefix+"-") && strings.HasSuffix(p, ".lz4") {
-			return badInput("-o %s.lz4 would number its branch traces over the input %s; choose another prefix", prefix, p)
-		}
+	// Before the search, not after it: an output that cannot be written
+	// lost the whole search.
+	if err := numberedTraces(prefix+".lz4", paths, 1); err != nil {
+		return err
+	}
+	if err := checkWritable(prefix + "-1.lz4"); err != nil {
+		return err
 	}
 	if note := inputsNote(tr, f.at, "futures"); note != "" {
 		fmt.Fprintln(a.Stderr, a.name()+" predict: note: "+note)
@@ -190,6 +194,11 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	}
 	if len(preds) > 0 || len(panics) > 0 {
 		return withCode(ExitViolations, fmt.Errorf("%d violation(s) predicted from #%d", len(preds)+len(panics), f.at))
+	}
+	if sum.Stopped == "canceled" {
+		// Interrupted with nothing found is not "no violation predicted":
+		// a script must not take it for a finished search.
+		return &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d of the futures asked for: nothing predicted so far", sum.Runs)}
 	}
 	return nil
 }
