@@ -336,4 +336,3 @@ func numberedTraces(out string, inputs []string, first int) error {
 	}
 	return nil
 }
-
