@@ -159,6 +159,9 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	if res == nil { // the continuation never started
 		return badInput("%v", runErr)
 	}
+	if err := unwrittenTrace(f.sim.output, runErr); err != nil {
+		return err // the deferred Abort removes the partial file
+	}
 	if err := file.Commit(); err != nil {
 		return withCode(ExitBadInput, err)
 	}

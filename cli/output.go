@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/statedb"
 )
@@ -335,4 +336,22 @@ func numberedTraces(out string, inputs []string, first int) error {
 		}
 	}
 	return nil
+}
+
+// unwrittenTrace is the error of a simulated run whose trace could not be
+// written (a full disk, an I/O error), or nil. Such a trace is unreadable
+// from where the write failed, and a simulated run is reproducible, so
+// nothing is kept: the partial file is dropped and an existing output
+// stays as it was (a full disk replaced a good trace with an unreadable
+// one and said it held every event up to the error, exit 1).
+func unwrittenTrace(out string, runErr error) error {
+	var stopped *record.StoppedError
+	if !errors.As(runErr, &stopped) {
+		return nil
+	}
+	what := "a write error"
+	if stopped.DiskFull {
+		what = "a full disk"
+	}
+	return badInput("cannot write %s: %s (%v); nothing was written, and a file already there is unchanged: the run is reproducible, run it again where there is room", out, what, stopped.Cause)
 }

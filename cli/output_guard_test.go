@@ -223,3 +223,26 @@ func TestPredictAndCriticalOutputsAreGuardedFirst(t *testing.T) {
 		t.Fatal("critical replaced notes.txt")
 	}
 }
+
+// A trace that cannot be written (here /dev/full; a full disk the same)
+// is an output error, exit 2, not a run that failed (exit 1 with "the
+// trace holds every event up to it", while a full disk had replaced an
+// existing trace with an unreadable file: the partial file is dropped
+// now, before it can replace anything).
+func TestSimAndForkOnAFullDeviceAreOutputErrors(t *testing.T) {
+	dir := t.TempDir()
+	run, out, errb := guardedApp()
+	trace := filepath.Join(dir, "p.lz4")
+	if code := run("sim", "paxos", "--seed", "1", "-o", trace); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	for _, args := range [][]string{
+		{"sim", "paxos", "--seed", "1", "-o", "/dev/full"},
+		{"fork", trace, "--at", "100", "-o", "/dev/full"},
+	} {
+		code := run(args...)
+		if code != ExitBadInput || !strings.Contains(errb.String(), "cannot write /dev/full") || strings.Contains(out.String(), "wrote") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
+		}
+	}
+}

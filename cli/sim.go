@@ -419,6 +419,9 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if res == nil { // the run never started
 		return badInput("%v", runErr)
 	}
+	if err := unwrittenTrace(out, runErr); err != nil {
+		return err // the deferred Abort removes the partial file
+	}
 	if err := file.Commit(); err != nil {
 		return withCode(ExitBadInput, err)
 	}
