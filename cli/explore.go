@@ -236,7 +236,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		}
 	}
 	resultsPath := f.sim.results
-	if resultsPath == "" && shard.Count > 1 {
+	if resultsPath == "" && changed("shard") { // --shard 0/1 included
 		resultsPath = fmt.Sprintf("%s-%s-explore-results-%d-of-%d.json", sys.Name, cfg.Bug, shard.Index, shard.Count)
 	}
 	out := f.sim.output

@@ -75,7 +75,10 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		}
 	}
 	resultsPath := f.results
-	if resultsPath == "" && shard.Count > 1 {
+	// --shard 0/1 is a sweep of one machine: it writes its file too, as
+	// docs/user-guide.md promises for any --shard.
+	sharded := f.shard != "" || f.changed != nil && f.changed("shard")
+	if resultsPath == "" && sharded {
 		resultsPath = fmt.Sprintf("%s-%s-results-%d-of-%d.json", sys.Name, cfg.Bug, shard.Index, shard.Count)
 	}
 	if resultsPath != "" && sameFile(resultsPath, out) {

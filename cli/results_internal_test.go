@@ -335,3 +335,22 @@ func TestHuntIdentityIgnoresTheProgram(t *testing.T) {
 		t.Errorf("different seed ranges: %q", d)
 	}
 }
+
+// --shard 0/1 (a sweep on one machine) wrote no result file: the default
+// name was made only for two shards or more, where docs/user-guide.md
+// promises it for any --shard (a hostile pass).
+func TestOneShardWritesItsResultFile(t *testing.T) {
+	t.Chdir(t.TempDir())
+	run, _, errb := guardedApp()
+	if code := run("sim", "paxos", "--seeds", "1-2", "--check", "builtin:paxos", "--shard", "0/1"); code != ExitOK {
+		t.Fatalf("sim --seeds --shard 0/1: exit %d %s", code, errb.String())
+	}
+	if code := run("explore", "paxos", "--check", "builtin:paxos", "--budget", "2", "--shard", "0/1"); code != ExitOK {
+		t.Fatalf("explore --shard 0/1: exit %d %s", code, errb.String())
+	}
+	for _, name := range []string{"paxos-none-results-0-of-1.json", "paxos-none-explore-results-0-of-1.json"} {
+		if _, err := readResults(name, "replay"); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
