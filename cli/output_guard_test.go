@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/sim"
 )
 
 // TestExportAndReportGuardTheirInputs: -o naming the trace or the script
@@ -244,5 +245,37 @@ func TestSimAndForkOnAFullDeviceAreOutputErrors(t *testing.T) {
 		if code != ExitBadInput || !strings.Contains(errb.String(), "cannot write /dev/full") || strings.Contains(out.String(), "wrote") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
 		}
+	}
+}
+
+// schedule of a damaged trace said "the schedule holds the 1933 events
+// before the damage" and wrote nothing (a hostile pass). It writes them,
+// marked DAMAGED in the file's comments, and still exits 2; the file
+// reads back as a schedule.
+func TestScheduleOfADamagedTraceIsWrittenAndMarked(t *testing.T) {
+	dir := t.TempDir()
+	run, _, errb := guardedApp()
+	trace := filepath.Join(dir, "p.lz4")
+	if code := run("sim", "paxos", "--seed", "1", "-o", trace); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	f, err := os.OpenFile(trace, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("garbage after the end"))
+	f.Close()
+	out := filepath.Join(dir, "p.schedule")
+	if code := run("schedule", trace, "-o", out); code != ExitBadInput || !strings.Contains(errb.String(), "damaged") {
+		t.Fatalf("schedule of a damaged trace: exit %d, stderr %q", code, errb.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(b), "# DAMAGED TRACE") {
+		t.Fatalf("the schedule was not written, or not marked: %v\n%.300s", err, b)
+	}
+	sf, _ := os.Open(out)
+	defer sf.Close()
+	if _, err := sim.ParseSchedule(sf, out); err != nil {
+		t.Fatalf("the marked schedule does not read back: %v", err)
 	}
 }

@@ -63,7 +63,11 @@ possible: remove a delivery and the events it caused must go too. A line
 whose event cannot happen stops the rerun with exit 3, naming the line and
 what could run instead.
 
---schedule also accepts the trace itself.`,
+--schedule also accepts the trace itself.
+
+Exit codes: 0 written; 2 bad input (not a simulated trace, unreadable);
+a damaged trace's schedule holds the events before the damage, is written
+with a DAMAGED comment, and exits 2.`,
 		Example: `  replay schedule found.lz4 -o found.schedule
   replay sim paxos --schedule found.schedule -o again.lz4
   diff <(replay schedule a.lz4) <(replay schedule b.lz4)`,
@@ -74,19 +78,32 @@ what could run instead.
 				return badInput("%v", err)
 			}
 			sc, err := sim.ScheduleOf(tf)
-			if err != nil {
+			if sc == nil {
 				return badInput("%v", err)
 			}
+			// A damaged trace's schedule is what could be read before the
+			// damage: written, marked so in itself, and the exit is still
+			// 2 (the message said so and nothing was written).
+			damaged := err
+			if damaged != nil {
+				sc.Note = fmt.Sprintf("DAMAGED TRACE %s: this schedule holds only the %d events before the damage", args[0], len(sc.Events))
+			}
 			if output == "" {
-				return sc.Format(a.Stdout)
+				if err := sc.Format(a.Stdout); err != nil {
+					return err
+				}
+			} else {
+				if err := notOverATrace(output, "the schedule"); err != nil {
+					return err
+				}
+				if err := writeAtomic(output, func(w *atomicFile) error { return sc.Format(w) }); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Stdout, "wrote %s: %d events\n", output, len(sc.Events))
 			}
-			if err := notOverATrace(output, "the schedule"); err != nil {
-				return err
+			if damaged != nil {
+				return badInput("%v (written, marked DAMAGED in its comments)", damaged)
 			}
-			if err := writeAtomic(output, func(w *atomicFile) error { return sc.Format(w) }); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.Stdout, "wrote %s: %d events\n", output, len(sc.Events))
 			return nil
 		},
 	}

@@ -27,6 +27,9 @@ const ScheduleMagic = "replaycheck-schedule 1"
 // a delivery, moving a crash) asks for a neighbouring one. The text form
 // is one line per event, so two schedules diff line by line.
 type Schedule struct {
+	// Note, when set, is written as a comment after the first line (a
+	// schedule recovered from a damaged trace says so in itself).
+	Note    string
 	System  string
 	Bug     string
 	Nodes   int
@@ -223,6 +226,11 @@ const maxTime = int64(^uint64(0) >> 1)
 func (sc *Schedule) Format(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, ScheduleMagic)
+	for line := range strings.SplitSeq(sc.Note, "\n") {
+		if sc.Note != "" {
+			fmt.Fprintln(bw, "# "+line)
+		}
+	}
 	fmt.Fprintln(bw, "# One line per event, in the order the simulator ran them:")
 	fmt.Fprintln(bw, "#   TIME init|crash|restart NODE")
 	fmt.Fprintln(bw, "#   TIME recv NODE FROM/SEQ/INDEX TYPE      (a message delivery)")
