@@ -322,8 +322,10 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 		return badInput("missing --predicate NAME (the liveness predicate whose violation to trace back)")
 	case f.walks < 1, f.walkSteps < 1, f.jobs < 1:
 		return checkAtLeast(atLeast{"walks", f.walks, 1}, atLeast{"walk-steps", f.walkSteps, 1}, atLeast{"jobs", f.jobs, 1})
-	case f.stable < 0 || f.walkTime < 0 || f.changed("walk-time") && f.walkTime == 0:
-		return badInput("--stable %v --walk-time %v: want positive durations", f.stable, f.walkTime)
+	case f.stable < 0:
+		return badInput("--stable %v: want 0 or more (0: the predicate holds where a walk ends)", f.stable)
+	case f.walkTime < 0 || f.changed("walk-time") && f.walkTime == 0:
+		return badInput("--walk-time %v: want a positive duration (omit it for the system's run time)", f.walkTime)
 	case f.alarm < -1 || f.changed("alarm") && f.alarm < 0:
 		return badInput("--alarm %d: want a step of the alarm's interval (0 or more)", f.alarm)
 	}

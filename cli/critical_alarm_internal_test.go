@@ -276,3 +276,16 @@ func TestCriticalKnowsTheOpenIntervalsOwnAlarm(t *testing.T) {
 		t.Fatalf("critical: exit %d, want the open interval's alarm #%d named\n%s%s", code, want.AlarmStep, out, errb)
 	}
 }
+
+// A bad --stable named --walk-time too, which was not given (a hostile
+// pass), and said "positive" while 0 is accepted.
+func TestCriticalDurationFlagsNameThemselves(t *testing.T) {
+	dir := t.TempDir()
+	trace, script, _, _, _ := twiceBusyTrace(t, dir)
+	for flag, want := range map[string]string{"--stable": "--stable -1s: want 0 or more", "--walk-time": "--walk-time -1s: want a positive duration"} {
+		code, _, errb := runTwice("critical", trace, script, "--predicate", "Idle", flag, "-1s")
+		if code != ExitBadInput || !strings.Contains(errb, want) || strings.Count(errb, "--") != 1 {
+			t.Errorf("critical %s -1s: exit %d, stderr %q, want %q alone", flag, code, errb, want)
+		}
+	}
+}
