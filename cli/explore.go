@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -274,6 +275,10 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	if resultsPath != "" && sameFile(resultsPath, out) {
 		return badInput("--results %s is also the trace output (-o)", resultsPath)
 	}
+	if resultsPath != "" && numberedAs(filepath.Base(resultsPath), filepath.Base(strings.TrimSuffix(out, ".lz4")+"-"), ".lz4", 2) &&
+		sameFile(filepath.Dir(resultsPath), filepath.Dir(out)) {
+		return badInput("--results %s is where -o %s numbers a later finding's trace; name the result file another way (NAME.json)", resultsPath, out)
+	}
 	if err := replacesOnlyATrace(out); err != nil {
 		return err // now, not after the search found a failure
 	}
@@ -317,11 +322,17 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	case runErr != nil && !errors.As(runErr, &evalErr):
 		return withCode(ExitViolations, runErr)
 	}
+	// A trace that cannot be written (a full disk) does not take the
+	// summary and the result file with it: each finding's reproduce
+	// command re-creates its trace. The write's error ends the verb
+	// (exit 2) after them.
 	var written []foundFile
+	var writeErr error
 	for i, fd := range sum.Found {
 		ff, err := writeFinding(fd, out, i)
 		if err != nil {
-			return err
+			writeErr = cmp.Or(writeErr, err)
+			ff.failed = oneLine(withoutPath(err).Error())
 		}
 		written = append(written, ff)
 	}
@@ -335,7 +346,8 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		diverged.reproduce, _ = rerunCommand(sys, cfg, f, shard, divErr.Run)
 		diverged.debug = f.sim.prog() + " verify " + shellQuote(diverged.trace)
 		if err := writeBytes(diverged.trace, divErr.Trace); err != nil {
-			return err
+			writeErr = cmp.Or(writeErr, err)
+			diverged.failed = oneLine(withoutPath(err).Error())
 		}
 	}
 	if f.asJSON {
@@ -364,6 +376,9 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 			return err
 		}
 	}
+	if writeErr != nil {
+		return withCode(ExitBadInput, fmt.Errorf("%w (the summary above says what was found; each reproduce command re-creates its trace)", writeErr))
+	}
 	switch {
 	case diverged != nil:
 		return &exitError{ExitDivergence, fmt.Errorf("run %d: %s: a nondeterministic handler (its replay differs from its simulation); wrote the run to %s: %s verify %s explains it",
@@ -388,6 +403,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 // foundFile is where a finding was written and how to reproduce it.
 type foundFile struct {
 	trace, schedule string
+	failed          string // why the trace could not be written ("": written)
 	reproduce       string
 	debug           string
 	step            int
@@ -400,7 +416,24 @@ type divergedRun struct {
 	err              string // the divergence, on one line
 	step             int    // where the replay diverged (-1: unknown)
 	trace            string
+	failed           string // why its trace could not be written ("": written)
 	reproduce, debug string
+}
+
+// written is the path of a trace that was written, or "".
+func written(path, failed string) string {
+	if failed != "" {
+		return ""
+	}
+	return path
+}
+
+// wrote says that a trace was written, or why it could not be.
+func wrote(path, failed string) string {
+	if failed != "" {
+		return fmt.Sprintf("could not write %s: %s", path, failed)
+	}
+	return "wrote " + path
 }
 
 func (d *divergedRun) headline() string { return "replay diverged: " + d.err }
@@ -538,16 +571,20 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 		switch {
 		case fd.Panic != nil:
 			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimSpace(fd.Panic.Stack), "\n", "\n  "))
+			if ff.failed != "" {
+				fmt.Fprintln(w, wrote(ff.trace, ff.failed))
+				break
+			}
 			fmt.Fprintf(w, "wrote %s (the %d events before the panic) and %s (with the event that panicked)\n", ff.trace, fd.Steps, ff.schedule)
 		default:
 			fmt.Fprintln(w)
 			fd.Check.Report.WriteText(w, fd.Elapsed)
-			fmt.Fprintf(w, "wrote %s\n", ff.trace)
+			fmt.Fprintln(w, wrote(ff.trace, ff.failed))
 		}
 		fmt.Fprintf(w, "chooser:   %s\nreproduce: %s\ndebug:     %s\n", fd.Chooser, ff.reproduce, ff.debug)
 	}
 	if d := diverged; d != nil {
-		fmt.Fprintf(w, "\nrun %d diverged on replay: %s\nwrote %s\nreproduce: %s\ndebug:     %s\n", d.run, d.err, d.trace, d.reproduce, d.debug)
+		fmt.Fprintf(w, "\nrun %d diverged on replay: %s\n%s\nreproduce: %s\ndebug:     %s\n", d.run, d.err, wrote(d.trace, d.failed), d.reproduce, d.debug)
 	}
 	if names := earlier.names(true); len(names) > 0 {
 		fmt.Fprintf(w, "\nalready violated in the recorded steps, at or before #%d, not findings: %s\n", f.at, strings.Join(names, ", "))
@@ -656,7 +693,7 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 	for i, fd := range sum.Found {
 		ff := &files[i]
 		ff.commands(sys, fd, f, i)
-		j := found{Run: fd.Run, Chooser: fd.Chooser, Headline: fd.Headline(), Step: ff.step, Trace: ff.trace,
+		j := found{Run: fd.Run, Chooser: fd.Chooser, Headline: fd.Headline(), Step: ff.step, Trace: written(ff.trace, ff.failed),
 			Schedule: ff.schedule, Reproduce: ff.reproduce, Debug: ff.debug, Kind: "violation"}
 		switch {
 		case fd.Panic != nil:
@@ -670,7 +707,7 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 	}
 	if d := diverged; d != nil {
 		out.Found = append(out.Found, found{Run: d.run, Kind: "divergence", Headline: d.headline(), Step: d.step,
-			Trace: d.trace, Reproduce: d.reproduce, Debug: d.debug})
+			Trace: written(d.trace, d.failed), Reproduce: d.reproduce, Debug: d.debug})
 	}
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
@@ -832,7 +869,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		ff.commands(sys, fd, f, i)
 		run := fd.Run
 		cmd, rerun := rerunCommand(sys, cfg, f, shard, run)
-		hf := huntFailure{Run: &run, Kind: "violation", Headline: fd.Headline(), Step: ff.step, Key: fd.Key(), Trace: ff.trace,
+		hf := huntFailure{Run: &run, Kind: "violation", Headline: fd.Headline(), Step: ff.step, Key: fd.Key(), Trace: written(ff.trace, ff.failed),
 			// With --all the rerun writes the findings before this one first.
 			Reproduce: cmd, Debug: fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellQuote(findingPath(rerun, i)), shellQuote(script.Name), ff.step)}
 		switch {
@@ -850,7 +887,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		_, rerun := rerunCommand(sys, cfg, f, shard, run)
 		// The rerun writes the findings before it first, as this one did.
 		rf.Failures = append(rf.Failures, huntFailure{Run: &run, Kind: "divergence", Headline: d.headline(), Step: d.step,
-			Key: fmt.Sprintf("divergence of run %d", run), Trace: d.trace, Reproduce: d.reproduce,
+			Key: fmt.Sprintf("divergence of run %d", run), Trace: written(d.trace, d.failed), Reproduce: d.reproduce,
 			Debug: f.sim.prog() + " verify " + shellQuote(findingPath(rerun, len(sum.Found)))})
 	}
 	if err := writeResults(path, rf); err != nil {

@@ -279,3 +279,34 @@ func TestScheduleOfADamagedTraceIsWrittenAndMarked(t *testing.T) {
 		t.Fatalf("the marked schedule does not read back: %v", err)
 	}
 }
+
+// explore whose finding's trace could not be written (/dev/full; a full
+// disk the same) lost its summary and its result file, which a shard
+// writes "whatever its exit code" (a hostile pass). Both are written, the
+// summary says which trace could not be, and the exit is 2. A folder at a
+// numbered finding's name, and --results named as one, are refused
+// before the search.
+func TestExploreKeepsItsResultsWhenATraceCannotBeWritten(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	run, out, errb := guardedApp()
+	code := run("explore", "paxos", "--bug", "spec", "--check", "builtin:paxos", "--strategy", "pct", "--budget", "30", "--results", "r.json", "-o", "/dev/full")
+	if code != ExitBadInput || !strings.Contains(out.String(), "could not write /dev/full") || !strings.Contains(out.String(), "reproduce:") {
+		t.Fatalf("explore -o /dev/full: exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+	rf, err := readResults("r.json", "replay")
+	if err != nil || len(rf.Failures) == 0 || rf.Failures[0].Trace != "" {
+		t.Fatalf("the result file: %v %+v", err, rf)
+	}
+	if err := os.Mkdir("f-2.lz4", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"explore", "paxos", "--bug", "spec", "--check", "builtin:paxos", "--budget", "30", "--all", "-o", "f.lz4"},
+		{"explore", "paxos", "--bug", "spec", "--check", "builtin:paxos", "--budget", "30", "--all", "--results", "g-2.lz4", "-o", "g.lz4"},
+	} {
+		if code := run(args...); code != ExitBadInput || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q", args, code, out.Len(), errb.String())
+		}
+	}
+}
