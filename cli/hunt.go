@@ -121,6 +121,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	var firstErr *exitError // the exit of the hunt, set by its first failure
 	wroteTrace := false
 	stopped := false // a signal ended the hunt
+	var writeErr error // the failing seed's trace could not be written to -o
 	finish := func() error {
 		end := firstErr
 		if stopped {
@@ -141,6 +142,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 				return err
 			}
 			fmt.Fprintf(a.Stdout, "results: %s\n", resultsPath)
+		}
+		if writeErr != nil {
+			return withCode(ExitBadInput, fmt.Errorf("%w (the seed's reproduce command above re-creates it)", writeErr))
 		}
 		if end != nil {
 			return end
@@ -210,8 +214,12 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		if !wroteTrace {
 			wroteTrace = true
 			fail.Trace = out
+			// A trace that cannot be written (a full disk) does not lose
+			// the seed and the result file: the seed's reproduce command
+			// re-creates it, and the write's error ends the hunt (exit 2)
+			// after them.
 			if err := writeBytes(out, res.Trace); err != nil {
-				return err
+				writeErr, fail.Trace = err, ""
 			}
 		}
 		var code *exitError
@@ -287,7 +295,12 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			fmt.Fprintf(a.Stdout, "seed %d fails (%d of %s tried): %s\n\n", seed, tried, slice, fail.Headline)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))
 		}
-		fmt.Fprintf(a.Stdout, "wrote %s\nreproduce: %s\ndebug:     %s\n", out, withProgram(f.prog(), simtest.SimCommand(sys, res.Config, out)), debug)
+		if writeErr != nil {
+			fmt.Fprintf(a.Stdout, "could not write %s: %v\n", out, withoutPath(writeErr))
+		} else {
+			fmt.Fprintf(a.Stdout, "wrote %s\n", out)
+		}
+		fmt.Fprintf(a.Stdout, "reproduce: %s\ndebug:     %s\n", withProgram(f.prog(), simtest.SimCommand(sys, res.Config, out)), debug)
 		return finish()
 	}
 	prog.done()
@@ -299,7 +312,11 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if len(failures) == 0 {
 		fmt.Fprintf(a.Stdout, "no violation counted by --fail-on %s", f.failOn)
 	} else {
-		fmt.Fprintf(a.Stdout, "%s (wrote the first, seed %d, to %s)", plural(len(failures), "failing seed"), *failures[0].Seed, out)
+		if writeErr != nil {
+			fmt.Fprintf(a.Stdout, "%s (the first, seed %d, could not be written to %s)", plural(len(failures), "failing seed"), *failures[0].Seed, out)
+		} else {
+			fmt.Fprintf(a.Stdout, "%s (wrote the first, seed %d, to %s)", plural(len(failures), "failing seed"), *failures[0].Seed, out)
+		}
 	}
 	if screened > 0 {
 		fmt.Fprintf(a.Stdout, " (%d liveness interval(s) not raised: closed, or screened by an alarm function)", screened)

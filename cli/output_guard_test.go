@@ -310,3 +310,17 @@ func TestExploreKeepsItsResultsWhenATraceCannotBeWritten(t *testing.T) {
 		}
 	}
 }
+
+// A seed hunt whose failing seed's trace could not be written lost the
+// seed (never printed) and the result file (a hostile pass).
+func TestHuntKeepsItsResultsWhenATraceCannotBeWritten(t *testing.T) {
+	t.Chdir(t.TempDir())
+	run, out, errb := guardedApp()
+	code := run("sim", "paxos", "--bug", "spec", "--seeds", "8-8", "--check", "builtin:paxos", "--results", "h.json", "-o", "/dev/full")
+	if code != ExitBadInput || !strings.Contains(out.String(), "seed 8 fails") || !strings.Contains(out.String(), "could not write /dev/full") {
+		t.Fatalf("a hunt -o /dev/full: exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+	if rf, err := readResults("h.json", "replay"); err != nil || len(rf.Failures) != 1 || rf.Failures[0].Trace != "" {
+		t.Fatalf("the result file: %v %+v", err, rf)
+	}
+}
