@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"syscall"
@@ -102,10 +103,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			return err
 		}
 	}
-	mine := uint64(0) // seeds in this shard's slice
-	if uint64(shard.Index) <= to-from {
-		mine = (to-from-uint64(shard.Index))/uint64(shard.Count) + 1
-	}
+	mine := seedsOfShard(from, to, shard) // seeds in this shard's slice
 	slice := fmt.Sprintf("seeds %d-%d", from, to)
 	if shard.Count > 1 {
 		slice = fmt.Sprintf("seeds %d-%d, shard %d/%d", from, to, shard.Index, shard.Count)
@@ -120,7 +118,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	var failures []huntFailure
 	var firstErr *exitError // the exit of the hunt, set by its first failure
 	wroteTrace := false
-	stopped := false // a signal ended the hunt
+	stopped := false   // a signal ended the hunt
 	var writeErr error // the failing seed's trace could not be written to -o
 	finish := func() error {
 		end := firstErr
@@ -347,4 +345,15 @@ func huntIdentity(sys *system.System, cfg sim.Config, f simFlags, from, to uint6
 		cmd += " --all"
 	}
 	return huntID{Kind: "sim", System: sys.Name, Bug: cfg.Bug, Command: cmd, Script: script.Name, ScriptSHA256: digest}, nil
+}
+
+// seedsOfShard is how many of the seeds from..to shard runs: from+I,
+// from+I+N, ... Saturated at the largest uint64: seeds
+// 0-18446744073709551615 on one shard are 2^64, which wrapped to 0
+// ("interrupted after 496 of 0 seeds").
+func seedsOfShard(from, to uint64, shard shardSpec) uint64 {
+	if uint64(shard.Index) > to-from {
+		return 0
+	}
+	return min((to-from-uint64(shard.Index))/uint64(shard.Count), math.MaxUint64-1) + 1
 }

@@ -327,14 +327,20 @@ func checkRuns(path string, rf *resultFile) error {
 		// Seeds from+i, from+i+n, ... up to to.
 		slice = 0
 		if d := to - from; d >= uint64(i) {
-			slice = int(min((d-uint64(i))/uint64(n)+1, maxShardSteps))
+			// (d-i)/n, not +1 first: a whole 64-bit range wrapped to 0.
+			slice = int(min((d-uint64(i))/uint64(n), maxShardSteps-1) + 1)
 		}
 	}
 	budget := -1
 	if m := budgetInCommand.FindStringSubmatch(rf.Hunt.Command); rf.Hunt.Kind == "explore" && m != nil {
 		if b, err := strconv.Atoi(m[1]); err == nil {
 			budget = b
-			slice = max(0, (b-i+n-1)/n)
+			// Runs r < b with r%n == i, without b+n overflowing (a budget
+			// of 2^63-1 made every shard's slice 0).
+			slice = 0
+			if i < b {
+				slice = (b-1-i)/n + 1
+			}
 		}
 	}
 	// A run of an exploration with --all may fail in several ways (one

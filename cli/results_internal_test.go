@@ -354,3 +354,40 @@ func TestOneShardWritesItsResultFile(t *testing.T) {
 		}
 	}
 }
+
+// Hunts over a whole 64-bit seed range or an int64 budget: the slice
+// sizes wrapped to 0, and merge refused the files these hunts wrote as
+// edited ("496 runs, but shard 0/1 of this hunt holds 0"; a hostile pass).
+func TestResultFilesOfHugeHunts(t *testing.T) {
+	dir := t.TempDir()
+	seeds := &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Command: "replay sim paxos --seeds 0-18446744073709551615 --check builtin:paxos"},
+		Shard: shardSpec{Index: 0, Count: 1}, Runs: 496, Stopped: "interrupted", Exit: ExitInterrupted, Failures: []huntFailure{}}
+	if err := readBack(t, dir, seeds); err != nil {
+		t.Errorf("a hunt over every seed: %v", err)
+	}
+	for i := range 2 {
+		ex := &resultFile{Hunt: huntID{Kind: "explore", System: "paxos", Command: "replay explore paxos --budget 9223372036854775807 --time 2s"},
+			Shard: shardSpec{Index: i, Count: 2}, Runs: 29, Stopped: "time", Exit: ExitOK, Failures: []huntFailure{}}
+		if err := readBack(t, dir, ex); err != nil {
+			t.Errorf("shard %d/2 of an exploration with the largest budget: %v", i, err)
+		}
+	}
+}
+
+func TestSeedsOfShard(t *testing.T) {
+	for _, c := range []struct {
+		from, to uint64
+		shard    shardSpec
+		want     uint64
+	}{
+		{1, 30, shardSpec{1, 3}, 10},
+		{1, 30, shardSpec{0, 1}, 30},
+		{5, 5, shardSpec{1, 2}, 0},
+		{0, math.MaxUint64, shardSpec{0, 1}, math.MaxUint64},
+		{0, math.MaxUint64, shardSpec{1, 2}, 1 << 63},
+	} {
+		if got := seedsOfShard(c.from, c.to, c.shard); got != c.want {
+			t.Errorf("seeds %d-%d, shard %d/%d: %d, want %d", c.from, c.to, c.shard.Index, c.shard.Count, got, c.want)
+		}
+	}
+}
