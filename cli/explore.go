@@ -861,7 +861,11 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 	if f.all {
 		id += " --all"
 	}
-	rf := &resultFile{Hunt: huntID{Kind: "explore", System: sys.Name, Bug: cfg.Bug, Command: id, Script: script.Name, ScriptSHA256: digest},
+	from, err := fromDigest(f.from)
+	if err != nil {
+		return err
+	}
+	rf := &resultFile{Hunt: huntID{Kind: "explore", System: sys.Name, Bug: cfg.Bug, Command: id, Script: script.Name, ScriptSHA256: digest, FromSHA256: from},
 		Shard: shard, Stopped: cmp.Or(map[string]string{"canceled": "interrupted"}[sum.Stopped], sum.Stopped), Runs: sum.Runs, Steps: sum.Events, Exit: code,
 		Complete: sum.Stopped == "budget" || sum.Stopped == "exhausted"}
 	for i, fd := range sum.Found {

@@ -63,6 +63,10 @@ type huntID struct {
 	Command      string `json:"command"`
 	Script       string `json:"script"`
 	ScriptSHA256 string `json:"script_sha256"`
+	// FromSHA256 digests the recorded run an exploration continues
+	// (--from): the command names its files by path only, and shards run
+	// on traces of one name but of different runs are different hunts.
+	FromSHA256 string `json:"from_sha256,omitempty"`
 }
 
 type shardSpec struct {
@@ -141,6 +145,28 @@ func parseShard(spec string) (shardSpec, error) {
 // script loading different helpers, do not run one hunt. A script that
 // loads nothing has the digest of its text alone, as before modules
 // counted.
+// fromDigest is the SHA-256 of the traces an exploration continues, in
+// order ("" for none).
+func fromDigest(paths []string) (string, error) {
+	if len(paths) == 0 {
+		return "", nil
+	}
+	h := sha256.New()
+	for _, p := range paths {
+		f, err := regular.Open(p)
+		if err != nil {
+			return "", badInput("--from: %v", err)
+		}
+		n, err := io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", badInput("--from %s: %v", p, err)
+		}
+		fmt.Fprintf(h, "\x00%d\x00", n)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 func scriptDigest(path string) (string, error) {
 	b, err := regular.ReadFile(path, predicates.MaxScriptBytes)
 	if err != nil {
@@ -458,6 +484,7 @@ func huntDiff(a, b huntID) string {
 		{"kind", a.Kind, b.Kind}, {"system", a.System, b.System}, {"bug", a.Bug, b.Bug},
 		{"script", a.Script, b.Script}, {"script text (with the modules it loads)", a.ScriptSHA256[:min(12, len(a.ScriptSHA256))], b.ScriptSHA256[:min(12, len(b.ScriptSHA256))]},
 		{"command", fromVerb(a.Command), fromVerb(b.Command)},
+		{"recorded run (--from) contents", a.FromSHA256[:min(12, len(a.FromSHA256))], b.FromSHA256[:min(12, len(b.FromSHA256))]},
 	} {
 		if f.a != f.b {
 			return fmt.Sprintf("%s %q vs %q", f.name, f.a, f.b)

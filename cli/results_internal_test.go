@@ -391,3 +391,30 @@ func TestSeedsOfShard(t *testing.T) {
 		}
 	}
 }
+
+// Shards of explore --from run on traces of one name but of different
+// recordings merged as one hunt (a hostile pass): the command names the
+// trace by path only. The result file now digests it.
+func TestMergeRefusesShardsOfDifferentRecordings(t *testing.T) {
+	t.Chdir(t.TempDir())
+	run, out, errb := guardedApp()
+	shard := func(seed, i string) {
+		t.Helper()
+		if code := run("sim", "paxos", "--bug", "spec", "--seed", seed, "-o", "prod.lz4"); code != ExitOK {
+			t.Fatalf("sim: exit %d %s", code, errb.String())
+		}
+		code := run("explore", "paxos", "--check", "builtin:paxos", "--from", "prod.lz4", "--at", "300", "--budget", "4", "--shard", i+"/2", "--results", "r"+i+".json", "-o", "f"+i+".lz4")
+		if code != ExitOK && code != ExitViolations {
+			t.Fatalf("explore shard %s: exit %d %s", i, code, errb.String())
+		}
+	}
+	shard("8", "0")
+	shard("9", "1")
+	if code := run("results", "merge", "r0.json", "r1.json"); code != ExitBadInput || !strings.Contains(errb.String(), "recorded run (--from)") {
+		t.Fatalf("merge of shards of two recordings: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	shard("9", "0")
+	if code := run("results", "merge", "r0.json", "r1.json"); code == ExitBadInput {
+		t.Fatalf("merge of shards of one recording: exit %d\n%s", code, errb.String())
+	}
+}
