@@ -336,6 +336,17 @@ func readResults(path, prog string) (*resultFile, error) {
 	if rf.Exit != implied && rf.Exit != ExitInterrupted {
 		return nil, badInput("%s: the shard exited %d but its failures give %d: not a file a hunt wrote as it is (edited?)", path, rf.Exit, implied)
 	}
+	// An interrupted shard exits 130 whatever it found (and only such a
+	// one): the merge counts it as a slice not finished.
+	if (rf.Stopped == "interrupted") != (rf.Exit == ExitInterrupted) {
+		return nil, badInput("%s: the shard stopped %q but exited %d: not a file a hunt wrote as it is (edited?)", path, rf.Stopped, rf.Exit)
+	}
+	// An exploration ends at a divergence: no failure comes after one.
+	for i, f := range rf.Failures {
+		if rf.Hunt.Kind == "explore" && f.Kind == "divergence" && (i != len(rf.Failures)-1 || rf.Stopped != "divergence") {
+			return nil, badInput("%s: %s diverged, but the shard went on (stopped %q): not a file a hunt wrote as it is (edited?)", path, f.name(), rf.Stopped)
+		}
+	}
 	return &rf, nil
 }
 

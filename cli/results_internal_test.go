@@ -195,8 +195,8 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 	explore := func() *resultFile {
 		return &resultFile{Hunt: huntID{Kind: "explore", System: "paxos", Command: "replay explore paxos --budget 10 --all"}, Shard: shardSpec{Index: 1, Count: 2},
 			Runs: 5, Complete: false, Stopped: "divergence", Exit: ExitDivergence, Failures: []huntFailure{
-				{Run: n(1), Kind: "violation", Step: 7, Reproduce: "replay sim paxos --schedule r1.lz4 -o r1-rerun.lz4"},
-				{Run: n(3), Kind: "divergence", Step: 9, Reproduce: "replay sim paxos --schedule r3.lz4 -o r3-rerun.lz4", Debug: "replay verify r3.lz4"}}}
+				{Run: n(1), Kind: "violation", Step: 7, Key: "Agreement n1", Reproduce: "replay sim paxos --schedule r1.lz4 -o r1-rerun.lz4"},
+				{Run: n(3), Kind: "divergence", Step: 9, Key: "divergence of run 3", Reproduce: "replay sim paxos --schedule r3.lz4 -o r3-rerun.lz4", Debug: "replay verify r3.lz4"}}}
 	}
 	read := func(rf *resultFile) error { return readBack(t, dir, rf) }
 	if err := read(sim()); err != nil {
@@ -232,6 +232,12 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 		{"another seed", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim paxos --seed 9 -o x.lz4" }, "runs seed 9, not 5"},
 		{"another system", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim raft --seed 5 -o x.lz4" }, `runs system "raft"`},
 		{"fewer runs than failures", sim(), func(rf *resultFile) { rf.Runs, rf.Complete, rf.Stopped = 0, false, "failure" }, "0 runs with 1 failures"},
+		// A hostile pass's edits that merged: an interrupted shard that
+		// exited 1, and a divergence with a failure after it.
+		{"interrupted with exit 1", sim(), func(rf *resultFile) { rf.Stopped, rf.Complete = "interrupted", false }, `stopped "interrupted" but exited 1`},
+		{"a divergence before a violation", explore(), func(rf *resultFile) {
+			rf.Failures[0], rf.Failures[1] = rf.Failures[1], rf.Failures[0]
+		}, "diverged, but the shard went on"},
 		{"out of budget but not complete", explore(), func(rf *resultFile) { rf.Stopped, rf.Exit = "budget", ExitDivergence }, "complete=false"},
 	} {
 		c.edit(c.rf)
