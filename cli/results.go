@@ -402,6 +402,10 @@ func checkRuns(path string, rf *resultFile) error {
 			// The key is what merge tells findings apart by: without it
 			// two different findings would pass for one.
 			return edited("%s has no key", f.name())
+		case rf.Hunt.Kind == "explore" && f.Kind == "violation" && f.Key != f.Predicate+" "+f.Witness,
+			rf.Hunt.Kind == "explore" && f.Kind == "divergence" && f.Key != fmt.Sprintf("divergence of run %d", f.order()):
+			// Another finding's key merged it away as a duplicate.
+			return edited("%s's key %q is not its finding's", f.name(), f.Key)
 		case seen[fmt.Sprintf("%d %s", f.order(), f.Key)]:
 			return edited("%s is listed twice", f.name())
 		}

@@ -127,7 +127,7 @@ func TestResultFilesWithRunsNoShardMakes(t *testing.T) {
 	// Shard 1/2 of a budget of 10 makes runs 1, 3, 5, 7, 9.
 	explore := func() *resultFile {
 		return &resultFile{Hunt: huntID{Kind: "explore", System: "paxos", Command: "replay explore paxos --budget 10 --all"}, Shard: shardSpec{Index: 1, Count: 2},
-			Runs: 5, Complete: true, Stopped: "budget", Exit: ExitViolations, Failures: []huntFailure{{Run: n(3), Kind: "violation", Step: 7, Key: "Agreement n2"}}}
+			Runs: 5, Complete: true, Stopped: "budget", Exit: ExitViolations, Failures: []huntFailure{{Run: n(3), Kind: "violation", Step: 7, Predicate: "Agreement", Witness: "n2", Key: "Agreement n2"}}}
 	}
 	read := func(rf *resultFile) error { return readBack(t, dir, rf) }
 	if err := read(sim()); err != nil {
@@ -150,6 +150,7 @@ func TestResultFilesWithRunsNoShardMakes(t *testing.T) {
 		{"a run past the budget", explore(), func(rf *resultFile) { rf.Failures[0].Run = n(11) }, "past the budget"},
 		{"a run listed twice", explore(), func(rf *resultFile) { rf.Failures = append(rf.Failures, rf.Failures[0]) }, "listed twice"},
 		{"a run with no key", explore(), func(rf *resultFile) { rf.Failures[0].Key = "" }, "has no key"},
+		{"another finding's key", explore(), func(rf *resultFile) { rf.Failures[0].Key = "Validity n1" }, "is not its finding's"},
 		{"a seed listed twice", sim(), func(rf *resultFile) { rf.Failures = append(rf.Failures, rf.Failures[0]) }, "listed twice"},
 		{"more runs than the slice", explore(), func(rf *resultFile) { rf.Runs = 6 }, "holds 5"},
 		{"complete with no runs", sim(), func(rf *resultFile) { rf.Runs, rf.Failures, rf.Exit = 0, nil, ExitOK }, "complete with 0 runs"},
@@ -170,7 +171,7 @@ func TestResultFilesWithRunsNoShardMakes(t *testing.T) {
 	// With --all one run may break two predicates: two findings.
 	two := explore()
 	second := two.Failures[0]
-	second.Key, second.Step = "Validity n1", 9
+	second.Key, second.Predicate, second.Witness, second.Step = "Validity n1", "Validity", "n1", 9
 	two.Failures = append(two.Failures, second)
 	if err := read(two); err != nil {
 		t.Errorf("a run with two findings: %v", err)
@@ -195,7 +196,7 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 	explore := func() *resultFile {
 		return &resultFile{Hunt: huntID{Kind: "explore", System: "paxos", Command: "replay explore paxos --budget 10 --all"}, Shard: shardSpec{Index: 1, Count: 2},
 			Runs: 5, Complete: false, Stopped: "divergence", Exit: ExitDivergence, Failures: []huntFailure{
-				{Run: n(1), Kind: "violation", Step: 7, Key: "Agreement n1", Reproduce: "replay sim paxos --schedule r1.lz4 -o r1-rerun.lz4"},
+				{Run: n(1), Kind: "violation", Step: 7, Predicate: "Agreement", Witness: "n1", Key: "Agreement n1", Reproduce: "replay sim paxos --schedule r1.lz4 -o r1-rerun.lz4"},
 				{Run: n(3), Kind: "divergence", Step: 9, Key: "divergence of run 3", Reproduce: "replay sim paxos --schedule r3.lz4 -o r3-rerun.lz4", Debug: "replay verify r3.lz4"}}}
 	}
 	read := func(rf *resultFile) error { return readBack(t, dir, rf) }
