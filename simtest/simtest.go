@@ -13,6 +13,8 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -265,6 +267,12 @@ func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string
 		scriptPath = abs
 	}
 	scriptPath, quotedTrace := shellQuote(scriptPath), shellQuote(tracePath)
+	if !bundled(sys) {
+		// The stock replay does not know a system of the user's: the
+		// commands below are for their binary (a new user pasted them
+		// into replay: "unknown system").
+		kept += fmt.Sprintf("\n(replay below is a binary that registers %s: yours, built with cli.Main; the bundled replay does not know it)", sys.Name)
+	}
 	var b strings.Builder
 	res.Report.WriteText(&b, time.Duration(0))
 	if err := res.Report.Err(); err != nil {
@@ -301,4 +309,14 @@ func Record(t testing.TB, sys *system.System, cfg sim.Config, path string) strin
 		t.Fatal(err)
 	}
 	return path
+}
+
+// bundled says whether sys is one of replay's own systems, by where its
+// constructor was compiled from.
+func bundled(sys *system.System) bool {
+	if sys.New == nil {
+		return false
+	}
+	fn := runtime.FuncForPC(reflect.ValueOf(sys.New).Pointer())
+	return fn != nil && strings.HasPrefix(fn.Name(), "github.com/replaycheck/replaycheck/examples/")
 }

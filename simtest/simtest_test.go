@@ -2,6 +2,8 @@ package simtest_test
 
 import (
 	"fmt"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/system"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +58,17 @@ func TestFailureNamesReproduction(t *testing.T) {
 	// The check was not timed: the report does not say it took no time.
 	if strings.Contains(msg, " in 0s") {
 		t.Errorf("failure message claims an unmeasured time:\n%s", msg)
+	}
+	if strings.Contains(msg, "the bundled replay does not know it") {
+		t.Errorf("a bundled system's failure says replay does not know it:\n%s", msg)
+	}
+	// A system of the user's own: the stock replay answered the printed
+	// reproduce command with "unknown system" (a new user's G-counter).
+	own := *paxos.System
+	own.Name = "mine"
+	own.New = func(id node.ID, c system.Config) node.Handler { return paxos.System.New(id, c) }
+	if msg := simtest.Failure(&own, res, script, "/tmp/x.lz4", "kept"); !strings.Contains(msg, "registers mine: yours, built with cli.Main") {
+		t.Errorf("a system of one's own: the failure does not say which binary runs its commands:\n%s", msg)
 	}
 }
 
