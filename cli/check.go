@@ -111,8 +111,7 @@ violation found before outranks it). 4 outranks the others but
 	fl.StringSliceVar(&f.nodes, "nodes", nil, "replay only these nodes (partial replay; the others' rows are absent)")
 	fl.IntVar(&f.jobs, "jobs", 1, "check on this many cores (0: all); the report is that of --jobs 1")
 	fl.IntVar(&f.warmup, "warmup", parcheck.DefaultWarmup, "with --jobs: steps each segment evaluates before the first step it owns")
-	fl.IntSliceVar(&f.marks, "marks", nil, "with --jobs: the segments' first steps, instead of borders chosen as the work goes (for tests)")
-	_ = fl.MarkHidden("marks")
+	fl.IntSliceVar(&f.marks, "marks", nil, "with --jobs: the steps segments start at (the seams an earlier check --jobs printed), instead of borders chosen as the work goes")
 	f.damage.register(fl)
 	f.budgets.register(fl)
 	return cmd

@@ -595,3 +595,21 @@ func (g *greeter) Init(env node.Env) {
 }
 func (g *greeter) Receive(node.Env, node.ID, node.Message) { g.Got++ }
 func (g *greeter) Timer(node.Env, node.Timer)              {}
+
+// docs/export.md gives the regex to paste into ShiViz: it must be the one
+// the export writes (it had drifted from it; a new user).
+func TestTheDocsShiVizRegexIsTheExports(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "export.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(doc), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "(?<host>") {
+			if got := strings.TrimSpace(line); got != export.ShiVizRegex {
+				t.Fatalf("docs/export.md's regex:\n%s\nthe export's:\n%s", got, export.ShiVizRegex)
+			}
+			return
+		}
+	}
+	t.Fatal("docs/export.md shows no ShiViz regex")
+}
