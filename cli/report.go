@@ -228,10 +228,19 @@ func violationCommands(prog string, traces []string, script string, v *predicate
 // check.
 func runCommands(prog string, tr *replay.Trace, traces []string, script string) []export.Command {
 	var cmds []export.Command
+	h := tr.Header
 	if line, ok := simCommand(prog, tr, traces[0]); ok {
 		cmds = append(cmds, export.Command{What: "re-run the simulation that recorded the trace (byte-identical)", Line: line})
-	} else if len(tr.Header.Run) > 0 {
-		cmds = append(cmds, export.Command{What: "recorded by " + tr.Header.Driver, Line: "# " + runLine(tr.Header.Run)})
+	} else if h.Driver == "sim" && len(tr.Files) == 1 && h.Run["fork_of"] == "" && h.Run["shrunk_from"] == "" {
+		// Another chooser made it (an exploration): its seed does not
+		// name the run, its schedule does, and the trace holds it. The
+		// page gave only the header as a comment (a new user).
+		cmds = append(cmds,
+			export.Command{What: "recorded by sim: " + runLine(h.Run), Line: "# " + runLine(h.Run)},
+			export.Command{What: "re-run the simulation event for event from the schedule the trace holds",
+				Line: fmt.Sprintf("%s sim %s --schedule %s -o %s", prog, shellQuote(h.System), shellQuote(traces[0]), shellQuote(strings.TrimSuffix(traces[0], ".lz4")+"-rerun.lz4"))})
+	} else if len(h.Run) > 0 {
+		cmds = append(cmds, export.Command{What: "recorded by " + h.Driver, Line: "# " + runLine(h.Run)})
 	}
 	cmds = append(cmds, export.Command{What: "check the predicates", Line: fmt.Sprintf("%s check %s %s", prog, shellJoin(traces), shellQuote(script))})
 	return cmds

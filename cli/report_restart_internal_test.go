@@ -89,3 +89,24 @@ func TestReportDiffAtARestartIsAgainstTheCrash(t *testing.T) {
 		t.Errorf("the diff at the restart shows fields as new, the absent handler, or a restored field as changed:\n%s", table)
 	}
 }
+
+// The report of an explored trace gave only its header as a comment: the
+// seed does not name such a run, and the page had no command that re-runs
+// it. It gives the schedule the trace holds, which re-runs it.
+func TestReportOfAnExploredTraceReRunsItsSchedule(t *testing.T) {
+	t.Chdir(t.TempDir())
+	run, _, errb := guardedApp()
+	if code := run("explore", "paxos", "--bug", "spec", "--check", "builtin:paxos", "--strategy", "pct", "--budget", "30", "-o", "ex.lz4"); code != ExitViolations {
+		t.Fatalf("explore: exit %d %s", code, errb.String())
+	}
+	if code := run("report", "ex.lz4", "builtin:paxos", "-o", "ex.html"); code != ExitOK {
+		t.Fatalf("report: exit %d %s", code, errb.String())
+	}
+	page, _ := os.ReadFile("ex.html")
+	if !strings.Contains(string(page), "replay sim paxos --schedule ex.lz4 -o ex-rerun.lz4") {
+		t.Fatalf("the report has no command that re-runs the explored run:\n%.2000s", page)
+	}
+	if code := run("sim", "paxos", "--schedule", "ex.lz4", "-o", "ex-rerun.lz4"); code != ExitOK {
+		t.Fatalf("the report's command: exit %d %s", code, errb.String())
+	}
+}
