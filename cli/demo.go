@@ -192,6 +192,14 @@ func (a *App) runDemo(dir, output string, dirSet, outputSet bool) (err error) {
 			}
 		}
 	}
+	// A team's own binary (cli.Main with its systems) runs the demo from
+	// the embedded paxos but cannot replay its trace: the commands name
+	// the bundled replay, which can (they named this binary, then said
+	// they would not work in it; a new user).
+	prog, foreign := a.prog(), false
+	if _, err := a.Registry.Lookup(sys.Name); err != nil {
+		prog, foreign = "go run github.com/replaycheck/replaycheck/cmd/replay", true
+	}
 	fmt.Fprintf(w, `
 3. What happened: at step #%[2]d (%[3]v after the start) a majority of agents
    accepted %[4]s. Agreement is broken.
@@ -201,11 +209,9 @@ func (a *App) runDemo(dir, output string, dirSet, outputSet bool) (err error) {
      %[1]s debug %[5]s --preds %[7]s --at %[2]d
 
    (%[1]s check %[5]s %[7]s exits 1 on this trace.)
-`, a.prog(), v.Step, time.Duration(v.Time).Round(time.Millisecond), chosen, qOut, max(0, v.Step-20), qScript)
-	if _, err := a.Registry.Lookup(sys.Name); err != nil {
-		// A team's own binary (cli.Main with its systems) runs the demo
-		// from the embedded paxos, but cannot replay its trace.
-		fmt.Fprintf(w, "\n   This binary does not register %s, so run those commands with the\n   bundled one: go run github.com/replaycheck/replaycheck/cmd/replay ...\n", sys.Name)
+`, prog, v.Step, time.Duration(v.Time).Round(time.Millisecond), chosen, qOut, max(0, v.Step-20), qScript)
+	if foreign {
+		fmt.Fprintf(w, "\n   (%s does not register %s: these commands run the bundled replay,\n   from a module that requires replaycheck, as yours does.)\n", a.prog(), sys.Name)
 	}
 	return nil
 }

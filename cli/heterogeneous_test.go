@@ -158,8 +158,8 @@ func TestDemoInAnotherBinary(t *testing.T) {
 	if code := app.Run([]string{"demo", "-o", filepath.Join(dir, "d.lz4")}); code != cli.ExitOK {
 		t.Fatalf("demo: exit %d\n%s%s", code, out.String(), errb.String())
 	}
-	if !strings.Contains(out.String(), "does not register paxos") {
-		t.Fatalf("demo in a binary without paxos does not say the commands need the bundled one:\n%s", out.String())
+	if !strings.Contains(out.String(), "does not register paxos") || !strings.Contains(out.String(), "     go run github.com/replaycheck/replaycheck/cmd/replay debug ") {
+		t.Fatalf("demo in a binary without paxos does not print commands for the bundled replay:\n%s", out.String())
 	}
 }
 
