@@ -163,7 +163,7 @@ func (c *Checker) watchDerived(d *Derived) error {
 		return nil
 	}
 	if d.watchBusy {
-		return fmt.Errorf("derived(%q) reads itself: a watch knows no earlier value of it", d.name)
+		return fmt.Errorf("derived(%q) reads itself (an accumulator): a watch evaluates at the cursor alone and knows no earlier value of it; watch what it accumulates instead", d.name)
 	}
 	d.watchBusy = true
 	v, err := starlark.Call(c.thread, d.fn, nil, nil)

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"os"
@@ -807,6 +808,21 @@ var tableDecl = regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*table\(`
 // = derived(...)).
 var derivedDecl = regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*derived\(`)
 
+// derivedExample is a watch of the first derived value a script declares
+// that is no accumulator (one that reads itself on its line): a watch
+// knows no earlier value of it, and the suggested watch failed (a new
+// user's issued()). "" if there is none.
+func derivedExample(src []byte) string {
+	for _, d := range derivedDecl.FindAllSubmatchIndex(src, -1) {
+		name := string(src[d[2]:d[3]])
+		line, _, _ := bytes.Cut(src[d[1]:], []byte("\n"))
+		if !bytes.Contains(line, []byte(name+"(")) {
+			return name + "()"
+		}
+	}
+	return ""
+}
+
 // watchHint is the empty Watches panel's text, with examples that work
 // on this trace: its first node's timers, and the first table and the
 // first derived value of the predicates file, if it declares them.
@@ -819,8 +835,8 @@ func (m *Model) watchHint() string {
 			if t := tableDecl.FindSubmatch(src); t != nil {
 				examples = append(examples, fmt.Sprintf("[r for r in %s]", t[1]))
 			}
-			if d := derivedDecl.FindSubmatch(src); d != nil {
-				examples = append(examples, fmt.Sprintf("%s()", d[1]))
+			if d := derivedExample(src); d != "" {
+				examples = append(examples, d)
 			}
 		}
 		if nodes := m.nodes(); len(nodes) > 0 {

@@ -256,6 +256,18 @@ func TestWatchHintFitsTheTrace(t *testing.T) {
 	}
 }
 
+// The hint's derived value is one a watch can evaluate: not an
+// accumulator, which reads itself and failed as a watch (a new user).
+func TestWatchHintSkipsAccumulators(t *testing.T) {
+	src := []byte("N = table(\"x.N\")\nissued = derived(\"issued\", lambda: (issued() or 0) + 1)\ntotal = derived(\"total\", lambda: sum([n.V for n in N]))\n")
+	if got := derivedExample(src); got != "total()" {
+		t.Fatalf("derivedExample: %q, want total()", got)
+	}
+	if got := derivedExample([]byte("most = derived(\"most\", lambda: max([1] + [most() or 0]))\n")); got != "" {
+		t.Fatalf("derivedExample of an accumulator alone: %q", got)
+	}
+}
+
 // Times in node state read as time since the start, as everywhere else.
 func TestTimesInTheStateAreSinceTheStart(t *testing.T) {
 	m, _, _ := openRun(t, transport.System, "none", 1, "", 3000)
