@@ -41,8 +41,8 @@ type Options struct {
 	// does not depend on it.
 	Jobs int
 	// All keeps going after a violation and reports one finding per
-	// distinct violation (predicate and witness; every one a run's check
-	// counted) or panic.
+	// distinct violation (predicate and witness; of each run, the first
+	// violation of every predicate it broke) or panic.
 	All bool
 	// Start begins a run; nil: sim.Run of the system.
 	Start Starter
@@ -216,7 +216,8 @@ type Summary struct {
 	// as it was simulated; Run's error is its *DivergenceError).
 	Stopped string
 	// Found holds the first failing run; with All, the first of each
-	// distinct finding (every violation of a run counted), in run order.
+	// distinct finding (the first violation of each predicate a run
+	// broke), in run order.
 	Found []*Finding
 }
 
@@ -604,20 +605,27 @@ func (d *driver) finding(j *job) (*Finding, error) {
 	return f, nil
 }
 
-// distinct is a failing run's findings: with All, one per violation the
-// run's check counted (each predicate and witness), in the order they
-// were decided, since the check ran to the run's end; else its first.
-// Keeping only the first hid a second predicate that every run broke
-// later than the first (a new user's G-counter).
+// distinct is a failing run's findings: with All, the first violation of
+// each predicate the run's check counted, in the order they were decided
+// (the check ran to the run's end); else its first. Keeping only the
+// first hid a second predicate that every run broke later than the first
+// (a new user's G-counter). Other witnesses of a predicate the run broke
+// are left to the runs where they come first, as before: a predicate
+// broken at every node would otherwise be one finding per node per run.
 func (d *driver) distinct(f *Finding) []*Finding {
 	if !d.opts.All || f.Violation == nil || len(f.Check.Failing) < 2 {
 		return []*Finding{f}
 	}
-	out := make([]*Finding, len(f.Check.Failing))
-	for i, v := range f.Check.Failing {
+	var out []*Finding
+	seen := map[string]bool{}
+	for _, v := range f.Check.Failing {
+		if seen[v.Predicate] {
+			continue
+		}
+		seen[v.Predicate] = true
 		g := *f
 		g.Violation = v
-		out[i] = &g
+		out = append(out, &g)
 	}
 	return out
 }
