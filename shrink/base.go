@@ -29,6 +29,12 @@ type key struct {
 	digest uint64
 }
 
+// loose is an input's key without its payload: the node and time a
+// scenario input has.
+func (k key) loose() key {
+	return key{kind: k.kind, node: k.node, by: k.by, at: k.at}
+}
+
 // entry is one event of a base run, in the order the simulator ran it.
 type entry struct {
 	sim.ScheduledEvent

@@ -359,6 +359,7 @@ func (s *shrinker) shrink() {
 	s.afterCut = s.best
 	for !s.stop() {
 		before := s.best.size
+		s.nodesPhase()
 		s.ddminPhase("inputs, crashes and restarts", func(e *entry) bool {
 			// A restart removed leaves its node down for good, a
 			// fault no liveness property can be held to: for a
@@ -564,7 +565,7 @@ func (s *shrinker) try(b *base, keep []bool, pol policy, nodes int) *run {
 		// there is nothing to filter.
 		_, err = s.fork(cfg, &buf)
 	} else {
-		_, err = sim.Run(s.filtered(b, keep), cfg, &buf)
+		_, err = sim.Run(s.filtered(b, keep, nodes), cfg, &buf)
 	}
 	if err != nil {
 		return nil // a candidate that panics or errs does not fail the same way
@@ -591,22 +592,40 @@ func (s *shrinker) progress() {
 	}
 }
 
-// filtered is the system with a scenario that does only the inputs,
-// crashes and restarts the candidate keeps: they are the scenario's
-// actions, queued at exact times, and no chooser may skip them. What the
-// base never had is left out too (a candidate does a part of what its
-// base did): the base may itself be a shrunk run, whose scenario, run
-// again from the start, would otherwise bring back every action an
-// earlier candidate left out, and a run that fails without them may not
-// fail with them.
-func (s *shrinker) filtered(b *base, keep []bool) *system.System {
+// filtered is the system with a scenario that does only some of its
+// actions (inputs, crashes, restarts): they are queued at exact times,
+// and no chooser may skip them. With the base's nodes, a candidate does
+// only the actions its base did and kept: the scenario runs again from
+// the start, and would bring back every action an earlier candidate left
+// out, and every input the base lost to a node that was down (a new
+// user's pct trace then shrank to 189 events, its violation at #33).
+// With another number of nodes the scenario draws actions of its own
+// (randtree's joins at other times), which the base cannot name: the
+// candidate does all of them but those it leaves out, or it could not
+// fail at all (randtree's root-child run stayed at 97 events on 12 nodes,
+// where it shrinks to 8 on 2). Actions earlier candidates left out are
+// not left out of such a run: a liveness run whose node never started
+// (its join left out) fails trivially with fewer nodes (chord's
+// succ-succ-hash "shrank" to one node that never joined).
+func (s *shrinker) filtered(b *base, keep []bool, nodes int) *system.System {
 	if s.sys.Scenario == nil {
 		return s.sys
 	}
-	allow := map[key]bool{}
+	kept, drop := map[key]bool{}, map[key]bool{}
 	for i, e := range b.entries {
-		if keep[i] && e.key.by < 0 && e.Kind != node.KindInit {
-			allow[e.key] = true
+		if e.key.by >= 0 || e.Kind == node.KindInit {
+			continue
+		}
+		if keep[i] {
+			kept[e.key] = true
+			if e.Kind == node.KindInput {
+				kept[e.key.loose()] = true
+			}
+		} else {
+			drop[e.key] = true
+			if e.Kind == node.KindInput {
+				drop[e.key.loose()] = true
+			}
 		}
 	}
 	sys := *s.sys
@@ -617,33 +636,58 @@ func (s *shrinker) filtered(b *base, keep []bool) *system.System {
 		codec = c
 	}
 	sys.Scenario = func(ctl system.Controller) {
-		scenario(&filter{Controller: ctl, codec: codec, allow: allow})
+		scenario(&filter{Controller: ctl, codec: codec, kept: kept, drop: drop, redrawn: nodes != b.nodes})
 	}
 	return &sys
 }
 
-// filter is the scenario's controller doing only some of its actions.
+// filter is the scenario's controller leaving some of its actions out.
 type filter struct {
 	system.Controller
 	codec *node.Codec
-	allow map[key]bool
+	// kept and drop hold actions by key, inputs also by key.loose.
+	kept, drop map[key]bool
+	// redrawn: the candidate has other nodes than its base, and its
+	// scenario draws actions the base cannot name; they are done.
+	redrawn bool
+}
+
+// does says whether the scenario's action k happens: kept, or (with
+// redrawn nodes) not left out. An input whose payload differs from the base's (a scenario that
+// picks it from the nodes' state: randtree's contact among the joined
+// nodes, which a candidate changes) is matched by its node and time.
+func (f *filter) does(k key) bool {
+	switch {
+	case f.kept[k]:
+		return true
+	case f.drop[k]:
+		return false
+	case k.kind == node.KindInput && f.kept[k.loose()]:
+		return true
+	case k.kind == node.KindInput && f.drop[k.loose()]:
+		return false
+	}
+	return f.redrawn
 }
 
 func (f *filter) Input(id node.ID, m node.Message) {
-	if _, payload, err := f.codec.Encode(m); err == nil &&
-		f.allow[key{kind: node.KindInput, node: id, by: -1, at: f.Now(), digest: payloadDigest(payload)}] {
+	k := key{kind: node.KindInput, node: id, by: -1, at: f.Now()}
+	if _, payload, err := f.codec.Encode(m); err == nil {
+		k.digest = payloadDigest(payload)
+	}
+	if f.does(k) {
 		f.Controller.Input(id, m)
 	}
 }
 
 func (f *filter) Crash(id node.ID) {
-	if f.allow[key{kind: node.KindCrash, node: id, by: -1, at: f.Now()}] {
+	if f.does(key{kind: node.KindCrash, node: id, by: -1, at: f.Now()}) {
 		f.Controller.Crash(id)
 	}
 }
 
 func (f *filter) Restart(id node.ID) {
-	if f.allow[key{kind: node.KindRestart, node: id, by: -1, at: f.Now()}] {
+	if f.does(key{kind: node.KindRestart, node: id, by: -1, at: f.Now()}) {
 		f.Controller.Restart(id)
 	}
 }

@@ -265,3 +265,34 @@ safety("Late", lambda: 1 // (300 - event.step) != 7)
 		t.Fatalf("shrunk for %s, violated at %+v; want Early at #100", res.Predicate, res.Violation)
 	}
 }
+
+// Candidates with fewer nodes draw a scenario of their own (randtree's
+// joins at other times, chord's too): the base cannot name those
+// actions, and a candidate that did only the base's did none of them.
+// randtree's root-child run shrank to 97 events on 12 nodes, cut short of
+// nothing, where it shrinks to 8 on 2 (docs/shrinking.md's table); a
+// chord liveness run kept all 10 nodes. Each is also cut after its
+// violation.
+func TestShrinkRemovesNodesOfADrawnScenario(t *testing.T) {
+	for _, c := range []struct {
+		sys, bug, script string
+		seed             uint64
+		nodes, events    int
+	}{
+		{"randtree", "root-child", "../scripts/randtree.star", 1, 2, 10},
+		{"chord", "pred-self", "../scripts/chord.star", 2, 3, 30},
+	} {
+		sys, data := simulate(t, c.sys, c.bug, c.seed)
+		opts := Options{Script: c.script, Check: simtest.Options{Registry: examples.Registry()}, From: "orig.lz4", Time: time.Minute}
+		res, err := Shrink(context.Background(), sys, data, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.After.Nodes > c.nodes || res.After.Events > c.events {
+			t.Errorf("%s %s: shrunk to %d events on %d nodes: want at most %d on %d", c.sys, c.bug, res.After.Events, res.After.Nodes, c.events, c.nodes)
+		}
+		if res.Violation == nil || res.Violation.Step != res.After.Events-1 {
+			t.Errorf("%s %s: %d events, violation %+v: not cut after it", c.sys, c.bug, res.After.Events, res.Violation)
+		}
+	}
+}

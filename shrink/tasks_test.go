@@ -114,7 +114,7 @@ func TestTaskResumesFollowTheEventThatWokeThem(t *testing.T) {
 	cfg.Chooser, cfg.Observe = ch, ch.observe
 	var out bytes.Buffer
 	s := &shrinker{sys: jobsSystem} // the scenario without the request
-	if _, err := sim.Run(s.filtered(b, keep), cfg, &out); err != nil {
+	if _, err := sim.Run(s.filtered(b, keep, b.nodes), cfg, &out); err != nil {
 		t.Fatal(err)
 	}
 	again, _ := readTrace(t, out.Bytes())

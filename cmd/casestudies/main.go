@@ -191,6 +191,10 @@ func run(out string, from, to uint64) error {
 		}
 	}
 	fmt.Fprintln(os.Stderr)
+	// What follows the marker in the document is written by hand (the
+	// systems whose bugs seeds miss, the lock service): kept, not lost
+	// when the table is made again.
+	kept := keptTail(out)
 	w := io.Writer(os.Stdout)
 	if out != "" {
 		f, err := os.Create(out + ".partial")
@@ -202,11 +206,28 @@ func run(out string, from, to uint64) error {
 		defer f.Close()
 	}
 	write(w, bugs, oks, reg, from, to)
+	fmt.Fprint(w, "\n"+kept)
 	if out != "" {
 		return os.Rename(out+".partial", out)
 	}
 	return nil
 }
+
+// keptTail is what the document at path holds from generatedEnd on (the
+// marker alone when there is none).
+func keptTail(path string) string {
+	if path != "" {
+		if doc, err := os.ReadFile(path); err == nil {
+			if i := strings.Index(string(doc), generatedEnd); i >= 0 {
+				return string(doc[i:])
+			}
+		}
+	}
+	return generatedEnd + "\n"
+}
+
+// generatedEnd ends the generated part of docs/case-studies.md.
+const generatedEnd = "<!-- end of the generated part: what follows is written by hand and kept when the generator runs again -->"
 
 func write(w io.Writer, bugs []bugRow, oks []okRow, reg *system.Registry, from, to uint64) {
 	fmt.Fprintf(w, `# Case studies
