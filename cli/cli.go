@@ -289,8 +289,9 @@ trace).
 Exit codes: 0 ok, 1 violations found (sim: the run failed; critical: the
 search was stopped before it finished), 2 bad input, 3 replay diverged from
 the recording, 4 a predicate could not be evaluated (the run was not fully
-checked), 130 interrupted before the verb finished (each verb's --help says
-what it wrote).`,
+checked), 130 interrupted before the verb finished (docs/user-guide.md,
+"Exit codes", says what each verb keeps; sim and fork end the run early
+and keep its complete trace, exit 0).`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},

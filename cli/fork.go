@@ -146,7 +146,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	}
 	cfg.Observe = func(*node.Event, *node.Instance) error {
 		if interrupted.Load() {
-			return sim.ErrStopped
+			return fmt.Errorf("interrupted: %w", sim.ErrStopped)
 		}
 		return nil
 	}

@@ -406,7 +406,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	}
 	cfg.Observe = func(*node.Event, *node.Instance) error {
 		if interrupted.Load() {
-			return sim.ErrStopped
+			return fmt.Errorf("interrupted: %w", sim.ErrStopped)
 		}
 		return nil
 	}

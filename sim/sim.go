@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -717,7 +718,13 @@ func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
 	if s.cfg.Observe != nil {
 		if err := s.cfg.Observe(ev, sn.inst); err != nil {
 			if errors.Is(err, ErrStopped) {
+				// An observer may say why (fmt.Errorf("interrupted: %w",
+				// ErrStopped)): the trace's end then says it, as the
+				// command's output does.
 				s.stopped = "stopped by observer"
+				if why, ok := strings.CutSuffix(err.Error(), ": "+ErrStopped.Error()); ok && why != "" {
+					s.stopped = why
+				}
 				return nil
 			}
 			return err

@@ -346,3 +346,30 @@ func TestHandlerPanicKeepsTrace(t *testing.T) {
 		t.Fatalf("trace after a panic: err=%v ended=%v events=%d steps=%d", rerr, f != nil && f.Ended, len(f.Events), res.Steps)
 	}
 }
+
+// An observer that stops a run may say why, and the trace's end says it
+// (replay info read "stopped by observer" after sim said "stopped:
+// interrupted").
+func TestAnObserverSaysWhyItStopped(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{sim.ErrStopped, "stopped by observer"},
+		{fmt.Errorf("interrupted: %w", sim.ErrStopped), "interrupted"},
+	} {
+		cfg := sim.DefaultConfig()
+		n := 0
+		cfg.Observe = func(*node.Event, *node.Instance) error {
+			if n++; n == 10 {
+				return c.err
+			}
+			return nil
+		}
+		var buf bytes.Buffer
+		res, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf)
+		if err != nil || res.Reason != c.want {
+			t.Fatalf("%v: reason %q, err %v; want %q", c.err, res.Reason, err, c.want)
+		}
+	}
+}
