@@ -388,7 +388,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		if resultsPath != "" {
 			said = " (the result file says so)"
 		}
-		return &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d runs: the rest of the budget was not explored%s", sum.Runs, said)}
+		return &exitError{ExitInterrupted, fmt.Errorf("interrupted after %s: the rest of the budget was not explored%s", plural(sum.Runs, "run"), said)}
 	case evalErr != nil:
 		if !f.asJSON && len(sum.Found) > 0 && sum.Found[len(sum.Found)-1].Check != nil {
 			sum.Found[len(sum.Found)-1].Check.Report.WriteErrors(a.Stderr)

@@ -305,8 +305,8 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if stopped {
 		fmt.Fprintf(a.Stdout, "interrupted after %d of %d seeds: ", tried, mine)
 	}
-	fmt.Fprintf(a.Stdout, "%s of %s (bug %s): %d runs, %d steps simulated and checked in %v: ",
-		slice, sys.Name, cfg.Bug, tried, steps, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(a.Stdout, "%s of %s (bug %s): %s, %d steps simulated and checked in %v: ",
+		slice, sys.Name, cfg.Bug, plural(int(tried), "run"), steps, time.Since(start).Round(time.Millisecond))
 	if len(failures) == 0 {
 		fmt.Fprintf(a.Stdout, "no violation counted by --fail-on %s", f.failOn)
 	} else {

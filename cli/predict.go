@@ -438,7 +438,7 @@ func inputsNote(tr *replay.Trace, at int, what string) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the recording has %d external inputs after #%d (the first at #%d); the %s explored here receive none of them", n, at, first, what)
+	return fmt.Sprintf("the recording has %s after #%d (the first at #%d); the %s explored here receive none of them", plural(n, "external input"), at, first, what)
 }
 
 // inputsAfter counts the recording's input events after step at, and
