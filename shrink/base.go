@@ -35,6 +35,17 @@ func (k key) loose() key {
 	return key{kind: k.kind, node: k.node, by: k.by, at: k.at}
 }
 
+// looseOK says whether entry i is an input that its node and time name
+// alone: the base's only input to that node at that time. A scenario may
+// draw an input's content from the nodes' state (randtree's contact),
+// which a candidate changes; such an input is then matched by node and
+// time. Two inputs at one node and time are matched by content only, or
+// a left-out one could pass for the kept one.
+func (b *base) looseOK(i int) bool {
+	e := &b.entries[i]
+	return e.Kind == node.KindInput && b.inputsAt[e.key.loose()] == 1
+}
+
 // entry is one event of a base run, in the order the simulator ran it.
 type entry struct {
 	sim.ScheduledEvent
@@ -56,6 +67,8 @@ type base struct {
 	// from is when the schedule starts: the fork's time for a fork, 0 for
 	// a simulated run.
 	from time.Duration
+	// inputsAt counts the inputs at each node and time (key.loose).
+	inputsAt map[key]int
 }
 
 // schedulable reports whether entry i belongs to the schedule a candidate
@@ -128,6 +141,12 @@ func newBase(f *record.File, tr *replay.Trace) (*base, error) {
 			}
 		}
 		b.entries[i] = entry{ScheduledEvent: se, ev: ev, step: step, key: k}
+		if se.Kind == node.KindInput {
+			if b.inputsAt == nil {
+				b.inputsAt = map[key]int{}
+			}
+			b.inputsAt[k.loose()]++
+		}
 		bySeq[nodeSeq{ev.Node, ev.Seq}] = i
 		setTimers(timers, ev, i, ev.TimersSet)
 	}

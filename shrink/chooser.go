@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -85,6 +86,12 @@ func newChooser(b *base, keep []bool, pol policy, slack time.Duration) *chooser 
 			continue
 		}
 		c.queues[e.key] = append(c.queues[e.key], i)
+		if b.looseOK(i) {
+			// The filter lets its input through with other content too:
+			// matched here the same way, or it ran as a new event whose
+			// messages were lost.
+			c.queues[e.key.loose()] = append(c.queues[e.key.loose()], i)
+		}
 		c.left++
 		c.deadline = max(c.deadline, e.At+slack)
 		if e.Kind == node.KindCrash || e.Kind == node.KindRestart {
@@ -141,6 +148,9 @@ func (c *chooser) kept(p sim.Pending) (int, bool) {
 		return -1, false
 	}
 	q := c.queues[k]
+	if len(q) == 0 && p.Kind == node.KindInput {
+		q = c.queues[k.loose()]
+	}
 	if len(q) == 0 {
 		return -1, false
 	}
@@ -247,6 +257,11 @@ func (c *chooser) best(ch *sim.Choice) (option, bool) {
 		if c.done[idx] || matched[idx] {
 			continue
 		}
+		if !slices.Contains(ch.Nodes(), c.b.entries[idx].Node) {
+			// A node a fewer-nodes candidate removed: the simulator
+			// refuses to crash or restart it, which failed the candidate.
+			continue
+		}
 		// Crashes keep their base time in both modes: when a crash comes
 		// relative to the timers it races is what matters. With early,
 		// a restart comes as soon as the down time allows.
@@ -288,12 +303,20 @@ func (c *chooser) take(o option, id node.ID, kind node.Kind) {
 		return
 	}
 	e := &c.b.entries[o.idx]
-	q := c.queues[e.key]
-	c.queues[e.key] = q[1:]
+	c.dequeue(e.key, o.idx)
+	if c.b.looseOK(o.idx) {
+		c.dequeue(e.key.loose(), o.idx)
+	}
 	c.done[o.idx] = true
 	c.left--
 	c.deadline = max(c.deadline, o.at+c.slack)
 	c.crypto = e.Crypto
+}
+
+// dequeue removes entry idx from the queue of k (at its front, as entries
+// of one key run in order).
+func (c *chooser) dequeue(k key, idx int) {
+	c.queues[k] = slices.DeleteFunc(c.queues[k], func(i int) bool { return i == idx })
 }
 
 func isUp(ch *sim.Choice, id node.ID) bool {

@@ -104,11 +104,13 @@ type run struct {
 type shrinker struct {
 	// afterCut is the smallest run once the first cut was tried.
 	afterCut *run
-	ctx      context.Context
-	sys      *system.System
-	opts     Options
-	cfg      sim.Config
-	target   string
+	// nodesTried is the base the fewer-nodes phase last tried.
+	nodesTried *base
+	ctx        context.Context
+	sys        *system.System
+	opts       Options
+	cfg        sim.Config
+	target     string
 	// liveness: the target is a liveness predicate, whose alarm any run
 	// raises once the network loses enough (every retry), whatever the
 	// bug. Its candidates lose no message the run they came from
@@ -351,9 +353,11 @@ func (s *shrinker) asRun(data []byte) (*run, error) {
 }
 
 // shrink runs the phases until a round finds nothing smaller or time is
-// up: first what happens to the system from outside (inputs, crashes,
-// restarts), then what the network does (deliveries), then time and
-// nodes. Every accepted run is cut after its violation.
+// up: fewer nodes (while the run still holds every node's start), what
+// happens to the system from outside (inputs, crashes, restarts), time
+// (earlier crashes, earlier deliveries), what the network does
+// (deliveries), and fewer nodes again. Every accepted run is cut after
+// its violation.
 func (s *shrinker) shrink() {
 	s.cut()
 	s.afterCut = s.best
@@ -478,7 +482,7 @@ func (s *shrinker) timePhase() {
 
 // faultsEarlierPhase moves the crashes and restarts the run injects
 // earlier, all together: by half the time before the first, then a
-// quarter, an eighth, keeping the first shift that still fails.
+// quarter, down to a sixteenth, keeping the first shift that still fails.
 func (s *shrinker) faultsEarlierPhase() {
 	b := s.cur.base
 	// The time before the first crash counts from the schedule's start:
@@ -512,6 +516,10 @@ func (s *shrinker) nodesPhase() {
 	if s.fork != nil {
 		return // the world at the fork fixes the nodes
 	}
+	if b == s.nodesTried {
+		return // the same candidates failed at the end of the last round
+	}
+	s.nodesTried = b
 	for n := 1; n < b.nodes; n++ {
 		cfg := s.cfg
 		cfg.Nodes, cfg.MaxDown = n, 0
@@ -593,40 +601,15 @@ func (s *shrinker) progress() {
 }
 
 // filtered is the system with a scenario that does only some of its
-// actions (inputs, crashes, restarts): they are queued at exact times,
-// and no chooser may skip them. With the base's nodes, a candidate does
-// only the actions its base did and kept: the scenario runs again from
-// the start, and would bring back every action an earlier candidate left
-// out, and every input the base lost to a node that was down (a new
-// user's pct trace then shrank to 189 events, its violation at #33).
-// With another number of nodes the scenario draws actions of its own
-// (randtree's joins at other times), which the base cannot name: the
-// candidate does all of them but those it leaves out, or it could not
-// fail at all (randtree's root-child run stayed at 97 events on 12 nodes,
-// where it shrinks to 8 on 2). Actions earlier candidates left out are
-// not left out of such a run: a liveness run whose node never started
-// (its join left out) fails trivially with fewer nodes (chord's
-// succ-succ-hash "shrank" to one node that never joined).
+// actions (inputs, crashes, restarts), which are queued at exact times
+// and which no chooser may skip. With the base's nodes the scenario draws
+// the base's actions again, and a candidate does only those it keeps:
+// otherwise actions an earlier phase removed, and inputs the base lost
+// to a down node, came back. With other nodes it draws actions of its
+// own (a join's time), which no entry names; the candidate does them all.
 func (s *shrinker) filtered(b *base, keep []bool, nodes int) *system.System {
 	if s.sys.Scenario == nil {
 		return s.sys
-	}
-	kept, drop := map[key]bool{}, map[key]bool{}
-	for i, e := range b.entries {
-		if e.key.by >= 0 || e.Kind == node.KindInit {
-			continue
-		}
-		if keep[i] {
-			kept[e.key] = true
-			if e.Kind == node.KindInput {
-				kept[e.key.loose()] = true
-			}
-		} else {
-			drop[e.key] = true
-			if e.Kind == node.KindInput {
-				drop[e.key.loose()] = true
-			}
-		}
 	}
 	sys := *s.sys
 	scenario := s.sys.Scenario
@@ -635,10 +618,33 @@ func (s *shrinker) filtered(b *base, keep []bool, nodes int) *system.System {
 	if c, err := codec.ForTrace(cmp.Or(s.cfg.Codec, node.CodecName)); err == nil {
 		codec = c
 	}
+	f := newFilter(b, keep, nodes)
 	sys.Scenario = func(ctl system.Controller) {
-		scenario(&filter{Controller: ctl, codec: codec, kept: kept, drop: drop, redrawn: nodes != b.nodes})
+		g := *f
+		g.Controller, g.codec = ctl, codec
+		scenario(&g)
 	}
 	return &sys
+}
+
+// newFilter is the filter of a candidate of b keeping keep on nodes
+// nodes, without its controller and codec.
+func newFilter(b *base, keep []bool, nodes int) *filter {
+	f := &filter{kept: map[key]bool{}, drop: map[key]bool{}, redrawn: nodes != b.nodes}
+	for i, e := range b.entries {
+		if e.key.by >= 0 || e.Kind == node.KindInit {
+			continue
+		}
+		set := f.drop
+		if keep[i] {
+			set = f.kept
+		}
+		set[e.key] = true
+		if b.looseOK(i) {
+			set[e.key.loose()] = true
+		}
+	}
+	return f
 }
 
 // filter is the scenario's controller leaving some of its actions out.
