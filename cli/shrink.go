@@ -43,12 +43,12 @@ func (a *App) shrinkCmd() *cobra.Command {
 		Short: "Shrink a failing simulated run or fork to a small one that breaks the same predicate",
 		Long: `Find a smaller simulated run that violates the same predicate as TRACE (by
 default the first violation check finds in it; --predicate names another),
-by delta debugging over TRACE's schedule: first the inputs, crashes and
-restarts the violation does not need, then the injected crashes earlier
-and every delivery as early as its latency allows, then the message
-deliveries it does not need (a delivery left out is a loss), then fewer
-nodes where the system accepts another node count. Every accepted run is
-cut after its violation. Each candidate runs in the simulator and
+by delta debugging over TRACE's schedule, in rounds: fewer nodes where the
+system accepts another node count, then the inputs, crashes and restarts
+the violation does not need, then the injected crashes earlier and every
+delivery as early as its latency allows, then the message deliveries it
+does not need (a delivery left out is a loss), then fewer nodes again.
+Every accepted run is cut after its violation. Each candidate runs in the simulator and
 counts only if replay check of it finds the same predicate failing.
 
 SMALL.lz4 is an ordinary simulated trace (check, debug, events, verify read
