@@ -22,6 +22,7 @@ import (
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
+	"github.com/replaycheck/replaycheck/statedb"
 	"github.com/replaycheck/replaycheck/system"
 	"github.com/replaycheck/replaycheck/world"
 )
@@ -332,7 +333,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		ff, err := writeFinding(fd, out, i)
 		if err != nil {
 			writeErr = cmp.Or(writeErr, err)
-			ff.failed = oneLine(withoutPath(err).Error())
+			ff.failed = failedWrite(err)
 		}
 		written = append(written, ff)
 	}
@@ -347,7 +348,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		diverged.debug = f.sim.prog() + " verify " + shellQuote(diverged.trace)
 		if err := writeBytes(diverged.trace, divErr.Trace); err != nil {
 			writeErr = cmp.Or(writeErr, err)
-			diverged.failed = oneLine(withoutPath(err).Error())
+			diverged.failed = failedWrite(err)
 		}
 	}
 	if f.asJSON {
@@ -428,6 +429,14 @@ func written(path, failed string) string {
 	return path
 }
 
+// failedWrite is why a write failed, on one line ("" for no error).
+func failedWrite(err error) string {
+	if err == nil {
+		return ""
+	}
+	return oneLine(withoutPath(err).Error())
+}
+
 // wrote says that a trace was written, or why it could not be.
 func wrote(path, failed string) string {
 	if failed != "" {
@@ -437,6 +446,10 @@ func wrote(path, failed string) string {
 }
 
 func (d *divergedRun) headline() string { return "replay diverged: " + d.err }
+
+// divergenceKey is the result-file key of an exploration's run that
+// diverged.
+func divergenceKey(run int) string { return fmt.Sprintf("divergence of run %d", run) }
 
 // findingPath is where the i-th trace an exploration writes goes:
 // FOUND.lz4, then FOUND-2.lz4, ...
@@ -861,11 +874,13 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 	if f.all {
 		id += " --all"
 	}
-	from, err := fromDigest(f.from)
-	if err != nil {
-		return err
+	var from string
+	if len(f.from) > 0 {
+		if from, err = statedb.Fingerprint(f.from); err != nil {
+			return badInput("--from: %v", err)
+		}
 	}
-	rf := &resultFile{Hunt: huntID{Kind: "explore", System: sys.Name, Bug: cfg.Bug, Command: id, Script: script.Name, ScriptSHA256: digest, FromSHA256: from},
+	rf := &resultFile{Hunt: huntID{Kind: "explore", System: sys.Name, Bug: cfg.Bug, Command: id, Script: script.Name, ScriptSHA256: digest, From: from},
 		Shard: shard, Stopped: cmp.Or(map[string]string{"canceled": "interrupted"}[sum.Stopped], sum.Stopped), Runs: sum.Runs, Steps: sum.Events, Exit: code,
 		Complete: sum.Stopped == "budget" || sum.Stopped == "exhausted"}
 	for i, fd := range sum.Found {
@@ -891,7 +906,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		_, rerun := rerunCommand(sys, cfg, f, shard, run)
 		// The rerun writes the findings before it first, as this one did.
 		rf.Failures = append(rf.Failures, huntFailure{Run: &run, Kind: "divergence", Headline: d.headline(), Step: d.step,
-			Key: fmt.Sprintf("divergence of run %d", run), Trace: written(d.trace, d.failed), Reproduce: d.reproduce,
+			Key: divergenceKey(run), Trace: written(d.trace, d.failed), Reproduce: d.reproduce,
 			Debug: f.sim.prog() + " verify " + shellQuote(findingPath(rerun, len(sum.Found)))})
 	}
 	if err := writeResults(path, rf); err != nil {

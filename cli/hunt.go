@@ -293,12 +293,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			fmt.Fprintf(a.Stdout, "seed %d fails (%d of %s tried): %s\n\n", seed, tried, slice, fail.Headline)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))
 		}
-		if writeErr != nil {
-			fmt.Fprintf(a.Stdout, "could not write %s: %v\n", out, withoutPath(writeErr))
-		} else {
-			fmt.Fprintf(a.Stdout, "wrote %s\n", out)
-		}
-		fmt.Fprintf(a.Stdout, "reproduce: %s\ndebug:     %s\n", withProgram(f.prog(), simtest.SimCommand(sys, res.Config, out)), debug)
+		fmt.Fprintf(a.Stdout, "%s\nreproduce: %s\ndebug:     %s\n", wrote(out, failedWrite(writeErr)), withProgram(f.prog(), simtest.SimCommand(sys, res.Config, out)), debug)
 		return finish()
 	}
 	prog.done()
@@ -310,11 +305,11 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if len(failures) == 0 {
 		fmt.Fprintf(a.Stdout, "no violation counted by --fail-on %s", f.failOn)
 	} else {
+		what := "wrote the first, seed %d, to %s"
 		if writeErr != nil {
-			fmt.Fprintf(a.Stdout, "%s (the first, seed %d, could not be written to %s)", plural(len(failures), "failing seed"), *failures[0].Seed, out)
-		} else {
-			fmt.Fprintf(a.Stdout, "%s (wrote the first, seed %d, to %s)", plural(len(failures), "failing seed"), *failures[0].Seed, out)
+			what = "the first, seed %d, could not be written to %s"
 		}
+		fmt.Fprintf(a.Stdout, "%s ("+what+")", plural(len(failures), "failing seed"), *failures[0].Seed, out)
 	}
 	if screened > 0 {
 		fmt.Fprintf(a.Stdout, " (%d liveness interval(s) not raised: closed, or screened by an alarm function)", screened)

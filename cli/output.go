@@ -272,26 +272,11 @@ func withoutPath(err error) error {
 
 // numberedOutputs checks the traces PREFIX-N.lz4 (N from 2) that a verb
 // numbering its traces after out (explore --all) may write, and their
-// schedules (OUT.schedule, PREFIX-N.schedule), before it runs: none may be an input, which writing it would destroy, and none
-// that exists may be anything but a trace (refused only after the
-// search, the search was lost). out without its folder names the
-// prefix; a file whose number is not a plain decimal is not one of them.
+// schedules (OUT.schedule, PREFIX-N.schedule), before it runs: see
+// numberedTraces.
 func numberedOutputs(out string, inputs []string) error {
-	if err := numberedTraces(out, inputs, 2); err != nil {
+	if err := numbered(out, inputs, 2, true); err != nil {
 		return err
-	}
-	entries, err := os.ReadDir(filepath.Dir(out))
-	if err != nil {
-		return nil // checkWritable says what is wrong with the folder
-	}
-	prefix := filepath.Base(strings.TrimSuffix(out, ".lz4") + "-")
-	for _, e := range entries {
-		// A finding that panicked comes with its schedule.
-		if numberedAs(e.Name(), prefix, ".schedule", 2) {
-			if err := replacesOnlyASchedule(filepath.Join(filepath.Dir(out), e.Name())); err != nil {
-				return err
-			}
-		}
 	}
 	return replacesOnlyASchedule(schedulePath(out))
 }
@@ -308,11 +293,20 @@ func numberedAs(name, prefix, ext string, first int) bool {
 }
 
 // numberedTraces checks the traces PREFIX-N.lz4 (N from first) a verb
-// may write after out, before it runs: none may be an input, however the
-// two paths are spelled (predict -o in.lz4 replaced its input ./in-1.lz4,
-// compared as text), and none that exists may be a folder or anything
-// but a trace.
+// may write after out, before it runs (refused only after the search,
+// the search was lost): none may be an input, however the two paths are
+// spelled (predict -o in.lz4 replaced its input ./in-1.lz4, compared as
+// text), and none that exists may be a folder or anything but a trace.
+// out without its folder names the prefix; a file whose number is not a
+// plain decimal is not one of them.
 func numberedTraces(out string, inputs []string, first int) error {
+	return numbered(out, inputs, first, false)
+}
+
+// numbered is numberedTraces, and with schedules the schedules
+// PREFIX-N.schedule too (a finding that panicked comes with one), in one
+// pass over the folder.
+func numbered(out string, inputs []string, first int, schedules bool) error {
 	prefix := filepath.Base(strings.TrimSuffix(out, ".lz4") + "-")
 	for _, in := range inputs {
 		if numberedAs(filepath.Base(in), prefix, ".lz4", first) && sameFile(filepath.Dir(in), filepath.Dir(out)) {
@@ -325,14 +319,18 @@ func numberedTraces(out string, inputs []string, first int) error {
 	}
 	for _, e := range entries {
 		p := filepath.Join(filepath.Dir(out), e.Name())
-		if !numberedAs(e.Name(), prefix, ".lz4", first) {
-			continue
-		}
-		if e.IsDir() {
-			return badInput("%s is a directory: writing a trace there would fail after the search (remove it, or name another -o)", p)
-		}
-		if err := replacesOnlyATrace(p); err != nil {
-			return err
+		switch {
+		case numberedAs(e.Name(), prefix, ".lz4", first):
+			if e.IsDir() {
+				return badInput("%s is a directory: writing a trace there would fail after the search (remove it, or name another -o)", p)
+			}
+			if err := replacesOnlyATrace(p); err != nil {
+				return err
+			}
+		case schedules && numberedAs(e.Name(), prefix, ".schedule", first):
+			if err := replacesOnlyASchedule(p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -19,9 +19,7 @@ func TestExportAndReportGuardTheirInputs(t *testing.T) {
 	dir := t.TempDir()
 	run, _, errb := guardedApp()
 	trace := filepath.Join(dir, "p.lz4")
-	if code := run("sim", "paxos", "--seed", "1", "-o", trace); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	mustRun(t, run, errb, "sim", "paxos", "--seed", "1", "-o", trace)
 	script := filepath.Join(dir, "bad.star")
 	if err := os.WriteFile(script, []byte("Agent = table(\"paxos.Agent\")\nsafety(\"Boom\", lambda: forall(Agent, lambda a: 1 // 0 == 0))\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -89,9 +87,7 @@ func TestExploreNumberedOutputsAreGuarded(t *testing.T) {
 	dir := t.TempDir()
 	run, out, errb := guardedApp()
 	input := filepath.Join(dir, "paxos-spec-explore-2.lz4")
-	if code := run("sim", "paxos", "--bug", "spec", "--seed", "1", "-o", input); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	mustRun(t, run, errb, "sim", "paxos", "--bug", "spec", "--seed", "1", "-o", input)
 	before, _ := os.ReadFile(input)
 	code := run("explore", "paxos", "--check", "builtin:paxos", "--from", input, "--at", "200", "--strategy", "pct", "--budget", "10", "--all",
 		"-o", filepath.Join(dir, "paxos-spec-explore.lz4"))
@@ -135,9 +131,7 @@ func TestShrinkScheduleIsGuarded(t *testing.T) {
 	dir := t.TempDir()
 	run, _, errb := guardedApp()
 	q := filepath.Join(dir, "q.lz4")
-	if code := run("sim", "randtree", "--bug", "no-recovery-timer", "--seed", "1", "-o", q); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	mustRun(t, run, errb, "sim", "randtree", "--bug", "no-recovery-timer", "--seed", "1", "-o", q)
 	notes := filepath.Join(dir, "q-s.schedule")
 	if err := os.WriteFile(notes, []byte("notes\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -166,6 +160,14 @@ func TestShrinkScheduleIsGuarded(t *testing.T) {
 
 // guardedApp runs commands of an App over the bundled systems; its output
 // and errors are those of the last command run.
+// mustRun runs args and fails t unless they exit 0.
+func mustRun(t *testing.T, run func(args ...string) int, errb *bytes.Buffer, args ...string) {
+	t.Helper()
+	if code := run(args...); code != 0 {
+		t.Fatalf("%s: exit %d: %s", args[0], code, errb.String())
+	}
+}
+
 func guardedApp() (run func(args ...string) int, out, errb *bytes.Buffer) {
 	out, errb = new(bytes.Buffer), new(bytes.Buffer)
 	app := &App{Registry: examples.Registry(), Stdout: out, Stderr: errb}
@@ -186,9 +188,7 @@ func TestPredictAndCriticalOutputsAreGuardedFirst(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	run, out, errb := guardedApp()
-	if code := run("sim", "paxos", "--bug", "spec", "--seed", "8", "-o", "in-1.lz4"); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	mustRun(t, run, errb, "sim", "paxos", "--bug", "spec", "--seed", "8", "-o", "in-1.lz4")
 	before, _ := os.ReadFile("in-1.lz4")
 	abs := filepath.Join(dir, "in-1.lz4")
 	for _, args := range [][]string{
@@ -213,9 +213,7 @@ func TestPredictAndCriticalOutputsAreGuardedFirst(t *testing.T) {
 	if err := os.WriteFile("notes.txt", []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code := run("sim", "chord", "--bug", "finger-boundary", "--seed", "1", "-o", "fb.lz4"); code != 0 {
-		t.Fatalf("sim chord: exit %d: %s", code, errb.String())
-	}
+	mustRun(t, run, errb, "sim", "chord", "--bug", "finger-boundary", "--seed", "1", "-o", "fb.lz4")
 	if code := run("critical", "fb.lz4", "builtin:chord", "--predicate", "FingersCorrect", "--walks", "2", "-o", "notes.txt"); code != ExitBadInput ||
 		!strings.Contains(errb.String(), "notes.txt exists and is not a trace") || out.Len() != 0 {
 		t.Errorf("critical -o over a file that is not a trace: exit %d, stdout %d bytes, stderr %q", code, out.Len(), errb.String())
@@ -234,9 +232,7 @@ func TestSimAndForkOnAFullDeviceAreOutputErrors(t *testing.T) {
 	dir := t.TempDir()
 	run, out, errb := guardedApp()
 	trace := filepath.Join(dir, "p.lz4")
-	if code := run("sim", "paxos", "--seed", "1", "-o", trace); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	mustRun(t, run, errb, "sim", "paxos", "--seed", "1", "-o", trace)
 	for _, args := range [][]string{
 		{"sim", "paxos", "--seed", "1", "-o", "/dev/full"},
 		{"fork", trace, "--at", "100", "-o", "/dev/full"},
@@ -256,9 +252,7 @@ func TestScheduleOfADamagedTraceIsWrittenAndMarked(t *testing.T) {
 	dir := t.TempDir()
 	run, _, errb := guardedApp()
 	trace := filepath.Join(dir, "p.lz4")
-	if code := run("sim", "paxos", "--seed", "1", "-o", trace); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	mustRun(t, run, errb, "sim", "paxos", "--seed", "1", "-o", trace)
 	f, err := os.OpenFile(trace, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

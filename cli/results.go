@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/explore"
 	"github.com/replaycheck/replaycheck/internal/regular"
 	"github.com/replaycheck/replaycheck/predicates"
 )
@@ -63,10 +64,11 @@ type huntID struct {
 	Command      string `json:"command"`
 	Script       string `json:"script"`
 	ScriptSHA256 string `json:"script_sha256"`
-	// FromSHA256 digests the recorded run an exploration continues
-	// (--from): the command names its files by path only, and shards run
-	// on traces of one name but of different runs are different hunts.
-	FromSHA256 string `json:"from_sha256,omitempty"`
+	// From fingerprints the recorded run an exploration continues
+	// (--from; statedb.Fingerprint): the command names its files by path
+	// only, and shards run on traces of one name but of different runs
+	// are different hunts.
+	From string `json:"from,omitempty"`
 }
 
 type shardSpec struct {
@@ -145,28 +147,6 @@ func parseShard(spec string) (shardSpec, error) {
 // script loading different helpers, do not run one hunt. A script that
 // loads nothing has the digest of its text alone, as before modules
 // counted.
-// fromDigest is the SHA-256 of the traces an exploration continues, in
-// order ("" for none).
-func fromDigest(paths []string) (string, error) {
-	if len(paths) == 0 {
-		return "", nil
-	}
-	h := sha256.New()
-	for _, p := range paths {
-		f, err := regular.Open(p)
-		if err != nil {
-			return "", badInput("--from: %v", err)
-		}
-		n, err := io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return "", badInput("--from %s: %v", p, err)
-		}
-		fmt.Fprintf(h, "\x00%d\x00", n)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 func scriptDigest(path string) (string, error) {
 	b, err := regular.ReadFile(path, predicates.MaxScriptBytes)
 	if err != nil {
@@ -402,14 +382,16 @@ func checkRuns(path string, rf *resultFile) error {
 			// The key is what merge tells findings apart by: without it
 			// two different findings would pass for one.
 			return edited("%s has no key", f.name())
-		case rf.Hunt.Kind == "explore" && f.Kind == "violation" && f.Key != f.Predicate+" "+f.Witness,
-			rf.Hunt.Kind == "explore" && f.Kind == "divergence" && f.Key != fmt.Sprintf("divergence of run %d", f.order()):
+		case rf.Hunt.Kind == "explore" && f.Kind == "violation" && f.Key != explore.ViolationKey(f.Predicate, f.Witness),
+			rf.Hunt.Kind == "explore" && f.Kind == "divergence" && f.Key != divergenceKey(int(f.order())):
 			// Another finding's key merged it away as a duplicate.
 			return edited("%s's key %q is not its finding's", f.name(), f.Key)
-		case seen[fmt.Sprintf("%d %s", f.order(), f.Key)]:
+		}
+		finding := fmt.Sprintf("%d %s", f.order(), f.Key)
+		if seen[finding] {
 			return edited("%s is listed twice", f.name())
 		}
-		seen[fmt.Sprintf("%d %s", f.order(), f.Key)] = true
+		seen[finding] = true
 	}
 	switch {
 	case slice >= 0 && rf.Runs > slice:
@@ -494,12 +476,15 @@ func fromVerb(cmd string) string {
 }
 
 // huntDiff names the first field in which two hunts differ ("" if none).
+// short is a digest's first 12 characters, enough to tell two apart.
+func short(digest string) string { return digest[:min(12, len(digest))] }
+
 func huntDiff(a, b huntID) string {
 	for _, f := range []struct{ name, a, b string }{
 		{"kind", a.Kind, b.Kind}, {"system", a.System, b.System}, {"bug", a.Bug, b.Bug},
-		{"script", a.Script, b.Script}, {"script text (with the modules it loads)", a.ScriptSHA256[:min(12, len(a.ScriptSHA256))], b.ScriptSHA256[:min(12, len(b.ScriptSHA256))]},
+		{"script", a.Script, b.Script}, {"script text (with the modules it loads)", short(a.ScriptSHA256), short(b.ScriptSHA256)},
 		{"command", fromVerb(a.Command), fromVerb(b.Command)},
-		{"recorded run (--from) contents", a.FromSHA256[:min(12, len(a.FromSHA256))], b.FromSHA256[:min(12, len(b.FromSHA256))]},
+		{"recorded run (--from) contents", a.From, b.From},
 	} {
 		if f.a != f.b {
 			return fmt.Sprintf("%s %q vs %q", f.name, f.a, f.b)

@@ -175,7 +175,7 @@ func (f *Finding) Key() string {
 	case f.Panic != nil:
 		return fmt.Sprintf("panic %s %s: %v", f.Panic.Node, f.Panic.Kind, f.Panic.Value)
 	case f.Violation != nil:
-		return f.Violation.Predicate + " " + f.Violation.Witness
+		return ViolationKey(f.Violation.Predicate, f.Violation.Witness)
 	case f.EvalErr != nil:
 		// By what could not be evaluated: a merge of shards keeps one
 		// finding per key, and a second predicate's error is another
@@ -186,6 +186,10 @@ func (f *Finding) Key() string {
 	}
 	return "error"
 }
+
+// ViolationKey is the key of a finding that is a violation of predicate
+// by witness.
+func ViolationKey(predicate, witness string) string { return predicate + " " + witness }
 
 // Headline is a finding in a few words.
 func (f *Finding) Headline() string {

@@ -257,11 +257,6 @@ func (c *chooser) best(ch *sim.Choice) (option, bool) {
 		if c.done[idx] || matched[idx] {
 			continue
 		}
-		if !slices.Contains(ch.Nodes(), c.b.entries[idx].Node) {
-			// A node a fewer-nodes candidate removed: the simulator
-			// refuses to crash or restart it, which failed the candidate.
-			continue
-		}
 		// Crashes keep their base time in both modes: when a crash comes
 		// relative to the timers it races is what matters. With early,
 		// a restart comes as soon as the down time allows.

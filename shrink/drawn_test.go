@@ -102,7 +102,7 @@ func TestAnInputDrawnFromStateIsTheEntryItStandsFor(t *testing.T) {
 // node it does not have: the simulator refused, and the candidate failed.
 func TestFewerNodesDoNotInjectARemovedNodesFaults(t *testing.T) {
 	b, cfg := seerBase(t)
-	keep := all(len(b.entries))
+	keep := onFewerNodes(b, seerSystem.NodeIDs(2))
 	ch := newChooser(b, keep, policy{}, 2*cfg.LatencyMax)
 	cfg.Nodes = 2
 	cfg = cfg.WithDefaults(seerSystem)

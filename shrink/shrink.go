@@ -535,13 +535,28 @@ func (s *shrinker) nodesPhase() {
 				return
 			}
 			s.phase = fmt.Sprintf("%d nodes", n)
-			if r := s.try(b, all(len(b.entries)), pol, n); r != nil {
+			if r := s.try(b, onFewerNodes(b, s.sys.NodeIDs(n)), pol, n); r != nil {
 				s.cur = r
 				s.cut()
 				return
 			}
 		}
 	}
+}
+
+// onFewerNodes keeps every entry but the crashes and restarts of the
+// nodes a candidate on ids removed: the simulator refuses to inject them
+// into a run without those nodes, which failed the candidate. Their other
+// entries stay kept: they never come, so the run goes on to its deadline,
+// as a redrawn scenario's violation may need.
+func onFewerNodes(b *base, ids []node.ID) []bool {
+	keep := all(len(b.entries))
+	for i, e := range b.entries {
+		if (e.Kind == node.KindCrash || e.Kind == node.KindRestart) && !slices.Contains(ids, e.Node) {
+			keep[i] = false
+		}
+	}
+	return keep
 }
 
 func all(n int) []bool {
@@ -659,9 +674,10 @@ type filter struct {
 }
 
 // does says whether the scenario's action k happens: kept, or (with
-// redrawn nodes) not left out. An input whose payload differs from the base's (a scenario that
-// picks it from the nodes' state: randtree's contact among the joined
-// nodes, which a candidate changes) is matched by its node and time.
+// redrawn nodes) not left out. An input whose payload differs from the
+// base's (a scenario that picks it from the nodes' state: randtree's
+// contact among the joined nodes) is matched by its node and time
+// (base.looseOK).
 func (f *filter) does(k key) bool {
 	switch {
 	case f.kept[k]:

@@ -226,8 +226,8 @@ const maxTime = int64(^uint64(0) >> 1)
 func (sc *Schedule) Format(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, ScheduleMagic)
-	for line := range strings.SplitSeq(sc.Note, "\n") {
-		if sc.Note != "" {
+	if sc.Note != "" {
+		for line := range strings.SplitSeq(sc.Note, "\n") {
 			fmt.Fprintln(bw, "# "+line)
 		}
 	}
