@@ -422,8 +422,19 @@ type criticalFound struct {
 	// that the fork at the critical step takes as lost by the run (their
 	// receiver's clock passed their latency window): the loss happened
 	// when each was sent, and shows only there.
-	becameLost []world.Message
+	becameLost []lostMessage
 	latencyMax time.Duration // the walks' latency window
+}
+
+// lostMessage is a message that became lost at the critical step, and
+// why: with receiverDown, its receiver was down there (since its crash at
+// crashStep) as its window closed, so nothing was there to take it; else
+// its receiver's clock passed the window, and the run lost it when it was
+// sent.
+type lostMessage struct {
+	world.Message
+	receiverDown bool
+	crashStep    int
 }
 
 // critical checks tr for f.predicate (it must be a liveness violation)
@@ -462,6 +473,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 	restarted := map[int][]node.ID{} // the nodes the walks from a step restarted
 	// By probed step (Search probes one step at a time).
 	flying, lost := map[int][]world.Message{}, map[int]map[node.MsgID]bool{}
+	downSince := map[int]map[node.ID]int{} // by probed step: its down nodes' crash steps
 	stepTime := func(step int) int64 { return tr.Event(step).Time }
 	probe := func(ctx context.Context, step int) (critical.Probe, error) {
 		began := time.Now()
@@ -474,6 +486,10 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 		lost[step] = map[node.MsgID]bool{}
 		for _, m := range lostHere {
 			lost[step][m.ID] = true
+		}
+		downSince[step] = map[node.ID]int{}
+		for _, id := range w.Down() {
+			downSince[step][id] = w.Node[id].LastStep
 		}
 		strat, err := explore.New("random", cfg, explore.Params{Seed: walkSeed(f.seed, step)})
 		if err != nil {
@@ -529,11 +545,12 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 	if err != nil {
 		return &criticalFound{notes: notes}, err
 	}
-	var becameLost []world.Message
+	var becameLost []lostMessage
 	if res.Stopped == "" && res.LastLive >= 0 && res.Critical == res.LastLive+1 {
 		for _, m := range flying[res.LastLive] {
 			if lost[res.Critical][m.ID] {
-				becameLost = append(becameLost, m)
+				crash, down := downSince[res.Critical][m.To]
+				becameLost = append(becameLost, lostMessage{m, down, crash})
 			}
 		}
 	}
@@ -564,6 +581,10 @@ type lostMsg struct {
 	From     node.ID `json:"from"`
 	To       node.ID `json:"to"`
 	SendStep int     `json:"send_step"`
+	// ReceiverDownSince is the step of the receiver's crash when it was
+	// down as the message's window closed (the cause is the crash, not
+	// the send).
+	ReceiverDownSince *int `json:"receiver_down_since,omitempty"`
 }
 
 // criticalReport is a finished search, for printing.
@@ -576,7 +597,7 @@ type criticalReport struct {
 	res        *critical.Result
 	elapsed    time.Duration
 	recovering string
-	becameLost []world.Message
+	becameLost []lostMessage
 	latencyMax time.Duration
 }
 
@@ -653,6 +674,11 @@ func (r *criticalReport) writeText(a *App) {
 			if i == told {
 				fmt.Fprintf(w, "  and %d more messages became lost at this step\n", len(r.becameLost)-told)
 				break
+			}
+			if m.receiverDown {
+				fmt.Fprintf(w, "  at this step %s from %s to %s, sent at #%d, became lost: its latency window (%v) closed with %s down, which nothing after this step can undo; the cause may be its crash (#%d)\n",
+					m.Type, m.ID.From, m.To, m.SendStep, r.latencyMax, m.To, m.crashStep)
+				continue
 			}
 			fmt.Fprintf(w, "  at this step %s from %s to %s, sent at #%d, became lost: %s's clock passed its latency window (%v) without a delivery, so the run lost it when it was sent; the cause may be there (#%d)\n",
 				m.Type, m.ID.From, m.To, m.SendStep, m.To, r.latencyMax, m.SendStep)
@@ -755,7 +781,11 @@ func (r *criticalReport) writeJSON(a *App) error {
 		out.Critical = &crit{event: ev(c), DecidedStep: step, StepsBefore: step - c, TimeBeforeNS: at - r.tr.Event(c).Time,
 			DoomedFromStart: r.res.LastLive < 0 && !stopped, AtOrBefore: stopped}
 		for _, m := range r.becameLost {
-			out.Critical.BecameLost = append(out.Critical.BecameLost, lostMsg{m.Type, m.ID.From, m.To, m.SendStep})
+			lm := lostMsg{Type: m.Type, From: m.ID.From, To: m.To, SendStep: m.SendStep}
+			if m.receiverDown {
+				lm.ReceiverDownSince = &m.crashStep
+			}
+			out.Critical.BecameLost = append(out.Critical.BecameLost, lm)
 		}
 	}
 	if p, ok := r.res.Probe(r.res.LastLive); ok {

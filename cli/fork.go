@@ -278,7 +278,7 @@ func printWorld(out io.Writer, tr *replay.Trace, w *world.World, latencyMax time
 	fmt.Fprintf(out, "  in flight: %d message(s)\n", len(flying))
 	list(flying)
 	if len(lost) > 0 {
-		fmt.Fprintf(out, "  lost by the parent run: %d message(s), never received though the receiver's clock passed the latest arrival (--latency)\n", len(lost))
+		fmt.Fprintf(out, "  lost by the parent run: %d message(s), never received though the receiver's clock passed the latest arrival (--latency), or the receiver was down when it passed\n", len(lost))
 		list(lost)
 	}
 	fmt.Fprintf(out, "  pending timers: %d", w.Timers())

@@ -50,7 +50,11 @@ const ForkDriver = "fork"
 //     its latency window: had it been on its way, it would have arrived
 //     by then, so the parent lost it (dropped, or its receiver was down)
 //     and it stays lost. The receiver's clock, not the world's, decides,
-//     because a causal cut need not be a time cut;
+//     because a causal cut need not be a time cut. A receiver that is
+//     down at the fork (or has not started) was down through the world's
+//     time, so for it the world's time decides: a message whose window
+//     closed before the fork reached a down node and stays lost, even if
+//     the continuation restarts the node at once;
 //   - nodes down at the fork: under churn they restart after a --down
 //     draw, as if they had crashed at the fork; without churn they stay
 //     down unless the chooser restarts them;
@@ -181,9 +185,23 @@ func (s *Sim) restore(w *world.World, prefix []*node.Event) error {
 // world, as lost by the parent run: its receiver's own clock (the time of
 // its last step, by stepTime) has passed the end of the message's latency
 // window, so had it been on its way it would have arrived (see RunFrom).
+// A receiver down at the fork, or not started, was down until the world's
+// time, so that time is its clock here: the message reached a node that
+// could not take it.
 func LostByParent(w *world.World, m world.Message, stepTime func(step int) int64, latencyMax time.Duration) bool {
+	if ReceiverWasDown(w, m, latencyMax) {
+		return true
+	}
 	last := w.Node[m.To].LastStep
 	return last >= 0 && stepTime(last) > after(m.SentAt, int64(latencyMax))
+}
+
+// ReceiverWasDown says whether message m, in flight in w, had its latency
+// window close while its receiver was down (or not yet started) up to the
+// world's time: the parent lost it because nothing was there to take it.
+func ReceiverWasDown(w *world.World, m world.Message, latencyMax time.Duration) bool {
+	to := w.Node[m.To]
+	return to != nil && !to.Up && w.Start+w.Now > after(m.SentAt, int64(latencyMax))
 }
 
 // SplitInFlight parts the world's messages in flight into those a fork

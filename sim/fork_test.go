@@ -453,3 +453,76 @@ func recordOf(t *testing.T, data []byte) *record.File {
 	}
 	return f
 }
+
+// restartAtOnce restarts its nodes at the first decisions of a run, as
+// the walks of replay critical do, then defers to a seeded chooser.
+type restartAtOnce struct {
+	*sim.Seeded
+	down []node.ID
+}
+
+func (c *restartAtOnce) Next(ch *sim.Choice) (sim.Decision, error) {
+	if len(c.down) > 0 {
+		id := c.down[0]
+		c.down = c.down[1:]
+		return sim.Decision{Restart: id, At: ch.Now()}, nil
+	}
+	return c.Seeded.Next(ch)
+}
+
+// A message sent to a node that was down, whose latency window closed
+// before the fork with the node still down, reached nobody in the parent run: a fork that restarts the receiver at
+// once (replay critical's walks do) must not hand it over late.
+func TestForkRestartingADownNodeDoesNotDeliverWhatReachedItDown(t *testing.T) {
+	sys := paxos.System
+	cfg := forkConfig(sys, 8)
+	cfg.Churn = 0
+	found := 0
+	for seed := uint64(1); seed <= 4 && found < 3; seed++ {
+		tr := parentRun(t, sys, seed)
+		for s := tr.Len() / 4; s < tr.Len() && found < 3; s += 13 {
+			w := worldOf(t, tr, s)
+			stale := map[node.MsgID]bool{}
+			for _, m := range w.InFlight {
+				to := w.Node[m.To]
+				if !to.Up && to.Started && m.SentAt > tr.Event(to.LastStep).Time && m.SentAt+int64(cfg.LatencyMax) < w.Start+w.Now {
+					stale[m.ID] = true
+				}
+			}
+			if len(stale) == 0 {
+				continue
+			}
+			found++
+			var buf bytes.Buffer
+			run := cfg
+			run.Chooser = &restartAtOnce{Seeded: sim.NewSeeded(9), down: w.Down()}
+			if _, err := sim.RunFrom(sys, run, w, tr.Prefix(s+1), &buf); err != nil {
+				t.Fatalf("seed %d, fork at #%d: %v", seed, s, err)
+			}
+			ft, err := replay.FromBytes(buf.Bytes(), "fork.lz4")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := s + 1; i < ft.Len(); i++ {
+				if ev := ft.Event(i); ev.Kind == node.KindRecv && stale[ev.Msg()] {
+					t.Fatalf("seed %d, fork at #%d (%v, %s down): #%d delivers %s, whose window (%v) closed while %s was down",
+						seed, s, time.Duration(w.Now), idsOf(w.Down()), i, ev.Msg(), cfg.LatencyMax, ev.Node)
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no fork point with a message that reached a down node")
+	}
+}
+
+func idsOf(ids []node.ID) string {
+	s := ""
+	for i, id := range ids {
+		if i > 0 {
+			s += " "
+		}
+		s += string(id)
+	}
+	return s
+}

@@ -78,11 +78,14 @@ func (r *Transition) name() string {
 }
 
 // Lost is a message that became lost at the critical step: the run lost it
-// when it was sent, at SendStep.
+// when it was sent, at SendStep, or, with ReceiverDown, its receiver was
+// down (since its crash at CrashStep) as its latency window closed.
 type Lost struct {
-	Type     string
-	From, To string
-	SendStep int
+	Type         string
+	From, To     string
+	SendStep     int
+	ReceiverDown bool
+	CrashStep    int
 }
 
 // startSearch runs a background search (predict, critical, or opening a
@@ -302,16 +305,20 @@ func (m *Model) showTransition(r *Transition, jump bool) {
 	info("%s", summary)
 	lostAt := -1 // the first message that became lost: the likeliest cause, selected first
 	for _, l := range r.BecameLost {
-		send := l.SendStep
 		if lostAt < 0 {
 			lostAt = len(p.items)
 		}
-		p.items = append(p.items, popupItem{text: fmt.Sprintf("at the critical step %s from %s to %s, sent at #%d, became lost: the cause may be its send (Enter goes there)", l.Type, l.From, l.To, send),
-			step: send, style: StyleLost, act: func() {
-				m.popup = nil
-				m.seekOrSay(send)
-				m.say("#%d sent the %s that became lost at the critical step", send, l.Type)
-			}})
+		text := fmt.Sprintf("at the critical step %s from %s to %s, sent at #%d, became lost: the cause may be its send (Enter goes there)", l.Type, l.From, l.To, l.SendStep)
+		cause, said := l.SendStep, fmt.Sprintf("#%d sent the %s that became lost at the critical step", l.SendStep, l.Type)
+		if l.ReceiverDown {
+			text = fmt.Sprintf("at the critical step %s from %s to %s, sent at #%d, became lost: its window closed with %s down; the cause may be its crash (Enter goes there)", l.Type, l.From, l.To, l.SendStep, l.To)
+			cause, said = l.CrashStep, fmt.Sprintf("#%d: %s crashed, and the %s sent to it at #%d became lost at the critical step", l.CrashStep, l.To, l.Type, l.SendStep)
+		}
+		p.items = append(p.items, popupItem{text: text, step: cause, style: StyleLost, act: func() {
+			m.popup = nil
+			m.seekOrSay(cause)
+			m.say("%s", said)
+		}})
 	}
 	info("probes (recovered/walks by step; · none recovered): %s", critical.Sparkline(r.Probes))
 	for _, pr := range r.Probes {

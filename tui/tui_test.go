@@ -556,6 +556,26 @@ func TestTransitionNamesAMessageThatBecameLost(t *testing.T) {
 	}
 }
 
+// A message that became lost because its receiver was down as its window
+// closed points at the receiver's crash, not at its send.
+func TestTransitionPointsALostMessageToADownReceiverAtTheCrash(t *testing.T) {
+	m, _ := openDemo(t, 100)
+	m.showTransition(&Transition{Predicate: "P", Critical: 12, LastLive: 11, Walks: 2,
+		Probes:     []critical.Probe{{Step: 11, Walks: 2, Recovered: 1}, {Step: 12, Walks: 2}},
+		BecameLost: []Lost{{Type: "paxos.Begin", From: "n5", To: "n7", SendStep: 9, ReceiverDown: true, CrashStep: 4}}}, false)
+	v, ok := m.Popup()
+	if !ok {
+		t.Fatal("no popup")
+	}
+	if !strings.Contains(v.Lines[m.popup.sel].String(), "closed with n7 down; the cause may be its crash") {
+		t.Fatalf("the selected line does not blame n7's crash:\n%v", v.Lines)
+	}
+	m.popup.onEnter(m.popup.items[m.popup.sel])
+	if m.pos != 4 {
+		t.Fatalf("Enter went to #%d, want n7's crash at #4", m.pos)
+	}
+}
+
 // The popup says what replay critical notes beside its answer: walks that
 // recovered only by restarting a node that was down for good (it said
 // nothing, and the answer read as "not doomed").
