@@ -27,6 +27,11 @@ type item struct {
 	incarnation int
 	ev          node.Event // inputs of deliver, timer and input items
 	fn          func()
+	// A restart churn or a chooser planned (not the scenario's) runs
+	// only if the scenario has not crashed the node since: held is its
+	// count of the scenario's crashes when planned (simNode.held).
+	planned bool
+	held    int
 }
 
 // queue is a 4-ary min-heap of items by (at, seq), with each item's key

@@ -247,6 +247,11 @@ type simNode struct {
 	store       *node.MemStore
 	incarnation int
 	src         source
+	// held counts the scenario's crashes of the node. A restart that
+	// churn or a chooser planned before the latest of them does not
+	// happen: the scenario's crash keeps the node down until the
+	// scenario restarts it, even if the node was already down.
+	held int
 }
 
 // Sim is one run in progress. It implements system.Controller for the
@@ -624,7 +629,7 @@ func (s *Sim) inject(d Decision) error {
 		return err
 	}
 	if d.Crash != "" && d.Down > 0 {
-		s.push(&item{at: after(s.now, int64(d.Down)), kind: itemRestart, to: id})
+		s.push(&item{at: after(s.now, int64(d.Down)), kind: itemRestart, to: id, planned: true, held: s.nodes[id].held})
 	}
 	return nil
 }
@@ -676,7 +681,7 @@ func (s *Sim) run(it *item) error {
 		ev := it.ev
 		return s.dispatch(sn, &ev)
 	case itemRestart:
-		if sn.inst.Up() || sn.inst.Seq() == 0 {
+		if sn.inst.Up() || sn.inst.Seq() == 0 || it.planned && it.held != sn.held {
 			return nil
 		}
 		s.stats.Restarts++
@@ -796,10 +801,13 @@ func (s *Sim) scheduleCrash(id node.ID) {
 			s.scheduleCrash(id)
 			return
 		}
-		s.Crash(id)
+		s.push(&item{at: s.now, kind: itemCrash, to: id}) // not s.Crash: that is the scenario's
 		down := s.chooser.DownFor(s.cfg.DownMin, s.cfg.DownMax)
+		held := sn.held
 		s.push(&item{at: after(s.now, int64(down)), kind: itemCall, fn: func() {
-			s.Restart(id)
+			if sn.held == held { // else the scenario crashed it since, and keeps it down
+				s.Restart(id)
+			}
 			s.push(&item{at: s.now, kind: itemCall, fn: func() { s.scheduleCrash(id) }})
 		}})
 	}})
@@ -894,9 +902,12 @@ func (s *Sim) Input(id node.ID, m node.Message) {
 	s.push(&item{at: s.now, kind: itemInput, to: id, ev: node.Event{Kind: node.KindInput, MsgType: name, Payload: payload}})
 }
 
-// Crash implements system.Controller.
+// Crash implements system.Controller. The node stays down until the
+// scenario restarts it: a restart that churn or a chooser planned for it
+// (it may be down already) does not happen.
 func (s *Sim) Crash(id node.ID) {
 	if !s.checkNode(id) {
+		s.nodes[id].held++
 		s.push(&item{at: s.now, kind: itemCrash, to: id})
 	}
 }

@@ -373,3 +373,43 @@ func TestAnObserverSaysWhyItStopped(t *testing.T) {
 		}
 	}
 }
+
+// A scenario's crash keeps its node down until the scenario restarts it,
+// also when churn had crashed the node just before: churn's planned
+// restart must not undo it (a new user's permanent crash vanished so).
+func TestAScenarioCrashOfANodeChurnHadCrashedHolds(t *testing.T) {
+	const crashAt = 600 * time.Millisecond
+	sys := pingSystem(func(ctl system.Controller) {
+		ctl.At(crashAt, func() { ctl.Crash("n2") })
+	})
+	overlapped := 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		cfg := sim.Config{Seed: seed, Churn: 3, Time: 2 * time.Second, MaxDown: 4}
+		data, _ := run(t, sys, cfg)
+		tr := readTrace(t, data)
+		downAtCrash, restartedAfter := false, time.Duration(-1)
+		for i := range tr.Len() {
+			ev := tr.Event(i)
+			if ev.Node != "n2" {
+				continue
+			}
+			at := time.Duration(ev.Time - sim.Epoch)
+			switch {
+			case at < crashAt:
+				downAtCrash = ev.Kind == node.KindCrash
+			case ev.Kind == node.KindRestart && restartedAfter < 0:
+				restartedAfter = at
+			}
+		}
+		if !downAtCrash {
+			continue
+		}
+		overlapped++
+		if restartedAfter >= 0 {
+			t.Fatalf("seed %d: churn had n2 down when the scenario crashed it at %v, and n2 restarted at %v", seed, crashAt, restartedAfter)
+		}
+	}
+	if overlapped == 0 {
+		t.Fatal("no seed had churn crash n2 just before the scenario's crash")
+	}
+}

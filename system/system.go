@@ -122,7 +122,11 @@ type Controller interface {
 	// node that is down is lost (counted as inputs_lost in the run's
 	// end record), not held for its restart.
 	Input(id node.ID, m node.Message)
-	// Crash and Restart a node now.
+	// Crash and Restart a node now. A node the scenario crashed stays
+	// down until the scenario restarts it, even if it was already down
+	// (churn's or a search's crash): their planned restart is dropped.
+	// Crashing a node that is down, or restarting one that is up, runs
+	// no event.
 	Crash(id node.ID)
 	Restart(id node.ID)
 	// Partition splits the network: messages between different groups are
