@@ -11,6 +11,7 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 
+	"github.com/replaycheck/replaycheck/examples/chainrep"
 	"github.com/replaycheck/replaycheck/examples/randtree"
 	"github.com/replaycheck/replaycheck/examples/transport"
 	"github.com/replaycheck/replaycheck/predicates"
@@ -440,5 +441,33 @@ func TestAPromptIsBounded(t *testing.T) {
 	}
 	if s := u.statusText(); !strings.Contains(s, "…1111") {
 		t.Fatalf("the prompt does not show the end of a long answer:\n%s", s)
+	}
+}
+
+// A popup's title shows a map path with its key: tview read ["k"] in a
+// title as a region tag and dropped it (a new user's history of
+// Members["n4"].Status was titled Members.Status).
+func TestTitlesKeepMapKeys(t *testing.T) {
+	m, _, _ := openRun(t, chainrep.System, "", 1, "", 300)
+	u := startUI(t, m)
+	want := ""
+	u.view.queue(func() {
+		for _, id := range m.db.Nodes() {
+			m.node = id
+			for _, r := range m.stateRows() {
+				if strings.Contains(r.key, `["`) && r.leaf {
+					m.stateSel, m.focus = r.key, PanelState
+					m.History()
+					want = "history of " + string(id) + " " + r.key
+					return
+				}
+			}
+		}
+	}, true)
+	if want == "" {
+		t.Fatal("no map field with a string key in any node's state at #300")
+	}
+	if !strings.Contains(u.text(), want) {
+		t.Fatalf("the popup's title lacks %q:\n%s", want, u.text())
 	}
 }

@@ -287,7 +287,9 @@ func (v *View) panel(which Panel, render func(w, h int) []Line) *panel {
 
 func (p *panel) Draw(screen tcell.Screen) {
 	if p.title != nil {
-		p.SetTitle(" " + p.title() + " ").SetTitleAlign(tview.AlignLeft)
+		// Escaped: a title holds user text (a map key ["x"] reads as a
+		// tview region tag and vanished).
+		p.SetTitle(" " + tview.Escape(p.title()) + " ").SetTitleAlign(tview.AlignLeft)
 		color := tcell.ColorGray
 		if p.which >= 0 && p.v.m.Focus() == p.which {
 			color = tcell.ColorYellow
@@ -320,7 +322,7 @@ func (o *overlay) Draw(screen tcell.Screen) {
 	}
 	h := max(5, len(pv.Lines)+2)
 	x, y := (sw-w)/2, (sh-h)/2
-	box := tview.NewBox().SetBorder(true).SetTitle(" " + pv.Title + " ").SetTitleAlign(tview.AlignLeft).
+	box := tview.NewBox().SetBorder(true).SetTitle(" " + tview.Escape(pv.Title) + " ").SetTitleAlign(tview.AlignLeft).
 		SetBorderColor(tcell.ColorAqua).SetTitleColor(tcell.ColorAqua)
 	box.SetRect(x, y, w, h)
 	box.Draw(screen)
