@@ -159,7 +159,7 @@ type AuxValue = starlark.Value
 // failed at a step (and was disabled): the run was not fully checked.
 type EvalFailure struct {
 	Name    string `json:"predicate"`
-	Kind    string `json:"kind"` // safety, liveness, derived, ordered, or "safety aux", "liveness aux", "liveness alarm"
+	Kind    string `json:"kind"` // safety, liveness, derived, ordered, or "safety aux", "liveness aux", "liveness alarm"; "state": a node's state (Name) the tables could not read whole
 	Step    int    `json:"step"`
 	Message string `json:"message"`
 	// Process: the evaluation ran out of its memory or time budget, which
@@ -180,6 +180,8 @@ func (e EvalFailure) String() string {
 		what = "the aux of " + e.Name
 	case "liveness alarm":
 		what = "the alarm of " + e.Name
+	case "state":
+		return fmt.Sprintf("node %s's state could not be read into the tables at step #%d: %s", e.Name, e.Step, e.Message)
 	}
 	return fmt.Sprintf("%s failed at step #%d and was disabled: %s", what, e.Step, e.Message)
 }

@@ -2,8 +2,10 @@ package predicates
 
 import (
 	"encoding/binary"
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -31,7 +33,19 @@ type scanner struct {
 	strs    map[reflect.Type][]uintptr // where a flat type's observed strings lie
 	lists   map[listKey]*listMemo
 	collect *[]*rowState // the rows found under the list element being walked
+	// tooDeep is the first path where the walk gave up, nested deeper
+	// than maxScanDepth; told once per check (deepTold), since the rows
+	// below it are missing from the tables.
+	tooDeep  bool
+	deepPath string
+	deepTold bool
 }
+
+// maxScanDepth bounds the walk's recursion (a pointer and a struct field
+// each count a level: a linked list of 2,000 elements fits), as the State
+// panel's flattening is bounded; deeper objects are not seen, which fails
+// the check rather than leave a predicate blind to them.
+const maxScanDepth = 4096
 
 func newScanner(c *Checker) *scanner {
 	return &scanner{c: c, reach: map[reflect.Type]bool{}, match: map[reflect.Type][]*Table{},
@@ -333,8 +347,20 @@ func (c *Checker) scanNode(id node.ID, h node.Handler) {
 	s.gen++
 	s.id, s.step, s.now = id, c.step, c.now
 	clear(s.seen)
+	s.tooDeep = false
 	if h != nil {
 		s.walk(reflect.ValueOf(h), "", 0)
+	}
+	if s.tooDeep && !s.deepTold {
+		s.deepTold = true
+		path := strings.TrimPrefix(s.deepPath, ".")
+		if path == "" {
+			path = "the handler"
+		}
+		if len(path) > 100 { // a path that deep is long: its start says where
+			path = path[:100] + "..."
+		}
+		c.fail(string(id), "state", fmt.Errorf("%s nests deeper than %d levels (pointers and fields): the tables miss every row below it, so the predicates did not see the whole state", path, maxScanDepth))
 	}
 	for _, t := range c.tables {
 		rows := t.byNode[id]
@@ -358,7 +384,13 @@ func (c *Checker) scanNode(id node.ID, h node.Handler) {
 }
 
 func (s *scanner) walk(v reflect.Value, path string, depth int) {
-	if depth > 256 || !v.IsValid() {
+	if !v.IsValid() {
+		return
+	}
+	if depth > maxScanDepth {
+		if !s.tooDeep {
+			s.tooDeep, s.deepPath = true, path
+		}
 		return
 	}
 	switch v.Kind() {
