@@ -24,6 +24,9 @@ func TestScenarioPanicIsTheRunsError(t *testing.T) {
 	for name, scen := range map[string]func(system.Controller){
 		"setup":  func(system.Controller) { panic("boom in setup") },
 		"action": func(ctl system.Controller) { ctl.At(5*time.Millisecond, func() { panic("boom in action") }) },
+		// A StopWhen condition is the scenario's code too (one reading a
+		// handler before its node started panicked with a stack).
+		"condition": func(ctl system.Controller) { ctl.StopWhen(func() bool { panic("boom in condition") }) },
 	} {
 		sys := &system.System{Name: "idle", Codec: node.NewCodec(),
 			New:      func(node.ID, system.Config) node.Handler { return idle{} },

@@ -742,7 +742,11 @@ func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
 		s.cfg.Progress(s.steps, time.Duration(s.now))
 	}
 	for _, cond := range s.stops {
-		if cond() {
+		done := false
+		if err := s.scenario(func() { done = cond() }); err != nil {
+			return fmt.Errorf("%w (in a StopWhen condition)", err)
+		}
+		if done {
 			s.stopped = "scenario done"
 			break
 		}

@@ -172,11 +172,23 @@ type System struct {
 	Validate func(cfg Config) error
 }
 
-// CheckConfig runs the system's Validate hook, if it has one.
-func (s *System) CheckConfig(cfg Config) error {
-	if s.Validate == nil {
+// CheckConfig reports a system that cannot run (no New, no Codec) and
+// runs its Validate hook, if it has one; a hook that panics is an error
+// naming the system, not a crash.
+func (s *System) CheckConfig(cfg Config) (err error) {
+	switch {
+	case s.New == nil:
+		return fmt.Errorf("system %q has no New: it is what builds each node's handler", s.Name)
+	case s.Codec == nil:
+		return fmt.Errorf("system %q has no Codec: give it node.NewCodec(), with MustRegister for each message type it sends (none, if it sends none)", s.Name)
+	case s.Validate == nil:
 		return nil
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("system %q: its Validate hook panicked: %v", s.Name, p)
+		}
+	}()
 	return s.Validate(cfg)
 }
 

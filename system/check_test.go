@@ -1,0 +1,39 @@
+package system_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+type idle struct{}
+
+func (idle) Init(node.Env)                            {}
+func (idle) Receive(node.Env, node.ID, node.Message) {}
+func (idle) Timer(node.Env, node.Timer)              {}
+
+// A system that cannot run, or whose Validate panics, is refused with an
+// error naming the system: they were nil-pointer panics with a stack.
+func TestCheckConfigRefusesABrokenSystem(t *testing.T) {
+	newIdle := func(node.ID, system.Config) node.Handler { return idle{} }
+	for _, c := range []struct {
+		sys  *system.System
+		want string
+	}{
+		{&system.System{Name: "nonew", Codec: node.NewCodec()}, `system "nonew" has no New`},
+		{&system.System{Name: "nocodec", New: newIdle}, `system "nocodec" has no Codec`},
+		{&system.System{Name: "vpanic", New: newIdle, Codec: node.NewCodec(),
+			Validate: func(system.Config) error { panic("boom") }}, `system "vpanic": its Validate hook panicked: boom`},
+	} {
+		err := c.sys.CheckConfig(system.Config{Nodes: []node.ID{"n1"}})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.sys.Name, err, c.want)
+		}
+	}
+	ok := &system.System{Name: "ok", New: newIdle, Codec: node.NewCodec()}
+	if err := ok.CheckConfig(system.Config{Nodes: []node.ID{"n1"}}); err != nil {
+		t.Errorf("a runnable system: %v", err)
+	}
+}
