@@ -10,7 +10,7 @@ import (
 
 type idle struct{}
 
-func (idle) Init(node.Env)                            {}
+func (idle) Init(node.Env)                           {}
 func (idle) Receive(node.Env, node.ID, node.Message) {}
 func (idle) Timer(node.Env, node.Timer)              {}
 
