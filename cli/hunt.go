@@ -10,6 +10,7 @@ import (
 	"time"
 
 	printableText "github.com/replaycheck/replaycheck/internal/printable"
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
@@ -180,7 +181,8 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		// diverged) comes with its result; any other error ends the hunt.
 		var evalErr *predicates.EvalError
 		var div *replay.Divergence
-		notFullyChecked := res != nil && (errors.As(err, &evalErr) || errors.As(err, &div))
+		var panicked *node.PanicError
+		notFullyChecked := res != nil && (errors.As(err, &evalErr) || errors.As(err, &div) || errors.As(err, &panicked))
 		if err != nil && !notFullyChecked {
 			prog.done()
 			var se *predicates.ScriptError
@@ -189,13 +191,15 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			}
 			return withCode(ExitViolations, err)
 		}
-		steps += res.Report.Steps
-		for _, v := range res.Report.Violations {
-			if v.Status() == "screened" {
-				screened++
+		if res.Report != nil { // nil: a handler panicked, nothing was checked
+			steps += res.Report.Steps
+			for _, v := range res.Report.Violations {
+				if v.Status() == "screened" {
+					screened++
+				}
 			}
 		}
-		if len(res.Failing) == 0 && evalErr == nil && div == nil {
+		if len(res.Failing) == 0 && evalErr == nil && div == nil && panicked == nil {
 			if to-from-i < uint64(shard.Count) {
 				break // the next seed of the slice would pass TO (or wrap)
 			}
@@ -222,6 +226,12 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		}
 		var code *exitError
 		switch {
+		case panicked != nil:
+			// The system's own code failed: its trace holds what ran,
+			// up to the event that panicked.
+			fail.Kind, fail.Step = "panic", max(0, res.Sim.Steps-1)
+			fail.Headline = printableText.Escape(panicked.Error())
+			code = &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, fail.Headline)}
 		case div != nil:
 			// The handler is nondeterministic: the seed's check stopped
 			// at the divergence, so it is not clean, nor a protocol bug.
@@ -282,6 +292,12 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		}
 		debug := debugCmd(out)
 		switch {
+		case panicked != nil:
+			fmt.Fprintf(a.Stdout, "seed %d: a handler panicked (%d of %s tried): %s\n", seed, tried, slice, fail.Headline)
+			if panicked.Stack != "" {
+				fmt.Fprintf(a.Stdout, "  %s\n", strings.ReplaceAll(strings.TrimSpace(panicked.Stack), "\n", "\n  "))
+			}
+			fmt.Fprintln(a.Stdout)
 		case div != nil:
 			fmt.Fprintf(a.Stdout, "seed %d could not be checked past step #%d (%d of %s tried): %s\n\n", seed, div.Step, tried, slice, fail.Headline)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))

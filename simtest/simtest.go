@@ -74,12 +74,18 @@ type Options struct {
 // take the seed for clean. A replay that diverged from the simulation (a
 // nondeterministic handler) returns the result, its report covering the
 // steps before the divergence, with an error wrapping the
-// *replay.Divergence.
+// *replay.Divergence. A handler that panicked returns the result with
+// the trace of what ran (its Report nil: nothing was checked) and an
+// error wrapping the *node.PanicError.
 func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*Result, error) {
 	cfg = cfg.WithDefaults(sys)
 	var buf bytes.Buffer
 	res, err := sim.Run(sys, cfg, &buf)
 	if err != nil {
+		var pe *node.PanicError
+		if errors.As(err, &pe) && res != nil && buf.Len() > 0 {
+			return &Result{Config: cfg, Sim: res, Trace: buf.Bytes()}, err
+		}
 		return nil, err
 	}
 	return CheckTrace(sys, cfg, res, buf.Bytes(), scriptPath, opts)
@@ -228,6 +234,17 @@ func Check(t testing.TB, sys *system.System, cfg sim.Config, scriptPath string) 
 	t.Helper()
 	res, err := Run(sys, cfg, scriptPath, Options{})
 	var evalErr *predicates.EvalError
+	var panicked *node.PanicError
+	if errors.As(err, &panicked) && res != nil {
+		// The system's own code failed: where, and the run to look at.
+		path := filepath.Join(os.TempDir(), KeptName(sys, res.Config, res.Trace))
+		kept := "the trace was kept at " + path
+		if err := atomicfile.Write(path, res.Trace, 0o644); err != nil {
+			kept = "the trace could not be kept: " + err.Error()
+		}
+		t.Fatalf("simtest: %v\n%s\n%s\nreproduce: %s", err, strings.TrimSpace(panicked.Stack), kept, SimCommand(sys, res.Config, path))
+		return res
+	}
 	if err != nil && !(errors.As(err, &evalErr) && res != nil) {
 		t.Fatalf("simtest: %v", err)
 		return res

@@ -1,0 +1,74 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/cli"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// Faulty panics on its third timer at n2.
+type Faulty struct{ Ticks int }
+
+func (f *Faulty) Init(env node.Env)                       { env.After(time.Millisecond, "tick") }
+func (f *Faulty) Receive(node.Env, node.ID, node.Message) {}
+func (f *Faulty) Timer(env node.Env, _ node.Timer) {
+	f.Ticks++
+	if env.Self() == "n2" && f.Ticks == 3 {
+		var m map[string]int
+		m["x"] = 1 // a nil map: panics
+	}
+	env.After(time.Millisecond, "tick")
+}
+
+// A handler that panics in a seed hunt is a finding, as in explore: its
+// trace is written, the result file names it (kind panic), --all goes on
+// to the next seed, and the stack says where. Before, the hunt printed
+// one line and exited 1 with no trace and no result file.
+func TestSeedHuntKeepsAHandlerPanic(t *testing.T) {
+	sys := &system.System{Name: "faulty", Codec: node.NewCodec(),
+		New: func(node.ID, system.Config) node.Handler { return &Faulty{} },
+		Sim: system.SimDefaults{Nodes: 2, Time: time.Second}}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "f.star")
+	os.WriteFile(script, []byte(`F = table("cli_test.Faulty")
+safety("Ticks", lambda: forall(F, lambda f: f.Ticks >= 0))
+`), 0o644)
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: &errb}
+		return app.Run(args), out.String(), errb.String()
+	}
+	trace, results := filepath.Join(dir, "h.lz4"), filepath.Join(dir, "r.json")
+	code, out, errs := run("sim", "faulty", "--seeds", "1-2", "--check", script, "--all", "--results", results, "-o", trace)
+	if code != cli.ExitViolations || strings.Count(out, "handler panicked in timer event") != 2 {
+		t.Fatalf("hunt: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if _, err := os.Stat(trace); err != nil {
+		t.Fatalf("no trace of the first panic: %v", err)
+	}
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatalf("no result file: %v", err)
+	}
+	var rf struct {
+		Failures []struct {
+			Kind string `json:"kind"`
+		} `json:"failures"`
+	}
+	if err := json.Unmarshal(b, &rf); err != nil || len(rf.Failures) != 2 || rf.Failures[0].Kind != "panic" {
+		t.Fatalf("result file (%v): %s", err, b)
+	}
+	// Without --all: the stack names the handler's line.
+	code, out, errs = run("sim", "faulty", "--seeds", "1-2", "--check", script, "-o", trace)
+	if code != cli.ExitViolations || !strings.Contains(out, "hunt_panic_test.go:") {
+		t.Fatalf("hunt without --all: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}
