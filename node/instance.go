@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -53,7 +54,41 @@ type PanicError struct {
 }
 
 func (e *PanicError) Error() string {
-	return fmt.Sprintf("node %s: handler panicked in %s event (seq %d): %v", e.Node, e.Kind, e.Seq, e.Value)
+	where := ""
+	if w := e.Where(); w != "" {
+		where = " at " + w
+	}
+	return fmt.Sprintf("node %s: handler panicked in %s event (seq %d)%s: %v", e.Node, e.Kind, e.Seq, where, e.Value)
+}
+
+// Where is the function and line that panicked, from Stack: the first
+// frame below the panic outside the Go runtime ("" if Stack does not
+// show one), e.g. "main.(*Node).Timer (node.go:42)".
+func (e *PanicError) Where() string {
+	lines := strings.Split(e.Stack, "\n")
+	below := false
+	for i := 0; i+1 < len(lines); i++ {
+		fn := lines[i]
+		if strings.HasPrefix(fn, "\t") || fn == "" {
+			continue
+		}
+		if strings.HasPrefix(fn, "panic(") {
+			below = true
+			continue
+		}
+		if !below || strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "runtime/") {
+			continue
+		}
+		if p := strings.LastIndexByte(fn, '('); p > 0 {
+			fn = fn[:p]
+		}
+		file := strings.TrimSpace(lines[i+1])
+		if sp := strings.IndexByte(file, ' '); sp > 0 {
+			file = file[:sp] // the +0x offset
+		}
+		return fmt.Sprintf("%s (%s)", fn, filepath.Base(file))
+	}
+	return ""
 }
 
 // PendingTimer is a timer set and neither fired nor cancelled.

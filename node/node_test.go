@@ -235,6 +235,11 @@ func TestHandlerPanicReported(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Value != "receive failed" || pe.Node != "a" || pe.Seq != 2 || pe.Stack == "" {
 		t.Fatalf("panic error: %v", err)
 	}
+	// It says where: the handler's method and line, not the runtime's
+	// or the dispatcher's (a new user's hunt printed the value alone).
+	if w := pe.Where(); !strings.Contains(w, ".Receive (node_test.go:") || !strings.Contains(err.Error(), " at "+w+": receive failed") {
+		t.Fatalf("where %q in %v", w, err)
+	}
 }
 
 func TestSourceErrorAbortsDispatch(t *testing.T) {

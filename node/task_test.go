@@ -254,6 +254,9 @@ func TestTaskPanicReported(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Kind != KindTask || !strings.Contains(err.Error(), `task 1 "boom": kaput`) {
 		t.Fatalf("got %v", err)
 	}
+	if w := pe.Where(); !strings.Contains(w, "task_test.go:") {
+		t.Fatalf("where %q, want the task's line", w)
+	}
 }
 
 func TestCrashEndsTasks(t *testing.T) {
