@@ -229,6 +229,10 @@ func (c *checker) collect(fn *fun) {
 				add(Channel, "range over a channel", n.For)
 			case *types.Map:
 				fn.ranges = append(fn.ranges, n)
+			case *types.Signature:
+				if mapIterator(info, n.X) {
+					fn.ranges = append(fn.ranges, n) // as random as the map
+				}
 			}
 		case *ast.Ident:
 			switch obj := info.Uses[n].(type) {
@@ -310,6 +314,38 @@ func (c *checker) effectsOf(f *types.Func) bool {
 	}
 	var fact Reaches
 	return c.pass.ImportObjectFact(f, &fact) && fact.Effects
+}
+
+// mapIterator says whether x is a call of maps.Keys, maps.Values or
+// maps.All: an iterator over a map, in the map's random order.
+func mapIterator(info *types.Info, x ast.Expr) bool {
+	call, ok := ast.Unparen(x).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	var id *ast.Ident
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.SelectorExpr:
+		id = f.Sel
+	case *ast.Ident:
+		id = f
+	case *ast.IndexExpr: // maps.Keys[M, K](m)
+		if sel, ok := f.X.(*ast.SelectorExpr); ok {
+			id = sel.Sel
+		}
+	}
+	if id == nil {
+		return false
+	}
+	fn, ok := info.Uses[id].(*types.Func)
+	if !ok || fn.Pkg() == nil || fn.Pkg().Path() != "maps" {
+		return false
+	}
+	switch fn.Name() {
+	case "Keys", "Values", "All":
+		return true
+	}
+	return false
 }
 
 // mapSink says what, inside the body of a range over a map, makes the

@@ -4,6 +4,7 @@ package bad
 import (
 	cryptorand "crypto/rand"
 	"io"
+	"maps"
 	"math/big"
 	"math/rand"
 	randv2 "math/rand/v2"
@@ -81,6 +82,15 @@ func (n *Node) Timer(env node.Env, t node.Timer) { // want Timer:`reaches\(chann
 	}
 	for id := range n.Members { // want `decides the order of calls to gossip`
 		n.gossip(env, id)
+	}
+	for id := range maps.Keys(n.Members) { // want `decides the order of env.Send calls`
+		env.Send(id, 1)
+	}
+	for id, v := range maps.All(n.Members) { // want `decides the order of env.Send calls`
+		env.Send(id, v)
+	}
+	for v := range maps.Values(n.Members) { // want `decides the order of env.After calls`
+		env.After(time.Duration(v), "t")
 	}
 	_ = n.first()
 	_ = n.keys()
