@@ -39,3 +39,26 @@ func TestScenarioPanicIsTheRunsError(t *testing.T) {
 		}
 	}
 }
+
+// A system's SimDefaults that no run can use is refused naming the
+// field, not a flag the user never gave (SimDefaults.Drop -1 said
+// "--drop -1"), and a negative one is not quietly replaced.
+func TestBadSimDefaultsAreNamed(t *testing.T) {
+	for _, c := range []struct {
+		d    system.SimDefaults
+		want string
+	}{
+		{system.SimDefaults{Drop: -1}, "SimDefaults.Drop -1"},
+		{system.SimDefaults{Nodes: -2}, "SimDefaults.Nodes -2"},
+		{system.SimDefaults{LatencyMin: 10 * time.Millisecond, LatencyMax: time.Millisecond}, "SimDefaults.LatencyMin/Max 10ms-1ms"},
+		{system.SimDefaults{Time: -time.Second}, "SimDefaults.Time -1s"},
+	} {
+		sys := &system.System{Name: "idle", Codec: node.NewCodec(),
+			New: func(node.ID, system.Config) node.Handler { return idle{} }, Sim: c.d}
+		cfg := sim.DefaultConfig()
+		_, err := sim.Run(sys, cfg.WithDefaults(sys), &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "--") {
+			t.Errorf("%+v: %v, want %q", c.d, err, c.want)
+		}
+	}
+}

@@ -105,6 +105,9 @@ const (
 // configuration the system's own Validate hook refuses. Run calls it;
 // front ends call it to refuse a run before preparing its output.
 func CheckConfig(sys *system.System, cfg Config) error {
+	if err := checkDefaults(sys); err != nil {
+		return err
+	}
 	if err := sys.CheckBug(cfg.Bug); err != nil {
 		return err
 	}
@@ -164,6 +167,35 @@ func (c Config) WithDefaults(sys *system.System) Config {
 	c.LatencyMax = max(c.LatencyMax, c.LatencyMin)
 	c.DownMax = max(c.DownMax, c.DownMin)
 	return c
+}
+
+// checkDefaults reports a SimDefaults of the system that no run can use,
+// naming the field: Validate's message names a flag, which the user did
+// not give. Zero means "the simulator's default" in every field.
+func checkDefaults(sys *system.System) error {
+	d := sys.Sim
+	bad := func(field string, v any, why string) error {
+		return fmt.Errorf("system %q: SimDefaults.%s %v: %s", sys.Name, field, v, why)
+	}
+	switch {
+	case d.Nodes < 0 || d.Nodes > MaxNodes:
+		return bad("Nodes", d.Nodes, fmt.Sprintf("between 1 and %d (0: 3)", MaxNodes))
+	case d.Steps < 0:
+		return bad("Steps", d.Steps, "at least one step (0: 100,000)")
+	case d.Time < 0:
+		return bad("Time", d.Time, "a positive virtual time (0: one minute)")
+	case !(d.Drop >= 0 && d.Drop <= 1):
+		return bad("Drop", d.Drop, "a probability is between 0 and 1")
+	case !(d.Dup >= 0 && d.Dup <= 1):
+		return bad("Dup", d.Dup, "a probability is between 0 and 1")
+	case !(d.Churn >= 0 && d.Churn <= MaxChurn):
+		return bad("Churn", d.Churn, fmt.Sprintf("a rate between 0 and %g crashes per node per virtual second", MaxChurn))
+	case d.LatencyMin < 0 || d.LatencyMax < 0 || d.LatencyMin > 0 && d.LatencyMax > 0 && d.LatencyMax < d.LatencyMin:
+		return bad("LatencyMin/Max", fmt.Sprintf("%v-%v", d.LatencyMin, d.LatencyMax), "want 0 < MIN <= MAX (0: 1ms-10ms)")
+	case d.DownMin < 0 || d.DownMax < 0 || d.DownMin > 0 && d.DownMax > 0 && d.DownMax < d.DownMin:
+		return bad("DownMin/Max", fmt.Sprintf("%v-%v", d.DownMin, d.DownMax), "want 0 < MIN <= MAX (0: 50ms-500ms)")
+	}
+	return nil
 }
 
 // Validate reports a setting no run can use (after WithDefaults). Errors
