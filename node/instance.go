@@ -276,6 +276,9 @@ func (in *Instance) Dispatch(ev *Event, src Source) (err error) {
 		in.timers = map[TimerID]PendingTimer{}
 		in.nextTimer = 0
 		in.handler = in.factory()
+		if in.handler == nil {
+			panic(fmt.Sprintf("the system's New returned no handler for node %s", in.id))
+		}
 		in.up = true
 		in.handler.Init(in)
 	case KindCrash:

@@ -62,3 +62,15 @@ func TestBadSimDefaultsAreNamed(t *testing.T) {
 		}
 	}
 }
+
+// A New that returns no handler is named as such, not as a nil pointer
+// dereference in Init.
+func TestANewReturningNilIsNamed(t *testing.T) {
+	sys := &system.System{Name: "nilnew", Codec: node.NewCodec(),
+		New: func(node.ID, system.Config) node.Handler { return nil }}
+	cfg := sim.DefaultConfig()
+	_, err := sim.Run(sys, cfg.WithDefaults(sys), &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "New returned no handler for node n1") {
+		t.Fatalf("%v", err)
+	}
+}
