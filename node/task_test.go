@@ -319,3 +319,18 @@ func TestTaskUsedFromHandlerPanics(t *testing.T) {
 	}()
 	kept.Sleep(time.Second)
 }
+
+// Cond.Wait without the mutex says so, naming Wait, not an Unlock the
+// task never wrote with "holder: task 0".
+func TestCondWaitWithoutTheMutexSaysSo(t *testing.T) {
+	d := newMini(t, 0, func(env Env, h *taskNode) {
+		Go(env, "waiter", func(t *Task) {
+			var c Cond
+			c.Wait(t, &h.Mu)
+		})
+	})
+	err := d.run()
+	if err == nil || !strings.Contains(err.Error(), "Wait on cond with mutex, which the task must hold (nobody holds it)") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -59,10 +59,18 @@ func (m *Mutex) TryLock(t *Task) bool {
 func (m *Mutex) Unlock(t *Task) {
 	t.mustRun("Mutex.Unlock")
 	if m.holder != t.id {
-		panic(fmt.Sprintf("Unlock of %s, which it does not hold (holder: task %d)", m.label(), m.holder))
+		panic(fmt.Sprintf("Unlock of %s, which it does not hold (%s)", m.label(), holderText(m.holder)))
 	}
 	m.holder = 0
 	m.handOff(t.ts)
+}
+
+// holderText says who holds a mutex, for a misuse's message.
+func holderText(id TaskID) string {
+	if id == 0 {
+		return "nobody holds it"
+	}
+	return fmt.Sprintf("task %d holds it", id)
 }
 
 func (m *Mutex) handOff(ts *tasks) {
@@ -201,6 +209,9 @@ func (c *Cond) Waiting() int { return len(c.waiters) }
 // t, and locks mu again. As with sync.Cond, check the condition in a loop.
 func (c *Cond) Wait(t *Task, mu *Mutex) {
 	t.mustRun("Cond.Wait")
+	if mu.holder != t.id {
+		panic(fmt.Sprintf("Wait on %s with %s, which the task must hold (%s)", c.label(), mu.label(), holderText(mu.holder)))
+	}
 	mu.Unlock(t)
 	c.waiters = append(c.waiters, t.id)
 	t.block("cond " + c.label())
