@@ -290,6 +290,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	ctx, stop := interruptContext(syscall.SIGTERM)
 	defer stop()
 	prog := a.progress()
+	a.sayStalls(&cfg, "explore")
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script.Path,
 		Check:  simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Counts: counts},

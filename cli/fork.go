@@ -153,6 +153,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	if f.sim.verbose {
 		cfg.Log = a.Stderr
 	}
+	a.sayStalls(&cfg, "fork")
 	start := time.Now()
 	res, runErr := sim.RunFrom(sys, cfg, w, tr.Prefix(f.at+1), file)
 	prog.done()

@@ -250,6 +250,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	}
 	best := map[string]*prediction{}
 	earlier := map[string]*predicates.Violation{}
+	a.sayStalls(&cfg, "predict")
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script,
 		Check: simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,

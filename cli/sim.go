@@ -413,6 +413,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if f.verbose {
 		cfg.Log = a.Stderr
 	}
+	a.sayStalls(&cfg, "sim")
 	start := time.Now()
 	res, runErr := sim.Run(sys, cfg, file)
 	prog.done()
@@ -465,4 +466,14 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 func networkLine(s sim.Stats) string {
 	return fmt.Sprintf("  network: %d sent, %d duplicated; %d delivered, %d lost, %d cut by partitions, %d to down nodes, %d in flight at the end",
 		s.Sent, s.Duplicated, s.Delivered, s.Lost, s.Partitioned, s.ToDownNode, s.InFlight)
+}
+
+// sayStalls has cfg's runs say on stderr when a handler runs long: the
+// run cannot stop it, only end before it (sim.Config.HandlerBound) or at
+// a Ctrl-C.
+func (a *App) sayStalls(cfg *sim.Config, verb string) {
+	cfg.OnStall = func(id node.ID, kind node.Kind, running time.Duration) {
+		fmt.Fprintf(a.Stderr, "%s %s: node %s's handler has not returned from its %s event for %v: an endless loop, or a call that blocks outside the runtime? The run ends before that event after %v, or now at Ctrl-C\n",
+			a.prog(), verb, id, kind, running, sim.DefaultHandlerBound)
+	}
 }

@@ -128,7 +128,7 @@ func RunFrom(sys *system.System, cfg Config, w *world.World, prefix []*node.Even
 			s.scheduleCrash(id)
 		}
 	}
-	return s.finish(s.loop())
+	return s.runWatched(s.loop)
 }
 
 // restore builds the nodes from the world and queues what is pending in

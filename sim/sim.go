@@ -68,7 +68,18 @@ type Config struct {
 	// Stop, if set, is polled every stopEvery events: when it says so the
 	// run ends with ErrInterrupted, cut where it was (a search being
 	// interrupted discards it; a run of thousands of nodes takes minutes).
+	// It is also polled from another goroutine while a handler runs long,
+	// so that a handler that never returns does not keep the run going:
+	// it must be safe to call from any goroutine.
 	Stop func() bool
+	// HandlerBound is how long, in wall-clock time, one handler call may
+	// run before the run ends with a *StallError, the trace kept up to
+	// the event before (0: DefaultHandlerBound; < 0: no bound).
+	HandlerBound time.Duration
+	// OnStall, if set, is told (from another goroutine) when a handler
+	// call has run for 10 s: a handler that does not return cannot be
+	// stopped, only left behind.
+	OnStall func(id node.ID, kind node.Kind, running time.Duration)
 	// Chooser makes the run's nondeterministic decisions; nil: the
 	// Seeded chooser for Seed, which is what a seed alone reproduces.
 	Chooser Chooser
@@ -319,6 +330,7 @@ type Sim struct {
 	stopped  string
 	stats    Stats
 	err      error
+	watchState
 	// serialClock is the highest Lamport clock run so far: each event's
 	// node is raised to it first, so that the trace's causal order is the
 	// order run, which is time order (record.Header.SerialClocks).
@@ -352,7 +364,7 @@ func Run(sys *system.System, cfg Config, out io.Writer) (*Result, error) {
 			return s.finish(err)
 		}
 	}
-	return s.finish(s.loop())
+	return s.runWatched(s.loop)
 }
 
 // scenario runs the system's scenario code (its setup, or an action it
@@ -482,16 +494,23 @@ func (s *Sim) finish(runErr error) (*Result, error) {
 			s.stats.InFlight++
 		}
 	}
-	end := record.End{Reason: s.stopped, Time: s.start + s.now, Stats: s.stats.asMap(), States: s.finalStates()}
-	if runErr != nil {
-		end.Reason = "error: " + runErr.Error()
-	}
+	end := s.endRecord(runErr)
+	end.States = s.finalStates()
 	if err := s.w.Close(end); err != nil && runErr == nil {
 		runErr = fmt.Errorf("write trace: %w", err)
 	}
 	res := &Result{Steps: s.steps, Time: time.Duration(s.now), Reason: s.stopped, Stats: s.stats}
 	s.endTasks()
 	return res, runErr
+}
+
+// endRecord is the trace's end record, without the final states.
+func (s *Sim) endRecord(runErr error) record.End {
+	end := record.End{Reason: s.stopped, Time: s.start + s.now, Stats: s.stats.asMap()}
+	if runErr != nil {
+		end.Reason = "error: " + runErr.Error()
+	}
+	return end
 }
 
 func (c Config) runParams() map[string]string {
@@ -728,7 +747,14 @@ func (s *Sim) dispatch(sn *simNode, ev *node.Event) error {
 	if !s.causal && sn.inst.Lamport() < s.serialClock {
 		sn.inst.Resume(sn.inst.Seq(), s.serialClock)
 	}
-	if err := sn.inst.Dispatch(ev, sn.src); err != nil {
+	if !s.enterHandler(sn, ev.Kind) {
+		return errAbandoned
+	}
+	err := sn.inst.Dispatch(ev, sn.src)
+	if !s.leaveHandler() {
+		return errAbandoned // given up on while the handler ran: touch nothing
+	}
+	if err != nil {
 		return fmt.Errorf("seed %d, event %d at %v: %w", s.cfg.Seed, s.steps, time.Duration(s.now), err)
 	}
 	s.serialClock = max(s.serialClock, ev.Lamport)

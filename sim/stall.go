@@ -1,0 +1,170 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+)
+
+// A handler that never returns (an endless loop, a blocking call on a
+// real channel, sync.Mutex or I/O) cannot be stopped: Go has no way to
+// end a goroutine from outside. What the simulator can do is not hang
+// with it. The run's loop goes on its own goroutine, and the caller's
+// watches it: it says when a handler has run for long (Config.OnStall),
+// and once a stop is asked for (Config.Stop) or the handler bound passes,
+// it takes the trace over and ends it before the stuck event, leaving
+// the stuck goroutine behind (the process is about to end, or the run is
+// given up: a search goes on to its next run).
+
+// DefaultHandlerBound is how long one handler call may run, in wall-clock
+// time, before the run ends with an error (Config.HandlerBound).
+const DefaultHandlerBound = time.Minute
+
+// stallWarnAfter is how long a handler runs before OnStall is told.
+const stallWarnAfter = 10 * time.Second
+
+// Where the run's loop is, for the watch (Sim.phase).
+const (
+	phaseLoop      int32 = iota // running the simulator's own code
+	phaseHandler                // inside a handler call
+	phaseAbandoned              // taken over by the watch: the loop must not touch the run again
+)
+
+// errAbandoned is what the loop gets when it comes back from a handler
+// the watch gave up on: it returns at once, touching nothing.
+var errAbandoned = errors.New("sim: the run was taken over while a handler ran")
+
+// StallError ends a run whose handler did not return within the handler
+// bound. The trace holds every event before the stuck one.
+type StallError struct {
+	Node  node.ID
+	Kind  node.Kind
+	After time.Duration
+}
+
+func (e *StallError) Error() string {
+	return fmt.Sprintf("node %s's handler did not return from its %s event within %v: an endless loop, or a call that blocks outside the runtime (a Go channel, sync.Mutex, time.Sleep, file or network I/O); the trace ends before that event", e.Node, e.Kind, e.After)
+}
+
+// enterHandler and leaveHandler bracket a handler call in the loop; false
+// means the watch took the run over, and the loop must return at once.
+func (s *Sim) enterHandler(sn *simNode, kind node.Kind) bool {
+	s.handling.Store(sn)
+	s.handlingKind.Store(int32(kind))
+	s.dispatches.Add(1)
+	return s.phase.CompareAndSwap(phaseLoop, phaseHandler)
+}
+
+func (s *Sim) leaveHandler() bool { return s.phase.CompareAndSwap(phaseHandler, phaseLoop) }
+
+// loopResult is what the loop's goroutine hands back.
+type loopResult struct {
+	err      error
+	panicked bool
+	value    any // the panic's value
+	goexit   bool
+}
+
+// runWatched runs loop on a goroutine of its own and finishes the run: as
+// finish does when it returns, or, when a handler does not return, by
+// ending the trace before the stuck event.
+func (s *Sim) runWatched(loop func() error) (*Result, error) {
+	done := make(chan loopResult, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			if r := recover(); r != nil {
+				done <- loopResult{panicked: true, value: r}
+				return
+			}
+			done <- loopResult{goexit: true} // runtime.Goexit in a handler
+		}()
+		err := loop()
+		returned = true
+		done <- loopResult{err: err}
+	}()
+	bound := s.cfg.HandlerBound
+	if bound == 0 {
+		bound = DefaultHandlerBound
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var last int64 = -1
+	var since time.Time
+	warned := false
+	for {
+		select {
+		case r := <-done:
+			switch {
+			case r.panicked:
+				panic(r.value) // the simulator's own failure, as before the loop moved
+			case r.goexit:
+				if s.phase.CompareAndSwap(phaseHandler, phaseAbandoned) {
+					id, kind := s.handled()
+					return s.abandon(fmt.Errorf("node %s's handler called runtime.Goexit in its %s event, which ends the goroutine that runs every handler; the trace ends before that event", id, kind))
+				}
+				return nil, errors.New("sim: the run's loop ended by runtime.Goexit outside a handler")
+			}
+			return s.finish(r.err)
+		case now := <-tick.C:
+			n := s.dispatches.Load()
+			if s.phase.Load() != phaseHandler || n != last {
+				last, since, warned = n, now, false
+				continue
+			}
+			stuck := now.Sub(since)
+			id, kind := s.handled()
+			if stuck >= stallWarnAfter && !warned && s.cfg.OnStall != nil {
+				warned = true
+				s.cfg.OnStall(id, kind, stuck.Round(time.Second))
+			}
+			stop := s.cfg.Stop != nil && s.cfg.Stop() && stuck >= time.Second
+			over := bound > 0 && stuck >= bound
+			if (stop || over) && s.phase.CompareAndSwap(phaseHandler, phaseAbandoned) {
+				if over {
+					return s.abandon(&StallError{Node: id, Kind: kind, After: bound})
+				}
+				return s.abandon(fmt.Errorf("%w: node %s's handler had not returned from its %s event after %v; the trace ends before that event", ErrInterrupted, id, kind, stuck.Round(time.Second)))
+			}
+		}
+	}
+}
+
+// abandon ends the trace of a run whose loop is stuck in a handler, with
+// every event before it: no final state hashes (the stuck node's state is
+// mid-event) and no ending of tasks (the stuck goroutine may hold them).
+func (s *Sim) abandon(runErr error) (*Result, error) {
+	for _, sl := range s.queue {
+		if sl.it.kind == itemDeliver {
+			s.stats.InFlight++
+		}
+	}
+	end := s.endRecord(runErr)
+	end.States = nil
+	if err := s.w.Close(end); err != nil {
+		runErr = fmt.Errorf("%w (and the trace could not be ended: %v)", runErr, err)
+	}
+	return &Result{Steps: s.steps, Time: time.Duration(s.now), Reason: s.stopped, Stats: s.stats}, runErr
+}
+
+// handled is the node and kind of the event whose handler runs.
+func (s *Sim) handled() (node.ID, node.Kind) {
+	return s.handling.Load().id, node.Kind(s.handlingKind.Load())
+}
+
+// watchState tells the watch where the loop is, which node's handler
+// runs and for which kind of event, and whether the loop moved on since
+// it last looked. Atomics, not the event: storing the event's address
+// would move every event to the heap.
+type watchState struct {
+	phase        atomic.Int32
+	handling     atomic.Pointer[simNode]
+	handlingKind atomic.Int32
+	dispatches   atomic.Int64
+}
