@@ -154,6 +154,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		cfg.Log = a.Stderr
 	}
 	a.sayStalls(&cfg, "fork")
+	cfg.Stop = interrupted.Load // a run stuck in a handler: see sim
 	start := time.Now()
 	res, runErr := sim.RunFrom(sys, cfg, w, tr.Prefix(f.at+1), file)
 	prog.done()
@@ -199,6 +200,9 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		cont = "no continuation"
 	}
 	fmt.Fprintf(out, "wrote %s (%s): steps #0..#%d are the parent's, %s\n", f.sim.output, humanize.IBytes(uint64(size)), f.at, cont)
+	if errors.Is(runErr, sim.ErrInterrupted) {
+		return withCode(ExitInterrupted, runErr) // a handler that never returned, left behind
+	}
 	if runErr != nil {
 		fmt.Fprintf(out, "the continuation stopped on an error; the trace holds every event up to it\n")
 		return withCode(ExitViolations, runErr)

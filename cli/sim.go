@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -414,6 +415,9 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 		cfg.Log = a.Stderr
 	}
 	a.sayStalls(&cfg, "sim")
+	// Observe ends a run at Ctrl-C between events; Stop, polled from
+	// another goroutine too, ends one stuck in a handler.
+	cfg.Stop = interrupted.Load
 	start := time.Now()
 	res, runErr := sim.Run(sys, cfg, file)
 	prog.done()
@@ -450,6 +454,9 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 		perEvent = float64(size) / float64(res.Steps)
 	}
 	fmt.Fprintf(w, "wrote %s: %s, %.1f bytes/event\n", out, humanize.IBytes(uint64(size)), perEvent)
+	if errors.Is(runErr, sim.ErrInterrupted) {
+		return withCode(ExitInterrupted, runErr) // a handler that never returned, left behind
+	}
 	if runErr != nil {
 		fmt.Fprintf(w, "the run stopped on an error; the trace holds every event up to it\n")
 		if f.schedule != "" {
