@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // A trace database whose table file was cut short made replay state,
@@ -95,6 +97,15 @@ func TestSomethingElseAtTheDatabasesName(t *testing.T) {
 			os.WriteFile(filepath.Join(db, "README"), []byte("mine"), 0o644)
 			os.WriteFile(filepath.Join(db, "src", "main.go"), []byte("package main\n"), 0o644)
 		}},
+		// Another program's Badger store: index emptied it, exit 0.
+		{"another program's Badger store", "exists and is not a trace database (a Badger store with no part-NNNN folder", func() {
+			bdb, err := badger.Open(badger.DefaultOptions(db).WithLogger(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bdb.Update(func(txn *badger.Txn) error { return txn.Set([]byte("k"), []byte("the app's")) })
+			bdb.Close()
+		}},
 	} {
 		os.RemoveAll(db)
 		c.make()
@@ -111,7 +122,7 @@ func TestSomethingElseAtTheDatabasesName(t *testing.T) {
 			}
 		}
 		if c.name != "a file" {
-			if _, err := os.Stat(filepath.Join(db, "MANIFEST")); c.name == "a packaging tree with a MANIFEST" && err != nil {
+			if _, err := os.Stat(filepath.Join(db, "MANIFEST")); c.name != "a folder of notes" && err != nil {
 				t.Errorf("index took %s: %v", c.name, err)
 			}
 			if ents, _ := os.ReadDir(db); len(ents) == 0 {

@@ -283,6 +283,12 @@ func replaceable(dir string) error {
 	if name, ok := onlyDatabaseFiles(dir, entries, true); !ok {
 		return notDB(fmt.Sprintf("it holds %s", name))
 	}
+	// Nor are Badger's files: another program's store has them too. A
+	// trace database keeps its steps in parts (part-0000, ...): a store
+	// without one is not ours, and is never emptied.
+	if !slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.IsDir() && partName.MatchString(e.Name()) }) {
+		return notDB("a Badger store with no part-NNNN folder: another program's")
+	}
 	return nil
 }
 
