@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -81,6 +82,13 @@ func RemoveStale(target string, minAge time.Duration) (freed int64) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			// A database's leftover holds a database's files only.
+			sub, err := os.ReadDir(p)
+			if _, ok := onlyDatabaseFiles(p, sub, true); err != nil || !ok {
+				continue
+			}
+		}
 		info, err := os.Lstat(p)
 		// A database moved aside was complete: its readers hold it already.
 		if err != nil || info.Mode()&fs.ModeSymlink != 0 || kind == 0 && time.Since(info.ModTime()) < minAge {
@@ -103,17 +111,22 @@ func RemoveStale(target string, minAge time.Duration) (freed int64) {
 }
 
 // leftover tells whether name is one of target's leftovers: a prefix of
-// partialPrefixes followed by the digits (and dashes) temporary names end
-// with. It returns the prefix's index, -1 for none.
+// partialPrefixes followed by the ending this package gives such names
+// (leftoverSuffix). It returns the prefix's index, -1 for none.
 func leftover(name, target string) int {
 	for i, prefix := range partialPrefixes(target) {
 		rest, ok := strings.CutPrefix(name, prefix)
-		if ok && rest != "" && strings.Trim(rest, "0123456789-") == "" {
+		if ok && leftoverSuffix[i].MatchString(rest) {
 			return i
 		}
 	}
 	return -1
 }
+
+// leftoverSuffix are the endings this package gives its temporary names,
+// exactly: a random number (partial), a pid and a time in ns (old). A
+// user's ".run.lz4.old-2024-05-01" or ".run.lz4.db.old-2" is theirs.
+var leftoverSuffix = [2]*regexp.Regexp{regexp.MustCompile(`^\d+$`), regexp.MustCompile(`^\d+-\d{16,}$`)}
 
 // buildLockPath is the lock file that makes one process at a time build
 // the database at dir.

@@ -191,14 +191,21 @@ func TestStalePartialDatabasesAreRemoved(t *testing.T) {
 	}
 	// Another trace's partial database is not this build's business.
 	other := mk(".other.lz4.db.partial-5")
+	// Nor are the user's own files and folders whose names merely look
+	// like leftovers (index removed both, notes and all).
+	dated := mk(".demo.lz4.db.old-2024-05-01")
+	notes := mk(".demo.lz4.db.old-2")
+	os.WriteFile(filepath.Join(notes, "notes.txt"), []byte("precious"), 0o644)
+	os.Chtimes(notes, old, old)
+	aside := mk(".demo.lz4.db.old-4242-1764451200000000000") // moved aside by a build: ours
 	db, _ := ensure(t, []string{trace}, Options{Preds: script})
 	db.Close()
-	for _, p := range []string{stale1, stale2} {
+	for _, p := range []string{stale1, stale2, aside} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("stale partial database %s was not removed", filepath.Base(p))
 		}
 	}
-	for _, p := range []string{live, other} {
+	for _, p := range []string{live, other, dated, notes} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s was removed: %v", filepath.Base(p), err)
 		}
