@@ -98,7 +98,7 @@ func TestSomethingElseAtTheDatabasesName(t *testing.T) {
 			os.WriteFile(filepath.Join(db, "src", "main.go"), []byte("package main\n"), 0o644)
 		}},
 		// Another program's Badger store: index emptied it, exit 0.
-		{"another program's Badger store", "exists and is not a trace database (a Badger store with no part-NNNN folder", func() {
+		{"another program's Badger store", "exists and is not a trace database (a Badger store with no trace database", func() {
 			bdb, err := badger.Open(badger.DefaultOptions(db).WithLogger(nil))
 			if err != nil {
 				t.Fatal(err)

@@ -284,12 +284,38 @@ func replaceable(dir string) error {
 		return notDB(fmt.Sprintf("it holds %s", name))
 	}
 	// Nor are Badger's files: another program's store has them too. A
-	// trace database keeps its steps in parts (part-0000, ...): a store
-	// without one is not ours, and is never emptied.
+	// trace database keeps its steps in parts (part-0000, ...); one
+	// without (of an older layout, or not ours) is ours only if its store
+	// holds a database's description.
 	if !slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.IsDir() && partName.MatchString(e.Name()) }) {
-		return notDB("a Badger store with no part-NNNN folder: another program's")
+		if why := foreignStore(dir); why != "" {
+			return notDB(why)
+		}
 	}
 	return nil
+}
+
+// foreignStore says why the Badger store at dir is not a trace
+// database's ("" when it may be one): it opens and holds no description,
+// or it does not open and bears none of a database's marks (a VERIFIED
+// stamp, stored predicate results), so it may be another program's.
+func foreignStore(dir string) string {
+	bdb, err := badger.OpenManaged(readOptions(dir))
+	if err != nil {
+		for _, mark := range []string{verifiedName, predsFile} {
+			if _, serr := os.Stat(filepath.Join(dir, mark)); serr == nil {
+				return "" // a damaged database of ours
+			}
+		}
+		return fmt.Sprintf("a Badger store that does not open (%v) and bears no trace database's marks", err)
+	}
+	defer bdb.Close()
+	txn := bdb.NewTransactionAt(latest, false)
+	defer txn.Discard()
+	if _, err := txn.Get([]byte{nsMeta}); errors.Is(err, badger.ErrKeyNotFound) {
+		return "a Badger store with no trace database's description: another program's"
+	}
+	return ""
 }
 
 var (
