@@ -248,6 +248,11 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		if p.Lossy {
 			errs += ", of what was recorded and recovered only"
 		}
+		if !res.Checked {
+			if why := p.Outdated(); why != "" {
+				checked = fmt.Sprintf("stored, outdated: %s; --preds %s checks it again", why, shellQuote(script))
+			}
+		}
 		fmt.Fprintf(a.Stdout, "predicates %s (%s): %d violation(s)%s%s\n", script, checked, violations, screened, errs)
 		// A predicate that could not be evaluated means the stored results
 		// are incomplete: say so where errors go, and exit as check does.

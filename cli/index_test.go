@@ -40,3 +40,31 @@ func TestIndexCountsViolationsAsCheckDoes(t *testing.T) {
 		t.Fatalf("check counts %s violation(s); index says:\n%s", m[1], out.String())
 	}
 }
+
+// Results stored for a script that changed since are not shown as
+// current: index (and the debugger) without --preds said "(stored): 1
+// violation(s)" for a script that now finds none.
+func TestStoredResultsOfAChangedScriptSaySo(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	trace := filepath.Join(dir, "p.lz4")
+	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "300", "-o", trace}); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	script := filepath.Join(dir, "p.star")
+	os.WriteFile(script, []byte(`safety("Early", lambda: event.step < 100)`+"\n"), 0o644)
+	if code := app.Run([]string{"index", trace, "--preds", script}); code != 0 {
+		t.Fatalf("index --preds: exit %d: %s", code, errb.String())
+	}
+	out.Reset()
+	if app.Run([]string{"index", trace}); !regexp.MustCompile(`\(stored\): 1 violation`).MatchString(out.String()) {
+		t.Fatalf("index of an unchanged script:\n%s", out.String())
+	}
+	os.WriteFile(script, []byte(`safety("Early", lambda: True)`+"\n"), 0o644)
+	out.Reset()
+	app.Run([]string{"index", trace})
+	if !regexp.MustCompile(`\(stored, outdated: its script changed since they were checked; --preds \S+ checks it again\)`).MatchString(out.String()) {
+		t.Fatalf("index of a changed script:\n%s", out.String())
+	}
+}

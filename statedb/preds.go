@@ -77,6 +77,21 @@ type Flip struct {
 	Holds     bool   `cbor:"2,keyasint"`
 }
 
+// Outdated says why the stored results may not be the script's now
+// ("" when they are): it changed since (or a script beside it that it
+// may load did), or it cannot be read any more. Results shown without
+// --preds are the stored ones; this says when they are stale.
+func (p *Predicates) Outdated() string {
+	h, err := ScriptHash(p.Script)
+	switch {
+	case err != nil:
+		return "its script cannot be read now"
+	case h != p.Hash:
+		return "its script changed since they were checked"
+	}
+	return ""
+}
+
 // ScriptHash identifies a predicates script as it is now: its content and
 // that of every .star file beside it (which it may load()).
 func ScriptHash(script string) (string, error) {

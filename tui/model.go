@@ -66,10 +66,13 @@ const CheckpointEvery = 250
 
 // Model is the debugger's state and logic, with no terminal in it.
 type Model struct {
-	cfg   Config
-	db    *statedb.DB
-	preds *statedb.Predicates
-	viol  map[int]bool // steps with a violation that counts (as replay check counts)
+	// predsOutdated says why the stored results shown may be stale ("":
+	// they are the script's as it is, or were checked this session).
+	predsOutdated string
+	cfg           Config
+	db            *statedb.DB
+	preds         *statedb.Predicates
+	viol          map[int]bool // steps with a violation that counts (as replay check counts)
 	// screenedAt holds the steps where a liveness interval opened that
 	// its stability measures screened: not a violation, shown as such.
 	screenedAt map[int]bool
@@ -288,6 +291,12 @@ func (m *Model) outside(step int) error {
 
 func (m *Model) setPredicates(p *statedb.Predicates) {
 	m.preds = p
+	// Results stored by an earlier check, shown without --preds: say
+	// when the script changed since (read once, not at every draw).
+	m.predsOutdated = ""
+	if p != nil && m.cfg.Preds == "" {
+		m.predsOutdated = p.Outdated()
+	}
 	m.viol, m.screenedAt, m.listed = map[int]bool{}, map[int]bool{}, nil
 	if p != nil {
 		var screened []int

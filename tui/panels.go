@@ -103,10 +103,14 @@ func (m *Model) Title(p Panel) string {
 		if m.preds == nil {
 			return "Violations"
 		}
-		if n := m.screenedCount(); n > 0 {
-			return fmt.Sprintf("Violations (%d; %d screened) %s", m.violationCount(), n, m.scriptShown())
+		stale := ""
+		if m.predsOutdated != "" {
+			stale = " (stored, outdated: " + m.predsOutdated + "; r checks it again)"
 		}
-		return fmt.Sprintf("Violations (%d) %s", m.violationCount(), m.scriptShown())
+		if n := m.screenedCount(); n > 0 {
+			return fmt.Sprintf("Violations (%d; %d screened) %s%s", m.violationCount(), n, m.scriptShown(), stale)
+		}
+		return fmt.Sprintf("Violations (%d) %s%s", m.violationCount(), m.scriptShown(), stale)
 	case PanelWatches:
 		return fmt.Sprintf("Watches (%d)", len(m.watches))
 	}
