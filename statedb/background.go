@@ -225,9 +225,30 @@ func (bg *Building) abandon() {
 		return
 	}
 	bg.state = 3
-	bg.DB.Close()
+	closeWithin(bg.DB, abandonClose)
 	os.RemoveAll(bg.DB.dir)
 	bg.release()
+}
+
+// abandonClose bounds how long an abandoned build waits for its stores to
+// close.
+const abandonClose = 5 * time.Second
+
+// closeWithin closes db, giving up after d: a store whose memtable flush
+// keeps failing (its folder removed, no file descriptors left) never
+// finishes closing, since Badger retries the flush for good, and a build
+// waiting for it held its lock, and every other build of the trace, with
+// it. What is left behind is a goroutine retrying every second; the
+// folder is removed anyway.
+func closeWithin(db *DB, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- db.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("closing %s did not finish within %v", db.dir, d)
+	}
 }
 
 func (bg *Building) release() {
