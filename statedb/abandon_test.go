@@ -16,7 +16,7 @@ import (
 // the trace.
 func TestABuildWhoseFolderVanishesLetsGo(t *testing.T) {
 	dir := t.TempDir()
-	trace := simulate(t, dir, "big.lz4", "none", 4, func(c *sim.Config) { c.Steps, c.Time = 150_000, 1000 * time.Hour })
+	trace := simulate(t, dir, "big.lz4", "none", 4, func(c *sim.Config) { c.Steps, c.Time = 150_000, 1000*time.Hour })
 	bg, err := StartBuild([]string{trace}, "", Options{Registry: registry})
 	if err != nil {
 		t.Fatal(err)
