@@ -292,7 +292,7 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 		return err
 	}
 	cfg := tui.Config{Traces: traces, Registry: a.Registry, Preds: preds.Path, PredsName: preds.Name, At: f.at}
-	cfg.Predict, cfg.Critical = a.debugSearches(f)
+	cfg.Predict, cfg.Critical = a.debugSearches(f, statTraces(traces))
 	// A signal (kill, a closed terminal, Ctrl-C sent from outside: the
 	// screen takes the key itself) ends the session as q does, so that
 	// the terminal is given back and a background build is stopped and
@@ -387,13 +387,22 @@ func (a *App) startBuild(traces []string, preds, dir string) (*statedb.Building,
 // takes, writing branch traces beside the trace they start from. They
 // print nothing: the debugger owns the terminal, and hears progress and
 // results through the functions.
-func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
+func (a *App) debugSearches(f debugFlags, opened []os.FileInfo) (tui.PredictFunc, tui.CriticalFunc) {
+	// The searches load the trace files again: from the files the
+	// debugger opened, not whatever is at their paths now (a run copied
+	// over one gave predictions of another run).
+	load := func(traces []string) (*replay.Trace, error) {
+		if err := unchangedTraces(traces, opened); err != nil {
+			return nil, err
+		}
+		return replay.Load(traces...)
+	}
 	quiet := *a
 	quiet.Stderr, quiet.Terminal = io.Discard, false
 	budgets := scriptBudgetFlags{maxSteps: predicates.DefaultMaxSteps, memory: humanize.IBytes(predicates.DefaultMemoryBudget),
 		timeBudget: predicates.DefaultTimeBudget}
 	predict := func(ctx context.Context, traces []string, script string, step int, progress func(string)) (*tui.Predicted, error) {
-		tr, err := replay.Load(traces...)
+		tr, err := load(traces)
 		if err != nil {
 			return nil, err
 		}
@@ -431,7 +440,7 @@ func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
 		return out, nil
 	}
 	critical := func(ctx context.Context, traces []string, script, predicate string, alarm int, progress func(string)) (*tui.Transition, error) {
-		tr, err := replay.Load(traces...)
+		tr, err := load(traces)
 		if err != nil {
 			return nil, err
 		}
@@ -458,4 +467,33 @@ func (a *App) debugSearches(f debugFlags) (tui.PredictFunc, tui.CriticalFunc) {
 		return out, nil
 	}
 	return predict, critical
+}
+
+// statTraces is what the trace files are when the debugger opens them
+// (nil where one cannot be read: the open says why).
+func statTraces(traces []string) []os.FileInfo {
+	out := make([]os.FileInfo, len(traces))
+	for i, t := range traces {
+		out[i], _ = os.Stat(t)
+	}
+	return out
+}
+
+// unchangedTraces refuses trace files that are no longer those opened
+// (another file at the path, or the file written since).
+func unchangedTraces(traces []string, opened []os.FileInfo) error {
+	for i, t := range traces {
+		if i >= len(opened) || opened[i] == nil {
+			continue
+		}
+		now, err := os.Stat(t)
+		if err != nil {
+			return fmt.Errorf("%s: %w (the debugger opened it; reopen the debugger on the trace as it is now)", t, err)
+		}
+		was := opened[i]
+		if !os.SameFile(was, now) || was.Size() != now.Size() || !was.ModTime().Equal(now.ModTime()) {
+			return fmt.Errorf("%s changed on disk since the debugger opened it: a search would run on another trace than the one shown; reopen the debugger on it", t)
+		}
+	}
+	return nil
 }

@@ -43,7 +43,7 @@ func TestDebugSearchesCloseTheirTraces(t *testing.T) {
 	script := writeScript(t, dir, "transport.star")
 	t.Setenv("REPLAY_IN_MEMORY", "-1")
 	t.Setenv("TMPDIR", tmp)
-	predict, critical := app.debugSearches(debugFlags{budget: 2, walks: 1, walkSteps: 50})
+	predict, critical := app.debugSearches(debugFlags{budget: 2, walks: 1, walkSteps: 50}, nil)
 	if _, err := predict(context.Background(), []string{trace}, script, 3000, func(string) {}); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestDebugSearchesKeepTheUsersFiles(t *testing.T) {
 	if err := os.WriteFile(theirs, kept, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, critical := app.debugSearches(debugFlags{budget: 2, walks: 1, walkSteps: 50})
+	_, critical := app.debugSearches(debugFlags{budget: 2, walks: 1, walkSteps: 50}, nil)
 	tr, err := critical(context.Background(), []string{trace}, script, "AllAcknowledged", -1, func(string) {})
 	if err != nil {
 		t.Fatal(err)
@@ -101,5 +101,34 @@ func TestDebugSearchesKeepTheUsersFiles(t *testing.T) {
 	}
 	if again.Recovering != tr.Recovering {
 		t.Fatalf("c again wrote %s, not its own %s", again.Recovering, tr.Recovering)
+	}
+}
+
+// p and c search the trace the debugger opened: a run copied over its
+// file since is refused, not searched (p predicted from another run).
+func TestDebugSearchesRefuseATraceReplacedSinceOpened(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	trace := staleSynTrace(t, app, dir)
+	script := writeScript(t, dir, "transport.star")
+	opened := statTraces([]string{trace})
+	predict, critical := app.debugSearches(debugFlags{budget: 2, walks: 1, walkSteps: 50}, opened)
+	other := filepath.Join(dir, "other.lz4")
+	if code := app.Run([]string{"sim", "transport", "--seed", "7", "-o", other}); code != 0 {
+		t.Fatalf("sim: %s", errb.String())
+	}
+	b, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(trace, b, 0o644); err != nil { // cp other.lz4 trace
+		t.Fatal(err)
+	}
+	if _, err := predict(context.Background(), []string{trace}, script, 30, func(string) {}); err == nil || !strings.Contains(err.Error(), "changed on disk since the debugger opened it") {
+		t.Fatalf("predict on a replaced trace: %v", err)
+	}
+	if _, err := critical(context.Background(), []string{trace}, script, "AllAcknowledged", -1, func(string) {}); err == nil || !strings.Contains(err.Error(), "changed on disk") {
+		t.Fatalf("critical on a replaced trace: %v", err)
 	}
 }
