@@ -744,6 +744,7 @@ type filter struct {
 	kinds map[node.Kind]bool
 	types []string
 	re    *regexp.Regexp
+	memo  filterMemo // the steps tried, for scanFiltered
 }
 
 // parseFilter reads "node=n1,n2 kind=recv type=Last REGEX...".
@@ -835,14 +836,10 @@ func (m *Model) TimelineStep(dir int, count int) {
 		to = 0
 	}
 	left := count
-	scanned := 0
-	m.db.Steps(m.pos+dir, to, func(s *statedb.Step) bool {
-		scanned++
-		if m.filter.match(s) {
-			target = s.Step
-			left--
-		}
-		return left > 0 && scanned < maxScan
+	m.scanFiltered(m.pos+dir, to, func(s *statedb.Step) bool {
+		target = s.Step
+		left--
+		return left > 0
 	})
 	if target < -1 {
 		m.say("no %s step matches the filter", dirWord(dir))

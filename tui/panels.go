@@ -126,13 +126,12 @@ func (m *Model) Timeline(h int) []Line {
 	above := h / 3
 	var before, after []*statedb.Step
 	scan := func(from, to, want int, into *[]*statedb.Step) {
-		n := 0
-		m.db.Steps(from, to, func(s *statedb.Step) bool {
-			n++
-			if m.filter.match(s) {
-				*into = append(*into, s)
-			}
-			return len(*into) < want && n < maxScan
+		if want <= 0 {
+			return
+		}
+		m.scanFiltered(from, to, func(s *statedb.Step) bool {
+			*into = append(*into, s)
+			return len(*into) < want
 		})
 	}
 	scan(m.pos-1, 0, above, &before)
