@@ -265,6 +265,11 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		fmt.Fprintf(a.Stdout, " --preds %s", shellQuote(preds.Name))
 	}
 	fmt.Fprintln(a.Stdout)
+	if res.Warning != "" {
+		// index has no session to keep them for: what it was asked to
+		// store is not there.
+		return withCode(ExitBadInput, fmt.Errorf("the predicate results were checked but not stored (warning above): the next index or debugger checks them again"))
+	}
 	if p != nil && len(p.Errors) > 0 {
 		return &exitError{ExitPredicateError, fmt.Errorf("%d predicate error(s): the run was not fully checked", len(p.Errors))}
 	}

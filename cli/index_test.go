@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -66,5 +67,35 @@ func TestStoredResultsOfAChangedScriptSaySo(t *testing.T) {
 	app.Run([]string{"index", trace})
 	if !regexp.MustCompile(`\(stored, outdated: its script changed since they were checked; --preds \S+ checks it again\)`).MatchString(out.String()) {
 		t.Fatalf("index of a changed script:\n%s", out.String())
+	}
+}
+
+// index --preds whose results cannot be stored exits 2: it printed them,
+// warned they were kept "for this session only" (index has none), and
+// exited 0 with nothing stored.
+func TestIndexWhoseResultsCannotBeStoredFails(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	trace := filepath.Join(dir, "p.lz4")
+	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "300", "-o", trace}); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	if code := app.Run([]string{"index", trace}); code != 0 {
+		t.Fatalf("index: exit %d: %s", code, errb.String())
+	}
+	// A database folder nothing can be written into, root included (the
+	// tests run as root, which a read-only mode does not stop).
+	db := trace + ".db"
+	if msg, err := exec.Command("chattr", "+i", db).CombinedOutput(); err != nil {
+		t.Skipf("chattr +i (needed to make a folder root cannot write): %v %s", err, msg)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", db).Run() })
+	script := filepath.Join(dir, "p.star")
+	os.WriteFile(script, []byte(`safety("Early", lambda: event.step < 100)`+"\n"), 0o644)
+	errb.Reset()
+	code := app.Run([]string{"index", trace, "--preds", script})
+	if code != ExitBadInput || !regexp.MustCompile(`checked but not stored`).MatchString(errb.String()) {
+		t.Fatalf("index --preds with results that cannot be stored: exit %d\n%s", code, errb.String())
 	}
 }
