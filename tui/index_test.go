@@ -42,6 +42,21 @@ func TestDebuggerBrowsesWhileIndexing(t *testing.T) {
 	u.waitFor(fmt.Sprintf("step #1000 is not indexed yet (#0..#255 of #%d so far)", total-1))
 	u.press(tcell.KeyHome, 0, 0)
 	u.waitFor(fmt.Sprintf("#0/%d", total-1))
+	// A field's history ends where indexing got to, and says so: it
+	// read as the field's whole history.
+	u.keys("g100\n")
+	u.waitFor(fmt.Sprintf("#100/%d", total-1))
+	u.view.queue(func() {
+		for _, r := range m.stateRows() {
+			if r.leaf {
+				m.stateSel, m.focus = r.key, PanelState
+				m.History()
+				return
+			}
+		}
+	}, true)
+	u.waitFor("of #0..#255 indexed so far")
+	u.press(tcell.KeyEscape, 0, 0)
 
 	close(release)
 	u.waitFor(fmt.Sprintf("indexed %d steps in", total))

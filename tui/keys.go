@@ -427,6 +427,11 @@ func (m *Model) History() {
 		return
 	}
 	p := &popup{title: fmt.Sprintf("history of %s %s (%d versions around #%d; Enter goes there)", m.node, path, len(vs), m.pos)}
+	if done, total, ok := m.db.Indexing(); ok && done < total {
+		// Versions after the index's frontier are not there yet: the
+		// list ends there, not where the field stops changing.
+		p.title = fmt.Sprintf("history of %s %s (%d versions around #%d, of #0..#%d indexed so far; Enter goes there)", m.node, path, len(vs), m.pos, done-1)
+	}
 	for i, v := range vs {
 		text := m.showValue(v.Value)
 		step, err := m.db.Step(v.Step)
