@@ -85,6 +85,7 @@ type msgType struct {
 	own   bool         // encodes itself (Marshaler/Unmarshaler)
 	isPtr bool
 	times timeHazard // what its encoding could lose of a time (not own)
+	loops bool       // its values may refer to themselves: walked before encoding (not own)
 }
 
 // Codec maps registered message and input types to names and encodes their
@@ -164,6 +165,7 @@ func (c *Codec) Register(name string, sample any) error {
 	mt.own = enc && dec
 	if !mt.own {
 		mt.times = hazardOf(t) // once here, not at every send
+		mt.loops = mayLoop(t)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -224,6 +226,11 @@ func (c *Codec) Encode(m Message) (string, []byte, error) {
 			return "", nil, fmt.Errorf("encode %s: %w", mt.name, err)
 		}
 		return mt.name, b, nil
+	}
+	if mt.loops {
+		if err := checkDepth(reflect.ValueOf(m), 0); err != nil {
+			return "", nil, fmt.Errorf("encode %s: %w", mt.name, err)
+		}
 	}
 	enc := c.enc
 	if enc == nil {
