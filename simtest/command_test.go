@@ -24,7 +24,9 @@ import (
 // notInTrace are the sim.Config fields that do not change what a run
 // records, so a reproduction command has no flag for them. (TaskBound only
 // decides how long to wait for a task stuck outside the runtime.)
-var notInTrace = map[string]bool{"Log": true, "Observe": true, "Progress": true, "Stop": true, "TaskBound": true}
+var notInTrace = map[string]bool{"Log": true, "Observe": true, "Progress": true, "Stop": true, "TaskBound": true,
+	// Watch the wall clock, not the run: a stall ends it, it changes no event.
+	"HandlerBound": true, "OnStall": true}
 
 // TestSimCommandPrintsEveryField: for every sim.Config field (found by
 // reflection, so a field added later is covered without editing this
