@@ -473,7 +473,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 	restarted := map[int][]node.ID{} // the nodes the walks from a step restarted
 	// By probed step (Search probes one step at a time).
 	flying, lost := map[int][]world.Message{}, map[int]map[node.MsgID]bool{}
-	downSince := map[int]map[node.ID]int{} // by probed step: its down nodes' crash steps
+	downLost := map[int]map[node.MsgID]int{} // by probed step: messages lost as their receiver was down, and its last step (its crash; -1: not started)
 	stepTime := func(step int) int64 { return tr.Event(step).Time }
 	probe := func(ctx context.Context, step int) (critical.Probe, error) {
 		began := time.Now()
@@ -483,13 +483,12 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 		}
 		var lostHere []world.Message
 		flying[step], lostHere = sim.SplitInFlight(w, stepTime, cfg.LatencyMax)
-		lost[step] = map[node.MsgID]bool{}
+		lost[step], downLost[step] = map[node.MsgID]bool{}, map[node.MsgID]int{}
 		for _, m := range lostHere {
 			lost[step][m.ID] = true
-		}
-		downSince[step] = map[node.ID]int{}
-		for _, id := range w.Down() {
-			downSince[step][id] = w.Node[id].LastStep
+			if sim.ReceiverWasDown(w, m, cfg.LatencyMax) {
+				downLost[step][m.ID] = w.Node[m.To].LastStep
+			}
 		}
 		strat, err := explore.New("random", cfg, explore.Params{Seed: walkSeed(f.seed, step)})
 		if err != nil {
@@ -549,7 +548,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 	if res.Stopped == "" && res.LastLive >= 0 && res.Critical == res.LastLive+1 {
 		for _, m := range flying[res.LastLive] {
 			if lost[res.Critical][m.ID] {
-				crash, down := downSince[res.Critical][m.To]
+				crash, down := downLost[res.Critical][m.ID]
 				becameLost = append(becameLost, lostMessage{m, down, crash})
 			}
 		}
@@ -675,6 +674,11 @@ func (r *criticalReport) writeText(a *App) {
 				fmt.Fprintf(w, "  and %d more messages became lost at this step\n", len(r.becameLost)-told)
 				break
 			}
+			if m.receiverDown && m.crashStep < 0 {
+				fmt.Fprintf(w, "  at this step %s from %s to %s, sent at #%d, became lost: its latency window (%v) closed before %s started, which nothing after this step can undo\n",
+					m.Type, m.ID.From, m.To, m.SendStep, r.latencyMax, m.To)
+				continue
+			}
 			if m.receiverDown {
 				fmt.Fprintf(w, "  at this step %s from %s to %s, sent at #%d, became lost: its latency window (%v) closed with %s down, which nothing after this step can undo; the cause may be its crash (#%d)\n",
 					m.Type, m.ID.From, m.To, m.SendStep, r.latencyMax, m.To, m.crashStep)
@@ -782,7 +786,7 @@ func (r *criticalReport) writeJSON(a *App) error {
 			DoomedFromStart: r.res.LastLive < 0 && !stopped, AtOrBefore: stopped}
 		for _, m := range r.becameLost {
 			lm := lostMsg{Type: m.Type, From: m.ID.From, To: m.To, SendStep: m.SendStep}
-			if m.receiverDown {
+			if m.receiverDown && m.crashStep >= 0 {
 				lm.ReceiverDownSince = &m.crashStep
 			}
 			out.Critical.BecameLost = append(out.Critical.BecameLost, lm)

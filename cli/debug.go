@@ -460,7 +460,7 @@ func (a *App) debugSearches(f debugFlags, opened []os.FileInfo) (tui.PredictFunc
 		out := &tui.Transition{Predicate: predicate, Critical: res.Critical, LastLive: res.LastLive, Probes: res.Probes,
 			Walks: f.walks, Stopped: res.Stopped, Notes: found.notes}
 		for _, m := range found.becameLost {
-			out.BecameLost = append(out.BecameLost, tui.Lost{Type: m.Type, From: string(m.ID.From), To: string(m.To), SendStep: m.SendStep, ReceiverDown: m.receiverDown, CrashStep: m.crashStep})
+			out.BecameLost = append(out.BecameLost, tui.Lost{Type: m.Type, From: string(m.ID.From), To: string(m.To), SendStep: m.SendStep, ReceiverDown: m.receiverDown && m.crashStep >= 0, CrashStep: m.crashStep})
 		}
 		if res.LastLive >= 0 && res.Critical >= 0 && found.recovering != nil {
 			file, err := writeFresh(strings.TrimSuffix(traces[0], ".lz4")+"-recovering.lz4", found.recovering)

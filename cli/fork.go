@@ -177,6 +177,9 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	if interrupted.Load() {
 		reason = "interrupted"
 	}
+	if _, stuck := stuckAtInterrupt(runErr); !stuck && errors.Is(runErr, sim.ErrInterrupted) {
+		runErr = nil // the loop's own check of Stop: a plain Ctrl-C
+	}
 	fmt.Fprintf(out, "continued with seed %d (latency %v-%v, drop %g, dup %g, churn %g/s): %d events in %v of virtual time in %v\n",
 		cfg.Seed, cfg.LatencyMin, cfg.LatencyMax, cfg.Drop, cfg.Dup, cfg.Churn, res.Steps,
 		(res.Time - time.Duration(w.Now)).Truncate(time.Millisecond), time.Since(start).Round(time.Millisecond))
@@ -200,8 +203,8 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		cont = "no continuation"
 	}
 	fmt.Fprintf(out, "wrote %s (%s): steps #0..#%d are the parent's, %s\n", f.sim.output, humanize.IBytes(uint64(size)), f.at, cont)
-	if errors.Is(runErr, sim.ErrInterrupted) {
-		return withCode(ExitInterrupted, runErr) // a handler that never returned, left behind
+	if stuck, ok := stuckAtInterrupt(runErr); ok {
+		return withCode(ExitInterrupted, stuck) // a handler that never returned, left behind
 	}
 	if runErr != nil {
 		fmt.Fprintf(out, "the continuation stopped on an error; the trace holds every event up to it\n")

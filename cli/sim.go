@@ -440,6 +440,9 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if interrupted.Load() {
 		reason = "interrupted"
 	}
+	if _, stuck := stuckAtInterrupt(runErr); !stuck && errors.Is(runErr, sim.ErrInterrupted) {
+		runErr = nil // the loop's own check of Stop (see cfg.Stop above): a plain Ctrl-C
+	}
 	w := a.Stdout
 	fmt.Fprintf(w, "simulated %s (bug %s, seed %d, %d nodes): %d events in %v of virtual time in %v\n",
 		sys.Name, cfg.Bug, cfg.Seed, cfg.Nodes, res.Steps, res.Time.Truncate(time.Millisecond), elapsed.Round(time.Millisecond))
@@ -454,8 +457,8 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 		perEvent = float64(size) / float64(res.Steps)
 	}
 	fmt.Fprintf(w, "wrote %s: %s, %.1f bytes/event\n", out, humanize.IBytes(uint64(size)), perEvent)
-	if errors.Is(runErr, sim.ErrInterrupted) {
-		return withCode(ExitInterrupted, runErr) // a handler that never returned, left behind
+	if stuck, ok := stuckAtInterrupt(runErr); ok {
+		return withCode(ExitInterrupted, stuck) // a handler that never returned, left behind
 	}
 	if runErr != nil {
 		fmt.Fprintf(w, "the run stopped on an error; the trace holds every event up to it\n")
@@ -483,4 +486,14 @@ func (a *App) sayStalls(cfg *sim.Config, verb string) {
 		fmt.Fprintf(a.Stderr, "%s %s: node %s's handler has not returned from its %s event for %v: an endless loop, or a call that blocks outside the runtime? The run ends before that event after %v, or now at Ctrl-C\n",
 			a.prog(), verb, id, kind, running, sim.DefaultHandlerBound)
 	}
+}
+
+// stuckAtInterrupt is the error of a run ended at Ctrl-C while a handler
+// did not return (the trace is kept; exit 130).
+func stuckAtInterrupt(err error) (error, bool) {
+	var se *sim.StallError
+	if errors.As(err, &se) && se.Interrupted {
+		return err, true
+	}
+	return nil, false
 }

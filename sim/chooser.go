@@ -350,7 +350,9 @@ func (s *Sim) wouldRun(it *item) bool {
 	case itemInput, itemCrash:
 		return sn.inst.Up()
 	case itemRestart:
-		return !sn.inst.Up() && sn.inst.Seq() > 0
+		// A restart planned before the scenario crashed the node again
+		// does not happen (simNode.held).
+		return !sn.inst.Up() && sn.inst.Seq() > 0 && !(it.planned && it.held != sn.held)
 	}
 	return true // init
 }

@@ -51,10 +51,11 @@ const ForkDriver = "fork"
 //     by then, so the parent lost it (dropped, or its receiver was down)
 //     and it stays lost. The receiver's clock, not the world's, decides,
 //     because a causal cut need not be a time cut. A receiver that is
-//     down at the fork (or has not started) was down through the world's
-//     time, so for it the world's time decides: a message whose window
-//     closed before the fork reached a down node and stays lost, even if
-//     the continuation restarts the node at once;
+//     down at the fork (or has not started) in a trace run in time order
+//     was down through the world's time, so for it the world's time
+//     decides: a message whose window closed before the fork reached a
+//     down node and stays lost, even if the continuation restarts the
+//     node at once (ReceiverWasDown);
 //   - nodes down at the fork: under churn they restart after a --down
 //     draw, as if they had crashed at the fork; without churn they stay
 //     down unless the chooser restarts them;
@@ -199,9 +200,17 @@ func LostByParent(w *world.World, m world.Message, stepTime func(step int) int64
 // ReceiverWasDown says whether message m, in flight in w, had its latency
 // window close while its receiver was down (or not yet started) up to the
 // world's time: the parent lost it because nothing was there to take it.
+// The world's time says so only where the trace's steps are in time
+// order (serial clocks, as the simulator runs them, from before the
+// receiver went down): in a causal order (a live recording, --clocks
+// causal) the receiver may have come back before that time in a step
+// the cut leaves out, and taken the message then.
 func ReceiverWasDown(w *world.World, m world.Message, latencyMax time.Duration) bool {
 	to := w.Node[m.To]
-	return to != nil && !to.Up && w.Start+w.Now > after(m.SentAt, int64(latencyMax))
+	if to == nil || to.Up || w.SerialClocks == 0 || to.Started && to.Lamport < w.SerialClocks {
+		return false
+	}
+	return w.Start+w.Now > after(m.SentAt, int64(latencyMax))
 }
 
 // SplitInFlight parts the world's messages in flight into those a fork

@@ -479,7 +479,7 @@ func TestForkRestartingADownNodeDoesNotDeliverWhatReachedItDown(t *testing.T) {
 	cfg.Churn = 0
 	found := 0
 	for seed := uint64(1); seed <= 4 && found < 3; seed++ {
-		tr := parentRun(t, sys, seed)
+		tr := simulated(t, sys, seed, false) // in time order, as sim runs by default
 		for s := tr.Len() / 4; s < tr.Len() && found < 3; s += 13 {
 			w := worldOf(t, tr, s)
 			stale := map[node.MsgID]bool{}

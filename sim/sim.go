@@ -507,7 +507,10 @@ func (s *Sim) finish(runErr error) (*Result, error) {
 // endRecord is the trace's end record, without the final states.
 func (s *Sim) endRecord(runErr error) record.End {
 	end := record.End{Reason: s.stopped, Time: s.start + s.now, Stats: s.stats.asMap()}
-	if runErr != nil {
+	switch {
+	case runErr == ErrInterrupted:
+		end.Reason = "interrupted" // Stop: as an observer's stop reads
+	case runErr != nil:
 		end.Reason = "error: " + runErr.Error()
 	}
 	return end
@@ -867,9 +870,10 @@ func (s *Sim) scheduleCrash(id node.ID) {
 		down := s.chooser.DownFor(s.cfg.DownMin, s.cfg.DownMax)
 		held := sn.held
 		s.push(&item{at: after(s.now, int64(down)), kind: itemCall, fn: func() {
-			if sn.held == held { // else the scenario crashed it since, and keeps it down
-				s.Restart(id)
-			}
+			// Marked planned, as Restart's item but for that: a scenario
+			// crash queued at this time runs before it and keeps the
+			// node down (simNode.held).
+			s.push(&item{at: s.now, kind: itemRestart, to: id, planned: true, held: held})
 			s.push(&item{at: s.now, kind: itemCall, fn: func() { s.scheduleCrash(id) }})
 		}})
 	}})

@@ -26,39 +26,66 @@ const DefaultHandlerBound = time.Minute
 // stallWarnAfter is how long a handler runs before OnStall is told.
 const stallWarnAfter = 10 * time.Second
 
-// Where the run's loop is, for the watch (Sim.phase).
+// The watch state is one word: the number of handler calls so far above
+// two bits of phase, so that the watch gives up on exactly the call it
+// saw stuck, never on the next one that began meanwhile.
 const (
-	phaseLoop      int32 = iota // running the simulator's own code
-	phaseHandler                // inside a handler call
-	phaseAbandoned              // taken over by the watch: the loop must not touch the run again
+	phaseLoop      uint64 = iota // running the simulator's own code
+	phaseHandler                 // inside a handler call
+	phaseAbandoned               // taken over by the watch: the loop must not touch the run again
+	phaseMask      uint64 = 3
 )
 
 // errAbandoned is what the loop gets when it comes back from a handler
 // the watch gave up on: it returns at once, touching nothing.
 var errAbandoned = errors.New("sim: the run was taken over while a handler ran")
 
-// StallError ends a run whose handler did not return within the handler
-// bound. The trace holds every event before the stuck one.
+// StallError ends a run whose handler did not return, past the handler
+// bound or, with Interrupted, when a stop was asked for (it then wraps
+// ErrInterrupted). The trace holds every event before the stuck one.
 type StallError struct {
-	Node  node.ID
-	Kind  node.Kind
-	After time.Duration
+	Node        node.ID
+	Kind        node.Kind
+	After       time.Duration
+	Interrupted bool
 }
 
 func (e *StallError) Error() string {
+	if e.Interrupted {
+		return fmt.Sprintf("interrupted: node %s's handler had not returned from its %s event after %v; the trace ends before that event", e.Node, e.Kind, e.After)
+	}
 	return fmt.Sprintf("node %s's handler did not return from its %s event within %v: an endless loop, or a call that blocks outside the runtime (a Go channel, sync.Mutex, time.Sleep, file or network I/O); the trace ends before that event", e.Node, e.Kind, e.After)
+}
+
+func (e *StallError) Unwrap() error {
+	if e.Interrupted {
+		return ErrInterrupted
+	}
+	return nil
 }
 
 // enterHandler and leaveHandler bracket a handler call in the loop; false
 // means the watch took the run over, and the loop must return at once.
 func (s *Sim) enterHandler(sn *simNode, kind node.Kind) bool {
+	old := s.watch.Load()
+	if old&phaseMask != phaseLoop {
+		return false
+	}
 	s.handling.Store(sn)
 	s.handlingKind.Store(int32(kind))
-	s.dispatches.Add(1)
-	return s.phase.CompareAndSwap(phaseLoop, phaseHandler)
+	return s.watch.CompareAndSwap(old, (old&^phaseMask)+4|phaseHandler)
 }
 
-func (s *Sim) leaveHandler() bool { return s.phase.CompareAndSwap(phaseHandler, phaseLoop) }
+func (s *Sim) leaveHandler() bool {
+	old := s.watch.Load()
+	return old&phaseMask == phaseHandler && s.watch.CompareAndSwap(old, old&^phaseMask|phaseLoop)
+}
+
+// abandonCall gives the run up if the loop is still in the handler call
+// the watch saw (state seen), taking it over.
+func (s *Sim) abandonCall(seen uint64) bool {
+	return seen&phaseMask == phaseHandler && s.watch.CompareAndSwap(seen, seen&^phaseMask|phaseAbandoned)
+}
 
 // loopResult is what the loop's goroutine hands back.
 type loopResult struct {
@@ -83,7 +110,7 @@ func (s *Sim) runWatched(loop func() error) (*Result, error) {
 				done <- loopResult{panicked: true, value: r}
 				return
 			}
-			done <- loopResult{goexit: true} // runtime.Goexit in a handler
+			done <- loopResult{goexit: true}
 		}()
 		err := loop()
 		returned = true
@@ -95,7 +122,7 @@ func (s *Sim) runWatched(loop func() error) (*Result, error) {
 	}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	var last int64 = -1
+	var last uint64
 	var since time.Time
 	warned := false
 	for {
@@ -105,17 +132,21 @@ func (s *Sim) runWatched(loop func() error) (*Result, error) {
 			case r.panicked:
 				panic(r.value) // the simulator's own failure, as before the loop moved
 			case r.goexit:
-				if s.phase.CompareAndSwap(phaseHandler, phaseAbandoned) {
+				seen := s.watch.Load()
+				if s.abandonCall(seen) {
 					id, kind := s.handled()
 					return s.abandon(fmt.Errorf("node %s's handler called runtime.Goexit in its %s event, which ends the goroutine that runs every handler; the trace ends before that event", id, kind))
 				}
-				return nil, errors.New("sim: the run's loop ended by runtime.Goexit outside a handler")
+				// Outside a handler (scenario code, a StopWhen condition,
+				// Observe: t.FailNow in a test): the loop is gone, the
+				// run is whole up to it.
+				return s.finish(errors.New("runtime.Goexit was called outside a handler (in scenario code, a StopWhen condition or an observer: t.FailNow in a test?), which ends the run's goroutine"))
 			}
 			return s.finish(r.err)
 		case now := <-tick.C:
-			n := s.dispatches.Load()
-			if s.phase.Load() != phaseHandler || n != last {
-				last, since, warned = n, now, false
+			seen := s.watch.Load()
+			if seen&phaseMask != phaseHandler || seen != last {
+				last, since, warned = seen, now, false
 				continue
 			}
 			stuck := now.Sub(since)
@@ -126,11 +157,14 @@ func (s *Sim) runWatched(loop func() error) (*Result, error) {
 			}
 			stop := s.cfg.Stop != nil && s.cfg.Stop() && stuck >= time.Second
 			over := bound > 0 && stuck >= bound
-			if (stop || over) && s.phase.CompareAndSwap(phaseHandler, phaseAbandoned) {
+			if (stop || over) && s.abandonCall(seen) {
+				// The handler that stuck is the one seen (the swap
+				// would have failed had another begun), so these name it.
+				id, kind := s.handled()
 				if over {
 					return s.abandon(&StallError{Node: id, Kind: kind, After: bound})
 				}
-				return s.abandon(fmt.Errorf("%w: node %s's handler had not returned from its %s event after %v; the trace ends before that event", ErrInterrupted, id, kind, stuck.Round(time.Second)))
+				return s.abandon(&StallError{Node: id, Kind: kind, After: stuck.Round(time.Second), Interrupted: true})
 			}
 		}
 	}
@@ -148,7 +182,7 @@ func (s *Sim) abandon(runErr error) (*Result, error) {
 	end := s.endRecord(runErr)
 	end.States = nil
 	if err := s.w.Close(end); err != nil {
-		runErr = fmt.Errorf("%w (and the trace could not be ended: %v)", runErr, err)
+		runErr = fmt.Errorf("%w (and the trace could not be ended: %w)", runErr, err)
 	}
 	return &Result{Steps: s.steps, Time: time.Duration(s.now), Reason: s.stopped, Stats: s.stats}, runErr
 }
@@ -158,13 +192,12 @@ func (s *Sim) handled() (node.ID, node.Kind) {
 	return s.handling.Load().id, node.Kind(s.handlingKind.Load())
 }
 
-// watchState tells the watch where the loop is, which node's handler
-// runs and for which kind of event, and whether the loop moved on since
-// it last looked. Atomics, not the event: storing the event's address
-// would move every event to the heap.
+// watchState tells the watch where the loop is (watch: calls and phase),
+// which node's handler runs and for which kind of event. Atomics, not
+// the event: storing the event's address would move every event to the
+// heap.
 type watchState struct {
-	phase        atomic.Int32
+	watch        atomic.Uint64
 	handling     atomic.Pointer[simNode]
 	handlingKind atomic.Int32
-	dispatches   atomic.Int64
 }

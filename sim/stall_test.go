@@ -111,3 +111,26 @@ func TestGoexitInAHandlerEndsTheRun(t *testing.T) {
 	}
 	endsBeforeTheStuckEvent(t, buf.Bytes())
 }
+
+// runtime.Goexit outside a handler (t.FailNow in an observer, say) ends
+// the run with an error and its trace whole up to there; it returned no
+// result and left the trace unended.
+func TestGoexitOutsideAHandlerEndsTheRun(t *testing.T) {
+	sys := pingSystem(nil)
+	cfg := sim.DefaultConfig()
+	steps := 0
+	cfg.Observe = func(*node.Event, *node.Instance) error {
+		if steps++; steps == 50 {
+			runtime.Goexit()
+		}
+		return nil
+	}
+	var buf bytes.Buffer
+	res, err := sim.Run(sys, cfg.WithDefaults(sys), &buf)
+	if err == nil || !strings.Contains(err.Error(), "runtime.Goexit was called outside a handler") || res == nil || res.Steps < 49 {
+		t.Fatalf("result %+v, error %v", res, err)
+	}
+	if tr := readTrace(t, buf.Bytes()); tr.Len() < 49 {
+		t.Fatalf("the trace holds %d events", tr.Len())
+	}
+}

@@ -302,20 +302,30 @@ func replaceable(dir string) error {
 func foreignStore(dir string) string {
 	bdb, err := badger.OpenManaged(readOptions(dir))
 	if err != nil {
-		for _, mark := range []string{verifiedName, predsFile} {
-			if _, serr := os.Stat(filepath.Join(dir, mark)); serr == nil {
-				return "" // a damaged database of ours
-			}
-		}
-		return fmt.Sprintf("a Badger store that does not open (%v) and bears no trace database's marks", err)
+		return marked(dir, fmt.Sprintf("a Badger store that does not open (%v) and bears no trace database's marks", err))
 	}
 	defer bdb.Close()
 	txn := bdb.NewTransactionAt(latest, false)
 	defer txn.Discard()
-	if _, err := txn.Get([]byte{nsMeta}); errors.Is(err, badger.ErrKeyNotFound) {
+	switch _, err := txn.Get([]byte{nsMeta}); {
+	case err == nil:
+		return ""
+	case errors.Is(err, badger.ErrKeyNotFound):
 		return "a Badger store with no trace database's description: another program's"
+	default:
+		return marked(dir, fmt.Sprintf("a Badger store whose description cannot be read (%v) and that bears no trace database's marks", err))
 	}
-	return ""
+}
+
+// marked is "" when dir bears a trace database's marks (a VERIFIED
+// stamp, stored predicate results): a damaged database of ours; else why.
+func marked(dir, why string) string {
+	for _, mark := range []string{verifiedName, predsFile} {
+		if _, err := os.Stat(filepath.Join(dir, mark)); err == nil {
+			return ""
+		}
+	}
+	return why
 }
 
 var (
@@ -323,7 +333,7 @@ var (
 	// and the predicate results beside the catalog (with the partial and
 	// old copies of their rewrites).
 	storeFile = regexp.MustCompile(`^(\d+\.(vlog|sst|mem)|MANIFEST|MANIFEST-REWRITE|KEYREGISTRY|REWRITE-KEYREGISTRY|DISCARD|LOCK|` +
-		verifiedName + `|` + regexp.QuoteMeta(predsFile) + `|\.` + regexp.QuoteMeta(predsFile) + `\.(partial|old)-\d+` +
+		verifiedName + `|` + verifiedName + `\.\d+\.tmp|` + regexp.QuoteMeta(predsFile) + `|\.` + regexp.QuoteMeta(predsFile) + `\.(partial|old)-\d+` +
 		// What a file browser leaves in a folder it showed (macOS).
 		`|\.DS_Store|\._.*)$`)
 	partName = regexp.MustCompile(`^part-\d{4,}$`)
