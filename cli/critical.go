@@ -674,18 +674,16 @@ func (r *criticalReport) writeText(a *App) {
 				fmt.Fprintf(w, "  and %d more messages became lost at this step\n", len(r.becameLost)-told)
 				break
 			}
-			if m.receiverDown && m.crashStep < 0 {
-				fmt.Fprintf(w, "  at this step %s from %s to %s, sent at #%d, became lost: its latency window (%v) closed before %s started, which nothing after this step can undo\n",
-					m.Type, m.ID.From, m.To, m.SendStep, r.latencyMax, m.To)
-				continue
+			var why string
+			switch {
+			case m.receiverDown && m.crashStep < 0:
+				why = fmt.Sprintf("its latency window (%v) closed before %s started, which nothing after this step can undo", r.latencyMax, m.To)
+			case m.receiverDown:
+				why = fmt.Sprintf("its latency window (%v) closed with %s down, which nothing after this step can undo; the cause may be its crash (#%d)", r.latencyMax, m.To, m.crashStep)
+			default:
+				why = fmt.Sprintf("%s's clock passed its latency window (%v) without a delivery, so the run lost it when it was sent; the cause may be there (#%d)", m.To, r.latencyMax, m.SendStep)
 			}
-			if m.receiverDown {
-				fmt.Fprintf(w, "  at this step %s from %s to %s, sent at #%d, became lost: its latency window (%v) closed with %s down, which nothing after this step can undo; the cause may be its crash (#%d)\n",
-					m.Type, m.ID.From, m.To, m.SendStep, r.latencyMax, m.To, m.crashStep)
-				continue
-			}
-			fmt.Fprintf(w, "  at this step %s from %s to %s, sent at #%d, became lost: %s's clock passed its latency window (%v) without a delivery, so the run lost it when it was sent; the cause may be there (#%d)\n",
-				m.Type, m.ID.From, m.To, m.SendStep, m.To, r.latencyMax, m.SendStep)
+			fmt.Fprintf(w, "  at this step %s from %s to %s, sent at #%d, became lost: %s\n", m.Type, m.ID.From, m.To, m.SendStep, why)
 		}
 		fmt.Fprintf(w, "last live step #%d: %d of %d walks recovered (%.0f%%)\n", live.Step, live.Recovered, live.Walks, 100*live.Rate())
 		step, at := r.decided()

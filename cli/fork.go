@@ -177,9 +177,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	if interrupted.Load() {
 		reason = "interrupted"
 	}
-	if _, stuck := stuckAtInterrupt(runErr); !stuck && errors.Is(runErr, sim.ErrInterrupted) {
-		runErr = nil // the loop's own check of Stop: a plain Ctrl-C
-	}
+	runErr, stuck := sortInterrupt(runErr)
 	fmt.Fprintf(out, "continued with seed %d (latency %v-%v, drop %g, dup %g, churn %g/s): %d events in %v of virtual time in %v\n",
 		cfg.Seed, cfg.LatencyMin, cfg.LatencyMax, cfg.Drop, cfg.Dup, cfg.Churn, res.Steps,
 		(res.Time - time.Duration(w.Now)).Truncate(time.Millisecond), time.Since(start).Round(time.Millisecond))
@@ -203,7 +201,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		cont = "no continuation"
 	}
 	fmt.Fprintf(out, "wrote %s (%s): steps #0..#%d are the parent's, %s\n", f.sim.output, humanize.IBytes(uint64(size)), f.at, cont)
-	if stuck, ok := stuckAtInterrupt(runErr); ok {
+	if stuck != nil {
 		return withCode(ExitInterrupted, stuck) // a handler that never returned, left behind
 	}
 	if runErr != nil {

@@ -42,31 +42,35 @@ func TestIndexCountsViolationsAsCheckDoes(t *testing.T) {
 	}
 }
 
+// shortTrace is a short paxos trace in a folder of its own, simulated by
+// run.
+func shortTrace(t *testing.T, run func(args ...string) (string, string, int)) (dir, trace string) {
+	t.Helper()
+	dir = t.TempDir()
+	trace = filepath.Join(dir, "p.lz4")
+	if _, e, code := run("sim", "paxos", "--seed", "1", "--steps", "300", "-o", trace); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, e)
+	}
+	return dir, trace
+}
+
 // Results stored for a script that changed since are not shown as
 // current: index (and the debugger) without --preds said "(stored): 1
 // violation(s)" for a script that now finds none.
 func TestStoredResultsOfAChangedScriptSaySo(t *testing.T) {
-	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	trace := filepath.Join(dir, "p.lz4")
-	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "300", "-o", trace}); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
+	run := inProcess()
+	dir, trace := shortTrace(t, run)
 	script := filepath.Join(dir, "p.star")
 	os.WriteFile(script, []byte(`safety("Early", lambda: event.step < 100)`+"\n"), 0o644)
-	if code := app.Run([]string{"index", trace, "--preds", script}); code != 0 {
-		t.Fatalf("index --preds: exit %d: %s", code, errb.String())
+	if _, e, code := run("index", trace, "--preds", script); code != 0 {
+		t.Fatalf("index --preds: exit %d: %s", code, e)
 	}
-	out.Reset()
-	if app.Run([]string{"index", trace}); !regexp.MustCompile(`\(stored\): 1 violation`).MatchString(out.String()) {
-		t.Fatalf("index of an unchanged script:\n%s", out.String())
+	if out, _, _ := run("index", trace); !regexp.MustCompile(`\(stored\): 1 violation`).MatchString(out) {
+		t.Fatalf("index of an unchanged script:\n%s", out)
 	}
 	os.WriteFile(script, []byte(`safety("Early", lambda: True)`+"\n"), 0o644)
-	out.Reset()
-	app.Run([]string{"index", trace})
-	if !regexp.MustCompile(`\(stored, outdated: its script changed since they were checked; --preds \S+ checks it again\)`).MatchString(out.String()) {
-		t.Fatalf("index of a changed script:\n%s", out.String())
+	if out, _, _ := run("index", trace); !regexp.MustCompile(`\(stored, outdated: its script changed since they were checked; --preds \S+ checks it again\)`).MatchString(out) {
+		t.Fatalf("index of a changed script:\n%s", out)
 	}
 }
 
@@ -74,15 +78,10 @@ func TestStoredResultsOfAChangedScriptSaySo(t *testing.T) {
 // warned they were kept "for this session only" (index has none), and
 // exited 0 with nothing stored.
 func TestIndexWhoseResultsCannotBeStoredFails(t *testing.T) {
-	dir := t.TempDir()
-	var out, errb bytes.Buffer
-	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	trace := filepath.Join(dir, "p.lz4")
-	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "300", "-o", trace}); code != 0 {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
-	if code := app.Run([]string{"index", trace}); code != 0 {
-		t.Fatalf("index: exit %d: %s", code, errb.String())
+	run := inProcess()
+	dir, trace := shortTrace(t, run)
+	if _, e, code := run("index", trace); code != 0 {
+		t.Fatalf("index: exit %d: %s", code, e)
 	}
 	// A database folder nothing can be written into, root included (the
 	// tests run as root, which a read-only mode does not stop).
@@ -93,9 +92,8 @@ func TestIndexWhoseResultsCannotBeStoredFails(t *testing.T) {
 	t.Cleanup(func() { exec.Command("chattr", "-i", db).Run() })
 	script := filepath.Join(dir, "p.star")
 	os.WriteFile(script, []byte(`safety("Early", lambda: event.step < 100)`+"\n"), 0o644)
-	errb.Reset()
-	code := app.Run([]string{"index", trace, "--preds", script})
-	if code != ExitBadInput || !regexp.MustCompile(`checked but not stored`).MatchString(errb.String()) {
-		t.Fatalf("index --preds with results that cannot be stored: exit %d\n%s", code, errb.String())
+	_, e, code := run("index", trace, "--preds", script)
+	if code != ExitBadInput || !regexp.MustCompile(`checked but not stored`).MatchString(e) {
+		t.Fatalf("index --preds with results that cannot be stored: exit %d\n%s", code, e)
 	}
 }

@@ -440,9 +440,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if interrupted.Load() {
 		reason = "interrupted"
 	}
-	if _, stuck := stuckAtInterrupt(runErr); !stuck && errors.Is(runErr, sim.ErrInterrupted) {
-		runErr = nil // the loop's own check of Stop (see cfg.Stop above): a plain Ctrl-C
-	}
+	runErr, stuck := sortInterrupt(runErr)
 	w := a.Stdout
 	fmt.Fprintf(w, "simulated %s (bug %s, seed %d, %d nodes): %d events in %v of virtual time in %v\n",
 		sys.Name, cfg.Bug, cfg.Seed, cfg.Nodes, res.Steps, res.Time.Truncate(time.Millisecond), elapsed.Round(time.Millisecond))
@@ -457,7 +455,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 		perEvent = float64(size) / float64(res.Steps)
 	}
 	fmt.Fprintf(w, "wrote %s: %s, %.1f bytes/event\n", out, humanize.IBytes(uint64(size)), perEvent)
-	if stuck, ok := stuckAtInterrupt(runErr); ok {
+	if stuck != nil {
 		return withCode(ExitInterrupted, stuck) // a handler that never returned, left behind
 	}
 	if runErr != nil {
@@ -488,12 +486,17 @@ func (a *App) sayStalls(cfg *sim.Config, verb string) {
 	}
 }
 
-// stuckAtInterrupt is the error of a run ended at Ctrl-C while a handler
-// did not return (the trace is kept; exit 130).
-func stuckAtInterrupt(err error) (error, bool) {
+// sortInterrupt sorts the error of a run that wrote its trace: a run
+// ended at Ctrl-C while a handler did not return is stuck (exit 130, the
+// trace kept); a plain Ctrl-C that the loop's own check of Stop caught
+// is no error, as when Observe catches it; anything else stays runErr.
+func sortInterrupt(err error) (runErr, stuck error) {
 	var se *sim.StallError
-	if errors.As(err, &se) && se.Interrupted {
-		return err, true
+	switch {
+	case errors.As(err, &se) && se.Interrupted:
+		return nil, err
+	case errors.Is(err, sim.ErrInterrupted):
+		return nil, nil
 	}
-	return nil, false
+	return err, nil
 }

@@ -488,32 +488,34 @@ func (s *Sim) finalStates() []record.FinalState {
 
 // finish closes the trace with the run's end.
 func (s *Sim) finish(runErr error) (*Result, error) {
+	res, err := s.end(runErr, s.finalStates())
+	s.endTasks()
+	return res, err
+}
+
+// end closes the trace with its end record (the final states given) and
+// returns the run's result.
+func (s *Sim) end(runErr error, states []record.FinalState) (*Result, error) {
 	for _, sl := range s.queue {
-		it := sl.it
-		if it.kind == itemDeliver {
+		if sl.it.kind == itemDeliver {
 			s.stats.InFlight++
 		}
 	}
-	end := s.endRecord(runErr)
-	end.States = s.finalStates()
-	if err := s.w.Close(end); err != nil && runErr == nil {
-		runErr = fmt.Errorf("write trace: %w", err)
-	}
-	res := &Result{Steps: s.steps, Time: time.Duration(s.now), Reason: s.stopped, Stats: s.stats}
-	s.endTasks()
-	return res, runErr
-}
-
-// endRecord is the trace's end record, without the final states.
-func (s *Sim) endRecord(runErr error) record.End {
-	end := record.End{Reason: s.stopped, Time: s.start + s.now, Stats: s.stats.asMap()}
+	end := record.End{Reason: s.stopped, Time: s.start + s.now, Stats: s.stats.asMap(), States: states}
 	switch {
 	case runErr == ErrInterrupted:
 		end.Reason = "interrupted" // Stop: as an observer's stop reads
 	case runErr != nil:
 		end.Reason = "error: " + runErr.Error()
 	}
-	return end
+	switch err := s.w.Close(end); {
+	case err == nil:
+	case runErr == nil:
+		runErr = fmt.Errorf("write trace: %w", err)
+	default:
+		runErr = fmt.Errorf("%w (and the trace could not be ended: %w)", runErr, err)
+	}
+	return &Result{Steps: s.steps, Time: time.Duration(s.now), Reason: s.stopped, Stats: s.stats}, runErr
 }
 
 func (c Config) runParams() map[string]string {

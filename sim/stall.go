@@ -173,19 +173,7 @@ func (s *Sim) runWatched(loop func() error) (*Result, error) {
 // abandon ends the trace of a run whose loop is stuck in a handler, with
 // every event before it: no final state hashes (the stuck node's state is
 // mid-event) and no ending of tasks (the stuck goroutine may hold them).
-func (s *Sim) abandon(runErr error) (*Result, error) {
-	for _, sl := range s.queue {
-		if sl.it.kind == itemDeliver {
-			s.stats.InFlight++
-		}
-	}
-	end := s.endRecord(runErr)
-	end.States = nil
-	if err := s.w.Close(end); err != nil {
-		runErr = fmt.Errorf("%w (and the trace could not be ended: %w)", runErr, err)
-	}
-	return &Result{Steps: s.steps, Time: time.Duration(s.now), Reason: s.stopped, Stats: s.stats}, runErr
-}
+func (s *Sim) abandon(runErr error) (*Result, error) { return s.end(runErr, nil) }
 
 // handled is the node and kind of the event whose handler runs.
 func (s *Sim) handled() (node.ID, node.Kind) {

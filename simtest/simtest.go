@@ -237,11 +237,7 @@ func Check(t testing.TB, sys *system.System, cfg sim.Config, scriptPath string) 
 	var panicked *node.PanicError
 	if errors.As(err, &panicked) && res != nil {
 		// The system's own code failed: where, and the run to look at.
-		path := filepath.Join(os.TempDir(), KeptName(sys, res.Config, res.Trace))
-		kept := "the trace was kept at " + path
-		if err := atomicfile.Write(path, res.Trace, 0o644); err != nil {
-			kept = "the trace could not be kept: " + err.Error()
-		}
+		path, kept := keep(sys, res)
 		t.Fatalf("simtest: %v\n%s\n%s\nreproduce: %s", err, strings.TrimSpace(panicked.Stack), kept, SimCommand(sys, res.Config, path))
 		return res
 	}
@@ -252,16 +248,22 @@ func Check(t testing.TB, sys *system.System, cfg sim.Config, scriptPath string) 
 	if len(res.Failing) == 0 && evalErr == nil {
 		return res
 	}
-	path := filepath.Join(os.TempDir(), KeptName(sys, res.Config, res.Trace))
-	kept := "the trace was kept at " + path
-	// Under a name fixed by its content (the same seed and code give the
-	// same bytes, and a fixed name does not pile up files), whole: tests
-	// failing at once in several processes never leave a torn file.
-	if err := atomicfile.Write(path, res.Trace, 0o644); err != nil {
-		kept = "the trace could not be kept: " + err.Error()
-	}
+	path, kept := keep(sys, res)
 	t.Fatal(Failure(sys, res, scriptPath, path, kept))
 	return res
+}
+
+// keep writes a failing run's trace to the temp directory and says where
+// (or why it could not). Under a name fixed by its content (the same seed
+// and code give the same bytes, and a fixed name does not pile up files),
+// whole: tests failing at once in several processes never leave a torn
+// file.
+func keep(sys *system.System, res *Result) (path, said string) {
+	path = filepath.Join(os.TempDir(), KeptName(sys, res.Config, res.Trace))
+	if err := atomicfile.Write(path, res.Trace, 0o644); err != nil {
+		return path, "the trace could not be kept: " + err.Error()
+	}
+	return path, "the trace was kept at " + path
 }
 
 // KeptName is the file name Check keeps a failing run's trace under:

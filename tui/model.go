@@ -66,12 +66,12 @@ const CheckpointEvery = 250
 
 // Model is the debugger's state and logic, with no terminal in it.
 type Model struct {
+	cfg   Config
+	db    *statedb.DB
+	preds *statedb.Predicates
 	// predsOutdated says why the stored results shown may be stale ("":
 	// they are the script's as it is, or were checked this session).
 	predsOutdated string
-	cfg           Config
-	db            *statedb.DB
-	preds         *statedb.Predicates
 	viol          map[int]bool // steps with a violation that counts (as replay check counts)
 	// screenedAt holds the steps where a liveness interval opened that
 	// its stability measures screened: not a violation, shown as such.

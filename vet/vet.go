@@ -323,22 +323,8 @@ func mapIterator(info *types.Info, x ast.Expr) bool {
 	if !ok {
 		return false
 	}
-	var id *ast.Ident
-	switch f := ast.Unparen(call.Fun).(type) {
-	case *ast.SelectorExpr:
-		id = f.Sel
-	case *ast.Ident:
-		id = f
-	case *ast.IndexExpr: // maps.Keys[M, K](m)
-		if sel, ok := f.X.(*ast.SelectorExpr); ok {
-			id = sel.Sel
-		}
-	}
-	if id == nil {
-		return false
-	}
-	fn, ok := info.Uses[id].(*types.Func)
-	if !ok || fn.Pkg() == nil || fn.Pkg().Path() != "maps" {
+	fn := typeutil.StaticCallee(info, call) // through a selector or an instantiation
+	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "maps" {
 		return false
 	}
 	switch fn.Name() {
