@@ -15,6 +15,9 @@ import (
 // build never returned and held the build lock of every other index of
 // the trace.
 func TestABuildWhoseFolderVanishesLetsGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes 150,000 steps (over two minutes under the race detector)")
+	}
 	dir := t.TempDir()
 	trace := simulate(t, dir, "big.lz4", "none", 4, func(c *sim.Config) { c.Steps, c.Time = 150_000, 1000*time.Hour })
 	bg, err := StartBuild([]string{trace}, "", Options{Registry: registry})

@@ -197,7 +197,15 @@ func (u *ui) styleOf(s string) (tcell.Style, bool) {
 // waitFor waits until the screen shows s (tasks run in the background).
 func (u *ui) waitFor(s string) {
 	u.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	u.waitWithin(s, 20*time.Second)
+}
+
+// waitWithin is waitFor for a screen that comes at the end of long
+// background work (a whole index build and its compaction), which under
+// the race detector on a loaded 2-core machine took over 20 s.
+func (u *ui) waitWithin(s string, limit time.Duration) {
+	u.t.Helper()
+	deadline := time.Now().Add(limit)
 	for !strings.Contains(u.text(), s) {
 		if time.Now().After(deadline) {
 			u.t.Fatalf("the screen never showed %q:\n%s", s, u.text())

@@ -59,7 +59,7 @@ func TestDebuggerBrowsesWhileIndexing(t *testing.T) {
 	u.press(tcell.KeyEscape, 0, 0)
 
 	close(release)
-	u.waitFor(fmt.Sprintf("indexed %d steps in", total))
+	u.waitWithin(fmt.Sprintf("indexed %d steps in", total), 3*time.Minute)
 	// --at was beyond what was indexed at the start: the cursor goes
 	// there once it is.
 	u.waitFor(fmt.Sprintf("#%d/%d", total-1, total-1))
