@@ -190,7 +190,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	r, err := replay.New(tr, a.Registry, replay.Options{Nodes: parseIDs(f.nodes)})
+	r, err := replay.New(tr, a.Registry, replay.Options{Nodes: parseIDs(f.nodes), Watch: a.watch})
 	if err != nil {
 		return badInput("%v", err)
 	}
@@ -231,7 +231,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	} else {
 		var stats parcheck.Stats
 		rep, stats, runErr = parcheck.Check(tr, a.Registry, parcheck.Options{
-			Jobs: f.jobs, Warmup: f.warmup, Replay: replay.Options{Nodes: parseIDs(f.nodes)},
+			Jobs: f.jobs, Warmup: f.warmup, Replay: replay.Options{Nodes: parseIDs(f.nodes), Watch: a.watch},
 			Load: func(r *replay.Replayer, from int) (*predicates.Checker, error) {
 				o := popts
 				o.From = max(o.From, from)

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
@@ -22,6 +24,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/nearest"
 	printableText "github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/system"
 )
 
@@ -85,6 +88,12 @@ type App struct {
 	// shared by copies of the App (the debugger's quiet one); Run removes
 	// it when it is a temporary folder of this command's own.
 	builtins *builtinDir
+	// watch watches the command's replays' handler calls (nil: none are,
+	// as in the debugger, whose screen must be ended by the debugger).
+	watch *stall.Watch
+	// handlerBound is --handler-bound: how long one handler call may run
+	// (0: no bound).
+	handlerBound time.Duration
 }
 
 // Main runs the command line in os.Args with the given systems and returns
@@ -115,16 +124,23 @@ func (a *App) Run(args []string) int {
 	defer a.builtins.remove()
 	// Output that could not be written is lost output: the command fails
 	// (replay events > /dev/full exited 0).
-	stdout := &stickyWriter{w: a.Stdout}
-	a.Stdout = stdout
-	defer func() { a.Stdout = stdout.w }()
+	// Both go through a gate that a stuck command's leftover goroutine
+	// cannot pass (executeWatched).
+	origStdout, stderr := a.Stdout, a.Stderr
+	out := &gate{}
+	stdout := &stickyWriter{w: out.wrap(a.Stdout)}
+	a.Stdout, a.Stderr = stdout, out.wrap(stderr)
+	defer func() { a.Stdout, a.Stderr = origStdout, stderr }()
 	root := a.root()
 	root.SetArgs(args)
 	root.SetOut(a.Stdout)
 	root.SetErr(a.Stderr)
 	var prof profile
+	var bound atomic.Int64 // --handler-bound once parsed, for the watch
+	bound.Store(int64(stall.DefaultBound))
 	root.PersistentFlags().StringVar(&prof.path, "cpuprofile", "", "write a Go CPU profile of this command to `FILE` (read it with go tool pprof)")
 	root.PersistentFlags().StringVar(&prof.starlarkPath, "starlark-profile", "", "write a profile of the time spent in each Starlark function of the predicate script to `FILE` (go tool pprof -top FILE)")
+	root.PersistentFlags().DurationVar(&a.handlerBound, "handler-bound", stall.DefaultBound, "how long one handler call may run, in wall-clock time, before the run (simulated or replayed) is given up as stuck: an endless loop, or a call that blocks outside the runtime (0: no bound)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if err := noEmptyValues(cmd); err != nil {
 			return err
@@ -132,9 +148,30 @@ func (a *App) Run(args []string) int {
 		if err := outputsAreNotInputs(cmd, args); err != nil {
 			return err
 		}
+		if a.handlerBound < 0 {
+			return badInput("--handler-bound %v: want 0 (no bound) or more", a.handlerBound)
+		}
+		bound.Store(int64(a.handlerBound))
 		return prof.start(commandArgs(cmd, args))
 	}
-	cmd, err := execute(root)
+	a.watch = stall.NewWatch()
+	verbName := a.name()
+	if verb := verbOf(root, args); verb != "" {
+		verbName += " " + verb
+	}
+	cmd, err, stuck := a.executeWatched(root, verbName, &bound)
+	if stuck != nil {
+		// The command's goroutine is stuck in a handler and cannot be
+		// ended: it is left behind, and nothing it writes from now on
+		// gets out. The profile says where it was.
+		out.close()
+		_ = prof.stop()
+		if a.Terminal {
+			fmt.Fprint(stderr, "\r\033[K") // a progress line drawn
+		}
+		fmt.Fprintf(stderr, "%s: %s\n", verbName, printable(oneLine(stuck.message())))
+		return stuck.code
+	}
 	// A profile that was lost is said beside the command's own error,
 	// which keeps its exit code.
 	perr := prof.stop()

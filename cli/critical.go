@@ -202,7 +202,7 @@ func (a *App) checkTarget(tr *replay.Trace, script, predicate string, alarm int,
 	if err != nil {
 		return nil, err
 	}
-	r, err := replay.New(tr, a.Registry, replay.Options{})
+	r, err := replay.New(tr, a.Registry, replay.Options{Watch: a.watch})
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
@@ -502,7 +502,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 		}
 		sum, err := explore.Run(ctx, sys, cfg, critical.Settle(strat, restart), explore.Options{
 			Script: script,
-			Check: simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
+			Check: simtest.Options{Registry: a.Registry, Watch: a.watch, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
 				// A walk that went quiet is judged --stable later too.
 				QuietFor: f.stable,
 				Counts:   func(*predicates.Violation) bool { return false }},

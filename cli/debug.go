@@ -148,7 +148,7 @@ func (a *App) openDB(traces []string, preds, dir string, force, warned bool) (*s
 	interrupted, stopSignals := onInterrupt(syscall.SIGTERM)
 	defer stopSignals()
 	prog := a.progress()
-	db, res, err := statedb.Ensure(traces, dir, statedb.Options{Registry: a.Registry, Preds: preds, Force: force,
+	db, res, err := statedb.Ensure(traces, dir, statedb.Options{Registry: a.Registry, Preds: preds, Force: force, Watch: a.watch,
 		Progress: func(phase string, done, total int) {
 			prog.update("%s %s step %d of %d", phase, bar(done, total, 30), done, total)
 		},
@@ -404,6 +404,10 @@ func (a *App) debugSearches(f debugFlags, opened []os.FileInfo) (tui.PredictFunc
 	}
 	quiet := *a
 	quiet.Stderr, quiet.Terminal = io.Discard, false
+	// A search's replay that does not return is not given up on under the
+	// screen: Run would end the command with the terminal raw (q still
+	// ends the session).
+	quiet.watch = nil
 	budgets := scriptBudgetFlags{maxSteps: predicates.DefaultMaxSteps, memory: humanize.IBytes(predicates.DefaultMemoryBudget),
 		timeBudget: predicates.DefaultTimeBudget}
 	predict := func(ctx context.Context, traces []string, script string, step int, progress func(string)) (*tui.Predicted, error) {

@@ -162,7 +162,7 @@ func (a *App) runDemo(dir, output string, dirSet, outputSet bool) (err error) {
 	if err != nil {
 		return err
 	}
-	r, err := replay.New(tr, system.NewRegistry(sys), replay.Options{})
+	r, err := replay.New(tr, system.NewRegistry(sys), replay.Options{Watch: a.watch})
 	if err != nil {
 		return err
 	}

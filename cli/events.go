@@ -413,7 +413,7 @@ func (s *sentPayloads) at(step int, ev *node.Event) *node.Event {
 		return ev
 	}
 	if s.r == nil || s.r.Pos() > step {
-		r, err := replay.New(s.tr, s.a.Registry, replay.Options{SkipStateHashes: true})
+		r, err := replay.New(s.tr, s.a.Registry, replay.Options{SkipStateHashes: true, Watch: s.a.watch})
 		if err != nil {
 			s.fail(err)
 			return ev

@@ -293,7 +293,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	a.sayStalls(&cfg, "explore")
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script.Path,
-		Check:  simtest.Options{Registry: a.Registry, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Counts: counts},
+		Check:  simtest.Options{Registry: a.Registry, Watch: a.watch, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Counts: counts},
 		Budget: budget, Time: f.wall, Jobs: f.jobs, All: f.all, Start: start,
 		Shard: explore.Shard{Index: shard.Index, Count: shard.Count},
 		Progress: func(p explore.Progress) {
@@ -784,7 +784,7 @@ func (a *App) forkStarter(tr *replay.Trace, at int) (explore.Starter, *world.Wor
 // forkStarterWith is forkStarter telling progress instead of the terminal
 // (the debugger shows it in its status line).
 func (a *App) forkStarterWith(tr *replay.Trace, at int, progress func(string)) (explore.Starter, *world.World, error) {
-	start, w, err := explore.ForkStarter(tr, a.Registry, at, func(step int) { progress(fmt.Sprintf("rebuilding the world at #%d: step %d", at, step)) })
+	start, w, err := explore.ForkStarter(tr, a.Registry, at, func(step int) { progress(fmt.Sprintf("rebuilding the world at #%d: step %d", at, step)) }, a.watch)
 	if err != nil {
 		return nil, nil, worldError(at, err)
 	}

@@ -235,7 +235,7 @@ func exportErr(err error) error {
 // notes say what was not fully checked (a divergence, failed predicates);
 // they also go to stderr.
 func (a *App) checkForExport(tr *replay.Trace, script scriptRef) (*exportCheck, error) {
-	r, err := replay.New(tr, a.Registry, replay.Options{})
+	r, err := replay.New(tr, a.Registry, replay.Options{Watch: a.watch})
 	if err != nil {
 		return nil, badInput("%v", err)
 	}

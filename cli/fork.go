@@ -113,7 +113,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	if err := checkForkStep(tr, f.at, paths); err != nil {
 		return err
 	}
-	r, err := replay.New(tr, a.Registry, replay.Options{})
+	r, err := replay.New(tr, a.Registry, replay.Options{Watch: a.watch})
 	if err != nil {
 		return badInput("%v", err)
 	}

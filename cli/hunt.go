@@ -168,7 +168,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		// is not finished.
 		cfg.Stop = interrupted.Load
 		a.sayStalls(&cfg, "sim")
-		res, err := simtest.Run(sys, cfg, script.Path, simtest.Options{Registry: a.Registry, Counts: counts, StopAtFirst: true,
+		res, err := simtest.Run(sys, cfg, script.Path, simtest.Options{Registry: a.Registry, Watch: a.watch, Counts: counts, StopAtFirst: true,
 			MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Stop: interrupted.Load})
 		if errors.Is(err, sim.ErrInterrupted) || interrupted.Load() && err == nil && len(res.Failing) == 0 && !res.Report.Complete {
 			tried--

@@ -142,7 +142,7 @@ func (a *App) stateDiffs(tr *replay.Trace, items []export.ReportItem) error {
 			restarts[it.V.Node] = true
 		}
 	}
-	rp, err := replay.New(tr, a.Registry, replay.Options{SkipStateHashes: true})
+	rp, err := replay.New(tr, a.Registry, replay.Options{SkipStateHashes: true, Watch: a.watch})
 	if err != nil {
 		return badInput("%v", err)
 	}

@@ -74,7 +74,7 @@ func (s replaySource) unknown(id node.ID) []replay.Unknown {
 	return s.tr.Unknown[id]
 }
 func (s replaySource) replayer() (*replay.Replayer, error) {
-	r, err := replay.New(s.tr, s.a.Registry, replay.Options{})
+	r, err := replay.New(s.tr, s.a.Registry, replay.Options{Watch: s.a.watch})
 	if err != nil {
 		return nil, badInput("%v", err)
 	}

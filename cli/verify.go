@@ -108,7 +108,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if err != nil {
 		return err
 	}
-	r, err := replay.New(tr, a.Registry, replay.Options{Nodes: parseIDs(f.nodes), SkipStateHashes: f.skipStateHashes})
+	r, err := replay.New(tr, a.Registry, replay.Options{Nodes: parseIDs(f.nodes), SkipStateHashes: f.skipStateHashes, Watch: a.watch})
 	if err != nil {
 		return badInput("%v", err)
 	}

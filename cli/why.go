@@ -86,7 +86,7 @@ func (a *App) runWhy(traces []string, f whyFlags) error {
 		defer db.Close()
 		states = provenance.FromDB(db)
 	} else {
-		rp, err := provenance.Replay(tr, a.Registry, f.at)
+		rp, err := provenance.Replay(tr, a.Registry, f.at, a.watch)
 		if err != nil {
 			var d *replay.Divergence
 			if errors.As(err, &d) {

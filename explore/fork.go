@@ -6,6 +6,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/system"
 	"github.com/replaycheck/replaycheck/world"
@@ -20,10 +21,11 @@ import (
 // run instead. The world returned is the one rebuilt, for reading
 // only. A divergence before the step comes back as the replayer's
 // *replay.Divergence; a node whose state is unknown there as a
-// *replay.WorldError.
-func ForkStarter(tr *replay.Trace, reg *system.Registry, at int, progress func(int)) (Starter, *world.World, error) {
+// *replay.WorldError. watch, if set, watches the replays' handler calls
+// (replay.Options.Watch).
+func ForkStarter(tr *replay.Trace, reg *system.Registry, at int, progress func(int), watch *stall.Watch) (Starter, *world.World, error) {
 	worldAt := func(progress func(int)) (*world.World, error) {
-		r, err := replay.New(tr, reg, replay.Options{})
+		r, err := replay.New(tr, reg, replay.Options{Watch: watch})
 		if err != nil {
 			return nil, err
 		}

@@ -34,7 +34,7 @@ func TestWhyReplayedStatesMatchTheDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp, err := Replay(tr, reg, 600)
+	rp, err := Replay(tr, reg, 600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestWhyGuessesAnOwnFieldOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := system.NewRegistry(sys)
-	rp, err := Replay(tr, reg, tr.Len()-1)
+	rp, err := Replay(tr, reg, tr.Len()-1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestWhyAtACrash(t *testing.T) {
 		t.Fatal("no crash in the demo run")
 	}
 	id := tr.Event(crash).Node
-	rp, err := Replay(tr, system.NewRegistry(paxos.System), crash)
+	rp, err := Replay(tr, system.NewRegistry(paxos.System), crash, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func whyOfTwoNodes(t *testing.T, name string, msg any, h func() node.Handler, fi
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp, err := Replay(tr, system.NewRegistry(sys), tr.Len()-1)
+	rp, err := Replay(tr, system.NewRegistry(sys), tr.Len()-1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func whyAtRestart(t *testing.T, store bool, field string) string {
 	if restart < 0 {
 		t.Fatal("no restart in the run")
 	}
-	rp, err := Replay(tr, system.NewRegistry(sys), restart)
+	rp, err := Replay(tr, system.NewRegistry(sys), restart, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/statedb"
 	"github.com/replaycheck/replaycheck/system"
@@ -75,9 +76,9 @@ func diff(old, cur []state.Leaf) []change {
 
 // Replay replays tr up to step upTo (inclusive), recording the changes.
 // Provenance only looks back from its query step, so nothing after it is
-// needed.
-func Replay(tr *replay.Trace, reg *system.Registry, upTo int) (*Replayed, error) {
-	r, err := replay.New(tr, reg, replay.Options{SkipStateHashes: true})
+// needed. watch, if set, watches the handler calls (replay.Options.Watch).
+func Replay(tr *replay.Trace, reg *system.Registry, upTo int, watch *stall.Watch) (*Replayed, error) {
+	r, err := replay.New(tr, reg, replay.Options{SkipStateHashes: true, Watch: watch})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -27,7 +28,17 @@ type Options struct {
 	// TaskBound is the wall time a resumed task may run without blocking
 	// through the runtime (0: node.DefaultTaskBound).
 	TaskBound time.Duration
+	// Watch, if set, watches every handler call from another goroutine,
+	// which may give up on one that does not return (a handler that
+	// loops only when replayed: code changed since the recording, or
+	// nondeterministic). The replay then ends with ErrAbandoned when, if
+	// ever, the call returns.
+	Watch *stall.Watch
 }
+
+// ErrAbandoned ends a replay whose handler call a watch gave up on
+// (Options.Watch): the command that owned it has ended.
+var ErrAbandoned = errors.New("replay: a handler call was given up on as stuck")
 
 // Replayer re-executes a trace step by step, in causal order, on fresh
 // instances built by the system's factory, feeding each event the recorded
@@ -52,6 +63,8 @@ type Replayer struct {
 
 	members *node.Members // every node of the trace, shared by the instances
 	sysCfg  system.Config // shared by the factories (see system.Config.Shared)
+
+	slot *stall.Slot // the handler calls as Options.Watch sees them (nil: not watched)
 }
 
 type rnode struct {
@@ -68,6 +81,9 @@ type rnode struct {
 	restarts []restartPoint
 	// rebuilt counts the events its last rebuild re-executed (tests).
 	rebuilt int
+	// calls describe the node's handler calls, by kind of event, to a
+	// watch (made when first needed).
+	calls [node.KindTask + 1]*string
 }
 
 type restartPoint struct {
@@ -109,7 +125,7 @@ func New(tr *Trace, reg *system.Registry, opts Options) (*Replayer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot replay %s: %w", tr.Files[0].Path, err)
 	}
-	r := &Replayer{tr: tr, sys: sys, codec: codec, opts: opts, nodes: map[node.ID]*rnode{}, pos: -1}
+	r := &Replayer{tr: tr, sys: sys, codec: codec, opts: opts, nodes: map[node.ID]*rnode{}, pos: -1, slot: opts.Watch.Slot()}
 	for _, id := range ids {
 		r.nodes[id] = r.newNode(id)
 		r.ids = append(r.ids, id)
@@ -181,6 +197,10 @@ func (r *Replayer) Replayed() *node.Event {
 // otherwise outlive the replay; the nodes' states may still be read. A
 // replay without tasks has nothing to end.
 func (r *Replayer) Close() {
+	r.opts.Watch.Drop(r.slot)
+	if r.slot != nil && r.slot.Abandoned() {
+		return // a stuck handler holds its node; its tasks go with the process
+	}
 	for _, n := range r.nodes {
 		n.inst.Close()
 	}
@@ -311,7 +331,14 @@ func (r *Replayer) exec(step int, rec *node.Event, n *rnode, hashes bool) error 
 	*ev = rec.Inputs()
 	ev.Nondet, ev.Sends, ev.TimersSet, ev.TimersCancelled, ev.Logs = nondet, sends, set, cancelled, logs
 	r.src.reset(rec)
-	if err := n.inst.Dispatch(ev, &r.src); err != nil {
+	if r.slot != nil && !r.slot.Begin(step, n.call(rec.Kind)) {
+		return ErrAbandoned
+	}
+	err := n.inst.Dispatch(ev, &r.src)
+	if r.slot != nil && !r.slot.Leave() {
+		return ErrAbandoned // given up on while the handler ran: the command has ended
+	}
+	if err != nil {
 		return r.diverged(step, rec, ev, err)
 	}
 	if err := r.src.unconsumed(); err != nil {
@@ -330,6 +357,18 @@ func (r *Replayer) exec(step int, rec *node.Event, n *rnode, hashes bool) error 
 		}
 	}
 	return nil
+}
+
+// call describes the node's handler call for an event of kind to a watch.
+func (n *rnode) call(kind node.Kind) *string {
+	if kind < 0 || int(kind) >= len(n.calls) {
+		kind = 0
+	}
+	if n.calls[kind] == nil {
+		what := fmt.Sprintf("node %s's handler, in its %s event", n.id, kind)
+		n.calls[kind] = &what
+	}
+	return n.calls[kind]
 }
 
 // newNode builds a fresh replayed node: a new instance on an empty store.

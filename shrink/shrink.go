@@ -255,7 +255,7 @@ func (s *shrinker) forkStarter(data []byte, chk *simtest.Result) error {
 	if reg == nil {
 		reg = system.NewRegistry(s.sys)
 	}
-	start, _, err := explore.ForkStarter(tr, reg, s.forkAt, nil)
+	start, _, err := explore.ForkStarter(tr, reg, s.forkAt, nil, nil)
 	var we *replay.WorldError
 	if errors.As(err, &we) {
 		return inputErr("%s: the world at the fork step #%d cannot be rebuilt: %v", name, s.forkAt, err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/stall"
 )
 
 // A handler that never returns (an endless loop, a blocking call on a
@@ -21,20 +22,7 @@ import (
 
 // DefaultHandlerBound is how long one handler call may run, in wall-clock
 // time, before the run ends with an error (Config.HandlerBound).
-const DefaultHandlerBound = time.Minute
-
-// stallWarnAfter is how long a handler runs before OnStall is told.
-const stallWarnAfter = 10 * time.Second
-
-// The watch state is one word: the number of handler calls so far above
-// two bits of phase, so that the watch gives up on exactly the call it
-// saw stuck, never on the next one that began meanwhile.
-const (
-	phaseLoop      uint64 = iota // running the simulator's own code
-	phaseHandler                 // inside a handler call
-	phaseAbandoned               // taken over by the watch: the loop must not touch the run again
-	phaseMask      uint64 = 3
-)
+const DefaultHandlerBound = stall.DefaultBound
 
 // errAbandoned is what the loop gets when it comes back from a handler
 // the watch gave up on: it returns at once, touching nothing.
@@ -66,26 +54,18 @@ func (e *StallError) Unwrap() error {
 
 // enterHandler and leaveHandler bracket a handler call in the loop; false
 // means the watch took the run over, and the loop must return at once.
+// Which node and kind are stored before the call is entered, so that a
+// watch that gives up on the call it saw reads them as that call's.
 func (s *Sim) enterHandler(sn *simNode, kind node.Kind) bool {
-	old := s.watch.Load()
-	if old&phaseMask != phaseLoop {
+	if s.call.Abandoned() {
 		return false
 	}
 	s.handling.Store(sn)
 	s.handlingKind.Store(int32(kind))
-	return s.watch.CompareAndSwap(old, (old&^phaseMask)+4|phaseHandler)
+	return s.call.Enter()
 }
 
-func (s *Sim) leaveHandler() bool {
-	old := s.watch.Load()
-	return old&phaseMask == phaseHandler && s.watch.CompareAndSwap(old, old&^phaseMask|phaseLoop)
-}
-
-// abandonCall gives the run up if the loop is still in the handler call
-// the watch saw (state seen), taking it over.
-func (s *Sim) abandonCall(seen uint64) bool {
-	return seen&phaseMask == phaseHandler && s.watch.CompareAndSwap(seen, seen&^phaseMask|phaseAbandoned)
-}
+func (s *Sim) leaveHandler() bool { return s.call.Leave() }
 
 // loopResult is what the loop's goroutine hands back.
 type loopResult struct {
@@ -120,11 +100,9 @@ func (s *Sim) runWatched(loop func() error) (*Result, error) {
 	if bound == 0 {
 		bound = DefaultHandlerBound
 	}
-	tick := time.NewTicker(250 * time.Millisecond)
+	tick := time.NewTicker(stall.Tick)
 	defer tick.Stop()
-	var last uint64
-	var since time.Time
-	warned := false
+	var t stall.Tracker
 	for {
 		select {
 		case r := <-done:
@@ -132,8 +110,7 @@ func (s *Sim) runWatched(loop func() error) (*Result, error) {
 			case r.panicked:
 				panic(r.value) // the simulator's own failure, as before the loop moved
 			case r.goexit:
-				seen := s.watch.Load()
-				if s.abandonCall(seen) {
+				if s.call.Abandon(s.call.Seen()) {
 					id, kind := s.handled()
 					return s.abandon(fmt.Errorf("node %s's handler called runtime.Goexit in its %s event, which ends the goroutine that runs every handler; the trace ends before that event", id, kind))
 				}
@@ -144,20 +121,18 @@ func (s *Sim) runWatched(loop func() error) (*Result, error) {
 			}
 			return s.finish(r.err)
 		case now := <-tick.C:
-			seen := s.watch.Load()
-			if seen&phaseMask != phaseHandler || seen != last {
-				last, since, warned = seen, now, false
+			seen := s.call.Seen()
+			stuck, warn := t.Observe(seen, now)
+			if stuck == 0 {
 				continue
 			}
-			stuck := now.Sub(since)
-			id, kind := s.handled()
-			if stuck >= stallWarnAfter && !warned && s.cfg.OnStall != nil {
-				warned = true
+			if warn && s.cfg.OnStall != nil {
+				id, kind := s.handled()
 				s.cfg.OnStall(id, kind, stuck.Round(time.Second))
 			}
-			stop := s.cfg.Stop != nil && s.cfg.Stop() && stuck >= time.Second
+			stop := s.cfg.Stop != nil && s.cfg.Stop() && stuck >= stall.StopAfter
 			over := bound > 0 && stuck >= bound
-			if (stop || over) && s.abandonCall(seen) {
+			if (stop || over) && s.call.Abandon(seen) {
 				// The handler that stuck is the one seen (the swap
 				// would have failed had another begun), so these name it.
 				id, kind := s.handled()
@@ -180,12 +155,12 @@ func (s *Sim) handled() (node.ID, node.Kind) {
 	return s.handling.Load().id, node.Kind(s.handlingKind.Load())
 }
 
-// watchState tells the watch where the loop is (watch: calls and phase),
+// watchState tells the watch where the loop is (call: calls and phase),
 // which node's handler runs and for which kind of event. Atomics, not
 // the event: storing the event's address would move every event to the
 // heap.
 type watchState struct {
-	watch        atomic.Uint64
+	call         stall.Call
 	handling     atomic.Pointer[simNode]
 	handlingKind atomic.Int32
 }

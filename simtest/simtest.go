@@ -27,6 +27,7 @@ import (
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/system"
 )
 
@@ -60,6 +61,10 @@ type Options struct {
 	// forever, but a predicate on how long something has waited would
 	// break as time passed, had the run gone on.
 	QuietFor time.Duration
+	// Watch, if set, watches the check's replay (replay.Options.Watch):
+	// a handler that does not return when replayed, though it did when
+	// simulated, is given up on.
+	Watch *stall.Watch
 	// Stop, if set, is polled after every step of the check: when it
 	// returns true the check ends there, its report incomplete (a caller
 	// being interrupted discards it).
@@ -105,7 +110,7 @@ func CheckTrace(sys *system.System, cfg sim.Config, res *sim.Result, trace []byt
 	if reg == nil {
 		reg = system.NewRegistry(sys)
 	}
-	r, err := replay.New(tr, reg, replay.Options{})
+	r, err := replay.New(tr, reg, replay.Options{Watch: opts.Watch})
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -131,6 +132,8 @@ type Options struct {
 	// database holds before the build starts the next (0: the PartBytes
 	// constant); see parts.go.
 	PartBytes int
+	// Watch, if set, watches the build's handler calls (replay.Options).
+	Watch *stall.Watch
 }
 
 // ErrStopped ends a build or a check that Options.Stop stopped.
@@ -208,7 +211,7 @@ func Ensure(traces []string, dir string, opts Options) (*DB, *Opened, error) {
 					return nil, nil, err
 				}
 			}
-			p, flips, err := checkPredicates(res.Trace, opts.Registry, opts.Preds, opts.Progress, opts.Stop)
+			p, flips, err := checkPredicates(res.Trace, opts.Registry, opts.Preds, opts.Progress, opts.Stop, opts.Watch)
 			if err != nil {
 				db.Close()
 				return nil, nil, err
@@ -399,7 +402,7 @@ func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*B
 			return nil, fmt.Errorf("node ID %q contains a NUL byte", id)
 		}
 	}
-	r, err := replay.New(tr, opts.Registry, replay.Options{})
+	r, err := replay.New(tr, opts.Registry, replay.Options{Watch: opts.Watch})
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/system"
 )
 
@@ -183,12 +184,12 @@ func (pc *predCollector) results(script string, elapsed time.Duration) (*Predica
 // returns what it found with the steps where each predicate flips. State
 // hashes are not compared (the database build did).
 func CheckPredicates(tr *replay.Trace, reg *system.Registry, script string, progress func(string, int, int)) (*Predicates, []Flip, error) {
-	return checkPredicates(tr, reg, script, progress, nil)
+	return checkPredicates(tr, reg, script, progress, nil, nil)
 }
 
-func checkPredicates(tr *replay.Trace, reg *system.Registry, script string, progress func(string, int, int), stop func() bool) (*Predicates, []Flip, error) {
+func checkPredicates(tr *replay.Trace, reg *system.Registry, script string, progress func(string, int, int), stop func() bool, watch *stall.Watch) (*Predicates, []Flip, error) {
 	start := time.Now()
-	r, err := replay.New(tr, reg, replay.Options{SkipStateHashes: true})
+	r, err := replay.New(tr, reg, replay.Options{SkipStateHashes: true, Watch: watch})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/stall"
+)
+
+// A handler that loops when replayed, though the recorded call returned
+// (code changed since the recording, or a nondeterministic handler), hung
+// verify, check and index for good: Go cannot end the goroutine that
+// runs it. The command runs on a goroutine of its own instead, while the
+// caller's watches its replays (App.watch): after stall.WarnAfter it says
+// which node and step on stderr; at Ctrl-C, or once --handler-bound
+// passes, it gives the command up, leaving the stuck goroutine behind
+// (Main's process ends at once).
+
+// stuckCommand is a command given up on.
+type stuckCommand struct {
+	stall.Stuck
+	bound time.Duration
+	code  int
+}
+
+func (s *stuckCommand) message() string {
+	if s.Interrupted {
+		return fmt.Sprintf("interrupted (step #%d: %s, had not returned after %v) before it finished: its output was not written", s.Step, s.What, s.After)
+	}
+	return fmt.Sprintf("replay diverged at step #%d: %s, did not return within %v (--handler-bound), where the recorded one returned: an endless loop, or a call that blocks outside the runtime (a Go channel, sync.Mutex, time.Sleep, file or network I/O), in code changed since the recording or not deterministic; the command's output was not written", s.Step, s.What, s.bound)
+}
+
+// executeWatched runs the command line on a goroutine of its own and
+// returns as it does, or with stuck set when the watch gives up on one of
+// its handler calls.
+func (a *App) executeWatched(root *cobra.Command, name string, bound *atomic.Int64) (*cobra.Command, error, *stuckCommand) {
+	type ran struct {
+		cmd *cobra.Command
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		cmd, err := execute(root)
+		done <- ran{cmd, err}
+	}()
+	stopWatch := make(chan struct{})
+	watched := make(chan *stuckCommand, 1)
+	go func() {
+		// Ctrl-C ends a stuck command only once it has been said to be
+		// stuck: until then the command's own handling of it stands.
+		var sigs chan os.Signal
+		defer func() {
+			if sigs != nil {
+				signal.Stop(sigs)
+			}
+		}()
+		interrupted := false
+		stop := func() bool {
+			if sigs != nil && !interrupted {
+				select {
+				case <-sigs:
+					interrupted = true
+				default:
+				}
+			}
+			return interrupted
+		}
+		slow := func(st stall.Stuck) {
+			limit := "there is no --handler-bound: Ctrl-C ends the command"
+			if b := time.Duration(bound.Load()); b > 0 {
+				limit = fmt.Sprintf("the command is given up on after %v (--handler-bound), or now at Ctrl-C", b)
+			}
+			fmt.Fprintf(a.Stderr, "%s: step #%d: %s, has not returned for %v: an endless loop, or a call that blocks outside the runtime? The recorded one returned; %s\n",
+				name, st.Step, st.What, st.After, limit)
+			if sigs == nil {
+				sigs = make(chan os.Signal, 1)
+				signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			}
+		}
+		st, ok := a.watch.Monitor(stopWatch, func() time.Duration { return time.Duration(bound.Load()) }, stop, slow)
+		if !ok {
+			watched <- nil
+			return
+		}
+		code := ExitDivergence
+		if st.Interrupted {
+			code = ExitInterrupted
+		}
+		watched <- &stuckCommand{Stuck: st, bound: time.Duration(bound.Load()), code: code}
+	}()
+	select {
+	case r := <-done:
+		close(stopWatch)
+		if stuck := <-watched; stuck != nil {
+			// Given up on as the handler returned: the command ended
+			// with replay.ErrAbandoned, which says less.
+			return nil, nil, stuck
+		}
+		return r.cmd, r.err, nil
+	case stuck := <-watched:
+		return nil, nil, stuck
+	}
+}
+
+// gate passes writes through until closed, then drops them: what a
+// command given up on writes after it must not look like its output. (A
+// write already under way when it closes goes through: waiting for it
+// could block on a pipe no one reads.)
+type gate struct{ closed atomic.Bool }
+
+func (g *gate) wrap(w io.Writer) io.Writer { return &gated{g: g, w: w} }
+
+func (g *gate) close() { g.closed.Store(true) }
+
+type gated struct {
+	g *gate
+	w io.Writer
+}
+
+func (w *gated) Write(p []byte) (int, error) {
+	if w.g.closed.Load() {
+		return len(p), nil
+	}
+	return w.w.Write(p)
+}

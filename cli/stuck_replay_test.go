@@ -1,0 +1,154 @@
+package cli_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/cli"
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/statedb"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// ReplayLoop's n2 blocks in its third timer when replayed (a Go channel:
+// what the code changed since the recording, or a nondeterministic
+// handler, might do), though the simulated run returned.
+type ReplayLoop struct {
+	Ticks   int
+	loop    *atomic.Bool  `replay:"-"`
+	release chan struct{} `replay:"-"`
+}
+
+func (r *ReplayLoop) Init(env node.Env)                       { env.After(time.Millisecond, "tick") }
+func (r *ReplayLoop) Receive(node.Env, node.ID, node.Message) {}
+func (r *ReplayLoop) Timer(env node.Env, _ node.Timer) {
+	r.Ticks++
+	if env.Self() == "n2" && r.Ticks == 3 && r.loop.Load() {
+		<-r.release
+	}
+	env.After(time.Millisecond, "tick")
+}
+
+// replayLoopTrace simulates the system with its handlers returning and
+// then makes them block when replayed. run runs a command line (within
+// 60 s) with stderr to errs.
+func replayLoopTrace(t *testing.T) (run func(errs *syncBuffer, args ...string) (int, string), trace, script string) {
+	t.Helper()
+	loop := new(atomic.Bool)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) }) // lets the left-behind handlers go
+	sys := &system.System{Name: "replayloop", Codec: node.NewCodec(),
+		New: func(node.ID, system.Config) node.Handler { return &ReplayLoop{loop: loop, release: release} },
+		Sim: system.SimDefaults{Nodes: 2, Time: 50 * time.Millisecond}}
+	dir := t.TempDir()
+	script = filepath.Join(dir, "r.star")
+	os.WriteFile(script, []byte(`R = table("cli_test.ReplayLoop")
+safety("Ticks", lambda: forall(R, lambda r: r.Ticks >= 0))
+`), 0o644)
+	run = func(errs *syncBuffer, args ...string) (int, string) {
+		var out bytes.Buffer
+		app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: errs}
+		done := make(chan int, 1)
+		go func() { done <- app.Run(args) }()
+		select {
+		case code := <-done:
+			return code, out.String()
+		case <-time.After(60 * time.Second):
+			t.Errorf("%v still runs after 60 s; stderr: %s", args, errs.String())
+			return -1, ""
+		}
+	}
+	trace = filepath.Join(dir, "t.lz4")
+	if code, _ := run(&syncBuffer{}, "sim", "replayloop", "--seed", "1", "-o", trace); code != cli.ExitOK {
+		t.Fatalf("sim: exit %d", code)
+	}
+	loop.Store(true)
+	return run, trace, script
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the command writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A handler that does not return when replayed, though the recorded one
+// did, hung verify, check and index for good. Past --handler-bound they
+// now end with exit 3, one line naming the step, node and event, and no
+// output that looks complete (no report, no database).
+func TestAReplayedHandlerThatNeverReturnsEndsTheCommand(t *testing.T) {
+	run, trace, script := replayLoopTrace(t)
+	for _, args := range [][]string{
+		{"verify", trace},
+		{"check", trace, script, "--json"},
+		{"check", trace, script, "--jobs", "2"},
+		{"index", trace},
+	} {
+		start := time.Now()
+		var stderr syncBuffer
+		code, out := run(&stderr, append(args, "--handler-bound", "1s")...)
+		took, errs := time.Since(start), stderr.String()
+		want := "replay " + args[0] + ": replay diverged at step #"
+		if code != cli.ExitDivergence || !strings.HasPrefix(errs, want) || !strings.Contains(errs, "node n2's handler, in its timer event, did not return within 1s (--handler-bound)") ||
+			strings.Count(errs, "\n") != 1 {
+			t.Fatalf("%v: exit %d after %v\nstdout: %s\nstderr: %s", args, code, took, out, errs)
+		}
+		if out != "" {
+			t.Fatalf("%v: stdout holds output that looks complete:\n%s", args, out)
+		}
+	}
+	if db, err := statedb.Open(statedb.PathFor([]string{trace})); err == nil {
+		db.Close()
+		t.Fatal("index left a database")
+	}
+}
+
+// A replay that runs long says which handler, and Ctrl-C then ends it
+// (exit 130), with no bound.
+func TestCtrlCEndsAReplayStuckInAHandler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the 10 s warning")
+	}
+	run, trace, _ := replayLoopTrace(t)
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		code, _ := run(&stderr, "verify", trace, "--handler-bound", "0")
+		done <- code
+	}()
+	// Ctrl-C is caught once the warning is out (before, it is the
+	// command's own, and here would end the test's process).
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), "has not returned for") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning after 30 s: %s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	code := <-done
+	errs := stderr.String()
+	if code != cli.ExitInterrupted || !strings.Contains(errs, "replay verify: step #7: ") || !strings.Contains(errs, "node n2's handler, in its timer event, has not returned for 10s") ||
+		!strings.Contains(errs, "there is no --handler-bound: Ctrl-C ends the command\n") || !strings.Contains(errs, "replay verify: interrupted (step #") {
+		t.Fatalf("exit %d\nstderr: %s", code, errs)
+	}
+}
