@@ -183,7 +183,8 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		var evalErr *predicates.EvalError
 		var div *replay.Divergence
 		var panicked *node.PanicError
-		notFullyChecked := res != nil && (errors.As(err, &evalErr) || errors.As(err, &div) || errors.As(err, &panicked))
+		var stalled *sim.StallError
+		notFullyChecked := res != nil && (errors.As(err, &evalErr) || errors.As(err, &div) || errors.As(err, &panicked) || errors.As(err, &stalled))
 		if err != nil && !notFullyChecked {
 			prog.done()
 			var se *predicates.ScriptError
@@ -192,7 +193,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			}
 			return withCode(ExitViolations, err)
 		}
-		if res.Report != nil { // nil: a handler panicked, nothing was checked
+		if res.Report != nil { // nil: a handler panicked or stalled, nothing was checked
 			steps += res.Report.Steps
 			for _, v := range res.Report.Violations {
 				if v.Status() == "screened" {
@@ -200,7 +201,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 				}
 			}
 		}
-		if len(res.Failing) == 0 && evalErr == nil && div == nil && panicked == nil {
+		if len(res.Failing) == 0 && evalErr == nil && div == nil && panicked == nil && stalled == nil {
 			if to-from-i < uint64(shard.Count) {
 				break // the next seed of the slice would pass TO (or wrap)
 			}
@@ -232,6 +233,12 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			// up to the event that panicked.
 			fail.Kind, fail.Step = "panic", max(0, res.Sim.Steps-1)
 			fail.Headline = printableText.Escape(panicked.Error())
+			code = &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, fail.Headline)}
+		case stalled != nil:
+			// Its trace holds what ran, up to the event whose handler
+			// did not return.
+			fail.Kind, fail.Step = "stall", max(0, res.Sim.Steps-1)
+			fail.Headline = printableText.Escape(stalled.Error())
 			code = &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, fail.Headline)}
 		case div != nil:
 			// The handler is nondeterministic: the seed's check stopped
@@ -283,6 +290,16 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			if evalErr != nil {
 				res.Report.WriteErrors(a.Stderr)
 			}
+			if stalled != nil {
+				// The goroutine of a handler that did not return cannot
+				// be ended: going on would leave one more behind at every
+				// such seed (spinning, each takes a core).
+				fmt.Fprintf(a.Stdout, "the hunt stops at seed %d even with --all: its stuck handler's goroutine cannot be ended\n", seed)
+				if rf != nil {
+					rf.Complete, rf.Stopped = tried == mine, "failure"
+				}
+				break
+			}
 			if to-from-i < uint64(shard.Count) {
 				break
 			}
@@ -299,6 +316,8 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 				fmt.Fprintf(a.Stdout, "  %s\n", strings.ReplaceAll(strings.TrimSpace(panicked.Stack), "\n", "\n  "))
 			}
 			fmt.Fprintln(a.Stdout)
+		case stalled != nil:
+			fmt.Fprintf(a.Stdout, "seed %d: a handler did not return (%d of %s tried): %s\n\n", seed, tried, slice, fail.Headline)
 		case div != nil:
 			fmt.Fprintf(a.Stdout, "seed %d could not be checked past step #%d (%d of %s tried): %s\n\n", seed, div.Step, tried, slice, fail.Headline)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))

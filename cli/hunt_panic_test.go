@@ -72,3 +72,68 @@ safety("Ticks", lambda: forall(F, lambda f: f.Ticks >= 0))
 		t.Fatalf("hunt without --all: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }
+
+// Stuck's n2 blocks in its third timer until release closes.
+type Stuck struct {
+	Ticks   int
+	release chan struct{} `replay:"-"`
+}
+
+func (s *Stuck) Init(env node.Env)                       { env.After(time.Millisecond, "tick") }
+func (s *Stuck) Receive(node.Env, node.ID, node.Message) {}
+func (s *Stuck) Timer(env node.Env, _ node.Timer) {
+	s.Ticks++
+	if env.Self() == "n2" && s.Ticks == 3 {
+		<-s.release
+	}
+	env.After(time.Millisecond, "tick")
+}
+
+// A handler that does not return in a seed hunt is a finding: its trace
+// (up to the stuck event) is written, the result file names it (kind
+// stall) and merges, and the hunt stops there even with --all, since the
+// stuck goroutine cannot be ended. Before, the hunt printed one line and
+// exited 1 with no trace and no result file.
+func TestSeedHuntKeepsAStuckHandlersTrace(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	sys := &system.System{Name: "stuck", Codec: node.NewCodec(),
+		New: func(node.ID, system.Config) node.Handler { return &Stuck{release: release} },
+		Sim: system.SimDefaults{Nodes: 2, Time: time.Second}}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "s.star")
+	os.WriteFile(script, []byte(`S = table("cli_test.Stuck")
+safety("Ticks", lambda: forall(S, lambda s: s.Ticks >= 0))
+`), 0o644)
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: &errb}
+		return app.Run(args), out.String(), errb.String()
+	}
+	trace, results := filepath.Join(dir, "h.lz4"), filepath.Join(dir, "r.json")
+	code, out, errs := run("sim", "stuck", "--seeds", "1-3", "--check", script, "--all", "--results", results, "-o", trace, "--handler-bound", "500ms")
+	if code != cli.ExitViolations || !strings.Contains(out, "seed 1 fails (1 of seeds 1-3 tried): node n2's handler did not return from its timer event within 500ms") ||
+		!strings.Contains(out, "the hunt stops at seed 1 even with --all") || strings.Contains(out, "seed 2") {
+		t.Fatalf("hunt: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	code, info, errs := run("info", trace)
+	if code != cli.ExitOK || !strings.Contains(info, "did not return from its timer event") {
+		t.Fatalf("info of the stuck seed's trace: exit %d\n%s%s", code, info, errs)
+	}
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatalf("no result file: %v", err)
+	}
+	var rf struct {
+		Complete bool `json:"complete"`
+		Failures []struct {
+			Kind string `json:"kind"`
+		} `json:"failures"`
+	}
+	if err := json.Unmarshal(b, &rf); err != nil || len(rf.Failures) != 1 || rf.Failures[0].Kind != "stall" || rf.Complete {
+		t.Fatalf("result file (%v): %s", err, b)
+	}
+	if code, out, errs := run("results", "merge", results); code != cli.ExitViolations || !strings.Contains(out, "did not return") {
+		t.Fatalf("merge: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}

@@ -453,7 +453,7 @@ func huntSeeds(h huntID) (from, to uint64, ok bool) {
 var seedsInCommand = regexp.MustCompile(` --seeds (\d+)-(\d+)(?: |$)`)
 
 // failureKinds are the kinds of failure a hunt writes.
-var failureKinds = []string{"violation", "panic", "predicate error", "divergence"}
+var failureKinds = []string{"violation", "panic", "stall", "predicate error", "divergence"}
 
 // maxShardSteps bounds a shard's step count: far more than any shard
 // runs, and maxShards shards of it still add up without overflow.

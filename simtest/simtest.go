@@ -79,16 +79,18 @@ type Options struct {
 // take the seed for clean. A replay that diverged from the simulation (a
 // nondeterministic handler) returns the result, its report covering the
 // steps before the divergence, with an error wrapping the
-// *replay.Divergence. A handler that panicked returns the result with
-// the trace of what ran (its Report nil: nothing was checked) and an
-// error wrapping the *node.PanicError.
+// *replay.Divergence. A handler that panicked, or did not return within
+// the handler bound, returns the result with the trace of what ran (its
+// Report nil: nothing was checked) and an error wrapping the
+// *node.PanicError or *sim.StallError.
 func Run(sys *system.System, cfg sim.Config, scriptPath string, opts Options) (*Result, error) {
 	cfg = cfg.WithDefaults(sys)
 	var buf bytes.Buffer
 	res, err := sim.Run(sys, cfg, &buf)
 	if err != nil {
 		var pe *node.PanicError
-		if errors.As(err, &pe) && res != nil && buf.Len() > 0 {
+		var se *sim.StallError
+		if (errors.As(err, &pe) || errors.As(err, &se) && !se.Interrupted) && res != nil && buf.Len() > 0 {
 			return &Result{Config: cfg, Sim: res, Trace: buf.Bytes()}, err
 		}
 		return nil, err
