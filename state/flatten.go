@@ -1,11 +1,13 @@
 package state
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -325,9 +327,9 @@ func appendScalar(b []byte, v reflect.Value) []byte {
 		if v.Type() == durationType {
 			return append(b, time.Duration(v.Int()).String()...)
 		}
-		return strconv.AppendInt(b, v.Int(), 10)
+		return appendName(strconv.AppendInt(b, v.Int(), 10), v)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return strconv.AppendUint(b, v.Uint(), 10)
+		return appendName(strconv.AppendUint(b, v.Uint(), 10), v)
 	case reflect.Float32, reflect.Float64:
 		return strconv.AppendFloat(b, v.Float(), 'g', -1, 64)
 	case reflect.Complex64, reflect.Complex128:
@@ -370,3 +372,66 @@ func appendScalar(b []byte, v reflect.Value) []byte {
 }
 
 var durationType = reflect.TypeFor[time.Duration]()
+
+// appendName follows an integer of a named type with a String method
+// (an enum: a Raft node's role, a Paxos phase) with what String says of
+// it, "2 (leader)": the number alone sent a user to the source. The
+// method is called on a copy of the number (the field may be
+// unexported), and what it says is shown only if it is short, printable
+// and not the number again; a String that panics (an array lookup of a
+// value it does not know) shows nothing. A String that never returns
+// would hang the display: enum String methods are lookups.
+func appendName(b []byte, v reflect.Value) []byte {
+	t := v.Type()
+	if !isStringer(t) {
+		return b
+	}
+	c := reflect.New(t).Elem()
+	if c.CanInt() {
+		c.SetInt(v.Int())
+	} else {
+		c.SetUint(v.Uint())
+	}
+	name := callString(c.Interface().(fmt.Stringer))
+	if name == "" || len(name) > maxNameShown || bytes.HasSuffix(b, []byte(name)) {
+		return b
+	}
+	for _, r := range name {
+		if !strconv.IsPrint(r) {
+			return b
+		}
+	}
+	b = append(b, " ("...)
+	b = append(b, name...)
+	return append(b, ')')
+}
+
+// maxNameShown bounds what appendName shows of a String method's result.
+const maxNameShown = 64
+
+func callString(s fmt.Stringer) (name string) {
+	defer func() {
+		if recover() != nil {
+			name = ""
+		}
+	}()
+	return s.String()
+}
+
+var stringerType = reflect.TypeFor[fmt.Stringer]()
+
+// stringers caches, per named integer type, whether its values have a
+// String method: asked for every integer a flattening shows.
+var stringers sync.Map // reflect.Type -> bool
+
+func isStringer(t reflect.Type) bool {
+	if t.NumMethod() == 0 { // int, and most named integers: no lookup
+		return false
+	}
+	if is, ok := stringers.Load(t); ok {
+		return is.(bool)
+	}
+	is := t.Implements(stringerType)
+	stringers.Store(t, is)
+	return is
+}

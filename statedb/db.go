@@ -27,7 +27,10 @@ import (
 // 2: predicate results moved out of the store into predsFile.
 // 3: steps stored in parts (parts.go), the folder's store holds Meta.
 // 4: each part names the build that wrote it (Meta.Build).
-const Schema = 5
+// 5: a task's resume records the step that woke it.
+// 6: integers of named types with a String method are stored as
+// "2 (leader)" (state.Scalar).
+const Schema = 6
 
 // Meta describes a database and the traces it indexes.
 type Meta struct {
