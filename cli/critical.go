@@ -530,7 +530,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 			return p, fmt.Errorf("walks from #%d: %w", step, err)
 		}
 		for _, fd := range sum.Found {
-			if fd.Panic != nil {
+			if fd.Panic != nil || fd.Stall != nil {
 				notes = append(notes, fmt.Sprintf("walk %d from #%d: %s", fd.Run, step, fd.Headline()))
 			}
 		}

@@ -442,7 +442,7 @@ func (a *App) debugSearches(f debugFlags, opened []os.FileInfo) (tui.PredictFunc
 		}
 		slices.Sort(out.Earlier)
 		for _, fd := range found.sum.Found {
-			if fd.Panic != nil {
+			if fd.Panic != nil || fd.Stall != nil {
 				out.Notes = append(out.Notes, fmt.Sprintf("future %d: %s", fd.Run, fd.Headline()))
 			}
 		}

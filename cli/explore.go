@@ -509,8 +509,8 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 			ff.step = fd.Violation.Step
 		}
 	case fd.Schedule != nil:
-		// The trace ends before the event that panicked; its schedule
-		// file holds that event too.
+		// The trace ends before the event that panicked (or stalled);
+		// its schedule file holds that event too.
 		rerun := strings.TrimSuffix(ff.trace, ".lz4") + "-rerun.lz4"
 		ff.reproduce = strings.Join([]string{f.sim.prog(), "sim", shellQuote(sys.Name), "--schedule", shellQuote(ff.schedule), "-o", shellQuote(rerun)}, " ")
 		ff.step = max(fd.Steps-1, 0)
@@ -590,6 +590,13 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 				break
 			}
 			fmt.Fprintf(w, "wrote %s (the %d events before the panic) and %s (with the event that panicked)\n", ff.trace, fd.Steps, ff.schedule)
+		case fd.Stall != nil:
+			fmt.Fprintf(w, "  (%s; the exploration stops here: the stuck goroutine cannot be ended)\n", fd.Stall.Error())
+			if ff.failed != "" {
+				fmt.Fprintln(w, wrote(ff.trace, ff.failed))
+				break
+			}
+			fmt.Fprintf(w, "wrote %s (the %d events before the stuck one) and %s (with the event whose handler did not return)\n", ff.trace, fd.Steps, ff.schedule)
 		default:
 			fmt.Fprintln(w)
 			fd.Check.Report.WriteText(w, fd.Elapsed)
@@ -712,6 +719,8 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		switch {
 		case fd.Panic != nil:
 			j.Kind = "panic"
+		case fd.Stall != nil:
+			j.Kind = "stall"
 		case fd.EvalErr != nil:
 			j.Kind, j.Predicate = "predicate error", failedPredicate(fd.EvalErr)
 		case fd.Violation != nil:
@@ -895,6 +904,8 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		switch {
 		case fd.Panic != nil:
 			hf.Kind = "panic"
+		case fd.Stall != nil:
+			hf.Kind = "stall"
 		case fd.EvalErr != nil:
 			hf.Kind, hf.Predicate = "predicate error", failedPredicate(fd.EvalErr)
 		case fd.Violation != nil:

@@ -137,3 +137,57 @@ safety("Ticks", lambda: forall(S, lambda s: s.Ticks >= 0))
 		t.Fatalf("merge: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }
+
+// A handler that does not return in an exploration is a finding, as a
+// panic is: its trace and schedule are written (the schedule holds the
+// stuck event), the result file names it (kind stall) and merges, and
+// the exploration stops there even with --all. Before, explore ended
+// with one line, exit 1, and kept nothing.
+func TestExploreKeepsAStuckHandlersRun(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	sys := &system.System{Name: "stuck", Codec: node.NewCodec(),
+		New: func(node.ID, system.Config) node.Handler { return &Stuck{release: release} },
+		Sim: system.SimDefaults{Nodes: 2, Time: time.Second}}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "s.star")
+	os.WriteFile(script, []byte(`S = table("cli_test.Stuck")
+safety("Ticks", lambda: forall(S, lambda s: s.Ticks >= 0))
+`), 0o644)
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: &errb}
+		return app.Run(args), out.String(), errb.String()
+	}
+	trace, results := filepath.Join(dir, "e.lz4"), filepath.Join(dir, "r.json")
+	code, out, errs := run("explore", "stuck", "--check", script, "--budget", "20", "--all", "--results", results, "-o", trace, "--handler-bound", "500ms")
+	if code != cli.ExitViolations || !strings.Contains(out, "run 0 fails: node n2's handler did not return from its timer event within 500ms") ||
+		!strings.Contains(out, "the exploration stops here") || !strings.Contains(out, "(with the event whose handler did not return)") {
+		t.Fatalf("explore: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatalf("no result file: %v", err)
+	}
+	var rf struct {
+		Stopped  string `json:"stopped"`
+		Failures []struct {
+			Kind string `json:"kind"`
+		} `json:"failures"`
+	}
+	if err := json.Unmarshal(b, &rf); err != nil || len(rf.Failures) != 1 || rf.Failures[0].Kind != "stall" || rf.Stopped != "stall" {
+		t.Fatalf("result file (%v): %s", err, b)
+	}
+	if code, out, errs := run("results", "merge", results); code != cli.ExitViolations || !strings.Contains(out, "did not return") {
+		t.Fatalf("merge: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	// The schedule reproduces it: the run stalls at the same event.
+	schedule := strings.TrimSuffix(trace, ".lz4") + ".schedule"
+	if _, err := os.Stat(schedule); err != nil {
+		t.Fatalf("no schedule: %v\n%s", err, out)
+	}
+	code, out, errs = run("sim", "stuck", "--schedule", schedule, "-o", filepath.Join(dir, "again.lz4"), "--handler-bound", "500ms")
+	if code != cli.ExitViolations || !strings.Contains(errs, "node n2's handler did not return from its timer event within 500ms") {
+		t.Fatalf("sim --schedule: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}

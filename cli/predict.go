@@ -181,7 +181,7 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	}
 	var panics []*explore.Finding
 	for _, fd := range sum.Found {
-		if fd.Panic != nil {
+		if fd.Panic != nil || fd.Stall != nil {
 			panics = append(panics, fd)
 		}
 	}

@@ -678,7 +678,7 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 // Stopped, "canceled" written as "interrupted").
 var stopReasons = map[string][]string{
 	"sim":     {"done", "failure", "interrupted"},
-	"explore": {"budget", "time", "exhausted", "interrupted", "violation", "predicate error", "divergence"},
+	"explore": {"budget", "time", "exhausted", "interrupted", "violation", "predicate error", "divergence", "stall"},
 }
 
 // impliedExit is the code a hunt of kind exits with after failures (when

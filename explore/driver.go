@@ -165,6 +165,11 @@ type Finding struct {
 	// reproduces it.
 	Panic    *node.PanicError
 	Schedule *sim.Schedule
+	// Stall is a handler that did not return within the run's handler
+	// bound; as after a panic, the trace ends before its event and
+	// Schedule reproduces it. The exploration stops at it: the stuck
+	// goroutine cannot be ended.
+	Stall *sim.StallError
 	// EvalErr: a predicate could not be evaluated on the run.
 	EvalErr error
 }
@@ -174,6 +179,8 @@ func (f *Finding) Key() string {
 	switch {
 	case f.Panic != nil:
 		return fmt.Sprintf("panic %s %s: %v", f.Panic.Node, f.Panic.Kind, f.Panic.Value)
+	case f.Stall != nil:
+		return fmt.Sprintf("stall %s %s", f.Stall.Node, f.Stall.Kind)
 	case f.Violation != nil:
 		return ViolationKey(f.Violation.Predicate, f.Violation.Witness)
 	case f.EvalErr != nil:
@@ -196,6 +203,8 @@ func (f *Finding) Headline() string {
 	switch {
 	case f.Panic != nil:
 		return fmt.Sprintf("node %s panicked in a %s handler: %v", f.Panic.Node, f.Panic.Kind, f.Panic.Value)
+	case f.Stall != nil:
+		return fmt.Sprintf("node %s's handler did not return from its %s event within %v", f.Stall.Node, f.Stall.Kind, f.Stall.After)
 	case f.Violation != nil:
 		return f.Violation.Headline()
 	case f.EvalErr != nil:
@@ -217,7 +226,8 @@ type Summary struct {
 	// Stopped says why it ended: "violation", "budget", "time",
 	// "exhausted" (the strategy's bounded space holds no more runs),
 	// "canceled", "predicate error", "divergence" (a run did not replay
-	// as it was simulated; Run's error is its *DivergenceError).
+	// as it was simulated; Run's error is its *DivergenceError), "stall"
+	// (a handler did not return: the last finding).
 	Stopped string
 	// Found holds the first failing run; with All, the first of each
 	// distinct finding (the first violation of each predicate a run
@@ -316,13 +326,14 @@ type job struct {
 	check   *simtest.Result
 	trace   []byte
 	panic   *node.PanicError
+	stall   *sim.StallError
 	evalErr error
 	err     error
 	elapsed time.Duration
 }
 
 func (j *job) failed() bool {
-	return j.panic != nil || j.evalErr != nil || j.check != nil && len(j.check.Failing) > 0
+	return j.panic != nil || j.stall != nil || j.evalErr != nil || j.check != nil && len(j.check.Failing) > 0
 }
 
 func (d *driver) progress() Progress {
@@ -402,6 +413,13 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 				sum.Found = append(sum.Found, f)
 				sum.Stopped = "predicate error"
 				return fmt.Errorf("run %d: %w", j.index, j.evalErr)
+			}
+			if j.stall != nil {
+				// Its goroutine stays behind (spinning, it takes a
+				// core): going on would leave one more at every such run.
+				sum.Found = append(sum.Found, f)
+				sum.Stopped = "stall"
+				return nil
 			}
 			if d.seen == nil {
 				d.seen = map[string]bool{}
@@ -520,6 +538,11 @@ func (d *driver) runOne(ctx context.Context, j *job) {
 			j.panic, j.trace = pe, buf.Bytes()
 			return
 		}
+		var se *sim.StallError
+		if errors.As(err, &se) && res != nil { // not interrupted: that is ErrInterrupted
+			j.stall, j.trace = se, buf.Bytes()
+			return
+		}
 		j.err = fmt.Errorf("run %d (%s): %w", j.index, j.chooser.Describe(), err)
 		return
 	}
@@ -595,14 +618,14 @@ func (d *driver) finding(j *job) (*Finding, error) {
 	cfg := d.cfg
 	cfg.Chooser = j.chooser
 	f := &Finding{Run: j.index, Chooser: j.chooser.Describe(), Config: cfg, Trace: j.trace, Steps: d.steps(j), Elapsed: j.elapsed,
-		Check: j.check, Panic: j.panic, EvalErr: j.evalErr}
+		Check: j.check, Panic: j.panic, Stall: j.stall, EvalErr: j.evalErr}
 	if j.check != nil && len(j.check.Failing) > 0 && j.evalErr == nil {
 		f.Violation = j.check.Failing[0]
 	}
-	if j.panic != nil {
+	if j.panic != nil || j.stall != nil {
 		sc, err := panicSchedule(j)
 		if err != nil {
-			return nil, fmt.Errorf("run %d: the schedule of the panic: %w", j.index, err)
+			return nil, fmt.Errorf("run %d: the schedule of the failed handler call: %w", j.index, err)
 		}
 		f.Schedule = sc
 	}
@@ -634,8 +657,9 @@ func (d *driver) distinct(f *Finding) []*Finding {
 	return out
 }
 
-// panicSchedule is the schedule of a run that ended in a handler panic:
-// its trace's, and the event that panicked, which the trace lacks.
+// panicSchedule is the schedule of a run that ended in a handler panic
+// or stall: its trace's, and the event whose handler failed, which the
+// trace lacks.
 func panicSchedule(j *job) (*sim.Schedule, error) {
 	tf, err := record.Read(bytes.NewReader(j.trace), fmt.Sprintf("run %d", j.index), int64(len(j.trace)))
 	if err != nil {
