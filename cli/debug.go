@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -310,9 +311,14 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	signal.Notify(sigs, watched...)
 	var got atomic.Bool // a signal ended the session
 	defer func() { signal.Stop(sigs); close(sigs); done(got.Load()) }()
+	// What loading the trace warns of is printed, then covered by the
+	// screen: the session opens on it too.
+	warned := &warningLines{}
+	loud := *a
+	loud.Stderr = io.MultiWriter(a.Stderr, warned)
 	// A trace without a database opens at once: the debugger indexes it
 	// in the background and browses what is indexed meanwhile.
-	bg, err := a.startBuild(traces, preds.Path, f.db)
+	bg, err := loud.startBuild(traces, preds.Path, f.db)
 	if err != nil {
 		return err
 	}
@@ -323,7 +329,7 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 			return badInput("--at %d: the trace has %d steps (#0..#%d)", f.at, total, total-1)
 		}
 	} else {
-		db, res, err := a.openDB(traces, preds.Path, f.db, false, false)
+		db, res, err := loud.openDB(traces, preds.Path, f.db, false, false)
 		if err != nil {
 			return err
 		}
@@ -333,6 +339,7 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 		}
 		cfg.DB, cfg.Trace = db, res.Trace
 	}
+	cfg.Warnings = warned.lines
 	m, err := tui.New(cfg)
 	if err != nil {
 		if bg != nil {
@@ -351,6 +358,32 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 		}
 	}()
 	return view.Run()
+}
+
+// warningLines keeps the "warning: " and "note: " lines written to it
+// (progress drawn with carriage returns in between is dropped).
+type warningLines struct {
+	partial []byte
+	lines   []string
+}
+
+func (w *warningLines) Write(p []byte) (int, error) {
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := string(w.partial[:i])
+		w.partial = w.partial[i+1:]
+		if j := strings.LastIndexByte(line, '\r'); j >= 0 {
+			line = line[j+1:]
+		}
+		line = strings.TrimPrefix(line, "\033[K")
+		if strings.HasPrefix(line, "warning: ") || strings.HasPrefix(line, "note: ") {
+			w.lines = append(w.lines, line)
+		}
+	}
 }
 
 // startBuild starts building the database of traces for the debugger to

@@ -56,6 +56,10 @@ type Config struct {
 	// rest in the background, then reads the complete database. The
 	// model closes it.
 	Building *statedb.Building
+	// Warnings are what loading the trace warned of (a damaged file, a
+	// node's recording that stopped early): the session opens on them,
+	// since the screen covers the terminal they were printed to.
+	Warnings []string
 }
 
 // CheckpointEvery is the debugger's default checkpoint interval: a step
@@ -198,7 +202,20 @@ func New(cfg Config) (*Model, error) {
 		}
 		m.startIndexing()
 	}
+	if len(cfg.Warnings) > 0 {
+		m.showWarnings()
+	}
 	return m, nil
+}
+
+// showWarnings opens the popup of what loading the trace warned of.
+func (m *Model) showWarnings() {
+	p := &popup{title: fmt.Sprintf("%d warning(s) about this trace (printed on stderr too; Esc closes)", len(m.cfg.Warnings))}
+	for _, w := range m.cfg.Warnings {
+		p.items = append(p.items, popupItem{text: w, step: -1, indent: 2, style: StyleViolation})
+	}
+	m.popup = p
+	m.status = fmt.Sprintf("%d warning(s) about the trace; %s", len(m.cfg.Warnings), m.status)
 }
 
 // startIndexing queues the task that builds the rest of the database.
