@@ -480,16 +480,24 @@ func networkLine(s sim.Stats) string {
 // run cannot stop it, only end before it (sim.Config.HandlerBound) or at
 // a Ctrl-C.
 func (a *App) sayStalls(cfg *sim.Config, verb string) {
-	cfg.HandlerBound = a.handlerBound
+	cfg.HandlerBound = simBound(a.handlerBound)
 	limit := fmt.Sprintf("The run ends before that event after %v (--handler-bound), or now at Ctrl-C", a.handlerBound)
 	if a.handlerBound <= 0 {
-		cfg.HandlerBound = -1 // the flag's 0 is no bound; the Config's is the default
 		limit = "There is no --handler-bound: the run ends before that event at Ctrl-C"
 	}
 	cfg.OnStall = func(id node.ID, kind node.Kind, running time.Duration) {
 		fmt.Fprintf(a.Stderr, "%s %s: node %s's handler has not returned from its %s event for %v: an endless loop, or a call that blocks outside the runtime? %s\n",
 			a.prog(), verb, id, kind, running, limit)
 	}
+}
+
+// simBound is --handler-bound as sim.Config.HandlerBound: the flag's 0
+// is no bound, the Config's the default.
+func simBound(flag time.Duration) time.Duration {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
 }
 
 // sortInterrupt sorts the error of a run that wrote its trace: a run

@@ -38,6 +38,11 @@ type Options struct {
 	From string
 	// Progress is told after every candidate.
 	Progress func(Progress)
+	// HandlerBound bounds each handler call of a candidate run
+	// (sim.Config.HandlerBound; 0: the simulator's default): a candidate
+	// whose handler does not return is given up on and does not fail
+	// the same way. A stuck candidate also ends when ctx is done.
+	HandlerBound time.Duration
 }
 
 // Progress is where a shrink is.
@@ -581,6 +586,8 @@ func (s *shrinker) try(b *base, keep []bool, pol policy, nodes int) *run {
 	cfg.Nodes, cfg.MaxDown = nodes, 0
 	cfg = cfg.WithDefaults(s.sys)
 	cfg.Chooser, cfg.Observe = ch, ch.observe
+	cfg.HandlerBound = s.opts.HandlerBound
+	cfg.Stop = func() bool { return s.ctx.Err() != nil }
 	var buf bytes.Buffer
 	var err error
 	if s.fork != nil {
