@@ -234,9 +234,20 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 				violations++
 			}
 		}
+		// An interval open where checking stopped, or that nothing could
+		// judge, was not screened: check says "not judged" of it.
+		unjudged := 0
+		for _, v := range p.Violations {
+			if !v.Finding() && v.Unjudged {
+				unjudged++
+			}
+		}
 		screened := ""
-		if n := len(p.Violations) - violations; n > 0 {
+		if n := len(p.Violations) - violations - unjudged; n > 0 {
 			screened = fmt.Sprintf(", %d liveness interval(s) not raised (closed, or screened by an alarm function)", n)
+		}
+		if unjudged > 0 {
+			screened += fmt.Sprintf(", %d liveness interval(s) not judged (open where checking stopped, or its alarm function failed)", unjudged)
 		}
 		script := p.Script
 		if preds.Name != "" {
