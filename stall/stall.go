@@ -165,6 +165,37 @@ func (w *Watch) Monitor(done <-chan struct{}, bound func() time.Duration, stop f
 	}
 }
 
+// Running is the call that has run longest, as far as the looks so far
+// timed it (this one, Monitor's, GiveUp's: a caller that does not run
+// Monitor calls it now and then), if one runs.
+func (w *Watch) Running(now time.Time) (Stuck, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var longest Stuck
+	found := false
+	for s, t := range w.slots {
+		seen := s.Seen()
+		running, _ := t.Observe(seen, now)
+		if seen&phaseMask != phaseIn || found && running <= longest.After {
+			continue
+		}
+		st := Stuck{Step: int(s.step.Load()), What: *s.what.Load(), After: running}
+		if s.Seen() != seen {
+			continue
+		}
+		longest, found = st, true
+	}
+	longest.After = longest.After.Round(time.Second)
+	return longest, found
+}
+
+// GiveUp gives up on a call that has run at least after (as the looks so
+// far timed it: call it now and then), for a caller that does not run
+// Monitor and is about to stop waiting for the calls.
+func (w *Watch) GiveUp(now time.Time, after time.Duration) (Stuck, bool) {
+	return w.look(now, after, nil, nil)
+}
+
 // look is one tick of Monitor.
 func (w *Watch) look(now time.Time, bound time.Duration, stop func() bool, slow func(Stuck)) (Stuck, bool) {
 	w.mu.Lock()

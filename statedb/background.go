@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/stall"
 )
 
 // Building is a database being built while it is read: the debugger opens
@@ -81,6 +82,11 @@ func StartBuild(traces []string, dir string, opts Options) (*Building, error) {
 			unlock()
 			return nil, err
 		}
+	}
+	if opts.Watch == nil {
+		// Close must not wait for good for a handler that does not
+		// return when replayed, and Running says which one it is.
+		opts.Watch = stall.NewWatch()
 	}
 	bg, err := prepare(dir, tr, fp, opts)
 	if err != nil {
@@ -204,16 +210,36 @@ func (bg *Building) finishLocked() (*DB, error) {
 	return Open(bg.dir)
 }
 
+// Running is the handler call the build's replay has been in longest,
+// as far as calls to it timed it (call it now and then; ok false: the
+// replay is between calls). A call that runs for long (stall.WarnAfter)
+// does not return when replayed, though the recorded one did.
+func (bg *Building) Running() (stall.Stuck, bool) { return bg.opts.Watch.Running(time.Now()) }
+
 // Close stops a build that is still running, waits for it, and removes
 // what it wrote unless Finish swapped it in. It is safe to call at any
-// time, more than once.
+// time, more than once. A build stuck in a handler call (one that does
+// not return when replayed) is not waited for past stall.StopAfter: its
+// goroutine is left behind, and what it wrote is removed.
 func (bg *Building) Close() {
 	bg.stop.Store(true)
 	bg.mu.Lock()
 	running := bg.state == 1
 	bg.mu.Unlock()
 	if running {
-		<-bg.ran
+		tick := time.NewTicker(stall.Tick / 2)
+	wait:
+		for {
+			select {
+			case <-bg.ran:
+				break wait
+			case now := <-tick.C:
+				if _, ok := bg.opts.Watch.GiveUp(now, stall.StopAfter); ok {
+					break wait
+				}
+			}
+		}
+		tick.Stop()
 	}
 	bg.abandon()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/statedb"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -226,12 +227,26 @@ func (m *Model) startIndexing() {
 	m.indexTask = &Task{
 		Name:       indexTaskName,
 		Background: func(progress func(int, int)) { err = bg.Run(progress) },
-		Done:       func() { m.indexed(err) },
+		Stuck: func() string {
+			st, ok := bg.Running()
+			if !ok || st.After < stall.WarnAfter {
+				return ""
+			}
+			return fmt.Sprintf("indexing stuck at step #%d: %s, has not returned for %v when replayed (the recorded one returned); q ends the session", st.Step, st.What, st.After)
+		},
+		Done: func() { m.indexed(err) },
 	}
 	m.tasks = append(m.tasks, m.indexTask)
 }
 
 const indexTaskName = "indexing"
+
+// TaskStuck shows what keeps a background task from going on.
+func (m *Model) TaskStuck(t *Task, what string) {
+	if t == m.indexTask {
+		m.indexing = what
+	}
+}
 
 // indexProgress shows how far indexing got, and goes to the --at step
 // once it is indexed.

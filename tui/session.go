@@ -220,7 +220,12 @@ type Task struct {
 	// Text is background work whose progress is a sentence (predict,
 	// critical): like Background, it must not touch the model.
 	Text func(progress func(string))
-	Done func()
+	// Stuck, if set, is asked every second while Background runs what
+	// keeps it from going on ("": nothing), for the status line: a
+	// handler that does not return when replayed stops a background
+	// index without a word otherwise.
+	Stuck func() string
+	Done  func()
 	// Quiet tasks (the warm-up) neither block keys nor show in the status.
 	Quiet    bool
 	canceled bool

@@ -216,6 +216,11 @@ func (v *View) runTask(m *Model, t *Task) {
 		}
 	}
 	if t.Background != nil {
+		if t.Stuck != nil {
+			ran := make(chan struct{})
+			defer close(ran)
+			go v.watchStuck(m, t, ran)
+		}
 		var last time.Time
 		t.Background(func(done, total int) {
 			// The last report is never dropped: a phase may follow that
@@ -248,6 +253,25 @@ func (v *View) runTask(m *Model, t *Task) {
 		}
 		v.switchModel(m)
 	}, true)
+}
+
+// watchStuck asks t every second what keeps it from going on, and shows
+// it, until ran is closed.
+func (v *View) watchStuck(m *Model, t *Task, ran <-chan struct{}) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ran:
+			return
+		case <-v.stopped:
+			return
+		case <-tick.C:
+			if s := t.Stuck(); s != "" {
+				v.queue(func() { m.TaskStuck(t, s) }, true)
+			}
+		}
+	}
 }
 
 // panel is a bordered box whose lines come from the model at draw time.
