@@ -486,6 +486,9 @@ func (a *App) sayStalls(cfg *sim.Config, verb string) {
 		limit = "There is no --handler-bound: the run ends before that event at Ctrl-C"
 	}
 	cfg.OnStall = func(id node.ID, kind node.Kind, running time.Duration) {
+		if a.Terminal {
+			fmt.Fprint(a.Stderr, "\r\033[K") // a hunt's progress line
+		}
 		fmt.Fprintf(a.Stderr, "%s %s: node %s's handler has not returned from its %s event for %v: an endless loop, or a call that blocks outside the runtime? %s\n",
 			a.prog(), verb, id, kind, running, limit)
 	}

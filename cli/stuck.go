@@ -77,6 +77,9 @@ func (a *App) executeWatched(root *cobra.Command, name string, bound *atomic.Int
 			if b := time.Duration(bound.Load()); b > 0 {
 				limit = fmt.Sprintf("the command is given up on after %v (--handler-bound), or now at Ctrl-C", b)
 			}
+			if a.Terminal {
+				fmt.Fprint(a.Stderr, "\r\033[K") // the command's progress line: its step count lags
+			}
 			fmt.Fprintf(a.Stderr, "%s: step #%d: %s, has not returned for %v: an endless loop, or a call that blocks outside the runtime? The recorded one returned; %s\n",
 				name, st.Step, st.What, st.After, limit)
 			if sigs == nil {
