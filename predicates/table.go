@@ -25,6 +25,7 @@ type Table struct {
 	// colInfos caches column(): per Go type, per name.
 	colInfos map[reflect.Type]map[string]colInfo
 	getFn    *starlark.Builtin
+	rowsFn   *starlark.Builtin
 	chained  []string // list columns whose last element digests the list
 	keep     int
 	pos      syntax.Position
@@ -224,6 +225,11 @@ func (t *Table) Attr(name string) (starlark.Value, error) {
 			t.getFn = starlark.NewBuiltin(t.name+".get", t.get)
 		}
 		return t.getFn, nil
+	case "rows":
+		if t.rowsFn == nil {
+			t.rowsFn = starlark.NewBuiltin(t.name+".rows", t.nodeRows)
+		}
+		return t.rowsFn, nil
 	case "prev", "history", "node", "path":
 		// A row's attribute asked of the table: say where it is.
 		return nil, fmt.Errorf("table(%q) has no .%s: %s is an attribute of its rows (TABLE.get(NODE).%s, or r.%s for each r in TABLE)", t.name, name, name, name, name)
@@ -231,7 +237,25 @@ func (t *Table) Attr(name string) (starlark.Value, error) {
 	return nil, nil
 }
 
-func (t *Table) AttrNames() []string { return []string{"get", "name"} }
+func (t *Table) AttrNames() []string { return []string{"get", "name", "rows"} }
+
+// nodeRows is T.rows(node_id): the node's rows, ordered by path as
+// iteration orders them (a tuple; empty for a node without rows). An accumulator folds in the rows of the node
+// that ran (T.rows(event.node)) instead of looping over the whole table.
+func (t *Table) nodeRows(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var id string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "node", &id); err != nil {
+		return nil, err
+	}
+	t.readNode(node.ID(id))
+	rs := slices.Clone(t.byNode[node.ID(id)])
+	slices.SortFunc(rs, func(a, b *rowState) int { return strings.Compare(a.key.path, b.key.path) })
+	out := make(starlark.Tuple, len(rs))
+	for i, r := range rs {
+		out[i] = &Row{rs: r}
+	}
+	return out, nil
+}
 
 func (t *Table) get(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var id string
