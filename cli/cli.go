@@ -122,15 +122,22 @@ func (a *App) Run(args []string) int {
 		a.builtins = &builtinDir{}
 	}
 	defer a.builtins.remove()
+	// The command runs on a copy of the App whose writers go through a
+	// gate: a command given up on as stuck (executeWatched) is left
+	// running, and keeps writing through the copy's closed gate, never
+	// to a's writers (which a later Run may be using).
+	c := *a
+	return c.run(args)
+}
+
+// run is Run on the command's own copy of the App.
+func (a *App) run(args []string) int {
 	// Output that could not be written is lost output: the command fails
 	// (replay events > /dev/full exited 0).
-	// Both go through a gate that a stuck command's leftover goroutine
-	// cannot pass (executeWatched).
-	origStdout, stderr := a.Stdout, a.Stderr
+	stderr := a.Stderr
 	out := &gate{}
 	stdout := &stickyWriter{w: out.wrap(a.Stdout)}
 	a.Stdout, a.Stderr = stdout, out.wrap(stderr)
-	defer func() { a.Stdout, a.Stderr = origStdout, stderr }()
 	root := a.root()
 	root.SetArgs(args)
 	root.SetOut(a.Stdout)

@@ -32,9 +32,9 @@ type stuckCommand struct {
 
 func (s *stuckCommand) message() string {
 	if s.Interrupted {
-		return fmt.Sprintf("interrupted (step #%d: %s, had not returned after %v) before it finished: its output was not written", s.Step, s.What, s.After)
+		return fmt.Sprintf("interrupted (step #%d: %s, had not returned after %v) before it finished: its output was not written, or is incomplete (events)", s.Step, s.What, s.After)
 	}
-	return fmt.Sprintf("replay diverged at step #%d: %s, did not return within %v (--handler-bound), where the recorded one returned: an endless loop, or a call that blocks outside the runtime (a Go channel, sync.Mutex, time.Sleep, file or network I/O), in code changed since the recording or not deterministic; the command's output was not written", s.Step, s.What, s.bound)
+	return fmt.Sprintf("replay diverged at step #%d: %s, did not return within %v (--handler-bound), where the recorded one returned: an endless loop, or a call that blocks outside the runtime (a Go channel, sync.Mutex, time.Sleep, file or network I/O), in code changed since the recording or not deterministic; the command did not finish: its output was not written, or is incomplete (events)", s.Step, s.What, s.bound)
 }
 
 // executeWatched runs the command line on a goroutine of its own and

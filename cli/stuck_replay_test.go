@@ -24,14 +24,25 @@ type ReplayLoop struct {
 	Ticks   int
 	loop    *atomic.Bool  `replay:"-"`
 	release chan struct{} `replay:"-"`
+	hold    *atomic.Int64 `replay:"-"` // > 0: blocks that long, then returns
 }
 
 func (r *ReplayLoop) Init(env node.Env)                       { env.After(time.Millisecond, "tick") }
 func (r *ReplayLoop) Receive(node.Env, node.ID, node.Message) {}
 func (r *ReplayLoop) Timer(env node.Env, _ node.Timer) {
 	r.Ticks++
+	if env.Self() == "n1" {
+		env.Send("n2", Ping{N: int64(r.Ticks)}) // some are lost: events replays for their fields
+	}
 	if env.Self() == "n2" && r.Ticks == 3 && r.loop.Load() {
-		<-r.release
+		if h := time.Duration(r.hold.Load()); h > 0 {
+			select {
+			case <-r.release:
+			case <-time.After(h):
+			}
+		} else {
+			<-r.release
+		}
 	}
 	env.After(time.Millisecond, "tick")
 }
@@ -40,18 +51,30 @@ func (r *ReplayLoop) Timer(env node.Env, _ node.Timer) {
 // then makes them block when replayed. run runs a command line (within
 // 60 s) with stderr to errs.
 func replayLoopTrace(t *testing.T) (run func(errs *syncBuffer, args ...string) (int, string), trace, script string) {
+	run, trace, script, _ = replayLoopSystem(t, nil)
+	return run, trace, script
+}
+
+// replayLoopSystem is replayLoopTrace whose handler blocks for hold (0:
+// until the test ends), with the App it runs commands on (app, if not
+// nil, is given the system's registry).
+func replayLoopSystem(t *testing.T, app *cli.App) (run func(errs *syncBuffer, args ...string) (int, string), trace, script string, hold *atomic.Int64) {
 	t.Helper()
+	hold = new(atomic.Int64)
 	loop := new(atomic.Bool)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) }) // lets the left-behind handlers go
-	sys := &system.System{Name: "replayloop", Codec: node.NewCodec(),
-		New: func(node.ID, system.Config) node.Handler { return &ReplayLoop{loop: loop, release: release} },
+	sys := &system.System{Name: "replayloop", Codec: node.NewCodec().MustRegister(Ping{}),
+		New: func(node.ID, system.Config) node.Handler { return &ReplayLoop{loop: loop, release: release, hold: hold} },
 		Sim: system.SimDefaults{Nodes: 2, Time: 50 * time.Millisecond}}
 	dir := t.TempDir()
 	script = filepath.Join(dir, "r.star")
 	os.WriteFile(script, []byte(`R = table("cli_test.ReplayLoop")
 safety("Ticks", lambda: forall(R, lambda r: r.Ticks >= 0))
 `), 0o644)
+	if app != nil {
+		app.Registry = system.NewRegistry(sys)
+	}
 	run = func(errs *syncBuffer, args ...string) (int, string) {
 		var out bytes.Buffer
 		app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: errs}
@@ -66,11 +89,11 @@ safety("Ticks", lambda: forall(R, lambda r: r.Ticks >= 0))
 		}
 	}
 	trace = filepath.Join(dir, "t.lz4")
-	if code, _ := run(&syncBuffer{}, "sim", "replayloop", "--seed", "1", "-o", trace); code != cli.ExitOK {
+	if code, _ := run(&syncBuffer{}, "sim", "replayloop", "--seed", "1", "--drop", "0.3", "-o", trace); code != cli.ExitOK {
 		t.Fatalf("sim: exit %d", code)
 	}
 	loop.Store(true)
-	return run, trace, script
+	return run, trace, script, hold
 }
 
 // syncBuffer is a bytes.Buffer safe to read while the command writes.
@@ -150,5 +173,27 @@ func TestCtrlCEndsAReplayStuckInAHandler(t *testing.T) {
 	if code != cli.ExitInterrupted || !strings.Contains(errs, "replay verify: step #7: ") || !strings.Contains(errs, "node n2's handler, in its timer event, has not returned for 10s") ||
 		!strings.Contains(errs, "there is no --handler-bound: Ctrl-C ends the command\n") || !strings.Contains(errs, "replay verify: interrupted (step #") {
 		t.Fatalf("exit %d\nstderr: %s", code, errs)
+	}
+}
+
+// A command given up on goes on in the background when its handler
+// returns at last: nothing it writes then reaches the App's writers.
+// Before, the rest of the command (check's report, events' lines)
+// landed in the App's Stdout after Run returned, or in the next Run's
+// output (a data race with Run's restoring of the writers: a hostile
+// pass).
+func TestAGivenUpCommandWritesNothingAfterwards(t *testing.T) {
+	var out syncBuffer
+	errs := &syncBuffer{}
+	app := &cli.App{Stdout: &out, Stderr: errs}
+	_, trace, _, hold := replayLoopSystem(t, app)
+	hold.Store(int64(2500 * time.Millisecond))
+	if code := app.Run([]string{"events", trace, "--handler-bound", "1s"}); code != cli.ExitDivergence {
+		t.Fatalf("events: exit %d\n%s", code, errs.String())
+	}
+	said, wrote := errs.String(), out.String()
+	time.Sleep(3 * time.Second) // the handler has returned; the command went on
+	if errs.String() != said || out.String() != wrote {
+		t.Fatalf("the given-up command wrote after Run returned:\nstdout: %q\nthen: %q\nstderr: %q\nthen: %q", wrote, out.String(), said, errs.String())
 	}
 }
