@@ -460,6 +460,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 	if err != nil {
 		return nil, err
 	}
+	a.sayStalls(&cfg, "critical") // its walks' handlers: --handler-bound, and said when long
 	maxSteps, memory, timeBudget, err := f.budgets.parse()
 	if err != nil {
 		return nil, err
@@ -502,7 +503,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 		}
 		sum, err := explore.Run(ctx, sys, cfg, critical.Settle(strat, restart), explore.Options{
 			Script: script,
-			Check: simtest.Options{Registry: a.Registry, Watch: a.watch, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
+			Check: simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
 				// A walk that went quiet is judged --stable later too.
 				QuietFor: f.stable,
 				Counts:   func(*predicates.Violation) bool { return false }},

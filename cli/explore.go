@@ -293,7 +293,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	a.sayStalls(&cfg, "explore")
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script.Path,
-		Check:  simtest.Options{Registry: a.Registry, Watch: a.watch, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Counts: counts},
+		Check:  simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Counts: counts},
 		Budget: budget, Time: f.wall, Jobs: f.jobs, All: f.all, Start: start,
 		Shard: explore.Shard{Index: shard.Index, Count: shard.Count},
 		Progress: func(p explore.Progress) {

@@ -168,7 +168,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		// is not finished.
 		cfg.Stop = interrupted.Load
 		a.sayStalls(&cfg, "sim")
-		res, err := simtest.Run(sys, cfg, script.Path, simtest.Options{Registry: a.Registry, Watch: a.watch, Counts: counts, StopAtFirst: true,
+		res, err := simtest.Run(sys, cfg, script.Path, simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), Counts: counts, StopAtFirst: true,
 			MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Stop: interrupted.Load})
 		if errors.Is(err, sim.ErrInterrupted) || interrupted.Load() && err == nil && len(res.Failing) == 0 && !res.Report.Complete {
 			tried--
@@ -290,10 +290,12 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			if evalErr != nil {
 				res.Report.WriteErrors(a.Stderr)
 			}
-			if stalled != nil {
-				// The goroutine of a handler that did not return cannot
-				// be ended: going on would leave one more behind at every
-				// such seed (spinning, each takes a core).
+			if stalled != nil || div != nil && res.Report == nil {
+				// The goroutine of a handler that did not return (when
+				// simulated, or only when replayed: a divergence without
+				// a report) cannot be ended: going on would leave one
+				// more behind at every such seed (spinning, each takes a
+				// core).
 				fmt.Fprintf(a.Stdout, "the hunt stops at seed %d even with --all: its stuck handler's goroutine cannot be ended\n", seed)
 				if rf != nil {
 					rf.Complete, rf.Stopped = tried == mine, "failure"
@@ -320,7 +322,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			fmt.Fprintf(a.Stdout, "seed %d: a handler did not return (%d of %s tried): %s\n\n", seed, tried, slice, fail.Headline)
 		case div != nil:
 			fmt.Fprintf(a.Stdout, "seed %d could not be checked past step #%d (%d of %s tried): %s\n\n", seed, div.Step, tried, slice, fail.Headline)
-			res.Report.WriteText(a.Stdout, time.Since(runStart))
+			if res.Report != nil { // nil: the replay was stuck in a handler
+				res.Report.WriteText(a.Stdout, time.Since(runStart))
+			}
 		case evalErr != nil:
 			fmt.Fprintf(a.Stdout, "seed %d could not be fully checked (%d of %s tried): %s\n\n", seed, tried, slice, fail.Headline)
 			res.Report.WriteText(a.Stdout, time.Since(runStart))

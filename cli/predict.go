@@ -253,7 +253,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	a.sayStalls(&cfg, "predict")
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script,
-		Check: simtest.Options{Registry: a.Registry, Watch: a.watch, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
+		Check: simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
 			Counts: func(v *predicates.Violation) bool { return v.Kind == "safety" }},
 		Budget: f.budget, Time: f.wall, Jobs: f.jobs, All: true, Start: start,
 		OnRun: func(run int, check *simtest.Result) {

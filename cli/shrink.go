@@ -159,7 +159,7 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 	prog := a.progress()
 	res, err := shrink.Shrink(ctx, sys, data, shrink.Options{
 		Script: ref.Path, Predicate: f.predicate, Time: f.wall, From: path, HandlerBound: simBound(a.handlerBound),
-		Check: simtest.Options{Registry: a.Registry, Watch: a.watch, MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget},
+		Check: simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget},
 		Progress: func(p shrink.Progress) {
 			prog.update("shrink %s: %s; %d candidates, %d events now (%d at start), %v",
 				path, p.Phase, p.Candidates, p.Events, p.Start, p.Elapsed.Round(time.Second))

@@ -53,17 +53,17 @@ func (a *App) executeWatched(root *cobra.Command, name string, bound *atomic.Int
 	stopWatch := make(chan struct{})
 	watched := make(chan *stuckCommand, 1)
 	go func() {
-		// Ctrl-C ends a stuck command only once it has been said to be
-		// stuck: until then the command's own handling of it stands.
-		var sigs chan os.Signal
-		defer func() {
-			if sigs != nil {
-				signal.Stop(sigs)
-			}
-		}()
+		// Ctrl-C (or SIGTERM) ends a command whose handler call has run
+		// a second (stall.StopAfter) then, or whenever one has once it
+		// came; a command not stuck handles it itself (the command sees
+		// it too). A SIGTERM before the warning (a preempted pod) ended
+		// nothing until the bound, and then as a divergence.
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sigs)
 		interrupted := false
 		stop := func() bool {
-			if sigs != nil && !interrupted {
+			if !interrupted {
 				select {
 				case <-sigs:
 					interrupted = true
@@ -82,10 +82,6 @@ func (a *App) executeWatched(root *cobra.Command, name string, bound *atomic.Int
 			}
 			fmt.Fprintf(a.Stderr, "%s: step #%d: %s, has not returned for %v: an endless loop, or a call that blocks outside the runtime? The recorded one returned; %s\n",
 				name, st.Step, st.What, st.After, limit)
-			if sigs == nil {
-				sigs = make(chan os.Signal, 1)
-				signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			}
 		}
 		st, ok := a.watch.Monitor(stopWatch, func() time.Duration { return time.Duration(bound.Load()) }, stop, slow)
 		if !ok {

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,5 +196,87 @@ func TestAGivenUpCommandWritesNothingAfterwards(t *testing.T) {
 	time.Sleep(3 * time.Second) // the handler has returned; the command went on
 	if errs.String() != said || out.String() != wrote {
 		t.Fatalf("the given-up command wrote after Run returned:\nstdout: %q\nthen: %q\nstderr: %q\nthen: %q", wrote, out.String(), said, errs.String())
+	}
+}
+
+// Flaky's n2 blocks in its third timer every second time the process
+// runs it: in a seed hunt, when the check replays what was simulated.
+type Flaky struct {
+	Ticks int
+	runs  *atomic.Int64 `replay:"-"`
+	quit  chan struct{} `replay:"-"`
+}
+
+func (f *Flaky) Init(env node.Env)                       { env.After(time.Millisecond, "tick") }
+func (f *Flaky) Receive(node.Env, node.ID, node.Message) {}
+func (f *Flaky) Timer(env node.Env, _ node.Timer) {
+	f.Ticks++
+	if env.Self() == "n2" && f.Ticks == 3 && f.runs.Add(1)%2 == 0 {
+		<-f.quit
+	}
+	env.After(time.Millisecond, "tick")
+}
+
+// A seed whose check's replay is stuck in a handler that returned when
+// simulated is the hunt's finding (a divergence: the handler is not
+// deterministic), with its trace and result file, and the hunt stops
+// there. Before, the whole command was given up (exit 3) with no result
+// file and no seed named, losing the earlier findings.
+func TestSeedHuntKeepsASeedWhoseReplayIsStuck(t *testing.T) {
+	quit := make(chan struct{})
+	t.Cleanup(func() { close(quit) })
+	runs := new(atomic.Int64)
+	sys := &system.System{Name: "flaky", Codec: node.NewCodec(),
+		New: func(node.ID, system.Config) node.Handler { return &Flaky{runs: runs, quit: quit} },
+		Sim: system.SimDefaults{Nodes: 2, Time: 50 * time.Millisecond}}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "f.star")
+	os.WriteFile(script, []byte(`F = table("cli_test.Flaky")
+safety("Ticks", lambda: forall(F, lambda f: f.Ticks >= 0))
+`), 0o644)
+	var out bytes.Buffer
+	errs := &syncBuffer{}
+	app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: errs}
+	trace, results := filepath.Join(dir, "h.lz4"), filepath.Join(dir, "r.json")
+	code := app.Run([]string{"sim", "flaky", "--seeds", "1-3", "--check", script, "--all", "--results", results, "-o", trace, "--handler-bound", "500ms"})
+	if code != cli.ExitDivergence || !strings.Contains(out.String(), "seed 1 fails (1 of seeds 1-3 tried): replay diverged at step #") ||
+		!strings.Contains(out.String(), "did not return within 500ms when replayed") || !strings.Contains(out.String(), "the hunt stops at seed 1 even with --all") {
+		t.Fatalf("hunt: exit %d\nstdout: %s\nstderr: %s", code, out.String(), errs.String())
+	}
+	if _, err := os.Stat(trace); err != nil {
+		t.Fatalf("the stuck seed's trace was not written: %v", err)
+	}
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatalf("no result file: %v", err)
+	}
+	var rf struct {
+		Failures []struct {
+			Kind string `json:"kind"`
+		} `json:"failures"`
+	}
+	if err := json.Unmarshal(b, &rf); err != nil || len(rf.Failures) != 1 || rf.Failures[0].Kind != "divergence" {
+		t.Fatalf("result file (%v): %s", err, b)
+	}
+}
+
+// A Ctrl-C (or SIGTERM) while a replayed handler is stuck ends the
+// command as interrupted, before the 10 s warning too: it was swallowed,
+// and the command ended at --handler-bound as a divergence (a preempted
+// pod's SIGTERM outlived its grace period).
+func TestAnEarlyCtrlCEndsAStuckReplay(t *testing.T) {
+	run, trace, script := replayLoopTrace(t)
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	start := time.Now()
+	go func() {
+		code, _ := run(&stderr, "check", trace, script, "--handler-bound", "50s")
+		done <- code
+	}()
+	time.Sleep(2 * time.Second)
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	code := <-done
+	if took := time.Since(start); code != cli.ExitInterrupted || took > 10*time.Second || !strings.Contains(stderr.String(), "replay check: interrupted (step #") {
+		t.Fatalf("exit %d after %v\nstderr: %s", code, took, stderr.String())
 	}
 }

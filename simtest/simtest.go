@@ -61,10 +61,13 @@ type Options struct {
 	// forever, but a predicate on how long something has waited would
 	// break as time passed, had the run gone on.
 	QuietFor time.Duration
-	// Watch, if set, watches the check's replay (replay.Options.Watch):
-	// a handler that does not return when replayed, though it did when
-	// simulated, is given up on.
-	Watch *stall.Watch
+	// HandlerBound, if positive, bounds each handler call of the check's
+	// replay in wall-clock time: a handler that does not return when
+	// replayed, though it did when simulated, is given up on (its
+	// goroutine left behind), and the check returns the result without
+	// a report and an error wrapping a *replay.Divergence at its step. A
+	// stuck call also ends when Stop says so (sim.ErrInterrupted).
+	HandlerBound time.Duration
 	// Stop, if set, is polled after every step of the check: when it
 	// returns true the check ends there, its report incomplete (a caller
 	// being interrupted discards it).
@@ -108,11 +111,55 @@ func CheckTrace(sys *system.System, cfg sim.Config, res *sim.Result, trace []byt
 	if err != nil {
 		return nil, err
 	}
+	if opts.HandlerBound <= 0 {
+		return checkTrace(sys, cfg, res, tr, trace, scriptPath, opts, nil)
+	}
+	// The check runs on a goroutine of its own, watched from this one:
+	// Go cannot end a goroutine stuck in a handler.
+	w := stall.NewWatch()
+	type checked struct {
+		res *Result
+		err error
+	}
+	done := make(chan checked, 1)
+	go func() {
+		r, err := checkTrace(sys, cfg, res, tr, trace, scriptPath, opts, w)
+		done <- checked{r, err}
+	}()
+	stopWatch := make(chan struct{})
+	type gaveUp struct {
+		st stall.Stuck
+		ok bool
+	}
+	watched := make(chan gaveUp, 1)
+	go func() {
+		st, ok := w.Monitor(stopWatch, func() time.Duration { return opts.HandlerBound }, opts.Stop, nil)
+		watched <- gaveUp{st, ok}
+	}()
+	var g gaveUp
+	select {
+	case c := <-done:
+		close(stopWatch)
+		if g = <-watched; !g.ok {
+			return c.res, c.err
+		}
+	case g = <-watched:
+	}
+	if g.st.Interrupted {
+		return nil, fmt.Errorf("seed %d: the check's replay was stuck at step #%d: %w", cfg.Seed, g.st.Step, sim.ErrInterrupted)
+	}
+	ev := tr.Event(g.st.Step)
+	d := &replay.Divergence{Step: g.st.Step, File: name, Node: ev.Node, Seq: ev.Seq, Event: ev.Kind.String(),
+		What: fmt.Sprintf("%s, did not return within %v when replayed, where the simulated one returned (an endless loop or a blocking call in a handler that is not deterministic)", g.st.What, opts.HandlerBound)}
+	return &Result{Config: cfg, Sim: res, Trace: trace}, fmt.Errorf("seed %d: %w", cfg.Seed, d)
+}
+
+func checkTrace(sys *system.System, cfg sim.Config, res *sim.Result, tr *replay.Trace, trace []byte, scriptPath string, opts Options, w *stall.Watch) (*Result, error) {
 	reg := opts.Registry
 	if reg == nil {
 		reg = system.NewRegistry(sys)
 	}
-	r, err := replay.New(tr, reg, replay.Options{Watch: opts.Watch})
+	r, err := replay.New(tr, reg, replay.Options{Watch: w})
 	if err != nil {
 		return nil, err
 	}
