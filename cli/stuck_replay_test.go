@@ -66,7 +66,9 @@ func replayLoopSystem(t *testing.T, app *cli.App) (run func(errs *syncBuffer, ar
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) }) // lets the left-behind handlers go
 	sys := &system.System{Name: "replayloop", Codec: node.NewCodec().MustRegister(Ping{}),
-		New: func(node.ID, system.Config) node.Handler { return &ReplayLoop{loop: loop, release: release, hold: hold} },
+		New: func(node.ID, system.Config) node.Handler {
+			return &ReplayLoop{loop: loop, release: release, hold: hold}
+		},
 		Sim: system.SimDefaults{Nodes: 2, Time: 50 * time.Millisecond}}
 	dir := t.TempDir()
 	script = filepath.Join(dir, "r.star")
