@@ -26,11 +26,18 @@ import (
 // stuckCommand is a command given up on.
 type stuckCommand struct {
 	stall.Stuck
-	bound time.Duration
-	code  int
+	bound  time.Duration
+	code   int
+	goexit bool // the command's goroutine ended with runtime.Goexit
 }
 
 func (s *stuckCommand) message() string {
+	if s.goexit {
+		if s.What == "" {
+			return "runtime.Goexit was called outside a handler, ending the command's goroutine: it did not finish, and its output was not written, or is incomplete"
+		}
+		return fmt.Sprintf("replay diverged at step #%d: %s, called runtime.Goexit when replayed, where the recorded one returned, ending the command's goroutine: it did not finish, and its output was not written, or is incomplete", s.Step, s.What)
+	}
 	if s.Interrupted {
 		return fmt.Sprintf("interrupted (step #%d: %s, had not returned after %v) before it finished: its output was not written, or is incomplete (events)", s.Step, s.What, s.After)
 	}
@@ -42,13 +49,21 @@ func (s *stuckCommand) message() string {
 // its handler calls.
 func (a *App) executeWatched(root *cobra.Command, name string, bound *atomic.Int64) (*cobra.Command, error, *stuckCommand) {
 	type ran struct {
-		cmd *cobra.Command
-		err error
+		cmd    *cobra.Command
+		err    error
+		goexit bool
 	}
 	done := make(chan ran, 1)
 	go func() {
+		returned := false
+		defer func() {
+			if !returned { // runtime.Goexit (a panic goes on to end the process)
+				done <- ran{goexit: true}
+			}
+		}()
 		cmd, err := execute(root)
-		done <- ran{cmd, err}
+		returned = true
+		done <- ran{cmd, err, false}
 	}()
 	stopWatch := make(chan struct{})
 	watched := make(chan *stuckCommand, 1)
@@ -96,6 +111,17 @@ func (a *App) executeWatched(root *cobra.Command, name string, bound *atomic.Int
 	}()
 	select {
 	case r := <-done:
+		if r.goexit {
+			// In a replayed handler, the watch still has its call.
+			st, _ := a.watch.Running(time.Now())
+			close(stopWatch)
+			<-watched
+			code := ExitDivergence
+			if st.What == "" {
+				code = ExitViolations
+			}
+			return nil, nil, &stuckCommand{Stuck: st, code: code, goexit: true}
+		}
 		close(stopWatch)
 		if stuck := <-watched; stuck != nil {
 			// Given up on as the handler returned: the command ended

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,7 @@ type ReplayLoop struct {
 	Ticks   int
 	loop    *atomic.Bool  `replay:"-"`
 	release chan struct{} `replay:"-"`
-	hold    *atomic.Int64 `replay:"-"` // > 0: blocks that long, then returns
+	hold    *atomic.Int64 `replay:"-"` // > 0: blocks that long, then returns; < 0: runtime.Goexit
 }
 
 func (r *ReplayLoop) Init(env node.Env)                       { env.After(time.Millisecond, "tick") }
@@ -36,7 +37,9 @@ func (r *ReplayLoop) Timer(env node.Env, _ node.Timer) {
 		env.Send("n2", Ping{N: int64(r.Ticks)}) // some are lost: events replays for their fields
 	}
 	if env.Self() == "n2" && r.Ticks == 3 && r.loop.Load() {
-		if h := time.Duration(r.hold.Load()); h > 0 {
+		if h := time.Duration(r.hold.Load()); h < 0 {
+			runtime.Goexit()
+		} else if h > 0 {
 			select {
 			case <-r.release:
 			case <-time.After(h):
@@ -280,5 +283,20 @@ func TestAnEarlyCtrlCEndsAStuckReplay(t *testing.T) {
 	code := <-done
 	if took := time.Since(start); code != cli.ExitInterrupted || took > 10*time.Second || !strings.Contains(stderr.String(), "replay check: interrupted (step #") {
 		t.Fatalf("exit %d after %v\nstderr: %s", code, took, stderr.String())
+	}
+}
+
+// A handler that calls runtime.Goexit when replayed ends the command at
+// once, named: it waited for --handler-bound and was then called an
+// endless loop (or, with no bound, waited for good).
+func TestGoexitInAReplayedHandlerEndsTheCommand(t *testing.T) {
+	run, trace, _, hold := replayLoopSystem(t, nil)
+	hold.Store(-1)
+	var stderr syncBuffer
+	start := time.Now()
+	code, out := run(&stderr, "verify", trace, "--handler-bound", "0")
+	if took := time.Since(start); code != cli.ExitDivergence || took > 10*time.Second || out != "" ||
+		!strings.Contains(stderr.String(), "node n2's handler, in its timer event, called runtime.Goexit when replayed") {
+		t.Fatalf("exit %d after %v\nstdout: %s\nstderr: %s", code, took, out, stderr.String())
 	}
 }
