@@ -54,22 +54,7 @@ func TestDebugQuitsWhileIndexingIsStuckInAHandler(t *testing.T) {
 		t.Fatalf("sim: exit %d: %s", code, errb.String())
 	}
 	loop.Store(true)
-	screen := &shotScreen{SimulationScreen: tcell.NewSimulationScreen("UTF-8")}
-	app.Screen = screen
-	done := make(chan int, 1)
-	go func() { done <- app.Run([]string{"debug", trace}) }()
-	deadline := time.Now().Add(40 * time.Second)
-	for !strings.Contains(screen.text(), "indexing stuck at step #") {
-		select {
-		case code := <-done:
-			t.Fatalf("debug exited %d before saying it was stuck: %s", code, errb.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the debugger never said indexing was stuck:\n%s", screen.text())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	screen, done := debugUntil(t, app, &errb, []string{trace}, "indexing stuck at step #", 40*time.Second)
 	if !strings.Contains(screen.text(), "node n2's handler, in its timer event") {
 		t.Fatalf("the status line does not name the handler:\n%s", screen.text())
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,29 @@ func (s *shotScreen) text() string {
 	return s.shot
 }
 
+// debugUntil runs the debugger on args with a simulated screen until the
+// screen shows want (within limit); done gets its exit code.
+func debugUntil(t *testing.T, app *App, stderr fmt.Stringer, args []string, want string, limit time.Duration) (screen *shotScreen, done chan int) {
+	t.Helper()
+	screen = &shotScreen{SimulationScreen: tcell.NewSimulationScreen("UTF-8")}
+	app.Screen = screen
+	done = make(chan int, 1)
+	go func() { done <- app.Run(append([]string{"debug"}, args...)) }()
+	deadline := time.Now().Add(limit)
+	for !strings.Contains(screen.text(), want) {
+		select {
+		case code := <-done:
+			t.Fatalf("debug exited %d before showing %q: %s", code, want, stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the debugger never showed %q:\n%s\nstderr: %s", want, screen.text(), stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return screen, done
+}
+
 func TestDebugVerbOpensAtTheViolation(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
@@ -57,22 +81,7 @@ func TestDebugVerbOpensAtTheViolation(t *testing.T) {
 	}
 	script := filepath.Join(dir, "replay-demo.star")
 
-	screen := &shotScreen{SimulationScreen: tcell.NewSimulationScreen("UTF-8")}
-	app.Screen = screen
-	done := make(chan int, 1)
-	go func() { done <- app.Run([]string{"debug", trace, "--preds", script, "--at", "269"}) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(screen.text(), "▶!#269 ") {
-		select {
-		case code := <-done:
-			t.Fatalf("debug exited %d before drawing: %s", code, errb.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the debugger never showed #269:\n%s", screen.text())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	screen, done := debugUntil(t, app, &errb, []string{trace, "--preds", script, "--at", "269"}, "▶!#269 ", 30*time.Second)
 	for _, want := range []string{"GlobalConsistency", "State of n7 at #269", "Message flow"} {
 		if !strings.Contains(screen.text(), want) {
 			t.Fatalf("the debugger lacks %q:\n%s", want, screen.text())

@@ -31,22 +31,7 @@ func TestDebugOpensOnTheTracesWarnings(t *testing.T) {
 	if err := os.WriteFile(trace, data[:len(data)*2/5], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	screen := &shotScreen{SimulationScreen: tcell.NewSimulationScreen("UTF-8")}
-	app.Screen = screen
-	done := make(chan int, 1)
-	go func() { done <- app.Run([]string{"debug", trace}) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(screen.text(), "warning(s) about this trace") {
-		select {
-		case code := <-done:
-			t.Fatalf("debug exited %d before drawing: %s", code, errb.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the debugger never showed the warnings:\n%s\nstderr: %s", screen.text(), errb.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	screen, done := debugUntil(t, app, &errb, []string{trace}, "warning(s) about this trace", 60*time.Second)
 	if !strings.Contains(screen.text(), "warning: ") || !strings.Contains(errb.String(), "warning: ") {
 		t.Fatalf("the popup or stderr lacks the warning:\n%s\nstderr: %s", screen.text(), errb.String())
 	}

@@ -89,27 +89,34 @@ func (s *Stuck) Timer(env node.Env, _ node.Timer) {
 	env.After(time.Millisecond, "tick")
 }
 
+// stuckApp runs command lines on the Stuck system (its blocked handlers
+// let go when the test ends), with a folder and a script over it.
+func stuckApp(t *testing.T) (run func(args ...string) (int, string, string), dir, script string) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	sys := &system.System{Name: "stuck", Codec: node.NewCodec(),
+		New: func(node.ID, system.Config) node.Handler { return &Stuck{release: release} },
+		Sim: system.SimDefaults{Nodes: 2, Time: time.Second}}
+	dir = t.TempDir()
+	script = filepath.Join(dir, "s.star")
+	os.WriteFile(script, []byte(`S = table("cli_test.Stuck")
+safety("Ticks", lambda: forall(S, lambda s: s.Ticks >= 0))
+`), 0o644)
+	run = func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: &errb}
+		return app.Run(args), out.String(), errb.String()
+	}
+	return run, dir, script
+}
+
 // A handler that does not return in a seed hunt is a finding: its trace
 // (up to the stuck event) is written, the result file names it (kind
 // stall) and merges, and the hunt stops there even with --all, since the
 // stuck goroutine cannot be ended. Before, the hunt printed one line and
 // exited 1 with no trace and no result file.
 func TestSeedHuntKeepsAStuckHandlersTrace(t *testing.T) {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	sys := &system.System{Name: "stuck", Codec: node.NewCodec(),
-		New: func(node.ID, system.Config) node.Handler { return &Stuck{release: release} },
-		Sim: system.SimDefaults{Nodes: 2, Time: time.Second}}
-	dir := t.TempDir()
-	script := filepath.Join(dir, "s.star")
-	os.WriteFile(script, []byte(`S = table("cli_test.Stuck")
-safety("Ticks", lambda: forall(S, lambda s: s.Ticks >= 0))
-`), 0o644)
-	run := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: &errb}
-		return app.Run(args), out.String(), errb.String()
-	}
+	run, dir, script := stuckApp(t)
 	trace, results := filepath.Join(dir, "h.lz4"), filepath.Join(dir, "r.json")
 	code, out, errs := run("sim", "stuck", "--seeds", "1-3", "--check", script, "--all", "--results", results, "-o", trace, "--handler-bound", "500ms")
 	if code != cli.ExitViolations || !strings.Contains(out, "seed 1 fails (1 of seeds 1-3 tried): node n2's handler did not return from its timer event within 500ms") ||
@@ -144,21 +151,7 @@ safety("Ticks", lambda: forall(S, lambda s: s.Ticks >= 0))
 // the exploration stops there even with --all. Before, explore ended
 // with one line, exit 1, and kept nothing.
 func TestExploreKeepsAStuckHandlersRun(t *testing.T) {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	sys := &system.System{Name: "stuck", Codec: node.NewCodec(),
-		New: func(node.ID, system.Config) node.Handler { return &Stuck{release: release} },
-		Sim: system.SimDefaults{Nodes: 2, Time: time.Second}}
-	dir := t.TempDir()
-	script := filepath.Join(dir, "s.star")
-	os.WriteFile(script, []byte(`S = table("cli_test.Stuck")
-safety("Ticks", lambda: forall(S, lambda s: s.Ticks >= 0))
-`), 0o644)
-	run := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: &errb}
-		return app.Run(args), out.String(), errb.String()
-	}
+	run, dir, script := stuckApp(t)
 	trace, results := filepath.Join(dir, "e.lz4"), filepath.Join(dir, "r.json")
 	code, out, errs := run("explore", "stuck", "--check", script, "--budget", "20", "--all", "--results", results, "-o", trace, "--handler-bound", "500ms")
 	if code != cli.ExitViolations || !strings.Contains(out, "run 0 fails: node n2's handler did not return from its timer event within 500ms") ||

@@ -46,92 +46,59 @@ func (s *stuckCommand) message() string {
 
 // executeWatched runs the command line on a goroutine of its own and
 // returns as it does, or with stuck set when the watch gives up on one of
-// its handler calls.
+// its handler calls (or a handler ends that goroutine with Goexit).
 func (a *App) executeWatched(root *cobra.Command, name string, bound *atomic.Int64) (*cobra.Command, error, *stuckCommand) {
-	type ran struct {
-		cmd    *cobra.Command
-		err    error
-		goexit bool
+	var cmd *cobra.Command
+	var err error
+	// Ctrl-C (or SIGTERM) ends a command whose handler call has run a
+	// second (stall.StopAfter) then, or whenever one has once it came; a
+	// command not stuck handles it itself (the command sees it too). A
+	// SIGTERM before the warning (a preempted pod) ended nothing until
+	// the bound, and then as a divergence.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	interrupted := false
+	stop := func() bool {
+		if !interrupted {
+			select {
+			case <-sigs:
+				interrupted = true
+			default:
+			}
+		}
+		return interrupted
 	}
-	done := make(chan ran, 1)
-	go func() {
-		returned := false
-		defer func() {
-			if !returned { // runtime.Goexit (a panic goes on to end the process)
-				done <- ran{goexit: true}
-			}
-		}()
-		cmd, err := execute(root)
-		returned = true
-		done <- ran{cmd, err, false}
-	}()
-	stopWatch := make(chan struct{})
-	watched := make(chan *stuckCommand, 1)
-	go func() {
-		// Ctrl-C (or SIGTERM) ends a command whose handler call has run
-		// a second (stall.StopAfter) then, or whenever one has once it
-		// came; a command not stuck handles it itself (the command sees
-		// it too). A SIGTERM before the warning (a preempted pod) ended
-		// nothing until the bound, and then as a divergence.
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-		defer signal.Stop(sigs)
-		interrupted := false
-		stop := func() bool {
-			if !interrupted {
-				select {
-				case <-sigs:
-					interrupted = true
-				default:
-				}
-			}
-			return interrupted
+	limit := func() time.Duration { return time.Duration(bound.Load()) }
+	slow := func(st stall.Stuck) {
+		say := "there is no --handler-bound: Ctrl-C ends the command"
+		if b := limit(); b > 0 {
+			say = fmt.Sprintf("the command is given up on after %v (--handler-bound), or now at Ctrl-C", b)
 		}
-		slow := func(st stall.Stuck) {
-			limit := "there is no --handler-bound: Ctrl-C ends the command"
-			if b := time.Duration(bound.Load()); b > 0 {
-				limit = fmt.Sprintf("the command is given up on after %v (--handler-bound), or now at Ctrl-C", b)
-			}
-			if a.Terminal {
-				fmt.Fprint(a.Stderr, "\r\033[K") // the command's progress line: its step count lags
-			}
-			fmt.Fprintf(a.Stderr, "%s: step #%d: %s, has not returned for %v: an endless loop, or a call that blocks outside the runtime? The recorded one returned; %s\n",
-				name, st.Step, st.What, st.After, limit)
+		if a.Terminal {
+			fmt.Fprint(a.Stderr, "\r\033[K") // the command's progress line: its step count lags
 		}
-		st, ok := a.watch.Monitor(stopWatch, func() time.Duration { return time.Duration(bound.Load()) }, stop, slow)
-		if !ok {
-			watched <- nil
-			return
+		fmt.Fprintf(a.Stderr, "%s: step #%d: %s, has not returned for %v: an endless loop, or a call that blocks outside the runtime? The recorded one returned; %s\n",
+			name, st.Step, st.What, st.After, say)
+	}
+	st, gaveUp, goexit := a.watch.Run(func() { cmd, err = execute(root) }, limit, stop, slow)
+	switch {
+	case goexit:
+		// In a replayed handler, the watch still has its call.
+		st, _ := a.watch.Running(time.Now())
+		code := ExitDivergence
+		if st.What == "" {
+			code = ExitViolations
 		}
+		return nil, nil, &stuckCommand{Stuck: st, code: code, goexit: true}
+	case gaveUp:
 		code := ExitDivergence
 		if st.Interrupted {
 			code = ExitInterrupted
 		}
-		watched <- &stuckCommand{Stuck: st, bound: time.Duration(bound.Load()), code: code}
-	}()
-	select {
-	case r := <-done:
-		if r.goexit {
-			// In a replayed handler, the watch still has its call.
-			st, _ := a.watch.Running(time.Now())
-			close(stopWatch)
-			<-watched
-			code := ExitDivergence
-			if st.What == "" {
-				code = ExitViolations
-			}
-			return nil, nil, &stuckCommand{Stuck: st, code: code, goexit: true}
-		}
-		close(stopWatch)
-		if stuck := <-watched; stuck != nil {
-			// Given up on as the handler returned: the command ended
-			// with replay.ErrAbandoned, which says less.
-			return nil, nil, stuck
-		}
-		return r.cmd, r.err, nil
-	case stuck := <-watched:
-		return nil, nil, stuck
+		return nil, nil, &stuckCommand{Stuck: st, bound: limit(), code: code}
 	}
+	return cmd, err, nil
 }
 
 // gate passes writes through until closed, then drops them: what a

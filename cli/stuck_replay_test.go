@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/replaycheck/replaycheck/cli"
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/statedb"
 	"github.com/replaycheck/replaycheck/system"
@@ -54,7 +54,7 @@ func (r *ReplayLoop) Timer(env node.Env, _ node.Timer) {
 // replayLoopTrace simulates the system with its handlers returning and
 // then makes them block when replayed. run runs a command line (within
 // 60 s) with stderr to errs.
-func replayLoopTrace(t *testing.T) (run func(errs *syncBuffer, args ...string) (int, string), trace, script string) {
+func replayLoopTrace(t *testing.T) (run func(errs *syncbuf.Buffer, args ...string) (int, string), trace, script string) {
 	run, trace, script, _ = replayLoopSystem(t, nil)
 	return run, trace, script
 }
@@ -62,7 +62,7 @@ func replayLoopTrace(t *testing.T) (run func(errs *syncBuffer, args ...string) (
 // replayLoopSystem is replayLoopTrace whose handler blocks for hold (0:
 // until the test ends), with the App it runs commands on (app, if not
 // nil, is given the system's registry).
-func replayLoopSystem(t *testing.T, app *cli.App) (run func(errs *syncBuffer, args ...string) (int, string), trace, script string, hold *atomic.Int64) {
+func replayLoopSystem(t *testing.T, app *cli.App) (run func(errs *syncbuf.Buffer, args ...string) (int, string), trace, script string, hold *atomic.Int64) {
 	t.Helper()
 	hold = new(atomic.Int64)
 	loop := new(atomic.Bool)
@@ -81,7 +81,7 @@ safety("Ticks", lambda: forall(R, lambda r: r.Ticks >= 0))
 	if app != nil {
 		app.Registry = system.NewRegistry(sys)
 	}
-	run = func(errs *syncBuffer, args ...string) (int, string) {
+	run = func(errs *syncbuf.Buffer, args ...string) (int, string) {
 		var out bytes.Buffer
 		app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: errs}
 		done := make(chan int, 1)
@@ -95,29 +95,11 @@ safety("Ticks", lambda: forall(R, lambda r: r.Ticks >= 0))
 		}
 	}
 	trace = filepath.Join(dir, "t.lz4")
-	if code, _ := run(&syncBuffer{}, "sim", "replayloop", "--seed", "1", "--drop", "0.3", "-o", trace); code != cli.ExitOK {
+	if code, _ := run(&syncbuf.Buffer{}, "sim", "replayloop", "--seed", "1", "--drop", "0.3", "-o", trace); code != cli.ExitOK {
 		t.Fatalf("sim: exit %d", code)
 	}
 	loop.Store(true)
 	return run, trace, script, hold
-}
-
-// syncBuffer is a bytes.Buffer safe to read while the command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // A handler that does not return when replayed, though the recorded one
@@ -133,7 +115,7 @@ func TestAReplayedHandlerThatNeverReturnsEndsTheCommand(t *testing.T) {
 		{"index", trace},
 	} {
 		start := time.Now()
-		var stderr syncBuffer
+		var stderr syncbuf.Buffer
 		code, out := run(&stderr, append(args, "--handler-bound", "1s")...)
 		took, errs := time.Since(start), stderr.String()
 		want := "replay " + args[0] + ": replay diverged at step #"
@@ -158,7 +140,7 @@ func TestCtrlCEndsAReplayStuckInAHandler(t *testing.T) {
 		t.Skip("waits for the 10 s warning")
 	}
 	run, trace, _ := replayLoopTrace(t)
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		code, _ := run(&stderr, "verify", trace, "--handler-bound", "0")
@@ -189,8 +171,8 @@ func TestCtrlCEndsAReplayStuckInAHandler(t *testing.T) {
 // output (a data race with Run's restoring of the writers: a hostile
 // pass).
 func TestAGivenUpCommandWritesNothingAfterwards(t *testing.T) {
-	var out syncBuffer
-	errs := &syncBuffer{}
+	var out syncbuf.Buffer
+	errs := &syncbuf.Buffer{}
 	app := &cli.App{Stdout: &out, Stderr: errs}
 	_, trace, _, hold := replayLoopSystem(t, app)
 	hold.Store(int64(2500 * time.Millisecond))
@@ -240,7 +222,7 @@ func TestSeedHuntKeepsASeedWhoseReplayIsStuck(t *testing.T) {
 safety("Ticks", lambda: forall(F, lambda f: f.Ticks >= 0))
 `), 0o644)
 	var out bytes.Buffer
-	errs := &syncBuffer{}
+	errs := &syncbuf.Buffer{}
 	app := &cli.App{Registry: system.NewRegistry(sys), Stdout: &out, Stderr: errs}
 	trace, results := filepath.Join(dir, "h.lz4"), filepath.Join(dir, "r.json")
 	code := app.Run([]string{"sim", "flaky", "--seeds", "1-3", "--check", script, "--all", "--results", results, "-o", trace, "--handler-bound", "500ms"})
@@ -271,7 +253,7 @@ safety("Ticks", lambda: forall(F, lambda f: f.Ticks >= 0))
 // pod's SIGTERM outlived its grace period).
 func TestAnEarlyCtrlCEndsAStuckReplay(t *testing.T) {
 	run, trace, script := replayLoopTrace(t)
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	start := time.Now()
 	go func() {
@@ -292,7 +274,7 @@ func TestAnEarlyCtrlCEndsAStuckReplay(t *testing.T) {
 func TestGoexitInAReplayedHandlerEndsTheCommand(t *testing.T) {
 	run, trace, _, hold := replayLoopSystem(t, nil)
 	hold.Store(-1)
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	start := time.Now()
 	code, out := run(&stderr, "verify", trace, "--handler-bound", "0")
 	if took := time.Since(start); code != cli.ExitDivergence || took > 10*time.Second || out != "" ||

@@ -117,40 +117,25 @@ func CheckTrace(sys *system.System, cfg sim.Config, res *sim.Result, trace []byt
 	// The check runs on a goroutine of its own, watched from this one:
 	// Go cannot end a goroutine stuck in a handler.
 	w := stall.NewWatch()
-	type checked struct {
-		res *Result
-		err error
-	}
-	done := make(chan checked, 1)
-	go func() {
-		r, err := checkTrace(sys, cfg, res, tr, trace, scriptPath, opts, w)
-		done <- checked{r, err}
-	}()
-	stopWatch := make(chan struct{})
-	type gaveUp struct {
-		st stall.Stuck
-		ok bool
-	}
-	watched := make(chan gaveUp, 1)
-	go func() {
-		st, ok := w.Monitor(stopWatch, func() time.Duration { return opts.HandlerBound }, opts.Stop, nil)
-		watched <- gaveUp{st, ok}
-	}()
-	var g gaveUp
-	select {
-	case c := <-done:
-		close(stopWatch)
-		if g = <-watched; !g.ok {
-			return c.res, c.err
+	var checked *Result
+	st, gaveUp, goexit := w.Run(func() { checked, err = checkTrace(sys, cfg, res, tr, trace, scriptPath, opts, w) },
+		func() time.Duration { return opts.HandlerBound }, opts.Stop, nil)
+	switch {
+	case goexit:
+		where := "outside a handler"
+		if in, ok := w.Running(time.Now()); ok {
+			where = fmt.Sprintf("at step #%d: %s", in.Step, in.What)
 		}
-	case g = <-watched:
+		return nil, fmt.Errorf("seed %d: runtime.Goexit was called while the check replayed the run, %s", cfg.Seed, where)
+	case !gaveUp:
+		return checked, err
 	}
-	if g.st.Interrupted {
-		return nil, fmt.Errorf("seed %d: the check's replay was stuck at step #%d: %w", cfg.Seed, g.st.Step, sim.ErrInterrupted)
+	if st.Interrupted {
+		return nil, fmt.Errorf("seed %d: the check's replay was stuck at step #%d: %w", cfg.Seed, st.Step, sim.ErrInterrupted)
 	}
-	ev := tr.Event(g.st.Step)
-	d := &replay.Divergence{Step: g.st.Step, File: name, Node: ev.Node, Seq: ev.Seq, Event: ev.Kind.String(),
-		What: fmt.Sprintf("%s, did not return within %v when replayed, where the simulated one returned (an endless loop or a blocking call in a handler that is not deterministic)", g.st.What, opts.HandlerBound)}
+	ev := tr.Event(st.Step)
+	d := &replay.Divergence{Step: st.Step, File: name, Node: ev.Node, Seq: ev.Seq, Event: ev.Kind.String(),
+		What: fmt.Sprintf("%s, did not return within %v when replayed, where the simulated one returned (an endless loop or a blocking call in a handler that is not deterministic)", st.What, opts.HandlerBound)}
 	return &Result{Config: cfg, Sim: res, Trace: trace}, fmt.Errorf("seed %d: %w", cfg.Seed, d)
 }
 

@@ -165,6 +165,48 @@ func (w *Watch) Monitor(done <-chan struct{}, bound func() time.Duration, stop f
 	}
 }
 
+// Run runs work on a goroutine of its own and watches its calls as
+// Monitor does, returning when work returns (gaveUp false; goexit true
+// when work ended with runtime.Goexit) or when it gives up on one of
+// work's calls (gaveUp true), leaving work's goroutine behind: a caller
+// whose goroutine ran the stuck call itself could not return.
+func (w *Watch) Run(work func(), bound func() time.Duration, stop func() bool, slow func(Stuck)) (st Stuck, gaveUp, goexit bool) {
+	done := make(chan bool, 1) // whether work returned
+	go func() {
+		returned := false
+		defer func() {
+			if !returned { // runtime.Goexit (a panic goes on to end the process)
+				done <- false
+			}
+		}()
+		work()
+		returned = true
+		done <- true
+	}()
+	stopWatch := make(chan struct{})
+	type result struct {
+		st Stuck
+		ok bool
+	}
+	watched := make(chan result, 1)
+	go func() {
+		st, ok := w.Monitor(stopWatch, bound, stop, slow)
+		watched <- result{st, ok}
+	}()
+	select {
+	case returned := <-done:
+		close(stopWatch)
+		// Given up on just as it returned: the work ended with its
+		// calls abandoned, which says less.
+		if r := <-watched; r.ok {
+			return r.st, true, false
+		}
+		return Stuck{}, false, !returned
+	case r := <-watched:
+		return r.st, true, false
+	}
+}
+
 // Running is the call that has run longest, as far as the looks so far
 // timed it (this one, Monitor's, GiveUp's: a caller that does not run
 // Monitor calls it now and then), if one runs.
