@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gdamore/tcell/v2"
-
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -58,15 +56,7 @@ func TestDebugQuitsWhileIndexingIsStuckInAHandler(t *testing.T) {
 	if !strings.Contains(screen.text(), "node n2's handler, in its timer event") {
 		t.Fatalf("the status line does not name the handler:\n%s", screen.text())
 	}
-	screen.InjectKey(tcell.KeyRune, 'q', 0)
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("debug exited %d: %s", code, errb.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("q did not end the session")
-	}
+	quitDebugger(t, screen, done, &errb)
 	// Nothing half-built is kept, and the next session can build.
 	if _, err := os.Stat(trace + ".db"); err == nil {
 		t.Fatal("a database was kept")

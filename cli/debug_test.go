@@ -71,6 +71,20 @@ func debugUntil(t *testing.T, app *App, stderr fmt.Stringer, args []string, want
 	return screen, done
 }
 
+// quitDebugger presses q and waits for the debugger to end with exit 0.
+func quitDebugger(t *testing.T, screen *shotScreen, done chan int, stderr fmt.Stringer) {
+	t.Helper()
+	screen.InjectKey(tcell.KeyRune, 'q', 0)
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("debug exited %d: %s", code, stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("q did not end the session")
+	}
+}
+
 func TestDebugVerbOpensAtTheViolation(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
@@ -87,15 +101,7 @@ func TestDebugVerbOpensAtTheViolation(t *testing.T) {
 			t.Fatalf("the debugger lacks %q:\n%s", want, screen.text())
 		}
 	}
-	screen.InjectKey(tcell.KeyRune, 'q', 0)
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("debug exited %d: %s", code, errb.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("q did not quit the debugger")
-	}
+	quitDebugger(t, screen, done, &errb)
 	// The database stays beside the trace for the next session.
 	if _, err := os.Stat(trace + ".db"); err != nil {
 		t.Fatal(err)

@@ -36,13 +36,5 @@ func TestDebugOpensOnTheTracesWarnings(t *testing.T) {
 		t.Fatalf("the popup or stderr lacks the warning:\n%s\nstderr: %s", screen.text(), errb.String())
 	}
 	screen.InjectKey(tcell.KeyEscape, 0, 0)
-	screen.InjectKey(tcell.KeyRune, 'q', 0)
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("debug exited %d: %s", code, errb.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("q did not quit the debugger")
-	}
+	quitDebugger(t, screen, done, &errb)
 }
