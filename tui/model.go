@@ -115,6 +115,9 @@ type Model struct {
 	stateSel  string // selected row of the state tree (its key)
 	stateTop  int
 	collapsed map[string]bool
+	// stateShown is the node and step the State panel last drew: when
+	// either moves, the panel brings what the step changed into view.
+	stateShown shownState
 
 	watches []*watch
 	sess    *session

@@ -632,6 +632,12 @@ func (m *Model) State(w, h int) []Line {
 		}
 	}
 	body := max(1, h-extra)
+	if now := (shownState{m.node, m.pos, true}); m.stateShown != now {
+		m.stateShown = now
+		if c := m.revealChange(rows, body); c >= 0 {
+			sel = c
+		}
+	}
 	if sel < m.stateTop {
 		m.stateTop = sel
 	}
@@ -678,6 +684,45 @@ func (m *Model) State(w, h int) []Line {
 		}
 	}
 	return out
+}
+
+// shownState is a node and a step the State panel drew.
+type shownState struct {
+	node node.ID
+	pos  int
+	set  bool
+}
+
+// revealChange scrolls the State panel, when the cursor moved and none of
+// what its step changed is in view, to the first changed row, and selects
+// it; it returns that row, or -1 when nothing moved. A big state otherwise
+// kept its window where the last step left it, and the change that
+// mattered sat off screen. The selection stays where the user put it while
+// the panel has the focus.
+func (m *Model) revealChange(rows []treeRow, body int) int {
+	if m.focus == PanelState {
+		return -1
+	}
+	first := -1
+	for i, r := range rows {
+		// An open subtree's header is marked when a leaf under it
+		// changed; the leaf is what must be seen.
+		if !r.changed || !(r.leaf || m.collapsed[r.key]) {
+			continue
+		}
+		if i >= m.stateTop && i < m.stateTop+body {
+			return -1
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return -1
+	}
+	m.stateSel = rows[first].key
+	m.stateTop = max(0, first-body/3)
+	return first
 }
 
 // beforeCrash is, when step pos restarts node id, the node's last step

@@ -471,3 +471,55 @@ func TestTitlesKeepMapKeys(t *testing.T) {
 		t.Fatalf("the popup's title lacks %q:\n%s", want, u.text())
 	}
 }
+
+// A step's change below the State panel's window is scrolled into view
+// (and selected) when the cursor moves; while the panel has the focus,
+// the row the user selected stays.
+func TestStatePanelShowsWhatTheStepChanged(t *testing.T) {
+	m, _ := openDemo(t, 268)
+	visible := func(lines []Line) string {
+		var b strings.Builder
+		for _, l := range lines {
+			b.WriteString(l.String() + "\n")
+		}
+		return b.String()
+	}
+	m.State(80, 4)                 // n1 at #268
+	m.stateSel, m.stateTop = "", 0 // the window at the top
+	if err := m.Seek(269); err != nil {
+		t.Fatal(err)
+	}
+	got := visible(m.State(80, 4))
+	if !strings.Contains(got, "Promised = 82  ◀ changed") {
+		t.Fatalf("n7's changed Promised is not in view at #269 (4 rows):\n%s", got)
+	}
+	if m.stateSel != "Agent.Promised" {
+		t.Fatalf("the selection is %q, want the first changed field Agent.Promised", m.stateSel)
+	}
+
+	m.focus = PanelState
+	m.stateSel, m.stateTop = "Self", 0
+	if err := m.Seek(268); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Seek(269); err != nil {
+		t.Fatal(err)
+	}
+	got = visible(m.State(80, 4))
+	if m.stateSel != "Self" || strings.Contains(got, "changed") {
+		t.Fatalf("with the State panel focused the selection moved to %q:\n%s", m.stateSel, got)
+	}
+}
+
+// The focused panel is named in its title, not by colour alone.
+func TestTheFocusedPanelIsMarkedInItsTitle(t *testing.T) {
+	m, _ := openDemo(t, 269)
+	u := startUI(t, m)
+	if strings.Contains(u.text(), "● State of") || !strings.Contains(u.text(), "● Timeline") {
+		t.Fatalf("the Timeline has the focus but its title is not the one marked:\n%s", u.text())
+	}
+	u.press(tcell.KeyTab, 0, 0)
+	if strings.Contains(u.text(), "● Timeline") || !strings.Contains(u.text(), "● State of n7") {
+		t.Fatalf("after Tab the State panel's title is not the one marked:\n%s", u.text())
+	}
+}

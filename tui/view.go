@@ -313,11 +313,14 @@ func (p *panel) Draw(screen tcell.Screen) {
 	if p.title != nil {
 		// Escaped: a title holds user text (a map key ["x"] reads as a
 		// tview region tag and vanished).
-		p.SetTitle(" " + tview.Escape(p.title()) + " ").SetTitleAlign(tview.AlignLeft)
-		color := tcell.ColorGray
+		// The focused panel is marked in its title as well as by its
+		// colour: a colour alone is lost on a monochrome terminal and in
+		// a pasted screen.
+		title, color := " "+tview.Escape(p.title())+" ", tcell.ColorGray
 		if p.which >= 0 && p.v.m.Focus() == p.which {
-			color = tcell.ColorYellow
+			title, color = " ● "+tview.Escape(p.title())+" ", tcell.ColorYellow
 		}
+		p.SetTitle(title).SetTitleAlign(tview.AlignLeft)
 		p.SetBorderColor(color).SetTitleColor(color)
 	}
 	p.DrawForSubclass(screen, p)
