@@ -294,7 +294,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		writeUnknown(a.Stdout, tr.Unknown, r.Nodes(), "")
 		rep.WriteErrors(a.Stderr)
 		if d != nil {
-			fmt.Fprint(a.Stdout, d.Report())
+			fmt.Fprint(a.Stdout, d.ReportAs(a.prog()))
 			writeBuildNote(a.Stdout, otherBuilds)
 		}
 		if first != nil {

@@ -170,7 +170,7 @@ func (a *App) openDB(traces []string, preds, dir string, force, warned bool) (*s
 		case errors.Is(err, statedb.ErrStopped):
 			return nil, nil, &exitError{ExitInterrupted, err}
 		case errors.As(err, &d):
-			fmt.Fprint(a.Stdout, d.Report())
+			fmt.Fprint(a.Stdout, d.ReportAs(a.prog()))
 			return nil, nil, &exitError{ExitDivergence, fmt.Errorf("cannot index a trace that does not replay: %s", oneLine(d.Error()))}
 		case errors.As(err, &se), errors.As(err, &pe):
 			return nil, nil, badInput("%v", err)

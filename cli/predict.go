@@ -73,8 +73,8 @@ Exit codes: 0 no violation predicted, 1 violations predicted, 2 bad input,
 evaluated, 130 interrupted (Ctrl-C or SIGTERM) before any violation was
 found (what was searched is printed).`,
 		Example: `  replay sim paxos --bug spec --seed 8 -o spec.lz4
-  replay predict spec.lz4 scripts/paxos.star --at 1062
-  replay predict spec.lz4 scripts/paxos.star --at 1062 --strategy bfs --depth 20 --budget 2000 --jobs 2 --json`,
+  replay predict spec.lz4 scripts/paxos.star --at 1038
+  replay predict spec.lz4 scripts/paxos.star --at 1038 --strategy bfs --depth 20 --budget 2000 --jobs 2 --json`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.sim.changed = cmd.Flags().Changed

@@ -76,8 +76,9 @@ evaluated on TRACE.`,
 		Example: `  replay sim paxos --bug no-persist --seeds 1-20 --check scripts/paxos.star -o found.lz4
   replay shrink found.lz4 scripts/paxos.star -o small.lz4
   replay shrink found.lz4 scripts/paxos.star --predicate GlobalConsistency --time 30s --json -o small.lz4
-  replay predict p.lz4 scripts/paxos.star --at 1062 --budget 100
-  replay shrink p-predict-1.lz4 scripts/paxos.star -o p-small.lz4`,
+  replay sim paxos --bug spec --seed 8 -o spec.lz4
+  replay predict spec.lz4 scripts/paxos.star --at 1038 --budget 100
+  replay shrink spec-predict-1.lz4 scripts/paxos.star -o spec-small.lz4`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return badInput("want TRACE PREDS.star, got %d argument(s) (see %s --help)", len(args), cmd.CommandPath())

@@ -148,7 +148,7 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 		}
 	} else {
 		if d != nil {
-			fmt.Fprint(a.Stdout, d.Report())
+			fmt.Fprint(a.Stdout, d.ReportAs(a.prog()))
 			writeBuildNote(a.Stdout, res.OtherBuilds)
 			fmt.Fprintf(a.Stdout, "replayed %d steps on %d nodes before the divergence\n", d.Step, len(res.Nodes))
 		} else {

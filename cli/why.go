@@ -90,7 +90,7 @@ func (a *App) runWhy(traces []string, f whyFlags) error {
 		if err != nil {
 			var d *replay.Divergence
 			if errors.As(err, &d) {
-				fmt.Fprint(a.Stdout, d.Report())
+				fmt.Fprint(a.Stdout, d.ReportAs(a.prog()))
 				return &exitError{ExitDivergence, fmt.Errorf("the trace does not replay: %s", oneLine(d.Error()))}
 			}
 			return err

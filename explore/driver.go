@@ -384,7 +384,12 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 			}
 			if j.err != nil {
 				if _, ok := j.err.(*DivergenceError); ok {
+					// The run was made; its check is what failed.
 					sum.Stopped = "divergence"
+					d.runs++
+					if j.res != nil {
+						d.events += int64(j.res.Steps)
+					}
 				}
 				return j.err
 			}

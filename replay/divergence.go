@@ -41,7 +41,11 @@ func (d *Divergence) Error() string {
 }
 
 // Report is the multi-line form printed by `replay verify`.
-func (d *Divergence) Report() string {
+func (d *Divergence) Report() string { return d.ReportAs("replay") }
+
+// ReportAs is Report for a program that runs the replay under another
+// name (a binary built with cli.Main): program is what its user types.
+func (d *Divergence) ReportAs(program string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "replay diverged at step #%d\n", d.Step)
 	fmt.Fprintf(&b, "  node:      %s seq %d (%s)\n", d.Node, d.Seq, d.File)
@@ -65,7 +69,7 @@ func (d *Divergence) Report() string {
 		fmt.Fprintf(&b, "    - %s\n", c)
 	}
 	// Most of these are visible in the source: vet names the line.
-	b.WriteString("  replay vet PACKAGES names such code in the handlers' source\n")
+	fmt.Fprintf(&b, "  %s vet PACKAGES names such code in the handlers' source\n", program)
 	return b.String()
 }
 
@@ -74,7 +78,7 @@ var (
 	causeTime     = "the handler reads time.Now/time.Since instead of env.Now() (and sends, schedules or stores what it read)"
 	causeRand     = "the handler uses the global math/rand (or its own unrecorded generator) instead of env.Rand()"
 	causeGo       = "the handler starts a goroutine, uses select or channels, or shares package-level variables between nodes"
-	causeCode     = "the handler's code or a dependency changed since the trace was recorded (rebuild the replay binary from the recorded commit)"
+	causeCode     = "the handler's code or a dependency changed since the trace was recorded (rebuild the binary that replays it from the recorded commit)"
 	causeState    = "state outside the handler struct (package-level variables, caches) that the recording run had and this one does not"
 )
 
