@@ -607,6 +607,10 @@ type Snapshot struct {
 	// tasks is the node's live tasks: they cannot be copied, only moved
 	// (see Restore).
 	tasks *tasks
+	// nextTask is the last task ID given out since the node started: a
+	// node restored without live tasks numbers its next one after it,
+	// as the recorded run did.
+	nextTask TaskID
 }
 
 // LiveTasks is the number of live tasks in the snapshot. A snapshot with
@@ -648,6 +652,9 @@ func (in *Instance) Snapshot(c Copier) *Snapshot {
 	}
 	snap := &Snapshot{handler: h, up: in.up, seq: in.seq, clock: in.clock.Now(),
 		timers: timers, nextTimer: in.nextTimer, store: st}
+	if in.tasks != nil {
+		snap.nextTask = in.tasks.next
+	}
 	if in.LiveTasks() > 0 {
 		snap.tasks = in.tasks
 	}
@@ -665,7 +672,7 @@ func (s *Snapshot) Copy(c Copier) *Snapshot {
 	for k, v := range s.timers {
 		timers[k] = v
 	}
-	return &Snapshot{handler: h, up: s.up, seq: s.seq, clock: s.clock, timers: timers, nextTimer: s.nextTimer, store: st}
+	return &Snapshot{handler: h, up: s.up, seq: s.seq, clock: s.clock, timers: timers, nextTimer: s.nextTimer, store: st, nextTask: s.nextTask}
 }
 
 // Restore puts the instance back in a snapshot's state. The snapshot is
@@ -684,6 +691,8 @@ func (in *Instance) Restore(s *Snapshot, c Copier) {
 		}
 		s.tasks.in = in
 		in.tasks = s.tasks
+	} else if s.nextTask > 0 {
+		in.taskTable().next = s.nextTask
 	}
 	in.handler, in.store = c.copy(s.handler, s.store)
 	in.up, in.seq, in.nextTimer = s.up, s.seq, s.nextTimer
