@@ -19,11 +19,12 @@ const (
 	CryptoRnd Kind = "cryptorand"
 	IO        Kind = "io"
 	MapOrder  Kind = "maporder"
+	Global    Kind = "global"
 )
 
 // kinds lists every Kind in the order summaries keep them, so that a
 // function's summary (and the facts built from it) is deterministic.
-var kinds = []Kind{Goroutine, Select, Channel, Clock, Timer, Rand, CryptoRnd, IO, MapOrder}
+var kinds = []Kind{Goroutine, Select, Channel, Clock, Timer, Rand, CryptoRnd, IO, MapOrder, Global}
 
 // explain says, for one kind and the API that triggered it, why replay
 // would diverge and what to use instead. what is how the finding names
@@ -55,6 +56,8 @@ func explain(k Kind, what string) string {
 		return what + " reads random bytes the runtime does not record unless the system routes them; use env.Rand(), or set CryptoRand: true in the system.System so drivers record handler reads (node.InterceptCryptoRand)"
 	case IO:
 		return what + " does file, network or process I/O, which replay cannot reproduce and repeats on every replay; use env.Disk() for durable state, env.Send to talk to nodes, env.Log() to log"
+	case Global:
+		return what + ": a package-level variable is shared by every node that the simulator and the replayer run in one process, and keeps its value from one run to the next, so a replay reads other values than the recording did; keep the value in the handler's struct (a table every node reads and nobody writes: system.Config.Shared)"
 	case MapOrder:
 		return "map iteration order is random on every run and here it decides " + what + ", so a replay sends, schedules or stores in another order; range over slices.Sorted(maps.Keys(m)) instead"
 	}

@@ -31,7 +31,9 @@
 // node.InterceptCryptoRand and record them), file, network, process and
 // environment access through os, os/exec, os/signal, os/user, net,
 // net/http's clients and servers, io/ioutil, syscall and path/filepath's
-// walkers; and a range over a map whose order reaches a send, a timer, a
+// walkers; writes to package-level variables (and pointer-receiver
+// method calls on them), which every node of an in-process run shares;
+// and a range over a map whose order reaches a send, a timer, a
 // draw from env.Rand, a returned key or value, or an append to a slice
 // that outlives the loop and is not sorted after it in the same function.
 // That last rule is a syntactic approximation: a call inside the loop body
@@ -219,6 +221,26 @@ func (c *checker) collect(fn *fun) {
 			return false
 		case *ast.SendStmt:
 			add(Channel, "channel send", n.Arrow)
+		case *ast.AssignStmt:
+			if n.Tok != token.DEFINE {
+				for _, lhs := range n.Lhs {
+					if v := packageVar(info, lhs); v != nil {
+						add(Global, "write to the package-level variable "+v.Name(), lhs.Pos())
+					}
+				}
+			}
+		case *ast.IncDecStmt:
+			if v := packageVar(info, n.X); v != nil {
+				add(Global, "write to the package-level variable "+v.Name(), n.X.Pos())
+			}
+		case *ast.CallExpr:
+			// counter.Add(1), mu.Lock(), buf.WriteString(s) on a
+			// package-level value: a method that may change it.
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+				if v := packageVar(info, sel.X); v != nil && pointerMethodOnValue(info, sel, v) {
+					add(Global, fmt.Sprintf("call of %s.%s, which may change the package-level variable %s", v.Name(), sel.Sel.Name, v.Name()), sel.Pos())
+				}
+			}
 		case *ast.UnaryExpr:
 			if n.Op == token.ARROW {
 				add(Channel, "channel receive", n.OpPos)
@@ -254,6 +276,69 @@ func (c *checker) collect(fn *fun) {
 		return true
 	}
 	ast.Inspect(fn.decl.Body, visit)
+}
+
+// packageVar is the package-level variable that writing e writes into
+// (x, x.f, x[i], x.f[i].g, (*x) is not: x is then a pointer the variable
+// holds, not the variable), or nil. Blank assignments are not writes.
+func packageVar(info *types.Info, e ast.Expr) *types.Var {
+	for {
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.SelectorExpr:
+			if _, isPkg := info.Uses[identOf(x.X)].(*types.PkgName); isPkg {
+				e = x.Sel // pkg.Var
+				continue
+			}
+			if _, ptr := types.Unalias(info.TypeOf(x.X)).Underlying().(*types.Pointer); ptr {
+				return nil // through a pointer: what it points at is not the variable
+			}
+			e = x.X
+		case *ast.IndexExpr:
+			switch types.Unalias(info.TypeOf(x.X)).Underlying().(type) {
+			case *types.Array:
+				e = x.X
+			case *types.Map, *types.Slice:
+				// The map or the slice's array the variable holds:
+				// shared just the same.
+				e = x.X
+			default:
+				return nil
+			}
+		case *ast.Ident:
+			v, ok := info.Uses[x].(*types.Var)
+			if !ok || v.Pkg() == nil || v.Parent() != v.Pkg().Scope() {
+				return nil
+			}
+			return v
+		default:
+			return nil
+		}
+	}
+}
+
+func identOf(e ast.Expr) *ast.Ident {
+	id, _ := e.(*ast.Ident)
+	return id
+}
+
+// pointerMethodOnValue reports whether sel calls a method with a pointer
+// receiver on v's value itself (v not a pointer): the call may change v.
+func pointerMethodOnValue(info *types.Info, sel *ast.SelectorExpr, v *types.Var) bool {
+	if _, ptr := types.Unalias(v.Type()).Underlying().(*types.Pointer); ptr {
+		return false
+	}
+	s := info.Selections[sel]
+	if s == nil || s.Kind() != types.MethodVal {
+		return false
+	}
+	sig, ok := s.Obj().Type().(*types.Signature)
+	if !ok || sig.Recv() == nil {
+		return false
+	}
+	_, ptrRecv := types.Unalias(sig.Recv().Type()).(*types.Pointer)
+	return ptrRecv
 }
 
 // propagateEffects computes fun.effects to a fixpoint over the package's

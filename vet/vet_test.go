@@ -13,5 +13,5 @@ import (
 // be wanted, so good.go (no wants) fails the test on any false positive.
 func TestVetAnalyzer(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), vet.Analyzer,
-		"example.com/bad", "example.com/good", "example.com/cross", "example.com/routed", "example.com/tasks")
+		"example.com/bad", "example.com/good", "example.com/cross", "example.com/routed", "example.com/tasks", "example.com/globals")
 }
