@@ -284,7 +284,24 @@ func (m *Model) RunTasks() {
 const (
 	runChunk  = 256
 	chunkTime = 50 * time.Millisecond
+	// maxBackWindow bounds a backward run's window (see backWindow).
+	maxBackWindow = 1 << 14
 )
+
+// backWindow is the size of a backward run's next window after one of
+// window steps was stepped through in steps: doubled while that took
+// less than chunkTime, halved when it took more. The seek to the
+// window's start does not count: a node whose tasks are always live
+// cannot be copied into a checkpoint and is rebuilt from its last
+// restart at every seek, so the seek can cost far more than the window,
+// and halving on it (as the whole chunk's time did) shrank the window to
+// one step and made a run back over N steps cost N rebuilds.
+func backWindow(window int, steps time.Duration) int {
+	if steps > chunkTime {
+		return max(1, window/2)
+	}
+	return min(maxBackWindow, window*2)
+}
 
 // RunUntilChange moves forward (+1) or back (-1) to the nearest step that
 // changes a predicate's value (from the stored results) or a watch's
@@ -416,28 +433,21 @@ func (m *Model) RunUntilChange(dir int) {
 			return
 		}
 		// Backward, a chunk reads a window of steps forward to find the
-		// last change in it. The first window is one step; one that
-		// took less than chunkTime doubles the next (up to runChunk),
-		// one that took more halves it.
+		// last change in it. The first window is one step; backWindow
+		// sizes the next from how long stepping through this one took.
 		from, hi, window := m.pos, m.pos-1, 1
 		task.Chunk = func() bool {
 			if task.canceled {
 				m.say("stopped; still at #%d", m.pos)
 				return true
 			}
-			began := time.Now()
-			defer func() {
-				if time.Since(began) > chunkTime {
-					window = max(1, window/2)
-				} else {
-					window = min(runChunk, window*2)
-				}
-			}()
 			lo := max(limit, hi-window+1)
 			if err := cur.Seek(lo - 1); err != nil {
 				m.fail("%v", err)
 				return true
 			}
+			began := time.Now()
+			defer func() { window = backWindow(window, time.Since(began)) }()
 			prev := m.values(w)
 			last, lastBefore, lastAfter := -1, []string(nil), []string(nil)
 			for t := lo; t <= hi; t++ {
