@@ -383,8 +383,8 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	}
 	switch {
 	case diverged != nil:
-		return &exitError{ExitDivergence, fmt.Errorf("run %d: %s: a nondeterministic handler (its replay differs from its simulation); wrote the run to %s: %s verify %s explains it",
-			diverged.run, diverged.err, diverged.trace, a.prog(), shellQuote(diverged.trace))}
+		return &exitError{ExitDivergence, fmt.Errorf("run %d: %s: a nondeterministic handler (its replay differs from its simulation); wrote the run to %s: %s verify %s explains it%s",
+			diverged.run, diverged.err, diverged.trace, a.prog(), shellQuote(diverged.trace), carriedState(a.prog()))}
 	case code == ExitInterrupted:
 		said := ""
 		if resultsPath != "" {

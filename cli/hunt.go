@@ -251,7 +251,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			if fail.Trace == "" {
 				explain = fmt.Sprintf("%s, then %s verify %s, explains it", fail.Reproduce, f.prog(), shellQuote(seedTrace))
 			}
-			code = &exitError{ExitDivergence, fmt.Errorf("seed %d: %s; %s", seed, fail.Headline, explain)}
+			code = &exitError{ExitDivergence, fmt.Errorf("seed %d: %s; %s%s", seed, fail.Headline, explain, carriedState(f.prog()))}
 		case evalErr != nil:
 			// Named with its message: a merged report is all a sharded
 			// hunt's operator sees of it.
@@ -391,4 +391,12 @@ func seedsOfShard(from, to uint64, shard shardSpec) uint64 {
 		return 0
 	}
 	return min((to-from-uint64(shard.Index))/uint64(shard.Count), math.MaxUint64-1) + 1
+}
+
+// carriedState is the rest of a search's divergence line: a run that
+// diverged when checked in the process that ran many may replay cleanly
+// on its own, when the handlers keep state in the process from one run
+// to the next, which verify of the one trace cannot see.
+func carriedState(prog string) string {
+	return fmt.Sprintf(" (if it replays cleanly there, the handlers carry state from one run to the next in the process, such as package-level variables: %s vet names writes to them)", prog)
 }
