@@ -350,7 +350,8 @@ func (r *Renderer) effects(ev *node.Event) string {
 		if f := r.tr.Fate(ev, i); f.Fate == Delivered {
 			g.to = append(g.to, string(s.To))
 		} else {
-			g.lost = append(g.lost, string(s.To)+" "+f.Fate.String())
+			// "n2 (dropped)": "n2 dropped" read as though n2 dropped it.
+			g.lost = append(g.lost, string(s.To)+" ("+f.Fate.String()+")")
 		}
 	}
 	for _, g := range groups {

@@ -35,7 +35,7 @@ func TestEventsMatchAndLostMessages(t *testing.T) {
 	mustOK(t, all)
 	// Seed 2 drops one message and the run stops with heartbeats in
 	// flight: both show their fields and why they were not received.
-	for _, want := range []string{"MsgAppResp to:2 from:3 term:2 index:27} to nobody (never received: 2 dropped)", "(never received: 1 in flight)"} {
+	for _, want := range []string{"MsgAppResp to:2 from:3 term:2 index:27} to nobody (never received: 2 (dropped))", "(never received: 1 (in flight))"} {
 		if !strings.Contains(all.stdout, want) {
 			t.Errorf("events lacks %q", want)
 		}
