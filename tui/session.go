@@ -288,19 +288,25 @@ const (
 	maxBackWindow = 1 << 14
 )
 
-// backWindow is the size of a backward run's next window after one of
-// window steps was stepped through in steps: doubled while that took
-// less than chunkTime, halved when it took more. The seek to the
-// window's start does not count: a node whose tasks are always live
-// cannot be copied into a checkpoint and is rebuilt from its last
-// restart at every seek, so the seek can cost far more than the window,
-// and halving on it (as the whole chunk's time did) shrank the window to
-// one step and made a run back over N steps cost N rebuilds.
-func backWindow(window int, steps time.Duration) int {
-	if steps > chunkTime {
-		return max(1, window/2)
+// backWindow is the size of a backward run's next window after the seek
+// to this one's start took seek and stepping through its window steps
+// took steps: sized so that stepping takes about as long as the seek
+// did, or chunkTime when the seek was quicker (from one window to the
+// next it shrinks to no less than half, and grows to maxBackWindow at
+// most). A node whose tasks
+// are always live cannot be copied into a checkpoint and is rebuilt
+// from its last restart at every seek, so a seek can cost a second where
+// a step costs milliseconds; sizing on the whole chunk's time, seek
+// included, kept the window at one step, and a run back over N steps
+// cost N rebuilds. With cheap seeks a window still takes about chunkTime,
+// so that Esc is read often even when a watch is slow.
+func backWindow(window int, seek, steps time.Duration) int {
+	if steps <= 0 {
+		return min(maxBackWindow, window*2)
 	}
-	return min(maxBackWindow, window*2)
+	budget := max(chunkTime, seek)
+	next := int(float64(window) * float64(budget) / float64(steps))
+	return max(1, window/2, min(maxBackWindow, next))
 }
 
 // RunUntilChange moves forward (+1) or back (-1) to the nearest step that
@@ -442,12 +448,13 @@ func (m *Model) RunUntilChange(dir int) {
 				return true
 			}
 			lo := max(limit, hi-window+1)
+			sought := time.Now()
 			if err := cur.Seek(lo - 1); err != nil {
 				m.fail("%v", err)
 				return true
 			}
 			began := time.Now()
-			defer func() { window = backWindow(window, time.Since(began)) }()
+			defer func() { window = backWindow(window, began.Sub(sought), time.Since(began)) }()
 			prev := m.values(w)
 			last, lastBefore, lastAfter := -1, []string(nil), []string(nil)
 			for t := lo; t <= hi; t++ {

@@ -14,15 +14,25 @@ import (
 func TestBackwardWindow(t *testing.T) {
 	w := 1
 	for range 20 {
-		w = backWindow(w, time.Millisecond)
+		w = backWindow(w, 0, time.Millisecond)
 	}
 	if w != maxBackWindow {
 		t.Fatalf("quick steps: window %d after 20 windows, want %d", w, maxBackWindow)
 	}
-	if got := backWindow(64, 3*chunkTime); got != 32 {
+	// A seek of 3 s and a step of 1 ms: the next window steps for about
+	// as long as the seek took.
+	if got := backWindow(1, 3*time.Second, time.Millisecond); got != 3000 {
+		t.Fatalf("slow seek: window 1 → %d, want 3000", got)
+	}
+	// Slow steps after a slow seek: still sized on the seek.
+	if got := backWindow(40, time.Second, 400*time.Millisecond); got != 100 {
+		t.Fatalf("slow seek and steps: window 40 → %d, want 100", got)
+	}
+	// Slow steps after a quick seek: halved at most.
+	if got := backWindow(64, 0, 3*chunkTime); got != 32 {
 		t.Fatalf("slow steps: window 64 → %d, want 32", got)
 	}
-	if got := backWindow(1, 3*chunkTime); got != 1 {
+	if got := backWindow(1, 0, 3*chunkTime); got != 1 {
 		t.Fatalf("slow steps: window 1 → %d, want 1", got)
 	}
 }
