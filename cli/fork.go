@@ -173,6 +173,11 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	if note := timeCutNote(tr, f.at); note != "" {
 		fmt.Fprintln(a.Stderr, a.name()+" fork: note: "+note)
 	}
+	if down := w.Down(); len(down) > 0 && cfg.Churn == 0 && res.Stats.Restarts == 0 {
+		// critical's walks restart such nodes; a fork does only under
+		// churn, which surprised a user who meant to watch recovery.
+		fmt.Fprintf(a.Stderr, "%s fork: note: %s, down at the fork, stayed down: the continuation has no churn (--churn N restarts crashed nodes after a --down draw)\n", a.name(), idList(down))
+	}
 	reason := res.Reason
 	if interrupted.Load() {
 		reason = "interrupted"

@@ -412,3 +412,27 @@ func TestForkSaysWhichLossesAreTheParents(t *testing.T) {
 		t.Fatalf("the network line does not tell the parent's losses apart:\n%s", r.stdout)
 	}
 }
+
+// A node down at the fork stays down in a continuation without churn,
+// and the fork says so (critical's walks restart such nodes, which made
+// a user expect the same of fork); with churn it says nothing of it.
+func TestForkSaysADownNodeStaysDown(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "p.lz4"))
+	ev := replay(t, dir, "events", "p.lz4")
+	mustOK(t, ev)
+	crash := regexp.MustCompile(`(?m)^#(\d+) \S+ \S+ (n\d+) crash`).FindStringSubmatch(ev.stdout)
+	if crash == nil {
+		t.Fatal("no crash in paxos seed 1")
+	}
+	r := replay(t, dir, "fork", "p.lz4", "--at", crash[1], "--churn", "0", "--steps", "200", "-o", "f.lz4")
+	mustOK(t, r)
+	if want := crash[2] + ", down at the fork, stayed down: the continuation has no churn"; !strings.Contains(r.stderr, want) {
+		t.Fatalf("fork at the crash #%s of %s without churn: stderr lacks %q:\n%s", crash[1], crash[2], want, r.stderr)
+	}
+	r = replay(t, dir, "fork", "p.lz4", "--at", crash[1], "--churn", "2", "--steps", "200", "-o", "g.lz4")
+	mustOK(t, r)
+	if strings.Contains(r.stderr, "stayed down") {
+		t.Fatalf("fork with churn says a node stayed down:\n%s", r.stderr)
+	}
+}
