@@ -48,3 +48,21 @@ func writeBuildNote(w io.Writer, builds []string) {
 	}
 	fmt.Fprintf(w, "note: the trace was recorded by %s; this binary is %s: a handler changed between them diverges\n", strings.Join(builds, " and "), me)
 }
+
+// warnOtherBuilds says, after a replay that found no divergence, that
+// the trace was recorded by other sources than this binary's: a handler
+// changed between them diverges only where what it sends, sets or
+// writes differs, or at a recorded state hash, so a change to state
+// alone can replay cleanly and change what predicates judge (a new
+// user's check of a live trace lost its three violations that way).
+func warnOtherBuilds(w io.Writer, verb string, builds []string) {
+	if len(builds) == 0 {
+		return
+	}
+	me := buildinfo.Describe()
+	if me == "" {
+		me = "a build without build information"
+	}
+	fmt.Fprintf(w, "%s: warning: the trace was recorded by %s; this binary is %s: a handler change that alters only state replays without a divergence where the trace holds no state hash, and the results are then this binary's, not the recorded run's (replay with the recorded build)\n",
+		verb, strings.Join(builds, " and "), me)
+}

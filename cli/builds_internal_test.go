@@ -41,3 +41,20 @@ func TestOtherBuilds(t *testing.T) {
 		t.Fatalf("%q", b.String())
 	}
 }
+
+// After a clean replay, a trace of other sources gets a warning that the
+// results are this binary's; nothing is said when no build differs.
+func TestWarnOtherBuilds(t *testing.T) {
+	const older = "example.com/kv/cmd/kvd commit 0000aaaa1111 go1.26.8"
+	var b bytes.Buffer
+	warnOtherBuilds(&b, "kvcheck verify", []string{older})
+	if got := b.String(); !strings.HasPrefix(got, "kvcheck verify: warning: the trace was recorded by "+older+"; this binary is ") ||
+		!strings.Contains(got, "a handler change that alters only state replays without a divergence") || strings.Count(got, "\n") != 1 {
+		t.Fatalf("%q", got)
+	}
+	b.Reset()
+	warnOtherBuilds(&b, "kvcheck verify", nil)
+	if b.Len() != 0 {
+		t.Fatalf("no other build, yet %q", b.String())
+	}
+}

@@ -251,9 +251,9 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	if runErr != nil && !errors.As(runErr, &d) {
 		return withCode(ExitBadInput, runErr)
 	}
-	var otherBuilds []string
-	if d != nil {
-		otherBuilds = otherBuildsOf(tr)
+	otherBuilds := otherBuildsOf(tr)
+	if d == nil {
+		warnOtherBuilds(a.Stderr, a.name()+" check", otherBuilds)
 	}
 	failing := 0
 	var first *predicates.Violation
@@ -277,8 +277,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			NoEnd      bool                 `json:"no_end_record,omitempty"`
 			Unknown    map[node.ID][]string `json:"state_unknown,omitempty"`
 			Divergence *replay.Divergence   `json:"divergence,omitempty"`
-			// With a divergence, the builds other than this one that
-			// recorded the trace.
+			// The builds other than this one that recorded the trace.
 			OtherBuilds []string `json:"recorded_by_other_builds,omitempty"`
 			Seconds     float64  `json:"seconds"`
 		}{rep.JSON(), damageLines(tr.DamagedFiles(replayed)), tr.MissingOf(replayed), stopLines(tr.RecordingStops(replayed)),

@@ -68,7 +68,7 @@ type verifyResult struct {
 	StateHashes int                `json:"state_hashes_compared"`
 	Divergences int                `json:"divergences"`
 	Divergence  *replay.Divergence `json:"divergence,omitempty"`
-	// OtherBuilds: with a divergence, the builds other than this one
+	// OtherBuilds: the builds other than this one
 	// that recorded the trace (live recordings name theirs).
 	OtherBuilds []string             `json:"recorded_by_other_builds,omitempty"`
 	Unknown     map[node.ID][]string `json:"state_unknown,omitempty"`
@@ -136,8 +136,11 @@ func (a *App) runVerify(paths []string, f verifyFlags) error {
 	if runErr != nil && !errors.As(runErr, &d) {
 		return withCode(ExitBadInput, runErr)
 	}
+	res.OtherBuilds = otherBuildsOf(tr)
 	if d != nil {
-		res.Divergences, res.Divergence, res.OtherBuilds = 1, d, otherBuildsOf(tr)
+		res.Divergences, res.Divergence = 1, d
+	} else {
+		warnOtherBuilds(a.Stderr, a.name()+" verify", res.OtherBuilds)
 	}
 	res.Complete = d == nil && l.none()
 	if f.asJSON {

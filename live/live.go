@@ -70,9 +70,11 @@ type Options struct {
 	// TraceDir, when set, records the node's events to TraceDir/ID.lz4.
 	// Only a binary built with -tags record can record.
 	TraceDir string
-	// StateHashes records a hash of the handler's observed state after
-	// every event (stronger divergence detection, costs a state walk per
-	// event). Off by default.
+	// StateHashes records hashes of the handler's observed state, spaced
+	// as the simulator spaces them by default (one after about every
+	// state.DefaultHashBytes of state walked, and at the node's last
+	// event), so that replay also finds a handler that changed only
+	// state. Off by default.
 	StateHashes bool
 	// Logger receives the runtime's and the handlers' log lines (nil:
 	// slog.Default()). Verbose keeps handlers' Debug lines.

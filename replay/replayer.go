@@ -292,7 +292,13 @@ func (r *Replayer) hashWindow(step int, id node.ID) string {
 			if events == 1 {
 				return ""
 			}
-			return fmt.Sprintf("; its state last matched its recording after #%d, so one of its %d events #%d..#%d made the difference (hashes in this trace are spaced; record with --hash-every 1 to have every event checked)", i, events, i+1, step)
+			how := "record with replay sim --hash-every 1 to have every event checked"
+			if r.tr.Header.Driver != "sim" {
+				// Live recordings space them by state size, with no flag
+				// to change it: a simulated run of the system can.
+				how = "a live recording spaces them by state size; a simulated run with --hash-every 1 has every event checked"
+			}
+			return fmt.Sprintf("; its state last matched its recording after #%d, so one of its %d events #%d..#%d made the difference (hashes in this trace are spaced; %s)", i, events, i+1, step, how)
 		}
 	}
 	if events == 0 {

@@ -499,3 +499,39 @@ func TestDivergenceNamesTheRecordingBuild(t *testing.T) {
 		t.Fatalf("info does not quote the build:\n%s", r.stdout)
 	}
 }
+
+// TestACleanReplayOfAnotherBuildsTraceWarns: a trace recorded by other
+// sources than this binary's replays without a divergence when the
+// change altered only state where no hash was recorded, and the verdicts
+// are then this binary's. verify and check say so on stderr (a new
+// user's check of a live trace lost its violations to a changed Get,
+// and said nothing); a trace without a build gets no warning.
+func TestACleanReplayOfAnotherBuildsTraceWarns(t *testing.T) {
+	vcs, err := exec.Command("go", "version", "-m", replayBin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without VCS information (GOFLAGS=-buildvcs=false) this binary's
+	// sources cannot be told, so no build differs from it and nothing
+	// is said; TestWarnOtherBuilds covers the text.
+	known := strings.Contains(string(vcs), "vcs.revision=")
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "--time", "5s", "-o", "t.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const old = "example.com/kv/cmd/kvd@v0.9.0 commit 0123456789ab go1.25.0"
+	f.Header.Run = map[string]string{record.RunBuild: old, "pid": "42"}
+	rewriteTrace(t, f, filepath.Join(dir, "built.lz4"))
+	warning := "warning: the trace was recorded by " + old + "; this binary is "
+	for _, args := range [][]string{{"verify", "built.lz4"}, {"check", "built.lz4", "builtin:paxos"}} {
+		r := replay(t, dir, args...)
+		if r.code != 0 || strings.Contains(r.stderr, warning) != known {
+			t.Fatalf("%s: exit %d\nstdout: %s\nstderr: %s", args[0], r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := replay(t, dir, "verify", "t.lz4"); r.code != 0 || strings.Contains(r.stderr, "warning") {
+		t.Fatalf("verify of a trace without a build: exit %d\n%s", r.code, r.stderr)
+	}
+}
