@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
@@ -129,6 +131,9 @@ func (p Problem) String() string {
 // ValidationError lists what makes a set of traces unusable for replay.
 type ValidationError struct {
 	Problems []Problem
+	// Hint says what the problems suggest, when something does (files
+	// whose recordings began far apart: different runs).
+	Hint string
 	// tooManyBreaks: a spilled load gave up on events out of order in
 	// their files, which a load in memory takes.
 	tooManyBreaks bool
@@ -139,13 +144,43 @@ func (e *ValidationError) Error() string {
 	if len(e.Problems) >= maxProblems {
 		// Collecting stops there: there may be many more.
 		fmt.Fprintf(&b, "%d or more problems in the traces: %s (and more)", len(e.Problems), e.Problems[0])
-		return b.String()
+	} else {
+		fmt.Fprintf(&b, "%d problem(s) in the traces: %s", len(e.Problems), e.Problems[0])
+		if len(e.Problems) > 1 {
+			fmt.Fprintf(&b, " (and %d more)", len(e.Problems)-1)
+		}
 	}
-	fmt.Fprintf(&b, "%d problem(s) in the traces: %s", len(e.Problems), e.Problems[0])
-	if len(e.Problems) > 1 {
-		fmt.Fprintf(&b, " (and %d more)", len(e.Problems)-1)
+	if e.Hint != "" {
+		b.WriteString("; " + e.Hint)
 	}
 	return b.String()
+}
+
+// runsApart is a hint for files that do not merge: their recordings
+// began further apart than one cluster's nodes start (a minute), so they
+// are likely of different runs. "" when they are not, or are one file.
+func runsApart(files []*record.File) string {
+	const apart = time.Minute
+	var first, last *record.File
+	for _, f := range files {
+		if f.Header == nil || f.Header.Start == 0 {
+			continue
+		}
+		if first == nil || f.Header.Start < first.Header.Start {
+			first = f
+		}
+		if last == nil || f.Header.Start > last.Header.Start {
+			last = f
+		}
+	}
+	if first == nil || time.Duration(last.Header.Start-first.Header.Start) <= apart {
+		return ""
+	}
+	at := func(f *record.File) string {
+		return time.Unix(0, f.Header.Start).UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("the files' recordings began %v apart (%s at %s, %s at %s): files of different runs of a cluster do not merge",
+		time.Duration(last.Header.Start-first.Header.Start).Round(time.Second), filepath.Base(first.Path), at(first), filepath.Base(last.Path), at(last))
 }
 
 // maxProblems caps how many findings validation collects.
@@ -474,12 +509,12 @@ func (t *Trace) finish(ix *indexer) (*Trace, error) {
 	}
 	if len(ix.problems) > 0 {
 		t.Close()
-		return nil, &ValidationError{Problems: ix.problems}
+		return nil, &ValidationError{Problems: ix.problems, Hint: runsApart(t.Files)}
 	}
 	t.findTruncations()
 	if problems := t.judgeOrphans(ix.v.orphans); len(problems) > 0 {
 		t.Close()
-		return nil, &ValidationError{Problems: problems}
+		return nil, &ValidationError{Problems: problems, Hint: runsApart(t.Files)}
 	}
 	return t, nil
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
@@ -203,4 +204,42 @@ func TestIncompleteTraceJudgedAlikeByEveryVerb(t *testing.T) {
 	if !strings.Contains(r.stdout, "predicates never.star (checked): 0 violation(s), 1 liveness interval(s) not judged") || strings.Contains(r.stdout, "not raised") {
 		t.Fatalf("index --preds: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// Files of two runs of a cluster do not merge; when their recordings
+// began far apart, the error says so, not only which message does not
+// match (a new user's mixed files read "50 or more problems ... sent
+// only 0 messages"). Files of one run get no such hint.
+func TestFilesOfTwoRunsAreNamedSo(t *testing.T) {
+	dir := t.TempDir()
+	for _, seed := range []string{"1", "2"} {
+		sub := filepath.Join(dir, "run"+seed)
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mustOK(t, replay(t, sub, "sim", "paxos", "--seed", seed, "--time", "2s", "-o", "p.lz4"))
+		splitByNode(t, sub, "p.lz4")
+	}
+	// The second run began two hours after the first.
+	f, err := record.ReadFile(filepath.Join(dir, "run2", "node-n2.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shift := int64(2 * time.Hour)
+	f.Header.Start += shift
+	for _, ev := range f.Events {
+		ev.Time += shift
+	}
+	f.Ends[0].Time += shift
+	rewriteTrace(t, f, filepath.Join(dir, "run2", "node-n2.lz4"))
+	files := []string{"run1/node-n1.lz4", "run2/node-n2.lz4"}
+	for _, id := range []string{"n3", "n4", "n5", "n6", "n7"} {
+		files = append(files, "run1/node-"+id+".lz4")
+	}
+	r := replay(t, dir, append([]string{"verify"}, files...)...)
+	if r.code != 2 || !strings.Contains(r.stderr, "the files' recordings began 2h0m0s apart (node-n1.lz4 at ") || !strings.Contains(r.stderr, "files of different runs of a cluster do not merge") {
+		t.Fatalf("verify of two runs' files: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	files[1] = "run1/node-n2.lz4"
+	mustOK(t, replay(t, dir, append([]string{"verify"}, files...)...))
 }
