@@ -65,14 +65,7 @@ var taskIDs = &system.System{
 func TestSeekBackRestoresTheTaskCounter(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.Seed = 1
-	var buf bytes.Buffer
-	if _, err := sim.Run(taskIDs, cfg.WithDefaults(taskIDs), &buf); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := FromBytes(buf.Bytes(), "tid.lz4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := simulated(t, taskIDs, cfg)
 	r, err := New(tr, system.NewRegistry(taskIDs), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -94,4 +87,19 @@ func TestSeekBackRestoresTheTaskCounter(t *testing.T) {
 			t.Fatalf("forward from #%d: %v", target, err)
 		}
 	}
+}
+
+// simulated is a simulated run of sys under cfg (its defaults filled in),
+// loaded.
+func simulated(t *testing.T, sys *system.System, cfg sim.Config) *Trace {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := sim.Run(sys, cfg.WithDefaults(sys), &buf); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := FromBytes(buf.Bytes(), sys.Name+".lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }

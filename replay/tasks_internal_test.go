@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -20,14 +19,7 @@ func TestSeekBackRebuildsTaskNodesFromTheirLastRestart(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Churn, cfg.Time = 4, 2, 3*time.Second
 	cfg.DownMin, cfg.DownMax = 10*time.Millisecond, 50*time.Millisecond
-	var buf bytes.Buffer
-	if _, err := sim.Run(lockserver.System, cfg.WithDefaults(lockserver.System), &buf); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := FromBytes(buf.Bytes(), "ls.lz4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := simulated(t, lockserver.System, cfg)
 	reg := system.NewRegistry(lockserver.System)
 	// The straight replay's state hashes of c1 at every step.
 	straight, err := New(tr, reg, Options{})

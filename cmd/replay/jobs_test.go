@@ -456,11 +456,7 @@ func TestJobsCryptoRandAfterHandOver(t *testing.T) {
 // without version control information: GOFLAGS=-buildvcs=false, or a
 // checkout without .git), which TestOtherBuilds covers.
 func TestDivergenceNamesTheRecordingBuild(t *testing.T) {
-	vcs, err := exec.Command("go", "version", "-m", replayBin).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	known := strings.Contains(string(vcs), "vcs.revision=")
+	known := replaySourcesKnown(t)
 	dir := t.TempDir()
 	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "--time", "20s", "-o", "t.lz4"))
 	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
@@ -474,7 +470,7 @@ func TestDivergenceNamesTheRecordingBuild(t *testing.T) {
 		}
 	}
 	rewriteTrace(t, f, filepath.Join(dir, "nobuild.lz4"))
-	const old = "example.com/kv/cmd/kvd@v0.9.0 commit 0123456789ab go1.25.0"
+	const old = otherBuild
 	f.Header.Run = map[string]string{record.RunBuild: old, "pid": "42"}
 	rewriteTrace(t, f, filepath.Join(dir, "built.lz4"))
 	note := "note: the trace was recorded by " + old + "; this binary is "
@@ -507,24 +503,19 @@ func TestDivergenceNamesTheRecordingBuild(t *testing.T) {
 // user's check of a live trace lost its violations to a changed Get,
 // and said nothing); a trace without a build gets no warning.
 func TestACleanReplayOfAnotherBuildsTraceWarns(t *testing.T) {
-	vcs, err := exec.Command("go", "version", "-m", replayBin).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Without VCS information (GOFLAGS=-buildvcs=false) this binary's
 	// sources cannot be told, so no build differs from it and nothing
 	// is said; TestWarnOtherBuilds covers the text.
-	known := strings.Contains(string(vcs), "vcs.revision=")
+	known := replaySourcesKnown(t)
 	dir := t.TempDir()
 	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "--time", "5s", "-o", "t.lz4"))
 	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	const old = "example.com/kv/cmd/kvd@v0.9.0 commit 0123456789ab go1.25.0"
-	f.Header.Run = map[string]string{record.RunBuild: old, "pid": "42"}
+	f.Header.Run = map[string]string{record.RunBuild: otherBuild, "pid": "42"}
 	rewriteTrace(t, f, filepath.Join(dir, "built.lz4"))
-	warning := "warning: the trace was recorded by " + old + "; this binary is "
+	warning := "warning: the trace was recorded by " + otherBuild + "; this binary is "
 	for _, args := range [][]string{{"verify", "built.lz4"}, {"check", "built.lz4", "builtin:paxos"}} {
 		r := replay(t, dir, args...)
 		if r.code != 0 || strings.Contains(r.stderr, warning) != known {
@@ -534,4 +525,19 @@ func TestACleanReplayOfAnotherBuildsTraceWarns(t *testing.T) {
 	if r := replay(t, dir, "verify", "t.lz4"); r.code != 0 || strings.Contains(r.stderr, "warning") {
 		t.Fatalf("verify of a trace without a build: exit %d\n%s", r.code, r.stderr)
 	}
+}
+
+// otherBuild is a live recording's build that is not this binary's.
+const otherBuild = "example.com/kv/cmd/kvd@v0.9.0 commit 0123456789ab go1.25.0"
+
+// replaySourcesKnown reports whether the replay binary under test knows
+// its sources (built with VCS information), so that another build's
+// trace can be told from its own.
+func replaySourcesKnown(t *testing.T) bool {
+	t.Helper()
+	vcs, err := exec.Command("go", "version", "-m", replayBin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Contains(string(vcs), "vcs.revision=")
 }
