@@ -325,6 +325,9 @@ func identOf(e ast.Expr) *ast.Ident {
 
 // pointerMethodOnValue reports whether sel calls a method with a pointer
 // receiver on v's value itself (v not a pointer): the call may change v.
+// The sync package's locks and sync.Once, and atomic loads, are not
+// counted: a lock or a once-built table shared by the nodes changes
+// nothing they see, and a load is a read (the writes are reported).
 func pointerMethodOnValue(info *types.Info, sel *ast.SelectorExpr, v *types.Var) bool {
 	if _, ptr := types.Unalias(v.Type()).Underlying().(*types.Pointer); ptr {
 		return false
@@ -332,6 +335,14 @@ func pointerMethodOnValue(info *types.Info, sel *ast.SelectorExpr, v *types.Var)
 	s := info.Selections[sel]
 	if s == nil || s.Kind() != types.MethodVal {
 		return false
+	}
+	if pkg := s.Obj().Pkg(); pkg != nil {
+		switch {
+		case pkg.Path() == "sync":
+			return false
+		case pkg.Path() == "sync/atomic" && s.Obj().Name() == "Load":
+			return false
+		}
 	}
 	sig, ok := s.Obj().Type().(*types.Signature)
 	if !ok || sig.Recv() == nil {

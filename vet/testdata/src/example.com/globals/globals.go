@@ -3,6 +3,7 @@
 package globals
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -15,6 +16,8 @@ var (
 	hist    [4]int
 	reqs    atomic.Int64
 	mu      sync.Mutex
+	once    sync.Once
+	buf     strings.Builder
 	table   = []int{1, 2, 3}
 	lookup  = map[string]int{"a": 1}
 	shared  = &config{}
@@ -37,9 +40,14 @@ func (n *Node) Receive(env node.Env, from node.ID, m node.Message) { // want Rec
 	counts[string(from)] = 1 // want `write to the package-level variable counts`
 	hist[0] = 2              // want `write to the package-level variable hist`
 	reqs.Add(1)              // want `call of reqs.Add, which may change the package-level variable reqs`
-	mu.Lock()                // want `call of mu.Lock`
-	mu.Unlock()              // want `call of mu.Unlock`
-	// Reads, locals and the handler's own state are fine.
+	buf.WriteString("x")     // want `call of buf.WriteString`
+	// Locks, sync.Once, loads, reads, locals and the handler's own state
+	// are fine; a write inside a Once is still a write (//replay:ok it
+	// when what it builds is the same in every run).
+	mu.Lock()
+	once.Do(func() { table = append(table, 4) }) // want `write to the package-level variable table`
+	_ = reqs.Load()
+	mu.Unlock()
 	n.Last = table[0] + lookup["a"] + shared.Double()
 	local := 0
 	local++
