@@ -386,17 +386,11 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 				if _, ok := j.err.(*DivergenceError); ok {
 					// The run was made; its check is what failed.
 					sum.Stopped = "divergence"
-					d.runs++
-					if j.res != nil {
-						d.events += int64(j.res.Steps)
-					}
+					d.count(j)
 				}
 				return j.err
 			}
-			d.runs++
-			if j.res != nil {
-				d.events += int64(j.res.Steps)
-			}
+			d.count(j)
 			if c, ok := j.chooser.(interface{ Decisions() int }); ok {
 				d.depth = max(d.depth, c.Decisions())
 			}
@@ -445,6 +439,12 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 			return nil
 		}
 	}
+}
+
+// count adds a run that was made, and its events, to the totals.
+func (d *driver) count(j *job) {
+	d.runs++
+	d.events += int64(d.steps(j))
 }
 
 func (d *driver) steps(j *job) int {
