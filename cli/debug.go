@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/replaycheck/replaycheck/parcheck"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/statedb"
@@ -463,7 +464,7 @@ func (a *App) debugSearches(f debugFlags, opened []os.FileInfo) (tui.PredictFunc
 		if err := checkForkStep(tr, step, traces); err != nil {
 			return nil, err
 		}
-		pf := predictFlags{at: step, depth: defaultPredictDepth, strategy: defaultPredictStrategy, budget: f.budget, jobs: 1}
+		pf := predictFlags{at: step, depth: defaultPredictDepth, strategy: defaultPredictStrategy, budget: f.budget, jobs: 1, warmup: parcheck.DefaultWarmup}
 		pf.sim.seed, pf.sim.budgets = 1, budgets
 		pf.sim.changed = func(string) bool { return false }
 		found, err := quiet.predict(ctx, tr, script, pf, progress)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/explore"
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/parcheck"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/simtest"
@@ -32,6 +33,7 @@ type predictFlags struct {
 	wall     time.Duration
 	faults   int
 	jobs     int
+	warmup   int
 	asJSON   bool
 }
 
@@ -89,6 +91,7 @@ found (what was searched is printed).`,
 	fl.DurationVar(&f.wall, "time", 0, "stop after this much wall-clock time, e.g. 2m (default: no limit but --budget)")
 	fl.IntVar(&f.faults, "faults", 0, "crashes each future may inject")
 	fl.IntVar(&f.jobs, "jobs", 1, "futures run at once (the result does not depend on it)")
+	fl.IntVar(&f.warmup, "warmup", parcheck.DefaultWarmup, "check each future from this many steps before STEP, taking over from one check of the recording up to STEP (0: check each from #0; the result does not depend on it)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
 	fl.Uint64Var(&f.sim.seed, "seed", 1, "exploration seed: the same seed, the same futures")
 	fl.StringVarP(&f.sim.output, "output", "o", "", "prefix of the branch traces (default: TRACE-predict.lz4, numbered)")
@@ -123,8 +126,8 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		return badInput("missing --at STEP (the step whose futures to explore)")
 	case f.at < 0:
 		return badInput("--at %d: want a step, 0 or more", f.at)
-	case f.depth < 1 || f.budget < 1 || f.jobs < 1 || f.faults < 0:
-		return checkAtLeast(atLeast{"depth", f.depth, 1}, atLeast{"budget", f.budget, 1}, atLeast{"jobs", f.jobs, 1}, atLeast{"faults", f.faults, 0})
+	case f.depth < 1 || f.budget < 1 || f.jobs < 1 || f.faults < 0 || f.warmup < 0:
+		return checkAtLeast(atLeast{"depth", f.depth, 1}, atLeast{"budget", f.budget, 1}, atLeast{"jobs", f.jobs, 1}, atLeast{"faults", f.faults, 0}, atLeast{"warmup", f.warmup, 0})
 	case !slices.Contains(explore.Names(), f.strategy):
 		return badInput("--strategy %q: unknown (known: %s)", f.strategy, strings.Join(explore.Names(), ", "))
 	case changed("time") && f.wall <= 0:
@@ -175,7 +178,7 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	if err != nil {
 		return err
 	}
-	sum, preds, earlier := res.sum, res.preds, res.earlier
+	sum, preds := res.sum, res.preds
 	if err := writePredictions(preds, prefix, false); err != nil {
 		return err
 	}
@@ -186,11 +189,11 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		}
 	}
 	if f.asJSON {
-		if err := a.predictJSON(tr, paths, script.Name, f, sum, preds, earlier, panics); err != nil {
+		if err := a.predictJSON(tr, paths, script.Name, f, res, panics); err != nil {
 			return err
 		}
 	} else {
-		a.predictText(tr, paths, script.Name, f, sum, preds, earlier, panics)
+		a.predictText(tr, paths, script.Name, f, res, panics)
 	}
 	if len(preds) > 0 || len(panics) > 0 {
 		return withCode(ExitViolations, fmt.Errorf("%d violation(s) predicted from #%d", len(preds)+len(panics), f.at))
@@ -209,6 +212,10 @@ type predicted struct {
 	sum     *explore.Summary
 	preds   []*prediction                    // by step, then predicate and witness; file not yet set
 	earlier map[string]*predicates.Violation // broken at or before the step: not predictions
+	// resumed and fromStart count the futures whose check took over from
+	// the one check of the recording up to the step, and those checked
+	// from #0 (resumed is -1: no such check was made).
+	resumed, fromStart int
 }
 
 // predict explores the futures of tr after step f.at (checked by the
@@ -248,13 +255,27 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	if err != nil {
 		return nil, err
 	}
+	check := simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
+		Counts: func(v *predicates.Violation) bool { return v.Kind == "safety" }}
+	// Every future begins with the recording up to STEP: its check is
+	// done once, and each future's check goes on from a warm-up before it.
+	if f.warmup > 0 {
+		progress(fmt.Sprintf("checking the recording up to #%d (once, for every future)", f.at))
+		check.Prefix, err = parcheck.NewPrefix(tr, a.Registry, f.at, f.warmup, replay.Options{Watch: a.watch}, func(r *replay.Replayer, from int) (*predicates.Checker, error) {
+			return predicates.Load(script, r, simtest.LoadOptions(check, from))
+		})
+		if err != nil {
+			// The futures are checked from #0, which reports what failed.
+			check.Prefix = nil
+		}
+		defer check.Prefix.Close()
+	}
 	best := map[string]*prediction{}
 	earlier := map[string]*predicates.Violation{}
 	a.sayStalls(&cfg, "predict")
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script,
-		Check: simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
-			Counts: func(v *predicates.Violation) bool { return v.Kind == "safety" }},
+		Check:  check,
 		Budget: f.budget, Time: f.wall, Jobs: f.jobs, All: true, Start: start,
 		OnRun: func(run int, check *simtest.Result) {
 			if check == nil {
@@ -289,7 +310,12 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	slices.SortFunc(preds, func(x, y *prediction) int {
 		return cmpOrInt(x.violation.Step-y.violation.Step, strings.Compare(x.violation.Predicate+x.violation.Witness, y.violation.Predicate+y.violation.Witness))
 	})
-	return &predicted{sum: sum, preds: preds, earlier: earlier}, nil
+	out := &predicted{sum: sum, preds: preds, earlier: earlier, resumed: -1}
+	if check.Prefix != nil {
+		checks, resumed := check.Prefix.Stats()
+		out.resumed, out.fromStart = resumed, checks-resumed
+	}
+	return out, nil
 }
 
 // writePredictions writes each prediction's branch trace to
@@ -333,8 +359,8 @@ func cmpOrInt(a, b int) int {
 	return b
 }
 
-func (a *App) predictText(tr *replay.Trace, paths []string, script string, f predictFlags, sum *explore.Summary,
-	preds []*prediction, earlier map[string]*predicates.Violation, panics []*explore.Finding) {
+func (a *App) predictText(tr *replay.Trace, paths []string, script string, f predictFlags, res *predicted, panics []*explore.Finding) {
+	sum, preds, earlier := res.sum, res.preds, res.earlier
 	w := a.Stdout
 	fmt.Fprintf(w, "futures of #%d in %s (%s, up to %d events each)\n", f.at, strings.Join(paths, " "), sum.Strategy, f.depth)
 	if len(preds) == 0 {
@@ -381,11 +407,15 @@ func (a *App) predictText(tr *replay.Trace, paths []string, script string, f pre
 	}
 	fmt.Fprintf(w, "; stopped: %s\n", map[string]string{"budget": "the budget ran out", "exhausted": "every future within the depth explored",
 		"canceled": "interrupted", "time": "the time ran out"}[sum.Stopped])
+	if res.resumed >= 0 {
+		fmt.Fprintf(w, "Checked %s from #%d on, after one check of the recording up to #%d; %d from #0.\n",
+			plural(res.resumed, "future"), f.at-f.warmup+1, f.at, res.fromStart)
+	}
 	fmt.Fprintf(w, "A prediction is a future the search reached; none predicted means none within the budget.\n")
 }
 
-func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f predictFlags, sum *explore.Summary,
-	preds []*prediction, earlier map[string]*predicates.Violation, panics []*explore.Finding) error {
+func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f predictFlags, res *predicted, panics []*explore.Finding) error {
+	sum, preds, earlier := res.sum, res.preds, res.earlier
 	type predJSON struct {
 		Predicate  string `json:"predicate"`
 		Witness    string `json:"witness,omitempty"`
@@ -408,10 +438,17 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 		Predicted []predJSON `json:"predicted"`
 		Panics    []string   `json:"panics"`
 		Earlier   []string   `json:"already_violated"`
+		// Resumed futures were checked from a warm-up before the step
+		// on; the others from #0 (both null: every future from #0).
+		Resumed   *int `json:"checked_from_warmup"`
+		FromStart *int `json:"checked_from_start"`
 	}{Traces: paths, At: f.at, Strategy: sum.Strategy, Depth: f.depth, Futures: sum.Runs, Events: sum.Events,
 		Seconds: sum.Elapsed.Seconds(), Stopped: sum.Stopped, Predicted: []predJSON{}, Panics: []string{}, Earlier: []string{}}
 	if sum.States >= 0 {
 		out.States = &sum.States
+	}
+	if res.resumed >= 0 {
+		out.Resumed, out.FromStart = &res.resumed, &res.fromStart
 	}
 	for _, p := range preds {
 		v := p.violation

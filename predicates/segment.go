@@ -582,32 +582,28 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 			v.Step, v.Lamport, v.Node, v.Event, v.Time, v.Witness, v.opened = a.v.Step, a.v.Lamport, a.v.Node, a.v.Event, a.v.Time, a.v.Witness, a.v.opened
 		})
 	}
-	// History-like state: what differs is patched. If an evaluation
-	// whose result persists read it in the warm-up, the memos of every
-	// evaluation (results, what they read) must be the sequential run's:
-	// then the value read made no difference, and re-evaluations read
-	// the patched one.
-	forestChecked := false
+	// The memos of every evaluation (results, what they read) must be
+	// the sequential run's: equal memos re-evaluate at the same steps, so
+	// the report counts the same evaluations, and a history-like item
+	// that the warm-up read made no difference to what they hold.
+	fa, fb := prev.forest, at.forest
+	for i := range max(len(fa), len(fb)) {
+		if i >= len(fa) || i >= len(fb) || fa[i] != fb[i] {
+			a, b := "", ""
+			if i < len(fa) {
+				a = fa[i]
+			}
+			if i < len(fb) {
+				b = fb[i]
+			}
+			return fmt.Errorf("the memos differ: the sequential run has %s, the warm-up %s", clip(a), clip(b))
+		}
+	}
+	// History-like state: what differs is patched, and re-evaluations
+	// read the patched value.
 	warmRead := func(it item, what string) error {
 		if t.guessed[it] {
 			return fmt.Errorf("%s was read after the seam with the warm-up's value, which differs from the sequential run's", what)
-		}
-		if !t.warmReads[it] || forestChecked {
-			return nil
-		}
-		forestChecked = true
-		fa, fb := prev.forest, at.forest
-		for i := range max(len(fa), len(fb)) {
-			if i >= len(fa) || i >= len(fb) || fa[i] != fb[i] {
-				a, b := "", ""
-				if i < len(fa) {
-					a = fa[i]
-				}
-				if i < len(fb) {
-					b = fb[i]
-				}
-				return fmt.Errorf("%s was read in the warm-up and differs, and so do the memos: the sequential run has %s, the warm-up %s", what, clip(a), clip(b))
-			}
 		}
 		return nil
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/internal/atomicfile"
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/parcheck"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
@@ -72,6 +73,13 @@ type Options struct {
 	// returns true the check ends there, its report incomplete (a caller
 	// being interrupted discards it).
 	Stop func() bool
+	// Prefix, if set, is the check, done once, of the steps that every
+	// checked trace shares with a recording (the futures of one of its
+	// steps: parcheck.NewPrefix, with LoadOptions' predicates). A trace
+	// is then checked from a warm-up before the prefix's end on, with
+	// the report a check from #0 gives; where that cannot be done (see
+	// parcheck.Prefix.Check) it is checked from #0.
+	Prefix *parcheck.Prefix
 }
 
 // Run simulates sys under cfg (defaults applied), then replays the trace
@@ -144,15 +152,6 @@ func checkTrace(sys *system.System, cfg sim.Config, res *sim.Result, tr *replay.
 	if reg == nil {
 		reg = system.NewRegistry(sys)
 	}
-	r, err := replay.New(tr, reg, replay.Options{Watch: w})
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close() // a hunt runs many: their tasks' goroutines end with each
-	c, err := predicates.Load(scriptPath, r, predicates.Options{To: -1, MaxSteps: opts.MaxSteps, MemoryBudget: opts.MemoryBudget, TimeBudget: opts.TimeBudget})
-	if err != nil {
-		return nil, err
-	}
 	counts := opts.Counts
 	if counts == nil {
 		counts = (*predicates.Violation).Finding
@@ -161,7 +160,10 @@ func checkTrace(sys *system.System, cfg sim.Config, res *sim.Result, tr *replay.
 	if res != nil && res.Reason == sim.ReasonQuiet {
 		ropts.Quiet = opts.QuietFor
 	}
-	rep, err := c.Run(ropts)
+	rep, err := check(tr, reg, scriptPath, opts, ropts, w)
+	if rep == nil && err != nil {
+		return nil, err
+	}
 	out := &Result{Config: cfg, Sim: res, Trace: trace, Report: rep}
 	if err != nil {
 		// A divergence (a nondeterministic handler) comes with the run's
@@ -184,6 +186,37 @@ func checkTrace(sys *system.System, cfg sim.Config, res *sim.Result, tr *replay.
 		return out, fmt.Errorf("seed %d: %w", cfg.Seed, err)
 	}
 	return out, nil
+}
+
+// check checks tr from where opts.Prefix leaves off when it can, else
+// from #0. A nil report comes with the error that prevented the check.
+func check(tr *replay.Trace, reg *system.Registry, scriptPath string, opts Options, ropts predicates.RunOptions, w *stall.Watch) (*predicates.Report, error) {
+	if opts.Prefix != nil {
+		rep, ok, err := opts.Prefix.Check(tr, reg, replay.Options{Watch: w}, ropts)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return rep, nil
+		}
+	}
+	r, err := replay.New(tr, reg, replay.Options{Watch: w})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close() // a hunt runs many: their tasks' goroutines end with each
+	c, err := predicates.Load(scriptPath, r, LoadOptions(opts, 0))
+	if err != nil {
+		return nil, err
+	}
+	return c.Run(ropts)
+}
+
+// LoadOptions are the predicates' options of a check under opts that
+// evaluates from step from on: what parcheck.NewPrefix's loader gives
+// the checkers of a prefix shared by checked runs.
+func LoadOptions(opts Options, from int) predicates.Options {
+	return predicates.Options{From: from, To: -1, MaxSteps: opts.MaxSteps, MemoryBudget: opts.MemoryBudget, TimeBudget: opts.TimeBudget}
 }
 
 // SimCommand is the `replay sim` command line that reproduces cfg: the

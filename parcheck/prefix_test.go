@@ -1,0 +1,127 @@
+package parcheck_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/explore"
+	"github.com/replaycheck/replaycheck/parcheck"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
+	"github.com/replaycheck/replaycheck/simtest"
+)
+
+// TestFuturesResumedFromAPrefixReportAsFromZero forks every bundled
+// system, correct and with its seeded bugs, at a late step and checks the
+// same futures twice: from #0, and from a short warm-up taking over from
+// one check of the recording up to the step (what replay predict does).
+// Every future's report must be the same, text and JSON; and most
+// futures must have taken the short way, or the test proves nothing.
+func TestFuturesResumedFromAPrefixReportAsFromZero(t *testing.T) {
+	const steps, at, warmup, depth = 2000, 1400, 300, 250
+	budget := 4
+	var futures, resumed, findings, early int
+	for _, sys := range examples.All() {
+		bugs := []string{"none"}
+		for _, b := range sys.Bugs {
+			bugs = append(bugs, b.Name)
+		}
+		if testing.Short() && len(bugs) > 2 {
+			bugs = bugs[:2]
+			budget = 2
+		}
+		scripts := []string{sys.Name + ".star"}
+		if sys.Name == "raftkv" {
+			scripts = []string{"raft.star", "raftkv-linearizable.star"}
+		}
+		for _, bug := range bugs {
+			cfg := sim.Config{Seed: 3, Steps: steps, Time: time.Hour, Bug: bug, Drop: 0.1, Churn: 0.5}
+			tr, err := replay.FromBytes(simulate(t, sys, cfg), sys.Name+".lz4")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.Len() <= at {
+				t.Fatalf("%s/%s: %d steps, want more than %d", sys.Name, bug, tr.Len(), at)
+			}
+			start, _, err := explore.ForkStarter(tr, examples.Registry(), at, nil, nil)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", sys.Name, bug, err)
+			}
+			fork := cfg
+			fork.Steps = depth
+			for _, script := range scripts {
+				name := fmt.Sprintf("%s/%s/%s", sys.Name, bug, script)
+				load := loader(t, script)
+				check := simtest.Options{Registry: examples.Registry(), Counts: func(*predicates.Violation) bool { return true }}
+				pre, err := parcheck.NewPrefix(tr, examples.Registry(), at, warmup, replay.Options{}, load)
+				if err != nil || pre == nil {
+					t.Fatalf("%s: prefix %v, %v", name, pre, err)
+				}
+				reports := func(prefix *parcheck.Prefix) []string {
+					opts := check
+					opts.Prefix = prefix
+					var out []string
+					strat, err := explore.New("random", fork, explore.Params{Seed: 5, Faults: 1})
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, err = explore.Run(context.Background(), sys, fork, strat, explore.Options{
+						Script: scriptPath(t, script), Check: opts, Budget: budget, All: true, Start: start,
+						OnRun: func(run int, c *simtest.Result) {
+							if c == nil {
+								out = append(out, fmt.Sprintf("run %d: no check", run))
+								return
+							}
+							out = append(out, fmt.Sprintf("run %d:\n%s", run, report(t, c.Report)))
+							if prefix == nil {
+								for _, v := range c.Report.Violations {
+									if v.Step > at {
+										findings++
+									}
+								}
+							}
+						},
+					})
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					return out
+				}
+				want, got := reports(nil), reports(pre)
+				if len(want) != len(got) {
+					t.Fatalf("%s: %d futures from #0, %d resumed", name, len(want), len(got))
+				}
+				for i := range want {
+					if want[i] != got[i] {
+						t.Fatalf("%s: future %d differs when resumed from #%d\nfrom #0:\n%s\nresumed:\n%s", name, i, at, want[i], got[i])
+					}
+				}
+				checks, n := pre.Stats()
+				futures, resumed = futures+checks, resumed+n
+				pre.Close()
+			}
+			early++
+		}
+	}
+	t.Logf("%d futures of %d traces, %d resumed from the prefix, %d findings", futures, early, resumed, findings)
+	if resumed < futures*3/4 {
+		t.Errorf("only %d of %d futures were checked from the prefix on", resumed, futures)
+	}
+	if findings == 0 {
+		t.Errorf("no future reported a violation after #%d: the comparison covers clean reports only", at)
+	}
+}
+
+func scriptPath(tb testing.TB, script string) string {
+	tb.Helper()
+	path, err := filepath.Abs("../scripts/" + script)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
