@@ -34,6 +34,7 @@ type criticalFlags struct {
 	faults    bool
 	keepDown  bool // walks leave down nodes down (fail-stop)
 	jobs      int
+	warmup    int
 	seed      uint64
 	asJSON    bool
 	output    string
@@ -117,6 +118,7 @@ that holds at the end with no alarm, an --alarm step in none of its alarms' inte
 	fl.BoolVar(&f.faults, "keep-faults", false, "walks keep the trace's churn, loss and duplication instead of settling")
 	fl.BoolVar(&f.keepDown, "keep-down", false, "walks leave nodes down that are down where they start (fail-stop) instead of restarting them")
 	fl.IntVar(&f.jobs, "jobs", 1, "walks run at once (the result does not depend on it)")
+	fl.IntVar(&f.warmup, "warmup", defaultForkWarmup, warmupUsage)
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the walks: the same seed, the same search")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
 	fl.StringVarP(&f.output, "output", "o", "", "where to write a recovering walk from the last live step (default: TRACE-recovering.lz4)")
@@ -320,8 +322,8 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	switch {
 	case f.predicate == "":
 		return badInput("missing --predicate NAME (the liveness predicate whose violation to trace back)")
-	case f.walks < 1, f.walkSteps < 1, f.jobs < 1:
-		return checkAtLeast(atLeast{"walks", f.walks, 1}, atLeast{"walk-steps", f.walkSteps, 1}, atLeast{"jobs", f.jobs, 1})
+	case f.walks < 1, f.walkSteps < 1, f.jobs < 1, f.warmup < 0:
+		return checkAtLeast(atLeast{"walks", f.walks, 1}, atLeast{"walk-steps", f.walkSteps, 1}, atLeast{"jobs", f.jobs, 1}, atLeast{"warmup", f.warmup, 0})
 	case f.stable < 0:
 		return badInput("--stable %v: want 0 or more (0: the predicate holds where a walk ends)", f.stable)
 	case f.walkTime < 0 || f.changed("walk-time") && f.walkTime == 0:
@@ -501,12 +503,17 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 			restart = w.Down()
 			restarted[step] = restart
 		}
+		check := simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
+			// A walk that went quiet is judged --stable later too.
+			QuietFor: f.stable,
+			Counts:   func(*predicates.Violation) bool { return false }}
+		if f.walks > 1 {
+			check.Prefix = a.sharedPrefix(tr, step, f.warmup, script, check, progress)
+			defer check.Prefix.Close()
+		}
 		sum, err := explore.Run(ctx, sys, cfg, critical.Settle(strat, restart), explore.Options{
 			Script: script,
-			Check: simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
-				// A walk that went quiet is judged --stable later too.
-				QuietFor: f.stable,
-				Counts:   func(*predicates.Violation) bool { return false }},
+			Check:  check,
 			Budget: f.walks, Jobs: f.jobs, All: true, Start: start,
 			OnRun: func(run int, check *simtest.Result) {
 				p.Walks++

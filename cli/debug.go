@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/replaycheck/replaycheck/parcheck"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/statedb"
@@ -464,7 +463,7 @@ func (a *App) debugSearches(f debugFlags, opened []os.FileInfo) (tui.PredictFunc
 		if err := checkForkStep(tr, step, traces); err != nil {
 			return nil, err
 		}
-		pf := predictFlags{at: step, depth: defaultPredictDepth, strategy: defaultPredictStrategy, budget: f.budget, jobs: 1, warmup: parcheck.DefaultWarmup}
+		pf := predictFlags{at: step, depth: defaultPredictDepth, strategy: defaultPredictStrategy, budget: f.budget, jobs: 1, warmup: defaultForkWarmup}
 		pf.sim.seed, pf.sim.budgets = 1, budgets
 		pf.sim.changed = func(string) bool { return false }
 		found, err := quiet.predict(ctx, tr, script, pf, progress)
@@ -499,7 +498,7 @@ func (a *App) debugSearches(f debugFlags, opened []os.FileInfo) (tui.PredictFunc
 			return nil, err
 		}
 		defer tr.Close()
-		cf := criticalFlags{predicate: predicate, alarm: alarm, walks: f.walks, walkSteps: f.walkSteps, keepDown: f.keepDown, stable: defaultStable, jobs: 1, seed: 1,
+		cf := criticalFlags{predicate: predicate, alarm: alarm, walks: f.walks, walkSteps: f.walkSteps, keepDown: f.keepDown, stable: defaultStable, jobs: 1, warmup: defaultForkWarmup, seed: 1,
 			budgets: budgets, changed: func(string) bool { return false }}
 		found, err := quiet.critical(ctx, tr, script, cf, progress)
 		if err != nil {

@@ -91,7 +91,7 @@ found (what was searched is printed).`,
 	fl.DurationVar(&f.wall, "time", 0, "stop after this much wall-clock time, e.g. 2m (default: no limit but --budget)")
 	fl.IntVar(&f.faults, "faults", 0, "crashes each future may inject")
 	fl.IntVar(&f.jobs, "jobs", 1, "futures run at once (the result does not depend on it)")
-	fl.IntVar(&f.warmup, "warmup", parcheck.DefaultWarmup, "check each future from this many steps before STEP, taking over from one check of the recording up to STEP (0: check each from #0; the result does not depend on it)")
+	fl.IntVar(&f.warmup, "warmup", defaultForkWarmup, warmupUsage)
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object")
 	fl.Uint64Var(&f.sim.seed, "seed", 1, "exploration seed: the same seed, the same futures")
 	fl.StringVarP(&f.sim.output, "output", "o", "", "prefix of the branch traces (default: TRACE-predict.lz4, numbered)")
@@ -216,6 +216,7 @@ type predicted struct {
 	// the one check of the recording up to the step, and those checked
 	// from #0 (resumed is -1: no such check was made).
 	resumed, fromStart int
+	refusal            string // why the first future checked from #0 was
 }
 
 // predict explores the futures of tr after step f.at (checked by the
@@ -257,19 +258,8 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	}
 	check := simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
 		Counts: func(v *predicates.Violation) bool { return v.Kind == "safety" }}
-	// Every future begins with the recording up to STEP: its check is
-	// done once, and each future's check goes on from a warm-up before it.
-	if f.warmup > 0 {
-		progress(fmt.Sprintf("checking the recording up to #%d (once, for every future)", f.at))
-		check.Prefix, err = parcheck.NewPrefix(tr, a.Registry, f.at, f.warmup, replay.Options{Watch: a.watch}, func(r *replay.Replayer, from int) (*predicates.Checker, error) {
-			return predicates.Load(script, r, simtest.LoadOptions(check, from))
-		})
-		if err != nil {
-			// The futures are checked from #0, which reports what failed.
-			check.Prefix = nil
-		}
-		defer check.Prefix.Close()
-	}
+	check.Prefix = a.sharedPrefix(tr, f.at, f.warmup, script, check, progress)
+	defer check.Prefix.Close()
 	best := map[string]*prediction{}
 	earlier := map[string]*predicates.Violation{}
 	a.sayStalls(&cfg, "predict")
@@ -313,9 +303,42 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	out := &predicted{sum: sum, preds: preds, earlier: earlier, resumed: -1}
 	if check.Prefix != nil {
 		checks, resumed := check.Prefix.Stats()
-		out.resumed, out.fromStart = resumed, checks-resumed
+		out.resumed, out.fromStart, out.refusal = resumed, checks-resumed, check.Prefix.Refusal()
 	}
 	return out, nil
+}
+
+// defaultForkWarmup is how many steps before a forked step each fork's
+// check evaluates by default. A fork is short (predict's 100 events,
+// critical's walks of 3,000), so the warm-up is paid about once more per
+// fork: less than the 5,000 steps of a check --jobs segment, which pays
+// it once for a long stretch. On the bundled systems 100 steps did as
+// well as 500: the seams refused were refused at both (a history of
+// operations kept since #0, a memo no warm-up makes). A seam refused
+// costs its fork a check from #0.
+const defaultForkWarmup = 500
+
+// warmupUsage is the --warmup flag of the commands that check many
+// forks of one step.
+const warmupUsage = "check each fork from this many steps before its step, taking over from one check of the recording up to the step (0: check each from #0; the result does not depend on it)"
+
+// sharedPrefix checks the recording up to step at once, for every fork
+// of it that check checks (simtest.Options.Prefix): each is then checked
+// from warmup steps before at on. It is nil when warmup is 0, when at is
+// within the warm-up of #0, or when the check failed: the forks are then
+// checked from #0, which reports what failed.
+func (a *App) sharedPrefix(tr *replay.Trace, at, warmup int, script string, check simtest.Options, progress func(string)) *parcheck.Prefix {
+	if warmup <= 0 || at < warmup {
+		return nil
+	}
+	progress(fmt.Sprintf("checking the recording up to #%d (once, for every fork of it)", at))
+	p, err := parcheck.NewPrefix(tr, a.Registry, at, warmup, replay.Options{Watch: a.watch}, func(r *replay.Replayer, from int) (*predicates.Checker, error) {
+		return predicates.Load(script, r, simtest.LoadOptions(check, from))
+	})
+	if err != nil {
+		return nil
+	}
+	return p
 }
 
 // writePredictions writes each prediction's branch trace to
@@ -408,8 +431,12 @@ func (a *App) predictText(tr *replay.Trace, paths []string, script string, f pre
 	fmt.Fprintf(w, "; stopped: %s\n", map[string]string{"budget": "the budget ran out", "exhausted": "every future within the depth explored",
 		"canceled": "interrupted", "time": "the time ran out"}[sum.Stopped])
 	if res.resumed >= 0 {
-		fmt.Fprintf(w, "Checked %s from #%d on, after one check of the recording up to #%d; %d from #0.\n",
+		fmt.Fprintf(w, "Checked %s from #%d on, after one check of the recording up to #%d; %d from #0",
 			plural(res.resumed, "future"), f.at-f.warmup+1, f.at, res.fromStart)
+		if res.refusal != "" {
+			fmt.Fprintf(w, " (the first refused: %s)", res.refusal)
+		}
+		fmt.Fprintln(w, ".")
 	}
 	fmt.Fprintf(w, "A prediction is a future the search reached; none predicted means none within the budget.\n")
 }

@@ -30,11 +30,19 @@ type Prefix struct {
 	part predicates.Part
 	load func(r *replay.Replayer, from int) (*predicates.Checker, error)
 
-	mu   sync.Mutex
-	base *replay.Replayer // at the warm-up's start, never stepped again
+	mu       sync.Mutex
+	base     *replay.Replayer // at the warm-up's start, never stepped again
+	firstWhy string           // why the first refused seam was refused
 
-	checks, resumed atomic.Int64
+	checks, resumed, refused atomic.Int64
 }
+
+// refusalsToGiveUp is how many refused seams, with none taken over,
+// make Check stop trying: the forks of one step share the warm-up, and
+// a seam refused for the memos of the prefix (not for what a fork did
+// after it) is refused for every fork, each paying its warm-up for
+// nothing.
+const refusalsToGiveUp = 4
 
 // NewPrefix checks the steps of tr up to and including at, with the
 // checker load binds (evaluating from step from on; as Options.Load),
@@ -105,15 +113,22 @@ func (p *Prefix) At() int { return p.at }
 // them it checked from the prefix on (the others were checked from #0).
 func (p *Prefix) Stats() (checks, resumed int) { return int(p.checks.Load()), int(p.resumed.Load()) }
 
+// Refusal says why the first refused seam was refused ("": none was).
+func (p *Prefix) Refusal() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.firstWhy
+}
+
 // Check checks tr, a trace whose steps up to At are the prefix's, with
 // the report a check from #0 would give. ok is false when it could not
 // take over from the prefix (the seam refused, or the future's replay
 // failed in the warm-up or after it): the caller then checks tr from #0,
 // which reports whatever went wrong as a sequential check does. Run
-// options StopAtFirst and Quiet are not supported (ok is false).
+// option StopAtFirst is not supported (ok is false).
 func (p *Prefix) Check(tr *replay.Trace, reg *system.Registry, ropts replay.Options, run predicates.RunOptions) (rep *predicates.Report, ok bool, err error) {
 	p.checks.Add(1)
-	if run.StopAtFirst || run.Quiet > 0 || tr.Len() <= p.at {
+	if run.StopAtFirst || tr.Len() <= p.at || p.refused.Load() >= refusalsToGiveUp && p.resumed.Load() == 0 {
 		return nil, false, nil
 	}
 	r, err := replay.New(tr, reg, ropts)
@@ -142,12 +157,21 @@ func (p *Prefix) Check(tr *replay.Trace, reg *system.Registry, ropts replay.Opti
 	s.Mark()
 	s.Wait()
 	if s.Rejected() {
+		p.mu.Lock()
+		if p.firstWhy == "" && s.Refused != nil {
+			p.firstWhy = s.Refused.Error()
+		}
+		p.mu.Unlock()
+		p.refused.Add(1)
 		return nil, false, nil
 	}
 	atEnd := false
 	for {
 		err := s.Step()
 		if errors.Is(err, io.EOF) {
+			if s.Quiesce(run.Quiet) != nil {
+				return nil, false, nil // as below
+			}
 			atEnd = true
 			break
 		}

@@ -434,6 +434,17 @@ func (s *Segment) cut() {
 	}
 }
 
+// Quiesce evaluates the script once more after the last step with the
+// time advanced by d, as Run does at the end of a quiet run
+// (RunOptions.Quiet).
+func (s *Segment) Quiesce(d time.Duration) error {
+	c := s.c
+	if d <= 0 || c.step < 0 || c.opts.To >= 0 && c.step >= c.opts.To {
+		return nil
+	}
+	return c.quiesce(d)
+}
+
 // Finish ends the check at the segment's last observed step (atEnd: the
 // end of the checked range) and returns its part, the last of the report.
 func (s *Segment) Finish(atEnd bool) Part {
