@@ -124,11 +124,15 @@ func (p *Prefix) Refusal() string {
 // the report a check from #0 would give. ok is false when it could not
 // take over from the prefix (the seam refused, or the future's replay
 // failed in the warm-up or after it): the caller then checks tr from #0,
-// which reports whatever went wrong as a sequential check does. Run
-// option StopAtFirst is not supported (ok is false).
+// which reports whatever went wrong as a sequential check does. The run
+// options are Run's (Progress aside).
 func (p *Prefix) Check(tr *replay.Trace, reg *system.Registry, ropts replay.Options, run predicates.RunOptions) (rep *predicates.Report, ok bool, err error) {
 	p.checks.Add(1)
-	if run.StopAtFirst || tr.Len() <= p.at || p.refused.Load() >= refusalsToGiveUp && p.resumed.Load() == 0 {
+	switch {
+	case tr.Len() <= p.at, p.refused.Load() >= refusalsToGiveUp && p.resumed.Load() == 0:
+		return nil, false, nil
+	case run.StopAtFirst && p.part.Stops(run.Counts):
+		// A check from #0 stops within the prefix: it says where.
 		return nil, false, nil
 	}
 	r, err := replay.New(tr, reg, ropts)
@@ -181,6 +185,9 @@ func (p *Prefix) Check(tr *replay.Trace, reg *system.Registry, ropts replay.Opti
 			return nil, false, nil
 		}
 		if run.Stop != nil && run.Stop() && s.Pos() < tr.Len()-1 {
+			break
+		}
+		if run.StopAtFirst && s.ShouldStop(run.Counts) {
 			break
 		}
 	}

@@ -23,9 +23,9 @@ import (
 // Every future's report must be the same, text and JSON; and most
 // futures must have taken the short way, or the test proves nothing.
 func TestFuturesResumedFromAPrefixReportAsFromZero(t *testing.T) {
-	const steps, at, warmup, depth = 2000, 1400, 500, 250
+	const steps, at, warmup, depth = 2000, 1400, 300, 250
 	budget := 4
-	var futures, resumed, findings, early int
+	var futures, resumed, findings, early, quiet, quietFindings int
 	for _, sys := range examples.All() {
 		bugs := []string{"none"}
 		for _, b := range sys.Bugs {
@@ -36,8 +36,11 @@ func TestFuturesResumedFromAPrefixReportAsFromZero(t *testing.T) {
 			budget = 2
 		}
 		scripts := []string{sys.Name + ".star"}
-		if sys.Name == "raftkv" {
+		switch sys.Name {
+		case "raftkv":
 			scripts = []string{"raft.star", "raftkv-linearizable.star"}
+		case "transport":
+			scripts = append(scripts, "../parcheck/testdata/quiet.star")
 		}
 		for _, bug := range bugs {
 			cfg := sim.Config{Seed: 3, Steps: steps, Time: time.Hour, Bug: bug, Drop: 0.1, Churn: 0.5}
@@ -54,15 +57,26 @@ func TestFuturesResumedFromAPrefixReportAsFromZero(t *testing.T) {
 			}
 			fork := cfg
 			fork.Steps = depth
+			if sys.Name == "transport" {
+				// Without the scenario's inputs and churn, its forks go
+				// quiet once what is in flight is delivered: judged again
+				// later, as critical's settled walks are.
+				fork.Steps, fork.Churn = 5000, 0
+			}
 			for _, script := range scripts {
 				name := fmt.Sprintf("%s/%s/%s", sys.Name, bug, script)
 				load := loader(t, script)
-				check := simtest.Options{Registry: examples.Registry(), Counts: func(*predicates.Violation) bool { return true }}
+				// A run that went quiet is judged once more a second later,
+				// as critical's walks are.
+				check := simtest.Options{Registry: examples.Registry(), Counts: func(*predicates.Violation) bool { return true }, QuietFor: time.Second}
 				pre, err := parcheck.NewPrefix(tr, examples.Registry(), at, warmup, replay.Options{}, load)
 				if err != nil || pre == nil {
 					t.Fatalf("%s: prefix %v, %v", name, pre, err)
 				}
-				reports := func(prefix *parcheck.Prefix) []string {
+				// all: every run checked to its end; else each stops at its
+				// first violation (StopAtFirst), and the search at the
+				// first run with one.
+				reports := func(prefix *parcheck.Prefix, all bool) []string {
 					opts := check
 					opts.Prefix = prefix
 					var out []string
@@ -71,14 +85,22 @@ func TestFuturesResumedFromAPrefixReportAsFromZero(t *testing.T) {
 						t.Fatal(err)
 					}
 					_, err = explore.Run(context.Background(), sys, fork, strat, explore.Options{
-						Script: scriptPath(t, script), Check: opts, Budget: budget, All: true, Start: start,
+						Script: scriptPath(t, script), Check: opts, Budget: budget, All: all, Start: start,
 						OnRun: func(run int, c *simtest.Result) {
 							if c == nil {
 								out = append(out, fmt.Sprintf("run %d: no check", run))
 								return
 							}
 							out = append(out, fmt.Sprintf("run %d:\n%s", run, report(t, c.Report)))
-							if prefix == nil {
+							if c.Sim.Reason == sim.ReasonQuiet && prefix == nil && all {
+								quiet++
+								for _, v := range c.Report.Violations {
+									if v.Predicate == "Busy" && v.Step == c.Report.LastStep {
+										quietFindings++
+									}
+								}
+							}
+							if prefix == nil && all {
 								for _, v := range c.Report.Violations {
 									if v.Step > at {
 										findings++
@@ -92,28 +114,35 @@ func TestFuturesResumedFromAPrefixReportAsFromZero(t *testing.T) {
 					}
 					return out
 				}
-				want, got := reports(nil), reports(pre)
-				if len(want) != len(got) {
-					t.Fatalf("%s: %d futures from #0, %d resumed", name, len(want), len(got))
-				}
-				for i := range want {
-					if want[i] != got[i] {
-						t.Fatalf("%s: future %d differs when resumed from #%d\nfrom #0:\n%s\nresumed:\n%s", name, i, at, want[i], got[i])
+				for _, all := range []bool{true, false} {
+					want, got := reports(nil, all), reports(pre, all)
+					if len(want) != len(got) {
+						t.Fatalf("%s, all %v: %d futures from #0, %d resumed", name, all, len(want), len(got))
+					}
+					for i := range want {
+						if want[i] != got[i] {
+							t.Fatalf("%s, all %v: future %d differs when resumed from #%d\nfrom #0:\n%s\nresumed:\n%s", name, all, i, at, want[i], got[i])
+						}
+					}
+					if all {
+						checks, n := pre.Stats()
+						futures, resumed = futures+checks, resumed+n
 					}
 				}
-				checks, n := pre.Stats()
-				if n < checks {
+				if checks, n := pre.Stats(); n < checks {
 					t.Logf("%s: %d of %d futures resumed; %s", name, n, checks, pre.Refusal())
 				}
-				futures, resumed = futures+checks, resumed+n
 				pre.Close()
 			}
 			early++
 		}
 	}
-	t.Logf("%d futures of %d traces, %d resumed from the prefix, %d findings", futures, early, resumed, findings)
-	if resumed < futures*3/4 {
+	t.Logf("%d futures of %d traces, %d resumed from the prefix, %d findings, %d quiet runs", futures, early, resumed, findings, quiet)
+	if futures == 0 || resumed < futures*3/4 {
 		t.Errorf("only %d of %d futures were checked from the prefix on", resumed, futures)
+	}
+	if quietFindings == 0 {
+		t.Errorf("%d futures went quiet, and no last judgement of one found anything: the comparison does not cover it", quiet)
 	}
 	if findings == 0 {
 		t.Errorf("no future reported a violation after #%d: the comparison covers clean reports only", at)

@@ -454,6 +454,17 @@ func (s *Segment) Finish(atEnd bool) Part {
 	return s.part
 }
 
+// Stops reports whether a run with StopAtFirst stops within the part:
+// an evaluation error, or a finding that counts (counts nil: Finding)
+// judged in it.
+func (p Part) Stops(counts func(*Violation) bool) bool {
+	if counts == nil {
+		counts = (*Violation).Finding
+	}
+	var scan stopScan
+	return len(p.errors) > 0 || scan.counted(p.violations, counts)
+}
+
 // Part is the segment's contribution as of its last Seam.
 func (s *Segment) Part() Part { return s.part }
 
