@@ -42,6 +42,7 @@ type exploreFlags struct {
 	asJSON     bool
 	from       []string
 	at         int
+	warmup     int
 	// visit walks the flags given on the command line, to print the
 	// command that re-runs a finding of an exploration --from a trace.
 	visit func(func(*pflag.Flag))
@@ -131,6 +132,7 @@ found).`,
 	fl.BoolVar(&f.exhaustive, "exhaustive", false, "delay-*: stratified exhaustive search instead of stratified sampling")
 	fl.IntVar(&f.samples, "samples", 0, fmt.Sprintf("delay-* sampling: runs with 0 delays per round; stratum db gets samples*2^db (default %d)", explore.DefaultSamples))
 	fl.IntVar(&f.jobs, "jobs", 1, "runs executed at once (the result does not depend on it)")
+	fl.IntVar(&f.warmup, "warmup", defaultForkWarmup, "with --from: "+warmupUsage)
 	fl.BoolVar(&f.all, "all", false, "keep going after a violation; report each distinct one")
 	fl.StringVar(&f.sim.failOn, "fail-on", "safety,alarm", "which findings make a run fail (as replay check's --fail-on): safety, alarm, any (screened liveness intervals too), none; comma-separated")
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object")
@@ -175,6 +177,10 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		return badInput("--strategy %q: unknown (known: %s)", f.strategy, strings.Join(explore.Names(), ", "))
 	case f.faults < 0:
 		return badInput("--faults %d: want 0 or more crashes", f.faults)
+	case f.warmup < 0:
+		return badInput("--warmup %d: want 0 or more steps (0: check every run from #0)", f.warmup)
+	case changed("warmup") && !changed("from"):
+		return badInput("--warmup goes with --from TRACE (runs of a fresh system share no recorded steps)")
 	case changed("time") && f.wall <= 0:
 		return badInput("--time %v: want a positive wall-clock duration such as 5m", f.wall)
 	case changed("depth") && (f.strategy == "random"):
@@ -203,9 +209,10 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	f.sim.check = script.Name
 	var cfg sim.Config
 	var start explore.Starter
+	var from *replay.Trace // the recording forked (--from)
 	earlier := &prefixViolations{at: f.at}
 	if changed("from") || changed("at") {
-		cfg, start, err = a.exploreFrom(sys, f)
+		cfg, start, from, err = a.exploreFrom(sys, f)
 		// Every run repeats the recorded steps: what they already
 		// violate is no finding of the search (predict says the same).
 		counts = earlier.notCounting(counts)
@@ -291,9 +298,14 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	defer stop()
 	prog := a.progress()
 	a.sayStalls(&cfg, "explore")
+	check := simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Counts: counts}
+	if from != nil {
+		check.Prefix = a.sharedPrefix(from, f.at, f.warmup, script.Path, check, func(s string) { prog.update("%s", s) })
+		defer check.Prefix.Close()
+	}
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script.Path,
-		Check:  simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Counts: counts},
+		Check:  check,
 		Budget: budget, Time: f.wall, Jobs: f.jobs, All: f.all, Start: start,
 		Shard: explore.Shard{Index: shard.Index, Count: shard.Count},
 		Progress: func(p explore.Progress) {
@@ -742,35 +754,35 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 // replay fork does. Each run needs its own world: a copy of the one
 // rebuilt here, or, for nodes a copy cannot reproduce (state.Copyable),
 // a fresh replay to --at.
-func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explore.Starter, error) {
+func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explore.Starter, *replay.Trace, error) {
 	switch {
 	case len(f.from) == 0:
-		return sim.Config{}, nil, badInput("--at goes with --from TRACE (the recorded run to explore futures of)")
+		return sim.Config{}, nil, nil, badInput("--at goes with --from TRACE (the recorded run to explore futures of)")
 	case !f.sim.changed("at"):
-		return sim.Config{}, nil, badInput("--from needs --at STEP (the step whose futures to explore)")
+		return sim.Config{}, nil, nil, badInput("--from needs --at STEP (the step whose futures to explore)")
 	case f.at < 0:
-		return sim.Config{}, nil, badInput("--at %d: want a step, 0 or more", f.at)
+		return sim.Config{}, nil, nil, badInput("--at %d: want a step, 0 or more", f.at)
 	}
 	tr, err := a.loadTrace(f.from)
 	if err != nil {
-		return sim.Config{}, nil, err
+		return sim.Config{}, nil, nil, err
 	}
 	if tr.Header.System != sys.Name {
-		return sim.Config{}, nil, badInput("--from %s is a trace of %s, not %s", f.from[0], tr.Header.System, sys.Name)
+		return sim.Config{}, nil, nil, badInput("--from %s is a trace of %s, not %s", f.from[0], tr.Header.System, sys.Name)
 	}
 	if err := checkForkStep(tr, f.at, f.from); err != nil {
-		return sim.Config{}, nil, err
+		return sim.Config{}, nil, nil, err
 	}
 	if f.sim.changed("bug") || f.sim.changed("param") || f.sim.changed("nodes") {
-		return sim.Config{}, nil, badInput("--bug, --param and --nodes come from the --from trace; they cannot change")
+		return sim.Config{}, nil, nil, badInput("--bug, --param and --nodes come from the --from trace; they cannot change")
 	}
 	cfg, err := forkConfig(sys, tr, f.sim)
 	if err != nil {
-		return sim.Config{}, nil, err
+		return sim.Config{}, nil, nil, err
 	}
 	start, _, err := a.forkStarter(tr, f.at)
 	if err != nil {
-		return sim.Config{}, nil, err
+		return sim.Config{}, nil, nil, err
 	}
 	if note := timeCutNote(tr, f.at); note != "" {
 		fmt.Fprintln(a.Stderr, a.name()+" explore: note: "+note)
@@ -778,7 +790,7 @@ func (a *App) exploreFrom(sys *system.System, f exploreFlags) (sim.Config, explo
 	if note := inputsNote(tr, f.at, "runs"); note != "" {
 		fmt.Fprintln(a.Stderr, a.name()+" explore: note: "+note)
 	}
-	return cfg, start, nil
+	return cfg, start, tr, nil
 }
 
 // forkStarter is explore.ForkStarter with progress on a terminal and
@@ -813,7 +825,7 @@ func plural(n int, noun string) string {
 // goes, which shard): the flags given, in flag order, so shards started
 // with one command agree on it.
 func exploreBase(sys *system.System, f exploreFlags) string {
-	return strings.Join(exploreArgs(sys, f, "budget", "time", "jobs", "all", "json", "output", "results", "shard"), " ")
+	return strings.Join(exploreArgs(sys, f, "budget", "time", "jobs", "warmup", "all", "json", "output", "results", "shard"), " ")
 }
 
 // exploreArgs is the exploration's command line as given, in flag order,
