@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,4 +228,61 @@ func TestCriticalDeadFromTheStartSaysWhy(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
 	}
+}
+
+// TestPredictFromAWarmUpPredictsTheSame: futures checked from a warm-up
+// after one check of the recording predict what futures checked from #0
+// do, with the same branch traces, and the summary says which way each
+// was checked.
+func TestPredictFromAWarmUpPredictsTheSame(t *testing.T) {
+	dir := t.TempDir()
+	star, _ := filepath.Abs("../../scripts/paxos.star")
+	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "spec", "--seed", "8", "-o", "spec.lz4"))
+	type result struct {
+		Futures   int  `json:"futures"`
+		Resumed   *int `json:"checked_from_warmup"`
+		FromStart *int `json:"checked_from_start"`
+		Predicted []struct {
+			Predicate string `json:"predicate"`
+			Witness   string `json:"witness"`
+			Step      int    `json:"step"`
+			Future    int    `json:"future"`
+			Trace     string `json:"trace"`
+		} `json:"predicted"`
+		Earlier []string `json:"already_violated"`
+	}
+	predict := func(warmup string) result {
+		r := replay(t, dir, "predict", "spec.lz4", star, "--at", "1038", "--budget", "40", "--warmup", warmup, "--json", "-o", "w"+warmup+".lz4")
+		if r.code != 1 {
+			t.Fatalf("--warmup %s: exit %d, want 1\n%s%s", warmup, r.code, r.stdout, r.stderr)
+		}
+		var out result
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("%v\n%s", err, r.stdout)
+		}
+		return out
+	}
+	whole, warm := predict("0"), predict("300")
+	if whole.Resumed != nil || whole.FromStart != nil {
+		t.Fatalf("--warmup 0 says %v futures were checked from a warm-up", *whole.Resumed)
+	}
+	if warm.Resumed == nil || *warm.Resumed != warm.Futures || *warm.FromStart != 0 {
+		t.Fatalf("--warmup 300: %d futures, checked from the warm-up %v, from #0 %v; want every one from the warm-up", warm.Futures, warm.Resumed, warm.FromStart)
+	}
+	if len(whole.Predicted) == 0 || len(whole.Predicted) != len(warm.Predicted) || fmt.Sprint(whole.Earlier) != fmt.Sprint(warm.Earlier) {
+		t.Fatalf("predicted from #0: %+v (earlier %v)\nfrom a warm-up: %+v (earlier %v)", whole.Predicted, whole.Earlier, warm.Predicted, warm.Earlier)
+	}
+	for i, p := range whole.Predicted {
+		q := warm.Predicted[i]
+		if p.Predicate != q.Predicate || p.Witness != q.Witness || p.Step != q.Step || p.Future != q.Future {
+			t.Fatalf("prediction %d: %+v from #0, %+v from a warm-up", i, p, q)
+		}
+		a, errA := os.ReadFile(filepath.Join(dir, p.Trace))
+		b, errB := os.ReadFile(filepath.Join(dir, q.Trace))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Fatalf("branch traces %s and %s differ (%v, %v)", p.Trace, q.Trace, errA, errB)
+		}
+	}
+	badInput(t, replay(t, dir, "predict", "spec.lz4", star, "--at", "1038", "--warmup", "-1"), "--warmup")
+	badInput(t, replay(t, dir, "explore", "paxos", "--check", star, "--warmup", "100"), "goes with --from")
 }
