@@ -48,6 +48,9 @@ type Flattener struct {
 	// they moved, as when many leaves vanished at once.
 	misses int
 	byPath map[string]int
+	// matched holds, per leaf appended, the index in prev of the leaf
+	// with its path (-1: none).
+	matched []int
 }
 
 // span is a path held in Flattener.paths.
@@ -65,6 +68,7 @@ func (f *Flattener) Append(dst []Leaf, v any, prev []Leaf) []Leaf {
 	f.out = dst
 	f.path, f.paths = f.path[:0], f.paths[:0]
 	f.prev, f.next, f.misses = prev, 0, 0
+	f.matched = f.matched[:0]
 	clear(f.byPath)
 	if f.seen == nil {
 		f.seen = map[refKey]span{}
@@ -76,22 +80,39 @@ func (f *Flattener) Append(dst []Leaf, v any, prev []Leaf) []Leaf {
 	return out
 }
 
-// previous finds the leaf of prev at the current path.
+// Matched tells, for each leaf the last Append appended, the index in
+// its prev of the leaf with the same path, or -1 for a path prev lacks:
+// what changed from prev is then known without comparing paths again.
+// The slice is the Flattener's, valid until its next Append.
+func (f *Flattener) Matched() []int { return f.matched }
+
+// previous finds the leaf of prev at the current path, and records
+// where (Matched).
 func (f *Flattener) previous() (Leaf, bool) {
+	j := f.find()
+	f.matched = append(f.matched, j)
+	if j < 0 {
+		return Leaf{}, false
+	}
+	return f.prev[j], true
+}
+
+// find is the index in prev of the leaf at the current path, or -1.
+func (f *Flattener) find() int {
 	p := f.shownPath()
 	for j := f.next; j < len(f.prev) && j < f.next+samePathWindow; j++ {
 		if f.prev[j].Path == string(p) {
 			f.next, f.misses = j+1, 0
-			return f.prev[j], true
+			return j
 		}
 	}
 	f.misses++
 	if f.next >= len(f.prev) {
-		return Leaf{}, false // past prev's end, leaves are appended ones
+		return -1 // past prev's end, leaves are appended ones
 	}
 	if len(f.byPath) == 0 {
 		if f.misses < resyncAfter {
-			return Leaf{}, false
+			return -1
 		}
 		if f.byPath == nil {
 			f.byPath = map[string]int{}
@@ -102,9 +123,9 @@ func (f *Flattener) previous() (Leaf, bool) {
 	}
 	if j, ok := f.byPath[string(p)]; ok {
 		f.next, f.misses = max(f.next, j+1), 0
-		return f.prev[j], true
+		return j
 	}
-	return Leaf{}, false
+	return -1
 }
 
 // resyncAfter is how many paths in a row must miss near the expected

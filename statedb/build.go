@@ -441,7 +441,7 @@ func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*B
 	}
 	ps := &parts{list: []*part{first}}
 	b := &builder{tr: tr, r: r, parts: ps, nodes: map[node.ID]*nodeLeaves{}, build: newBuildID(),
-		last: map[node.ID][]state.Leaf{}, render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(max(opts.PartBytes, 0), PartBytes)}
+		last: map[node.ID][]state.Leaf{}, free: make(chan *stepLeaves, pipeDepth), render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(max(opts.PartBytes, 0), PartBytes)}
 	meta := Meta{Schema: Schema, Fingerprint: fingerprint, System: tr.Header.System, Bug: tr.Header.Bug,
 		Nodes: tr.Nodes, Steps: tr.Len(), Start: tr.Header.Start, Unknown: tr.Unknown,
 		SnapshotEvery: SnapshotEvery, Build: b.build}
@@ -556,23 +556,27 @@ type builder struct {
 	// its last step, whose strings its next leaves share.
 	flat state.Flattener
 	last map[node.ID][]state.Leaf
+	// free holds states the writer is done with, for the replay to
+	// reuse; used is the writer's scratch for diffMatched.
+	free chan *stepLeaves
+	used []bool
 }
 
 // nodeLeaves is a node's last written state.
 type nodeLeaves struct {
 	leaves  []state.Leaf
-	idx     map[string]int
-	deltas  int // since the last checkpoint
+	state   *stepLeaves // whose leaves these are
+	deltas  int         // since the last checkpoint
 	started bool
 }
 
 // work is what the replay hands the writer for one step: everything that
 // must be read from the replay before it moves on.
 type work struct {
-	step   int
-	rep    *node.Event  // the replayed event's inputs and effects (nil: it did not run here)
-	logs   []string     // its log lines
-	leaves []state.Leaf // its node's state after it (when rep is set)
+	step  int
+	rep   *node.Event // the replayed event's inputs and effects (nil: it did not run here)
+	logs  []string    // its log lines
+	state *stepLeaves // its node's state after it (when rep is set)
 }
 
 // pipeDepth bounds the steps between the replay and the writer: the
@@ -649,8 +653,15 @@ func (b *builder) replay(ch chan<- work, werr chan error, pc *predCollector, sto
 				}
 				w.logs = append(w.logs, line)
 			}
-			w.leaves = leavesAfter(&b.flat, b.r.Instance(rep.Node), b.tr.Header.Start, b.last[rep.Node])
-			b.last[rep.Node] = w.leaves
+			// The slices of a state the writer is done with.
+			var l *stepLeaves
+			select {
+			case l = <-b.free:
+			default:
+				l = new(stepLeaves)
+			}
+			l.after(&b.flat, b.r.Instance(rep.Node), b.tr.Header.Start, b.last[rep.Node])
+			w.state, b.last[rep.Node] = l, l.leaves
 		}
 		select {
 		case ch <- w:
@@ -729,7 +740,7 @@ func (b *builder) write(w work) error {
 	}
 	rec.Line = b.render.Line(step, lineEv)
 	if w.rep != nil {
-		changed, err := b.writeState(step, ev.Node, w.leaves)
+		changed, err := b.writeState(step, ev.Node, w.state)
 		if err != nil {
 			return err
 		}
@@ -821,12 +832,24 @@ func (b *builder) begin(p *part) error {
 // stores it: the pseudo-fields @status and @timers, then state.Flatten of
 // the handler (nothing more while the node is down).
 func Leaves(inst *node.Instance, start int64) []state.Leaf {
-	return leavesAfter(new(state.Flattener), inst, start, nil)
+	var l stepLeaves
+	l.after(new(state.Flattener), inst, start, nil)
+	return l.leaves
 }
 
-// leavesAfter is Leaves sharing the strings of prev, the node's leaves
-// the last time: a step changes a few of them.
-func leavesAfter(f *state.Flattener, inst *node.Instance, start int64, prev []state.Leaf) []state.Leaf {
+// stepLeaves is a node's state after a step, as Leaves: its leaves, and
+// for each the index of the leaf of the same path in the state after the
+// node's step before (-1: a new path), which tells the writer what
+// changed without indexing paths.
+type stepLeaves struct {
+	leaves []state.Leaf
+	from   []int
+}
+
+// after sets l (reusing its slices) to the leaves of inst, sharing the
+// strings of prev, the node's leaves the last time: a step changes a few
+// of them.
+func (l *stepLeaves) after(f *state.Flattener, inst *node.Instance, start int64, prev []state.Leaf) {
 	status := "down"
 	if inst.Up() {
 		status = "up"
@@ -835,36 +858,62 @@ func leavesAfter(f *state.Flattener, inst *node.Instance, start int64, prev []st
 	for _, t := range inst.Timers() {
 		timers = append(timers, fmt.Sprintf("%s(%d) at %v", t.Name, t.ID, time.Duration(t.Due-start)))
 	}
-	out := make([]state.Leaf, 0, max(len(prev), 2))
-	out = append(out, state.Leaf{Path: StatusPath, Value: status}, state.Leaf{Path: TimersPath, Value: strings.Join(timers, ", ")})
+	// The pseudo-fields come first and are the only paths with "@".
+	pseudo := 0
+	for pseudo < len(prev) && strings.HasPrefix(prev[pseudo].Path, "@") {
+		pseudo++
+	}
+	out, from := l.leaves[:0], l.from[:0]
+	add := func(path, value string) {
+		j := slices.IndexFunc(prev[:pseudo], func(p state.Leaf) bool { return p.Path == path })
+		out, from = append(out, state.Leaf{Path: path, Value: value}), append(from, j)
+	}
+	add(StatusPath, status)
+	add(TimersPath, strings.Join(timers, ", "))
 	for _, t := range inst.Tasks() {
 		what := "blocked on " + t.On
 		if t.State != "blocked" {
 			what = t.State + ", woken by " + t.On
 		}
-		out = append(out, state.Leaf{Path: fmt.Sprintf("%s[%d]", TasksPath, t.ID),
-			Value: fmt.Sprintf("%s: %s since %v (seq %d)", t.Name, what, time.Duration(t.Since-start), t.SinceSeq)})
+		add(fmt.Sprintf("%s[%d]", TasksPath, t.ID), fmt.Sprintf("%s: %s since %v (seq %d)", t.Name, what, time.Duration(t.Since-start), t.SinceSeq))
 	}
 	if h := inst.Handler(); h != nil && inst.Up() {
-		// The pseudo-fields come first and are the only paths with "@".
-		for len(prev) > 0 && strings.HasPrefix(prev[0].Path, "@") {
-			prev = prev[1:]
+		out = f.Append(out, h, prev[pseudo:])
+		for _, j := range f.Matched() {
+			if j >= 0 {
+				j += pseudo
+			}
+			from = append(from, j)
 		}
-		out = f.Append(out, h, prev)
 	}
-	return out
+	l.leaves, l.from = out, from
 }
 
 // writeState writes what step changed in a node's state: the delta, the
 // new field versions and, every SnapshotEvery deltas, a checkpoint.
-func (b *builder) writeState(step int, id node.ID, cur []state.Leaf) (int, error) {
+func (b *builder) writeState(step int, id node.ID, st *stepLeaves) (int, error) {
 	nl := b.nodes[id]
 	if nl == nil {
 		nl = &nodeLeaves{deltas: SnapshotEvery}
 		b.nodes[id] = nl
 	}
-	d, idx := diffLeaves(nl.leaves, nl.idx, cur)
-	nl.leaves, nl.idx = cur, idx
+	cur := st.leaves
+	if cap(b.used) < len(nl.leaves) {
+		b.used = make([]bool, len(nl.leaves))
+	}
+	d, ok := diffMatched(nl.leaves, cur, st.from, b.used)
+	if !ok {
+		d, _ = diffLeaves(nl.leaves, indexPaths(nl.leaves), cur)
+	}
+	// The node's state before is no one's now: the replay flattened
+	// this step against it and keeps this one as the next's.
+	if old := nl.state; old != nil {
+		select {
+		case b.free <- old:
+		default:
+		}
+	}
+	nl.leaves, nl.state = cur, st
 	if d.empty() {
 		return 0, nil
 	}

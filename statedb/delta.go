@@ -38,6 +38,67 @@ func (d *delta) paths() []string {
 
 func (d *delta) empty() bool { return d.full == nil && len(d.removed) == 0 && len(d.set) == 0 }
 
+// diffMatched computes the delta from old to cur as diffLeaves does,
+// where from says for each leaf of cur the index in old of the leaf with
+// its path (-1: none; state.Flattener.Matched), so that no index of
+// paths is built. used is scratch of at least len(old). ok is false
+// when from cannot tell (a path it did not find in old is there after
+// all, or two leaves share a path): diffLeaves then must.
+func diffMatched(old, cur []state.Leaf, from []int, used []bool) (d delta, ok bool) {
+	used = used[:len(old)]
+	clear(used)
+	last, ordered := -1, true
+	for j, l := range cur {
+		i := from[j]
+		if i < 0 {
+			d.set = append(d.set, change{index: j, added: true, path: l.Path, value: l.Value})
+			continue
+		}
+		if used[i] {
+			return delta{}, false // two leaves of one path
+		}
+		used[i] = true
+		if i < last {
+			ordered = false
+		}
+		last = i
+		if old[i].Value != l.Value {
+			d.set = append(d.set, change{index: j, path: l.Path, value: l.Value})
+		}
+	}
+	for i, u := range used {
+		if !u {
+			d.removed = append(d.removed, old[i].Path)
+		}
+	}
+	if len(d.removed) > 0 {
+		// A delta removes by path: a removed path must be no path of
+		// cur (a leaf that moved further than the flattening looked).
+		gone := make(map[string]bool, len(d.removed))
+		for _, p := range d.removed {
+			gone[p] = true
+		}
+		for _, l := range cur {
+			if gone[l.Path] {
+				return delta{}, false
+			}
+		}
+	}
+	if !ordered {
+		d.full = slices.Clone(cur)
+	}
+	return d, true
+}
+
+// indexPaths indexes leaves by path.
+func indexPaths(leaves []state.Leaf) map[string]int {
+	idx := make(map[string]int, len(leaves))
+	for j, l := range leaves {
+		idx[l.Path] = j
+	}
+	return idx
+}
+
 // diffLeaves computes the delta from old (indexed by oldIdx: path -> index)
 // to cur, and cur's index.
 func diffLeaves(old []state.Leaf, oldIdx map[string]int, cur []state.Leaf) (delta, map[string]int) {
@@ -52,10 +113,7 @@ func diffLeaves(old []state.Leaf, oldIdx map[string]int, cur []state.Leaf) (delt
 		}
 		return d, oldIdx
 	}
-	idx := make(map[string]int, len(cur))
-	for j, l := range cur {
-		idx[l.Path] = j
-	}
+	idx := indexPaths(cur)
 	for _, l := range old {
 		if _, ok := idx[l.Path]; !ok {
 			d.removed = append(d.removed, l.Path)
