@@ -51,6 +51,12 @@ type Flattener struct {
 	// matched holds, per leaf appended, the index in prev of the leaf
 	// with its path (-1: none).
 	matched []int
+	// memoIn and memoOut are AppendMemo's memos (nil: Append); base is
+	// where its leaves begin in out; hbuf is scratch for hashing.
+	memoIn, memoOut *Memo
+	base            int
+	hbuf            []byte
+	copied          int // elements whose leaves were copied, for tests
 }
 
 // span is a path held in Flattener.paths.
@@ -241,10 +247,15 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 		if v.Len() == 0 {
 			f.leaf("[]")
 		}
+		out, in := f.memoSlice(v)
 		n := len(f.path)
 		for i := range v.Len() {
 			f.path = append(strconv.AppendInt(append(f.path, '['), int64(i), 10), ']')
-			f.walk(v.Index(i), depth+1)
+			if out != nil {
+				f.walkElem(v.Index(i), i, depth+1, out, in)
+			} else {
+				f.walk(v.Index(i), depth+1)
+			}
 			f.path = f.path[:n]
 		}
 	default:

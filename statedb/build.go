@@ -441,7 +441,7 @@ func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*B
 	}
 	ps := &parts{list: []*part{first}}
 	b := &builder{tr: tr, r: r, parts: ps, nodes: map[node.ID]*nodeLeaves{}, build: newBuildID(),
-		last: map[node.ID][]state.Leaf{}, free: make(chan *stepLeaves, pipeDepth), render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(max(opts.PartBytes, 0), PartBytes)}
+		last: map[node.ID]*stepLeaves{}, free: make(chan *stepLeaves, pipeDepth), render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(max(opts.PartBytes, 0), PartBytes)}
 	meta := Meta{Schema: Schema, Fingerprint: fingerprint, System: tr.Header.System, Bug: tr.Header.Bug,
 		Nodes: tr.Nodes, Steps: tr.Len(), Start: tr.Header.Start, Unknown: tr.Unknown,
 		SnapshotEvery: SnapshotEvery, Build: b.build}
@@ -555,7 +555,7 @@ type builder struct {
 	// flat and last, of the replay's goroutine: each node's leaves after
 	// its last step, whose strings its next leaves share.
 	flat state.Flattener
-	last map[node.ID][]state.Leaf
+	last map[node.ID]*stepLeaves
 	// free holds states the writer is done with, for the replay to
 	// reuse; used is the writer's scratch for diffMatched.
 	free chan *stepLeaves
@@ -661,7 +661,7 @@ func (b *builder) replay(ch chan<- work, werr chan error, pc *predCollector, sto
 				l = new(stepLeaves)
 			}
 			l.after(&b.flat, b.r.Instance(rep.Node), b.tr.Header.Start, b.last[rep.Node])
-			w.state, b.last[rep.Node] = l, l.leaves
+			w.state, b.last[rep.Node] = l, l
 		}
 		select {
 		case ch <- w:
@@ -844,12 +844,18 @@ func Leaves(inst *node.Instance, start int64) []state.Leaf {
 type stepLeaves struct {
 	leaves []state.Leaf
 	from   []int
+	memo   state.Memo // what the flattening remembers of long slices
 }
 
 // after sets l (reusing its slices) to the leaves of inst, sharing the
-// strings of prev, the node's leaves the last time: a step changes a few
-// of them.
-func (l *stepLeaves) after(f *state.Flattener, inst *node.Instance, start int64, prev []state.Leaf) {
+// strings of the node's leaves the last time (last, nil: none): a step
+// changes a few of them.
+func (l *stepLeaves) after(f *state.Flattener, inst *node.Instance, start int64, last *stepLeaves) {
+	var prev []state.Leaf
+	var prevMemo *state.Memo
+	if last != nil {
+		prev, prevMemo = last.leaves, &last.memo
+	}
 	status := "down"
 	if inst.Up() {
 		status = "up"
@@ -878,13 +884,15 @@ func (l *stepLeaves) after(f *state.Flattener, inst *node.Instance, start int64,
 		add(fmt.Sprintf("%s[%d]", TasksPath, t.ID), fmt.Sprintf("%s: %s since %v (seq %d)", t.Name, what, time.Duration(t.Since-start), t.SinceSeq))
 	}
 	if h := inst.Handler(); h != nil && inst.Up() {
-		out = f.Append(out, h, prev[pseudo:])
+		out = f.AppendMemo(out, h, prev[pseudo:], prevMemo, &l.memo)
 		for _, j := range f.Matched() {
 			if j >= 0 {
 				j += pseudo
 			}
 			from = append(from, j)
 		}
+	} else {
+		l.memo = state.Memo{} // nothing flattened: nothing to remember
 	}
 	l.leaves, l.from = out, from
 }
