@@ -19,7 +19,8 @@ import (
 // TestFuturesResumedFromAPrefixReportAsFromZero forks every bundled
 // system, correct and with its seeded bugs, at a late step and checks the
 // same futures twice: from #0, and from a short warm-up taking over from
-// one check of the recording up to the step (what replay predict does).
+// one check of the recording up to the step (what replay predict does),
+// two futures at a time.
 // Every future's report must be the same, text and JSON; and most
 // futures must have taken the short way, or the test proves nothing.
 func TestFuturesResumedFromAPrefixReportAsFromZero(t *testing.T) {
@@ -85,7 +86,7 @@ func TestFuturesResumedFromAPrefixReportAsFromZero(t *testing.T) {
 						t.Fatal(err)
 					}
 					_, err = explore.Run(context.Background(), sys, fork, strat, explore.Options{
-						Script: scriptPath(t, script), Check: opts, Budget: budget, All: all, Start: start,
+						Script: scriptPath(t, script), Check: opts, Budget: budget, All: all, Start: start, Jobs: 2,
 						OnRun: func(run int, c *simtest.Result) {
 							if c == nil {
 								out = append(out, fmt.Sprintf("run %d: no check", run))
