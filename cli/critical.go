@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -385,7 +386,8 @@ func (a *App) runCritical(args []string, f criticalFlags) error {
 	for _, n := range answerNotes(tr, res) {
 		fmt.Fprintf(a.Stderr, "%s critical: note: %s\n", a.name(), n)
 	}
-	rep := &criticalReport{tr: tr, paths: paths, script: script.Name, f: f, tgt: tgt, res: res, elapsed: elapsed, becameLost: found.becameLost, latencyMax: found.latencyMax}
+	rep := &criticalReport{tr: tr, paths: paths, script: script.Name, f: f, tgt: tgt, res: res, elapsed: elapsed, becameLost: found.becameLost, latencyMax: found.latencyMax,
+		walksResumed: found.walksResumed}
 	// A recovering walk that cannot be written (the disk filled during
 	// the search) does not take the answer with it: the report is
 	// printed without it, then the write's error ends the verb.
@@ -426,6 +428,9 @@ type criticalFound struct {
 	// when each was sent, and shows only there.
 	becameLost []lostMessage
 	latencyMax time.Duration // the walks' latency window
+	// walksResumed walks were checked from a warm-up after one check of
+	// the recording up to their probe's step.
+	walksResumed int
 }
 
 // lostMessage is a message that became lost at the critical step, and
@@ -478,6 +483,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 	flying, lost := map[int][]world.Message{}, map[int]map[node.MsgID]bool{}
 	downLost := map[int]map[node.MsgID]int{} // by probed step: messages lost as their receiver was down, and its last step (its crash; -1: not started)
 	stepTime := func(step int) int64 { return tr.Event(step).Time }
+	var walksResumed atomic.Int64 // see criticalReport
 	probe := func(ctx context.Context, step int) (critical.Probe, error) {
 		began := time.Now()
 		start, w, err := a.forkStarterWith(tr, step, progress)
@@ -508,8 +514,14 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 			QuietFor: f.stable,
 			Counts:   func(*predicates.Violation) bool { return false }}
 		if f.walks > 1 {
-			check.Prefix = a.sharedPrefix(tr, step, f.warmup, script, check, progress)
-			defer check.Prefix.Close()
+			check.Prefix = a.sharedPrefix(tr, step, f.warmup, script, check, progress, func() bool { return ctx.Err() != nil })
+			defer func() {
+				if check.Prefix != nil {
+					_, resumed := check.Prefix.Stats()
+					walksResumed.Add(int64(resumed))
+				}
+				check.Prefix.Close()
+			}()
 		}
 		sum, err := explore.Run(ctx, sys, cfg, critical.Settle(strat, restart), explore.Options{
 			Script: script,
@@ -571,7 +583,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 		}
 	}
 	return &criticalFound{tgt: tgt, res: res, recovering: recovering[res.LastLive], notes: notes, elapsed: time.Since(began),
-		becameLost: becameLost, latencyMax: cfg.LatencyMax}, nil
+		becameLost: becameLost, latencyMax: cfg.LatencyMax, walksResumed: int(walksResumed.Load())}, nil
 }
 
 // interval is the liveness interval searched, in --json (alarm_step 0: not
@@ -606,6 +618,9 @@ type criticalReport struct {
 	recovering string
 	becameLost []lostMessage
 	latencyMax time.Duration
+	// walksResumed walks were checked from a warm-up after one check of
+	// the recording up to their probe's step; the others from #0.
+	walksResumed int
 }
 
 // decided is the step and time where the original run's violation is
@@ -779,9 +794,14 @@ func (r *criticalReport) writeJSON(a *App) error {
 		// WalksRun: every walk run, a probe cut short's included.
 		WalksRun int             `json:"walks_run"`
 		CutShort *critical.Probe `json:"cut_short,omitempty"`
+		// Walks checked from a warm-up after one check of the recording
+		// up to their probe's step, and from #0, as predict says.
+		WalksResumed   int `json:"walks_checked_from_warmup"`
+		WalksFromStart int `json:"walks_checked_from_start"`
 	}{Predicate: r.f.predicate, Traces: r.paths, Walks: r.f.walks, WalkSteps: r.f.walkSteps, StableNS: int64(r.f.stable),
 		Faults: r.f.faults, KeepDown: r.f.keepDown, Probes: r.res.Probes, Recovering: r.recovering, Seconds: r.elapsed.Seconds(),
-		CheckSecs: r.tgt.baseline.Seconds(), Stopped: r.res.Stopped, WalksRun: r.res.WalksRun(), CutShort: r.res.CutShort}
+		CheckSecs: r.tgt.baseline.Seconds(), Stopped: r.res.Stopped, WalksRun: r.res.WalksRun(), CutShort: r.res.CutShort,
+		WalksResumed: r.walksResumed, WalksFromStart: r.res.WalksRun() - r.walksResumed}
 	if c := r.res.Critical; c >= 0 {
 		step, at := r.decided()
 		// A search stopped before any walk recovered knows no live step:

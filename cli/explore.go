@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/replaycheck/replaycheck/explore"
+	"github.com/replaycheck/replaycheck/parcheck"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
@@ -299,14 +300,19 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	prog := a.progress()
 	a.sayStalls(&cfg, "explore")
 	check := simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Counts: counts}
+	// --time bounds the check of the recording and the search together.
+	began := time.Now()
 	if from != nil {
-		check.Prefix = a.sharedPrefix(from, f.at, f.warmup, script.Path, check, func(s string) { prog.update("%s", s) })
+		check.Prefix = a.sharedPrefix(from, f.at, f.warmup, script.Path, check, func(s string) { prog.update("%s", s) }, func() bool {
+			return ctx.Err() != nil || f.wall > 0 && time.Since(began) > f.wall
+		})
 		defer check.Prefix.Close()
+		earlier.checked = check.Prefix
 	}
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script.Path,
 		Check:  check,
-		Budget: budget, Time: f.wall, Jobs: f.jobs, All: f.all, Start: start,
+		Budget: budget, Time: remaining(f.wall, began), Jobs: f.jobs, All: f.all, Start: start,
 		Shard: explore.Shard{Index: shard.Index, Count: shard.Count},
 		Progress: func(p explore.Progress) {
 			states := ""
@@ -547,6 +553,35 @@ type prefixViolations struct {
 	at    int
 	mu    sync.Mutex // counts is called from every job
 	first map[string]int
+	// checked is the one check of the recorded steps the runs took over
+	// from (nil: each was checked from #0).
+	checked *parcheck.Prefix
+}
+
+// checkedLine says how many forks (what: "run", "future") were checked
+// from a warm-up after p, the one check of the recording up to its step,
+// and how many from #0 ("": p is nil, every fork was checked from #0).
+func checkedLine(p *parcheck.Prefix, what string) string {
+	if p == nil {
+		return ""
+	}
+	checks, resumed := p.Stats()
+	line := fmt.Sprintf("Checked %s from a warm-up of %d steps, after one check of the recording up to #%d; %d from #0",
+		plural(resumed, what), p.Warmup(), p.At(), checks-resumed)
+	if why := p.Refusal(); why != "" {
+		line += " (the first refused: " + why + ")"
+	}
+	return line + "."
+}
+
+// checkedCounts are checkedLine's numbers for --json (nil, nil: p is nil).
+func checkedCounts(p *parcheck.Prefix) (resumed, fromStart *int) {
+	if p == nil {
+		return nil, nil
+	}
+	checks, n := p.Stats()
+	rest := checks - n
+	return &n, &rest
 }
 
 // notCounting wraps a --fail-on policy so that findings judged at or
@@ -628,6 +663,9 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 	}
 	fmt.Fprintf(w, "; deepest run: %s\n", plural(sum.MaxDepth, "decision"))
 	fmt.Fprintf(w, "stopped: %s\n", stoppedText(f, sum, cfg.WithDefaults(sys)))
+	if line := checkedLine(earlier.checked, "run"); line != "" {
+		fmt.Fprintln(w, line)
+	}
 }
 
 // stoppedText says why the exploration ended, in words; cfg is the runs'
@@ -717,12 +755,18 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		// AlreadyViolated: predicates the recorded steps of a fork
 		// exploration break (at or before --at): no findings.
 		AlreadyViolated []string `json:"already_violated"`
+		// Runs of a fork exploration checked from a warm-up after one
+		// check of the recorded steps, and from #0 (null: every one
+		// from #0), as predict says.
+		Resumed   *int `json:"checked_from_warmup,omitempty"`
+		FromStart *int `json:"checked_from_start,omitempty"`
 	}{System: sys.Name, Bug: cfg.Bug, Strategy: sum.Strategy, Runs: sum.Runs, Events: sum.Events, MaxDepth: sum.MaxDepth,
 		Seconds: sum.Elapsed.Seconds(), RunsPerSec: sum.RunsPerSecond(), Stopped: sum.Stopped, Exhausted: sum.Stopped == "exhausted",
 		Found: []found{}, AlreadyViolated: earlier.names(false)}
 	if sum.States >= 0 {
 		out.States = &sum.States
 	}
+	out.Resumed, out.FromStart = checkedCounts(earlier.checked)
 	for i, fd := range sum.Found {
 		ff := &files[i]
 		ff.commands(sys, fd, f, i)

@@ -212,11 +212,9 @@ type predicted struct {
 	sum     *explore.Summary
 	preds   []*prediction                    // by step, then predicate and witness; file not yet set
 	earlier map[string]*predicates.Violation // broken at or before the step: not predictions
-	// resumed and fromStart count the futures whose check took over from
-	// the one check of the recording up to the step, and those checked
-	// from #0 (resumed is -1: no such check was made).
-	resumed, fromStart int
-	refusal            string // why the first future checked from #0 was
+	// checked is the one check of the recording up to the step that the
+	// futures' checks took over from (nil: each was checked from #0).
+	checked *parcheck.Prefix
 }
 
 // predict explores the futures of tr after step f.at (checked by the
@@ -258,7 +256,11 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	}
 	check := simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
 		Counts: func(v *predicates.Violation) bool { return v.Kind == "safety" }}
-	check.Prefix = a.sharedPrefix(tr, f.at, f.warmup, script, check, progress)
+	// --time bounds the check of the recording and the search together.
+	began := time.Now()
+	check.Prefix = a.sharedPrefix(tr, f.at, f.warmup, script, check, progress, func() bool {
+		return ctx.Err() != nil || f.wall > 0 && time.Since(began) > f.wall
+	})
 	defer check.Prefix.Close()
 	best := map[string]*prediction{}
 	earlier := map[string]*predicates.Violation{}
@@ -266,7 +268,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script,
 		Check:  check,
-		Budget: f.budget, Time: f.wall, Jobs: f.jobs, All: true, Start: start,
+		Budget: f.budget, Time: remaining(f.wall, began), Jobs: f.jobs, All: true, Start: start,
 		OnRun: func(run int, check *simtest.Result) {
 			if check == nil {
 				return
@@ -300,12 +302,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	slices.SortFunc(preds, func(x, y *prediction) int {
 		return cmpOrInt(x.violation.Step-y.violation.Step, strings.Compare(x.violation.Predicate+x.violation.Witness, y.violation.Predicate+y.violation.Witness))
 	})
-	out := &predicted{sum: sum, preds: preds, earlier: earlier, resumed: -1}
-	if check.Prefix != nil {
-		checks, resumed := check.Prefix.Stats()
-		out.resumed, out.fromStart, out.refusal = resumed, checks-resumed, check.Prefix.Refusal()
-	}
-	return out, nil
+	return &predicted{sum: sum, preds: preds, earlier: earlier, checked: check.Prefix}, nil
 }
 
 // defaultForkWarmup is how many steps before a forked step each fork's
@@ -325,20 +322,35 @@ const warmupUsage = "check each fork from this many steps before its step, takin
 // sharedPrefix checks the recording up to step at once, for every fork
 // of it that check checks (simtest.Options.Prefix): each is then checked
 // from warmup steps before at on. It is nil when warmup is 0, when at is
-// within the warm-up of #0, or when the check failed: the forks are then
-// checked from #0, which reports what failed.
-func (a *App) sharedPrefix(tr *replay.Trace, at, warmup int, script string, check simtest.Options, progress func(string)) *parcheck.Prefix {
+// within the warm-up of #0, when stop said to stop (polled at every
+// step: an interrupt, the command's --time), or when the check failed:
+// the forks are then checked from #0, which reports what failed.
+func (a *App) sharedPrefix(tr *replay.Trace, at, warmup int, script string, check simtest.Options, progress func(string), stop func() bool) *parcheck.Prefix {
 	if warmup <= 0 || at < warmup {
 		return nil
 	}
-	progress(fmt.Sprintf("checking the recording up to #%d (once, for every fork of it)", at))
-	p, err := parcheck.NewPrefix(tr, a.Registry, at, warmup, replay.Options{Watch: a.watch}, func(r *replay.Replayer, from int) (*predicates.Checker, error) {
-		return predicates.Load(script, r, simtest.LoadOptions(check, from))
-	})
+	say := func(step int) {
+		progress(fmt.Sprintf("checking the recording up to #%d (once, for every fork of it): step %d", at, step))
+	}
+	say(0)
+	p, err := parcheck.NewPrefix(tr, a.Registry, at, parcheck.PrefixOptions{Warmup: warmup, Replay: replay.Options{Watch: a.watch}, Stop: stop, Progress: say},
+		func(r *replay.Replayer, from int) (*predicates.Checker, error) {
+			return predicates.Load(script, r, simtest.LoadOptions(check, from))
+		})
 	if err != nil {
 		return nil
 	}
 	return p
+}
+
+// remaining is what is left of a --time budget of wall (0: none) begun
+// at began, for a search that starts now: at least a nanosecond, which
+// stops it at once.
+func remaining(wall time.Duration, began time.Time) time.Duration {
+	if wall <= 0 {
+		return 0
+	}
+	return max(wall-time.Since(began), time.Nanosecond)
 }
 
 // writePredictions writes each prediction's branch trace to
@@ -430,13 +442,8 @@ func (a *App) predictText(tr *replay.Trace, paths []string, script string, f pre
 	}
 	fmt.Fprintf(w, "; stopped: %s\n", map[string]string{"budget": "the budget ran out", "exhausted": "every future within the depth explored",
 		"canceled": "interrupted", "time": "the time ran out"}[sum.Stopped])
-	if res.resumed >= 0 {
-		fmt.Fprintf(w, "Checked %s from #%d on, after one check of the recording up to #%d; %d from #0",
-			plural(res.resumed, "future"), f.at-f.warmup+1, f.at, res.fromStart)
-		if res.refusal != "" {
-			fmt.Fprintf(w, " (the first refused: %s)", res.refusal)
-		}
-		fmt.Fprintln(w, ".")
+	if line := checkedLine(res.checked, "future"); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "A prediction is a future the search reached; none predicted means none within the budget.\n")
 }
@@ -474,9 +481,7 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 	if sum.States >= 0 {
 		out.States = &sum.States
 	}
-	if res.resumed >= 0 {
-		out.Resumed, out.FromStart = &res.resumed, &res.fromStart
-	}
+	out.Resumed, out.FromStart = checkedCounts(res.checked)
 	for _, p := range preds {
 		v := p.violation
 		out.Predicted = append(out.Predicted, predJSON{Predicate: v.Predicate, Witness: v.Witness, Step: v.Step, StepsAfter: v.Step - f.at,

@@ -59,7 +59,7 @@ func TestPredictListsEarlierViolationsInStepOrder(t *testing.T) {
 		"d": {Predicate: "AtMostOneServer", Step: 401, Witness: "s3"},
 		"e": {Predicate: "Linearizable", Step: 208},
 	}
-	a.predictText(nil, []string{"t.lz4"}, "p.star", predictFlags{at: 1905}, &predicted{sum: &explore.Summary{}, earlier: earlier, resumed: -1}, nil)
+	a.predictText(nil, []string{"t.lz4"}, "p.star", predictFlags{at: 1905}, &predicted{sum: &explore.Summary{}, earlier: earlier}, nil)
 	want := "already violated at or before #1905, not predictions: AtMostOneServer (#208), Linearizable (#208), AtMostOneServer (#401, 2 witnesses), AtMostOneServer (#1088)\n"
 	if !strings.Contains(out.String(), want) {
 		t.Fatalf("got:\n%s\nwant the line:\n%s", out.String(), want)

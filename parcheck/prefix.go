@@ -23,41 +23,64 @@ import (
 // the caller checks the future from #0; the report is the sequential
 // check's either way.
 //
-// A Prefix is safe for concurrent use.
+// A refused seam is refused for every fork alike: the warm-up and the
+// check of the recording see the same steps. After a refusal the
+// warm-up is made four times longer (a memo the recording's check made
+// long before a short warm-up is often made by a longer one), until it
+// would reach #0; then Check stops trying.
+//
+// A Prefix is safe for concurrent use. The reports Check returns share
+// the prefix's closed violations (*predicates.Violation): no one writes
+// to a report's violations.
 type Prefix struct {
 	at   int // the last shared step
 	seam *predicates.Seam
 	part predicates.Part
 	load func(r *replay.Replayer, from int) (*predicates.Checker, error)
+	tr   *replay.Trace
+	reg  *system.Registry
+	opts replay.Options // of base
 
 	mu       sync.Mutex
-	base     *replay.Replayer // at the warm-up's start, never stepped again
+	base     *replay.Replayer // at the warm-up's start, never stepped on
+	warmup   int              // the steps from base to at
+	gaveUp   bool             // refused at the longest warm-up
 	firstWhy string           // why the first refused seam was refused
 
-	checks, resumed, refused atomic.Int64
+	checks, resumed atomic.Int64
 }
 
-// refusalsToGiveUp is how many refused seams, with none taken over,
-// make Check stop trying: the forks of one step share the warm-up, and
-// a seam refused for the memos of the prefix (not for what a fork did
-// after it) is refused for every fork, each paying its warm-up for
-// nothing.
-const refusalsToGiveUp = 4
+// PrefixOptions configure NewPrefix.
+type PrefixOptions struct {
+	// Warmup is how many steps before the prefix's end a fork's check
+	// starts (0: DefaultWarmup).
+	Warmup int
+	// Replay configures the replays of the recording.
+	Replay replay.Options
+	// Stop, if set, is polled at every step of the check of the
+	// recording: when it returns true, NewPrefix returns ErrStopped.
+	Stop func() bool
+	// Progress, if set, hears every 1024th step of that check.
+	Progress func(step int)
+}
+
+// ErrStopped is NewPrefix's error when PrefixOptions.Stop said to stop.
+var ErrStopped = errors.New("stopped")
 
 // NewPrefix checks the steps of tr up to and including at, with the
 // checker load binds (evaluating from step from on; as Options.Load),
-// and keeps a replay of tr where a warm-up of warmup steps (0:
-// DefaultWarmup) before at begins. It returns nil and no error when
-// there is nothing to share: at is within the warm-up of #0.
-func NewPrefix(tr *replay.Trace, reg *system.Registry, at, warmup int, ropts replay.Options,
+// and keeps a replay of tr where a fork's warm-up begins. It returns nil
+// and no error when there is nothing to share: at is within the warm-up
+// of #0.
+func NewPrefix(tr *replay.Trace, reg *system.Registry, at int, o PrefixOptions,
 	load func(r *replay.Replayer, from int) (*predicates.Checker, error)) (*Prefix, error) {
-	if warmup <= 0 {
-		warmup = DefaultWarmup
+	if o.Warmup <= 0 {
+		o.Warmup = DefaultWarmup
 	}
 	if at < 0 || at >= tr.Len() {
 		return nil, fmt.Errorf("check the prefix up to #%d: the trace's steps are #0..#%d", at, tr.Len()-1)
 	}
-	start := at - warmup // the checkpoint's step: the warm-up evaluates the steps after it
+	start := at - o.Warmup // the checkpoint's step: the warm-up evaluates the steps after it
 	if start < 0 {
 		return nil, nil
 	}
@@ -66,9 +89,10 @@ func NewPrefix(tr *replay.Trace, reg *system.Registry, at, warmup int, ropts rep
 	for _, id := range tr.Nodes {
 		tr.NodeSteps(id)
 	}
-	p := &Prefix{at: at, load: load}
+	p := &Prefix{at: at, load: load, tr: tr, reg: reg, warmup: o.Warmup,
+		opts: replay.Options{Nodes: o.Replay.Nodes, Watch: o.Replay.Watch, SkipStateHashes: true}}
 	err := replay.CatchReadBack(func() error {
-		r, err := replay.New(tr, reg, ropts)
+		r, err := replay.New(tr, reg, o.Replay)
 		if err != nil {
 			return err
 		}
@@ -78,18 +102,28 @@ func NewPrefix(tr *replay.Trace, reg *system.Registry, at, warmup int, ropts rep
 			return err
 		}
 		seg := predicates.NewFirstSegment(c)
+		var cp *replay.Checkpoint
 		for seg.Pos() < at {
+			if seg.Pos() == start {
+				cp = r.TakeCheckpoint() // where the forks' warm-up begins
+			}
 			if err := seg.Step(); err != nil {
 				return fmt.Errorf("check the recording up to #%d: %w", at, err)
 			}
+			if o.Stop != nil && o.Stop() {
+				return ErrStopped
+			}
+			if o.Progress != nil && seg.Pos()%1024 == 0 {
+				o.Progress(seg.Pos())
+			}
 		}
 		p.seam, p.part = seg.Seam(), seg.Part()
-		if p.base, err = replay.New(tr, reg, replay.Options{Nodes: ropts.Nodes, Watch: ropts.Watch, SkipStateHashes: true}); err != nil {
+		if p.base, err = replay.New(tr, reg, p.opts); err != nil {
 			return err
 		}
-		if err := p.base.RunTo(start, nil); err != nil {
+		if err := p.base.StartAt(cp); err != nil {
 			p.Close()
-			return fmt.Errorf("replay the recording up to #%d: %w", start, err)
+			return fmt.Errorf("start a replay of the recording at #%d: %w", start, err)
 		}
 		return nil
 	})
@@ -101,13 +135,27 @@ func NewPrefix(tr *replay.Trace, reg *system.Registry, at, warmup int, ropts rep
 
 // Close ends the prefix's replay (its nodes' task goroutines).
 func (p *Prefix) Close() {
-	if p != nil && p.base != nil {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.base != nil {
 		p.base.Close()
+		p.base = nil
 	}
 }
 
 // At is the last step the prefix covers.
 func (p *Prefix) At() int { return p.at }
+
+// Warmup is how many steps before At a fork's check starts now (it
+// grows after a refusal).
+func (p *Prefix) Warmup() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.warmup
+}
 
 // Stats are how many traces Check was asked to check and how many of
 // them it checked from the prefix on (the others were checked from #0).
@@ -120,6 +168,49 @@ func (p *Prefix) Refusal() string {
 	return p.firstWhy
 }
 
+// checkpoint copies the world where a fork's warm-up begins, and says
+// how long that warm-up is (nil: Check no longer tries).
+func (p *Prefix) checkpoint() (*replay.Checkpoint, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gaveUp || p.base == nil {
+		return nil, 0
+	}
+	return p.base.TakeCheckpoint(), p.warmup
+}
+
+// refused records a seam refused after a warm-up of warmup steps and
+// lengthens the warm-up (once per length, whichever fork was refused
+// first), or gives up.
+func (p *Prefix) refused(why error, warmup int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.firstWhy == "" {
+		p.firstWhy = why.Error()
+	}
+	if warmup != p.warmup || p.gaveUp {
+		return // another fork already acted on this length
+	}
+	longer := warmup * 4
+	if p.at-longer < 0 || p.base == nil {
+		p.gaveUp = true
+		return
+	}
+	base, err := replay.New(p.tr, p.reg, p.opts)
+	if err == nil {
+		err = replay.CatchReadBack(func() error { return base.RunTo(p.at-longer, nil) })
+	}
+	if err != nil {
+		if base != nil {
+			base.Close()
+		}
+		p.gaveUp = true
+		return
+	}
+	p.base.Close()
+	p.base, p.warmup = base, longer
+}
+
 // Check checks tr, a trace whose steps up to At are the prefix's, with
 // the report a check from #0 would give. ok is false when it could not
 // take over from the prefix (the seam refused, or the future's replay
@@ -129,10 +220,14 @@ func (p *Prefix) Refusal() string {
 func (p *Prefix) Check(tr *replay.Trace, reg *system.Registry, ropts replay.Options, run predicates.RunOptions) (rep *predicates.Report, ok bool, err error) {
 	p.checks.Add(1)
 	switch {
-	case tr.Len() <= p.at, p.refused.Load() >= refusalsToGiveUp && p.resumed.Load() == 0:
+	case tr.Len() <= p.at:
 		return nil, false, nil
 	case run.StopAtFirst && p.part.Stops(run.Counts):
 		// A check from #0 stops within the prefix: it says where.
+		return nil, false, nil
+	}
+	cp, warmup := p.checkpoint()
+	if cp == nil {
 		return nil, false, nil
 	}
 	r, err := replay.New(tr, reg, ropts)
@@ -140,9 +235,6 @@ func (p *Prefix) Check(tr *replay.Trace, reg *system.Registry, ropts replay.Opti
 		return nil, false, err
 	}
 	defer r.Close()
-	p.mu.Lock()
-	cp := p.base.TakeCheckpoint()
-	p.mu.Unlock()
 	if err := r.StartAt(cp); err != nil {
 		return nil, false, nil
 	}
@@ -161,12 +253,9 @@ func (p *Prefix) Check(tr *replay.Trace, reg *system.Registry, ropts replay.Opti
 	s.Mark()
 	s.Wait()
 	if s.Rejected() {
-		p.mu.Lock()
-		if p.firstWhy == "" && s.Refused != nil {
-			p.firstWhy = s.Refused.Error()
+		if s.Refused != nil {
+			p.refused(s.Refused, warmup)
 		}
-		p.mu.Unlock()
-		p.refused.Add(1)
 		return nil, false, nil
 	}
 	atEnd := false

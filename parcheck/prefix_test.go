@@ -70,7 +70,7 @@ func TestFuturesResumedFromAPrefixReportAsFromZero(t *testing.T) {
 				// A run that went quiet is judged once more a second later,
 				// as critical's walks are.
 				check := simtest.Options{Registry: examples.Registry(), Counts: func(*predicates.Violation) bool { return true }, QuietFor: time.Second}
-				pre, err := parcheck.NewPrefix(tr, examples.Registry(), at, warmup, replay.Options{}, load)
+				pre, err := parcheck.NewPrefix(tr, examples.Registry(), at, parcheck.PrefixOptions{Warmup: warmup}, load)
 				if err != nil || pre == nil {
 					t.Fatalf("%s: prefix %v, %v", name, pre, err)
 				}

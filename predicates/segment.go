@@ -542,7 +542,8 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 					break
 				}
 			}
-			return fmt.Errorf("at #%d the sequential run has %s where the warm-up has %s%s", at.Step, clip(a), clip(b), why)
+			a, b = clipPair(a, b)
+			return fmt.Errorf("at #%d the sequential run has %s where the warm-up has %s%s", at.Step, a, b, why)
 		}
 	}
 	t := s.track
@@ -618,7 +619,8 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 			if i < len(fb) {
 				b = fb[i]
 			}
-			return fmt.Errorf("the memos differ: the sequential run has %s, the warm-up %s", clip(a), clip(b))
+			a, b = clipPair(a, b)
+			return fmt.Errorf("the memos differ: the sequential run has %s, the warm-up %s", a, b)
 		}
 	}
 	// History-like state: what differs is patched, and re-evaluations
@@ -774,9 +776,39 @@ func (c *Checker) rowPatch(warmRead func(item, string) error, t *seamTrack, tb *
 	return fix, nil
 }
 
+// clipPair clips two descriptions that differ around where they first
+// differ: clipped at their ends, long ones read the same.
+func clipPair(a, b string) (string, string) {
+	if len(a) <= clipLen && len(b) <= clipLen {
+		return clip(a), clip(b)
+	}
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-clipLen/3)
+	window := func(s string) string {
+		if s == "" {
+			return "nothing"
+		}
+		out := s[min(from, len(s)):min(len(s), from+clipLen)]
+		if from > 0 {
+			out = "..." + out
+		}
+		if from+clipLen < len(s) {
+			out += "..."
+		}
+		return out
+	}
+	return window(a), window(b)
+}
+
+// clipLen is how much of a description a refusal quotes.
+const clipLen = 200
+
 func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
+	if len(s) > clipLen {
+		return s[:clipLen] + "..."
 	}
 	if s == "" {
 		return "nothing"
