@@ -249,6 +249,9 @@ func (p *Prefix) Check(tr *replay.Trace, reg *system.Registry, ropts replay.Opti
 		if err := s.Step(); err != nil {
 			return nil, false, nil
 		}
+		if run.Stop != nil && run.Stop() {
+			return nil, false, nil // the check from #0 stops at its first step
+		}
 	}
 	s.Mark()
 	s.Wait()
