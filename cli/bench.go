@@ -43,8 +43,9 @@ measured in the same run, so the numbers mean the same on any machine:
              (target >= 1.6x faster on 2 idle cores), and the ceiling
              two cores give that check here: two whole checks at once
              against one alone (no split of one check can beat it)
-  index      replay index of a trace of half --events against replay verify
-             of it (target <= 3x)
+  index      replay index of a paxos trace of half --events against replay
+             verify of it (target <= 3x), and of a raftkv trace whose log grows
+             all along (a seventh of the logs measurement's events)
 
 It takes a few minutes (--quick: seconds); --only runs some of them. Run it on an otherwise idle
 machine; the go test benchmarks in docs/performance.md measure the same.`,
@@ -122,7 +123,11 @@ func (a *App) runBench(events, seekEvents, jobsEvents int, quick, asJSON bool, o
 		}},
 		{"index", func() ([]bench.Result, error) {
 			r, err := bench.IndexVsVerify(dir, events/2)
-			return []bench.Result{r}, err
+			if err != nil {
+				return nil, err
+			}
+			g, err := bench.IndexGrowingLog(dir, raftEvents/7)
+			return []bench.Result{r, g}, err
 		}},
 	}
 	for _, o := range only {
