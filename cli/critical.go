@@ -514,7 +514,7 @@ func (a *App) critical(ctx context.Context, tr *replay.Trace, script string, f c
 			QuietFor: f.stable,
 			Counts:   func(*predicates.Violation) bool { return false }}
 		if f.walks > 1 {
-			check.Prefix = a.sharedPrefix(tr, step, f.warmup, script, check, progress, func() bool { return ctx.Err() != nil })
+			check.Prefix = a.sharedPrefix(tr, step, f.warmup, script, check, progress, startWall(ctx, 0).over)
 			defer func() {
 				if check.Prefix != nil {
 					_, resumed := check.Prefix.Stats()

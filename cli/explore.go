@@ -300,19 +300,16 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	prog := a.progress()
 	a.sayStalls(&cfg, "explore")
 	check := simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, Counts: counts}
-	// --time bounds the check of the recording and the search together.
-	began := time.Now()
+	clock := startWall(ctx, f.wall)
 	if from != nil {
-		check.Prefix = a.sharedPrefix(from, f.at, f.warmup, script.Path, check, func(s string) { prog.update("%s", s) }, func() bool {
-			return ctx.Err() != nil || f.wall > 0 && time.Since(began) > f.wall
-		})
+		check.Prefix = a.sharedPrefix(from, f.at, f.warmup, script.Path, check, func(s string) { prog.update("%s", s) }, clock.over)
 		defer check.Prefix.Close()
 		earlier.checked = check.Prefix
 	}
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script.Path,
 		Check:  check,
-		Budget: budget, Time: remaining(f.wall, began), Jobs: f.jobs, All: f.all, Start: start,
+		Budget: budget, Time: clock.left(), Jobs: f.jobs, All: f.all, Start: start,
 		Shard: explore.Shard{Index: shard.Index, Count: shard.Count},
 		Progress: func(p explore.Progress) {
 			states := ""

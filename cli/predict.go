@@ -256,11 +256,8 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	}
 	check := simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
 		Counts: func(v *predicates.Violation) bool { return v.Kind == "safety" }}
-	// --time bounds the check of the recording and the search together.
-	began := time.Now()
-	check.Prefix = a.sharedPrefix(tr, f.at, f.warmup, script, check, progress, func() bool {
-		return ctx.Err() != nil || f.wall > 0 && time.Since(began) > f.wall
-	})
+	clock := startWall(ctx, f.wall)
+	check.Prefix = a.sharedPrefix(tr, f.at, f.warmup, script, check, progress, clock.over)
 	defer check.Prefix.Close()
 	best := map[string]*prediction{}
 	earlier := map[string]*predicates.Violation{}
@@ -268,7 +265,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script,
 		Check:  check,
-		Budget: f.budget, Time: remaining(f.wall, began), Jobs: f.jobs, All: true, Start: start,
+		Budget: f.budget, Time: clock.left(), Jobs: f.jobs, All: true, Start: start,
 		OnRun: func(run int, check *simtest.Result) {
 			if check == nil {
 				return
@@ -343,14 +340,31 @@ func (a *App) sharedPrefix(tr *replay.Trace, at, warmup int, script string, chec
 	return p
 }
 
-// remaining is what is left of a --time budget of wall (0: none) begun
-// at began, for a search that starts now: at least a nanosecond, which
-// stops it at once.
-func remaining(wall time.Duration, began time.Time) time.Duration {
-	if wall <= 0 {
+// searchTime is a search's --time (0: none), counted from its start:
+// the check of the recording before the search stops on it too, and the
+// search gets what is left.
+type searchTime struct {
+	ctx   context.Context
+	wall  time.Duration
+	began time.Time
+}
+
+func startWall(ctx context.Context, wall time.Duration) searchTime {
+	return searchTime{ctx: ctx, wall: wall, began: time.Now()}
+}
+
+// over reports whether to stop: interrupted, or the time is up.
+func (c searchTime) over() bool {
+	return c.ctx.Err() != nil || c.wall > 0 && time.Since(c.began) > c.wall
+}
+
+// left is what is left of the budget for a search that starts now (0:
+// no budget): at least a nanosecond, which stops it at once.
+func (c searchTime) left() time.Duration {
+	if c.wall <= 0 {
 		return 0
 	}
-	return max(wall-time.Since(began), time.Nanosecond)
+	return max(c.wall-time.Since(c.began), time.Nanosecond)
 }
 
 // writePredictions writes each prediction's branch trace to

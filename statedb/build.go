@@ -911,7 +911,7 @@ func (b *builder) writeState(step int, id node.ID, st *stepLeaves) (int, error) 
 	}
 	d, ok := diffMatched(nl.leaves, cur, st.from, b.used)
 	if !ok {
-		d, _ = diffLeaves(nl.leaves, indexPaths(nl.leaves), cur)
+		d = diffLeaves(nl.leaves, cur)
 	}
 	// The node's state before is no one's now: the replay flattened
 	// this step against it and keeps this one as the next's.

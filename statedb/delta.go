@@ -99,21 +99,13 @@ func indexPaths(leaves []state.Leaf) map[string]int {
 	return idx
 }
 
-// diffLeaves computes the delta from old (indexed by oldIdx: path -> index)
-// to cur, and cur's index.
-func diffLeaves(old []state.Leaf, oldIdx map[string]int, cur []state.Leaf) (delta, map[string]int) {
+// diffLeaves computes the delta from old to cur by their paths: what
+// diffMatched cannot tell. When the fields that stayed changed their
+// relative order, or two leaves of cur share a path, the delta carries
+// the whole new state.
+func diffLeaves(old, cur []state.Leaf) delta {
 	var d delta
-	if oldIdx != nil && samePaths(old, cur) {
-		// Most steps change values, not the shape of the state: the
-		// index of the old state serves the new one.
-		for j, l := range cur {
-			if old[j].Value != l.Value {
-				d.set = append(d.set, change{index: j, path: l.Path, value: l.Value})
-			}
-		}
-		return d, oldIdx
-	}
-	idx := indexPaths(cur)
+	oldIdx, idx := indexPaths(old), indexPaths(cur)
 	for _, l := range old {
 		if _, ok := idx[l.Path]; !ok {
 			d.removed = append(d.removed, l.Path)
@@ -138,19 +130,7 @@ func diffLeaves(old []state.Leaf, oldIdx map[string]int, cur []state.Leaf) (delt
 	if !ordered {
 		d.full = slices.Clone(cur)
 	}
-	return d, idx
-}
-
-func samePaths(a, b []state.Leaf) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Path != b[i].Path {
-			return false
-		}
-	}
-	return true
+	return d
 }
 
 // apply changes leaves (which it may modify) by d and returns the result.

@@ -73,7 +73,7 @@ func TestDiffMatchedIsDiffLeaves(t *testing.T) {
 			used = make([]bool, len(prev))
 		}
 		d, ok := diffMatched(prev, cur, from, used)
-		want, _ := diffLeaves(prev, indexPaths(prev), cur)
+		want := diffLeaves(prev, cur)
 		if !ok {
 			fallbacks++
 			prev = cur

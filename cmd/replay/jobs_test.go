@@ -409,11 +409,7 @@ func TestCheckFromKeepsDerivedHistories(t *testing.T) {
 // hashes, and the segment must turn them back on.
 func TestJobsStateHashDivergence(t *testing.T) {
 	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "--time", "20s", "-o", "t.lz4"))
-	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := paxosFile(t, dir, "20s")
 	for i, ev := range f.Events {
 		if i >= len(f.Events)*2/3 && ev.HasStateHash {
 			ev.StateHash ^= 1
@@ -458,11 +454,7 @@ func TestJobsCryptoRandAfterHandOver(t *testing.T) {
 func TestDivergenceNamesTheRecordingBuild(t *testing.T) {
 	known := replaySourcesKnown(t)
 	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "--time", "20s", "-o", "t.lz4"))
-	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := paxosFile(t, dir, "20s")
 	for i, ev := range f.Events {
 		if i >= len(f.Events)/2 && ev.HasStateHash {
 			ev.StateHash ^= 1
@@ -508,11 +500,7 @@ func TestACleanReplayOfAnotherBuildsTraceWarns(t *testing.T) {
 	// is said; TestWarnOtherBuilds covers the text.
 	known := replaySourcesKnown(t)
 	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "--time", "5s", "-o", "t.lz4"))
-	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := paxosFile(t, dir, "5s")
 	f.Header.Run = map[string]string{record.RunBuild: otherBuild, "pid": "42"}
 	rewriteTrace(t, f, filepath.Join(dir, "built.lz4"))
 	warning := "warning: the trace was recorded by " + otherBuild + "; this binary is "
@@ -525,6 +513,18 @@ func TestACleanReplayOfAnotherBuildsTraceWarns(t *testing.T) {
 	if r := replay(t, dir, "verify", "t.lz4"); r.code != 0 || strings.Contains(r.stderr, "warning") {
 		t.Fatalf("verify of a trace without a build: exit %d\n%s", r.code, r.stderr)
 	}
+}
+
+// paxosFile simulates paxos (seed 4) for the virtual time given into
+// dir/t.lz4 and reads the file back, for a test to edit and rewrite.
+func paxosFile(t *testing.T, dir, virtualTime string) *record.File {
+	t.Helper()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "--time", virtualTime, "-o", "t.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // otherBuild is a live recording's build that is not this binary's.
