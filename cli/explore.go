@@ -563,8 +563,13 @@ func checkedLine(p *parcheck.Prefix, what string) string {
 		return ""
 	}
 	checks, resumed := p.Stats()
-	line := fmt.Sprintf("Checked %s from a warm-up of %d steps, after one check of the recording up to #%d; %d from #0",
-		plural(resumed, what), p.Warmup(), p.At(), checks-resumed)
+	var line string
+	if resumed == 0 && checks > 0 {
+		line = fmt.Sprintf("Checked every %s from #0: none could take over from the check of the recording up to #%d", what, p.At())
+	} else {
+		line = fmt.Sprintf("Checked %s from a warm-up of %d steps, after one check of the recording up to #%d; %d from #0",
+			plural(resumed, what), p.Warmup(), p.At(), checks-resumed)
+	}
 	if why := p.Refusal(); why != "" {
 		line += " (the first refused: " + why + ")"
 	}

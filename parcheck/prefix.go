@@ -26,8 +26,8 @@ import (
 // A refused seam is refused for every fork alike: the warm-up and the
 // check of the recording see the same steps. After a refusal the
 // warm-up is made four times longer (a memo the recording's check made
-// long before a short warm-up is often made by a longer one), until it
-// would reach #0; then Check stops trying.
+// long before a short warm-up is often made by a longer one), while it
+// stays within half the recording; then Check stops trying.
 //
 // A Prefix is safe for concurrent use. The reports Check returns share
 // the prefix's closed violations (*predicates.Violation): no one writes
@@ -192,7 +192,11 @@ func (p *Prefix) refused(why error, warmup int) {
 		return // another fork already acted on this length
 	}
 	longer := warmup * 4
-	if p.at-longer < 0 || p.base == nil {
+	if longer > p.at/2 || p.base == nil {
+		// A warm-up of half the recording or more saves at most half of
+		// each fork's check, and some state no warm-up short of #0
+		// rebuilds (a break still open since early on, read through
+		// prev()): stop paying warm-ups for it.
 		p.gaveUp = true
 		return
 	}
