@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -76,6 +77,8 @@ type hasher struct {
 	// into the values kv holds for them (entryValues).
 	entry *hasher
 	kv    map[reflect.Type][2]reflect.Value
+	// entryBuf holds the encoding of one entry of a map of scalars.
+	entryBuf []byte
 	// sorting holds, per nesting level, the key and value slices of the
 	// last map of each type sorted there (sortSlices); sorted lists the
 	// parts used since the last reset, which reset zeroes.
@@ -412,30 +415,10 @@ func compileHash(t reflect.Type) hashFunc {
 			// Entries hold no references, so no back-reference numbering
 			// depends on the order they are visited in: hash each entry
 			// alone and sum, which needs no sorting.
-			f = func(h *hasher, v reflect.Value, depth int) {
-				if h.reference(v, t, depth) {
-					return
-				}
-				h.u64('m', uint64(v.Len()))
-				sub := h.entryHasher()
-				var sum uint64
-				// Two values set from the iterator, rather than
-				// Key()/Value(), which allocate a copy per entry.
-				k, e := sub.entryValues(t)
-				var it reflect.MapIter
-				it.Reset(v)
-				for it.Next() {
-					k.SetIterKey(&it)
-					e.SetIterValue(&it)
-					key(sub, k, depth+1)
-					val(sub, e, depth+1)
-					sum += sub.sum()
-					sub.clearEntry()
-				}
-				it.Reset(reflect.Value{}) // hold nothing of the map for the collector
-				k.SetZero()
-				e.SetZero()
-				h.u64('+', sum)
+			if sum := scalarMapSummer(t); sum != nil {
+				f = scalarMapHash(t, sum)
+			} else {
+				f = refFreeMapHash(t, key, val)
 			}
 			break
 		}
@@ -520,7 +503,7 @@ func (h *hasher) sortedEntries(m reflect.Value) []MapEntry {
 	// than copied one by one by Key()/Value() (two allocations per entry).
 	keys, vals := h.sortSlices(m.Type(), m.Len())
 	var it reflect.MapIter
-	it.Reset(m)
+	it.Reset(readable(m))
 	for i := 0; it.Next(); i++ {
 		k, v := keys.Index(i), vals.Index(i)
 		k.SetIterKey(&it)
@@ -672,3 +655,65 @@ func HashValue(v reflect.Value) uint64 {
 	hasherPool.Put(h)
 	return sum
 }
+
+// refFreeMapHash hashes a map whose entries hold no references through
+// reflection: each entry alone, their hashes summed.
+func refFreeMapHash(t reflect.Type, key, val hashFunc) hashFunc {
+	return func(h *hasher, v reflect.Value, depth int) {
+		if h.reference(v, t, depth) {
+			return
+		}
+		h.u64('m', uint64(v.Len()))
+		v = readable(v)
+		sub := h.entryHasher()
+		var sum uint64
+		// Two values set from the iterator, rather than
+		// Key()/Value(), which allocate a copy per entry.
+		k, e := sub.entryValues(t)
+		var it reflect.MapIter
+		it.Reset(v)
+		for it.Next() {
+			k.SetIterKey(&it)
+			e.SetIterValue(&it)
+			key(sub, k, depth+1)
+			val(sub, e, depth+1)
+			sum += sub.sum()
+			sub.clearEntry()
+		}
+		it.Reset(reflect.Value{}) // hold nothing of the map for the collector
+		k.SetZero()
+		e.SetZero()
+		h.u64('+', sum)
+	}
+}
+
+// scalarMapHash is refFreeMapHash for maps of scalars, whose entries sum
+// walks without reflection (hashscalar.go): the same hash.
+func scalarMapHash(t reflect.Type, sum entrySummer) hashFunc {
+	return func(h *hasher, v reflect.Value, depth int) {
+		if h.reference(v, t, depth) {
+			return
+		}
+		h.u64('m', uint64(v.Len()))
+		s, buf := sum(v.UnsafePointer(), h.entryBuf)
+		if cap(buf) > maxEntryBuf {
+			buf = nil // one long string must not stay with the pooled hasher
+		}
+		h.entryBuf = buf
+		h.u64('+', s)
+	}
+}
+
+// readable returns map m without the mark of a value reached through an
+// unexported field, which MapIter's Set methods refuse (a handler with an
+// unexported map field made hashing panic): hashing only reads it.
+func readable(m reflect.Value) reflect.Value {
+	if m.CanInterface() {
+		return m
+	}
+	p := m.UnsafePointer()
+	return reflect.NewAt(m.Type(), unsafe.Pointer(&p)).Elem()
+}
+
+// maxEntryBuf is the largest entry buffer a hasher keeps between maps.
+const maxEntryBuf = 64 << 10

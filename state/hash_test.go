@@ -214,3 +214,50 @@ func TestHashAfterABigStateIsTheSame(t *testing.T) {
 		t.Fatalf("a map grown to %d references kept after a hash of %d", len(big), 2)
 	}
 }
+
+// A handler's maps behind unexported fields hash as exported ones do:
+// every kind of map (of scalars, of reference-free entries, and of
+// entries holding references) once made hashing panic there.
+func TestUnexportedMapsHash(t *testing.T) {
+	type key struct{ a, b int8 }
+	type hidden struct {
+		scalars map[string]int
+		small   map[int8]string
+		structs map[key]string
+		refs    map[string]*inner
+		nested  map[int64]map[string]string
+	}
+	build := func(reversed bool) *hidden {
+		h := &hidden{scalars: map[string]int{}, small: map[int8]string{}, structs: map[key]string{},
+			refs: map[string]*inner{}, nested: map[int64]map[string]string{}}
+		for j := range 6 {
+			i := j
+			if reversed {
+				i = 5 - j
+			}
+			h.scalars[fmt.Sprint("s", i)] = i
+			h.small[int8(i)] = fmt.Sprint(i)
+			h.structs[key{int8(i), 1}] = fmt.Sprint(i)
+			h.refs[fmt.Sprint("r", i)] = &inner{N: i}
+			h.nested[int64(i)] = map[string]string{fmt.Sprint("n", i): "v"}
+		}
+		return h
+	}
+	a, b := build(false), build(true)
+	if Hash(a) != Hash(b) {
+		t.Fatal("equal unexported maps built in another order hash differently")
+	}
+	for name, change := range map[string]func(*hidden){
+		"scalars": func(h *hidden) { h.scalars["s1"] = 7 },
+		"small":   func(h *hidden) { h.small[1] = "x" },
+		"structs": func(h *hidden) { h.structs[key{1, 1}] = "x" },
+		"refs":    func(h *hidden) { h.refs["r1"].N = 7 },
+		"nested":  func(h *hidden) { h.nested[1]["n1"] = "x" },
+	} {
+		c := build(false)
+		change(c)
+		if Hash(a) == Hash(c) {
+			t.Errorf("a change in %s did not change the hash", name)
+		}
+	}
+}
