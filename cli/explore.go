@@ -609,6 +609,21 @@ func (p *prefixViolations) notCounting(counts func(*predicates.Violation) bool) 
 	}
 }
 
+// breaks are the predicates with the first step each broke at, in step
+// order.
+func (p *prefixViolations) breaks() []earlyBreak {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := []earlyBreak{}
+	for name, step := range p.first {
+		out = append(out, earlyBreak{Predicate: name, Step: step})
+	}
+	slices.SortFunc(out, func(a, b earlyBreak) int {
+		return cmp.Or(cmp.Compare(a.Step, b.Step), strings.Compare(a.Predicate, b.Predicate))
+	})
+	return out
+}
+
 // names are the predicates, sorted; with steps, as "P (#N)".
 func (p *prefixViolations) names(steps bool) []string {
 	p.mu.Lock()
@@ -757,6 +772,8 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		// AlreadyViolated: predicates the recorded steps of a fork
 		// exploration break (at or before --at): no findings.
 		AlreadyViolated []string `json:"already_violated"`
+		// AlreadyViolatedAt: each with the first step it broke at.
+		AlreadyViolatedAt []earlyBreak `json:"already_violated_at"`
 		// Runs of a fork exploration checked from a warm-up after one
 		// check of the recorded steps, and from #0 (null: every one
 		// from #0), as predict says.
@@ -764,7 +781,7 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		FromStart *int `json:"checked_from_start,omitempty"`
 	}{System: sys.Name, Bug: cfg.Bug, Strategy: sum.Strategy, Runs: sum.Runs, Events: sum.Events, MaxDepth: sum.MaxDepth,
 		Seconds: sum.Elapsed.Seconds(), RunsPerSec: sum.RunsPerSecond(), Stopped: sum.Stopped, Exhausted: sum.Stopped == "exhausted",
-		Found: []found{}, AlreadyViolated: earlier.names(false)}
+		Found: []found{}, AlreadyViolated: earlier.names(false), AlreadyViolatedAt: earlier.breaks()}
 	if sum.States >= 0 {
 		out.States = &sum.States
 	}

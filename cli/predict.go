@@ -427,24 +427,11 @@ func (a *App) predictText(tr *replay.Trace, paths []string, script string, f pre
 		fmt.Fprintf(w, "\nfuture %d: %s\n", fd.Run, fd.Headline())
 	}
 	if len(earlier) > 0 {
-		// In step order, one entry per predicate and step: a step that
-		// broke a predicate for several witnesses counts them.
-		type seen struct {
-			step int
-			pred string
-		}
-		witnesses := map[seen]int{}
-		for _, v := range earlier {
-			witnesses[seen{v.Step, v.Predicate}]++
-		}
-		keys := slices.SortedFunc(maps.Keys(witnesses), func(a, b seen) int {
-			return cmp.Or(cmp.Compare(a.step, b.step), strings.Compare(a.pred, b.pred))
-		})
 		var names []string
-		for _, k := range keys {
-			name := fmt.Sprintf("%s (#%d)", k.pred, k.step)
-			if n := witnesses[k]; n > 1 {
-				name = fmt.Sprintf("%s (#%d, %d witnesses)", k.pred, k.step, n)
+		for _, e := range earlierSteps(earlier) {
+			name := fmt.Sprintf("%s (#%d)", e.Predicate, e.Step)
+			if e.Witnesses > 1 {
+				name = fmt.Sprintf("%s (#%d, %d witnesses)", e.Predicate, e.Step, e.Witnesses)
 			}
 			names = append(names, name)
 		}
@@ -474,18 +461,19 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 		Debug      string `json:"debug"`
 	}
 	out := struct {
-		Traces    []string   `json:"traces"`
-		At        int        `json:"at"`
-		Strategy  string     `json:"strategy"`
-		Depth     int        `json:"depth"`
-		Futures   int        `json:"futures"`
-		Events    int64      `json:"events"`
-		States    *int       `json:"distinct_states"`
-		Seconds   float64    `json:"seconds"`
-		Stopped   string     `json:"stopped"`
-		Predicted []predJSON `json:"predicted"`
-		Panics    []string   `json:"panics"`
-		Earlier   []string   `json:"already_violated"`
+		Traces    []string     `json:"traces"`
+		At        int          `json:"at"`
+		Strategy  string       `json:"strategy"`
+		Depth     int          `json:"depth"`
+		Futures   int          `json:"futures"`
+		Events    int64        `json:"events"`
+		States    *int         `json:"distinct_states"`
+		Seconds   float64      `json:"seconds"`
+		Stopped   string       `json:"stopped"`
+		Predicted []predJSON   `json:"predicted"`
+		Panics    []string     `json:"panics"`
+		Earlier   []string     `json:"already_violated"`
+		EarlierAt []earlyBreak `json:"already_violated_at"`
 		// Resumed futures were checked from a warm-up before the step
 		// on; the others from #0 (both null: every future from #0).
 		Resumed   *int `json:"checked_from_warmup"`
@@ -504,13 +492,44 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 	for _, fd := range panics {
 		out.Panics = append(out.Panics, fd.Headline())
 	}
-	for _, v := range earlier {
-		out.Earlier = append(out.Earlier, v.Predicate)
+	out.EarlierAt = earlierSteps(earlier)
+	for _, e := range out.EarlierAt {
+		out.Earlier = append(out.Earlier, e.Predicate)
 	}
 	slices.Sort(out.Earlier)
+	out.Earlier = slices.Compact(out.Earlier)
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// earlyBreak is a predicate the recorded steps broke at or before the fork
+// step, and the step; predict also counts the witnesses broken there.
+type earlyBreak struct {
+	Predicate string `json:"predicate"`
+	Step      int    `json:"step"`
+	Witnesses int    `json:"witnesses,omitempty"`
+}
+
+// earlierSteps is one entry per predicate and step, in step order: a
+// step that broke a predicate for several witnesses counts them.
+func earlierSteps(vs map[string]*predicates.Violation) []earlyBreak {
+	type seen struct {
+		step int
+		pred string
+	}
+	witnesses := map[seen]int{}
+	for _, v := range vs {
+		witnesses[seen{v.Step, v.Predicate}]++
+	}
+	keys := slices.SortedFunc(maps.Keys(witnesses), func(a, b seen) int {
+		return cmp.Or(cmp.Compare(a.step, b.step), strings.Compare(a.pred, b.pred))
+	})
+	out := []earlyBreak{}
+	for _, k := range keys {
+		out = append(out, earlyBreak{Predicate: k.pred, Step: k.step, Witnesses: witnesses[k]})
+	}
+	return out
 }
 
 // inputsNote says, when the recording has inputs after step at, that

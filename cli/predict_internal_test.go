@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,5 +65,24 @@ func TestPredictListsEarlierViolationsInStepOrder(t *testing.T) {
 	want := "already violated at or before #1905, not predictions: AtMostOneServer (#208), Linearizable (#208), AtMostOneServer (#401, 2 witnesses), AtMostOneServer (#1088)\n"
 	if !strings.Contains(out.String(), want) {
 		t.Fatalf("got:\n%s\nwant the line:\n%s", out.String(), want)
+	}
+	// --json: each predicate once (it listed one per witness, without
+	// steps), and the steps beside, as the text has them.
+	out.Reset()
+	if err := a.predictJSON(nil, []string{"t.lz4"}, "p.star", predictFlags{at: 1905}, &predicted{sum: &explore.Summary{}, earlier: earlier}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Names []string     `json:"already_violated"`
+		At    []earlyBreak `json:"already_violated_at"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if want := "[AtMostOneServer Linearizable]"; fmt.Sprint(got.Names) != want {
+		t.Errorf("already_violated %v, want %s", got.Names, want)
+	}
+	if want := "[{AtMostOneServer 208 1} {Linearizable 208 1} {AtMostOneServer 401 2} {AtMostOneServer 1088 1}]"; fmt.Sprint(got.At) != want {
+		t.Errorf("already_violated_at %v, want %s", got.At, want)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,13 +123,20 @@ func TestExploreFromIgnoresWhatTheRecordingBroke(t *testing.T) {
 		Found []struct {
 			Step int `json:"step"`
 		} `json:"found"`
-		AlreadyViolated []string `json:"already_violated"`
+		AlreadyViolated   []string `json:"already_violated"`
+		AlreadyViolatedAt []struct {
+			Predicate string `json:"predicate"`
+			Step      int    `json:"step"`
+		} `json:"already_violated_at"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("explore --json: %v\n%s", err, r.stdout)
 	}
 	if !slices.Equal(out.AlreadyViolated, []string{"AcceptedRoundIncreasing"}) {
 		t.Errorf("already_violated %v", out.AlreadyViolated)
+	}
+	if at := fmt.Sprint(out.AlreadyViolatedAt); at != "[{AcceptedRoundIncreasing 217}]" {
+		t.Errorf("already_violated_at %s, want [{AcceptedRoundIncreasing 217}]", at)
 	}
 	for _, fd := range out.Found {
 		if fd.Step <= 1500 {
