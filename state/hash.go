@@ -79,6 +79,9 @@ type hasher struct {
 	kv    map[reflect.Type][2]reflect.Value
 	// entryBuf holds the encoding of one entry of a map of scalars.
 	entryBuf []byte
+	// refScratch holds, per nesting level, the entries of a map of
+	// scalar keys and reference values being sorted (refMapHash).
+	refScratch [][]keyedRef
 	// sorting holds, per nesting level, the key and value slices of the
 	// last map of each type sorted there (sortSlices); sorted lists the
 	// parts used since the last reset, which reset zeroes.
@@ -422,6 +425,10 @@ func compileHash(t reflect.Type) hashFunc {
 			}
 			break
 		}
+		if collect := refMapCollectorOf(t); collect != nil {
+			f = refMapHash(t, collect, val)
+			break
+		}
 		f = func(h *hasher, v reflect.Value, depth int) {
 			if h.reference(v, t, depth) {
 				return
@@ -447,12 +454,7 @@ func compileHash(t reflect.Type) hashFunc {
 		for i, fl := range p.fields {
 			fns[i] = hashFnLazy(t.Field(fl.Index).Type)
 		}
-		f = func(h *hasher, v reflect.Value, depth int) {
-			h.u64('S', p.id)
-			for i, fl := range p.fields {
-				fns[i](h, v.Field(fl.Index), depth+1)
-			}
-		}
+		f = structHash(t, p, fns)
 	default:
 		f = func(h *hasher, _ reflect.Value, _ int) { h.tag('?') }
 	}

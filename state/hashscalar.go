@@ -1,9 +1,12 @@
 package state
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
 	"reflect"
+	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -31,6 +34,10 @@ const (
 	codeFloat64
 	codeFloat32
 	codeBool
+	codeInt16
+	codeInt8
+	codeUint16
+	codeUint8
 )
 
 // appendScalarAt appends the canonical encoding of the scalar at p. A plain
@@ -59,6 +66,14 @@ func appendScalarAt(b []byte, c scalarCode, p unsafe.Pointer) []byte {
 			return append(b, 'T')
 		}
 		return append(b, 'F')
+	case codeInt16:
+		return binary.LittleEndian.AppendUint64(append(b, 'i'), uint64(int64(*(*int16)(p))))
+	case codeInt8:
+		return binary.LittleEndian.AppendUint64(append(b, 'i'), uint64(int64(*(*int8)(p))))
+	case codeUint16:
+		return binary.LittleEndian.AppendUint64(append(b, 'u'), uint64(*(*uint16)(p)))
+	case codeUint8:
+		return binary.LittleEndian.AppendUint64(append(b, 'u'), uint64(*(*uint8)(p)))
 	}
 	panic("state: unknown scalar code")
 }
@@ -74,31 +89,108 @@ const (
 	layout1
 )
 
-// scalarOf returns how values of type t are laid out and encoded, or
-// layoutNone when t is not a scalar this fast path handles.
-func scalarOf(t reflect.Type) (scalarLayout, scalarCode) {
+// scalarCodeOf returns how a value of type t is read and encoded, or
+// codeNone when t is not a scalar read here.
+func scalarCodeOf(t reflect.Type) scalarCode {
 	if isOpaque(t) {
-		return layoutNone, codeNone
+		return codeNone
 	}
 	switch k := t.Kind(); {
 	case k == reflect.String:
-		return layoutString, codeString
+		return codeString
 	case (k == reflect.Int || k == reflect.Int64) && t.Size() == 8:
-		return layout8, codeInt64
+		return codeInt64
 	case k == reflect.Int32:
-		return layout4, codeInt32
+		return codeInt32
+	case k == reflect.Int16:
+		return codeInt16
+	case k == reflect.Int8:
+		return codeInt8
 	case (k == reflect.Uint || k == reflect.Uint64) && t.Size() == 8:
-		return layout8, codeUint64
+		return codeUint64
 	case k == reflect.Uint32:
-		return layout4, codeUint32
+		return codeUint32
+	case k == reflect.Uint16:
+		return codeUint16
+	case k == reflect.Uint8:
+		return codeUint8
 	case k == reflect.Float64:
-		return layout8, codeFloat64
+		return codeFloat64
 	case k == reflect.Float32:
-		return layout4, codeFloat32
+		return codeFloat32
 	case k == reflect.Bool:
-		return layout1, codeBool
+		return codeBool
+	}
+	return codeNone
+}
+
+// scalarOf returns how values of type t are laid out in a map and
+// encoded, or layoutNone when a map of t is not walked as a plain map.
+func scalarOf(t reflect.Type) (scalarLayout, scalarCode) {
+	switch c := scalarCodeOf(t); c {
+	case codeString:
+		return layoutString, c
+	case codeInt64, codeUint64, codeFloat64:
+		return layout8, c
+	case codeInt32, codeUint32, codeFloat32:
+		return layout4, c
+	case codeBool:
+		return layout1, c
 	}
 	return layoutNone, codeNone
+}
+
+// scalarAt hashes the scalar at p, as the compiled function of its kind
+// does.
+func (h *hasher) scalarAt(c scalarCode, p unsafe.Pointer) {
+	if c == codeString {
+		h.str('s', *(*string)(p)) // long strings go to the digest whole
+		return
+	}
+	if len(h.buf) >= hashBuf-16 {
+		h.flush()
+	}
+	h.buf = appendScalarAt(h.buf, c, p)
+}
+
+// structHash hashes a struct's observed fields; scalar fields of an
+// addressable struct (one reached through a pointer, a slice, a map's
+// copy) are read in place rather than through reflect.Value.Field.
+func structHash(t reflect.Type, p *plan, fns []hashFunc) hashFunc {
+	codes := make([]scalarCode, len(p.fields))
+	offsets := make([]uintptr, len(p.fields))
+	scalars := 0
+	for i, fl := range p.fields {
+		f := t.Field(fl.Index)
+		codes[i], offsets[i] = scalarCodeOf(f.Type), f.Offset
+		if codes[i] != codeNone {
+			scalars++
+		}
+	}
+	slow := func(h *hasher, v reflect.Value, depth int) {
+		h.u64('S', p.id)
+		for i, fl := range p.fields {
+			fns[i](h, v.Field(fl.Index), depth+1)
+		}
+	}
+	if scalars == 0 {
+		return slow
+	}
+	return func(h *hasher, v reflect.Value, depth int) {
+		if !v.CanAddr() {
+			slow(h, v, depth)
+			return
+		}
+		base := v.Addr().UnsafePointer()
+		h.u64('S', p.id)
+		for i, fl := range p.fields {
+			if c := codes[i]; c != codeNone {
+				h.scalarAt(c, unsafe.Add(base, offsets[i]))
+			} else {
+				fns[i](h, v.Field(fl.Index), depth+1)
+			}
+		}
+	}
 }
 
 // entrySummer sums the hashes of a map's entries, each hashed alone; m is
@@ -161,5 +253,128 @@ func sumEntries[K comparable, V any](ke, ve scalarCode) entrySummer {
 			sum += xxhash.Sum64(buf)
 		}
 		return sum, buf
+	}
+}
+
+// keyedRef is one entry of a map whose keys are scalars and whose values
+// are references (maps, pointers): the key as a string or as 64 bits, and
+// the value's pointer.
+type keyedRef struct {
+	s string
+	n uint64
+	p unsafe.Pointer
+}
+
+// refMapCollector appends the entries of a map of scalar keys and
+// reference values (m its pointer) to into.
+type refMapCollector func(m unsafe.Pointer, into []keyedRef) []keyedRef
+
+// refMapCollectorOf returns the collector of map type t when its keys are
+// scalars other than floats (whose order has NaN) and its values a
+// map or a pointer: one machine word, walked as a map[K]unsafe.Pointer.
+func refMapCollectorOf(t reflect.Type) refMapCollector {
+	if k := t.Elem().Kind(); k != reflect.Map && k != reflect.Pointer {
+		return nil
+	}
+	kl, kc := scalarOf(t.Key())
+	if kc == codeFloat64 || kc == codeFloat32 {
+		return nil
+	}
+	switch kl {
+	case layoutString:
+		return collectRefs[string](kc)
+	case layout8:
+		return collectRefs[uint64](kc)
+	case layout4:
+		return collectRefs[uint32](kc)
+	case layout1:
+		return collectRefs[bool](kc)
+	}
+	return nil
+}
+
+func collectRefs[K comparable](c scalarCode) refMapCollector {
+	return func(m unsafe.Pointer, into []keyedRef) []keyedRef {
+		mp := *(*map[K]unsafe.Pointer)(unsafe.Pointer(&m))
+		for k, p := range mp {
+			e := keyedRef{p: p}
+			e.s, e.n = scalarKey(c, unsafe.Pointer(&k))
+			into = append(into, e)
+		}
+		return into
+	}
+}
+
+// scalarKey reads a key as keyedRef holds it: strings as themselves,
+// integers widened (signed ones sign-extended), booleans as 0 and 1.
+func scalarKey(c scalarCode, p unsafe.Pointer) (string, uint64) {
+	switch c {
+	case codeString:
+		return *(*string)(p), 0
+	case codeInt64, codeUint64:
+		return "", *(*uint64)(p)
+	case codeInt32:
+		return "", uint64(int64(*(*int32)(p)))
+	case codeUint32:
+		return "", uint64(*(*uint32)(p))
+	case codeBool:
+		if *(*bool)(p) {
+			return "", 1
+		}
+		return "", 0
+	}
+	panic("state: unknown scalar code")
+}
+
+// keyedRefOrder is keyOrder for keyedRef: the natural order of the keys.
+func keyedRefOrder(c scalarCode) func(a, b keyedRef) int {
+	switch c {
+	case codeString:
+		return func(a, b keyedRef) int { return strings.Compare(a.s, b.s) }
+	case codeInt64, codeInt32:
+		return func(a, b keyedRef) int { return cmp.Compare(int64(a.n), int64(b.n)) }
+	}
+	return func(a, b keyedRef) int { return cmp.Compare(a.n, b.n) }
+}
+
+// refMapHash hashes a map of scalar keys and reference values as the
+// reflective walk does (keys in natural order, each key then its value),
+// collecting and sorting the entries without reflection.
+func refMapHash(t reflect.Type, collect refMapCollector, val hashFunc) hashFunc {
+	_, kc := scalarOf(t.Key())
+	order := keyedRefOrder(kc)
+	elem := t.Elem()
+	return func(h *hasher, v reflect.Value, depth int) {
+		if h.reference(v, t, depth) {
+			return
+		}
+		h.u64('M', uint64(v.Len()))
+		level := h.depth
+		if level == len(h.refScratch) {
+			h.refScratch = append(h.refScratch, nil)
+		}
+		es := collect(v.UnsafePointer(), h.refScratch[level][:0])
+		slices.SortFunc(es, order)
+		h.depth++
+		for i := range es {
+			switch kc {
+			case codeString:
+				h.str('s', es[i].s)
+			case codeBool:
+				if es[i].n != 0 {
+					h.tag('T')
+				} else {
+					h.tag('F')
+				}
+			case codeInt64, codeInt32:
+				h.u64('i', es[i].n)
+			default:
+				h.u64('u', es[i].n)
+			}
+			val(h, reflect.NewAt(elem, unsafe.Pointer(&es[i].p)).Elem(), depth+1)
+		}
+		h.depth--
+		clear(es) // hold nothing of the state between hashes
+		h.refScratch[level] = es[:0]
 	}
 }
