@@ -176,11 +176,11 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	switch {
 	case !slices.Contains(explore.Names(), f.strategy):
 		return badInput("--strategy %q: unknown (known: %s)", f.strategy, strings.Join(explore.Names(), ", "))
-	case f.faults < 0:
-		return badInput("--faults %d: want 0 or more crashes", f.faults)
-	case f.warmup < 0:
-		return badInput("--warmup %d: want 0 or more steps (0: check every run from #0)", f.warmup)
-	case changed("warmup") && !changed("from"):
+	case f.faults < 0 || f.warmup < 0:
+		return checkAtLeast(atLeast{"faults", f.faults, 0}, atLeast{"warmup", f.warmup, 0})
+	case changed("warmup") && !changed("from") && f.warmup != 0:
+		// 0 is what a fresh exploration does anyway: a script passing it
+		// to every exploration is not refused.
 		return badInput("--warmup goes with --from TRACE (runs of a fresh system share no recorded steps)")
 	case changed("time") && f.wall <= 0:
 		return badInput("--time %v: want a positive wall-clock duration such as 5m", f.wall)

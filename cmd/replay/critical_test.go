@@ -285,4 +285,8 @@ func TestPredictFromAWarmUpPredictsTheSame(t *testing.T) {
 	}
 	badInput(t, replay(t, dir, "predict", "spec.lz4", star, "--at", "1038", "--warmup", "-1"), "--warmup")
 	badInput(t, replay(t, dir, "explore", "paxos", "--check", star, "--warmup", "100"), "goes with --from")
+	// The same words as predict's; and 0, what a fresh exploration does
+	// anyway, is not refused.
+	badInput(t, replay(t, dir, "explore", "paxos", "--check", star, "--from", "spec.lz4", "--at", "1038", "--warmup", "-1"), "--warmup -1: want 0 or more")
+	mustOK(t, replay(t, dir, "explore", "paxos", "--check", star, "--warmup", "0", "--budget", "1", "-o", "w0.lz4"))
 }
