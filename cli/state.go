@@ -115,8 +115,10 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 	// have: the path is a leaf (last is its value) or, once it was one, a
 	// container that filled up (filled), as the database's Composites
 	// tells them: a filled container's own changes make no versions, its
-	// node going down does.
-	have, filled, last := false, false, ""
+	// node going down does, and so does its node coming back up with it
+	// filled (a restart rebuilt it) once the path had a version (seen).
+	have, filled, seen, last := false, false, false, ""
+	status := "" // the node's @status after its last step, "" unknown
 	err = r.RunTo(s.tr.Len()-1, func(step int) error {
 		if s.tr.Event(step).Node != id {
 			return nil
@@ -134,8 +136,13 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 				}
 			}
 		}
+		was := status
+		if len(leaves) > 0 && leaves[0].Path == statedb.StatusPath {
+			status = leaves[0].Value
+		}
+		restarted := was == "down" && status == "up"
 		desc, below := "", false
-		if !ok && have {
+		if !ok && (have || seen && restarted) {
 			desc, below = state.Composite(leaves, path)
 		}
 		switch {
@@ -146,6 +153,7 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 		case !ok && !below && have:
 			out = append(out, statedb.Version{Step: step, Removed: true})
 		}
+		seen = seen || ok || below
 		have, filled, last = ok || below, below, val
 		return nil
 	})
@@ -306,7 +314,8 @@ Agent.AcceptedValue or @status), each with the step that wrote it; "(removed)"
 where the field stopped existing (an entry was deleted), "(removed: N
 crashed)" where its node crashed;
 "[...]" (elements below it) or "{...}" (fields) where a nil or empty
-slice, map or pointer filled up;
+slice, map or pointer filled up, or where a restart brought it back
+filled (its own growth is no version);
 and, between them, the stretches where the node's state is unknown (a
 killed process, a file cut short or not given: "after #A unknown until
 ...").

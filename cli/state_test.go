@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -152,6 +153,71 @@ func TestHistoryOfAFieldThatFillsUp(t *testing.T) {
 	}
 	if !strings.Contains(js, `"value": "[...]",`+"\n"+`      "composite": true`) {
 		t.Fatalf("history --json does not mark the filled list composite:\n%.600s", js)
+	}
+}
+
+// A container its node's restart rebuilds (raftkv's KV map, replayed
+// from the raft log on disk; chord's JoinVia list, set again by Init)
+// comes back filled, with no leaf of its own path written: history
+// ended at the crash ("(removed: 3 crashed)") and showed nothing after
+// the restart, though the state and the histories of its elements held
+// them (a new user's Log). It lists the container again at the restart,
+// from a replay and from the database alike.
+func TestHistoryOfAContainerARestartRebuilt(t *testing.T) {
+	for _, c := range []struct {
+		sim         []string
+		node, field string
+	}{
+		{[]string{"raftkv", "--churn", "1", "--time", "2s"}, "3", "KV"},
+		{[]string{"chord", "--churn", "2", "--time", "3s"}, "n1", "JoinVia"},
+	} {
+		t.Run(c.sim[0], func(t *testing.T) {
+			run := inProcess()
+			trace := filepath.Join(t.TempDir(), "t.lz4")
+			if _, e, code := run(append(append([]string{"sim"}, c.sim...), "-o", trace)...); code != 0 {
+				t.Fatalf("sim: %s", e)
+			}
+			// The restarts after which the container holds elements.
+			evs, _, _ := run("events", trace, "--node", c.node, "--kind", "restart")
+			var filled []int
+			for _, line := range strings.Split(strings.TrimSpace(evs), "\n") {
+				var step int
+				if _, err := fmt.Sscanf(line, "#%d", &step); err != nil {
+					t.Fatalf("events: %q: %v", line, err)
+				}
+				st, _, _ := run("state", trace, "--at", strconv.Itoa(step), "--node", c.node)
+				if strings.Contains(st, "\n  "+c.field+"[") {
+					filled = append(filled, step)
+				}
+			}
+			if len(filled) == 0 {
+				t.Fatalf("no restart of %s rebuilds %s:\n%s", c.node, c.field, evs)
+			}
+			args := []string{"history", trace, "--node", c.node, "--field", c.field}
+			byReplay, e, code := run(args...)
+			if code != 0 {
+				t.Fatalf("history by replay: exit %d %s", code, e)
+			}
+			jsReplay, _, _ := run(append(args, "--json")...)
+			if _, e, code := run("index", trace); code != 0 {
+				t.Fatalf("index: %s", e)
+			}
+			byDB, _, _ := run(args...)
+			jsDB, _, _ := run(append(args, "--json")...)
+			if byDB != byReplay || jsDB != jsReplay {
+				t.Fatalf("history differs between the database and replay:\n%s\nvs\n%s", byDB, byReplay)
+			}
+			for _, step := range filled {
+				// The crash before it removed the container with its node.
+				want := regexp.MustCompile(fmt.Sprintf(`\(removed: %s crashed\)\n#%d \[\.\.\.\]\n`, regexp.QuoteMeta(c.node), step))
+				if !want.MatchString(byDB) {
+					t.Errorf("history of %s's %s does not list it filled again at its restart #%d:\n%s", c.node, c.field, step, byDB)
+				}
+				if !strings.Contains(jsDB, fmt.Sprintf(`"step": %d,`+"\n"+`      "value": "[...]",`+"\n"+`      "composite": true`, step)) {
+					t.Errorf("history --json does not mark the restart #%d composite:\n%s", step, jsDB)
+				}
+			}
+		})
 	}
 }
 

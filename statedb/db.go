@@ -668,7 +668,10 @@ type Version struct {
 // a field that filled up did not stop existing. A filled container's own
 // changes are no versions of the path, but its node going down while it
 // is filled is: a removal is added there (as where a leaf's node goes
-// down). vs is a run of History's versions in step order.
+// down). So is its node coming back up with it filled (a restart that
+// rebuilt it, from disk or by Init): the restart writes no leaf of the
+// path, and the history ended at the crash although the container was
+// back. vs is a run of History's versions in step order.
 func (db *DB) Composites(id node.ID, path string, vs []Version) ([]Version, error) {
 	var status []Version // the node's @status versions, read once if needed
 	out := make([]Version, 0, len(vs))
@@ -683,8 +686,8 @@ func (db *DB) Composites(id node.ID, path string, vs []Version) ([]Version, erro
 			}
 		}
 		out = append(out, v)
-		if !v.Composite {
-			continue
+		if !v.Composite && !v.Removed {
+			continue // a leaf: what ends it is a version of its own
 		}
 		end := math.MaxInt // the path's next version, if any
 		if i+1 < len(vs) {
@@ -700,10 +703,25 @@ func (db *DB) Composites(id node.ID, path string, vs []Version) ([]Version, erro
 				return nil, err
 			}
 		}
+		// Until the path's next version, the node going down removes a
+		// filled container and coming back up may fill a removed one.
 		for _, s := range status {
-			if s.Step > v.Step && s.Step < end && s.Value != "up" {
-				out = append(out, Version{Step: s.Step, Removed: true})
-				break
+			if s.Step <= v.Step || s.Step >= end {
+				continue
+			}
+			switch {
+			case v.Composite && s.Value != "up":
+				v = Version{Step: s.Step, Removed: true}
+				out = append(out, v)
+			case v.Removed && s.Value == "up":
+				ns, err := db.State(id, s.Step)
+				if err != nil {
+					return nil, err
+				}
+				if desc, ok := state.Composite(ns.Leaves, path); ok {
+					v = Version{Step: s.Step, Value: FilledValue(desc), Composite: true}
+					out = append(out, v)
+				}
 			}
 		}
 	}

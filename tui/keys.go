@@ -412,8 +412,9 @@ func (m *Model) History() {
 			leaf = r.leaf
 		}
 	}
-	// A container has versions of its own where it was nil or empty
-	// and where it filled up, as replay history shows them.
+	// A container has versions of its own where it was nil or empty,
+	// where it filled up, where its node crashed and where a restart
+	// brought it back filled, as replay history shows them.
 	vs, err := m.db.History(m.node, path, m.pos, 200, 200)
 	if err == nil {
 		vs, err = m.db.Composites(m.node, path, vs)
