@@ -456,9 +456,9 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		if v.IsNil() || !s.reaches(t.Elem()) {
 			return
 		}
-		unequal := 0
+		var keys state.MapKeys
 		for _, e := range state.SortedEntries(v) {
-			s.walk(e.Value, path+string(state.AppendMapKey(nil, e.Key, &unequal)), depth+1)
+			s.walk(e.Value, path+string(state.AppendMapKey(nil, e.Key, &keys)), depth+1)
 		}
 	}
 }

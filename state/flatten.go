@@ -228,9 +228,9 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 			f.leaf("{}")
 		}
 		n := len(f.path)
-		unequal := 0
+		var keys MapKeys
 		for _, e := range es {
-			f.path = AppendMapKey(f.path, e.Key, &unequal)
+			f.path = AppendMapKey(f.path, e.Key, &keys)
 			f.walk(e.Value, depth+1)
 			f.path = f.path[:n]
 		}
@@ -284,41 +284,87 @@ func (f *Flattener) reference(v reflect.Value) bool {
 }
 
 // KeyString formats a map key as it appears in paths: strings quoted,
-// numbers bare, structs and arrays by their content ({A:1 B:"x"}, [1 2]).
+// numbers bare, structs and arrays by their content ({A:1 B:"x"}, [1 2]),
+// pointers by what they point to (&{A:1}).
 func KeyString(k reflect.Value) string { return string(appendKey(nil, k)) }
 
-// AppendMapKey appends a map entry's path step, "[KEY]", to b. A key not
-// equal to itself (a NaN, or a struct or array holding one) has no
-// path of its own: a map holds one entry per such key, all with the same
-// text. unequal counts them along one map's sorted keys, and the second
-// and later are told apart as "[NaN#2]", "[NaN#3]" (in SortedEntries'
-// order, which puts them by value).
-func AppendMapKey(b []byte, k reflect.Value, unequal *int) []byte {
+// MapKeys tells apart, along one map's entries in SortedEntries' order,
+// the keys whose text (KeyString) is the same. The zero value is ready;
+// use one per map walked.
+type MapKeys struct {
+	unequal int
+	seen    map[string]int // texts of keys that may print alike, and how many did
+}
+
+// AppendMapKey appends a map entry's path step, "[KEY]", to b. Keys of
+// a map that print alike are told apart as "[KEY]", "[KEY#2]", ... in
+// SortedEntries' order (which puts them by value where their keys'
+// hashes tie), since a path names one entry: leaves, the "(same as
+// PATH)" of a second reference and the predicates' rows are told apart
+// by it, and two entries under one path showed one entry twice and
+// merged the rows. A key not equal to itself (a NaN, or a struct or
+// array holding one) is such a key: a map holds one entry per NaN. So
+// are keys that differ where their text does not show: pointers to
+// equal values, interfaces holding 1 and int64(1), struct keys that
+// differ only in a field tagged `replay:"-"`, byte arrays past the 32
+// bytes shown. keys counts them for one map.
+func AppendMapKey(b []byte, k reflect.Value, keys *MapKeys) []byte {
+	start := len(b) + 1
 	b = appendKey(append(b, '['), k)
+	n := 1
 	switch k.Kind() {
-	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128,
-		reflect.Struct, reflect.Array, reflect.Interface:
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		// Distinct keys of these kinds print apart.
+	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		// Apart but for NaNs (-0 and +0 are one key).
 		if !k.Equal(k) {
-			*unequal++
-			if *unequal > 1 {
-				b = strconv.AppendInt(append(b, '#'), int64(*unequal), 10)
-			}
+			keys.unequal++
+			n = keys.unequal
 		}
+	default:
+		if keys.seen == nil {
+			keys.seen = map[string]int{}
+		}
+		text := string(b[start:])
+		n = keys.seen[text] + 1
+		keys.seen[text] = n
+	}
+	if n > 1 {
+		b = strconv.AppendInt(append(b, '#'), int64(n), 10)
 	}
 	return append(b, ']')
 }
 
-func appendKey(b []byte, k reflect.Value) []byte {
+// maxKeyPointers is how many pointers a key's text follows: the key's
+// own object is shown, and pointers in it by their type (a key that
+// points to itself through a chain of them must end).
+const maxKeyPointers = 1
+
+func appendKey(b []byte, k reflect.Value) []byte { return appendKeyAt(b, k, 0) }
+
+func appendKeyAt(b []byte, k reflect.Value, pointers int) []byte {
 	for k.Kind() == reflect.Interface && !k.IsNil() {
 		k = k.Elem()
 	}
 	switch k.Kind() {
+	case reflect.Pointer:
+		// By what it points to, as fmt's %v shows a pointer to a struct:
+		// the type's name alone gave every entry of a map keyed by
+		// pointers one path (the address would differ between runs).
+		if k.IsNil() {
+			return append(b, "nil"...)
+		}
+		if pointers >= maxKeyPointers || isOpaque(k.Type()) {
+			break
+		}
+		return appendKeyAt(append(b, '&'), k.Elem(), pointers+1)
 	case reflect.String:
 		return strconv.AppendQuote(b, k.String())
 	case reflect.Struct:
 		// By content: the type's name alone gave every entry of a map
 		// keyed by a struct the same path.
-		if k.Type() == timeType {
+		if k.Type() == timeType || isOpaque(k.Type()) {
 			break
 		}
 		b = append(b, '{')
@@ -326,7 +372,7 @@ func appendKey(b []byte, k reflect.Value) []byte {
 			if i > 0 {
 				b = append(b, ' ')
 			}
-			b = appendKey(append(append(b, f.Name...), ':'), k.Field(f.Index))
+			b = appendKeyAt(append(append(b, f.Name...), ':'), k.Field(f.Index), pointers)
 		}
 		return append(b, '}')
 	case reflect.Array:
@@ -338,7 +384,7 @@ func appendKey(b []byte, k reflect.Value) []byte {
 			if i > 0 {
 				b = append(b, ' ')
 			}
-			b = appendKey(b, k.Index(i))
+			b = appendKeyAt(b, k.Index(i), pointers)
 		}
 		return append(b, ']')
 	}
