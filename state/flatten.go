@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -223,7 +225,7 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 		if f.reference(v) {
 			return
 		}
-		es := SortedEntries(v)
+		es := entriesSorted(v, f.inContext)
 		if len(es) == 0 {
 			f.leaf("{}")
 		}
@@ -262,6 +264,33 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 		f.val = appendScalar(f.val[:0], v)
 		f.leafVal()
 	}
+}
+
+// inContext orders two entries of a map whose keys and values hash
+// alike alone (two pointers to equal values) by what they show here:
+// when one value was visited before the map, it shows as "(same as
+// PATH)" and the other in full, and in the iterator's random order one
+// state flattened two ways.
+func (f *Flattener) inContext(a, b MapEntry) int {
+	if c := strings.Compare(KeyString(a.Key), KeyString(b.Key)); c != 0 {
+		return c
+	}
+	return strings.Compare(f.shownInContext(a.Value), f.shownInContext(b.Value))
+}
+
+// shownInContext is what v's leaves show when walked now, after the
+// references visited so far.
+func (f *Flattener) shownInContext(v reflect.Value) string {
+	sub := Flattener{seen: maps.Clone(f.seen), paths: slices.Clip(f.paths)}
+	sub.walk(v, 0)
+	var b strings.Builder
+	for _, l := range sub.out {
+		b.WriteString(l.Path)
+		b.WriteByte('=')
+		b.WriteString(l.Value)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // reference handles nil and already-visited pointers and maps; it reports

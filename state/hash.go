@@ -3,6 +3,7 @@ package state
 import (
 	"cmp"
 	"encoding/binary"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -515,8 +516,29 @@ func (h *hasher) sortedEntries(m reflect.Value) []MapEntry {
 	it.Reset(reflect.Value{})
 	h.scratch[h.depth] = es
 	h.depth++
-	sortEntries(m.Type().Key().Kind(), es)
+	sortEntriesTied(m.Type().Key().Kind(), es, h.inContext)
 	return es
+}
+
+// inContext orders two entries whose keys and values hash alike alone
+// (two pointers to equal values, say) by how they hash here, after the
+// references visited so far. Which comes first decides which is numbered
+// first and which is a back-reference: when one of them was visited
+// before the map (a field pointing at one of two equal peers that key
+// it), the iterator's random order gave one state two hashes.
+func (h *hasher) inContext(a, b MapEntry) int {
+	return cmp.Compare(h.entryInContext(a), h.entryInContext(b))
+}
+
+func (h *hasher) entryInContext(e MapEntry) uint64 {
+	sub := newHasher()
+	sub.refs, sub.manyRefs = append(sub.refs, h.refs...), h.manyRefs
+	if h.manyRefs {
+		sub.seen = maps.Clone(h.seen)
+	}
+	sub.value(e.Key, 0)
+	sub.value(e.Value, 0)
+	return sub.sum()
 }
 
 // sortSlices returns slices of at least n keys and n values of map type t
@@ -594,19 +616,27 @@ func SortedKeys(m reflect.Value) []reflect.Value {
 // from the map's iterator: m.MapIndex(key) finds nothing for a key that
 // is not equal to itself (a NaN, or a struct or array holding one), so
 // a map with NaN keys read through its keys lost every such value.
-func SortedEntries(m reflect.Value) []MapEntry {
+func SortedEntries(m reflect.Value) []MapEntry { return entriesSorted(m, nil) }
+
+// entriesSorted is SortedEntries ordering the entries whose keys and
+// values hash alike by tie, when not nil (sortEntriesTied).
+func entriesSorted(m reflect.Value, tie func(a, b MapEntry) int) []MapEntry {
 	es := make([]MapEntry, 0, m.Len())
 	for it := m.MapRange(); it.Next(); {
 		es = append(es, MapEntry{it.Key(), it.Value()})
 	}
-	sortEntries(m.Type().Key().Kind(), es)
+	sortEntriesTied(m.Type().Key().Kind(), es, tie)
 	return es
 }
 
 // sortEntries puts a map's entries in canonical order, in place: by key
 // where keys of the kind have a natural order, else by the keys' hashes;
 // entries the keys cannot tell apart by their values' hashes.
-func sortEntries(kind reflect.Kind, es []MapEntry) {
+func sortEntries(kind reflect.Kind, es []MapEntry) { sortEntriesTied(kind, es, nil) }
+
+// sortEntriesTied is sortEntries that orders entries whose keys and
+// values hash alike by tie, when not nil.
+func sortEntriesTied(kind reflect.Kind, es []MapEntry, tie func(a, b MapEntry) int) {
 	if len(es) < 2 {
 		return
 	}
@@ -615,7 +645,10 @@ func sortEntries(kind reflect.Kind, es []MapEntry) {
 			if c := order(a.Key, b.Key); c != 0 {
 				return c
 			}
-			return valueOrder(a.Value, b.Value)
+			if c := valueOrder(a.Value, b.Value); c != 0 || tie == nil {
+				return c
+			}
+			return tie(a, b)
 		})
 		return
 	}
@@ -633,7 +666,10 @@ func sortEntries(kind reflect.Kind, es []MapEntry) {
 		if c := cmp.Compare(a.h, b.h); c != 0 {
 			return c
 		}
-		return valueOrder(a.e.Value, b.e.Value)
+		if c := valueOrder(a.e.Value, b.e.Value); c != 0 || tie == nil {
+			return c
+		}
+		return tie(a.e, b.e)
 	})
 	for i := range ks {
 		es[i] = ks[i].e
