@@ -65,7 +65,7 @@ func toStarlark(v reflect.Value, origin int64) starlark.Value {
 	case reflect.Map:
 		d := starlark.NewDict(v.Len())
 		for _, e := range state.SortedEntries(v) {
-			d.SetKey(toStarlark(e.Key, origin), toStarlark(e.Value, origin))
+			d.SetKey(keyToStarlark(e.Key, origin), toStarlark(e.Value, origin))
 		}
 		d.Freeze()
 		return d
@@ -87,6 +87,24 @@ func toStarlark(v reflect.Value, origin int64) starlark.Value {
 		return &goStruct{v: v, origin: origin}
 	}
 	return starlark.None
+}
+
+// keyToStarlark converts a map key as toStarlark does, but for a Go array
+// (of other than bytes), which becomes a tuple: a list cannot key a dict,
+// and SetKey's error dropped every entry of a map keyed by pairs.
+func keyToStarlark(v reflect.Value, origin int64) starlark.Value {
+	k := v
+	for k.IsValid() && (k.Kind() == reflect.Pointer || k.Kind() == reflect.Interface) && !k.IsNil() {
+		k = k.Elem()
+	}
+	if !k.IsValid() || k.Kind() != reflect.Array || k.Type().Elem().Kind() == reflect.Uint8 {
+		return toStarlark(v, origin)
+	}
+	t := make(starlark.Tuple, k.Len())
+	for i := range t {
+		t[i] = keyToStarlark(k.Index(i), origin)
+	}
+	return t
 }
 
 // goStruct is a Go struct seen from Starlark: fields convert when read.
