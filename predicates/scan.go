@@ -20,7 +20,7 @@ type scanner struct {
 	reach map[reflect.Type]bool
 	match map[reflect.Type][]*Table // the tables whose type a Go type is
 	plans map[reflect.Type][]walkField
-	seen  map[uintptr]bool
+	seen  map[pointerKey]bool
 	gen   int
 	step  int
 	now   int64
@@ -47,9 +47,19 @@ type scanner struct {
 // the check rather than leave a predicate blind to them.
 const maxScanDepth = 4096
 
+// pointerKey is a pointer the walk followed: its address and its type. A
+// pointer to a struct and one to its first field share the address (so
+// do pointers to zero-size values): keyed by the address alone, whichever
+// came second was taken for the first, and the struct's other fields,
+// with their rows, went unseen.
+type pointerKey struct {
+	p uintptr
+	t reflect.Type
+}
+
 func newScanner(c *Checker) *scanner {
 	return &scanner{c: c, reach: map[reflect.Type]bool{}, match: map[reflect.Type][]*Table{},
-		plans: map[reflect.Type][]walkField{}, seen: map[uintptr]bool{},
+		plans: map[reflect.Type][]walkField{}, seen: map[pointerKey]bool{},
 		flat: map[reflect.Type]bool{}, strs: map[reflect.Type][]uintptr{}, lists: map[listKey]*listMemo{}}
 }
 
@@ -398,7 +408,7 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		if v.IsNil() || !s.reaches(v.Type()) {
 			return
 		}
-		p := v.Pointer()
+		p := pointerKey{v.Pointer(), v.Type()}
 		if s.seen[p] {
 			return // aliased: the object is a row once, at its first path
 		}
