@@ -93,7 +93,7 @@ func Copyable(v any) bool {
 	if v == nil {
 		return true
 	}
-	w := funcWalker{seen: map[uintptr]bool{}}
+	w := funcWalker{seen: map[refKey]bool{}}
 	return !w.boundFunc(reflect.ValueOf(v), 0)
 }
 
@@ -133,7 +133,10 @@ func typeMayHoldFunc(t reflect.Type) bool {
 	return r
 }
 
-type funcWalker struct{ seen map[uintptr]bool }
+// funcWalker knows the pointers it followed by address and type: a
+// pointer to a struct and one to its first field share the address, and
+// by address alone the second was skipped, with any function behind it.
+type funcWalker struct{ seen map[refKey]bool }
 
 // boundFunc reports whether v holds a function bound to state, a
 // channel or an unsafe pointer: anything a deep copy cannot reproduce.
@@ -149,10 +152,11 @@ func (w funcWalker) boundFunc(v reflect.Value, depth int) bool {
 	case reflect.Interface:
 		return !v.IsNil() && w.boundFunc(v.Elem(), depth+1)
 	case reflect.Pointer:
-		if v.IsNil() || w.seen[v.Pointer()] {
+		k := refKey{v.Pointer(), v.Type()}
+		if v.IsNil() || w.seen[k] {
 			return false
 		}
-		w.seen[v.Pointer()] = true
+		w.seen[k] = true
 		return w.boundFunc(v.Elem(), depth+1)
 	case reflect.Slice, reflect.Array:
 		for i := range v.Len() {
