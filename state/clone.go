@@ -86,7 +86,10 @@ var Copier = node.Copier{
 // does not when v's state holds a function bound to v's own objects: a
 // method value (etcd raft keeps r.tick = r.tickElection) or a closure.
 // Clone can only share the function, so the copy's calls would act on
-// the original. Plain top-level functions are fine to share. Drivers
+// the original. Plain top-level functions are fine to share. Nor does it
+// when v holds a reference into an object it also reaches otherwise (a
+// pointer to one of its own fields or to a slice's element, a slice of
+// part of another's array), which Clone copies apart (alias.go). Drivers
 // that need a faithful copy of such a node rebuild it by re-executing its
 // events instead.
 func Copyable(v any) bool {
@@ -94,7 +97,7 @@ func Copyable(v any) bool {
 		return true
 	}
 	w := funcWalker{seen: map[refKey]bool{}}
-	return !w.boundFunc(reflect.ValueOf(v), 0)
+	return !w.boundFunc(reflect.ValueOf(v), 0) && !sharesInterior(reflect.ValueOf(v))
 }
 
 // mayHoldFunc caches, per type, whether a value of it can hold a function
