@@ -96,8 +96,7 @@ func Copyable(v any) bool {
 	if v == nil {
 		return true
 	}
-	w := funcWalker{seen: map[refKey]bool{}}
-	return !w.boundFunc(reflect.ValueOf(v), 0) && !sharesInterior(reflect.ValueOf(v))
+	return !holdsBoundFunc(reflect.ValueOf(v)) && !sharesInterior(reflect.ValueOf(v))
 }
 
 // mayHoldFunc caches, per type, whether a value of it can hold a function
@@ -136,57 +135,74 @@ func typeMayHoldFunc(t reflect.Type) bool {
 	return r
 }
 
-// funcWalker knows the pointers it followed by address and type: a
-// pointer to a struct and one to its first field share the address, and
-// by address alone the second was skipped, with any function behind it.
-type funcWalker struct{ seen map[refKey]bool }
-
-// boundFunc reports whether v holds a function bound to state, a
+// holdsBoundFunc reports whether v holds a function bound to state, a
 // channel or an unsafe pointer: anything a deep copy cannot reproduce.
-func (w funcWalker) boundFunc(v reflect.Value, depth int) bool {
-	if !v.IsValid() || depth > maxCloneCheckDepth || !typeMayHoldFunc(v.Type()) {
-		return false
-	}
-	switch v.Kind() {
-	case reflect.Func:
-		return !v.IsNil() && !topLevelFunc(v)
-	case reflect.Chan, reflect.UnsafePointer:
-		return !v.IsNil()
-	case reflect.Interface:
-		return !v.IsNil() && w.boundFunc(v.Elem(), depth+1)
-	case reflect.Pointer:
-		k := refKey{v.Pointer(), v.Type()}
-		if v.IsNil() || w.seen[k] {
+//
+// The walk keeps its own stack and has no depth bound: bounded at 256
+// levels of recursion, it took a node whose queue of pending requests
+// (a linked list of a few hundred) held a closure at its tail for
+// copyable. It follows each reference once, knowing pointers by address
+// and type (a pointer to a struct and one to its first field share the
+// address: by address alone, the second was skipped with every function
+// behind it), slices by array, length and type, so that a slice holding
+// itself through an interface ends.
+func holdsBoundFunc(v reflect.Value) bool {
+	seen := map[cloneKey]bool{}
+	once := func(k cloneKey) bool {
+		if seen[k] {
 			return false
 		}
-		w.seen[k] = true
-		return w.boundFunc(v.Elem(), depth+1)
-	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			if w.boundFunc(v.Index(i), depth+1) {
+		seen[k] = true
+		return true
+	}
+	stack := []reflect.Value{v}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !v.IsValid() || !typeMayHoldFunc(v.Type()) {
+			continue
+		}
+		switch v.Kind() {
+		case reflect.Func:
+			if !v.IsNil() && !topLevelFunc(v) {
 				return true
 			}
-		}
-	case reflect.Map:
-		it := v.MapRange()
-		for it.Next() {
-			if w.boundFunc(it.Key(), depth+1) || w.boundFunc(it.Value(), depth+1) {
+		case reflect.Chan, reflect.UnsafePointer:
+			if !v.IsNil() {
 				return true
 			}
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if w.boundFunc(v.Field(i), depth+1) {
-				return true
+		case reflect.Interface:
+			if !v.IsNil() {
+				stack = append(stack, v.Elem())
+			}
+		case reflect.Pointer:
+			if !v.IsNil() && once(cloneKey{v.Pointer(), 0, v.Type()}) {
+				stack = append(stack, v.Elem())
+			}
+		case reflect.Slice:
+			if !v.IsNil() && once(cloneKey{v.Pointer(), v.Len(), v.Type()}) {
+				for i := range v.Len() {
+					stack = append(stack, v.Index(i))
+				}
+			}
+		case reflect.Array:
+			for i := range v.Len() {
+				stack = append(stack, v.Index(i))
+			}
+		case reflect.Map:
+			if !v.IsNil() && once(cloneKey{v.Pointer(), 0, v.Type()}) {
+				for it := v.MapRange(); it.Next(); {
+					stack = append(stack, it.Key(), it.Value())
+				}
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				stack = append(stack, v.Field(i))
 			}
 		}
 	}
 	return false
 }
-
-// maxCloneCheckDepth bounds the walk as hashing bounds its own; deeper
-// state is assumed copyable.
-const maxCloneCheckDepth = 256
 
 // topLevelFunc reports whether a function value is a plain top-level
 // function, which captures nothing. The runtime names method values
