@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,8 +21,24 @@ import (
 // become lazy values whose fields convert on access. A time.Time becomes
 // nanoseconds since origin (the start of the run), the scale of now() and
 // event.time, so `now() - row.SentAt` is an age; the zero time is None.
-// Nil pointers, funcs and channels become None.
-func toStarlark(v reflect.Value, origin int64) starlark.Value {
+// Nil pointers, funcs and channels become None, and so does a slice or
+// map met again inside itself (through interfaces: a document map whose
+// "parent" entry holds its parent), which a frozen value cannot hold:
+// converted, it recursed until the stack overflowed, and the process
+// died.
+func toStarlark(v reflect.Value, origin int64) starlark.Value { return convert(v, origin, nil) }
+
+// container is a slice or map being converted: its address, length (for
+// a slice) and type.
+type container struct {
+	p uintptr
+	n int
+	t reflect.Type
+}
+
+// convert is toStarlark within the slices and maps being converted around
+// v, outermost first.
+func convert(v reflect.Value, origin int64, within []container) starlark.Value {
 	for v.IsValid() && (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) {
 		if v.IsNil() {
 			return starlark.None
@@ -55,17 +72,29 @@ func toStarlark(v reflect.Value, origin int64) starlark.Value {
 			l.Freeze()
 			return l
 		}
+		if v.Kind() == reflect.Slice {
+			c := container{v.Pointer(), v.Len(), v.Type()}
+			if slices.Contains(within, c) {
+				return starlark.None
+			}
+			within = append(within, c)
+		}
 		elems := make([]starlark.Value, v.Len())
 		for i := range elems {
-			elems[i] = toStarlark(v.Index(i), origin)
+			elems[i] = convert(v.Index(i), origin, within)
 		}
 		l := starlark.NewList(elems)
 		l.Freeze()
 		return l
 	case reflect.Map:
+		c := container{v.Pointer(), 0, v.Type()}
+		if slices.Contains(within, c) {
+			return starlark.None
+		}
+		within = append(within, c)
 		d := starlark.NewDict(v.Len())
 		for _, e := range state.SortedEntries(v) {
-			d.SetKey(keyToStarlark(e.Key, origin), toStarlark(e.Value, origin))
+			d.SetKey(keyToStarlark(e.Key, origin), convert(e.Value, origin, within))
 		}
 		d.Freeze()
 		return d

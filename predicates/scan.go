@@ -20,7 +20,7 @@ type scanner struct {
 	reach map[reflect.Type]bool
 	match map[reflect.Type][]*Table // the tables whose type a Go type is
 	plans map[reflect.Type][]walkField
-	seen  map[pointerKey]bool
+	seen  map[pointerKey]bool // pointers and maps walked
 	gen   int
 	step  int
 	now   int64
@@ -33,6 +33,9 @@ type scanner struct {
 	strs    map[reflect.Type][]uintptr // where a flat type's observed strings lie
 	lists   map[listKey]*listMemo
 	collect *[]*rowState // the rows found under the list element being walked
+	// within lists the slices being walked around the value being
+	// walked, outermost first.
+	within []withinSlice
 	// tooDeep is the first path where the walk gave up, nested deeper
 	// than maxScanDepth; told once per check (deepTold), since the rows
 	// below it are missing from the tables.
@@ -55,6 +58,12 @@ const maxScanDepth = 4096
 type pointerKey struct {
 	p uintptr
 	t reflect.Type
+}
+
+// withinSlice is a slice being walked: its array, type and length.
+type withinSlice struct {
+	pointerKey
+	n int
 }
 
 func newScanner(c *Checker) *scanner {
@@ -459,6 +468,19 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 				return
 			}
 		}
+		if v.Kind() == reflect.Slice {
+			// A slice inside itself (through interfaces, or a type
+			// such as type Tree []Tree) is walked where it is met
+			// first: walked again inside itself, it went down to the
+			// depth bound and failed the check, and held twice it
+			// doubled the walk at each level.
+			in := pointerKey{v.Pointer(), t}
+			if slices.ContainsFunc(s.within, func(w withinSlice) bool { return w.pointerKey == in && w.n == v.Len() }) {
+				return
+			}
+			s.within = append(s.within, withinSlice{in, v.Len()})
+			defer func() { s.within = s.within[:len(s.within)-1] }()
+		}
 		for i := range v.Len() {
 			s.walk(v.Index(i), indexPath(path, i), depth+1)
 		}
@@ -466,6 +488,15 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		if v.IsNil() || !s.reaches(t.Elem()) {
 			return
 		}
+		// A map, like a pointer, is walked at its first path: one that
+		// holds itself (a document whose child's "parent" entry is the
+		// document) was walked again under each way back to it,
+		// doubling at each level, and the scan never ended.
+		p := pointerKey{v.Pointer(), t}
+		if s.seen[p] {
+			return
+		}
+		s.seen[p] = true
 		var keys state.MapKeys
 		for _, e := range state.SortedEntries(v) {
 			s.walk(e.Value, path+string(state.AppendMapKey(nil, e.Key, &keys)), depth+1)
