@@ -53,6 +53,9 @@ type Flattener struct {
 	// matched holds, per leaf appended, the index in prev of the leaf
 	// with its path (-1: none).
 	matched []int
+	// tied are the groups of tied map entries being walked, innermost
+	// last (flatTies).
+	tied []*flatTies
 	// memoIn and memoOut are AppendMemo's memos (nil: Append); base is
 	// where its leaves begin in out; hbuf is scratch for hashing.
 	memoIn, memoOut *Memo
@@ -77,6 +80,7 @@ func (f *Flattener) Append(dst []Leaf, v any, prev []Leaf) []Leaf {
 	f.path, f.paths = f.path[:0], f.paths[:0]
 	f.prev, f.next, f.misses = prev, 0, 0
 	f.matched = f.matched[:0]
+	f.tied = f.tied[:0]
 	clear(f.byPath)
 	if f.seen == nil {
 		f.seen = map[refKey]span{}
@@ -225,16 +229,29 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 		if f.reference(v) {
 			return
 		}
-		es := entriesSorted(v, f.inContext)
+		es, tied := entriesSorted(v, f.inContext)
 		if len(es) == 0 {
 			f.leaf("{}")
 		}
 		n := len(f.path)
 		var keys MapKeys
-		for _, e := range es {
+		var g *flatTies
+		for i, e := range es {
+			if g == nil && i < len(tied) && tied[i] {
+				g = &flatTies{}
+				f.tied = append(f.tied, g)
+			}
+			if g != nil {
+				g.entry = i
+			}
 			f.path = AppendMapKey(f.path, e.Key, &keys)
 			f.walk(e.Value, depth+1)
 			f.path = f.path[:n]
+			if g != nil && (i >= len(tied) || !tied[i]) {
+				f.tied = f.tied[:len(f.tied)-1]
+				f.forgetTied(g)
+				g = nil
+			}
 		}
 	case reflect.Slice, reflect.Array:
 		if v.Kind() == reflect.Slice && v.IsNil() {
@@ -304,12 +321,51 @@ func (f *Flattener) reference(v reflect.Value) bool {
 	if first, ok := f.seen[k]; ok {
 		f.val = append(append(append(f.val[:0], "(same as "...), f.paths[first.at:first.at+first.n]...), ')')
 		f.leafVal()
+		for _, g := range f.tied {
+			g.again = append(g.again, tiedFlat{k, g.entry})
+		}
 		return true
 	}
 	p := f.shownPath()
 	f.seen[k] = span{len(f.paths), len(p)}
 	f.paths = append(f.paths, p...)
+	for _, g := range f.tied {
+		g.added = append(g.added, tiedFlat{k, g.entry})
+	}
 	return false
+}
+
+// flatTies tracks the walk of a group of tied map entries, as tieGroup
+// does for the hash: a reference first reached in one of them, and in no
+// other, is forgotten once the group is walked, so that a later path to
+// it shows it in full rather than as "(same as PATH)" of the entry the
+// iterator happened to put first.
+type flatTies struct {
+	entry        int
+	added, again []tiedFlat
+}
+
+type tiedFlat struct {
+	k     refKey
+	entry int
+}
+
+func (f *Flattener) forgetTied(g *flatTies) {
+	entryOf := make(map[refKey]int, len(g.added))
+	for _, a := range g.added {
+		entryOf[a.k] = a.entry
+	}
+	shared := map[refKey]bool{}
+	for _, b := range g.again {
+		if e, ok := entryOf[b.k]; ok && e != b.entry {
+			shared[b.k] = true
+		}
+	}
+	for _, a := range g.added {
+		if !shared[a.k] {
+			delete(f.seen, a.k)
+		}
+	}
 }
 
 // KeyString formats a map key as it appears in paths: strings quoted,

@@ -63,6 +63,12 @@ type hasher struct {
 	refs     []refKey
 	manyRefs bool
 	seen     map[refKey]uint64
+	// nrefs counts the references numbered so far: len(refs), or len(seen)
+	// but for those forgotten (tied).
+	nrefs uint64
+	// tied are the groups of tied map entries being hashed, innermost
+	// last (ties).
+	tied []*tieGroup
 	// seenPeak is the most references seen has held since it was made:
 	// its capacity, which clearing it costs.
 	seenPeak int
@@ -139,7 +145,8 @@ func (h *hasher) reset() {
 		h.scratch[i] = h.scratch[i][:0]
 	}
 	clear(h.refs)
-	h.refs, h.manyRefs = h.refs[:0], false
+	h.refs, h.manyRefs, h.nrefs = h.refs[:0], false, 0
+	h.tied = h.tied[:0]
 	for i, s := range h.sorted {
 		for j := range s.n {
 			s.v.Index(j).SetZero()
@@ -229,12 +236,13 @@ func (h *hasher) ref(p uintptr, t reflect.Type) bool {
 		// slice costs less than hashing the key into a map.
 		for i, r := range h.refs {
 			if r == k {
-				h.u64('@', uint64(i))
+				h.backRef(uint64(i))
 				return true
 			}
 		}
 		if len(h.refs) < fewRefs {
 			h.refs = append(h.refs, k)
+			h.numbered(k)
 			return false
 		}
 		h.manyRefs = true
@@ -242,15 +250,86 @@ func (h *hasher) ref(p uintptr, t reflect.Type) bool {
 			h.seen = map[refKey]uint64{}
 		}
 		for i, r := range h.refs {
-			h.seen[r] = uint64(i)
+			if r != (refKey{}) { // not forgotten
+				h.seen[r] = uint64(i)
+			}
 		}
 	}
 	if n, ok := h.seen[k]; ok {
-		h.u64('@', n)
+		h.backRef(n)
 		return true
 	}
-	h.seen[k] = uint64(len(h.seen))
+	h.seen[k] = h.nrefs
+	h.numbered(k)
 	return false
+}
+
+// backRef hashes a back-reference to the n-th reference.
+func (h *hasher) backRef(n uint64) {
+	h.u64('@', n)
+	for _, g := range h.tied {
+		g.again = append(g.again, tiedRef{n: n, entry: g.entry})
+	}
+}
+
+// numbered counts a reference seen for the first time.
+func (h *hasher) numbered(k refKey) {
+	for _, g := range h.tied {
+		g.added = append(g.added, tiedRef{n: h.nrefs, k: k, entry: g.entry})
+	}
+	h.nrefs++
+}
+
+// A map's entries are ordered by their keys' and values' hashes, then by
+// how they hash in place (inContext); entries alike in all of these (two
+// pointer keys to equal peers, equal values) are tied, and hashed in the
+// iterator's random order. Their order shows only in the numbers of the
+// references first reached in them, and in the back-references made to
+// those later: a field after the map pointing at one of the peers was
+// "@i" or "@j" by the order, and one state hashed two ways. So the
+// references first reached in one entry of a group of tied ones, and in
+// no other, are forgotten once the group is hashed: their numbers stay
+// taken (so that later ones are numbered as before), and a later
+// reference to one of them hashes it again in full, which no order
+// changes. Where nothing after the map reaches them, the bytes hashed
+// are those hashed before.
+
+// tieGroup tracks the hashing of a group of tied entries.
+type tieGroup struct {
+	entry int       // the entry being hashed, within the map
+	added []tiedRef // references numbered while the group was hashed
+	again []tiedRef // back-references made while it was
+}
+
+type tiedRef struct {
+	n     uint64
+	k     refKey
+	entry int
+}
+
+// forgetTied forgets the references that only one entry of group g
+// reached.
+func (h *hasher) forgetTied(g *tieGroup) {
+	entryOf := make(map[uint64]int, len(g.added))
+	for _, a := range g.added {
+		entryOf[a.n] = a.entry
+	}
+	shared := map[uint64]bool{}
+	for _, b := range g.again {
+		if e, ok := entryOf[b.n]; ok && e != b.entry {
+			shared[b.n] = true
+		}
+	}
+	for _, a := range g.added {
+		if shared[a.n] {
+			continue
+		}
+		if h.manyRefs {
+			delete(h.seen, a.k)
+		} else {
+			h.refs[a.n] = refKey{}
+		}
+	}
 }
 
 // value hashes any value by dispatching to its type's compiled function.
@@ -435,9 +514,23 @@ func compileHash(t reflect.Type) hashFunc {
 				return
 			}
 			h.u64('M', uint64(v.Len()))
-			for _, e := range h.sortedEntries(v) {
+			es, tied := h.sortedEntries(v)
+			var g *tieGroup
+			for i, e := range es {
+				if g == nil && i < len(tied) && tied[i] {
+					g = &tieGroup{}
+					h.tied = append(h.tied, g)
+				}
+				if g != nil {
+					g.entry = i
+				}
 				key(h, e.Key, depth+1)
 				val(h, e.Value, depth+1)
+				if g != nil && (i >= len(tied) || !tied[i]) {
+					h.tied = h.tied[:len(h.tied)-1]
+					h.forgetTied(g)
+					g = nil
+				}
 			}
 			h.depth--
 		}
@@ -496,11 +589,11 @@ func hashFnLazy(t reflect.Type) hashFunc { return hashFnLocked(t) }
 // sortedEntries collects a map's entries in canonical key order into the
 // scratch slice of the current nesting level (released by the caller's
 // h.depth--).
-func (h *hasher) sortedEntries(m reflect.Value) []MapEntry {
+func (h *hasher) sortedEntries(m reflect.Value) (es []MapEntry, tied []bool) {
 	if h.depth == len(h.scratch) {
 		h.scratch = append(h.scratch, nil)
 	}
-	es := h.scratch[h.depth][:0]
+	es = h.scratch[h.depth][:0]
 	// Keys and values are set from the iterator into one slice of each,
 	// kept per nesting level and type for the next map like it, rather
 	// than copied one by one by Key()/Value() (two allocations per entry).
@@ -516,8 +609,8 @@ func (h *hasher) sortedEntries(m reflect.Value) []MapEntry {
 	it.Reset(reflect.Value{})
 	h.scratch[h.depth] = es
 	h.depth++
-	sortEntriesTied(m.Type().Key().Kind(), es, h.inContext)
-	return es
+	tied = sortEntriesTied(m.Type().Key().Kind(), es, h.inContext)
+	return es, tied
 }
 
 // inContext orders two entries whose keys and values hash alike alone
@@ -532,7 +625,7 @@ func (h *hasher) inContext(a, b MapEntry) int {
 
 func (h *hasher) entryInContext(e MapEntry) uint64 {
 	sub := newHasher()
-	sub.refs, sub.manyRefs = append(sub.refs, h.refs...), h.manyRefs
+	sub.refs, sub.manyRefs, sub.nrefs = append(sub.refs, h.refs...), h.manyRefs, h.nrefs
 	if h.manyRefs {
 		sub.seen = maps.Clone(h.seen)
 	}
@@ -616,17 +709,20 @@ func SortedKeys(m reflect.Value) []reflect.Value {
 // from the map's iterator: m.MapIndex(key) finds nothing for a key that
 // is not equal to itself (a NaN, or a struct or array holding one), so
 // a map with NaN keys read through its keys lost every such value.
-func SortedEntries(m reflect.Value) []MapEntry { return entriesSorted(m, nil) }
+func SortedEntries(m reflect.Value) []MapEntry {
+	es, _ := entriesSorted(m, nil)
+	return es
+}
 
 // entriesSorted is SortedEntries ordering the entries whose keys and
-// values hash alike by tie, when not nil (sortEntriesTied).
-func entriesSorted(m reflect.Value, tie func(a, b MapEntry) int) []MapEntry {
-	es := make([]MapEntry, 0, m.Len())
+// values hash alike by tie, when not nil, and saying which are tied
+// still (sortEntriesTied).
+func entriesSorted(m reflect.Value, tie func(a, b MapEntry) int) (es []MapEntry, tied []bool) {
+	es = make([]MapEntry, 0, m.Len())
 	for it := m.MapRange(); it.Next(); {
 		es = append(es, MapEntry{it.Key(), it.Value()})
 	}
-	sortEntriesTied(m.Type().Key().Kind(), es, tie)
-	return es
+	return es, sortEntriesTied(m.Type().Key().Kind(), es, tie)
 }
 
 // sortEntries puts a map's entries in canonical order, in place: by key
@@ -635,13 +731,15 @@ func entriesSorted(m reflect.Value, tie func(a, b MapEntry) int) []MapEntry {
 func sortEntries(kind reflect.Kind, es []MapEntry) { sortEntriesTied(kind, es, nil) }
 
 // sortEntriesTied is sortEntries that orders entries whose keys and
-// values hash alike by tie, when not nil.
-func sortEntriesTied(kind reflect.Kind, es []MapEntry, tie func(a, b MapEntry) int) {
+// values hash alike by tie, when not nil. It returns, when some entries
+// compare equal still, which do: tied[i] says that es[i] and es[i+1] do
+// (nil: none).
+func sortEntriesTied(kind reflect.Kind, es []MapEntry, tie func(a, b MapEntry) int) (tied []bool) {
 	if len(es) < 2 {
-		return
+		return nil
 	}
 	if order := keyOrder(kind); order != nil {
-		slices.SortFunc(es, func(a, b MapEntry) int {
+		compare := func(a, b MapEntry) int {
 			if c := order(a.Key, b.Key); c != 0 {
 				return c
 			}
@@ -649,8 +747,17 @@ func sortEntriesTied(kind reflect.Kind, es []MapEntry, tie func(a, b MapEntry) i
 				return c
 			}
 			return tie(a, b)
-		})
-		return
+		}
+		slices.SortFunc(es, compare)
+		for i := range len(es) - 1 {
+			if compare(es[i], es[i+1]) == 0 {
+				if tied == nil {
+					tied = make([]bool, len(es)-1)
+				}
+				tied[i] = true
+			}
+		}
+		return tied
 	}
 	type keyed struct {
 		h uint64
@@ -662,7 +769,7 @@ func sortEntriesTied(kind reflect.Kind, es []MapEntry, tie func(a, b MapEntry) i
 		sub.value(e.Key, 0)
 		ks[i] = keyed{sub.sum(), e}
 	}
-	slices.SortFunc(ks, func(a, b keyed) int {
+	compare := func(a, b keyed) int {
 		if c := cmp.Compare(a.h, b.h); c != 0 {
 			return c
 		}
@@ -670,10 +777,18 @@ func sortEntriesTied(kind reflect.Kind, es []MapEntry, tie func(a, b MapEntry) i
 			return c
 		}
 		return tie(a.e, b.e)
-	})
+	}
+	slices.SortFunc(ks, compare)
 	for i := range ks {
 		es[i] = ks[i].e
+		if i > 0 && compare(ks[i-1], ks[i]) == 0 {
+			if tied == nil {
+				tied = make([]bool, len(es)-1)
+			}
+			tied[i-1] = true
+		}
 	}
+	return tied
 }
 
 // valueOrder orders the values of keys the key order cannot tell apart:

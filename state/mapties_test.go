@@ -65,3 +65,48 @@ func flatText(v any) string {
 	}
 	return b.String()
 }
+
+// untied holds the same maps as tied, with the fields that reach one of
+// the tied entries after them: the order the entries are hashed in
+// numbers what they reach, and the fields are back-references to it.
+type untied struct {
+	acks   map[*tiePeer]int
+	next   map[*tiePeer]*tiePeer
+	leader *tiePeer
+	target *tiePeer
+	both   []*tiePeer
+}
+
+func untiedState() *untied {
+	k1, k2 := &tiePeer{"n1", 1}, &tiePeer{"n1", 1}
+	v1, v2 := &tiePeer{"n2", 5}, &tiePeer{"n2", 5}
+	return &untied{leader: k1, target: v1, acks: map[*tiePeer]int{k1: 1, k2: 1},
+		next: map[*tiePeer]*tiePeer{k1: v1, k2: v2}, both: []*tiePeer{k1, k2}}
+}
+
+// TestTiedEntriesReachedAfterTheMapHashCanonically: the fields after
+// the map that point at one of two tied entries' objects were
+// back-references to the number the iterator's order gave it.
+func TestTiedEntriesReachedAfterTheMapHashCanonically(t *testing.T) {
+	want, wantLeaves := Hash(untiedState()), flatText(untiedState())
+	for i := range 40 {
+		s := untiedState()
+		if got := Hash(s); got != want {
+			t.Fatalf("build %d: hash %#x, and %#x before", i, got, want)
+		}
+		if got := flatText(s); got != wantLeaves {
+			t.Fatalf("build %d flattened another way:\n%s\n---\n%s", i, wantLeaves, got)
+		}
+	}
+	// Which objects the later fields share is still the state.
+	s := untiedState()
+	s.leader = &tiePeer{"n1", 1}
+	if Hash(s) == want {
+		t.Fatal("a leader that is none of the keys hashes as one that is")
+	}
+	s = untiedState()
+	s.both = []*tiePeer{s.leader, s.leader}
+	if Hash(s) == want {
+		t.Fatal("both keys and one key twice hash alike")
+	}
+}
