@@ -117,3 +117,29 @@ func TimeInstant(v reflect.Value) (sec, nsec int64) { return timeInstant(v) }
 
 // IsTime reports whether t is time.Time.
 func IsTime(t reflect.Type) bool { return t == timeType }
+
+// atomicPointer returns the pointer a sync/atomic.Pointer[T] value v
+// holds, as a *T (nil when it holds none); ok is false for any other
+// value. Its pointer lies in an unsafe.Pointer field, which the
+// flattening showed as nothing but "unsafe.Pointer": what a handler keeps
+// behind one (a configuration swapped whole) was not shown at all, and two
+// states that differ there flattened alike. The state hash still passes
+// over it, as the hashes recorded in traces did; so do the predicates,
+// whose change detection is that hash.
+func atomicPointer(v reflect.Value) (p reflect.Value, ok bool) {
+	t := v.Type()
+	if t.Kind() != reflect.Struct || t.PkgPath() != "sync/atomic" || !strings.HasPrefix(t.Name(), "Pointer[") {
+		return reflect.Value{}, false
+	}
+	holder, found := t.FieldByName("v")
+	if !found || holder.Type.Kind() != reflect.UnsafePointer || t.NumField() == 0 ||
+		t.Field(0).Type.Kind() != reflect.Array || t.Field(0).Type.Elem().Kind() != reflect.Pointer {
+		return reflect.Value{}, false
+	}
+	pt := t.Field(0).Type.Elem() // the [0]*T field says what T is
+	at := v.FieldByIndex(holder.Index).UnsafePointer()
+	if at == nil {
+		return reflect.Zero(pt), true
+	}
+	return reflect.NewAt(pt.Elem(), at), true
+}

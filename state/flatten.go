@@ -212,6 +212,10 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 			f.leafVal()
 			return
 		}
+		if p, ok := atomicPointer(v); ok {
+			f.walk(p, depth+1) // shown as the *T it holds
+			return
+		}
 		fs := Fields(v.Type())
 		if len(fs) == 0 {
 			f.leaf("{}")
