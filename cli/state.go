@@ -115,10 +115,10 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 	// have: the path is a leaf (last is its value) or, once it was one, a
 	// container that filled up (filled), as the database's Composites
 	// tells them: a filled container's own changes make no versions, its
-	// node going down does, and so does its node coming back up with it
-	// filled (a restart rebuilt it) once the path had a version (seen).
+	// stopping to exist does (its node going down, or the handler deleting
+	// it), and so does its coming back filled (a restart rebuilt it, or
+	// the handler set it again) once the path had a version (seen).
 	have, filled, seen, last := false, false, false, ""
-	status := "" // the node's @status after its last step, "" unknown
 	err = r.RunTo(s.tr.Len()-1, func(step int) error {
 		if s.tr.Event(step).Node != id {
 			return nil
@@ -136,13 +136,8 @@ func (s replaySource) history(id node.ID, path string) ([]statedb.Version, error
 				}
 			}
 		}
-		was := status
-		if len(leaves) > 0 && leaves[0].Path == statedb.StatusPath {
-			status = leaves[0].Value
-		}
-		restarted := was == "down" && status == "up"
 		desc, below := "", false
-		if !ok && (have || seen && restarted) {
+		if !ok && seen {
 			desc, below = state.Composite(leaves, path)
 		}
 		switch {
@@ -311,11 +306,11 @@ func (a *App) historyCmd() *cobra.Command {
 		Long: `Print every version of one field of a node's observed state (a path as
 'replay state' and the debugger's State panel show it, e.g.
 Agent.AcceptedValue or @status), each with the step that wrote it; "(removed)"
-where the field stopped existing (an entry was deleted), "(removed: N
-crashed)" where its node crashed;
+where the field stopped existing (an entry was deleted; a filled
+container too), "(removed: N crashed)" where its node crashed;
 "[...]" (elements below it) or "{...}" (fields) where a nil or empty
-slice, map or pointer filled up, or where a restart brought it back
-filled (its own growth is no version);
+slice, map or pointer filled up, or where it came back filled (a restart
+rebuilt it, or the handler made it again; its own growth is no version);
 and, between them, the stretches where the node's state is unknown (a
 killed process, a file cut short or not given: "after #A unknown until
 ...").

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/examples"
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/statedb"
+	"github.com/replaycheck/replaycheck/system"
 )
 
 // replay state and replay history answer the same from the trace database
@@ -218,6 +222,103 @@ func TestHistoryOfAContainerARestartRebuilt(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Shelf keeps boxes of items in a map, and a lid that holds items too.
+// Its inputs make a box (empty), fill it, take it away whole, bring it
+// back full and take it away again, with the lid alike, while the node
+// stays up. No bundled system deletes a container that had been nil or
+// empty while its node is up.
+type Shelf struct {
+	Boxes map[string][]int
+	Lid   *ShelfLid
+}
+
+// ShelfLid is what Shelf.Lid points to.
+type ShelfLid struct{ Items []int }
+
+type shelfOp struct{ Op string }
+
+func (s *Shelf) Init(node.Env)                           { s.Boxes = map[string][]int{} }
+func (s *Shelf) Receive(node.Env, node.ID, node.Message) {}
+func (s *Shelf) Timer(node.Env, node.Timer)              {}
+func (s *Shelf) Input(_ node.Env, m node.Message) {
+	switch m.(shelfOp).Op {
+	case "make":
+		s.Boxes["a"], s.Lid = nil, &ShelfLid{}
+	case "fill":
+		s.Boxes["a"] = append(s.Boxes["a"], 1)
+		s.Lid.Items = append(s.Lid.Items, 1)
+	case "take":
+		delete(s.Boxes, "a")
+		s.Lid = nil
+	case "bring":
+		s.Boxes["a"], s.Lid = []int{7, 8}, &ShelfLid{Items: []int{7}}
+	}
+}
+
+var shelf = &system.System{
+	Name:  "shelf",
+	Codec: node.NewCodec().MustRegister(shelfOp{}),
+	New:   func(node.ID, system.Config) node.Handler { return &Shelf{} },
+	Sim:   system.SimDefaults{Nodes: 1, Time: 10 * time.Millisecond},
+	Scenario: func(ctl system.Controller) {
+		for i, op := range []string{"make", "fill", "take", "bring", "take"} {
+			ctl.At(time.Duration(i+1)*time.Millisecond, func() { ctl.Input("n1", shelfOp{op}) })
+		}
+	},
+}
+
+// A filled container the handler deletes while its node stays up (a map
+// entry whose value is a slice, a slice in a struct whose pointer is set
+// to nil) stops existing as a leaf does: the replay said "(removed)" and
+// the database nothing, as it keeps versions of leaves only, so that the
+// history read from the database showed the container filled to the end.
+// Brought back full, it is listed filled again, from both alike (neither
+// listed it: the path was gone from its "(removed)" on).
+func TestHistoryOfAContainerDeletedWhileItsNodeIsUp(t *testing.T) {
+	var out, errb bytes.Buffer
+	app := &App{Registry: system.NewRegistry(shelf), Stdout: &out, Stderr: &errb}
+	run := func(args ...string) (string, string, int) {
+		out.Reset()
+		errb.Reset()
+		code := app.Run(args)
+		return out.String(), errb.String(), code
+	}
+	trace := filepath.Join(t.TempDir(), "s.lz4")
+	if _, e, code := run("sim", "shelf", "--drop", "0", "--churn", "0", "-o", trace); code != 0 {
+		t.Fatalf("sim: %s", e)
+	}
+	// #1 make, #2 fill, #3 take, #4 bring, #5 take.
+	want := "#1 nil\n#2 [...]\n#3 (removed)\n#4 [...]\n#5 (removed)\n"
+	for _, field := range []string{`Boxes["a"]`, "Lid.Items"} {
+		args := []string{"history", trace, "--node", "n1", "--field", field}
+		byReplay, e, code := run(args...)
+		if code != 0 {
+			t.Fatalf("history %s by replay: exit %d %s", field, code, e)
+		}
+		jsReplay, _, _ := run(append(args, "--json")...)
+		if _, e, code := run("index", trace); code != 0 {
+			t.Fatalf("index: %s", e)
+		}
+		byDB, _, _ := run(args...)
+		jsDB, _, _ := run(append(args, "--json")...)
+		if byDB != byReplay || jsDB != jsReplay {
+			t.Errorf("history of %s differs between the database and replay:\n%s\nvs\n%s", field, byDB, byReplay)
+		}
+		if byDB != want {
+			t.Errorf("history of %s from the database:\n%swant\n%s", field, byDB, want)
+		}
+		if byReplay != want {
+			t.Errorf("history of %s from a replay:\n%swant\n%s", field, byReplay, want)
+		}
+		if !strings.Contains(jsDB, `"step": 3,`+"\n"+`      "value": "",`+"\n"+`      "removed": true`+"\n") {
+			t.Errorf("history --json of %s does not say it was removed at #3 (and not by a crash):\n%s", field, jsDB)
+		}
+		if err := os.RemoveAll(trace + ".db"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -665,66 +665,174 @@ type Version struct {
 
 // Composites turns the versions of path that History reports removed
 // into Composite ones where the path has leaves below it at their step:
-// a field that filled up did not stop existing. A filled container's own
-// changes are no versions of the path, but its node going down while it
-// is filled is: a removal is added there (as where a leaf's node goes
-// down). So is its node coming back up with it filled (a restart that
-// rebuilt it, from disk or by Init): the restart writes no leaf of the
-// path, and the history ended at the crash although the container was
-// back. vs is a run of History's versions in step order.
+// a field that filled up did not stop existing. The database keeps
+// versions of leaves only, and a filled container is none: its own
+// changes are no versions of its path, but its stopping to exist is (the
+// handler deleted its map entry or cleared the struct that held it, or
+// its node went down), and so is its coming back filled (a restart
+// rebuilt it, from disk or by Init, or the handler set it again).
+// Composites adds those, read from the versions of the fields below the
+// path, wherever the path is no leaf after a version of vs. vs is a run
+// of History's versions in step order.
 func (db *DB) Composites(id node.ID, path string, vs []Version) ([]Version, error) {
-	var status []Version // the node's @status versions, read once if needed
-	out := make([]Version, 0, len(vs))
+	// The versions History reports removed that are containers filled,
+	// with the leaves below them.
+	vs = slices.Clone(vs)
+	below := make([]map[string]bool, len(vs))
 	for i, v := range vs {
-		if v.Removed {
-			ns, err := db.State(id, v.Step)
-			if err != nil {
-				return nil, err
-			}
-			if desc, ok := state.Composite(ns.Leaves, path); ok {
-				v = Version{Step: v.Step, Value: FilledValue(desc), Composite: true}
-			}
+		if !v.Removed {
+			continue
 		}
-		out = append(out, v)
-		if !v.Composite && !v.Removed {
-			continue // a leaf: what ends it is a version of its own
+		ns, err := db.State(id, v.Step)
+		if err != nil {
+			return nil, err
 		}
-		end := math.MaxInt // the path's next version, if any
-		if i+1 < len(vs) {
-			end = vs[i+1].Step
-		} else if next, err := db.History(id, path, v.Step, 0, 1); err != nil {
+		if below[i] = leavesBelow(ns.Leaves, path); len(below[i]) > 0 {
+			vs[i] = Version{Step: v.Step, Value: filledValue(below[i], path), Composite: true}
+		}
+	}
+	// After a removal or a container, until the path's next version, the
+	// path is no leaf: it is a container while leaves lie below it, and
+	// does not exist otherwise. The versions of the fields below it say
+	// where it empties or fills again; they are read once for every such
+	// stretch (only such stretches have any).
+	var subs []Version
+	if first := slices.IndexFunc(vs, func(v Version) bool { return v.Removed || v.Composite }); first >= 0 {
+		end := math.MaxInt
+		if last := vs[len(vs)-1]; !last.Removed && !last.Composite {
+			end = last.Step
+		} else if next, err := db.History(id, path, last.Step, 0, 1); err != nil {
 			return nil, err
 		} else if len(next) > 0 {
 			end = next[0].Step
 		}
-		if status == nil {
-			var err error
-			if status, err = db.History(id, StatusPath, db.Len()-1, math.MaxInt, 0); err != nil {
-				return nil, err
-			}
+		var err error
+		if subs, err = db.versionsBelow(id, path, vs[first].Step, end); err != nil {
+			return nil, err
 		}
-		// Until the path's next version, the node going down removes a
-		// filled container and coming back up may fill a removed one.
-		for _, s := range status {
-			if s.Step <= v.Step || s.Step >= end {
-				continue
+	}
+	out := make([]Version, 0, len(vs))
+	for i, v := range vs {
+		out = append(out, v)
+		if !v.Composite && !v.Removed {
+			continue // a leaf: what ends it is a version of its own
+		}
+		end := math.MaxInt
+		if i+1 < len(vs) {
+			end = vs[i+1].Step
+		}
+		set := below[i]
+		if set == nil {
+			set = map[string]bool{}
+		}
+		j, _ := slices.BinarySearchFunc(subs, v.Step+1, func(s Version, step int) int { return s.Step - step })
+		for j < len(subs) && subs[j].Step < end {
+			step := subs[j].Step
+			for ; j < len(subs) && subs[j].Step == step; j++ {
+				if subs[j].Removed {
+					delete(set, subs[j].Value)
+				} else {
+					set[subs[j].Value] = true
+				}
 			}
-			switch {
-			case v.Composite && s.Value != "up":
-				v = Version{Step: s.Step, Removed: true}
+			switch filled := len(set) > 0; {
+			case filled && !v.Composite:
+				v = Version{Step: step, Value: filledValue(set, path), Composite: true}
 				out = append(out, v)
-			case v.Removed && s.Value == "up":
-				ns, err := db.State(id, s.Step)
-				if err != nil {
-					return nil, err
-				}
-				if desc, ok := state.Composite(ns.Leaves, path); ok {
-					v = Version{Step: s.Step, Value: FilledValue(desc), Composite: true}
-					out = append(out, v)
-				}
+			case !filled && v.Composite:
+				v = Version{Step: step, Removed: true}
+				out = append(out, v)
 			}
 		}
 	}
+	return out, nil
+}
+
+// leavesBelow is the set of the paths of leaves that lie below path.
+func leavesBelow(leaves []state.Leaf, path string) map[string]bool {
+	out := map[string]bool{}
+	for _, l := range leaves {
+		if isBelow(l.Path, path) {
+			out[l.Path] = true
+		}
+	}
+	return out
+}
+
+// isBelow tells whether the leaf at p lies below path, as state.Composite
+// counts it.
+func isBelow(p, path string) bool {
+	_, ok := state.Composite([]state.Leaf{{Path: p}}, path)
+	return ok
+}
+
+// filledValue is FilledValue of path with the leaves below it at paths.
+func filledValue(paths map[string]bool, path string) string {
+	leaves := make([]state.Leaf, 0, len(paths))
+	for p := range paths {
+		leaves = append(leaves, state.Leaf{Path: p})
+	}
+	desc, _ := state.Composite(leaves, path)
+	return FilledValue(desc)
+}
+
+// versionsBelow lists the versions of the fields below path written after
+// step from and before step to, in step order, each with the field's path
+// as its Value (and no value: whether it was written or removed is all a
+// container's existence needs).
+func (db *DB) versionsBelow(id node.ID, path string, from, to int) (_ []Version, err error) {
+	defer db.recoverDamage(&err)
+	db.parts.mu.RLock()
+	defer db.parts.mu.RUnlock()
+	to = min(to, db.Len())
+	if to <= from+1 {
+		return nil, nil
+	}
+	var out []Version
+	skip := len(nodeKey(nsField, id))
+	list := db.parts.list
+	// A part holds the versions of the steps it holds, and no others.
+	for i := db.parts.of(from + 1); i <= db.parts.of(to-1); i++ {
+		bdb, err := list[i].store()
+		if err != nil {
+			return nil, err
+		}
+		for _, sep := range []string{"[", "."} {
+			err := func() error {
+				txn := bdb.NewTransactionAt(version(to-1), false)
+				defer txn.Discard()
+				opts := badger.DefaultIteratorOptions
+				opts.PrefetchValues, opts.AllVersions = false, true
+				opts.Prefix = fieldKey(id, path+sep)
+				it := txn.NewIterator(opts)
+				defer it.Close()
+				// Each key's versions come newest first: past those of
+				// the window, the next key.
+				key, below := "", false
+				for it.Rewind(); it.Valid(); {
+					item := it.Item()
+					step := int(item.Version()) - 1
+					if step <= from {
+						it.Seek(append(item.KeyCopy(nil), 0))
+						continue
+					}
+					if p := item.Key()[skip:]; string(p) != key {
+						key = string(p)
+						below = isBelow(key, path)
+					}
+					if below {
+						out = append(out, Version{Step: step, Value: key, Removed: item.IsDeletedOrExpired()})
+					}
+					it.Next()
+				}
+				return nil
+			}()
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Version) int { return a.Step - b.Step })
 	return out, nil
 }
 

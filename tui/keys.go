@@ -413,8 +413,9 @@ func (m *Model) History() {
 		}
 	}
 	// A container has versions of its own where it was nil or empty,
-	// where it filled up, where its node crashed and where a restart
-	// brought it back filled, as replay history shows them.
+	// where it filled up, where it stopped existing (deleted, or its node
+	// crashed) and where it came back filled, as replay history shows
+	// them.
 	vs, err := m.db.History(m.node, path, m.pos, 200, 200)
 	if err == nil {
 		vs, err = m.db.Composites(m.node, path, vs)
