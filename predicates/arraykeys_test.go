@@ -2,11 +2,8 @@ package predicates_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/replaycheck/replaycheck/node"
-	"github.com/replaycheck/replaycheck/predicates"
-	"github.com/replaycheck/replaycheck/system"
 )
 
 // edges keeps maps keyed by Go arrays: a pair of nodes, and a pair of
@@ -29,25 +26,9 @@ func (*edges) Timer(node.Env, node.Timer)              {}
 // which a dict cannot take as a key, and the entry was dropped without a
 // word: a map keyed by pairs read as an empty dict.
 func TestMapsKeyedByArraysKeepTheirEntries(t *testing.T) {
-	sys := &system.System{Name: "edges", Codec: node.NewCodec(),
-		New: func(node.ID, system.Config) node.Handler { return &edges{} },
-		Sim: system.SimDefaults{Nodes: 1, Steps: 3, Time: time.Second}}
-	c, err := predicates.LoadSource("c.star", []byte(`E = table("predicates_test.edges")
+	holdsOnOneNode(t, "edges", func() node.Handler { return &edges{} }, `E = table("predicates_test.edges")
 safety("Links", lambda: forall(E, lambda e: len(e.Links) == 2 and e.Links[("n1", "n2")] == 3))
 safety("Grid", lambda: forall(E, lambda e: e.Grid[((0, 1), (2, 3))]))
 safety("Named", lambda: forall(E, lambda e: len(e.Named) == 2 and e.Named[(1, 2)] == "pair"))
-`), simReplayer(t, sys), predicates.Options{To: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := c.Run(predicates.RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Errors) > 0 || len(rep.Violations) > 0 {
-		for _, v := range rep.Violations {
-			t.Errorf("%s fails", v.Predicate)
-		}
-		t.Fatalf("errors %v", rep.Errors)
-	}
+`)
 }

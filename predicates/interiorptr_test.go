@@ -2,11 +2,8 @@ package predicates_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/replaycheck/replaycheck/node"
-	"github.com/replaycheck/replaycheck/predicates"
-	"github.com/replaycheck/replaycheck/system"
 )
 
 type ipEntry struct{ Index int }
@@ -37,20 +34,7 @@ func (*ipNode) Timer(node.Env, node.Timer)              {}
 // pointer to a struct's first field has the struct's address: the log
 // reached after its head went unwalked, and its entries were no rows.
 func TestRowsBehindAPointerToAFirstFieldAreSeen(t *testing.T) {
-	sys := &system.System{Name: "interior", Codec: node.NewCodec(),
-		New: func(node.ID, system.Config) node.Handler { return &ipNode{} },
-		Sim: system.SimDefaults{Nodes: 1, Steps: 3, Time: time.Second}}
-	c, err := predicates.LoadSource("c.star", []byte(`E = table("predicates_test.ipEntry")
+	holdsOnOneNode(t, "interior", func() node.Handler { return &ipNode{} }, `E = table("predicates_test.ipEntry")
 safety("Entries", lambda: E.get("n1", path="log.entries[1]") != None and E.get("n1", path="log.entries[1]").Index == 2)
-`), simReplayer(t, sys), predicates.Options{To: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := c.Run(predicates.RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Errors) > 0 || len(rep.Violations) > 0 {
-		t.Fatalf("errors %v, %d violations: the log's entries are no rows", rep.Errors, len(rep.Violations))
-	}
+`)
 }

@@ -114,31 +114,7 @@ var mayShare sync.Map // reflect.Type -> bool
 // reference reaches too. Opaque types are shared by clones, not copied;
 // a time.Time's location is never a handler's own memory.
 func typeMayShare(t reflect.Type) bool {
-	if r, ok := mayShare.Load(t); ok {
-		return r.(bool)
-	}
-	seen := map[reflect.Type]bool{}
-	var walk func(t reflect.Type) bool
-	walk = func(t reflect.Type) bool {
-		if seen[t] || isOpaque(t) || t == timeType {
-			return false
-		}
-		seen[t] = true
-		switch t.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
-			return true
-		case reflect.Array:
-			return walk(t.Elem())
-		case reflect.Struct:
-			for i := range t.NumField() {
-				if walk(t.Field(i).Type) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	r := walk(t)
-	mayShare.Store(t, r)
-	return r
+	return typeReaches(&mayShare, t, func(t reflect.Type) bool { return isOpaque(t) || t == timeType }, func(k reflect.Kind) bool {
+		return k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface
+	})
 }

@@ -104,19 +104,29 @@ func Copyable(v any) bool {
 var mayHoldFunc sync.Map // reflect.Type -> bool
 
 func typeMayHoldFunc(t reflect.Type) bool {
-	if r, ok := mayHoldFunc.Load(t); ok {
+	return typeReaches(&mayHoldFunc, t, isOpaque, func(k reflect.Kind) bool {
+		return k == reflect.Func || k == reflect.Interface || k == reflect.Chan || k == reflect.UnsafePointer
+	})
+}
+
+// typeReaches reports, remembered in cache per type, whether a value of
+// t can hold a value of a kind hit says yes to, behind pointers,
+// containers and struct fields; types skip says yes to hold nothing.
+func typeReaches(cache *sync.Map, t reflect.Type, skip func(reflect.Type) bool, hit func(reflect.Kind) bool) bool {
+	if r, ok := cache.Load(t); ok {
 		return r.(bool)
 	}
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type) bool
 	walk = func(t reflect.Type) bool {
-		if seen[t] || isOpaque(t) {
+		if seen[t] || skip(t) {
 			return false
 		}
 		seen[t] = true
-		switch t.Kind() {
-		case reflect.Func, reflect.Interface, reflect.Chan, reflect.UnsafePointer:
+		if hit(t.Kind()) {
 			return true
+		}
+		switch t.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Array:
 			return walk(t.Elem())
 		case reflect.Map:
@@ -131,7 +141,7 @@ func typeMayHoldFunc(t reflect.Type) bool {
 		return false
 	}
 	r := walk(t)
-	mayHoldFunc.Store(t, r)
+	cache.Store(t, r)
 	return r
 }
 

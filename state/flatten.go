@@ -355,16 +355,7 @@ type tiedFlat struct {
 }
 
 func (f *Flattener) forgetTied(g *flatTies) {
-	entryOf := make(map[refKey]int, len(g.added))
-	for _, a := range g.added {
-		entryOf[a.k] = a.entry
-	}
-	shared := map[refKey]bool{}
-	for _, b := range g.again {
-		if e, ok := entryOf[b.k]; ok && e != b.entry {
-			shared[b.k] = true
-		}
-	}
+	shared := reachedByOthers(g.added, g.again, func(r tiedFlat) (refKey, int) { return r.k, r.entry })
 	for _, a := range g.added {
 		if !shared[a.k] {
 			delete(f.seen, a.k)

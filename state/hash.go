@@ -310,16 +310,7 @@ type tiedRef struct {
 // forgetTied forgets the references that only one entry of group g
 // reached.
 func (h *hasher) forgetTied(g *tieGroup) {
-	entryOf := make(map[uint64]int, len(g.added))
-	for _, a := range g.added {
-		entryOf[a.n] = a.entry
-	}
-	shared := map[uint64]bool{}
-	for _, b := range g.again {
-		if e, ok := entryOf[b.n]; ok && e != b.entry {
-			shared[b.n] = true
-		}
-	}
+	shared := reachedByOthers(g.added, g.again, func(r tiedRef) (uint64, int) { return r.n, r.entry })
 	for _, a := range g.added {
 		if shared[a.n] {
 			continue
@@ -330,6 +321,26 @@ func (h *hasher) forgetTied(g *tieGroup) {
 			h.refs[a.n] = refKey{}
 		}
 	}
+}
+
+// reachedByOthers tells, of the references first reached (added) in
+// some entry of a tied group, those that another entry reached again: a
+// walk keeps them, and forgets the rest. of gives a record's reference
+// and the entry it was in.
+func reachedByOthers[R any, K comparable](added, again []R, of func(R) (K, int)) map[K]bool {
+	entryOf := make(map[K]int, len(added))
+	for _, a := range added {
+		k, e := of(a)
+		entryOf[k] = e
+	}
+	shared := map[K]bool{}
+	for _, b := range again {
+		k, e := of(b)
+		if first, ok := entryOf[k]; ok && first != e {
+			shared[k] = true
+		}
+	}
+	return shared
 }
 
 // value hashes any value by dispatching to its type's compiled function.
