@@ -198,16 +198,7 @@ func TestHistoryOfAContainerARestartRebuilt(t *testing.T) {
 				t.Fatalf("no restart of %s rebuilds %s:\n%s", c.node, c.field, evs)
 			}
 			args := []string{"history", trace, "--node", c.node, "--field", c.field}
-			byReplay, e, code := run(args...)
-			if code != 0 {
-				t.Fatalf("history by replay: exit %d %s", code, e)
-			}
-			jsReplay, _, _ := run(append(args, "--json")...)
-			if _, e, code := run("index", trace); code != 0 {
-				t.Fatalf("index: %s", e)
-			}
-			byDB, _, _ := run(args...)
-			jsDB, _, _ := run(append(args, "--json")...)
+			byReplay, jsReplay, byDB, jsDB := historyBothWays(t, run, trace, args)
 			if byDB != byReplay || jsDB != jsReplay {
 				t.Fatalf("history differs between the database and replay:\n%s\nvs\n%s", byDB, byReplay)
 			}
@@ -294,16 +285,7 @@ func TestHistoryOfAContainerDeletedWhileItsNodeIsUp(t *testing.T) {
 	want := "#1 nil\n#2 [...]\n#3 (removed)\n#4 [...]\n#5 (removed)\n"
 	for _, field := range []string{`Boxes["a"]`, "Lid.Items"} {
 		args := []string{"history", trace, "--node", "n1", "--field", field}
-		byReplay, e, code := run(args...)
-		if code != 0 {
-			t.Fatalf("history %s by replay: exit %d %s", field, code, e)
-		}
-		jsReplay, _, _ := run(append(args, "--json")...)
-		if _, e, code := run("index", trace); code != 0 {
-			t.Fatalf("index: %s", e)
-		}
-		byDB, _, _ := run(args...)
-		jsDB, _, _ := run(append(args, "--json")...)
+		byReplay, jsReplay, byDB, jsDB := historyBothWays(t, run, trace, args)
 		if byDB != byReplay || jsDB != jsReplay {
 			t.Errorf("history of %s differs between the database and replay:\n%s\nvs\n%s", field, byDB, byReplay)
 		}
@@ -377,4 +359,22 @@ func TestUnknownFieldSuggestsEarlierFields(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "nearest: "+only) {
 		t.Fatalf("history of %s: exit %d, %s", typo, code, errs)
 	}
+}
+
+// historyBothWays runs a history command (args) from a replay and then,
+// once trace is indexed, from the database: the text and the --json of
+// each, for a test to compare.
+func historyBothWays(t *testing.T, run func(...string) (string, string, int), trace string, args []string) (text, js, textDB, jsDB string) {
+	t.Helper()
+	text, e, code := run(args...)
+	if code != 0 {
+		t.Fatalf("%v by replay: exit %d %s", args, code, e)
+	}
+	js, _, _ = run(append(args, "--json")...)
+	if _, e, code := run("index", trace); code != 0 {
+		t.Fatalf("index: %s", e)
+	}
+	textDB, _, _ = run(args...)
+	jsDB, _, _ = run(append(args, "--json")...)
+	return text, js, textDB, jsDB
 }
