@@ -139,21 +139,13 @@ func Composites(leaves []Leaf, paths map[string]bool) map[string]string {
 	return out
 }
 
-// bracketed is the key of a path suffix that starts with "[KEY]": a
-// quoted string key may hold brackets of its own.
+// bracketed is the key of a path suffix that starts with "[KEY]".
 func bracketed(s string) (string, bool) {
-	if strings.HasPrefix(s, `["`) {
-		q, err := strconv.QuotedPrefix(s[1:])
-		if err != nil || !strings.HasPrefix(s[1+len(q):], "]") {
-			return "", false
-		}
-		return q, true
-	}
-	i := strings.IndexByte(s, ']')
-	if i < 0 {
+	n := BracketLen(s)
+	if n < 0 {
 		return "", false
 	}
-	return s[1:i], true
+	return s[1 : n-1], true
 }
 
 func plural(n int, word string) string {

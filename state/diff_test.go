@@ -87,3 +87,40 @@ func TestCompositeKeysHaveTheirOwnPaths(t *testing.T) {
 		}
 	}
 }
+
+// A container's summary counts its entries by their whole keys: a struct
+// key whose string holds "]" was cut there, and two such keys were
+// counted as one.
+func TestCompositeCountsKeysHoldingBrackets(t *testing.T) {
+	type addr struct{ Host string }
+	st := struct {
+		Seen  map[addr]int
+		Pairs map[[2]int]bool
+	}{
+		Seen:  map[addr]int{{"x]1"}: 1, {"x]2"}: 2},
+		Pairs: map[[2]int]bool{{1, 2}: true, {1, 3}: true, {2, 2}: false},
+	}
+	leaves := Flatten(&st)
+	for path, want := range map[string]string{"Seen": "[2 elements]", "Pairs": "[3 elements]"} {
+		if got, _ := Composite(leaves, path); got != want {
+			t.Errorf("%s is described as %q, want %q (leaves %v)", path, got, want, leaves)
+		}
+	}
+}
+
+func TestBracketLen(t *testing.T) {
+	for s, want := range map[string]int{
+		`[3].X`:             3,
+		`["a]b"].X`:         7,
+		`[[1 2]].X`:         7,
+		`[{Host:"x]"}]`:     13,
+		`[{A:[1 2] B:"["}]`: 17,
+		`[3`:                -1,
+		`X[3]`:              -1,
+		`[say "hi]`:         9,
+	} {
+		if got := BracketLen(s); got != want {
+			t.Errorf("BracketLen(%q) = %d, want %d", s, got, want)
+		}
+	}
+}

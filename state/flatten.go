@@ -416,6 +416,33 @@ func AppendMapKey(b []byte, k reflect.Value, keys *MapKeys) []byte {
 	return append(b, ']')
 }
 
+// BracketLen is the length of the "[KEY]" that starts s, an index or a
+// map key of a state path, brackets included: keys of arrays and structs
+// nest brackets, and quoted strings in them may hold any character. It
+// is -1 when s does not start with one that closes.
+func BracketLen(s string) int {
+	if !strings.HasPrefix(s, "[") {
+		return -1
+	}
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			// A lone quote (from a String method's name) is a character.
+			if q, err := strconv.QuotedPrefix(s[i:]); err == nil {
+				i += len(q) - 1
+			}
+		case '[':
+			depth++
+		case ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
 // maxKeyPointers is how many pointers a key's text follows: the key's
 // own object is shown, and pointers in it by their type (a key that
 // points to itself through a chain of them must end).

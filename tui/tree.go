@@ -1,8 +1,9 @@
 package tui
 
 import (
-	"strconv"
 	"strings"
+
+	"github.com/replaycheck/replaycheck/state"
 )
 
 // segment is one step of a state path: a field name, or a bracketed index
@@ -14,8 +15,8 @@ type segment struct {
 }
 
 // splitPath splits a state.Flatten path (Leader.Lasts[0].From,
-// Accepts[8]["n1"]) into its segments. Quoted map keys may contain dots
-// and brackets.
+// Accepts[8]["n1"], Seen[[1 2]].At) into its segments. Map keys may
+// nest brackets and hold quoted dots and brackets.
 func splitPath(p string) []segment {
 	var out []segment
 	i := 0
@@ -24,17 +25,11 @@ func splitPath(p string) []segment {
 		case '.':
 			i++
 		case '[':
-			j := i + 1
-			if j < len(p) && p[j] == '"' {
-				if q, err := strconv.QuotedPrefix(p[j:]); err == nil {
-					j += len(q)
-				}
-			}
-			for j < len(p) && p[j] != ']' {
-				j++
-			}
-			if j < len(p) {
-				j++
+			j := len(p)
+			if n := state.BracketLen(p[i:]); n > 0 {
+				j = i + n
+			} else if n := strings.IndexByte(p[i:], ']'); n > 0 {
+				j = i + n + 1 // unbalanced (a String method's name): to the first ]
 			}
 			out = append(out, segment{p[i:j], j})
 			i = j
