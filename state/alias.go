@@ -114,7 +114,8 @@ var mayShare sync.Map // reflect.Type -> bool
 // reference reaches too. Opaque types are shared by clones, not copied;
 // a time.Time's location is never a handler's own memory.
 func typeMayShare(t reflect.Type) bool {
-	return typeReaches(&mayShare, t, func(t reflect.Type) bool { return isOpaque(t) || t == timeType }, func(k reflect.Kind) bool {
+	return typeReaches(&mayShare, t, func(t reflect.Type) bool { return isOpaque(t) || t == timeType }, func(t reflect.Type) bool {
+		k := t.Kind()
 		return k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface
 	})
 }

@@ -104,15 +104,16 @@ func Copyable(v any) bool {
 var mayHoldFunc sync.Map // reflect.Type -> bool
 
 func typeMayHoldFunc(t reflect.Type) bool {
-	return typeReaches(&mayHoldFunc, t, isOpaque, func(k reflect.Kind) bool {
+	return typeReaches(&mayHoldFunc, t, isOpaque, func(t reflect.Type) bool {
+		k := t.Kind()
 		return k == reflect.Func || k == reflect.Interface || k == reflect.Chan || k == reflect.UnsafePointer
 	})
 }
 
 // typeReaches reports, remembered in cache per type, whether a value of
-// t can hold a value of a kind hit says yes to, behind pointers,
+// t can hold a value of a type hit says yes to, behind pointers,
 // containers and struct fields; types skip says yes to hold nothing.
-func typeReaches(cache *sync.Map, t reflect.Type, skip func(reflect.Type) bool, hit func(reflect.Kind) bool) bool {
+func typeReaches(cache *sync.Map, t reflect.Type, skip func(reflect.Type) bool, hit func(reflect.Type) bool) bool {
 	if r, ok := cache.Load(t); ok {
 		return r.(bool)
 	}
@@ -123,7 +124,7 @@ func typeReaches(cache *sync.Map, t reflect.Type, skip func(reflect.Type) bool, 
 			return false
 		}
 		seen[t] = true
-		if hit(t.Kind()) {
+		if hit(t) {
 			return true
 		}
 		switch t.Kind() {
@@ -228,4 +229,42 @@ func topLevelFunc(v reflect.Value) bool {
 	}
 	last := name[strings.LastIndexByte(name, '/')+1:]
 	return !strings.Contains(last, ".func")
+}
+
+// holdsItself caches, per slice type, sliceMayHoldItself.
+var holdsItself sync.Map // reflect.Type -> bool
+
+// sliceMayHoldItself tells whether a slice of type t can hold itself (its
+// elements reach an interface, or t again): walks of such slices watch
+// for it. Other loops pass a pointer or a map, which walks number as
+// references.
+func sliceMayHoldItself(t reflect.Type) bool {
+	if r, ok := holdsItself.Load(t); ok {
+		return r.(bool)
+	}
+	r := typeReaches(new(sync.Map), t.Elem(), isOpaque, func(x reflect.Type) bool {
+		return x.Kind() == reflect.Interface || x == t
+	})
+	holdsItself.Store(t, r)
+	return r
+}
+
+// openSlice is a slice a walk is inside of: its elements, by where they
+// are, how many, and their type.
+type openSlice struct {
+	ptr uintptr
+	n   int
+	typ reflect.Type
+}
+
+// enclosing is how many slices out from the innermost one in open v is
+// (1: the innermost), or 0 when it is not one of them.
+func enclosing(open []openSlice, v reflect.Value) int {
+	id := openSlice{v.Pointer(), v.Len(), v.Type()}
+	for i := len(open) - 1; i >= 0; i-- {
+		if open[i] == id {
+			return len(open) - i
+		}
+	}
+	return 0
 }

@@ -62,6 +62,10 @@ type Flattener struct {
 	base            int
 	hbuf            []byte
 	copied          int // elements whose leaves were copied, for tests
+	// open are the slices that may hold themselves being walked,
+	// innermost last, and where their paths end in path.
+	open   []openSlice
+	openAt []int
 }
 
 // span is a path held in Flattener.paths.
@@ -81,6 +85,7 @@ func (f *Flattener) Append(dst []Leaf, v any, prev []Leaf) []Leaf {
 	f.prev, f.next, f.misses = prev, 0, 0
 	f.matched = f.matched[:0]
 	f.tied = f.tied[:0]
+	f.open, f.openAt = f.open[:0], f.openAt[:0]
 	clear(f.byPath)
 	if f.seen == nil {
 		f.seen = map[refKey]span{}
@@ -270,6 +275,21 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 		if v.Len() == 0 {
 			f.leaf("[]")
 		}
+		// A slice inside itself shows where: walking it again would
+		// never end.
+		open := v.Kind() == reflect.Slice && v.Len() > 0 && sliceMayHoldItself(v.Type())
+		if open {
+			if out := enclosing(f.open, v); out > 0 {
+				at, where := f.openAt[len(f.openAt)-out], []byte(".")
+				if at > 0 {
+					where = f.path[:at]
+				}
+				f.val = append(append(append(f.val[:0], "(same as "...), where...), ')')
+				f.leafVal()
+				return
+			}
+			f.open, f.openAt = append(f.open, openSlice{v.Pointer(), v.Len(), v.Type()}), append(f.openAt, len(f.path))
+		}
 		out, in := f.memoSlice(v)
 		n := len(f.path)
 		for i := range v.Len() {
@@ -280,6 +300,9 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 				f.walk(v.Index(i), depth+1)
 			}
 			f.path = f.path[:n]
+		}
+		if open {
+			f.open, f.openAt = f.open[:len(f.open)-1], f.openAt[:len(f.openAt)-1]
 		}
 	default:
 		f.val = appendScalar(f.val[:0], v)

@@ -80,6 +80,9 @@ type hasher struct {
 	// scratch holds map entries being sorted, one slice per nesting level.
 	scratch [][]MapEntry
 	depth   int
+	// open are the slices that may hold themselves being hashed,
+	// innermost last.
+	open []openSlice
 	// entry hashes the entries of reference-free maps (entryHasher),
 	// into the values kv holds for them (entryValues).
 	entry *hasher
@@ -146,7 +149,7 @@ func (h *hasher) reset() {
 	}
 	clear(h.refs)
 	h.refs, h.manyRefs, h.nrefs = h.refs[:0], false, 0
-	h.tied = h.tied[:0]
+	h.tied, h.open = h.tied[:0], h.open[:0]
 	for i, s := range h.sorted {
 		for j := range s.n {
 			s.v.Index(j).SetZero()
@@ -486,6 +489,31 @@ func compileHash(t reflect.Type) hashFunc {
 			break
 		}
 		elem := hashFnLazy(t.Elem())
+		if sliceMayHoldItself(t) {
+			// A slice inside itself is hashed as how many slices out it
+			// is: walking it again would never end.
+			f = func(h *hasher, v reflect.Value, depth int) {
+				if h.absent(v, depth) {
+					return
+				}
+				n := v.Len()
+				if n == 0 {
+					h.u64('[', 0)
+					return
+				}
+				if out := enclosing(h.open, v); out > 0 {
+					h.u64('^', uint64(out))
+					return
+				}
+				h.open = append(h.open, openSlice{v.Pointer(), n, t})
+				h.u64('[', uint64(n))
+				for i := range n {
+					elem(h, v.Index(i), depth+1)
+				}
+				h.open = h.open[:len(h.open)-1]
+			}
+			break
+		}
 		f = func(h *hasher, v reflect.Value, depth int) {
 			if h.absent(v, depth) {
 				return

@@ -19,6 +19,7 @@ import (
 type specEncoder struct {
 	b    []byte
 	refs map[refKey]int
+	open []openSlice // the slices that may hold themselves being encoded
 }
 
 func (e *specEncoder) u64(tag byte, x uint64) {
@@ -83,6 +84,17 @@ func (e *specEncoder) value(v reflect.Value) {
 			e.u64('b', uint64(v.Len()))
 			e.b = append(e.b, v.Bytes()...)
 			return
+		}
+		if v.Len() > 0 && sliceMayHoldItself(t) {
+			// Inside itself: how many such slices out it is.
+			for i := len(e.open) - 1; i >= 0; i-- {
+				if e.open[i] == (openSlice{v.Pointer(), v.Len(), t}) {
+					e.u64('^', uint64(len(e.open)-i))
+					return
+				}
+			}
+			e.open = append(e.open, openSlice{v.Pointer(), v.Len(), t})
+			defer func() { e.open = e.open[:len(e.open)-1] }()
 		}
 		e.u64('[', uint64(v.Len()))
 		for i := range v.Len() {
