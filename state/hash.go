@@ -629,7 +629,9 @@ func hashFnLazy(t reflect.Type) hashFunc { return hashFnLocked(t) }
 // scratch slice of the current nesting level (released by the caller's
 // h.depth--).
 func (h *hasher) sortedEntries(m reflect.Value) (es []MapEntry, tied []bool) {
-	if h.depth == len(h.scratch) {
+	// Levels are counted with refMapHash's, which keeps its own scratch:
+	// a level may be new to this list though not the first new one.
+	for h.depth >= len(h.scratch) {
 		h.scratch = append(h.scratch, nil)
 	}
 	es = h.scratch[h.depth][:0]

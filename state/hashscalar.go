@@ -350,7 +350,7 @@ func refMapHash(t reflect.Type, collect refMapCollector, val hashFunc) hashFunc 
 		}
 		h.u64('M', uint64(v.Len()))
 		level := h.depth
-		if level == len(h.refScratch) {
+		for level >= len(h.refScratch) { // levels are counted with sortedEntries'
 			h.refScratch = append(h.refScratch, nil)
 		}
 		es := collect(v.UnsafePointer(), h.refScratch[level][:0])

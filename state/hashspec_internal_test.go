@@ -236,6 +236,13 @@ func TestHashIsTheSpec(t *testing.T) {
 		if got, want := Hash(s), specHash(s); got != want {
 			t.Fatalf("state %d: hash %x, the spec's %x", i, got, want)
 		}
+		// A fresh hasher too: a pooled one has scratch room that hides
+		// a miscounted nesting level.
+		fresh := newHasher()
+		fresh.value(reflect.ValueOf(s), 0)
+		if got, want := fresh.sum(), specHash(s); got != want {
+			t.Fatalf("state %d, fresh hasher: hash %x, the spec's %x", i, got, want)
+		}
 		// Not addressable: the fields are read through reflection.
 		if got, want := HashValue(reflect.ValueOf(*s)), specHash(*s); got != want {
 			t.Fatalf("state %d by value: hash %x, the spec's %x", i, got, want)
