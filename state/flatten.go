@@ -253,7 +253,7 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 			if g != nil {
 				g.entry = i
 			}
-			f.path = AppendMapKey(f.path, e.Key, &keys)
+			f.path = f.appendMapKey(f.path, e.Key, &keys)
 			f.walk(e.Value, depth+1)
 			f.path = f.path[:n]
 			if g != nil && (i >= len(tied) || !tied[i]) {
@@ -316,7 +316,10 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 // PATH)" and the other in full, and in the iterator's random order one
 // state flattened two ways.
 func (f *Flattener) inContext(a, b MapEntry) int {
-	if c := strings.Compare(KeyString(a.Key), KeyString(b.Key)); c != 0 {
+	// By their keys as named here (a key naming where the walk reached
+	// its object comes apart from an equal one it did not reach).
+	var ka, kb MapKeys
+	if c := bytes.Compare(f.appendMapKey(nil, a.Key, &ka), f.appendMapKey(nil, b.Key, &kb)); c != 0 {
 		return c
 	}
 	return strings.Compare(f.shownInContext(a.Value), f.shownInContext(b.Value))
@@ -335,6 +338,24 @@ func (f *Flattener) shownInContext(v reflect.Value) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// appendMapKey appends a map entry's path step. A pointer key to an
+// object the walk reached before this map is named by where it did
+// (acked[peers[1]]): named by the object's contents, as AppendMapKey
+// names it, the entry's path changed whenever the object did, and its
+// history broke into pieces.
+func (f *Flattener) appendMapKey(b []byte, k reflect.Value, keys *MapKeys) []byte {
+	p := k
+	for p.Kind() == reflect.Interface && !p.IsNil() {
+		p = p.Elem()
+	}
+	if p.Kind() == reflect.Pointer && !p.IsNil() {
+		if first, ok := f.seen[refKey{p.Pointer(), p.Type()}]; ok {
+			return append(append(append(b, '['), f.paths[first.at:first.at+first.n]...), ']')
+		}
+	}
+	return AppendMapKey(b, k, keys)
 }
 
 // reference handles nil and already-visited pointers and maps; it reports
