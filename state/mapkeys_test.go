@@ -71,3 +71,51 @@ func TestMapKeysThatPrintAlikeHaveTheirOwnPaths(t *testing.T) {
 		}
 	}
 }
+
+type ackPeer struct {
+	id       string
+	inflight int
+}
+
+type ackPrimary struct {
+	peers []*ackPeer
+	acked map[*ackPeer]uint64
+	later map[*ackPeer]bool // keyed by peers the walk met before: the same names
+	first map[*ackPeer]int  // before any holder: named by contents
+	owned []*ackPeer
+}
+
+// A pointer key's path is where the state held its object before the
+// map: named by the object's contents, it changed whenever they did (a
+// new user's history of a 2-entry map listed 124 entries, each removed
+// at the next change of its peer).
+func TestPointerKeysAreNamedByWhereTheObjectIs(t *testing.T) {
+	r2, r3 := &ackPeer{"r2", 0}, &ackPeer{"r3", 1}
+	p := &ackPrimary{peers: []*ackPeer{r2, r3}, acked: map[*ackPeer]uint64{r2: 4, r3: 5},
+		later: map[*ackPeer]bool{r3: true}}
+	paths := func() map[string]string {
+		m := map[string]string{}
+		for _, l := range Flatten(p) {
+			m[l.Path] = l.Value
+		}
+		return m
+	}
+	before := paths()
+	r3.inflight = 7
+	after := paths()
+	for path, want := range map[string]string{"acked[peers[0]]": "4", "acked[peers[1]]": "5", "later[peers[1]]": "true"} {
+		if before[path] != want || after[path] != want {
+			t.Errorf("%s is %q, then %q after the peer changed; want %q both times (leaves %v)", path, before[path], after[path], want, after)
+		}
+	}
+	// A key whose object nothing before the map holds keeps its
+	// contents' name.
+	q := &ackPrimary{first: map[*ackPeer]int{r2: 1}, owned: []*ackPeer{r2}}
+	leaves := map[string]string{}
+	for _, l := range Flatten(q) {
+		leaves[l.Path] = l.Value
+	}
+	if leaves[`first[&{id:"r2" inflight:0}]`] != "1" {
+		t.Errorf("a key no earlier field holds is not named by its contents: %v", leaves)
+	}
+}
