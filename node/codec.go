@@ -123,12 +123,18 @@ func (c *Codec) ForTrace(codec string) (*Codec, error) {
 
 // TypeName is the default name of a message type: its package name and type
 // name, e.g. "paxos.Collect" (pointers are named after their element).
+// A type of a main package is "main.T" in its binary and in its tests
+// alike (go test builds a main package under its import path), so that a
+// trace simtest wrote replays in the binary, and one script serves both.
 func TypeName(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t.Name() == "" {
 		return t.String()
+	}
+	if strings.HasPrefix(t.String(), "main.") {
+		return "main." + t.Name()
 	}
 	pkg := t.PkgPath()
 	for i := len(pkg) - 1; i >= 0; i-- {
