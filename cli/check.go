@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -143,6 +144,9 @@ func failPolicy(spec string) (func(*predicates.Violation) bool, error) {
 func splitScript(args []string) ([]string, string, error) {
 	script := args[len(args)-1]
 	if !isScriptArg(script) {
+		if i := slices.IndexFunc(args, isScriptArg); i >= 0 {
+			return nil, "", badInput("the last argument %q is not a predicates script (*.star or builtin:NAME), but %q is: the script comes after the traces", script, args[i])
+		}
 		return nil, "", badInput("the last argument %q is not a predicates script (*.star or builtin:NAME)", script)
 	}
 	return args[:len(args)-1], script, nil

@@ -226,6 +226,8 @@ func TestMisuse(t *testing.T) {
 		// check
 		{args: []string{"check"}, want: []string{"missing FILE"}},
 		{args: []string{"check", "t.lz4"}, want: []string{"missing FILE", "PREDS.star"}},
+		{args: []string{"check", "preds.star", "t.lz4"}, want: []string{`"t.lz4" is not a predicates script`, `but "preds.star" is: the script comes after the traces`}},
+		{args: []string{"predict", "preds.star", "t.lz4", "--at", "3"}, want: []string{"the script comes after the traces"}},
 		{args: []string{"check", "t.lz4", "missing.star"}, want: []string{"missing.star"}},
 		{args: []string{"check", "t.lz4", "adir"}, want: []string{"adir"}},
 		{args: []string{"check", "missing.lz4", "preds.star"}, want: []string{"missing.lz4"}},
