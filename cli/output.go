@@ -2,12 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -290,6 +292,25 @@ func numberedAs(name, prefix, ext string, first int) bool {
 	}
 	i, err := strconv.Atoi(n)
 	return err == nil && i >= first
+}
+
+// leftoverTraces lists the traces PREFIX-N.lz4 with N past written, the
+// last a run numbered: an earlier run's, which a reader of the folder
+// would take for this one's, so the run says so (it does not remove
+// them: they may be all that is left of that run).
+func leftoverTraces(prefix string, written int) []string {
+	entries, err := os.ReadDir(filepath.Dir(prefix))
+	if err != nil {
+		return nil
+	}
+	var left []string
+	for _, e := range entries {
+		if !e.IsDir() && numberedAs(e.Name(), filepath.Base(prefix)+"-", ".lz4", written+1) {
+			left = append(left, filepath.Join(filepath.Dir(prefix), e.Name()))
+		}
+	}
+	slices.SortFunc(left, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
+	return left
 }
 
 // numberedTraces checks the traces PREFIX-N.lz4 (N from first) a verb

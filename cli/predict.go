@@ -68,7 +68,8 @@ certainty, and finding none means none within the budget.
 Branch traces go to PREFIX-1.lz4, PREFIX-2.lz4, ... (default
 TRACE-predict-N.lz4), one per future: predictions found in the same
 future (two witnesses of one break) name the same file. Each is an
-ordinary trace for check and debug.
+ordinary trace for check and debug. Traces of an earlier run numbered
+past this run's are left in place and named on stderr.
 
 Exit codes: 0 no violation predicted, 1 violations predicted, 2 bad input,
 3 the trace diverges on replay before STEP, 4 a predicate could not be
@@ -181,6 +182,14 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	sum, preds := res.sum, res.preds
 	if err := writePredictions(preds, prefix, false); err != nil {
 		return err
+	}
+	if left := leftoverTraces(prefix, distinctFiles(preds)); len(left) > 0 {
+		verb := "is"
+		if len(left) > 1 {
+			verb = "are"
+		}
+		fmt.Fprintf(a.Stderr, "%s predict: note: %s %s left from an earlier run, not this one's (it wrote %s)\n",
+			a.name(), strings.Join(left, ", "), verb, plural(distinctFiles(preds), "trace"))
 	}
 	var panics []*explore.Finding
 	for _, fd := range sum.Found {
@@ -392,6 +401,15 @@ func writePredictions(preds []*prediction, prefix string, fresh bool) error {
 		files[p.run] = p.file
 	}
 	return nil
+}
+
+// distinctFiles is how many traces writePredictions wrote.
+func distinctFiles(preds []*prediction) int {
+	files := map[string]bool{}
+	for _, p := range preds {
+		files[p.file] = true
+	}
+	return len(files)
 }
 
 func cmpOr(s, def string) string {

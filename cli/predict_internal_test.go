@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,5 +85,25 @@ func TestPredictListsEarlierViolationsInStepOrder(t *testing.T) {
 	}
 	if want := "[{AtMostOneServer 208 1} {Linearizable 208 1} {AtMostOneServer 401 2} {AtMostOneServer 1088 1}]"; fmt.Sprint(got.At) != want {
 		t.Errorf("already_violated_at %v, want %s", got.At, want)
+	}
+}
+
+// Traces numbered past what a run wrote are an earlier run's: predict
+// names them (a new user took a stale -2 for the new run's second
+// future).
+func TestLeftoverTraces(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"s-predict-1.lz4", "s-predict-2.lz4", "s-predict-3.lz4", "s-predict-10.lz4", "s-predict-03.lz4", "s-predict-x.lz4", "other-4.lz4"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := leftoverTraces(filepath.Join(dir, "s-predict"), 2)
+	want := []string{filepath.Join(dir, "s-predict-3.lz4"), filepath.Join(dir, "s-predict-10.lz4")}
+	if !slices.Equal(got, want) {
+		t.Errorf("leftovers %q, want %q", got, want)
+	}
+	if got := leftoverTraces(filepath.Join(dir, "s-predict"), 10); got != nil {
+		t.Errorf("leftovers past 10: %q", got)
 	}
 }
