@@ -123,6 +123,15 @@ func (f *Flattener) find() int {
 			return j
 		}
 	}
+	// Just behind, after a hit (a run of new leaves looks once): entries
+	// of a map keyed by pointers are in the order of what their keys
+	// point to, which swaps two when one of those changes.
+	for j := f.next - 1; f.misses == 0 && j >= 0 && j >= f.next-samePathWindow; j-- {
+		if f.prev[j].Path == string(p) {
+			f.misses = 0
+			return j
+		}
+	}
 	f.misses++
 	if f.next >= len(f.prev) {
 		return -1 // past prev's end, leaves are appended ones

@@ -119,3 +119,38 @@ func TestPointerKeysAreNamedByWhereTheObjectIs(t *testing.T) {
 		t.Errorf("a key no earlier field holds is not named by its contents: %v", leaves)
 	}
 }
+
+// Entries of a map keyed by pointers are in the order of what the keys
+// point to, so a change of one swaps them: the flattening still finds
+// each leaf's path in the previous flattening (an index built from it
+// otherwise diffed the whole state by path at each such step).
+func TestSwappedPointerKeyedEntriesAreMatched(t *testing.T) {
+	r2, r3 := &ackPeer{"r2", 0}, &ackPeer{"r3", 0}
+	p := &ackPrimary{peers: []*ackPeer{r2, r3}, acked: map[*ackPeer]uint64{r2: 4, r3: 5}}
+	var f Flattener
+	prev := f.Append(nil, p, nil)
+	order := func(leaves []Leaf) string {
+		var b strings.Builder
+		for _, l := range leaves {
+			if strings.HasPrefix(l.Path, "acked") {
+				b.WriteString(l.Path + " ")
+			}
+		}
+		return b.String()
+	}
+	swapped := false
+	for i := 1; i < 20 && !swapped; i++ {
+		r2.inflight, r3.inflight = i, 20-i
+		cur := f.Append(nil, p, prev)
+		swapped = order(cur) != order(prev)
+		for j, k := range f.Matched() {
+			if k < 0 {
+				t.Fatalf("change %d: %s is not matched to the previous flattening, which has it:\n%v", i, cur[j].Path, prev)
+			}
+		}
+		prev = cur
+	}
+	if !swapped {
+		t.Fatal("the entries never changed places: the test does not test the swap")
+	}
+}

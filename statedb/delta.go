@@ -74,12 +74,20 @@ func diffMatched(old, cur []state.Leaf, from []int, used []bool) (d delta, ok bo
 	if len(d.removed) > 0 {
 		// A delta removes by path: a removed path must be no path of
 		// cur (a leaf that moved further than the flattening looked).
+		// Most of cur's paths are ruled out by their lengths alone, without
+		// hashing them (a big state's removals paid a map lookup per leaf).
 		gone := make(map[string]bool, len(d.removed))
+		var lengths []uint64 // a bit per length of a removed path
 		for _, p := range d.removed {
 			gone[p] = true
+			if w := len(p) / 64; w >= len(lengths) {
+				lengths = append(lengths, make([]uint64, w+1-len(lengths))...)
+			}
+			lengths[len(p)/64] |= 1 << (len(p) % 64)
 		}
 		for _, l := range cur {
-			if gone[l.Path] {
+			n := len(l.Path)
+			if n/64 < len(lengths) && lengths[n/64]&(1<<(n%64)) != 0 && gone[l.Path] {
 				return delta{}, false
 			}
 		}
