@@ -141,6 +141,11 @@ func failPolicy(spec string) (func(*predicates.Violation) bool, error) {
 	}, nil
 }
 
+// adviseAfter is how long a check runs before it says which tables would
+// check the same for less with columns=: below it, the saving is not
+// worth a line.
+const adviseAfter = time.Second
+
 func splitScript(args []string) ([]string, string, error) {
 	script := args[len(args)-1]
 	if !isScriptArg(script) {
@@ -293,6 +298,17 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		}
 	} else {
 		rep.WriteText(a.Stdout, elapsed)
+		if f.jobs == 1 && len(f.marks) == 0 && elapsed >= adviseAfter {
+			for _, adv := range c.ColumnAdvice() {
+				copies, versions := "", ""
+				if adv.Keep > 1 {
+					copies = fmt.Sprintf(" and copies them (keep = %d)", adv.Keep)
+					versions = "; prev() and history() would then see a version per change of those fields only"
+				}
+				fmt.Fprintf(a.Stderr, "note: table(%q) has no columns=, so each change of a row hashes all %d of its fields%s, but the predicates read only %d of them in this run (%s): declaring %s would spare the rest%s (docs/predicates.md, \"Predicates that stay cheap\")\n",
+					adv.Table, adv.Fields, copies, len(adv.Read), strings.Join(adv.Read, ", "), adv.Declaration(), versions)
+			}
+		}
 		// Predicates judged without these nodes' rows there.
 		writeUnknown(a.Stdout, tr.Unknown, r.Nodes(), "")
 		rep.WriteErrors(a.Stderr)

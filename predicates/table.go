@@ -701,3 +701,64 @@ func fieldPath(parent, field string) string {
 }
 
 func indexPath(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
+
+// ColumnAdvice is a table declared without columns= whose rows have
+// observed fields its predicates never read in a run: every change of a
+// row hashes all of them (and with keep above 1, copies them), where
+// naming the read ones in columns= would spare the rest.
+type ColumnAdvice struct {
+	Table  string   // as declared
+	Keep   int      // as declared
+	Fields int      // observed fields of its rows
+	Read   []string // the fields the predicates read, in field order
+	// Views and Chained are as declared.
+	Views, Chained []string
+}
+
+// ColumnAdvice lists the tables worth declaring with columns=, judged by
+// what the predicates read so far. A table whose fields were all read, or
+// none (its rows only counted), is not listed.
+func (c *Checker) ColumnAdvice() []ColumnAdvice {
+	var out []ColumnAdvice
+	for _, t := range c.tables {
+		if t.columns != nil {
+			continue
+		}
+		for ty, byName := range t.colInfos {
+			fields := state.Fields(ty)
+			var read []string
+			for _, f := range fields {
+				if col, ok := byName[f.Name]; ok && col.num != 0 {
+					read = append(read, f.Name)
+				}
+			}
+			if len(read) > 0 && len(read) < len(fields) {
+				out = append(out, ColumnAdvice{Table: t.name, Keep: t.keep, Fields: len(fields), Read: read, Views: t.views, Chained: t.chained})
+				break // a table's rows are of one Go type
+			}
+		}
+	}
+	return out
+}
+
+// Declaration is the table's declaration with columns= naming Read.
+func (a ColumnAdvice) Declaration() string {
+	list := func(names []string) string {
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = strconv.Quote(n)
+		}
+		return "[" + strings.Join(quoted, ", ") + "]"
+	}
+	decl := fmt.Sprintf("table(%q, columns = %s", a.Table, list(a.Read))
+	if a.Keep > 1 {
+		decl += fmt.Sprintf(", keep = %d", a.Keep)
+	}
+	if len(a.Views) > 0 {
+		decl += ", views = " + list(a.Views)
+	}
+	if len(a.Chained) > 0 {
+		decl += ", chained = " + list(a.Chained)
+	}
+	return decl + ")"
+}
