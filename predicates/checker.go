@@ -64,6 +64,10 @@ type Checker struct {
 	watchGen int
 
 	tables  []*Table
+	// types are the state types, kept while a table's type is still to
+	// be seen (an interface field may hold it): the scan adds those it
+	// meets inside interfaces (noteHeld).
+	types   *stateTypes
 	derived []*Derived
 	ordered []*Ordered
 	preds   []*Predicate

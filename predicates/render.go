@@ -58,6 +58,11 @@ func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 		fmt.Fprintf(w, "; checking stopped early, after #%d", r.LastStep)
 	}
 	fmt.Fprintln(w)
+	for _, u := range r.Unmatched {
+		if !u.ForeignPackage { // those are errors, told with them
+			fmt.Fprintf(w, "  warning: %s\n", u)
+		}
+	}
 	failed, alarmFailed := map[string]int{}, map[string]int{}
 	for _, e := range r.Errors {
 		if _, seen := failed[e.Name]; !seen && (e.Kind == "safety" || e.Kind == "liveness") {
@@ -200,12 +205,14 @@ type ReportJSON struct {
 	Unjudged   []*Violation               `json:"unjudged,omitempty"`
 	Errors     []EvalFailure              `json:"errors"`
 	Predicates map[string]*PredicateStats `json:"predicates"`
+	// Unmatched: tables that matched no object in the steps checked.
+	Unmatched []UnmatchedTable `json:"unmatched_tables,omitempty"`
 }
 
 // JSON is the report in its JSON form.
 func (r *Report) JSON() *ReportJSON {
 	out := &ReportJSON{Steps: r.Steps, Complete: r.Complete, TraceIncomplete: r.TraceIncomplete, LastStep: r.LastStep,
-		Violations: []*Violation{}, Screened: []*Violation{}, Errors: r.Errors, Predicates: r.Predicates}
+		Violations: []*Violation{}, Screened: []*Violation{}, Errors: r.Errors, Predicates: r.Predicates, Unmatched: r.Unmatched}
 	for _, v := range r.Violations {
 		switch v.Status() {
 		case "screened":

@@ -182,6 +182,8 @@ func (e EvalFailure) String() string {
 		what = "the alarm of " + e.Name
 	case "state":
 		return fmt.Sprintf("node %s's state could not be read into the tables at step #%d: %s", e.Name, e.Step, e.Message)
+	case "table":
+		return e.Message
 	}
 	return fmt.Sprintf("%s failed at step #%d and was disabled: %s", what, e.Step, e.Message)
 }
@@ -267,6 +269,8 @@ type Report struct {
 	TraceIncomplete bool
 	// LastStep is the last step observed (-1: none).
 	LastStep int
+	// Unmatched are the tables that matched no object (UnmatchedTable).
+	Unmatched []UnmatchedTable
 }
 
 // witnessName names a witness row: its node, and its path when it is not
@@ -341,6 +345,7 @@ func (c *Checker) finish(atEnd bool) *Report {
 		p.open.Aux = firstNonNil(p.open.Aux, p.open.auxNow)
 	}
 	c.report.Complete, c.report.LastStep = atEnd, c.step
+	c.report.setUnmatched(unmatchedTables(c.sightings(), c.reached()))
 	for _, p := range c.preds {
 		st := &PredicateStats{Kind: p.Kind, Evals: p.Evals, judged: p.alarm != nil}
 		c.report.Predicates[p.Name] = st
@@ -391,4 +396,19 @@ func (v *Violation) Headline() string {
 		return fmt.Sprintf("%s alarm at step #%d (violated since #%d)", v.Predicate, v.AlarmStep, v.Step)
 	}
 	return fmt.Sprintf("%s violated at step #%d", v.Predicate, v.Step)
+}
+
+// setUnmatched records the unmatched tables; one of a package no state
+// reached is an evaluation failure (exit 4), since the script is likely
+// another system's.
+func (r *Report) setUnmatched(u []UnmatchedTable) {
+	if r.Steps == 0 {
+		return // nothing checked (a divergence at once): nothing to match
+	}
+	r.Unmatched = u
+	for _, t := range u {
+		if t.ForeignPackage {
+			r.Errors = append(r.Errors, EvalFailure{Name: t.Table, Kind: "table", Step: r.LastStep, Message: t.String()})
+		}
+	}
 }

@@ -426,6 +426,7 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		return
 	case reflect.Interface:
 		if !v.IsNil() {
+			s.c.noteHeld(v.Elem().Type())
 			s.walk(v.Elem(), path, depth+1)
 		}
 		return
@@ -440,6 +441,7 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 			*s.collect = append(*s.collect, rs)
 		}
 		if added {
+			tb.hadRows = true
 			s.c.tableChanged(tb, s.id)
 		}
 		if changed {

@@ -30,6 +30,8 @@ package predicates
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -245,6 +247,10 @@ type Part struct {
 	openStart, openEnd []*Violation
 	names              []string // the predicates, in declaration order
 	final              *Report  // the last part's finished report
+	// tables and reached are what the segment learnt of its tables'
+	// types (unmatchedTables).
+	tables  []tableSighting
+	reached map[string]reflect.Type
 }
 
 // NewFirstSegment binds a checker on a fresh replay: it owns every step
@@ -427,6 +433,7 @@ func (s *Segment) cut() {
 	s.part.evals = make([]int, len(c.preds))
 	s.part.openEnd = make([]*Violation, len(c.preds))
 	s.part.names = make([]string, len(c.preds))
+	s.part.tables, s.part.reached = c.sightings(), maps.Clone(c.reached())
 	for i, p := range c.preds {
 		s.part.names[i] = p.Name
 		s.part.evals[i] = p.Evals - s.evMark[i]
@@ -514,6 +521,20 @@ func Stitch(parts []Part) *Report {
 	for name, st := range last.Predicates {
 		out.Predicates[name] = &PredicateStats{Kind: st.Kind, Evals: evals[name], judged: st.judged}
 	}
+	// A table had rows if it had them in any segment; the types reached
+	// are all the segments'.
+	tables := slices.Clone(parts[len(parts)-1].tables)
+	reached := map[string]reflect.Type{}
+	for _, p := range parts {
+		for i, t := range p.tables {
+			tables[i].rows = tables[i].rows || t.rows
+		}
+		maps.Copy(reached, p.reached)
+	}
+	// The last part's finish counted its own unmatched tables among its
+	// errors: the stitched report counts the run's.
+	out.Errors = slices.DeleteFunc(out.Errors, func(e EvalFailure) bool { return e.Kind == "table" })
+	out.setUnmatched(unmatchedTables(tables, reached))
 	out.tally()
 	return out
 }

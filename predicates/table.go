@@ -29,6 +29,9 @@ type Table struct {
 	chained  []string // list columns whose last element digests the list
 	keep     int
 	pos      syntax.Position
+	// confirmed: the type is in the node states' types (checkTableTypes);
+	// hadRows: a row was found.
+	confirmed, hadRows bool
 
 	cols    map[reflect.Type][]state.Field // resolved columns, per Go type
 	colNums map[reflect.Type][]int         // per Go type: each column's number (colNum)
@@ -514,7 +517,7 @@ func (t *Table) matches(ty reflect.Type) bool {
 	if ty.Name() == "" {
 		return false
 	}
-	return t.name == node.TypeName(ty) || t.name == ty.PkgPath()+"."+ty.Name()
+	return namesType(t.name, node.TypeName(ty)) || namesType(t.name, ty.PkgPath()+"."+ty.Name())
 }
 
 // columnsOf returns the table's columns in struct type ty, resolved once

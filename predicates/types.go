@@ -17,6 +17,30 @@ import (
 type stateTypes struct {
 	named map[string]reflect.Type // node.TypeName -> type
 	open  bool                    // an interface is reachable
+	seen  map[reflect.Type]bool
+}
+
+// visit adds the named struct types reachable from t.
+func (st *stateTypes) visit(t reflect.Type) {
+	if st.seen[t] || state.IsTime(t) {
+		return
+	}
+	st.seen[t] = true
+	if t.Name() != "" && t.Kind() == reflect.Struct {
+		st.named[node.TypeName(t)] = t
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		st.open = true
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		st.visit(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if t.Field(i).Tag.Get("replay") != "-" {
+				st.visit(t.Field(i).Type)
+			}
+		}
+	}
 }
 
 // runStateTypes collects the state types of every node of the run. A
@@ -30,37 +54,32 @@ func (c *Checker) runStateTypes() (*stateTypes, error) {
 	if len(tr.Nodes) == 0 {
 		return nil, fmt.Errorf("the trace's header lists no nodes, so there is no state to check")
 	}
-	st := &stateTypes{named: map[string]reflect.Type{}}
-	seen := map[reflect.Type]bool{}
-	var visit func(t reflect.Type)
-	visit = func(t reflect.Type) {
-		if seen[t] || state.IsTime(t) {
-			return
-		}
-		seen[t] = true
-		if t.Name() != "" && t.Kind() == reflect.Struct {
-			st.named[node.TypeName(t)] = t
-		}
-		switch t.Kind() {
-		case reflect.Interface:
-			st.open = true
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-			visit(t.Elem())
-		case reflect.Struct:
-			for i := range t.NumField() {
-				if t.Field(i).Tag.Get("replay") != "-" {
-					visit(t.Field(i).Type)
-				}
-			}
-		}
-	}
+	st := &stateTypes{named: map[string]reflect.Type{}, seen: map[reflect.Type]bool{}}
 	cfg := systemConfig(tr)
 	for _, id := range tr.Nodes {
 		if h := sys.New(id, cfg); h != nil {
-			visit(reflect.TypeOf(h))
+			st.visit(reflect.TypeOf(h))
 		}
 	}
 	return st, nil
+}
+
+// genericBase is a type name without its type arguments: "mydht.LRU" for
+// "mydht.LRU[github.com/you/node.ID,...]". A table may name a generic type
+// so, for every instantiation.
+func genericBase(name string) string {
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// namesType reports whether a table declared as name is of the type
+// named typeName (node.TypeName): by that name, the end of an import
+// path, or a generic type's name without its arguments.
+func namesType(name, typeName string) bool {
+	return name == typeName || strings.HasSuffix(name, "/"+typeName) ||
+		!strings.Contains(name, "[") && strings.Contains(typeName, "[") && namesType(name, genericBase(typeName))
 }
 
 // checkTableTypes rejects tables whose type is in no node's state,
@@ -73,10 +92,10 @@ func (c *Checker) checkTableTypes() error {
 	for _, t := range c.tables {
 		found := false
 		for name, ty := range st.named {
-			if t.name != name && !strings.HasSuffix(t.name, "/"+name) {
+			if !namesType(t.name, name) {
 				continue
 			}
-			found = true
+			found, t.confirmed = true, true
 			for _, col := range t.columns {
 				if _, ok := state.FieldByName(ty, col); !ok {
 					return fmt.Errorf("%s: table(%q): column %q is not an observed field of %s (fields: %s)",
@@ -118,6 +137,106 @@ func (c *Checker) checkTableTypes() error {
 			return fmt.Errorf("%s: table(%q): no type of that name is in any node state of %s (types there: %s)",
 				t.pos, t.name, c.r.System().Name, strings.Join(names, ", "))
 		}
+		if !found {
+			// An interface field may hold it: the run will tell
+			// (unmatchedTables).
+			c.types = st
+		}
 	}
 	return nil
+}
+
+// noteHeld records a type the scan met inside an interface, while some
+// table's type is still to be confirmed by a row.
+func (c *Checker) noteHeld(t reflect.Type) {
+	if c.types != nil && !c.types.seen[t] {
+		c.types.visit(t)
+	}
+}
+
+// UnmatchedTable is a table whose type no node state was found to hold:
+// the fields could not tell (an interface could hold it), and no row came
+// in the steps checked. Its predicates held vacuously, as over a typo.
+type UnmatchedTable struct {
+	Table string `json:"table"`
+	// Package: no type of the table's package was reached either (a
+	// script for another system); the check fails.
+	ForeignPackage bool `json:"foreign_package,omitempty"`
+	// Reached are the types reached in the table's package (all of them,
+	// for a foreign package).
+	Reached []string `json:"reached"`
+}
+
+// String is the table's line in a report.
+func (u UnmatchedTable) String() string {
+	if u.ForeignPackage {
+		return fmt.Sprintf("table(%q) matched no object: no type of package %s was reached in the node states checked, in fields or through interfaces (types reached: %s): is the script for this system?",
+			u.Table, tablePackage(u.Table), strings.Join(u.Reached, ", "))
+	}
+	return fmt.Sprintf("table(%q) matched no object in the steps checked: no value of a type of that name was reached, in fields or through interfaces (types of its package reached: %s), so its predicates held vacuously; a misspelt name checks nothing",
+		u.Table, strings.Join(u.Reached, ", "))
+}
+
+// tablePackage is the package part of a table's type name.
+func tablePackage(name string) string {
+	name = genericBase(name)
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	return name
+}
+
+// unmatchedTables lists the tables not confirmed at load that had no row,
+// given the types reached (named: node.TypeName -> type).
+func unmatchedTables(tables []tableSighting, named map[string]reflect.Type) []UnmatchedTable {
+	var out []UnmatchedTable
+	for _, t := range tables {
+		if t.confirmed || t.rows {
+			continue
+		}
+		u := UnmatchedTable{Table: t.name, ForeignPackage: true}
+		pkg := tablePackage(t.name)
+		var all []string
+		for name := range named {
+			all = append(all, name)
+			if tablePackage(name) == pkg {
+				u.ForeignPackage = false
+				u.Reached = append(u.Reached, name)
+			}
+		}
+		if u.ForeignPackage {
+			u.Reached = all
+		}
+		slices.Sort(u.Reached)
+		out = append(out, u)
+	}
+	return out
+}
+
+// tableSighting is what a check learnt of a table: whether its type was
+// found in the state types at load, and whether it had a row.
+type tableSighting struct {
+	name            string
+	confirmed, rows bool
+}
+
+// sightings are the checker's tables as tableSightings.
+func (c *Checker) sightings() []tableSighting {
+	out := make([]tableSighting, len(c.tables))
+	for i, t := range c.tables {
+		out[i] = tableSighting{t.name, t.confirmed, t.hadRows}
+	}
+	return out
+}
+
+// reached are the state types the checker knows of: from the handlers'
+// types, and those met inside interfaces.
+func (c *Checker) reached() map[string]reflect.Type {
+	if c.types == nil {
+		return nil
+	}
+	return c.types.named
 }

@@ -1,0 +1,98 @@
+package predicates_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/parcheck"
+	"github.com/replaycheck/replaycheck/predicates"
+	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+type heldThing struct{ N int }
+
+type gbox[T any] struct{ V T }
+
+// holdsAny keeps a value behind an interface field, so no table type can
+// be ruled out from the Go types at load.
+type holdsAny struct {
+	Held any
+	Box  gbox[int]
+}
+
+func (h *holdsAny) Init(env node.Env) {
+	h.Held = &heldThing{N: 1}
+	env.After(10*time.Millisecond, "tick")
+}
+func (h *holdsAny) Receive(node.Env, node.ID, node.Message) {}
+func (h *holdsAny) Timer(env node.Env, _ node.Timer)        { env.After(10*time.Millisecond, "tick") }
+
+func interfaceSystem() *system.System {
+	return &system.System{Name: "holdsany", Codec: node.NewCodec(),
+		New: func(node.ID, system.Config) node.Handler { return &holdsAny{} },
+		Sim: system.SimDefaults{Nodes: 2, Steps: 3, Time: time.Second}}
+}
+
+// A table whose type is in no field's type but could be behind an
+// interface was loaded and, when no row came, its predicates held
+// vacuously: a new user's check of a DHT against the paxos script
+// passed. A table of a package no state reached is now an evaluation
+// error, one of the right package a warning in the report, and a
+// generic type may be named without its type arguments.
+func TestTablesThatMatchNothing(t *testing.T) {
+	script := `
+Held = table("predicates_test.heldThing")
+Box = table("predicates_test.gbox")
+Typo = table("predicates_test.heldThng")
+Other = table("paxos.Agent")
+safety("HeldIsOne", lambda: forall(Held, lambda h: h.N == 1) and len(Held) >= 1)
+safety("Boxes", lambda: len(Box) >= 1)
+safety("Vacuous", lambda: len(Typo) == 0 and len(Other) == 0)
+`
+	sys := interfaceSystem()
+	check := func(t *testing.T, rep *predicates.Report) {
+		t.Helper()
+		for _, v := range rep.Violations {
+			t.Errorf("%s fails at #%d", v.Predicate, v.Step)
+		}
+		if len(rep.Unmatched) != 2 {
+			t.Fatalf("unmatched %+v, want heldThng's and paxos.Agent's", rep.Unmatched)
+		}
+		typo, other := rep.Unmatched[0], rep.Unmatched[1]
+		if typo.Table != "predicates_test.heldThng" || typo.ForeignPackage || !strings.Contains(strings.Join(typo.Reached, " "), "predicates_test.heldThing") {
+			t.Errorf("the typo: %+v", typo)
+		}
+		if other.Table != "paxos.Agent" || !other.ForeignPackage {
+			t.Errorf("the other system's table: %+v", other)
+		}
+		if len(rep.Errors) != 1 || rep.Errors[0].Kind != "table" || !strings.Contains(rep.Errors[0].String(), "is the script for this system?") {
+			t.Errorf("errors %v: want the foreign table's", rep.Errors)
+		}
+	}
+	t.Run("sequential", func(t *testing.T) {
+		c, err := predicates.LoadSource("u.star", []byte(script), simReplayer(t, sys), predicates.Options{To: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := c.Run(predicates.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, rep)
+	})
+	t.Run("jobs 2", func(t *testing.T) {
+		r := simReplayer(t, sys)
+		tr := r.Trace()
+		rep, _, err := parcheck.Check(tr, system.NewRegistry(sys), parcheck.Options{Jobs: 2, Warmup: 1, Marks: []int{tr.Len() / 2},
+			Load: func(r *replay.Replayer, from int) (*predicates.Checker, error) {
+				return predicates.LoadSource("u.star", []byte(script), r, predicates.Options{To: -1, From: from})
+			}, To: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, rep)
+	})
+}
