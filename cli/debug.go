@@ -295,6 +295,12 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 
 func (a *App) runDebug(traces []string, f debugFlags) error {
 	if a.Screen == nil && !term.IsTerminal(int(os.Stdout.Fd())) {
+		// A missing trace is the first thing wrong, terminal or not.
+		for _, t := range traces {
+			if _, err := os.Stat(t); err != nil {
+				return badInput("%s: %v", t, withoutPath(err))
+			}
+		}
 		return badInput("debug needs a terminal (to inspect a run without one: %[1]s events, %[1]s check)", a.prog())
 	}
 	// Steps are #0 onwards; say so before spending an index build on it.

@@ -93,10 +93,15 @@ func bundledScripts() []string {
 }
 
 // bundledList is the list an error about a script name shows.
-func bundledList() string {
+func (a *App) bundledList() string {
 	var out []string
 	for _, n := range bundledNames() {
-		out = append(out, builtinPrefix+n)
+		if a.Registry == nil || a.knows(scriptSystem[n]) {
+			out = append(out, builtinPrefix+n)
+		}
+	}
+	if len(out) == 0 {
+		return "none for the systems this binary registers"
 	}
 	return strings.Join(out, ", ")
 }
@@ -111,7 +116,7 @@ func bundledList() string {
 // Anything else is bad input whose message lists the bundled scripts.
 func (a *App) resolveScript(arg string) (scriptRef, error) {
 	if arg == "" {
-		return scriptRef{}, badInput("empty predicates script name (a *.star file, or builtin:NAME: %s)", bundledList())
+		return scriptRef{}, badInput("empty predicates script name (a *.star file, or builtin:NAME: %s)", a.bundledList())
 	}
 	_, statErr := os.Lstat(arg)
 	if statErr == nil {
@@ -126,21 +131,26 @@ func (a *App) resolveScript(arg string) (scriptRef, error) {
 		if isBundled(filepath.Base(arg)) {
 			hint = fmt.Sprintf("; the bundled script of that name is %s%s", builtinPrefix, strings.TrimSuffix(filepath.Base(arg), ".star"))
 		}
-		return scriptRef{}, badInput("%v%s (bundled scripts: %s)", statErr, hint, bundledList())
+		return scriptRef{}, badInput("%v%s (bundled scripts: %s)", statErr, hint, a.bundledList())
 	}
 	if !strings.HasSuffix(name, ".star") {
 		if !builtin {
 			// A bare word is not a script name: paxos is the system,
 			// paxos.star or builtin:paxos its script.
-			return scriptRef{}, badInput("%q is not a predicates script (a *.star file, or builtin:NAME: %s)", arg, bundledList())
+			return scriptRef{}, badInput("%q is not a predicates script (a *.star file, or builtin:NAME: %s)", arg, a.bundledList())
 		}
 		name += ".star"
 	}
 	if !isBundled(name) {
 		if builtin {
-			return scriptRef{}, badInput("%s: no such bundled script (bundled: %s)", arg, bundledList())
+			return scriptRef{}, badInput("%s: no such bundled script (bundled: %s)", arg, a.bundledList())
 		}
-		return scriptRef{}, badInput("%v, and no bundled script is called %s (bundled: %s)", statErr, arg, bundledList())
+		return scriptRef{}, badInput("%v, and no bundled script is called %s (bundled: %s)", statErr, arg, a.bundledList())
+	}
+	if sys := scriptSystem[strings.TrimSuffix(name, ".star")]; a.Registry != nil && !a.knows(sys) {
+		// It would check another system's types: no row, and a
+		// vacuous pass or a late error.
+		return scriptRef{}, badInput("%s checks replaycheck's example system %s, which this binary does not register (bundled scripts for its systems: %s)", arg, sys, a.bundledList())
 	}
 	if a.builtins == nil {
 		a.builtins = &builtinDir{} // an App used without Run: nothing removes the copy

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/scripts"
+	"github.com/replaycheck/replaycheck/system"
 )
 
 // TestBuiltinScriptResolution pins the rule every verb applies to a
@@ -119,4 +121,23 @@ func mustEmbedded(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return src
+}
+
+// A user's binary registers its own systems: the bundled scripts check
+// replaycheck's examples, so they are neither offered in its errors nor
+// run (a new user's DHT passed builtin:paxos, whose tables matched
+// nothing).
+func TestBundledScriptsOfSystemsNotRegistered(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+	own := &system.System{Name: "mydht", Codec: node.NewCodec(), New: func(node.ID, system.Config) node.Handler { return nil }}
+	a := &App{builtins: &builtinDir{}, Registry: system.NewRegistry(own)}
+	_, err := a.resolveScript("builtin:paxos")
+	if err == nil || !strings.Contains(err.Error(), "checks replaycheck's example system paxos, which this binary does not register") {
+		t.Errorf("builtin:paxos in a binary of mydht: %v", err)
+	}
+	_, err = a.resolveScript("mydht.star")
+	if err == nil || strings.Contains(err.Error(), "builtin:paxos") || !strings.Contains(err.Error(), "none for the systems this binary registers") {
+		t.Errorf("a missing script in a binary of mydht lists scripts of other systems: %v", err)
+	}
 }

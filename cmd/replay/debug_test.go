@@ -34,4 +34,6 @@ func TestIndex(t *testing.T) {
 	badInput(t, replay(t, dir, "index", "replay-demo.lz4", "--preds", "broken.star"), "broken.star:1:")
 	// The debugger needs a terminal; tests have none.
 	badInput(t, replay(t, dir, "debug", "replay-demo.lz4"), "needs a terminal")
+	// A missing trace is what is wrong first, terminal or not.
+	badInput(t, replay(t, dir, "debug", "nosuch.lz4"), "nosuch.lz4: no such file")
 }
