@@ -99,6 +99,25 @@ func convert(v reflect.Value, origin int64, within []container) starlark.Value {
 		d.Freeze()
 		return d
 	case reflect.Struct:
+		switch {
+		case state.IsList(v.Type()): // a list of the values it holds
+			if v.CanAddr() { // a value may hold the list itself
+				c := container{v.UnsafeAddr(), -1, v.Type()}
+				if slices.Contains(within, c) {
+					return starlark.None
+				}
+				within = append(within, c)
+			}
+			var elems []starlark.Value
+			state.ListElements(v, func(_ int, e reflect.Value) {
+				elems = append(elems, convert(state.ElementValue(e.Elem()), origin, within))
+			})
+			l := starlark.NewList(elems)
+			l.Freeze()
+			return l
+		case state.IsListElement(v.Type()): // the value it holds
+			return convert(state.ElementValue(v), origin, within)
+		}
 		if state.IsTime(v.Type()) {
 			if v.IsZero() {
 				return starlark.None // Go's "not set"

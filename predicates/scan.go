@@ -450,6 +450,16 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 	}
 	switch v.Kind() {
 	case reflect.Struct:
+		// A container/list as its sequence, an element as its value,
+		// with the paths replay state shows (state/list.go).
+		switch {
+		case state.IsList(t):
+			state.ListElements(v, func(i int, e reflect.Value) { s.walk(e, indexPath(path, i), depth+1) })
+			return
+		case state.IsListElement(t):
+			s.walk(state.ElementValue(v), path, depth+1)
+			return
+		}
 		for _, f := range s.fieldsOf(t) {
 			s.walk(v.Field(f.index), fieldPath(path, f.name), depth+1)
 		}

@@ -226,6 +226,23 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 			f.leafVal()
 			return
 		}
+		switch v.Type() {
+		case listType: // as the sequence it holds (list.go)
+			n, empty := len(f.path), true
+			ListElements(v, func(i int, e reflect.Value) {
+				empty = false
+				f.path = append(strconv.AppendInt(append(f.path, '['), int64(i), 10), ']')
+				f.walk(e, depth+1)
+				f.path = f.path[:n]
+			})
+			if empty {
+				f.leaf("[]")
+			}
+			return
+		case elementType: // as the value it holds
+			f.walk(ElementValue(v), depth+1)
+			return
+		}
 		if p, ok := atomicPointer(v); ok {
 			f.walk(p, depth+1) // shown as the *T it holds
 			return
