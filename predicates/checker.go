@@ -63,7 +63,7 @@ type Checker struct {
 	// value is computed for a watch once per Sync (watchDerived).
 	watchGen int
 
-	tables  []*Table
+	tables []*Table
 	// types are the state types, kept while a table's type is still to
 	// be seen (an interface field may hold it): the scan adds those it
 	// meets inside interfaces (noteHeld).
