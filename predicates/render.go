@@ -59,9 +59,7 @@ func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
 	}
 	fmt.Fprintln(w)
 	for _, u := range r.Unmatched {
-		if !u.ForeignPackage { // those are errors, told with them
-			fmt.Fprintf(w, "  warning: %s\n", u)
-		}
+		fmt.Fprintf(w, "  warning: %s\n", u)
 	}
 	failed, alarmFailed := map[string]int{}, map[string]int{}
 	for _, e := range r.Errors {

@@ -159,8 +159,9 @@ func (c *Checker) noteHeld(t reflect.Type) {
 // in the steps checked. Its predicates held vacuously, as over a typo.
 type UnmatchedTable struct {
 	Table string `json:"table"`
-	// Package: no type of the table's package was reached either (a
-	// script for another system); the check fails.
+	// ForeignPackage: no type of the table's package was reached either
+	// (a script for another system, or a package whose types the steps
+	// checked did not hold).
 	ForeignPackage bool `json:"foreign_package,omitempty"`
 	// Reached are the types reached in the table's package (all of them,
 	// for a foreign package).
@@ -170,7 +171,7 @@ type UnmatchedTable struct {
 // String is the table's line in a report.
 func (u UnmatchedTable) String() string {
 	if u.ForeignPackage {
-		return fmt.Sprintf("table(%q) matched no object: no type of package %s was reached in the node states checked, in fields or through interfaces (types reached: %s): is the script for this system?",
+		return fmt.Sprintf("table(%q) matched no object: no type of package %s was reached in the node states checked, in fields or through interfaces (types reached: %s), so its predicates held vacuously: is the script for this system?",
 			u.Table, tablePackage(u.Table), strings.Join(u.Reached, ", "))
 	}
 	return fmt.Sprintf("table(%q) matched no object in the steps checked: no value of a type of that name was reached, in fields or through interfaces (types of its package reached: %s), so its predicates held vacuously; a misspelt name checks nothing",

@@ -39,9 +39,8 @@ func interfaceSystem() *system.System {
 // A table whose type is in no field's type but could be behind an
 // interface was loaded and, when no row came, its predicates held
 // vacuously: a new user's check of a DHT against the paxos script
-// passed. A table of a package no state reached is now an evaluation
-// error, one of the right package a warning in the report, and a
-// generic type may be named without its type arguments.
+// passed. Such a table is now named in the report, and a generic type
+// may be named without its type arguments.
 func TestTablesThatMatchNothing(t *testing.T) {
 	script := `
 Held = table("predicates_test.heldThing")
@@ -68,8 +67,13 @@ safety("Vacuous", lambda: len(Typo) == 0 and len(Other) == 0)
 		if other.Table != "paxos.Agent" || !other.ForeignPackage {
 			t.Errorf("the other system's table: %+v", other)
 		}
-		if len(rep.Errors) != 1 || rep.Errors[0].Kind != "table" || !strings.Contains(rep.Errors[0].String(), "is the script for this system?") {
-			t.Errorf("errors %v: want the foreign table's", rep.Errors)
+		if !strings.Contains(other.String(), "is the script for this system?") {
+			t.Errorf("the other system's table reads %q", other)
+		}
+		// Warnings, not errors: a type only an interface holds may be
+		// absent from the steps checked without a mistake.
+		if len(rep.Errors) != 0 {
+			t.Errorf("errors %v", rep.Errors)
 		}
 	}
 	t.Run("sequential", func(t *testing.T) {

@@ -83,6 +83,9 @@ type hasher struct {
 	// open are the slices that may hold themselves being hashed,
 	// innermost last.
 	open []openSlice
+	// keySorts are the maps whose keys this hasher hashes alone to sort
+	// them (set by sortEntriesTied), innermost last.
+	keySorts []uintptr
 	// entry hashes the entries of reference-free maps (entryHasher),
 	// into the values kv holds for them (entryValues).
 	entry *hasher
@@ -549,6 +552,13 @@ func compileHash(t reflect.Type) hashFunc {
 			break
 		}
 		f = func(h *hasher, v reflect.Value, depth int) {
+			if out := h.sortingOut(v); out > 0 {
+				// A key being hashed to sort this very map reaches it
+				// (a peer that acks itself: p.Acks[p]): named by how
+				// far out it is, as the sort cannot wait for itself.
+				h.u64('~', uint64(out))
+				return
+			}
 			if h.reference(v, t, depth) {
 				return
 			}
@@ -625,6 +635,21 @@ func refFree(t reflect.Type, seen map[reflect.Type]bool) bool {
 // hashFnLazy is used for element types while compiling (compileMu held).
 func hashFnLazy(t reflect.Type) hashFunc { return hashFnLocked(t) }
 
+// sortingOut is how many maps out from the innermost of those whose keys
+// are being sorted (keySorts) m is, or 0.
+func (h *hasher) sortingOut(m reflect.Value) int {
+	if len(h.keySorts) == 0 || m.IsNil() {
+		return 0
+	}
+	p := m.Pointer()
+	for i := len(h.keySorts) - 1; i >= 0; i-- {
+		if h.keySorts[i] == p {
+			return len(h.keySorts) - i
+		}
+	}
+	return 0
+}
+
 // sortedEntries collects a map's entries in canonical key order into the
 // scratch slice of the current nesting level (released by the caller's
 // h.depth--).
@@ -650,7 +675,7 @@ func (h *hasher) sortedEntries(m reflect.Value) (es []MapEntry, tied []bool) {
 	it.Reset(reflect.Value{})
 	h.scratch[h.depth] = es
 	h.depth++
-	tied = sortEntriesTied(m.Type().Key().Kind(), es, h.inContext)
+	tied = sortEntriesTied(m.Type().Key().Kind(), es, h.inContext, append(slices.Clip(h.keySorts), m.Pointer()))
 	return es, tied
 }
 
@@ -763,28 +788,39 @@ func entriesSorted(m reflect.Value, tie func(a, b MapEntry) int) (es []MapEntry,
 	for it := m.MapRange(); it.Next(); {
 		es = append(es, MapEntry{it.Key(), it.Value()})
 	}
-	return es, sortEntriesTied(m.Type().Key().Kind(), es, tie)
+	return es, sortEntriesTied(m.Type().Key().Kind(), es, tie, []uintptr{m.Pointer()})
 }
 
 // sortEntries puts a map's entries in canonical order, in place: by key
 // where keys of the kind have a natural order, else by the keys' hashes;
 // entries the keys cannot tell apart by their values' hashes.
-func sortEntries(kind reflect.Kind, es []MapEntry) { sortEntriesTied(kind, es, nil) }
+func sortEntries(kind reflect.Kind, es []MapEntry) { sortEntriesTied(kind, es, nil, nil) }
 
 // sortEntriesTied is sortEntries that orders entries whose keys and
 // values hash alike by tie, when not nil. It returns, when some entries
 // compare equal still, which do: tied[i] says that es[i] and es[i+1] do
 // (nil: none).
-func sortEntriesTied(kind reflect.Kind, es []MapEntry, tie func(a, b MapEntry) int) (tied []bool) {
+//
+// within are the maps whose keys are being sorted, this one last: a key
+// that reaches one of them is hashed with it as a mark, not walked into
+// (whose sort would hash the key again, for ever).
+func sortEntriesTied(kind reflect.Kind, es []MapEntry, tie func(a, b MapEntry) int, within []uintptr) (tied []bool) {
 	if len(es) < 2 {
 		return nil
+	}
+	// A key or value hashed alone, to order the entries.
+	alone := func(v reflect.Value) uint64 {
+		sub := newHasher()
+		sub.keySorts = within
+		sub.value(v, 0)
+		return sub.sum()
 	}
 	if order := keyOrder(kind); order != nil {
 		compare := func(a, b MapEntry) int {
 			if c := order(a.Key, b.Key); c != 0 {
 				return c
 			}
-			if c := valueOrder(a.Value, b.Value); c != 0 || tie == nil {
+			if c := cmp.Compare(alone(a.Value), alone(b.Value)); c != 0 || tie == nil {
 				return c
 			}
 			return tie(a, b)
@@ -806,15 +842,13 @@ func sortEntriesTied(kind reflect.Kind, es []MapEntry, tie func(a, b MapEntry) i
 	}
 	ks := make([]keyed, len(es))
 	for i, e := range es {
-		sub := newHasher()
-		sub.value(e.Key, 0)
-		ks[i] = keyed{sub.sum(), e}
+		ks[i] = keyed{alone(e.Key), e}
 	}
 	compare := func(a, b keyed) int {
 		if c := cmp.Compare(a.h, b.h); c != 0 {
 			return c
 		}
-		if c := valueOrder(a.e.Value, b.e.Value); c != 0 || tie == nil {
+		if c := cmp.Compare(alone(a.e.Value), alone(b.e.Value)); c != 0 || tie == nil {
 			return c
 		}
 		return tie(a.e, b.e)
@@ -832,12 +866,6 @@ func sortEntriesTied(kind reflect.Kind, es []MapEntry, tie func(a, b MapEntry) i
 	return tied
 }
 
-// valueOrder orders the values of keys the key order cannot tell apart:
-// NaN keys, never equal to themselves, so a map holds several, in its
-// iterator's random order (a hash collision of two keys without a
-// natural order, too). Ordered by their values' hashes, such entries
-// hash and print the same on every run.
-func valueOrder(a, b reflect.Value) int { return cmp.Compare(HashValue(a), HashValue(b)) }
 
 // HashValue is Hash for a reflect.Value (which may have been reached
 // through unexported fields).
