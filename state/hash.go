@@ -866,7 +866,6 @@ func sortEntriesTied(kind reflect.Kind, es []MapEntry, tie func(a, b MapEntry) i
 	return tied
 }
 
-
 // HashValue is Hash for a reflect.Value (which may have been reached
 // through unexported fields).
 func HashValue(v reflect.Value) uint64 {
