@@ -268,6 +268,9 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 		if len(es) == 0 {
 			f.leaf("{}")
 		}
+		if len(es) > 1 && keyOrder(v.Type().Key().Kind()) == nil {
+			es, tied = f.byKeyText(es, tied)
+		}
 		n := len(f.path)
 		var keys MapKeys
 		var g *flatTies
@@ -364,6 +367,39 @@ func (f *Flattener) shownInContext(v reflect.Value) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// byKeyText reorders entries sorted by their keys' hashes (keys without
+// a natural order) by the keys' text, keeping tied entries together: a
+// pointer key's hash is its object's contents, so two entries swapped
+// places whenever those changed, and the index stored the whole state
+// at each such step, its leaves out of their previous order.
+func (f *Flattener) byKeyText(es []MapEntry, tied []bool) ([]MapEntry, []bool) {
+	type entry struct {
+		text string
+		at   int
+	}
+	order := make([]entry, len(es))
+	for i, e := range es {
+		var alone MapKeys // no #2: keys of one text compare equal
+		order[i] = entry{string(f.appendMapKey(nil, e.Key, &alone)), i}
+	}
+	// Stable: keys of one text (equal contents, #2 after the first)
+	// keep their order, and tied entries, which have one text, stay
+	// next to each other.
+	slices.SortStableFunc(order, func(a, b entry) int { return strings.Compare(a.text, b.text) })
+	out := make([]MapEntry, len(es))
+	var outTied []bool
+	for k, o := range order {
+		out[k] = es[o.at]
+		if k > 0 && o.at == order[k-1].at+1 && o.at-1 < len(tied) && tied[o.at-1] {
+			if outTied == nil {
+				outTied = make([]bool, len(es)-1)
+			}
+			outTied[k-1] = true
+		}
+	}
+	return out, outTied
 }
 
 // appendMapKey appends a map entry's path step. A pointer key to an
