@@ -79,7 +79,7 @@ func (c *Checker) exec(path string, src []byte) (starlark.StringDict, error) {
 	}
 	f, err := fileOptions.Parse(path, src, 0)
 	if err != nil {
-		return nil, err
+		return nil, withOpenBracket(err, src)
 	}
 	guardFile(f)
 	// Only a script that names msgs can read the message window (the
