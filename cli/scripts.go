@@ -150,7 +150,7 @@ func (a *App) resolveScript(arg string) (scriptRef, error) {
 	if sys := scriptSystem[strings.TrimSuffix(name, ".star")]; a.Registry != nil && !a.knows(sys) {
 		// It would check another system's types: no row, and a
 		// vacuous pass or a late error.
-		return scriptRef{}, badInput("%s checks replaycheck's example system %s, which this binary does not register (bundled scripts for its systems: %s)", arg, sys, a.bundledList())
+		return scriptRef{}, badInput("%s checks replaycheck's example system %s, which this binary does not register (bundled scripts: %s)", arg, sys, a.bundledList())
 	}
 	if a.builtins == nil {
 		a.builtins = &builtinDir{} // an App used without Run: nothing removes the copy
