@@ -123,7 +123,9 @@ func Composites(leaves []Leaf, paths map[string]bool) map[string]string {
 				if j := strings.IndexAny(name, ".["); j >= 0 {
 					name = name[:j]
 				}
-				b.fields[name] = true
+				if name != TypePath { // which type, not a field of it
+					b.fields[name] = true
+				}
 			}
 		}
 	}

@@ -219,6 +219,19 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 			f.leaf("nil")
 			return
 		}
+		if e := v.Elem(); f.showsFields(e) {
+			// Which type the interface holds, before its fields: two
+			// types of one interface (a Joining that became a Joined)
+			// otherwise read as fields removed and added.
+			n := len(f.path)
+			if n > 0 {
+				f.path = append(f.path, '.')
+			}
+			f.path = append(f.path, TypePath...)
+			f.val = append(f.val[:0], e.Type().String()...)
+			f.leafVal()
+			f.path = f.path[:n]
+		}
 		f.walk(v.Elem(), depth+1)
 	case reflect.Struct:
 		if v.Type() == timeType {
@@ -367,6 +380,34 @@ func (f *Flattener) shownInContext(v reflect.Value) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// TypePath is the last step of the path of the pseudo-field that shows
+// which concrete struct type an interface holds: Join.(type).
+const TypePath = "(type)"
+
+// showsFields reports whether walking e, held by an interface, shows
+// fields of a struct below the interface's path: a struct, or a pointer
+// to one the walk has not shown yet, that is not shown as one value or
+// sequence (a time, an opaque type, a list).
+func (f *Flattener) showsFields(e reflect.Value) bool {
+	t := e.Type()
+	if t.Kind() == reflect.Pointer {
+		if e.IsNil() || t.Elem().Kind() != reflect.Struct {
+			return false
+		}
+		if _, seen := f.seen[refKey{e.Pointer(), t}]; seen || isOpaque(t) {
+			return false
+		}
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == timeType || t == listType || t == elementType || isOpaque(t) {
+		return false
+	}
+	if t.PkgPath() == "sync/atomic" { // shown as what it holds, or a value
+		return false
+	}
+	return len(Fields(t)) > 0
 }
 
 // byKeyText reorders entries sorted by their keys' hashes (keys without
