@@ -253,7 +253,13 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 			}
 			return
 		case elementType: // as the value it holds
-			f.walk(ElementValue(v), depth+1)
+			// Every element's Value is an any: its type is the list's
+			// business, not a line per element.
+			if val := ElementValue(v); val.IsNil() {
+				f.leaf("nil")
+			} else {
+				f.walk(val.Elem(), depth+1)
+			}
 			return
 		}
 		if p, ok := atomicPointer(v); ok {
