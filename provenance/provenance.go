@@ -23,6 +23,7 @@ import (
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/state"
+	"github.com/replaycheck/replaycheck/statedb"
 )
 
 // Write is one version of a field: the step that wrote it and the value.
@@ -159,6 +160,12 @@ func Why(opts Options, id node.ID, path string, at int) (*Chain, error) {
 		}
 		if len(names) == 0 {
 			return nil, &Error{Msg: fmt.Sprintf("%s has no state at #%d (not started, down, or unknown)", id, at)}
+		}
+		for _, l := range leaves {
+			if l.Path == statedb.StatusPath && l.Value == "down" {
+				// Not a misspelt field: a crashed node has none.
+				return nil, &Error{Msg: fmt.Sprintf("%s is down at #%d: a crashed node holds no fields until it restarts (ask about a step where it is up)", id, at)}
+			}
 		}
 		var inside []string
 		for _, n := range names {
@@ -323,8 +330,29 @@ func (w *walker) fromSender(t *Trigger, msgField, value string, depth int, ownGu
 	via := fmt.Sprintf("%s field %s = %s, sent by %s at #%d", t.Type, msgField, value, t.From, t.SendStep)
 	p, also, ok := w.pick(t.From, leaves, changed, msgField, value, t.SendStep)
 	if !ok {
-		return []Link{{Depth: depth, Step: t.SendStep, Node: t.From, Event: w.eventText(t.SendStep), Via: via, Inferred: true,
-			Origin: fmt.Sprintf("computed by the sender: no field of %s at #%d equals %s", t.From, t.SendStep, value)}}, nil
+		link := Link{Depth: depth, Step: t.SendStep, Node: t.From, Event: w.eventText(t.SendStep), Via: via, Inferred: true}
+		// Forwarded as it came: the sender's own trigger holds the value
+		// (a client command a follower passes to its leader in the step
+		// that received it).
+		ev := w.opts.Trace.Event(t.SendStep)
+		if st := w.trigger(t.SendStep, ev); st != nil {
+			if f, ok := fieldEqual(st.Fields, value, msgField); ok {
+				link.Trigger = st
+				switch {
+				case ev.Kind == node.KindInput:
+					link.Origin = fmt.Sprintf("input %s, field %s, forwarded by %s as it came", st.Type, f, t.From)
+					return []Link{link}, nil
+				case (ev.Kind == node.KindRecv || ev.Kind == node.KindTask) && st.SendStep >= 0 && depth+1 < w.depth:
+					next, err := w.fromSender(st, f, value, depth+1, ownGuess)
+					if err != nil {
+						return nil, err
+					}
+					return append([]Link{link}, next...), nil
+				}
+			}
+		}
+		link.Origin = fmt.Sprintf("computed by the sender: no field of %s at #%d, nor of what it received there, equals %s", t.From, t.SendStep, value)
+		return []Link{link}, nil
 	}
 	return w.follow(t.From, p, t.SendStep, depth, via, also, true, ownGuess)
 }

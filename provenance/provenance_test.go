@@ -217,6 +217,12 @@ func TestWhyAtACrash(t *testing.T) {
 	if len(c.Links) != 1 || !strings.Contains(c.Links[0].Origin, "crashed") {
 		t.Fatalf("why %s @status at its crash #%d: %+v", id, crash, c.Links)
 	}
+	// A field of a node that is down: not a misspelt name (the answer
+	// was "no field ..., nearest: @status, @timers").
+	_, err = Why(Options{Trace: tr, Codec: paxos.System.Codec, States: rp}, id, "Agent.AcceptedRound", crash)
+	if err == nil || !strings.Contains(err.Error(), "is down at #") {
+		t.Fatalf("why of a field of %s while down: %v", id, err)
+	}
 }
 
 // granter's n2 takes a lock (Token) and, at the step that sends it, bumps
@@ -384,4 +390,44 @@ func whyAtRestart(t *testing.T, store bool, field string) string {
 		t.Fatalf("why %s at the restart #%d: %+v", field, restart, c.Links)
 	}
 	return c.Links[0].Origin
+}
+
+// hopper's n1 computes a value it does not keep and sends it to n2,
+// which passes it back as it came, without keeping it either; n1 keeps
+// what comes back.
+type hopper struct{ Last int }
+
+type hopMsg struct {
+	V    int
+	Back bool
+}
+
+func (h *hopper) Init(env node.Env) {
+	if env.Self() == "n1" {
+		env.After(time.Millisecond, "start")
+	}
+}
+func (h *hopper) Receive(env node.Env, from node.ID, m node.Message) {
+	if hm := m.(hopMsg); hm.Back {
+		h.Last = hm.V
+	} else {
+		env.Send(from, hopMsg{V: hm.V, Back: true})
+	}
+}
+func (h *hopper) Timer(env node.Env, _ node.Timer) { env.Send("n2", hopMsg{V: 3 + 4}) }
+
+// A value forwarded as it came is followed through the forwarder's own
+// trigger: the chain stopped at n2 with "computed by the sender", as a
+// new user's follower forwarding a client command to its leader read
+// (now: input ..., forwarded as it came).
+func TestWhyFollowsAValueForwardedAsItCame(t *testing.T) {
+	c := whyOfTwoNodes(t, "hopper", hopMsg{}, func() node.Handler { return &hopper{} }, "Last")
+	var nodes []string
+	for _, l := range c.Links {
+		nodes = append(nodes, string(l.Node))
+	}
+	last := c.Links[len(c.Links)-1]
+	if strings.Join(nodes, " ") != "n1 n2 n1" || !strings.Contains(last.Origin, "computed by the sender: no field of n1") {
+		t.Fatalf("chain through %v, last origin %q", nodes, last.Origin)
+	}
 }
