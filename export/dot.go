@@ -62,9 +62,12 @@ func DOT(out io.Writer, w *Window) error {
 		}
 		for _, m := range w.Sends(step) {
 			switch {
+			case m.InFlight():
+				fmt.Fprintf(bw, "  lost%d_%d [shape=point, style=\"\", color=orange, xlabel=%s];\n  s%d -> lost%d_%d [color=orange, style=dashed, label=%s];\n",
+					step, m.Index, dotQuote("in flight to "+string(m.To)), step, step, m.Index, dotQuote(m.Type+" ("+m.Undelivered()+")"))
 			case m.Lost():
 				fmt.Fprintf(bw, "  lost%d_%d [shape=point, style=\"\", color=red, xlabel=%s];\n  s%d -> lost%d_%d [color=red, style=dashed, arrowhead=tee, label=%s];\n",
-					step, m.Index, dotQuote("lost to "+string(m.To)), step, step, m.Index, dotQuote(m.Type+" (lost)"))
+					step, m.Index, dotQuote("lost to "+string(m.To)), step, step, m.Index, dotQuote(m.Type+" ("+m.Undelivered()+")"))
 			default:
 				for _, r := range m.Receipts {
 					if w.In(r) {

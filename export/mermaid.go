@@ -27,7 +27,8 @@ func (e *TooBigError) Error() string { return e.Msg }
 
 // Mermaid writes the window as a Mermaid sequence diagram: one participant
 // per shown node; a message as an arrow at its send (-x, a cross at the
-// end, when it was lost), labelled with its type and the steps of send
+// end, when it was lost; -), an open arrow, when it was still in flight
+// where the trace ends), labelled with its type and the steps of send
 // and receipt; a message sent before the window as an arrow at its
 // receipt; crashes, restarts, inputs and violations as notes. Timers are
 // left out: they would outnumber the messages. Participants are aliased
@@ -64,8 +65,10 @@ func Mermaid(out io.Writer, w *Window) error {
 		}
 		for _, m := range w.Sends(step) {
 			switch {
+			case m.InFlight(): // an open arrow: the run ended first
+				add("%s-)%s: %s (#%d, %s)", p(m.From), p(m.To), mermaidText(m.Type), step, m.Undelivered())
 			case m.Lost():
-				add("%s-x%s: %s (#%d, lost)", p(m.From), p(m.To), mermaidText(m.Type), step)
+				add("%s-x%s: %s (#%d, %s)", p(m.From), p(m.To), mermaidText(m.Type), step, m.Undelivered())
 			case w.In(m.Receipts[0]):
 				add("%s->>%s: %s (#%d to #%s)", p(m.From), p(m.To), mermaidText(m.Type), step, joinSteps(m.Receipts))
 			default:

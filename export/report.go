@@ -114,7 +114,7 @@ func (it *ReportItem) Diagram() Diagram {
 		}
 		for _, m := range w.Sends(step) {
 			if m.Lost() {
-				d.Msgs = append(d.Msgs, diagramMsg{Type: m.Type, From: step, To: -1, FromNode: idx[m.From], ToNode: idx[m.To], Lost: true, Note: "lost"})
+				d.Msgs = append(d.Msgs, diagramMsg{Type: m.Type, From: step, To: -1, FromNode: idx[m.From], ToNode: idx[m.To], Lost: !m.InFlight(), Note: m.Undelivered()})
 				continue
 			}
 			for _, r := range m.Receipts {

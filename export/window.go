@@ -106,10 +106,31 @@ type Message struct {
 	// network duplicated it), in or out of the window; none: lost, or in
 	// flight when the recording ended.
 	Receipts []int
+	// Fate is what became of it (replay.Trace.Fate): in flight, dropped,
+	// ... when nobody received it.
+	Fate replay.Fate
 }
 
-// Lost reports whether nobody ever received the message.
+// Lost reports whether nobody ever received the message: lost, or still
+// in flight where the trace ends (InFlight).
 func (m *Message) Lost() bool { return len(m.Receipts) == 0 }
+
+// InFlight reports whether the message was still in flight where the
+// trace ends: not lost, the run stopped first.
+func (m *Message) InFlight() bool { return m.Lost() && m.Fate == replay.InFlight }
+
+// Undelivered says what became of a message nobody received, as
+// `replay events` tells it: "in flight at the end", "lost: dropped",
+// "lost: receiver down", "lost" (the trace cannot tell how).
+func (m *Message) Undelivered() string {
+	switch {
+	case m.InFlight():
+		return "in flight at the end"
+	case m.Fate == replay.NotDelivered || m.Fate == 0:
+		return "lost"
+	}
+	return "lost: " + m.Fate.String()
+}
 
 // Sends lists the messages an event of the window sent to shown nodes.
 func (w *Window) Sends(step int) []Message {
@@ -119,8 +140,12 @@ func (w *Window) Sends(step int) []Message {
 		if !w.shown[s.To] {
 			continue
 		}
-		out = append(out, Message{Send: step, Index: i, From: ev.Node, To: s.To, Type: s.Type,
-			Receipts: w.Trace.Receipts(ev.SentMsg(i))})
+		m := Message{Send: step, Index: i, From: ev.Node, To: s.To, Type: s.Type,
+			Receipts: w.Trace.Receipts(ev.SentMsg(i))}
+		if m.Lost() {
+			m.Fate = w.Trace.Fate(ev, i).Fate
+		}
+		out = append(out, m)
 	}
 	return out
 }
