@@ -183,13 +183,14 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 	if err := writePredictions(preds, prefix, false); err != nil {
 		return err
 	}
-	if left := leftoverTraces(prefix, distinctFiles(preds)); len(left) > 0 {
+	wrote := distinctFiles(preds)
+	if left := leftoverTraces(prefix, wrote); len(left) > 0 {
 		verb := "is"
 		if len(left) > 1 {
 			verb = "are"
 		}
 		fmt.Fprintf(a.Stderr, "%s predict: note: %s %s left from an earlier run, not this one's (it wrote %s)\n",
-			a.name(), strings.Join(left, ", "), verb, plural(distinctFiles(preds), "trace"))
+			a.name(), strings.Join(left, ", "), verb, plural(wrote, "trace"))
 	}
 	var panics []*explore.Finding
 	for _, fd := range sum.Found {

@@ -22,14 +22,7 @@ const builtinPrefix = "builtin:"
 // scriptHelp is how every verb that takes a predicates script describes
 // the argument, so that the rule reads the same everywhere.
 func (a *App) scriptHelp() string {
-	var usable, others []string
-	for _, n := range bundledNames() {
-		if a.Registry == nil || a.knows(scriptSystem[n]) {
-			usable = append(usable, n)
-		} else {
-			others = append(others, n)
-		}
-	}
+	usable, others := a.bundledFor()
 	bundled := "Bundled: " + strings.Join(usable, ", ") + "."
 	switch {
 	case len(usable) == 0:
@@ -94,16 +87,27 @@ func bundledScripts() []string {
 
 // bundledList is the list an error about a script name shows.
 func (a *App) bundledList() string {
-	var out []string
-	for _, n := range bundledNames() {
-		if a.Registry == nil || a.knows(scriptSystem[n]) {
-			out = append(out, builtinPrefix+n)
-		}
-	}
-	if len(out) == 0 {
+	usable, _ := a.bundledFor()
+	if len(usable) == 0 {
 		return "none for the systems this binary registers"
 	}
-	return strings.Join(out, ", ")
+	for i, n := range usable {
+		usable[i] = builtinPrefix + n
+	}
+	return strings.Join(usable, ", ")
+}
+
+// bundledFor splits the bundled scripts by whether the binary registers
+// the example system each checks (all usable without a registry).
+func (a *App) bundledFor() (usable, others []string) {
+	for _, n := range bundledNames() {
+		if a.Registry == nil || a.knows(scriptSystem[n]) {
+			usable = append(usable, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	return usable, others
 }
 
 // resolveScript is the one rule every verb applies to a predicates script

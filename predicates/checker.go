@@ -67,7 +67,10 @@ type Checker struct {
 	// types are the state types, kept while a table's type is still to
 	// be seen (an interface field may hold it): the scan adds those it
 	// meets inside interfaces (noteHeld).
-	types   *stateTypes
+	types *stateTypes
+	// unseen counts the tables types is kept for that have had no row:
+	// at 0 the scan stops noting types (a lookup per interface value).
+	unseen  int
 	derived []*Derived
 	ordered []*Ordered
 	preds   []*Predicate

@@ -441,6 +441,9 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 			*s.collect = append(*s.collect, rs)
 		}
 		if added {
+			if !tb.hadRows && !tb.confirmed {
+				s.c.unseen--
+			}
 			tb.hadRows = true
 			s.c.tableChanged(tb, s.id)
 		}

@@ -141,6 +141,7 @@ func (c *Checker) checkTableTypes() error {
 			// An interface field may hold it: the run will tell
 			// (unmatchedTables).
 			c.types = st
+			c.unseen++
 		}
 	}
 	return nil
@@ -149,7 +150,7 @@ func (c *Checker) checkTableTypes() error {
 // noteHeld records a type the scan met inside an interface, while some
 // table's type is still to be confirmed by a row.
 func (c *Checker) noteHeld(t reflect.Type) {
-	if c.types != nil && !c.types.seen[t] {
+	if c.unseen > 0 && !c.types.seen[t] {
 		c.types.visit(t)
 	}
 }
