@@ -1,10 +1,13 @@
 package statedb
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/replaycheck/replaycheck/sim"
 )
@@ -56,4 +59,40 @@ func TestABuildWhoseFolderVanishesLetsGo(t *testing.T) {
 		t.Fatalf("a build after it: %v", err)
 	}
 	db.Close()
+}
+
+// When Badger cannot create a memtable (its folder removed) it is left
+// without one, and any transaction written after that asserts there is
+// one and exits the process. A build's writes must learn of the failure
+// before they send another: they fail, and the process lives on.
+func TestWritesToAVanishedFolderFailWithoutExiting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes about 20 MB twenty times")
+	}
+	value := make([]byte, 512)
+	for round := range 20 {
+		dir := filepath.Join(t.TempDir(), "part")
+		bdb, err := badger.OpenManaged(buildOptions(dir).WithMemTableSize(1 << 20).WithValueThreshold(64 << 10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wb := newBatch(bdb)
+		for i := 0; err == nil && i < 40_000; i++ {
+			if i == 1_000 {
+				if err := os.RemoveAll(dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = wb.SetEntryAt(badger.NewEntry(fmt.Appendf(nil, "k%08d", i), value), uint64(i+1))
+		}
+		if err == nil {
+			err = wb.Flush()
+		}
+		if err == nil {
+			t.Fatalf("round %d: 20 MB written to a removed folder, and no write failed", round)
+		}
+		wb.Cancel()
+		// Closing retries the failed flush for good (see closeWithin).
+		go bdb.Close()
+	}
 }

@@ -953,11 +953,15 @@ func (b *builder) writeState(step int, id node.ID, st *stepLeaves) (int, error) 
 	return len(d.removed) + len(d.set), nil
 }
 
-// newBatch starts a write batch. Each pending transaction holds up to
-// about a tenth of a memtable: a few bound what waits to be written.
+// newBatch starts a write batch with one transaction in flight at a time.
+// More let a failed write kill the process: when Badger cannot create a
+// memtable (its folder removed, no file descriptors left) it leaves the
+// store without one, and the next transaction already queued asserts
+// that there is one and exits (log.Fatal). With one in flight, the
+// failure reaches the batch before it sends another.
 func newBatch(bdb *badger.DB) *badger.WriteBatch {
 	wb := bdb.NewManagedWriteBatch()
-	wb.SetMaxPendingTxns(4)
+	wb.SetMaxPendingTxns(1)
 	return wb
 }
 
