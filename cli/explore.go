@@ -683,6 +683,7 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 	if line := checkedLine(earlier.checked, "run"); line != "" {
 		fmt.Fprintln(w, line)
 	}
+	sum.Unmatched.WriteText(w, "run")
 }
 
 // stoppedText says why the exploration ended, in words; cfg is the runs'
@@ -779,7 +780,9 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		// from #0), as predict says.
 		Resumed   *int `json:"checked_from_warmup,omitempty"`
 		FromStart *int `json:"checked_from_start,omitempty"`
-	}{System: sys.Name, Bug: cfg.Bug, Strategy: sum.Strategy, Runs: sum.Runs, Events: sum.Events, MaxDepth: sum.MaxDepth,
+		// Tables that matched no object in any run (see check's).
+		Unmatched []predicates.UnmatchedTable `json:"unmatched_tables,omitempty"`
+	}{Unmatched: sum.Unmatched.Tables(), System: sys.Name, Bug: cfg.Bug, Strategy: sum.Strategy, Runs: sum.Runs, Events: sum.Events, MaxDepth: sum.MaxDepth,
 		Seconds: sum.Elapsed.Seconds(), RunsPerSec: sum.RunsPerSecond(), Stopped: sum.Stopped, Exhausted: sum.Stopped == "exhausted",
 		Found: []found{}, AlreadyViolated: earlier.names(false), AlreadyViolatedAt: earlier.breaks()}
 	if sum.States >= 0 {

@@ -117,7 +117,8 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	start := time.Now()
 	steps, screened, tried := 0, 0, uint64(0)
 	var failures []huntFailure
-	var firstErr *exitError // the exit of the hunt, set by its first failure
+	var unmatched predicates.UnmatchedAcross // tables with no row in any run: typos
+	var firstErr *exitError                  // the exit of the hunt, set by its first failure
 	wroteTrace := false
 	stopped := false   // a signal ended the hunt
 	var writeErr error // the failing seed's trace could not be written to -o
@@ -193,6 +194,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			}
 			return withCode(ExitViolations, err)
 		}
+		unmatched.Add(res.Report)
 		if res.Report != nil { // nil: a handler panicked or stalled, nothing was checked
 			steps += res.Report.Steps
 			for _, v := range res.Report.Violations {
@@ -355,6 +357,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		fmt.Fprintf(a.Stdout, " (%d liveness interval(s) not raised: closed, or screened by an alarm function)", screened)
 	}
 	fmt.Fprintln(a.Stdout)
+	unmatched.WriteText(a.Stdout, "run")
 	return finish()
 }
 

@@ -233,6 +233,9 @@ type Summary struct {
 	// distinct finding (the first violation of each predicate a run
 	// broke), in run order.
 	Found []*Finding
+	// Unmatched are the script's tables that matched no object in any
+	// run checked: most likely misspelt (predicates.UnmatchedTable).
+	Unmatched predicates.UnmatchedAcross
 }
 
 // RunsPerSecond is the exploration's throughput.
@@ -397,6 +400,9 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 			d.strat.Done(Outcome{Run: j.index, Chooser: j.chooser, Steps: d.steps(j), Failed: j.failed()})
 			if d.opts.OnRun != nil {
 				d.opts.OnRun(j.index, j.check)
+			}
+			if j.check != nil {
+				sum.Unmatched.Add(j.check.Report)
 			}
 			if d.opts.Progress != nil {
 				d.opts.Progress(d.progress())

@@ -2,11 +2,13 @@ package predicates
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/internal/nearest"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/state"
 )
@@ -167,10 +169,17 @@ type UnmatchedTable struct {
 	// Reached are the types reached in the table's package (all of them,
 	// for a foreign package).
 	Reached []string `json:"reached"`
+	// DidYouMean is the type reached whose name the table's is most
+	// likely a misspelling of ("": none near).
+	DidYouMean string `json:"did_you_mean,omitempty"`
 }
 
 // String is the table's line in a report.
 func (u UnmatchedTable) String() string {
+	if u.DidYouMean != "" {
+		return fmt.Sprintf("table(%q) matched no object in the steps checked, so its predicates held vacuously: did you mean %q?",
+			u.Table, u.DidYouMean)
+	}
 	if u.ForeignPackage {
 		return fmt.Sprintf("table(%q) matched no object: no type of package %s was reached in the node states checked, in fields or through interfaces (types reached: %s), so its predicates held vacuously: is the script for this system?",
 			u.Table, tablePackage(u.Table), strings.Join(u.Reached, ", "))
@@ -213,6 +222,8 @@ func unmatchedTables(tables []tableSighting, named map[string]reflect.Type) []Un
 			u.Reached = all
 		}
 		slices.Sort(u.Reached)
+		slices.Sort(all)
+		u.DidYouMean = nearest.Typo(all, t.name)
 		out = append(out, u)
 	}
 	return out
@@ -241,4 +252,43 @@ func (c *Checker) reached() map[string]reflect.Type {
 		return nil
 	}
 	return c.types.named
+}
+
+// UnmatchedAcross gathers the tables that matched no object in any of
+// several checks, such as the runs of a seed hunt or an exploration: a
+// table with a row in one run names a type that exists, and one with a
+// row in none is what a misspelt name looks like.
+type UnmatchedAcross struct {
+	checks int
+	tables []UnmatchedTable
+}
+
+// Add counts one check's report (nil: nothing was checked).
+func (u *UnmatchedAcross) Add(r *Report) {
+	if r == nil {
+		return
+	}
+	if u.checks == 0 {
+		u.tables = slices.Clone(r.Unmatched)
+	} else {
+		u.tables = slices.DeleteFunc(u.tables, func(t UnmatchedTable) bool {
+			return !slices.ContainsFunc(r.Unmatched, func(o UnmatchedTable) bool { return o.Table == t.Table })
+		})
+	}
+	u.checks++
+}
+
+// Tables are the tables that matched no object in every check added.
+func (u *UnmatchedAcross) Tables() []UnmatchedTable { return u.tables }
+
+// WriteText writes a warning line per table to w, saying in how many
+// checks it matched nothing; what names one check ("run").
+func (u *UnmatchedAcross) WriteText(w io.Writer, what string) {
+	in := "in the one " + what
+	if u.checks != 1 {
+		in = fmt.Sprintf("in all %d %ss", u.checks, what)
+	}
+	for _, t := range u.tables {
+		fmt.Fprintf(w, "warning: %s: %s\n", in, t)
+	}
 }

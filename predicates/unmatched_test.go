@@ -64,6 +64,12 @@ safety("Vacuous", lambda: len(Typo) == 0 and len(Other) == 0)
 		if typo.Table != "predicates_test.heldThng" || typo.ForeignPackage || !strings.Contains(strings.Join(typo.Reached, " "), "predicates_test.heldThing") {
 			t.Errorf("the typo: %+v", typo)
 		}
+		if typo.DidYouMean != "predicates_test.heldThing" || !strings.Contains(typo.String(), `did you mean "predicates_test.heldThing"?`) {
+			t.Errorf("the typo reads %q (did you mean %q)", typo, typo.DidYouMean)
+		}
+		if other.DidYouMean != "" {
+			t.Errorf("the other system's table is taken for a typo of %q", other.DidYouMean)
+		}
 		if other.Table != "paxos.Agent" || !other.ForeignPackage {
 			t.Errorf("the other system's table: %+v", other)
 		}
@@ -99,4 +105,33 @@ safety("Vacuous", lambda: len(Typo) == 0 and len(Other) == 0)
 		}
 		check(t, rep)
 	})
+}
+
+// A seed hunt or an exploration checks many runs: a table is worth a
+// warning only if it matched nothing in every one of them.
+func TestUnmatchedAcrossRuns(t *testing.T) {
+	a := predicates.UnmatchedTable{Table: "x.A"}
+	b := predicates.UnmatchedTable{Table: "x.B"}
+	var u predicates.UnmatchedAcross
+	u.Add(nil) // a run that checked nothing says nothing
+	u.Add(&predicates.Report{Unmatched: []predicates.UnmatchedTable{a, b}})
+	var out strings.Builder
+	u.WriteText(&out, "run")
+	if !strings.Contains(out.String(), `warning: in the one run: table("x.A")`) || strings.Count(out.String(), "\n") != 2 {
+		t.Errorf("after one run:\n%s", out.String())
+	}
+	u.Add(&predicates.Report{Unmatched: []predicates.UnmatchedTable{b}})
+	u.Add(&predicates.Report{Unmatched: []predicates.UnmatchedTable{a, b}})
+	if got := u.Tables(); len(got) != 1 || got[0].Table != "x.B" {
+		t.Fatalf("after three runs, A matched in one: %+v", got)
+	}
+	out.Reset()
+	u.WriteText(&out, "run")
+	if !strings.HasPrefix(out.String(), `warning: in all 3 runs: table("x.B")`) {
+		t.Errorf("after three runs:\n%s", out.String())
+	}
+	u.Add(&predicates.Report{})
+	if len(u.Tables()) != 0 {
+		t.Errorf("B matched in the fourth run, yet %+v", u.Tables())
+	}
 }

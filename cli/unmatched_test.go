@@ -1,0 +1,78 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/system"
+)
+
+// A node whose role sits behind an interface, as most real systems' do:
+// a table's type cannot be ruled out when the script loads.
+
+type Role interface{ role() }
+
+type Leading struct{ Term int }
+
+func (*Leading) role() {}
+
+type Roled struct{ Role Role }
+
+func (s *Roled) Init(env node.Env) {
+	s.Role = &Leading{Term: 1}
+	env.After(time.Millisecond, "tick")
+}
+
+func (s *Roled) Receive(node.Env, node.ID, node.Message) {}
+
+func (s *Roled) Timer(env node.Env, _ node.Timer) { env.After(time.Millisecond, "tick") }
+
+var roled = &system.System{
+	Name:  "roled",
+	Codec: node.NewCodec(),
+	New:   func(node.ID, system.Config) node.Handler { return &Roled{} },
+	Sim:   system.SimDefaults{Nodes: 2, Time: 50 * time.Millisecond},
+}
+
+// A misspelt table passed a seed hunt and an exploration with exit 0
+// and not a word: only check warned. Both now warn, and name the type
+// meant.
+func TestSearchesWarnOfTablesThatMatchNothing(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "typo.star")
+	if err := os.WriteFile(script, []byte(`
+L = table("cli_test.Leadng")
+safety("TermPositive", lambda: forall(L, lambda l: l.Term > 0))
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := replayOf(roled)
+	want := `table("cli_test.Leadng") matched no object in the steps checked, so its predicates held vacuously: did you mean "cli_test.Leading"?`
+	code, out, errs := run("sim", "roled", "--seeds", "1-3", "--check", script, "-o", filepath.Join(dir, "h.lz4"))
+	if code != 0 || !strings.Contains(out, "warning: in all 3 runs: "+want) {
+		t.Errorf("hunt: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = run("explore", "roled", "--check", script, "--budget", "2", "-o", filepath.Join(dir, "e.lz4"))
+	if code != 0 || !strings.Contains(out, "warning: in all 2 runs: "+want) {
+		t.Errorf("explore: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = run("explore", "roled", "--check", script, "--budget", "2", "--json", "-o", filepath.Join(dir, "e.lz4"))
+	if code != 0 || !strings.Contains(out, `"did_you_mean": "cli_test.Leading"`) {
+		t.Errorf("explore --json: exit %d\n%s%s", code, out, errs)
+	}
+	// A table that has rows is not warned of.
+	if err := os.WriteFile(script, []byte(`
+L = table("cli_test.Leading")
+safety("TermPositive", lambda: forall(L, lambda l: l.Term > 0))
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run("sim", "roled", "--seeds", "1-3", "--check", script, "-o", filepath.Join(dir, "h.lz4"))
+	if code != 0 || strings.Contains(out, "warning") {
+		t.Errorf("hunt of a good script: exit %d\n%s%s", code, out, errs)
+	}
+}
