@@ -320,8 +320,13 @@ func (w *walker) restartOrigin(id node.ID, path, value string, step int, ev *nod
 }
 
 // fromSender follows a message field back to the sender's state at the
-// send step: a field equal to the value, preferring one the send step
-// changed, then one named like the message field, then the latest written.
+// send step. The sources, strongest first: a field equal to the value
+// that the send step wrote; one it removed or overwrote (a pending
+// request consumed by its reply); a field of what the sender received
+// there (forwarded, or answered with); and last a field it left as it
+// was, named like the message field, then the latest written. An
+// unchanged field equal by chance (a version number of an unrelated
+// read) was preferred to the request the reply consumed.
 func (w *walker) fromSender(t *Trigger, msgField, value string, depth int, ownGuess bool) ([]Link, error) {
 	leaves, changed, err := w.opts.States.State(t.From, t.SendStep)
 	if err != nil {
@@ -329,32 +334,62 @@ func (w *walker) fromSender(t *Trigger, msgField, value string, depth int, ownGu
 	}
 	via := fmt.Sprintf("%s field %s = %s, sent by %s at #%d", t.Type, msgField, value, t.From, t.SendStep)
 	p, also, ok := w.pick(t.From, leaves, changed, msgField, value, t.SendStep)
-	if !ok {
-		link := Link{Depth: depth, Step: t.SendStep, Node: t.From, Event: w.eventText(t.SendStep), Via: via, Inferred: true}
-		// Forwarded as it came: the sender's own trigger holds the value
-		// (a client command a follower passes to its leader in the step
-		// that received it).
-		ev := w.opts.Trace.Event(t.SendStep)
-		if st := w.trigger(t.SendStep, ev); st != nil {
-			if f, ok := fieldEqual(st.Fields, value, msgField); ok {
-				link.Trigger = st
-				switch {
-				case ev.Kind == node.KindInput:
-					link.Origin = fmt.Sprintf("input %s, field %s, forwarded by %s as it came", st.Type, f, t.From)
-					return []Link{link}, nil
-				case (ev.Kind == node.KindRecv || ev.Kind == node.KindTask) && st.SendStep >= 0 && depth+1 < w.depth:
-					next, err := w.fromSender(st, f, value, depth+1, ownGuess)
-					if err != nil {
-						return nil, err
-					}
-					return append([]Link{link}, next...), nil
+	if ok && changed[p] {
+		return w.follow(t.From, p, t.SendStep, depth, via, also, true, ownGuess)
+	}
+	if prev, okPrev := w.prevOnNode(t.From, t.SendStep); okPrev {
+		before, _, err := w.opts.States.State(t.From, prev)
+		if err != nil {
+			return nil, err
+		}
+		if q, alsoQ, okQ := w.pick(t.From, consumed(before, leaves, value), map[string]bool{}, msgField, value, prev); okQ {
+			return w.follow(t.From, q, prev, depth, fmt.Sprintf("%s; %s held it until that step took it away", via, q), alsoQ, true, ownGuess)
+		}
+	}
+	link := Link{Depth: depth, Step: t.SendStep, Node: t.From, Event: w.eventText(t.SendStep), Via: via, Inferred: true}
+	// What the sender received there holds the value: forwarded as it
+	// came (a client command a follower passes to its leader in the step
+	// that received it), or answered with.
+	ev := w.opts.Trace.Event(t.SendStep)
+	if st := w.trigger(t.SendStep, ev); st != nil {
+		if f, okF := fieldEqual(st.Fields, value, msgField); okF {
+			link.Trigger = st
+			switch {
+			case ev.Kind == node.KindInput:
+				link.Origin = fmt.Sprintf("input %s, field %s, forwarded by %s as it came", st.Type, f, t.From)
+				return []Link{link}, nil
+			case (ev.Kind == node.KindRecv || ev.Kind == node.KindTask) && st.SendStep >= 0 && depth+1 < w.depth:
+				next, err := w.fromSender(st, f, value, depth+1, ownGuess)
+				if err != nil {
+					return nil, err
 				}
+				return append([]Link{link}, next...), nil
 			}
 		}
-		link.Origin = fmt.Sprintf("computed by the sender: no field of %s at #%d, nor of what it received there, equals %s", t.From, t.SendStep, value)
-		return []Link{link}, nil
 	}
-	return w.follow(t.From, p, t.SendStep, depth, via, also, true, ownGuess)
+	if ok {
+		return w.follow(t.From, p, t.SendStep, depth, via, also, true, ownGuess)
+	}
+	link.Origin = fmt.Sprintf("computed by the sender: no field of %s at #%d, nor of what it received there, equals %s", t.From, t.SendStep, value)
+	return []Link{link}, nil
+}
+
+// consumed are the leaves of before that held value and that after no
+// longer holds at their path: removed or overwritten by the step.
+func consumed(before, after []state.Leaf, value string) []state.Leaf {
+	kept := map[string]bool{}
+	for _, l := range after {
+		if l.Value == value {
+			kept[l.Path] = true
+		}
+	}
+	var out []state.Leaf
+	for _, l := range before {
+		if l.Value == value && !kept[l.Path] {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func (w *walker) eventText(step int) string {

@@ -431,3 +431,58 @@ func TestWhyFollowsAValueForwardedAsItCame(t *testing.T) {
 		t.Fatalf("chain through %v, last origin %q", nodes, last.Origin)
 	}
 }
+
+// acker is a server that answers an Ack by removing the pending write it
+// acknowledges and replying with the write's version; it also holds an
+// unrelated read of the same version. n1 keeps the version replied.
+type acker struct {
+	Inflight map[int]*pendingWrite
+	Reads    []readOf
+	Got      int
+}
+
+type pendingWrite struct{ Ver int }
+
+type readOf struct{ Ver int }
+
+type ackMsg struct {
+	Ver   int
+	Reply bool
+}
+
+func (a *acker) Init(env node.Env) {
+	if env.Self() == "n1" {
+		env.After(time.Millisecond, "ack")
+		return
+	}
+	a.Inflight = map[int]*pendingWrite{5: {Ver: 5}}
+	a.Reads = []readOf{{Ver: 5}}
+}
+
+func (a *acker) Receive(env node.Env, from node.ID, m node.Message) {
+	switch am := m.(ackMsg); {
+	case am.Reply:
+		a.Got = am.Ver
+	default:
+		w := a.Inflight[am.Ver]
+		delete(a.Inflight, am.Ver)
+		env.Send(from, ackMsg{Ver: w.Ver, Reply: true})
+	}
+}
+
+func (a *acker) Timer(env node.Env, _ node.Timer) { env.Send("n2", ackMsg{Ver: 4 + 1}) }
+
+// A reply's value is followed to the pending request its step consumed,
+// not to an unchanged field equal by chance: a new user's why went
+// through an unrelated read's version (and two hops beyond it) where the
+// reply's step had removed the write it acknowledged.
+func TestWhyPrefersWhatTheSendStepConsumed(t *testing.T) {
+	c := whyOfTwoNodes(t, "acker", ackMsg{}, func() node.Handler { return &acker{} }, "Got")
+	if len(c.Links) < 2 {
+		t.Fatalf("chain %+v", c.Links)
+	}
+	src := c.Links[1]
+	if src.Node != "n2" || src.Field != "Inflight[5].Ver" || !strings.Contains(src.Via, "took it away") {
+		t.Errorf("the reply's value traced to %s %s (via %q), want n2's Inflight[5].Ver, removed by the reply's step", src.Node, src.Field, src.Via)
+	}
+}
