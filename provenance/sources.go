@@ -54,26 +54,6 @@ type change struct {
 	removed     bool
 }
 
-func diff(old, cur []state.Leaf) []change {
-	was := make(map[string]string, len(old))
-	for _, l := range old {
-		was[l.Path] = l.Value
-	}
-	var out []change
-	for _, l := range cur {
-		if v, ok := was[l.Path]; !ok || v != l.Value {
-			out = append(out, change{path: l.Path, value: l.Value})
-		}
-		delete(was, l.Path)
-	}
-	for _, l := range old {
-		if _, gone := was[l.Path]; gone {
-			out = append(out, change{path: l.Path, removed: true})
-		}
-	}
-	return out
-}
-
 // Replay replays tr up to step upTo (inclusive), recording the changes.
 // Provenance only looks back from its query step, so nothing after it is
 // needed. watch, if set, watches the handler calls (replay.Options.Watch).
@@ -83,17 +63,26 @@ func Replay(tr *replay.Trace, reg *system.Registry, upTo int, watch *stall.Watch
 		return nil, err
 	}
 	rp := &Replayed{tr: tr, upTo: upTo, steps: map[node.ID][]int{}, delta: map[int][]change{}}
-	last := map[node.ID][]state.Leaf{}
+	changes := statedb.NewChanges()
 	err = r.RunTo(upTo, func(step int) error {
 		id := tr.Event(step).Node
 		inst := r.Instance(id)
 		if inst == nil {
 			return nil // not replayed here (partial trace)
 		}
-		cur := statedb.Leaves(inst, tr.Header.Start)
-		rp.delta[step] = diff(last[id], cur)
+		removed, set := changes.Step(id, inst, tr.Header.Start)
+		var d []change
+		if n := len(removed) + len(set); n > 0 {
+			d = make([]change, 0, n)
+		}
+		for _, l := range set {
+			d = append(d, change{path: l.Path, value: l.Value})
+		}
+		for _, p := range removed {
+			d = append(d, change{path: p, removed: true})
+		}
+		rp.delta[step] = d
 		rp.steps[id] = append(rp.steps[id], step)
-		last[id] = cur
 		return nil
 	})
 	if err != nil {
