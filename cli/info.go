@@ -187,12 +187,19 @@ func summarise(f *record.File) fileInfo {
 			in.LastNS = t
 		}
 	}
+	// Of a damaged file, only the bytes before the block that failed
+	// were decoded: the ratios are of those (a truncated trace read
+	// "compression 1.0x", its undecoded tail counted as if stored raw).
+	decoded := f.Size
+	if f.Damage != nil && f.Damage.Offset > 0 && f.Damage.Offset < decoded {
+		decoded = f.Damage.Offset
+	}
 	if in.Events > 0 {
-		in.BytesPerEvent = float64(f.Size) / float64(in.Events)
+		in.BytesPerEvent = float64(decoded) / float64(in.Events)
 	}
 	in.Invalid = f.RepeatedSeqs()
-	if f.Size > 0 {
-		in.Compression = float64(f.Raw) / float64(f.Size)
+	if decoded > 0 {
+		in.Compression = float64(f.Raw) / float64(decoded)
 	}
 	// The file's end is its last segment's: an earlier segment's end
 	// record is not it when the last one was killed.

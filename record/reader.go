@@ -74,13 +74,21 @@ func (e *DamageError) Error() string {
 	// place the compressed stream can be cut: an upper bound when the
 	// block's earlier records were recovered.
 	lost := "the rest of the file after the last event recovered"
-	if e.Size >= 0 {
+	switch {
+	case e.LostFrom != e.Offset:
+		// A record that began in an earlier block than the damage: that
+		// block's records before it were recovered, so the bytes from
+		// its start are not all lost; say the two parts apart.
+		lost += fmt.Sprintf(": the end of the lz4 block at byte offset %d, from the record cut short on (the block's records before it were recovered), and ", e.LostFrom)
+		if e.Size >= 0 {
+			lost += fmt.Sprintf("the %d bytes from byte offset %d to the end", e.Size-e.Offset, e.Offset)
+		} else {
+			lost += fmt.Sprintf("everything from byte offset %d", e.Offset)
+		}
+	case e.Size >= 0:
 		lost += fmt.Sprintf(", at most %d bytes from byte offset %d", e.Size-e.LostFrom, e.LostFrom)
-	} else {
+	default:
 		lost += fmt.Sprintf(", from byte offset %d at most", e.LostFrom)
-	}
-	if e.LostFrom != e.Offset {
-		lost += " (the start of the lz4 block holding the record cut short; its records before that one were recovered)"
 	}
 	return fmt.Sprintf("%s; %d complete records recovered (%s); lost: %s", msg, e.Records, last, lost)
 }
