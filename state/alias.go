@@ -52,6 +52,9 @@ func sharesInterior(v reflect.Value) bool {
 		}
 		switch v.Kind() {
 		case reflect.Pointer:
+			if v.Type().Elem() == elementType && !v.IsNil() && isListSentinel(v.Elem()) {
+				continue // a list's own link to its sentinel (listclone.go)
+			}
 			if !v.IsNil() && visit(cloneKey{v.Pointer(), 0, v.Type()}, v.Type().Elem().Size()) {
 				stack = append(stack, v.Elem())
 			}
@@ -87,6 +90,9 @@ func sharesInterior(v reflect.Value) bool {
 			}
 		case reflect.Struct:
 			for i := range v.NumField() {
+				if v.Type() == elementType && i == elementList {
+					continue // an element's link to its List (listclone.go)
+				}
 				stack = append(stack, v.Field(i))
 			}
 		case reflect.Array:

@@ -66,7 +66,9 @@ func isOpaque(t reflect.Type) bool {
 // included, pointer cycles and aliasing preserved (two fields pointing at
 // one object point at one copy), opaque types shared.
 func Clone[T any](v T) T {
-	return clone.Slowly(v).(T)
+	c := clone.Slowly(v).(T)
+	relinkLists(reflect.ValueOf(&c).Elem())
+	return c
 }
 
 // Copier is the node.Copier replay uses for checkpoints: handlers are

@@ -1,0 +1,140 @@
+package state
+
+import (
+	"reflect"
+	"sync"
+	"unsafe"
+)
+
+// A list.List's elements point at the List and its last one at the
+// sentinel inside it. Clone copies a struct held by value in another
+// into a temporary before putting it in place, so in a copied List held
+// by value those pointers reached the temporary: the copy's Remove and
+// MoveToFront did nothing (an element "of another list") and its ring
+// ended in a stale sentinel. relinkLists mends every list of a copy once
+// it is in place; sharesInterior does not count these pointers as
+// references into other objects (they are the list's own), so a state
+// holding lists is Copyable and forks copy it rather than replaying
+// from #0.
+
+var (
+	elementPrev = fieldIndex(elementType, "prev")
+	elementList = fieldIndex(elementType, "list")
+)
+
+// isListSentinel reports whether e (a list.Element value) is the
+// sentinel inside a List: not in a list, yet linked (a removed element
+// has next nil).
+func isListSentinel(e reflect.Value) bool {
+	return e.Field(elementList).IsNil() && !e.Field(elementNext).IsNil()
+}
+
+// mayHoldList caches, per type, whether a value of it can hold a List.
+var mayHoldList sync.Map // reflect.Type -> bool
+
+// typeMayHoldList reports whether a value of t can hold a List: an
+// interface may hold anything.
+func typeMayHoldList(t reflect.Type) bool {
+	return typeReaches(&mayHoldList, t, isOpaque, func(t reflect.Type) bool { return t == listType || t.Kind() == reflect.Interface })
+}
+
+// relinkLists points every element of every list.List v reaches at its
+// List and the ends of its ring at the List's sentinel. v is addressable
+// (the copy in place).
+func relinkLists(v reflect.Value) {
+	if !typeMayHoldList(v.Type()) {
+		return
+	}
+	seen := map[cloneKey]bool{}
+	stack := []reflect.Value{v}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !v.IsValid() || !typeMayHoldList(v.Type()) {
+			continue
+		}
+		switch v.Kind() {
+		case reflect.Pointer:
+			if k := (cloneKey{v.Pointer(), 0, v.Type()}); !v.IsNil() && !seen[k] {
+				seen[k] = true
+				stack = append(stack, v.Elem())
+			}
+		case reflect.Interface:
+			if !v.IsNil() {
+				// An interface's value is not addressable: what it holds
+				// by value (a List in an any) cannot be mended in place,
+				// but what it points to can.
+				stack = append(stack, v.Elem())
+			}
+		case reflect.Slice:
+			if k := (cloneKey{v.Pointer(), v.Len(), v.Type()}); !v.IsNil() && !seen[k] {
+				seen[k] = true
+				for i := range v.Len() {
+					stack = append(stack, v.Index(i))
+				}
+			}
+		case reflect.Array:
+			for i := range v.Len() {
+				stack = append(stack, v.Index(i))
+			}
+		case reflect.Map:
+			if k := (cloneKey{v.Pointer(), 0, v.Type()}); !v.IsNil() && !seen[k] {
+				seen[k] = true
+				for it := v.MapRange(); it.Next(); {
+					// Map entries are not addressable: only what they
+					// point to can be mended.
+					stack = append(stack, it.Key(), it.Value())
+				}
+			}
+		case reflect.Struct:
+			if v.Type() == listType {
+				if v.CanAddr() {
+					relinkList(v)
+				}
+				ListElements(v, func(_ int, e reflect.Value) { stack = append(stack, e.Elem().Field(elementValue)) })
+				continue
+			}
+			if v.Type() == elementType {
+				stack = append(stack, v.Field(elementValue))
+				continue
+			}
+			for i := range v.NumField() {
+				stack = append(stack, v.Field(i))
+			}
+		}
+	}
+}
+
+// relinkList mends one list in place (l addressable).
+func relinkList(l reflect.Value) {
+	n := int(l.Field(listLen).Int())
+	root := l.Field(listRoot)
+	// Pointers made afresh: values read through unexported fields cannot
+	// be stored.
+	rootPtr := reflect.NewAt(elementType, unsafe.Pointer(root.UnsafeAddr()))
+	if n == 0 {
+		if !root.Field(elementNext).IsNil() { // used, and emptied
+			set(root.Field(elementNext), rootPtr)
+			set(root.Field(elementPrev), rootPtr)
+		}
+		return
+	}
+	listPtr := reflect.NewAt(listType, unsafe.Pointer(l.UnsafeAddr()))
+	e := root.Field(elementNext)
+	set(e.Elem().Field(elementPrev), rootPtr)
+	for i := range n {
+		el := e.Elem()
+		set(el.Field(elementList), listPtr)
+		if i == n-1 {
+			set(el.Field(elementNext), rootPtr)
+			set(root.Field(elementPrev), reflect.NewAt(elementType, e.UnsafePointer()))
+			break
+		}
+		e = el.Field(elementNext)
+	}
+}
+
+// set writes v into field f, unexported as the list's fields are.
+func set(f, v reflect.Value) {
+	reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(v)
+}
