@@ -89,6 +89,9 @@ func sharesInterior(v reflect.Value) bool {
 				stack = append(stack, v.Elem())
 			}
 		case reflect.Struct:
+			if v.Type() == listType && !v.CanAddr() {
+				return true // held by value in a map or an interface: a copy's list cannot be mended (listclone.go)
+			}
 			for i := range v.NumField() {
 				if v.Type() == elementType && i == elementList {
 					continue // an element's link to its List (listclone.go)

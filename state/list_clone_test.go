@@ -114,3 +114,14 @@ func TestListsAreCopyable(t *testing.T) {
 		}
 	}
 }
+
+// A List held by value where a copy cannot reach it in place (a map's
+// value) cannot be mended: such a state is not Copyable.
+func TestListsInMapValuesAreNotCopyable(t *testing.T) {
+	var l list.List
+	l.PushBack(1)
+	n := &struct{ ByName map[string]list.List }{ByName: map[string]list.List{"a": l}}
+	if state.Copyable(n) {
+		t.Error("a state with a List as a map value is Copyable")
+	}
+}
