@@ -511,6 +511,9 @@ func unknownField(src stateSource, id node.ID, path string) error {
 	if len(below) > 0 {
 		return badInput("--field %s: on node %s it holds fields, not a value of its own: ask for one of them (%s)", path, id, listSome(below, 5, ""))
 	}
+	if hint := nearest.IndexHint(names, path); hint != "" {
+		return badInput("--field %s: node %s has no such field: %s in the steps read", path, id, hint)
+	}
 	return badInput("--field %s: node %s has no such field (nearest: %s)", path, id, strings.Join(nearest.Names(names, path, 5), ", "))
 }
 

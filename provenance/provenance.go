@@ -178,6 +178,9 @@ func Why(opts Options, id node.ID, path string, at int) (*Chain, error) {
 			return nil, &Error{Msg: fmt.Sprintf("%s at #%d holds %d values, each with its own source: ask about one of them, such as %s",
 				path, at, len(inside), strings.Join(inside[:min(len(inside), 3)], ", "))}
 		}
+		if hint := nearest.IndexHint(names, path); hint != "" {
+			return nil, &Error{Msg: fmt.Sprintf("%s has no field %s at #%d: %s", id, path, at, hint)}
+		}
 		return nil, &Error{Msg: fmt.Sprintf("%s has no field %s at #%d", id, path, at), Suggest: nearest.Names(names, path, 3)}
 	}
 	depth := opts.Depth

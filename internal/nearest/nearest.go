@@ -4,7 +4,9 @@ package nearest
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -97,4 +99,57 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// IndexHint says, for a path that asks for an index a list does not have
+// (Done[999].Ver where Done holds 386 elements), which indexes it has:
+// "Done has indexes 0..385". Edit distance would offer Done[99].Ver, a
+// different element that merely looks alike. "" when every index the
+// path asks for is there, or names hold no list it indexes.
+func IndexHint(names []string, want string) string {
+	for i := 0; i < len(want); i++ {
+		if want[i] != '[' {
+			continue
+		}
+		j := strings.IndexByte(want[i:], ']')
+		if j < 0 {
+			return ""
+		}
+		idx, err := strconv.Atoi(want[i+1 : i+j])
+		if err != nil {
+			continue
+		}
+		prefix := want[:i+1]
+		lo, hi, found, have := -1, -1, false, false
+		for _, n := range names {
+			rest, ok := strings.CutPrefix(n, prefix)
+			if !ok {
+				continue
+			}
+			k := strings.IndexByte(rest, ']')
+			if k < 0 {
+				continue
+			}
+			x, err := strconv.Atoi(rest[:k])
+			if err != nil {
+				continue
+			}
+			have = true
+			if x == idx {
+				found = true
+			}
+			if lo < 0 || x < lo {
+				lo = x
+			}
+			hi = max(hi, x)
+		}
+		switch {
+		case !have:
+			return ""
+		case !found:
+			return fmt.Sprintf("%s has indexes %d..%d", want[:i], lo, hi)
+		}
+		i += j
+	}
+	return ""
 }
