@@ -314,11 +314,11 @@ func (a *App) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   a.name(),
 		Short: "Record-and-replay predicate debugger for distributed systems",
-		Long: `replay re-executes recorded runs of distributed systems in causal (Lamport)
+		Long: a.name() + ` re-executes recorded runs of distributed systems in causal (Lamport)
 order, checks Starlark predicates over the states of all nodes after every
 event, and lets you step forward and back through the run.
 
-Traces come from the simulator (replay sim) or from live binaries built with
+Traces come from the simulator (` + a.name() + ` sim) or from live binaries built with
 -tags record. Every event is numbered by its step in the causal order and
 printed as #STEP; the same number works in every verb.
 

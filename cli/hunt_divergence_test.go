@@ -225,3 +225,12 @@ func TestADivergenceReportNamesTheTeamsBinary(t *testing.T) {
 		t.Fatalf("verify: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }
+
+// The root help of a team's binary names it, not "replay".
+func TestRootHelpNamesTheTeamsBinary(t *testing.T) {
+	var out, errb bytes.Buffer
+	app := &cli.App{Registry: system.NewRegistry(nondet), Program: "kvcheck", Stdout: &out, Stderr: &errb}
+	if code := app.Run([]string{"--help"}); code != cli.ExitOK || !strings.HasPrefix(out.String(), "kvcheck re-executes") || !strings.Contains(out.String(), "(kvcheck sim)") {
+		t.Fatalf("--help: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+}
