@@ -521,7 +521,11 @@ func (c *checker) keptAppend(fn *fun, rs *ast.RangeStmt, target ast.Expr) bool {
 	info := c.pass.TypesInfo
 	target = ast.Unparen(target)
 	if id, ok := target.(*ast.Ident); ok {
-		if obj := info.ObjectOf(id); obj != nil && obj.Pos() >= rs.Body.Pos() && obj.Pos() < rs.Body.End() {
+		obj := info.ObjectOf(id)
+		if obj != nil && obj.Pos() >= rs.Body.Pos() && obj.Pos() < rs.Body.End() {
+			return false
+		}
+		if v, ok := obj.(*types.Var); ok && v.Parent() != nil && v.Parent() != c.pass.Pkg.Scope() && usedOnlyUnordered(info, fn.decl.Body, rs, v) {
 			return false
 		}
 	}
@@ -547,6 +551,59 @@ func (c *checker) keptAppend(fn *fun, rs *ast.RangeStmt, target ast.Expr) bool {
 		return true
 	})
 	return !sorted
+}
+
+// usedOnlyUnordered reports whether the local slice v is used after the
+// map range rs only in ways its order cannot change: ranged over by loops
+// that only delete from maps (a list of stale keys), or measured with
+// len. A new user's keys collected to delete after the loop were
+// reported as though their order reached the run.
+func usedOnlyUnordered(info *types.Info, body *ast.BlockStmt, rs *ast.RangeStmt, v *types.Var) bool {
+	ok := true
+	var stack []ast.Node
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return false
+		}
+		if !ok {
+			return false
+		}
+		stack = append(stack, n)
+		id, isIdent := n.(*ast.Ident)
+		if !isIdent || info.Uses[id] != v || id.Pos() < rs.End() {
+			return true
+		}
+		switch parent := stack[len(stack)-2].(type) {
+		case *ast.RangeStmt:
+			ok = parent.X == id && onlyDeletes(info, parent.Body)
+		case *ast.CallExpr:
+			b, isBuiltin := typeutil.Callee(info, parent).(*types.Builtin)
+			ok = isBuiltin && b.Name() == "len"
+		default:
+			ok = false
+		}
+		return true
+	})
+	return ok
+}
+
+// onlyDeletes reports whether body holds nothing but delete calls.
+func onlyDeletes(info *types.Info, body *ast.BlockStmt) bool {
+	for _, st := range body.List {
+		es, ok := st.(*ast.ExprStmt)
+		if !ok {
+			return false
+		}
+		call, ok := ast.Unparen(es.X).(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		if b, ok := typeutil.Callee(info, call).(*types.Builtin); !ok || b.Name() != "delete" {
+			return false
+		}
+	}
+	return true
 }
 
 func isSort(f *types.Func) bool {

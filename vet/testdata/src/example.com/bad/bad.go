@@ -150,6 +150,36 @@ func (n *Node) sortedKeys() []string {
 	return out
 }
 
+// dropStale collects keys to delete after the loop: their order reaches
+// nothing, no finding.
+func (n *Node) dropStale() int {
+	var stale []node.ID
+	for id, v := range n.Members {
+		if v == 0 {
+			stale = append(stale, id)
+		}
+	}
+	for _, id := range stale {
+		delete(n.Members, id)
+	}
+	return len(stale)
+}
+
+// stalest keeps collected keys past deleting them: its caller sees map
+// order.
+func (n *Node) stalest() []node.ID { // want stalest:`reaches\(maporder:the order of appends to stale\)`
+	var stale []node.ID
+	for id, v := range n.Members { // want `decides the order of appends to stale`
+		if v == 0 {
+			stale = append(stale, id)
+		}
+	}
+	for _, id := range stale {
+		delete(n.Members, id)
+	}
+	return stale
+}
+
 // notAHandler is never reached from a handler method: nothing reported.
 func notAHandler() { // want notAHandler:`reaches\(goroutine:go statement,clock:time.Now\)`
 	go func() {}()
