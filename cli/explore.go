@@ -970,7 +970,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 	}
 	rf := &resultFile{Hunt: huntID{Kind: "explore", System: sys.Name, Bug: cfg.Bug, Command: id, Script: script.Name, ScriptSHA256: digest, From: from},
 		Shard: shard, Stopped: cmp.Or(map[string]string{"canceled": "interrupted"}[sum.Stopped], sum.Stopped), Runs: sum.Runs, Steps: sum.Events, Exit: code,
-		Complete: sum.Stopped == "budget" || sum.Stopped == "exhausted"}
+		Complete: sum.Stopped == "budget" || sum.Stopped == "exhausted", Unmatched: sum.Unmatched.Tables()}
 	for i, fd := range sum.Found {
 		ff := files[i]
 		ff.commands(sys, fd, f, i)

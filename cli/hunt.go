@@ -134,7 +134,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			end = &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d of %d seeds: the rest of this slice was not checked%s", tried, mine, said)}
 		}
 		if rf != nil {
-			rf.Runs, rf.Steps, rf.Failures = int(tried), int64(steps), failures
+			rf.Runs, rf.Steps, rf.Failures, rf.Unmatched = int(tried), int64(steps), failures, unmatched.Tables()
 			if end != nil {
 				rf.Exit = end.code
 			}

@@ -51,6 +51,9 @@ type resultFile struct {
 	Failures []huntFailure `json:"failures"`
 	// Exit is the code the shard's command exited with.
 	Exit int `json:"exit"`
+	// Unmatched: the script's tables that matched no object in any of
+	// the shard's runs (a misspelt name checks nothing).
+	Unmatched []predicates.UnmatchedTable `json:"unmatched_tables,omitempty"`
 }
 
 // huntID names a hunt: shards whose IDs differ are not slices of one
@@ -553,6 +556,9 @@ type mergedResults struct {
 	Steps    int64         `json:"steps"`
 	Failures []huntFailure `json:"failures"`
 	Exit     int           `json:"exit"`
+	// Unmatched: tables that matched no object in any run of any shard.
+	Unmatched []predicates.UnmatchedTable `json:"unmatched_tables,omitempty"`
+	unmatched predicates.UnmatchedAcross
 }
 
 // maxMergeBytes bounds the result files one merge reads, all together:
@@ -610,7 +616,9 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 			interrupted = append(interrupted, rf.Shard.Index)
 		}
 		m.Failures = append(m.Failures, rf.Failures...)
+		m.unmatched.Merge(rf.Unmatched, rf.Runs)
 	}
+	m.Unmatched = m.unmatched.Tables()
 	slices.Sort(m.Merged)
 	slices.Sort(m.Partial)
 	for i := range m.Shards {
@@ -852,6 +860,11 @@ func writeMerged(w io.Writer, m *mergedResults) {
 	}
 	if len(m.Partial) > 0 {
 		fmt.Fprintf(w, "incomplete: shard(s) %s stopped before the end of their slice (at a first failure without --all, a time limit or an interrupt)\n", intList(m.Partial))
+	}
+	var warn strings.Builder
+	m.unmatched.WriteText(&warn, "run")
+	for line := range strings.Lines(warn.String()) {
+		fmt.Fprintln(w, printable(strings.TrimSuffix(line, "\n")))
 	}
 	if len(m.Failures) == 0 {
 		fmt.Fprintln(w, "no failure")

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +64,25 @@ safety("TermPositive", lambda: forall(L, lambda l: l.Term > 0))
 	code, out, errs = run("explore", "roled", "--check", script, "--budget", "2", "--json", "-o", filepath.Join(dir, "e.lz4"))
 	if code != 0 || !strings.Contains(out, `"did_you_mean": "cli_test.Leading"`) {
 		t.Errorf("explore --json: exit %d\n%s%s", code, out, errs)
+	}
+	// Shards of a hunt: each shard's result file keeps its tables, and
+	// the merged report warns of those no run of any shard matched.
+	var files []string
+	for i := range 2 {
+		res := filepath.Join(dir, fmt.Sprintf("shard%d.json", i))
+		files = append(files, res)
+		code, out, errs = run("sim", "roled", "--seeds", "1-3", "--check", script, "--shard", fmt.Sprintf("%d/2", i), "--results", res, "-o", filepath.Join(dir, "s.lz4"))
+		if code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s%s", i, code, out, errs)
+		}
+	}
+	code, out, errs = run(append([]string{"results", "merge"}, files...)...)
+	if code != 0 || !strings.Contains(out, "warning: in all 3 runs: "+want) {
+		t.Errorf("results merge: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = run(append([]string{"results", "merge", "--json"}, files...)...)
+	if code != 0 || !strings.Contains(out, `"did_you_mean": "cli_test.Leading"`) {
+		t.Errorf("results merge --json: exit %d\n%s%s", code, out, errs)
 	}
 	// A table that has rows is not warned of.
 	if err := os.WriteFile(script, []byte(`

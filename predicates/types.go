@@ -265,17 +265,25 @@ type UnmatchedAcross struct {
 
 // Add counts one check's report (nil: nothing was checked).
 func (u *UnmatchedAcross) Add(r *Report) {
-	if r == nil {
+	if r != nil {
+		u.Merge(r.Unmatched, 1)
+	}
+}
+
+// Merge counts checks (a shard's runs) whose tables that matched nothing
+// were tables; 0 checks count nothing.
+func (u *UnmatchedAcross) Merge(tables []UnmatchedTable, checks int) {
+	if checks <= 0 {
 		return
 	}
 	if u.checks == 0 {
-		u.tables = slices.Clone(r.Unmatched)
+		u.tables = slices.Clone(tables)
 	} else {
 		u.tables = slices.DeleteFunc(u.tables, func(t UnmatchedTable) bool {
-			return !slices.ContainsFunc(r.Unmatched, func(o UnmatchedTable) bool { return o.Table == t.Table })
+			return !slices.ContainsFunc(tables, func(o UnmatchedTable) bool { return o.Table == t.Table })
 		})
 	}
-	u.checks++
+	u.checks += checks
 }
 
 // Tables are the tables that matched no object in every check added.
