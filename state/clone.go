@@ -160,6 +160,25 @@ func typeReaches(cache *sync.Map, t reflect.Type, skip func(reflect.Type) bool, 
 // behind it), slices by array, length and type, so that a slice holding
 // itself through an interface ends.
 func holdsBoundFunc(v reflect.Value) bool {
+	return walkReached(v, typeMayHoldFunc, func(v reflect.Value, _ func(reflect.Value)) (descend, stop bool) {
+		switch v.Kind() {
+		case reflect.Func:
+			return false, !v.IsNil() && !topLevelFunc(v)
+		case reflect.Chan, reflect.UnsafePointer:
+			return false, !v.IsNil()
+		}
+		return true, false
+	})
+}
+
+// walkReached walks v and what it reaches through interfaces, pointers,
+// slices, arrays, maps (keys and values) and struct fields, with a stack
+// of its own (no depth bound), following each reference once as
+// holdsBoundFunc says, and skipping values of types relevant says hold
+// nothing of interest. at sees each value first: it says whether to go
+// on into it, whether to stop the walk (walkReached then reports true),
+// and may push values of its own choosing instead.
+func walkReached(v reflect.Value, relevant func(reflect.Type) bool, at func(v reflect.Value, push func(reflect.Value)) (descend, stop bool)) bool {
 	seen := map[cloneKey]bool{}
 	once := func(k cloneKey) bool {
 		if seen[k] {
@@ -169,48 +188,49 @@ func holdsBoundFunc(v reflect.Value) bool {
 		return true
 	}
 	stack := []reflect.Value{v}
+	push := func(v reflect.Value) { stack = append(stack, v) }
 	for len(stack) > 0 {
 		v := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if !v.IsValid() || !typeMayHoldFunc(v.Type()) {
+		if !v.IsValid() || !relevant(v.Type()) {
+			continue
+		}
+		descend, stop := at(v, push)
+		if stop {
+			return true
+		}
+		if !descend {
 			continue
 		}
 		switch v.Kind() {
-		case reflect.Func:
-			if !v.IsNil() && !topLevelFunc(v) {
-				return true
-			}
-		case reflect.Chan, reflect.UnsafePointer:
-			if !v.IsNil() {
-				return true
-			}
 		case reflect.Interface:
 			if !v.IsNil() {
-				stack = append(stack, v.Elem())
+				push(v.Elem())
 			}
 		case reflect.Pointer:
 			if !v.IsNil() && once(cloneKey{v.Pointer(), 0, v.Type()}) {
-				stack = append(stack, v.Elem())
+				push(v.Elem())
 			}
 		case reflect.Slice:
 			if !v.IsNil() && once(cloneKey{v.Pointer(), v.Len(), v.Type()}) {
 				for i := range v.Len() {
-					stack = append(stack, v.Index(i))
+					push(v.Index(i))
 				}
 			}
 		case reflect.Array:
 			for i := range v.Len() {
-				stack = append(stack, v.Index(i))
+				push(v.Index(i))
 			}
 		case reflect.Map:
 			if !v.IsNil() && once(cloneKey{v.Pointer(), 0, v.Type()}) {
 				for it := v.MapRange(); it.Next(); {
-					stack = append(stack, it.Key(), it.Value())
+					push(it.Key())
+					push(it.Value())
 				}
 			}
 		case reflect.Struct:
 			for i := range v.NumField() {
-				stack = append(stack, v.Field(i))
+				push(v.Field(i))
 			}
 		}
 	}

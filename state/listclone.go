@@ -45,64 +45,23 @@ func relinkLists(v reflect.Value) {
 	if !typeMayHoldList(v.Type()) {
 		return
 	}
-	seen := map[cloneKey]bool{}
-	stack := []reflect.Value{v}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if !v.IsValid() || !typeMayHoldList(v.Type()) {
-			continue
+	// Map entries and what an interface holds by value are not
+	// addressable: only what they point to can be mended (Copyable
+	// refuses a List held so).
+	walkReached(v, typeMayHoldList, func(v reflect.Value, push func(reflect.Value)) (descend, stop bool) {
+		switch v.Type() {
+		case listType:
+			if v.CanAddr() {
+				relinkList(v)
+			}
+			ListElements(v, func(_ int, e reflect.Value) { push(e.Elem().Field(elementValue)) })
+			return false, false
+		case elementType:
+			push(v.Field(elementValue))
+			return false, false
 		}
-		switch v.Kind() {
-		case reflect.Pointer:
-			if k := (cloneKey{v.Pointer(), 0, v.Type()}); !v.IsNil() && !seen[k] {
-				seen[k] = true
-				stack = append(stack, v.Elem())
-			}
-		case reflect.Interface:
-			if !v.IsNil() {
-				// An interface's value is not addressable: what it holds
-				// by value (a List in an any) cannot be mended in place,
-				// but what it points to can.
-				stack = append(stack, v.Elem())
-			}
-		case reflect.Slice:
-			if k := (cloneKey{v.Pointer(), v.Len(), v.Type()}); !v.IsNil() && !seen[k] {
-				seen[k] = true
-				for i := range v.Len() {
-					stack = append(stack, v.Index(i))
-				}
-			}
-		case reflect.Array:
-			for i := range v.Len() {
-				stack = append(stack, v.Index(i))
-			}
-		case reflect.Map:
-			if k := (cloneKey{v.Pointer(), 0, v.Type()}); !v.IsNil() && !seen[k] {
-				seen[k] = true
-				for it := v.MapRange(); it.Next(); {
-					// Map entries are not addressable: only what they
-					// point to can be mended.
-					stack = append(stack, it.Key(), it.Value())
-				}
-			}
-		case reflect.Struct:
-			if v.Type() == listType {
-				if v.CanAddr() {
-					relinkList(v)
-				}
-				ListElements(v, func(_ int, e reflect.Value) { stack = append(stack, e.Elem().Field(elementValue)) })
-				continue
-			}
-			if v.Type() == elementType {
-				stack = append(stack, v.Field(elementValue))
-				continue
-			}
-			for i := range v.NumField() {
-				stack = append(stack, v.Field(i))
-			}
-		}
-	}
+		return true, false
+	})
 }
 
 // relinkList mends one list in place (l addressable).
