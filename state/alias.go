@@ -89,8 +89,13 @@ func sharesInterior(v reflect.Value) bool {
 				stack = append(stack, v.Elem())
 			}
 		case reflect.Struct:
-			if v.Type() == listType && !v.CanAddr() {
-				return true // held by value in a map or an interface: a copy's list cannot be mended (listclone.go)
+			if v.Type() == listType && (!v.CanAddr() || !wellFormedList(v)) {
+				// Held by value in a map or an interface, a copy's list
+				// cannot be mended; a List copied by value (moved by an
+				// append) has elements of another List, which the
+				// original's operations treat as foreign and a mended
+				// copy's would not (listclone.go).
+				return true
 			}
 			for i := range v.NumField() {
 				if v.Type() == elementType && i == elementList {

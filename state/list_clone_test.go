@@ -125,3 +125,46 @@ func TestListsInMapValuesAreNotCopyable(t *testing.T) {
 		t.Error("a state with a List as a map value is Copyable")
 	}
 }
+
+type movedLists struct{ Old, Cur list.List }
+
+type bucket struct {
+	L list.List
+	K int
+}
+
+// A List copied by value (assigned, or moved when an append grows the
+// slice of structs holding it) has elements that point at the List it
+// was copied from: the original's operations treat them as foreign, a
+// mended copy's would not. Such a state is not Copyable, and Clone does
+// not panic on it.
+func TestListsCopiedByValueAreNotCopyable(t *testing.T) {
+	assigned := &movedLists{}
+	assigned.Cur.PushBack(1)
+	assigned.Cur.PushBack(2)
+	assigned.Old = assigned.Cur
+	assigned.Cur.Remove(assigned.Cur.Front())
+
+	reset := &movedLists{}
+	reset.Cur.PushBack(1)
+	reset.Cur.PushBack(2)
+	reset.Old = reset.Cur
+	reset.Cur.Init()
+
+	grown := &struct{ Bs []bucket }{Bs: make([]bucket, 1, 1)}
+	grown.Bs[0].L.PushBack(1)
+	grown.Bs[0].L.PushBack(2)
+	grown.Bs = append(grown.Bs, bucket{})
+
+	var emptied list.List
+	emptied.Remove(emptied.PushBack(1))
+	copiedEmpty := &movedLists{Cur: emptied}
+	copiedEmpty.Old = copiedEmpty.Cur
+
+	for name, v := range map[string]any{"assigned": assigned, "reset": reset, "moved by append": grown, "an emptied list copied": copiedEmpty} {
+		if state.Copyable(v) {
+			t.Errorf("%s: Copyable", name)
+		}
+		_ = state.Clone(v) // must not panic
+	}
+}

@@ -64,9 +64,44 @@ func relinkLists(v reflect.Value) {
 	})
 }
 
-// relinkList mends one list in place (l addressable).
+// wellFormedList reports whether l (an addressable List) is a ring its
+// own operations keep: len elements from its sentinel, each pointing at
+// l and back at the one before, the last back at the sentinel. A List
+// copied by value (assigned, or moved by an append that grew its slice)
+// is not: its elements point at the List it was copied from.
+func wellFormedList(l reflect.Value) bool {
+	n := int(l.Field(listLen).Int())
+	root := l.Field(listRoot)
+	rootAt, listAt := root.UnsafeAddr(), l.UnsafeAddr()
+	next, prev := root.Field(elementNext), root.Field(elementPrev)
+	if n == 0 {
+		return next.IsNil() && prev.IsNil() || next.Pointer() == rootAt && prev.Pointer() == rootAt
+	}
+	back := rootAt
+	e := next
+	for range n {
+		if e.IsNil() || e.Pointer() == rootAt {
+			return false
+		}
+		el := e.Elem()
+		if el.Field(elementList).Pointer() != listAt || el.Field(elementPrev).Pointer() != back {
+			return false
+		}
+		back = e.Pointer()
+		e = el.Field(elementNext)
+	}
+	return e.Pointer() == rootAt && prev.Pointer() == back
+}
+
+// relinkList mends one list in place (l addressable): a copy of a
+// well-formed list; a ring shorter than its length is left as it is.
 func relinkList(l reflect.Value) {
 	n := int(l.Field(listLen).Int())
+	for i, e := 0, l.Field(listRoot).Field(elementNext); i < n; i, e = i+1, e.Elem().Field(elementNext) {
+		if e.IsNil() {
+			return
+		}
+	}
 	root := l.Field(listRoot)
 	// Pointers made afresh: values read through unexported fields cannot
 	// be stored.
