@@ -32,16 +32,19 @@ type fileInfo struct {
 	Segments int               `json:"segments"`
 	// SegmentList describes each writer session of the file (a restarted
 	// recorder appends one); present when there are several.
-	SegmentList   []segmentInfo    `json:"segment_list,omitempty"`
-	Events        int              `json:"events"`
-	ByKind        map[string]int   `json:"events_by_kind"`
-	ByNode        map[string]int   `json:"events_by_node"`
-	MessageTypes  map[string]int   `json:"messages_received_by_type"`
-	StartNS       int64            `json:"start_unix_ns"`
-	FirstNS       int64            `json:"first_event_ns"` // since start
-	LastNS        int64            `json:"last_event_ns"`
-	Bytes         int64            `json:"file_bytes"`
-	RawBytes      int64            `json:"raw_bytes"`
+	SegmentList  []segmentInfo  `json:"segment_list,omitempty"`
+	Events       int            `json:"events"`
+	ByKind       map[string]int `json:"events_by_kind"`
+	ByNode       map[string]int `json:"events_by_node"`
+	MessageTypes map[string]int `json:"messages_received_by_type"`
+	StartNS      int64          `json:"start_unix_ns"`
+	FirstNS      int64          `json:"first_event_ns"` // since start
+	LastNS       int64          `json:"last_event_ns"`
+	Bytes        int64          `json:"file_bytes"`
+	RawBytes     int64          `json:"raw_bytes"`
+	// DecodedBytes: of a damaged file, the bytes before the block that
+	// failed (the ratios are of those); of others, the file's size.
+	DecodedBytes  int64            `json:"decoded_bytes"`
 	BytesPerEvent float64          `json:"bytes_per_event"`
 	Compression   float64          `json:"compression_ratio"`
 	StateHashes   bool             `json:"state_hashes"`
@@ -194,6 +197,7 @@ func summarise(f *record.File) fileInfo {
 	if f.Damage != nil && f.Damage.Offset > 0 && f.Damage.Offset < decoded {
 		decoded = f.Damage.Offset
 	}
+	in.DecodedBytes = decoded
 	if in.Events > 0 {
 		in.BytesPerEvent = float64(decoded) / float64(in.Events)
 	}
@@ -274,8 +278,14 @@ func printInfo(a *App, in fileInfo) {
 		clock = "wall-clock, since " + time.Unix(0, in.StartNS).UTC().Format(time.RFC3339Nano)
 	}
 	row("time span", "%v .. %v (%s)", time.Duration(in.FirstNS), time.Duration(in.LastNS), clock)
-	row("size", "%s on disk, %s raw: %.1f bytes/event, compression %.1fx",
-		humanize.IBytes(uint64(in.Bytes)), humanize.IBytes(uint64(in.RawBytes)), in.BytesPerEvent, in.Compression)
+	if in.Damage != "" && in.DecodedBytes < in.Bytes {
+		// The ratios are of what was decoded (see info's JSON).
+		row("size", "%s on disk, of which %s decoded to %s raw: %.1f bytes/event, compression %.1fx",
+			humanize.IBytes(uint64(in.Bytes)), humanize.IBytes(uint64(in.DecodedBytes)), humanize.IBytes(uint64(in.RawBytes)), in.BytesPerEvent, in.Compression)
+	} else {
+		row("size", "%s on disk, %s raw: %.1f bytes/event, compression %.1fx",
+			humanize.IBytes(uint64(in.Bytes)), humanize.IBytes(uint64(in.RawBytes)), in.BytesPerEvent, in.Compression)
+	}
 	if in.StateHashes {
 		row("state", "hash of each node's state %s", in.HashSpacing)
 	} else {

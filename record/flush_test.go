@@ -63,7 +63,7 @@ func TestDamageInTheFirstBlockNamesIt(t *testing.T) {
 	// is not in: the loss is that block's end and everything from the
 	// damage on, not "at most" every byte from the first block (a new
 	// user read it as contradicting the records recovered from there).
-	want := fmt.Sprintf("lost: the rest of the file after the last event recovered: the end of the lz4 block at byte offset 7, from the record cut short on (the block's records before it were recovered), and the %d bytes from byte offset %d to the end", int64(len(cut))-d.Offset, d.Offset)
+	want := fmt.Sprintf("lost: the rest of the file after the last event recovered: the end of the lz4 block that starts at byte offset 7, from the record cut short on (the block's records before it were recovered), and the %d bytes from byte offset %d to the end", int64(len(cut))-d.Offset, d.Offset)
 	if d.LostFrom != 7 || d.Offset <= 7 || !strings.Contains(d.Error(), want) {
 		t.Fatalf("lost from %d: %v", d.LostFrom, d)
 	}

@@ -79,14 +79,14 @@ func (e *DamageError) Error() string {
 		// A record that began in an earlier block than the damage: that
 		// block's records before it were recovered, so the bytes from
 		// its start are not all lost; say the two parts apart.
-		lost += fmt.Sprintf(": the end of the lz4 block at byte offset %d, from the record cut short on (the block's records before it were recovered), and ", e.LostFrom)
+		lost += fmt.Sprintf(": the end of the lz4 block that starts at byte offset %d, from the record cut short on (the block's records before it were recovered), and ", e.LostFrom)
 		if e.Size >= 0 {
-			lost += fmt.Sprintf("the %d bytes from byte offset %d to the end", e.Size-e.Offset, e.Offset)
+			lost += fmt.Sprintf("the %s from byte offset %d to the end", bytesCount(e.Size-e.Offset), e.Offset)
 		} else {
 			lost += fmt.Sprintf("everything from byte offset %d", e.Offset)
 		}
 	case e.Size >= 0:
-		lost += fmt.Sprintf(", at most %d bytes from byte offset %d", e.Size-e.LostFrom, e.LostFrom)
+		lost += fmt.Sprintf(", at most %s from byte offset %d", bytesCount(e.Size-e.LostFrom), e.LostFrom)
 	default:
 		lost += fmt.Sprintf(", from byte offset %d at most", e.LostFrom)
 	}
@@ -94,6 +94,14 @@ func (e *DamageError) Error() string {
 }
 
 func (e *DamageError) Unwrap() error { return e.Cause }
+
+// bytesCount is n bytes in words: "1 byte", "2 bytes".
+func bytesCount(n int64) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
 
 // counter counts the compressed bytes the lz4 decoder consumed and keeps
 // the last four, so that a reader can tell an lz4 frame magic from a block
