@@ -340,21 +340,32 @@ func (w *walker) fromSender(t *Trigger, msgField, value string, depth int, ownGu
 	if ok && changed[p] {
 		return w.follow(t.From, p, t.SendStep, depth, via, also, true, ownGuess)
 	}
+	// One field the step took away holds the value: the pending request
+	// a reply consumed. Several (the responses a read collected and
+	// dropped) are a guess among equals, and what the step received,
+	// if it holds the value, goes first.
+	var took func() ([]Link, error)
+	ev := w.opts.Trace.Event(t.SendStep)
+	st := w.trigger(t.SendStep, ev)
 	if prev, okPrev := w.prevOnNode(t.From, t.SendStep); okPrev {
 		before, _, err := w.opts.States.State(t.From, prev)
 		if err != nil {
 			return nil, err
 		}
 		if q, alsoQ, okQ := w.pick(t.From, consumed(before, leaves, value), map[string]bool{}, msgField, value, prev); okQ {
-			return w.follow(t.From, q, prev, depth, fmt.Sprintf("%s; %s held it until that step took it away", via, q), alsoQ, true, ownGuess)
+			took = func() ([]Link, error) {
+				return w.follow(t.From, q, prev, depth, fmt.Sprintf("%s; %s held it until that step took it away", via, q), alsoQ, true, ownGuess)
+			}
+			if _, inTrigger := fieldEqual(triggerFields(st), value, msgField); len(alsoQ) == 0 || !inTrigger {
+				return took()
+			}
 		}
 	}
 	link := Link{Depth: depth, Step: t.SendStep, Node: t.From, Event: w.eventText(t.SendStep), Via: via, Inferred: true}
 	// What the sender received there holds the value: forwarded as it
 	// came (a client command a follower passes to its leader in the step
 	// that received it), or answered with.
-	ev := w.opts.Trace.Event(t.SendStep)
-	if st := w.trigger(t.SendStep, ev); st != nil {
+	if st != nil {
 		if f, okF := fieldEqual(st.Fields, value, msgField); okF {
 			link.Trigger = st
 			switch {
@@ -370,11 +381,22 @@ func (w *walker) fromSender(t *Trigger, msgField, value string, depth int, ownGu
 			}
 		}
 	}
+	if took != nil {
+		return took()
+	}
 	if ok {
 		return w.follow(t.From, p, t.SendStep, depth, via, also, true, ownGuess)
 	}
 	link.Origin = fmt.Sprintf("computed by the sender: no field of %s at #%d, nor of what it received there, equals %s", t.From, t.SendStep, value)
 	return []Link{link}, nil
+}
+
+// triggerFields are a trigger's fields (nil: none).
+func triggerFields(t *Trigger) []state.Leaf {
+	if t == nil {
+		return nil
+	}
+	return t.Fields
 }
 
 // consumed are the leaves of before that held value and that after no

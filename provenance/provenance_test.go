@@ -486,3 +486,47 @@ func TestWhyPrefersWhatTheSendStepConsumed(t *testing.T) {
 		t.Errorf("the reply's value traced to %s %s (via %q), want n2's Inflight[5].Ver, removed by the reply's step", src.Node, src.Field, src.Via)
 	}
 }
+
+// collector answers a response by dropping every response it collected,
+// two of them equal to the answer: a guess among equals, where the
+// response the step received holds the value too and is followed.
+type collector struct {
+	Resps map[string]int
+	Got   int
+}
+
+type collectMsg struct {
+	Ver   int
+	Reply bool
+}
+
+func (c *collector) Init(env node.Env) {
+	if env.Self() == "n1" {
+		env.After(time.Millisecond, "resp")
+		return
+	}
+	c.Resps = map[string]int{"a": 5, "b": 5}
+}
+
+func (c *collector) Receive(env node.Env, from node.ID, m node.Message) {
+	switch cm := m.(collectMsg); {
+	case cm.Reply:
+		c.Got = cm.Ver
+	default:
+		clear(c.Resps)
+		env.Send(from, collectMsg{Ver: cm.Ver, Reply: true})
+	}
+}
+
+func (c *collector) Timer(env node.Env, _ node.Timer) { env.Send("n2", collectMsg{Ver: 2 + 3}) }
+
+func TestWhyPrefersTheTriggerToAGuessAmongWhatWasTaken(t *testing.T) {
+	c := whyOfTwoNodes(t, "collector", collectMsg{}, func() node.Handler { return &collector{} }, "Got")
+	var nodes []string
+	for _, l := range c.Links {
+		nodes = append(nodes, string(l.Node))
+	}
+	if strings.Join(nodes, " ") != "n1 n2 n1" || strings.Contains(c.Links[1].Via, "took it away") {
+		t.Fatalf("chain through %v: %+v", nodes, c.Links)
+	}
+}
