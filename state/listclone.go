@@ -42,9 +42,6 @@ func typeMayHoldList(t reflect.Type) bool {
 // List and the ends of its ring at the List's sentinel. v is addressable
 // (the copy in place).
 func relinkLists(v reflect.Value) {
-	if !typeMayHoldList(v.Type()) {
-		return
-	}
 	// Map entries and what an interface holds by value are not
 	// addressable: only what they point to can be mended (Copyable
 	// refuses a List held so).

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/state"
 )
 
 // Names returns up to k of names closest to want, ignoring case: those
@@ -111,33 +112,33 @@ func IndexHint(names []string, want string) string {
 		if want[i] != '[' {
 			continue
 		}
-		j := strings.IndexByte(want[i:], ']')
-		if j < 0 {
+		// Brackets as the flattening writes them: a quoted key may hold
+		// brackets of its own.
+		n := state.BracketLen(want[i:])
+		if n < 0 {
 			return ""
 		}
-		idx, err := strconv.Atoi(want[i+1 : i+j])
+		idx, err := strconv.Atoi(want[i+1 : i+n-1])
 		if err != nil {
+			i += n - 1
 			continue
 		}
-		prefix := want[:i+1]
 		lo, hi, found, have := -1, -1, false, false
-		for _, n := range names {
-			rest, ok := strings.CutPrefix(n, prefix)
+		for _, name := range names {
+			rest, ok := strings.CutPrefix(name, want[:i])
 			if !ok {
 				continue
 			}
-			k := strings.IndexByte(rest, ']')
+			k := state.BracketLen(rest)
 			if k < 0 {
 				continue
 			}
-			x, err := strconv.Atoi(rest[:k])
+			x, err := strconv.Atoi(rest[1 : k-1])
 			if err != nil {
 				continue
 			}
 			have = true
-			if x == idx {
-				found = true
-			}
+			found = found || x == idx
 			if lo < 0 || x < lo {
 				lo = x
 			}
@@ -149,7 +150,7 @@ func IndexHint(names []string, want string) string {
 		case !found:
 			return fmt.Sprintf("%s has indexes %d..%d", want[:i], lo, hi)
 		}
-		i += j
+		i += n - 1
 	}
 	return ""
 }

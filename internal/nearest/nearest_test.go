@@ -55,13 +55,14 @@ func TestNamesFindsWhyFields(t *testing.T) {
 // An index past a list's end is answered with the list's indexes, not
 // with elements whose paths look alike (Done[99].Ver for Done[999].Ver).
 func TestIndexHint(t *testing.T) {
-	names := []string{"Done[0].Ver", "Done[1].Ver", "Done[385].Ver", "Logs[2][0]", "Logs[2][1]", "Store[\"k1\"].Ver"}
+	names := []string{"Done[0].Ver", "Done[1].Ver", "Done[385].Ver", "Logs[2][0]", "Logs[2][1]", "Store[\"k1\"].Ver", "Store[\"a[1]\"].Log[0]", "Store[\"a[1]\"].Log[1]"}
 	for _, tc := range []struct{ want, hint string }{
 		{"Done[999].Ver", "Done has indexes 0..385"},
 		{"Done[1].Vers", ""},                       // the index is there: a misspelt field
 		{"Logs[2][7]", "Logs[2] has indexes 0..1"}, // the inner list
 		{"Logs[5][0]", "Logs has indexes 2..2"},
-		{"Store[\"k9\"].Ver", ""}, // not an index
+		{"Store[\"k9\"].Ver", ""},                                          // not an index
+		{"Store[\"a[1]\"].Log[4]", "Store[\"a[1]\"].Log has indexes 0..1"}, // brackets inside a key
 		{"Nothing[3]", ""},
 	} {
 		if got := IndexHint(names, tc.want); got != tc.hint {
