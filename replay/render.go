@@ -314,8 +314,9 @@ func (r *Renderer) details(ev *node.Event) string {
 
 // Effects describes what the event did: messages sent, with their fields
 // when the payload is known (ev is a replayed event, or the message was
-// received), grouped by message (receivers that never got one listed as
-// never received, each with its fate: see Trace.Fate), timers set and
+// received), grouped by message, each to every receiver it was sent to
+// (those that never got it listed again as never received, each with its
+// fate: see Trace.Fate), timers set and
 // cancelled, disk writes.
 func (r *Renderer) Effects(ev *node.Event) string { return printable.Text(r.effects(ev)) }
 
@@ -347,18 +348,16 @@ func (r *Renderer) effects(ev *node.Event) string {
 			byMsg[msg] = g
 			groups = append(groups, g)
 		}
-		if f := r.tr.Fate(ev, i); f.Fate == Delivered {
-			g.to = append(g.to, string(s.To))
-		} else {
+		// Every receiver is listed after "to", received or not: "to r2,r4
+		// (never received: r3 ...)" read as though r3 was never sent it.
+		g.to = append(g.to, string(s.To))
+		if f := r.tr.Fate(ev, i); f.Fate != Delivered {
 			// "n2 (dropped)": "n2 dropped" read as though n2 dropped it.
 			g.lost = append(g.lost, string(s.To)+" ("+f.Fate.String()+")")
 		}
 	}
 	for _, g := range groups {
 		s := g.msg + " to " + strings.Join(g.to, ",")
-		if len(g.to) == 0 {
-			s = g.msg + " to nobody"
-		}
 		if len(g.lost) > 0 {
 			s += " (never received: " + strings.Join(g.lost, ", ") + ")"
 		}

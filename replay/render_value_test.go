@@ -1,10 +1,13 @@
 package replay_test
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
@@ -57,4 +60,44 @@ func TestRenderedMessagesShowPointedValuesAndRFC3339Times(t *testing.T) {
 		return
 	}
 	t.Fatal("no receive in the trace")
+}
+
+// A broadcast some receivers never got listed only those that got it
+// ("to n2,n3 (never received: n1 (dropped))"), and one nobody got read
+// "to nobody": a new user read both as sends to fewer nodes. Every
+// receiver is now named after "to".
+func TestEffectsNameEveryReceiverOfASend(t *testing.T) {
+	sys := paxos.System
+	tr := simulate(t, sys, sim.Config{Seed: 1, Drop: 0.3})
+	ren := replay.NewRenderer(tr, sys.Codec)
+	lost := 0
+	for i := range tr.Len() {
+		ev := tr.Event(i)
+		eff := ren.Effects(ev)
+		if strings.Contains(eff, " to nobody") {
+			t.Fatalf("#%d reads as a send to nobody: %s", i, eff)
+		}
+		for j, s := range ev.Sends {
+			f := tr.Fate(ev, j)
+			if f.Fate != replay.Delivered {
+				lost++
+				if !strings.Contains(eff, string(s.To)+" ("+f.Fate.String()+")") {
+					t.Fatalf("#%d: the send to %s (%s) is not in %q", i, s.To, f.Fate, eff)
+				}
+			}
+			to := regexp.MustCompile(` to ([^ ;(]+)`).FindAllStringSubmatch(eff, -1)
+			found := false
+			for _, m := range to {
+				if slices.Contains(strings.Split(m[1], ","), string(s.To)) {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("#%d: the send to %s is missing from the receivers of %q", i, s.To, eff)
+			}
+		}
+	}
+	if lost == 0 {
+		t.Fatal("the run lost no message: the test checks nothing")
+	}
 }

@@ -34,11 +34,15 @@ func TestEventsMatchAndLostMessages(t *testing.T) {
 	all := replay(t, dir, "events", "r.lz4")
 	mustOK(t, all)
 	// Seed 2 drops one message and the run stops with heartbeats in
-	// flight: both show their fields and why they were not received.
-	for _, want := range []string{"MsgAppResp to:2 from:3 term:2 index:27} to nobody (never received: 2 (dropped))", "(never received: 1 (in flight))"} {
+	// flight: both show their fields and why they were not received, and
+	// a message nobody received still names whom it was sent to.
+	for _, want := range []string{"MsgAppResp to:2 from:3 term:2 index:27} to 2 (never received: 2 (dropped))", "to 1 (never received: 1 (in flight))"} {
 		if !strings.Contains(all.stdout, want) {
 			t.Errorf("events lacks %q", want)
 		}
+	}
+	if strings.Contains(all.stdout, " to nobody") {
+		t.Errorf("a send reads as sent to nobody:\n%s", all.stdout)
 	}
 	js := replay(t, dir, "events", "r.lz4", "--json", "--match", `event.step == 372`)
 	mustOK(t, js)
