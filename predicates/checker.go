@@ -756,7 +756,7 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 		if len(args) == 1 {
 			arg = args[0]
 			switch arg.(type) {
-			case *starlark.Dict, *starlark.List, starlarkStruct:
+			case *starlark.Dict, *starlark.List, starlarkStruct, *frozenStruct:
 			default:
 				memo = false
 			}

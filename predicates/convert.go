@@ -176,14 +176,69 @@ func (s *goStruct) Attr(name string) (starlark.Value, error) {
 }
 func (s *goStruct) AttrNames() []string { return fieldNames(state.Fields(s.v.Type())) }
 func (s *goStruct) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
-	eq := state.HashValue(s.v) == state.HashValue(y.(*goStruct).v)
+	return compareStructs(s, state.HashValue(s.v), op, y)
+}
+
+// compareStructs compares a Go struct value (live, or frozen) whose state
+// hash is hash with y, which Starlark found of the same type (its Type()
+// names the same Go type): equal when their observed fields are.
+func compareStructs(x starlark.Value, hash uint64, op syntax.Token, y starlark.Value) (bool, error) {
+	var eq bool
+	switch y := y.(type) {
+	case *goStruct:
+		eq = hash == state.HashValue(y.v)
+	case *frozenStruct:
+		eq = hash == y.hash
+	}
 	switch op {
 	case syntax.EQL:
 		return eq, nil
 	case syntax.NEQ:
 		return !eq, nil
 	}
-	return false, fmt.Errorf("%s %s %s is not supported", s.Type(), op, y.Type())
+	return false, fmt.Errorf("%s %s %s is not supported", x.Type(), op, y.Type())
+}
+
+// frozenStruct is a Go struct value kept past its step (in a derived
+// value, a history, an aux value): its observed fields as they were and
+// its state hash then. It keeps the Go type's name, so that it equals the
+// same value read live later, and copies of it, as two live values of the
+// type equal each other (a plain struct() snapshot equalled nothing live:
+// a new user's derived log entry never matched the replica's).
+type frozenStruct struct {
+	typ, name string
+	hash      uint64
+	names     []string // in declaration order, as the live value lists them
+	fields    starlark.StringDict
+}
+
+var (
+	_ starlark.HasAttrs   = (*frozenStruct)(nil)
+	_ starlark.Comparable = (*frozenStruct)(nil)
+)
+
+func freezeStruct(s *goStruct) *frozenStruct {
+	f := &frozenStruct{typ: s.Type(), name: s.v.Type().Name(), hash: state.HashValue(s.v), fields: starlark.StringDict{}}
+	for _, n := range s.AttrNames() {
+		if x, err := s.Attr(n); err == nil && x != nil {
+			f.names = append(f.names, n)
+			f.fields[n] = freeze(x)
+		}
+	}
+	return f
+}
+
+func (f *frozenStruct) String() string        { return f.name + fieldsString(f) }
+func (f *frozenStruct) Type() string          { return f.typ }
+func (f *frozenStruct) Freeze()               {}
+func (f *frozenStruct) Truth() starlark.Bool  { return true }
+func (f *frozenStruct) Hash() (uint32, error) { return uint32(f.hash), nil }
+func (f *frozenStruct) Attr(name string) (starlark.Value, error) {
+	return f.fields[name], nil // nil: Starlark reports the missing attribute
+}
+func (f *frozenStruct) AttrNames() []string { return f.names }
+func (f *frozenStruct) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
+	return compareStructs(f, f.hash, op, y)
 }
 
 // fieldValue reads the observed field name of struct value v, converted;
@@ -230,7 +285,7 @@ func freeze(v starlark.Value) starlark.Value {
 	case *Row:
 		return x.snapshot()
 	case *goStruct:
-		return structSnapshot(x, nil)
+		return freezeStruct(x)
 	case *starlark.List:
 		elems := make([]starlark.Value, x.Len())
 		for i := range elems {

@@ -315,6 +315,12 @@ func toJSON(v starlark.Value) any {
 			out[n] = toJSON(f)
 		}
 		return out
+	case *frozenStruct:
+		out := map[string]any{}
+		for _, n := range x.AttrNames() {
+			out[n] = toJSON(x.fields[n])
+		}
+		return out
 	}
 	return strings.TrimSpace(v.String())
 }

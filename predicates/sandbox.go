@@ -481,6 +481,8 @@ func (p *sizer) walk(v starlark.Value, depth int) error {
 		return p.fields(x, depth)
 	case *goStruct:
 		return p.fields(x, depth)
+	case *frozenStruct:
+		return p.fields(x, depth)
 	default:
 		p.n += uint64(len(v.String()))
 	}
