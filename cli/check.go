@@ -28,6 +28,8 @@ type checkFlags struct {
 	warmup      int
 	marks       []int
 	damage      damageFlag
+	// strictTables: a table that matched no object is an error.
+	strictTables bool
 }
 
 func (a *App) checkCmd() *cobra.Command {
@@ -95,7 +97,9 @@ missing, a node's recording stopped early, script error with file:line:col), 3 r
 predicate could not be evaluated, 130 interrupted (Ctrl-C or SIGTERM: the
 report of the steps checked is printed first, open intervals unjudged; a
 violation found before outranks it). 4 outranks the others but
-130; a violation decided before a loss outranks 2, one after it does not.`,
+130; a violation decided before a loss outranks 2, one after it does not.
+With --strict-tables, a table that matched no object exits 4 when
+nothing else decided the exit (a violation's 1 outranks it).`,
 		Example: `  replay check paxos.lz4 scripts/paxos.star
   replay check --json --stop-at-first paxos.lz4 scripts/paxos.star
   replay check n1.lz4 n2.lz4 n3.lz4 scripts/raft.star --nodes 1,2
@@ -113,9 +117,24 @@ violation found before outranks it). 4 outranks the others but
 	fl.IntVar(&f.jobs, "jobs", 1, "check on this many cores (0: all); the report is that of --jobs 1")
 	fl.IntVar(&f.warmup, "warmup", parcheck.DefaultWarmup, "with --jobs: steps each segment evaluates before the first step it owns")
 	fl.IntSliceVar(&f.marks, "marks", nil, "with --jobs: the steps segments start at (the seams an earlier check --jobs printed), instead of borders chosen as the work goes")
+	fl.BoolVar(&f.strictTables, "strict-tables", false, strictTablesUsage)
 	f.damage.register(fl)
 	f.budgets.register(fl)
 	return cmd
+}
+
+// strictTablesUsage is --strict-tables' help, the same for every verb that
+// checks.
+const strictTablesUsage = "a table that matched no object in the steps checked (every run, in a search) is an error, exit 4, not a warning: a misspelt type name behind an interface cannot be refused at load"
+
+// strictTables is --strict-tables' verdict on the tables that matched no
+// object (in what in names): exit 4, as for a predicate that could not
+// be evaluated, since theirs held vacuously. Nil when there are none.
+func strictTables(tables []predicates.UnmatchedTable, in string) error {
+	if len(tables) == 0 {
+		return nil
+	}
+	return &exitError{ExitPredicateError, fmt.Errorf("--strict-tables: %s matched no object %s; the first: %s", plural(len(tables), "table"), in, tables[0])}
 }
 
 // failPolicy parses --fail-on into a predicate over violations.
@@ -347,6 +366,8 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		return &exitError{ExitViolations, fmt.Errorf("%d violation(s) (--fail-on %s); the first: %s", failing, f.failOn, first.Headline())}
 	case !l.none() && !f.damage.allow:
 		return f.damage.refuse(l, "checked")
+	case f.strictTables:
+		return strictTables(rep.Unmatched, "in the steps checked")
 	}
 	return nil
 }

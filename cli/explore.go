@@ -106,9 +106,10 @@ was exhausted: the output says which), 1 a violation or panic was found,
 2 bad input, 3 a run's replay diverged from its simulation (the
 exploration ends there; its trace is written after the findings before
 it, for replay verify), 4 a predicate
-could not be evaluated on a run (as check), 130 Ctrl-C or SIGTERM stopped it
-after the runs under way (with its summary and result file, whatever it
-found).`,
+could not be evaluated on a run (as check), or with --strict-tables a
+table matched no object in any run and nothing was found, 130 Ctrl-C or
+SIGTERM stopped it after the runs under way (with its summary and result
+file, whatever it found).`,
 		Example: `  replay explore paxos --bug spec --check scripts/paxos.star --strategy pct -o spec.lz4
   replay explore chainrep --bug neighbour-failure --check scripts/chainrep.star \
       --strategy delay-rtc --churn 0 --faults 2 --budget 2000 --jobs 2 -o nf.lz4
@@ -136,6 +137,7 @@ found).`,
 	fl.IntVar(&f.warmup, "warmup", defaultForkWarmup, "with --from: "+warmupUsage)
 	fl.BoolVar(&f.all, "all", false, "keep going after a violation; report each distinct one")
 	fl.StringVar(&f.sim.failOn, "fail-on", "safety,alarm", "which findings make a run fail (as replay check's --fail-on): safety, alarm, any (screened liveness intervals too), none; comma-separated")
+	fl.BoolVar(&f.sim.strictTables, "strict-tables", false, strictTablesUsage)
 	fl.BoolVar(&f.asJSON, "json", false, "print the summary as one JSON object")
 	fl.StringVar(&f.sim.shard, "shard", "", "run shard I of N (I/N, I from 0): the runs numbered I, I+N, ... below --budget")
 	fl.StringVar(&f.sim.results, "results", "", "write the exploration's result file here, for replay results merge (default with --shard: SYSTEM-BUG-explore-results-I-of-N.json)")
@@ -387,6 +389,8 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		code = ExitPredicateError
 	case len(sum.Found) > 0:
 		code = ExitViolations
+	case f.sim.strictTables && len(sum.Unmatched.Tables()) > 0:
+		code = ExitPredicateError
 	}
 	if resultsPath != "" {
 		if err := a.exploreResults(resultsPath, sys, cfg, f, script, shard, budget, sum, written, diverged, code); err != nil {
@@ -413,6 +417,8 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		return &exitError{ExitPredicateError, runErr}
 	case len(sum.Found) > 0:
 		return &exitError{ExitViolations, fmt.Errorf("run %d: %s", sum.Found[0].Run, sum.Found[0].Headline())}
+	case code == ExitPredicateError:
+		return strictTables(sum.Unmatched.Tables(), sum.Unmatched.In("run"))
 	}
 	return nil
 }
@@ -961,6 +967,9 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 	}
 	if f.all {
 		id += " --all"
+	}
+	if f.sim.strictTables {
+		id += " --strict-tables"
 	}
 	var from string
 	if len(f.from) > 0 {

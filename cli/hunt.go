@@ -124,6 +124,11 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	var writeErr error // the failing seed's trace could not be written to -o
 	finish := func() error {
 		end := firstErr
+		if end == nil && f.strictTables {
+			if err := strictTables(unmatched.Tables(), unmatched.In("run")); err != nil {
+				end = err.(*exitError)
+			}
+		}
 		if stopped {
 			// Not 0 (nor a finding's 1): the slice was not finished. A
 			// Kubernetes index that exited 0 would never be run again.
@@ -381,6 +386,9 @@ func huntIdentity(sys *system.System, cfg sim.Config, f simFlags, from, to uint6
 	cmd += f.budgets.String()
 	if f.all {
 		cmd += " --all"
+	}
+	if f.strictTables {
+		cmd += " --strict-tables"
 	}
 	return huntID{Kind: "sim", System: sys.Name, Bug: cfg.Bug, Command: cmd, Script: script.Name, ScriptSHA256: digest}, nil
 }

@@ -306,7 +306,7 @@ func readResults(path, prog string) (*resultFile, error) {
 			return nil, badInput("%s: %s's reproduce command %s: not a file a hunt wrote as it is (edited?)", path, f.name(), err)
 		}
 	}
-	implied := impliedExit(rf.Hunt.Kind, rf.Failures)
+	implied := strictExit(rf.Hunt, impliedExit(rf.Hunt.Kind, rf.Failures), rf.Unmatched)
 	if rf.Exit == ExitOK && len(rf.Failures) > 0 {
 		// A hunt records only failures --fail-on counts, and exits with
 		// the first one's code.
@@ -644,7 +644,7 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	if m.Failures == nil {
 		m.Failures = []huntFailure{}
 	}
-	m.Exit = impliedExit(m.Hunt.Kind, m.Failures) // as the hunt would exit
+	m.Exit = strictExit(m.Hunt, impliedExit(m.Hunt.Kind, m.Failures), m.Unmatched) // as the hunt would exit
 	slices.Sort(interrupted)
 	if m.Exit == ExitOK && (len(interrupted) > 0 || len(m.Missing) > 0) {
 		// As the interrupted shard did: a sweep with slices left (or,
@@ -670,6 +670,9 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 		}
 		return &exitError{m.Exit, fmt.Errorf("no failure, but shard(s) %s were interrupted before the end of their slice: run them again and merge", intList(interrupted))}
 	}
+	if i := slices.IndexFunc(m.Failures, func(f huntFailure) bool { return failureExit(f.Kind) == m.Exit }); i < 0 {
+		return strictTables(m.Unmatched, m.unmatched.In("run")) // no failure: the tables decided
+	}
 	// The error names the first failure of the kind that decided the exit.
 	f := m.Failures[slices.IndexFunc(m.Failures, func(f huntFailure) bool { return failureExit(f.Kind) == m.Exit })]
 	switch m.Exit {
@@ -693,6 +696,16 @@ var stopReasons = map[string][]string{
 // not interrupted): a seed hunt's worst failure's, as worseExit ranks
 // them; an exploration stops at a divergence (3), and otherwise exits 4
 // for a predicate error and 1 for a violation.
+// strictExit is the exit of a hunt that exited code for its failures,
+// after --strict-tables (when the hunt ran with it) judged the tables that
+// matched no object in its runs: 4 when nothing else decided.
+func strictExit(id huntID, code int, unmatched []predicates.UnmatchedTable) int {
+	if code == ExitOK && len(unmatched) > 0 && strings.HasSuffix(id.Command, " --strict-tables") {
+		return ExitPredicateError
+	}
+	return code
+}
+
 func impliedExit(kind string, failures []huntFailure) int {
 	code := ExitOK
 	for _, f := range failures {

@@ -48,6 +48,9 @@ type simFlags struct {
 	shard   string
 	results string
 	all     bool
+	// strictTables: a table that matched no object in any run is an
+	// error (hunts, explore).
+	strictTables bool
 	// timeFlag names the flag of the virtual-time limit ("time" if
 	// empty).
 	timeFlag string
@@ -92,7 +95,10 @@ one (the first one's trace goes to -o; every one has its reproduce command).
 A seed whose replay diverges from its simulation (a nondeterministic
 handler: replay verify on its trace says where and why) fails as "not
 fully checked" with exit 3, as a predicate that cannot be evaluated does
-with exit 4; both outrank a violation's 1.
+with exit 4; both outrank a violation's 1. With --strict-tables, a table
+of the script that matched no object in any run exits 4 when no seed
+failed (a type held only behind an interface cannot be refused at load,
+so a misspelt name would otherwise pass every seed vacuously).
 
 --shard I/N runs only the seeds FROM+I, FROM+I+N, ... of the range, so that N
 machines (a Kubernetes Indexed Job, deploy/kubernetes/) split one hunt, and
@@ -123,6 +129,7 @@ files into one report.`,
 	fl.StringVar(&f.check, "check", "", "predicates script to check each run against (with --seeds)")
 	fl.StringVar(&f.failOn, "fail-on", "safety,alarm", "with --check: which findings count (safety, alarm, any, none)")
 	fl.BoolVar(&f.all, "all", false, "with --seeds: check every seed and report each failing one, instead of stopping at the first")
+	fl.BoolVar(&f.strictTables, "strict-tables", false, "with --check: "+strictTablesUsage)
 	fl.StringVar(&f.shard, "shard", "", "with --seeds: run shard I of N (I/N, I from 0): the seeds FROM+I, FROM+I+N, ...")
 	fl.StringVar(&f.results, "results", "", "with --seeds: write the hunt's result file here, for replay results merge (default with --shard: SYSTEM-BUG-results-I-of-N.json)")
 	f.budgets.register(fl)
@@ -379,7 +386,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if f.seeds != "" || f.check != "" || f.changed != nil && (f.changed("seeds") || f.changed("check")) {
 		return a.huntSeeds(sys, cfg, f)
 	}
-	for _, name := range []string{"fail-on", "max-steps", "script-memory", "script-time", "all", "shard", "results"} {
+	for _, name := range []string{"fail-on", "max-steps", "script-memory", "script-time", "all", "shard", "results", "strict-tables"} {
 		if f.changed != nil && f.changed(name) {
 			return badInput("--%s goes with a hunt: --seeds FROM-TO --check PREDS.star", name)
 		}

@@ -96,3 +96,60 @@ safety("TermPositive", lambda: forall(L, lambda l: l.Term > 0))
 		t.Errorf("hunt of a good script: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// A new user's hunt over seeds that held the bug exited 0 with a
+// misspelt table: a warning is easy to miss in CI. --strict-tables makes
+// the table that matched nothing exit 4 in check, hunts and explore, and
+// a good script still exits 0 under it.
+func TestStrictTablesMakeATableThatMatchedNothingAnError(t *testing.T) {
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "typo.star")
+	good := filepath.Join(dir, "good.star")
+	for path, tbl := range map[string]string{typo: "cli_test.Leadng", good: "cli_test.Leading"} {
+		if err := os.WriteFile(path, []byte(fmt.Sprintf(`
+L = table(%q)
+safety("TermPositive", lambda: forall(L, lambda l: l.Term > 0))
+`, tbl)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := replayOf(roled)
+	trace := filepath.Join(dir, "r.lz4")
+	if code, out, errs := run("sim", "roled", "-o", trace); code != 0 {
+		t.Fatalf("sim: exit %d\n%s%s", code, out, errs)
+	}
+	const says = `--strict-tables: 1 table matched no object`
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"check", []string{"check", trace}},
+		{"hunt", []string{"sim", "roled", "--seeds", "1-3", "-o", filepath.Join(dir, "h.lz4"), "--check"}},
+		{"explore", []string{"explore", "roled", "--budget", "2", "-o", filepath.Join(dir, "e.lz4"), "--check"}},
+	} {
+		code, out, errs := run(append(append(c.args, typo), "--strict-tables")...)
+		if code != 4 || !strings.Contains(errs, says) || !strings.Contains(errs, `did you mean "cli_test.Leading"?`) {
+			t.Errorf("%s --strict-tables of a misspelt table: exit %d\n%s%s", c.name, code, out, errs)
+		}
+		if code, out, errs := run(append(c.args, typo)...); code != 0 {
+			t.Errorf("%s of a misspelt table without --strict-tables: exit %d, want 0 (a warning)\n%s%s", c.name, code, out, errs)
+		}
+		if code, out, errs := run(append(append(c.args, good), "--strict-tables")...); code != 0 {
+			t.Errorf("%s --strict-tables of a good script: exit %d\n%s%s", c.name, code, out, errs)
+		}
+	}
+	// A shard that matched nothing exits 4 and says so in its result
+	// file; the merge of such shards exits 4 too.
+	var files []string
+	for i := range 2 {
+		res := filepath.Join(dir, fmt.Sprintf("shard%d.json", i))
+		files = append(files, res)
+		code, out, errs := run("sim", "roled", "--seeds", "1-3", "--check", typo, "--strict-tables", "--shard", fmt.Sprintf("%d/2", i), "--results", res, "-o", filepath.Join(dir, "s.lz4"))
+		if code != 4 {
+			t.Fatalf("shard %d: exit %d\n%s%s", i, code, out, errs)
+		}
+	}
+	if code, out, errs := run(append([]string{"results", "merge"}, files...)...); code != 4 {
+		t.Errorf("results merge of strict shards that matched nothing: exit %d\n%s%s", code, out, errs)
+	}
+}

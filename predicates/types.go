@@ -289,13 +289,19 @@ func (u *UnmatchedAcross) Merge(tables []UnmatchedTable, checks int) {
 // Tables are the tables that matched no object in every check added.
 func (u *UnmatchedAcross) Tables() []UnmatchedTable { return u.tables }
 
+// In says in how many checks the tables matched nothing, what naming one
+// check: "in the one run", "in all 6 runs".
+func (u *UnmatchedAcross) In(what string) string {
+	if u.checks != 1 {
+		return fmt.Sprintf("in all %d %ss", u.checks, what)
+	}
+	return "in the one " + what
+}
+
 // WriteText writes a warning line per table to w, saying in how many
 // checks it matched nothing; what names one check ("run").
 func (u *UnmatchedAcross) WriteText(w io.Writer, what string) {
-	in := "in the one " + what
-	if u.checks != 1 {
-		in = fmt.Sprintf("in all %d %ss", u.checks, what)
-	}
+	in := u.In(what)
 	for _, t := range u.tables {
 		fmt.Fprintf(w, "warning: %s: %s\n", in, t)
 	}
