@@ -482,7 +482,7 @@ func (a *App) debugSearches(f debugFlags, opened []os.FileInfo) (tui.PredictFunc
 		if err := writePredictions(found.preds, prefix, true); err != nil {
 			return nil, err
 		}
-		out := &tui.Predicted{From: step, Futures: found.sum.Runs, Stopped: found.sum.Stopped}
+		out := &tui.Predicted{From: step, Futures: found.sum.Runs, Stopped: found.sum.Stopped, Notes: found.notes}
 		for _, p := range found.preds {
 			v := p.violation
 			out.Predictions = append(out.Predictions, tui.Prediction{Predicate: v.Predicate, Witness: v.Witness, Step: v.Step, Trace: p.file})

@@ -61,8 +61,10 @@ before STEP are not predictions and are listed apart.
 
 The futures inherit the trace's network and fault settings (a simulated
 trace's header; a live trace takes the system's defaults) unless flags say
-otherwise; --faults N lets each future inject N crashes. Futures receive no
-external inputs. A prediction is a possibility the search reached, not a
+otherwise; --faults N lets each future inject N crashes. A node down at
+STEP restarts only under churn (the trace's, or --churn N); without it,
+it stays down in every future and a note on stderr says so. Futures
+receive no external inputs. A prediction is a possibility the search reached, not a
 certainty, and finding none means none within the budget.
 
 Branch traces go to PREFIX-1.lz4, PREFIX-2.lz4, ... (default
@@ -180,6 +182,9 @@ func (a *App) runPredict(args []string, f predictFlags) error {
 		return err
 	}
 	sum, preds := res.sum, res.preds
+	for _, note := range res.notes {
+		fmt.Fprintln(a.Stderr, a.name()+" predict: note: "+note)
+	}
 	if err := writePredictions(preds, prefix, false); err != nil {
 		return err
 	}
@@ -225,6 +230,9 @@ type predicted struct {
 	// checked is the one check of the recording up to the step that the
 	// futures' checks took over from (nil: each was checked from #0).
 	checked *parcheck.Prefix
+	// notes are what the futures could not do that a reader would expect
+	// (a node down at the step that no future restarts).
+	notes []string
 }
 
 // predict explores the futures of tr after step f.at (checked by the
@@ -260,9 +268,15 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	if err != nil {
 		return nil, badInput("%v", err)
 	}
-	start, _, err := a.forkStarterWith(tr, f.at, progress)
+	start, base, err := a.forkStarterWith(tr, f.at, progress)
 	if err != nil {
 		return nil, err
+	}
+	var notes []string
+	if down := base.Down(); len(down) > 0 && cfg.Churn == 0 {
+		// As fork says: a new user read "no violation predicted" of
+		// futures in which two of three replicas never came back.
+		notes = append(notes, fmt.Sprintf("%s, down at #%d, stay down in every future: the futures have no churn (--churn N restarts crashed nodes after a --down draw)", idList(down), f.at))
 	}
 	check := simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget,
 		Counts: func(v *predicates.Violation) bool { return v.Kind == "safety" }}
@@ -309,7 +323,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	slices.SortFunc(preds, func(x, y *prediction) int {
 		return cmpOrInt(x.violation.Step-y.violation.Step, strings.Compare(x.violation.Predicate+x.violation.Witness, y.violation.Predicate+y.violation.Witness))
 	})
-	return &predicted{sum: sum, preds: preds, earlier: earlier, checked: check.Prefix}, nil
+	return &predicted{sum: sum, preds: preds, earlier: earlier, checked: check.Prefix, notes: notes}, nil
 }
 
 // defaultForkWarmup is how many steps before a forked step each fork's

@@ -290,3 +290,29 @@ func TestPredictFromAWarmUpPredictsTheSame(t *testing.T) {
 	badInput(t, replay(t, dir, "explore", "paxos", "--check", star, "--from", "spec.lz4", "--at", "1038", "--warmup", "-1"), "--warmup -1: want 0 or more")
 	mustOK(t, replay(t, dir, "explore", "paxos", "--check", star, "--warmup", "0", "--budget", "1", "-o", "w0.lz4"))
 }
+
+// predict kept nodes down at the step down in every future without a
+// word, where fork says so: a new user read "no safety violation
+// predicted" of futures in which two of three replicas never came back.
+func TestPredictSaysNodesDownAtTheStepStayDown(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "p.lz4"))
+	// n5 crashed at #148 (churn) and is down at #150.
+	down := replay(t, dir, "events", "p.lz4", "--kind", "crash", "--limit", "1")
+	mustOK(t, down)
+	if !strings.HasPrefix(down.stdout, "#148 ") || !strings.Contains(down.stdout, " n5 crash") {
+		t.Fatalf("the run's first crash moved: %s", down.stdout)
+	}
+	const note = "n5, down at #150, stay down in every future: the futures have no churn"
+	still := replay(t, dir, "predict", "p.lz4", "builtin:paxos", "--at", "150", "--budget", "3", "--churn", "0")
+	mustOK(t, still)
+	if !strings.Contains(still.stderr, "predict: note: "+note) {
+		t.Errorf("predict --churn 0 of a step with n5 down says nothing of it:\n%s", still.stderr)
+	}
+	// Under the parent's churn, futures restart it: no note.
+	churn := replay(t, dir, "predict", "p.lz4", "builtin:paxos", "--at", "150", "--budget", "3")
+	mustOK(t, churn)
+	if strings.Contains(churn.stderr, "stay down") {
+		t.Errorf("futures with churn are said to keep n5 down:\n%s", churn.stderr)
+	}
+}
