@@ -11,10 +11,31 @@ import (
 func TestClipPairShowsWhereTheyDiffer(t *testing.T) {
 	common := strings.Repeat("deps col 2 of row 2 n4; ", 12)
 	a, b := clipPair(common+"col 5 of row 7", common+"col 6 of row 7")
-	if a == b || !strings.Contains(a, "col 5") || !strings.Contains(b, "col 6") || !strings.HasPrefix(a, "...") {
+	if a == b || !strings.Contains(a, "col 5") || !strings.Contains(b, "col 6") || !strings.HasPrefix(a, "deps col 2 of ...") {
 		t.Fatalf("clipped to %q and %q", a, b)
 	}
 	if a, b := clipPair("x", ""); a != "x" || b != "nothing" {
 		t.Fatalf("short ones: %q and %q", a, b)
+	}
+}
+
+// A refused seam quoted the two values of a derived value far from their
+// start, without the value's name: "... where the warm-up has ...), ..."
+// (a new user's). The clipped text keeps what the entry is.
+func TestClipPairKeepsWhichEntryDiffers(t *testing.T) {
+	long := strings.Repeat(`("c2", 41), `, 40)
+	a, b := clipPair("derived value committed (#2) = ["+long+`("c1", 7)]`, "derived value committed (#2) = ["+long+`("c1", 8)]`)
+	for _, x := range []string{a, b} {
+		if !strings.HasPrefix(x, "derived value committed (#2) = ...") || len(x) > 2*clipLen {
+			t.Fatalf("clipped to %q", x)
+		}
+	}
+	if !strings.Contains(a, `("c1", 7)`) || !strings.Contains(b, `("c1", 8)`) {
+		t.Fatalf("the difference is gone: %q and %q", a, b)
+	}
+	// A row's entry keeps its table, node and path.
+	a, _ = clipPair(`row vr.Replica r1 "" 1f "`+long+`7"`, `row vr.Replica r1 "" 1f "`+long+`8"`)
+	if !strings.HasPrefix(a, `row vr.Replica r1 "" ...`) {
+		t.Fatalf("a row's entry clipped to %q", a)
 	}
 }

@@ -805,13 +805,20 @@ func clipPair(a, b string) (string, string) {
 		i++
 	}
 	from := max(0, i-clipLen/3)
+	// What the entry is ("derived value committed (#2) = "): a window
+	// far into a long value cut it away, which left a refusal that did
+	// not say which value differed (a new user's).
+	label := entryLabel(a[:i])
+	if from <= len(label) {
+		label = ""
+	}
 	window := func(s string) string {
 		if s == "" {
 			return "nothing"
 		}
 		out := s[min(from, len(s)):min(len(s), from+clipLen)]
 		if from > 0 {
-			out = "..." + out
+			out = label + "..." + out
 		}
 		if from+clipLen < len(s) {
 			out += "..."
@@ -820,6 +827,30 @@ func clipPair(a, b string) (string, string) {
 	}
 	return window(a), window(b)
 }
+
+// entryLabel is what a seam entry that begins with prefix describes: the
+// words before its " = ", or its first three words (a row's table, node
+// and path), at most labelLen bytes; "" when prefix holds neither.
+func entryLabel(prefix string) string {
+	if j := strings.Index(prefix, " = "); j >= 0 && j+3 <= labelLen {
+		return prefix[:j+3]
+	}
+	words := 0
+	for j, r := range prefix {
+		if j >= labelLen {
+			break
+		}
+		if r == ' ' {
+			if words++; words == 4 {
+				return prefix[:j+1]
+			}
+		}
+	}
+	return ""
+}
+
+// labelLen bounds the label a clipped refusal keeps.
+const labelLen = 120
 
 // clipLen is how much of a description a refusal quotes.
 const clipLen = 200
