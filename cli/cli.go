@@ -217,7 +217,7 @@ func (a *App) run(args []string) int {
 		msg = strings.ReplaceAll(msg, dir+string(os.PathSeparator), "builtin:")
 	}
 	if msg != "" {
-		fmt.Fprintf(a.Stderr, "%s: %s\n", name, printable(oneLine(msg)))
+		fmt.Fprintf(a.Stderr, "%s: %s\n", name, printable(oneLine(unknownCommand(msg, a.name()))))
 	}
 	if lost != nil {
 		fmt.Fprintf(a.Stderr, "%s: write standard output: %s\n", name, printable(oneLine(lost.Error())))
@@ -304,6 +304,35 @@ func printable(s string) string {
 		out = fmt.Sprintf("%s… (%d more bytes)", out[:cut], len(out)-cut)
 	}
 	return out
+}
+
+// unknownCommand rewrites cobra's error for a mistyped command, whose
+// suggestions are laid out on lines of their own ("... for \"replay\"\n\n
+// Did you mean this?\n\tcheck"), which ran together on one line.
+func unknownCommand(msg, prog string) string {
+	head, suggestions, ok := strings.Cut(msg, "Did you mean this?")
+	if !ok || !strings.HasPrefix(head, "unknown command ") {
+		return msg
+	}
+	cmd, _, _ := strings.Cut(strings.TrimPrefix(head, "unknown command "), " for ")
+	var quoted []string
+	for _, s := range strings.Fields(suggestions) {
+		quoted = append(quoted, strconv.Quote(s))
+	}
+	return fmt.Sprintf("unknown command %s: did you mean %s? (%s --help lists the commands)", cmd, strings.Join(quoted, " or "), prog)
+}
+
+// suggest is cobra's "Did you mean this?" block for a mistyped
+// subcommand of cmd, or "".
+func suggest(cmd *cobra.Command, typed string) string {
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // as cobra's own lookup sets it
+	}
+	names := cmd.SuggestionsFor(typed)
+	if len(names) == 0 {
+		return ""
+	}
+	return "\n\nDid you mean this?\n\t" + strings.Join(names, "\n\t") + "\n"
 }
 
 func oneLine(s string) string {

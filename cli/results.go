@@ -503,6 +503,15 @@ func (a *App) resultsCmd() *cobra.Command {
 		Long: `Work with the result files that replay sim --seeds ... --shard I/N and
 replay explore --shard I/N write (--results FILE): one per shard of a hunt
 split across machines.`,
+		// Without a Run, a mistyped subcommand ("results mrge") printed this
+		// help and exited 0.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return badInput("%s results needs a subcommand: merge (%s results --help)", a.name(), a.name())
+			}
+			return badInput("%s", unknownCommand(fmt.Sprintf("unknown command %q for %q%s", args[0], cmd.CommandPath(), suggest(cmd, args[0])), a.name()+" results"))
+		},
 	}
 	var asJSON, partial bool
 	merge := &cobra.Command{

@@ -318,3 +318,17 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// A mistyped command's suggestion ran into the line ("... for \"replay\"
+// Did you mean this? check"), and a mistyped subcommand of results
+// printed the help and exited 0.
+func TestMistypedCommandsSayWhatWasMeant(t *testing.T) {
+	dir := t.TempDir()
+	badInput(t, replay(t, dir, "chekc", "x.lz4"), `unknown command "chekc": did you mean "check"?`)
+	r := replay(t, dir, "results", "mrge", "a.json")
+	badInput(t, r, `unknown command "mrge": did you mean "merge"?`)
+	if r.stdout != "" {
+		t.Errorf("results mrge printed to stdout:\n%s", r.stdout)
+	}
+	badInput(t, replay(t, dir, "results"), "needs a subcommand: merge")
+}
