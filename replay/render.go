@@ -63,7 +63,14 @@ func (r *Renderer) messageForms(typ string, payload []byte, wantLine, wantJSON b
 	if wantLine {
 		line = fmt.Sprintf("%s(%d bytes)", typ, len(payload))
 		if decoded {
-			line = typ + shorten(formatValue(m), 120)
+			line = formatValue(m, 0)
+			if len(line) > maxLineMessage {
+				// Long containers summarised, so that the fields after
+				// them still show: a view change's OpNum came after
+				// its whole log, past the cut (a new user's).
+				line = formatValue(m, foldContainers)
+			}
+			line = typ + shorten(line, maxLineMessage)
 		}
 	}
 	if wantJSON && decoded {
@@ -74,13 +81,23 @@ func (r *Renderer) messageForms(typ string, payload []byte, wantLine, wantJSON b
 	return line, fields
 }
 
-func formatValue(m any) string {
+// maxLineMessage is how much of a message an event line shows, and
+// foldContainers how long a slice, array or map inside it may print
+// before a line too long shows it as its length instead ([...39 items]).
+const (
+	maxLineMessage = 120
+	foldContainers = 24
+)
+
+// formatValue is m as writeValue writes it; fold > 0 summarises the
+// containers below the top whose text would be longer than fold.
+func formatValue(m any, fold int) string {
 	v := reflect.ValueOf(m)
 	for v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()
 	}
 	var b strings.Builder
-	writeValue(&b, v, 0)
+	writeValue(&b, v, 0, fold)
 	// Protobuf's text form inserts random extra spaces on purpose (so no
 	// one relies on it); collapsing runs of spaces keeps lines stable
 	// between runs, at the cost of runs of spaces inside string values.
@@ -112,7 +129,7 @@ var (
 // time.Time shows as RFC 3339 in UTC, to the nanosecond, as `state`,
 // `history` and the debugger show times. A type with its own String,
 // Error or Format method still prints itself (protobuf's text form).
-func writeValue(b *strings.Builder, v reflect.Value, depth int) {
+func writeValue(b *strings.Builder, v reflect.Value, depth, fold int) {
 	if !v.IsValid() {
 		b.WriteString("<nil>")
 		return
@@ -134,6 +151,20 @@ func writeValue(b *strings.Builder, v reflect.Value, depth int) {
 		fmt.Fprintf(b, "%+v", v.Interface())
 		return
 	}
+	switch k := v.Kind(); {
+	case fold > 0 && depth > 0 && (k == reflect.Slice || k == reflect.Array || k == reflect.Map):
+		var inner strings.Builder
+		writeValue(&inner, v, depth, 0)
+		switch {
+		case inner.Len() <= fold:
+			b.WriteString(inner.String())
+		case k == reflect.Map:
+			fmt.Fprintf(b, "map[...%d entries]", v.Len())
+		default:
+			fmt.Fprintf(b, "[...%d items]", v.Len())
+		}
+		return
+	}
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
@@ -141,13 +172,13 @@ func writeValue(b *strings.Builder, v reflect.Value, depth int) {
 			return
 		}
 		b.WriteByte('&')
-		writeValue(b, v.Elem(), depth+1)
+		writeValue(b, v.Elem(), depth+1, fold)
 	case reflect.Interface:
 		if v.IsNil() {
 			b.WriteString("<nil>")
 			return
 		}
-		writeValue(b, v.Elem(), depth+1)
+		writeValue(b, v.Elem(), depth+1, fold)
 	case reflect.Struct:
 		b.WriteByte('{')
 		for i := range t.NumField() {
@@ -156,7 +187,7 @@ func writeValue(b *strings.Builder, v reflect.Value, depth int) {
 			}
 			b.WriteString(t.Field(i).Name)
 			b.WriteByte(':')
-			writeValue(b, v.Field(i), depth+1)
+			writeValue(b, v.Field(i), depth+1, fold)
 		}
 		b.WriteByte('}')
 	case reflect.Slice, reflect.Array:
@@ -165,7 +196,7 @@ func writeValue(b *strings.Builder, v reflect.Value, depth int) {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
-			writeValue(b, v.Index(i), depth+1)
+			writeValue(b, v.Index(i), depth+1, fold)
 		}
 		b.WriteByte(']')
 	case reflect.Map:
@@ -174,9 +205,9 @@ func writeValue(b *strings.Builder, v reflect.Value, depth int) {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
-			writeValue(b, e.Key, depth+1)
+			writeValue(b, e.Key, depth+1, fold)
 			b.WriteByte(':')
-			writeValue(b, e.Value, depth+1)
+			writeValue(b, e.Value, depth+1, fold)
 		}
 		b.WriteByte(']')
 	case reflect.Bool:

@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -100,4 +101,57 @@ func TestEffectsNameEveryReceiverOfASend(t *testing.T) {
 	if lost == 0 {
 		t.Fatal("the run lost no message: the test checks nothing")
 	}
+}
+
+type vcEntry struct {
+	Op    int
+	Value string
+}
+
+type doViewChange struct {
+	View    int
+	Log     []vcEntry
+	Peers   map[string]int
+	OpNum   int
+	Commit  int
+	Short   []int
+	LastNV  int
+	Comment string
+}
+
+type viewChanger struct{}
+
+func (viewChanger) Init(env node.Env) {
+	if env.Self() == "n1" {
+		m := doViewChange{View: 4, Peers: map[string]int{"n1": 1, "n2": 2, "n3": 3}, OpNum: 39, Commit: 36, Short: []int{1, 2}, LastNV: 3, Comment: "ok"}
+		for i := range 39 {
+			m.Log = append(m.Log, vcEntry{Op: i + 1, Value: fmt.Sprintf("c1-%d", i)})
+		}
+		env.Send("n2", m)
+	}
+}
+func (viewChanger) Receive(node.Env, node.ID, node.Message) {}
+func (viewChanger) Timer(node.Env, node.Timer)              {}
+
+// An event line cut a view change inside its log, so OpNum and the
+// fields after it never showed (a new user's VR system). A line too long
+// now shows long containers by their length, and every field.
+func TestEventLinesShowTheFieldsAfterALongContainer(t *testing.T) {
+	sys := &system.System{Name: "vc", Codec: node.NewCodec().MustRegister(doViewChange{}),
+		New: func(node.ID, system.Config) node.Handler { return viewChanger{} },
+		Sim: system.SimDefaults{Nodes: 2, Time: 50 * time.Millisecond}}
+	tr := simulate(t, sys, sim.Config{Seed: 1})
+	ren := replay.NewRenderer(tr, sys.Codec)
+	for i := range tr.Len() {
+		ev := tr.Event(i)
+		if ev.Kind != node.KindRecv {
+			continue
+		}
+		want := "replay_test.doViewChange{View:4 Log:[...39 items] Peers:map[n1:1 n2:2 n3:3] OpNum:39 Commit:36 Short:[1 2] LastNV:3 Comment:ok}"
+		if got := ren.Message(ev.MsgType, ev.Payload); got != want {
+			t.Fatalf("the view change renders as\n%s\nwant\n%s", got, want)
+		}
+		return
+	}
+	t.Fatal("no receive in the trace")
 }
