@@ -277,6 +277,9 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, als
 	}
 	if out[0].Origin == "" {
 		out[0].Origin = "computed by the handler: no field of the trigger or of the node's previous state holds the value"
+		if zeroValue(wr.Value) {
+			out[0].Origin = fmt.Sprintf("computed by the handler: a zero value, followed only to a field named %s, and neither the trigger nor the node's previous state has one holding it", lastName(path))
+		}
 	}
 	return out, nil
 }
@@ -446,6 +449,9 @@ func (w *walker) pick(id node.ID, leaves []state.Leaf, changed map[string]bool, 
 			continue
 		}
 		c := cand{path: l.Path, wrote: -1, changed: changed[l.Path], named: lastName(l.Path) == lastName(like)}
+		if zeroValue(value) && !c.named && !c.changed {
+			continue // an equal zero of another name: no sign of a copy
+		}
 		if c.changed {
 			c.score += 2
 		}
@@ -586,6 +592,7 @@ func (w *walker) decode(typ string, payload []byte) []state.Leaf {
 // fieldEqual is the field whose value is v, preferring one named like
 // the path being explained (a Last carries two rounds; the one called
 // AcceptedRound feeds AcceptedRound).
+// A zero value links only to a field of the same name (see zeroValue).
 func fieldEqual(fields []state.Leaf, v, like string) (string, bool) {
 	found := ""
 	for _, f := range fields {
@@ -595,9 +602,23 @@ func fieldEqual(fields []state.Leaf, v, like string) (string, bool) {
 		if lastName(f.Path) == lastName(like) {
 			return f.Path, true
 		}
-		if found == "" {
+		if found == "" && !zeroValue(v) {
 			found = f.Path
 		}
 	}
 	return found, found != ""
+}
+
+// zeroValue reports whether a leaf's value is a zero value: 0, "", false,
+// nil, an empty container or the zero time. Nearly every record holds
+// some, so an equal zero under another name is no sign of a copy: a new
+// user's OpNum = 0 was linked to a message's Commit = 0, and on through
+// four unrelated zeros to an init. Zeros link only by name (or, in a
+// sender, to a field its send step set).
+func zeroValue(v string) bool {
+	switch v {
+	case "0", `""`, "false", "nil", "[]", "{}", "0001-01-01T00:00:00Z":
+		return true
+	}
+	return false
 }

@@ -530,3 +530,42 @@ func TestWhyPrefersTheTriggerToAGuessAmongWhatWasTaken(t *testing.T) {
 		t.Fatalf("chain through %v: %+v", nodes, c.Links)
 	}
 }
+
+// viewer's n2 sends a view with an empty log and commit 0; n1 sets
+// OpNum to the log's length and Commit to the message's.
+type viewer struct {
+	OpNum, Commit, Idle int
+}
+
+type startView struct {
+	View   int
+	Log    []int
+	Commit int
+}
+
+func (v *viewer) Init(env node.Env) {
+	if env.Self() == "n2" {
+		env.After(time.Millisecond, "send")
+		return
+	}
+	v.OpNum, v.Commit = 5, 7
+}
+func (v *viewer) Receive(_ node.Env, _ node.ID, m node.Message) {
+	sv := m.(startView)
+	v.OpNum, v.Commit = len(sv.Log), sv.Commit
+}
+func (v *viewer) Timer(env node.Env, _ node.Timer) { env.Send("n1", startView{View: 1}) }
+
+// A zero is linked only to a field of its name: OpNum = 0 was linked to
+// the message's Commit = 0 and on through unrelated zeros of the sender
+// (a new user's view change). Commit = 0 still follows Commit.
+func TestWhyLinksZerosOnlyByName(t *testing.T) {
+	c := whyOfTwoNodes(t, "viewer", startView{}, func() node.Handler { return &viewer{} }, "OpNum")
+	if len(c.Links) != 1 || !strings.Contains(c.Links[0].Origin, "a zero value") {
+		t.Fatalf("OpNum = 0: chain of %d links: %+v", len(c.Links), c.Links)
+	}
+	c = whyOfTwoNodes(t, "viewer", startView{}, func() node.Handler { return &viewer{} }, "Commit")
+	if len(c.Links) < 2 || !strings.Contains(c.Links[1].Via, "startView field Commit = 0") {
+		t.Fatalf("Commit = 0: chain of %d links: %+v", len(c.Links), c.Links)
+	}
+}
