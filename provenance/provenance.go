@@ -113,7 +113,29 @@ type Chain struct {
 	At    int     `json:"at"`
 	Value string  `json:"value"`
 	Links []Link  `json:"links"`
+	// Kept is, when the value was written before At, the latest step in
+	// between at which the node received a field of the same name with
+	// another value and kept its own (nil: none seen).
+	Kept *Kept `json:"kept,omitempty"`
 }
+
+// Kept is a step that left the field as it was although its trigger
+// carried a field of that name with another value: for "why is it still
+// X", the step that decided to keep X (a new primary that received a
+// longer log and kept its empty one), which the write it goes back to
+// does not show.
+type Kept struct {
+	Step  int     `json:"step"`
+	Node  node.ID `json:"node"`
+	Event string  `json:"event"`
+	// Field and Value are the trigger's field that differed.
+	Field string `json:"trigger_field"`
+	Value string `json:"trigger_value"`
+}
+
+// maxKeptScan bounds how many of the node's steps before the step asked
+// about are searched for one that kept the value.
+const maxKeptScan = 256
 
 // Error is bad input: an unknown node or field, a step outside the trace.
 // Suggest lists the nearest valid names.
@@ -190,7 +212,48 @@ func Why(opts Options, id node.ID, path string, at int) (*Chain, error) {
 	w := &walker{opts: opts, render: replay.NewRenderer(tr, opts.Codec), depth: depth, seen: map[string]bool{}}
 	c := &Chain{Node: id, Field: path, At: at, Value: value}
 	c.Links, err = w.follow(id, path, at, 0, "", nil, false, false)
+	if err == nil && len(c.Links) > 0 && c.Links[0].Step < at {
+		c.Kept = w.kept(id, path, value, c.Links[0].Step, at)
+	}
 	return c, err
+}
+
+// kept finds the latest step of node id in (written, at] whose trigger
+// carried a field named like path with a value other than value.
+func (w *walker) kept(id node.ID, path, value string, written, at int) *Kept {
+	steps := w.opts.Trace.NodeSteps(id)
+	hi, found := slices.BinarySearch(steps, at)
+	if found {
+		hi++
+	}
+	name := lastName(path)
+	for i := hi - 1; i >= 0 && steps[i] > written && hi-i <= maxKeptScan; i-- {
+		ev := w.opts.Trace.Event(steps[i])
+		if ev.Kind != node.KindRecv && ev.Kind != node.KindInput && ev.Kind != node.KindTask {
+			continue
+		}
+		t := w.trigger(steps[i], ev)
+		for _, f := range t.Fields {
+			if f.Value != value && namesField(f.Path, name) {
+				return &Kept{Step: steps[i], Node: id, Event: w.eventText(steps[i]), Field: f.Path, Value: f.Value}
+			}
+		}
+	}
+	return nil
+}
+
+// namesField reports whether a message field's path goes through a field
+// called name: Log, Log[0].View and Entry.Log all do for "Log".
+func namesField(p, name string) bool {
+	for _, seg := range strings.Split(p, ".") {
+		if i := strings.IndexByte(seg, '['); i >= 0 {
+			seg = seg[:i]
+		}
+		if seg == name {
+			return true
+		}
+	}
+	return false
 }
 
 type walker struct {

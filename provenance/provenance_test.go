@@ -569,3 +569,38 @@ func TestWhyLinksZerosOnlyByName(t *testing.T) {
 		t.Fatalf("Commit = 0: chain of %d links: %+v", len(c.Links), c.Links)
 	}
 }
+
+// ignorer's n1 receives a view with a longer log and keeps its own empty
+// one (the bug of a new user's view change); its Idle never changes.
+type ignorer struct {
+	Log  []int
+	Idle int
+}
+
+type longView struct{ Log []int }
+
+func (g *ignorer) Init(env node.Env) {
+	if env.Self() == "n2" {
+		env.After(time.Millisecond, "send")
+	}
+}
+func (g *ignorer) Receive(node.Env, node.ID, node.Message) {}
+func (g *ignorer) Timer(env node.Env, _ node.Timer)        { env.Send("n1", longView{Log: []int{4, 5}}) }
+
+// why of a value written long before named only that write (the init),
+// not the step that received another value and kept it.
+func TestWhyNamesTheStepThatKeptTheValue(t *testing.T) {
+	c := whyOfTwoNodes(t, "ignorer", longView{}, func() node.Handler { return &ignorer{} }, "Log")
+	k := c.Kept
+	if k == nil || k.Node != "n1" || !strings.HasPrefix(k.Event, "recv provenance.longView") || k.Field != "Log[0]" || k.Value != "4" {
+		t.Fatalf("kept: %+v (chain %+v)", k, c.Links)
+	}
+	text, steps := c.Lines()
+	if last := text[len(text)-1]; !strings.Contains(last, "kept at #") || !strings.Contains(last, "and Log stayed nil") || steps[len(steps)-1] != k.Step {
+		t.Fatalf("last line %q (step %d)", last, steps[len(steps)-1])
+	}
+	// A field no trigger names has no such step.
+	if c := whyOfTwoNodes(t, "ignorer", longView{}, func() node.Handler { return &ignorer{} }, "Idle"); c.Kept != nil {
+		t.Fatalf("Idle kept at %+v", c.Kept)
+	}
+}

@@ -55,6 +55,9 @@ func (c *Chain) Lines() (text []string, steps []int) {
 			add(-1, in+1, "origin: %s", l.Origin)
 		}
 	}
+	if k := c.Kept; k != nil {
+		add(k.Step, 1, "kept at #%d: %s %s carried %s = %s, and %s stayed %s", k.Step, k.Node, k.Event, k.Field, k.Value, c.Field, c.Value)
+	}
 	return text, steps
 }
 
