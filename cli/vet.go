@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -116,6 +120,71 @@ func (e *vetBuildError) Error() string {
 	return fmt.Sprintf("%s loading the packages (printed above); vet checks only code that builds", plural(len(e.errs), "error"))
 }
 
+// mainModuleDirs are the folders of the main modules go commands run
+// here build: the module of this folder, or every module of its
+// workspace (nil when there is none, or go cannot say).
+func mainModuleDirs() []string {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, d := range strings.Fields(string(out)) {
+		dirs = append(dirs, filepath.Clean(d)+string(filepath.Separator))
+	}
+	return dirs
+}
+
+// under reports whether a file is in one of the folders dirs (each
+// ending in a separator).
+func under(file string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(file, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// bodiesOnlyUnder parses as go/packages does, but drops the function
+// bodies (and comments) of files outside dirs.
+func bodiesOnlyUnder(dirs []string) func(*token.FileSet, string, []byte) (*ast.File, error) {
+	return func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
+		if under(filename, dirs) {
+			return parser.ParseFile(fset, filename, src, parser.AllErrors|parser.ParseComments)
+		}
+		f, err := parser.ParseFile(fset, filename, src, parser.AllErrors|parser.SkipObjectResolution)
+		if f != nil {
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok {
+					fd.Body = nil
+				}
+			}
+		}
+		return f, err
+	}
+}
+
+// onlyTypeErrors reports whether p's errors are all type errors.
+func onlyTypeErrors(p *packages.Package) bool {
+	for _, e := range p.Errors {
+		if e.Kind != packages.TypeError {
+			return false
+		}
+	}
+	return true
+}
+
+// inModules reports whether p's files are in one of the folders dirs.
+func inModules(p *packages.Package, dirs []string) bool {
+	for _, f := range p.GoFiles {
+		if under(f, dirs) {
+			return true
+		}
+	}
+	return false
+}
+
 // runVet loads the packages with their dependencies from source (the
 // analyzer's facts flow from a package to its importers, so checker.Analyze
 // runs it on every dependency too) and collects the findings of the root
@@ -123,6 +192,14 @@ func (e *vetBuildError) Error() string {
 // package produce.
 func runVet(patterns []string, tests bool) (*vetReport, error) {
 	cfg := &packages.Config{Mode: packages.LoadAllSyntax | packages.NeedModule, Tests: tests}
+	// The analyzer follows only the module's own functions: other
+	// modules' packages are needed for their types, not their bodies. A
+	// main package calling cli.Main loaded the whole tool from source
+	// (446 packages, 944 MB).
+	moduleDirs := mainModuleDirs()
+	if len(moduleDirs) > 0 {
+		cfg.ParseFile = bodiesOnlyUnder(moduleDirs)
+	}
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		if strings.Contains(err.Error(), "go.mod file not found") {
@@ -137,6 +214,18 @@ func runVet(patterns []string, tests bool) (*vetReport, error) {
 	var errs []string
 	seenErr := map[string]bool{}
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
+		if len(moduleDirs) > 0 && !inModules(p, moduleDirs) && onlyTypeErrors(p) {
+			// Imports only function bodies used, now unused: the types
+			// are whole all the same, and the analyzer must run on the
+			// package for its importers' sake.
+			p.Errors, p.TypeErrors = nil, nil
+		}
+		// Ill-typed as go/packages says: its own errors or an import's
+		// (visited first), now that those were let go.
+		p.IllTyped = len(p.Errors) > 0
+		for _, imp := range p.Imports {
+			p.IllTyped = p.IllTyped || imp.IllTyped
+		}
 		for _, e := range p.Errors {
 			if s := e.Error(); !seenErr[s] {
 				seenErr[s] = true
