@@ -217,12 +217,30 @@ var (
 	_ starlark.Comparable = (*frozenStruct)(nil)
 )
 
-func freezeStruct(s *goStruct) *frozenStruct {
+// maxFrozenDepth bounds how many structs deep a kept value is frozen, as
+// the state hash bounds its walk.
+const maxFrozenDepth = 4096
+
+// freezeStruct freezes s within the structs being frozen around it
+// (those reached through pointers, which have addresses): a struct met
+// again inside itself is None, as a slice or map is when converted, where
+// it was frozen without end and the stack overflow killed the process.
+func freezeStruct(s *goStruct, within []container) starlark.Value {
+	if len(within) >= maxFrozenDepth {
+		return starlark.None // a list of structs linked by pointers, thousands long
+	}
+	if s.v.CanAddr() {
+		c := container{s.v.UnsafeAddr(), -2, s.v.Type()}
+		if slices.Contains(within, c) {
+			return starlark.None
+		}
+		within = append(within, c)
+	}
 	f := &frozenStruct{typ: s.Type(), name: s.v.Type().Name(), hash: state.HashValue(s.v), fields: starlark.StringDict{}}
 	for _, n := range s.AttrNames() {
 		if x, err := s.Attr(n); err == nil && x != nil {
 			f.names = append(f.names, n)
-			f.fields[n] = freeze(x)
+			f.fields[n] = freezeWithin(x, within)
 		}
 	}
 	return f
@@ -276,20 +294,23 @@ func fieldsString(v starlark.HasAttrs) string {
 
 // freeze turns a value that may refer to live node state (rows, lazy
 // structs) into plain frozen data, so it can be kept in a history.
-func freeze(v starlark.Value) starlark.Value {
+func freeze(v starlark.Value) starlark.Value { return freezeWithin(v, nil) }
+
+// freezeWithin is freeze inside the Go structs being frozen (within).
+func freezeWithin(v starlark.Value, within []container) starlark.Value {
 	switch x := v.(type) {
 	case *listView:
-		return freeze(x.list())
+		return freezeWithin(x.list(), within)
 	case *mapView:
-		return freeze(x.dict())
+		return freezeWithin(x.dict(), within)
 	case *Row:
 		return x.snapshot()
 	case *goStruct:
-		return freezeStruct(x)
+		return freezeStruct(x, within)
 	case *starlark.List:
 		elems := make([]starlark.Value, x.Len())
 		for i := range elems {
-			elems[i] = freeze(x.Index(i))
+			elems[i] = freezeWithin(x.Index(i), within)
 		}
 		l := starlark.NewList(elems)
 		l.Freeze()
@@ -297,13 +318,13 @@ func freeze(v starlark.Value) starlark.Value {
 	case starlark.Tuple:
 		t := make(starlark.Tuple, len(x))
 		for i := range t {
-			t[i] = freeze(x[i])
+			t[i] = freezeWithin(x[i], within)
 		}
 		return t
 	case *starlark.Dict:
 		d := starlark.NewDict(x.Len())
 		for _, it := range x.Items() {
-			d.SetKey(freeze(it[0]), freeze(it[1]))
+			d.SetKey(freezeWithin(it[0], within), freezeWithin(it[1], within))
 		}
 		d.Freeze()
 		return d
