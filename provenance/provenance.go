@@ -219,41 +219,76 @@ func Why(opts Options, id node.ID, path string, at int) (*Chain, error) {
 }
 
 // kept finds the latest step of node id in (written, at] whose trigger
-// carried a field named like path with a value other than value.
+// carried the field at path (see sameField) with a value other than
+// value; a trigger that carried the same value kept nothing.
 func (w *walker) kept(id node.ID, path, value string, written, at int) *Kept {
 	steps := w.opts.Trace.NodeSteps(id)
 	hi, found := slices.BinarySearch(steps, at)
 	if found {
 		hi++
 	}
-	name := lastName(path)
+	empty := value == "nil" || value == "[]" || value == "{}"
 	for i := hi - 1; i >= 0 && steps[i] > written && hi-i <= maxKeptScan; i-- {
 		ev := w.opts.Trace.Event(steps[i])
 		if ev.Kind != node.KindRecv && ev.Kind != node.KindInput && ev.Kind != node.KindTask {
 			continue
 		}
 		t := w.trigger(steps[i], ev)
-		for _, f := range t.Fields {
-			if f.Value != value && namesField(f.Path, name) {
-				return &Kept{Step: steps[i], Node: id, Event: w.eventText(steps[i]), Field: f.Path, Value: f.Value}
+		var other *state.Leaf
+		same := false
+		for j, f := range t.Fields {
+			inside := ""
+			if !sameField(path, f.Path, &inside) {
+				continue
 			}
+			switch {
+			case inside == "" && f.Value == value:
+				same = true
+			case inside == "" || empty:
+				// The field itself with another value, or a part of a
+				// non-empty one where the node's is empty.
+				if other == nil {
+					other = &t.Fields[j]
+				}
+			}
+		}
+		if other != nil && !same {
+			return &Kept{Step: steps[i], Node: id, Event: w.eventText(steps[i]), Field: other.Path, Value: other.Value}
 		}
 	}
 	return nil
 }
 
-// namesField reports whether a message field's path goes through a field
-// called name: Log, Log[0].View and Entry.Log all do for "Log".
-func namesField(p, name string) bool {
-	for _, seg := range strings.Split(p, ".") {
-		if i := strings.IndexByte(seg, '['); i >= 0 {
-			seg = seg[:i]
+// sameField reports whether a trigger's field at path m is the node's
+// field at path p: the same path, or p's last part below fields of
+// structs (Replica.Term carried as Term), not below an index (Term is not
+// Entries[0].Term, nor Log[0] Log[1]). A path below that field (Log[0].View
+// for Log) matches too, and *inside gets the rest.
+func sameField(p, m string, inside *string) bool {
+	for _, q := range []string{p, suffixAfterStructs(p)} {
+		if q == "" {
+			continue
 		}
-		if seg == name {
+		switch {
+		case m == q:
+			*inside = ""
+			return true
+		case strings.HasPrefix(m, q+"[") || strings.HasPrefix(m, q+"."):
+			*inside = m[len(q):]
 			return true
 		}
 	}
 	return false
+}
+
+// suffixAfterStructs is p without the struct fields it begins with
+// (Replica.Term: Term), or "" when none can be removed before an index.
+func suffixAfterStructs(p string) string {
+	i := strings.LastIndexByte(p, '.')
+	if i < 0 || strings.ContainsAny(p[:i], "[") {
+		return ""
+	}
+	return p[i+1:]
 }
 
 type walker struct {

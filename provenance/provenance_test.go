@@ -604,3 +604,47 @@ func TestWhyNamesTheStepThatKeptTheValue(t *testing.T) {
 		t.Fatalf("Idle kept at %+v", c.Kept)
 	}
 }
+
+// The kept line named steps that kept nothing: any trigger field whose
+// path held the name counted (Entries[0].Term for Term, Log[1] for
+// Log[0]), and a trigger carrying the same value too (an attack on the
+// first version). Only the same field counts, below struct fields at
+// most, or a part of a non-empty one where the node's is empty.
+func TestKeptComparesTheSameField(t *testing.T) {
+	for _, c := range []struct {
+		node, msg, inside string
+		same              bool
+	}{
+		{"Term", "Term", "", true},
+		{"Replica.Term", "Term", "", true},
+		{"Term", "Entries[0].Term", "", false},
+		{"Entries[0].Term", "Term", "", false},
+		{"Entries[0].Term", "Entries[0].Term", "", true},
+		{"Log[0]", "Log[1]", "", false},
+		{"Log", "Log[0].View", "[0].View", true},
+		{"Log", "[0].Log", "", false},
+		{"Term", "Terms", "", false},
+	} {
+		inside := "unset"
+		if got := sameField(c.node, c.msg, &inside); got != c.same || got && inside != c.inside {
+			t.Errorf("sameField(%q, %q) = %v, inside %q; want %v, %q", c.node, c.msg, got, inside, c.same, c.inside)
+		}
+	}
+	// A trigger that carried the same value kept nothing.
+	c := whyOfTwoNodes(t, "echoer", longView{}, func() node.Handler { return &echoer{} }, "Log[0]")
+	if c.Kept != nil {
+		t.Fatalf("kept at %+v, though the message carried the same Log", c.Kept)
+	}
+}
+
+// echoer's n1 holds the log n2 sends it, before it is sent.
+type echoer struct{ Log []int }
+
+func (e *echoer) Init(env node.Env) {
+	e.Log = []int{4, 5}
+	if env.Self() == "n2" {
+		env.After(time.Millisecond, "send")
+	}
+}
+func (e *echoer) Receive(node.Env, node.ID, node.Message) {}
+func (e *echoer) Timer(env node.Env, _ node.Timer)        { env.Send("n1", longView{Log: []int{4, 5}}) }
