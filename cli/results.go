@@ -317,7 +317,11 @@ func readResults(path, prog string) (*resultFile, error) {
 	// without its failure), or not for the reason they give, is not
 	// what a hunt wrote.
 	if rf.Exit != implied && rf.Exit != ExitInterrupted {
-		return nil, badInput("%s: the shard exited %d but its failures give %d: not a file a hunt wrote as it is (edited?)", path, rf.Exit, implied)
+		gave := "its failures give"
+		if implied != impliedExit(rf.Hunt.Kind, rf.Failures) {
+			gave = "its tables that matched nothing (--strict-tables) give"
+		}
+		return nil, badInput("%s: the shard exited %d but %s %d: not a file a hunt wrote as it is (edited?)", path, rf.Exit, gave, implied)
 	}
 	// An interrupted shard exits 130 whatever it found (and only such a
 	// one): the merge counts it as a slice not finished.
@@ -653,7 +657,7 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	if m.Failures == nil {
 		m.Failures = []huntFailure{}
 	}
-	m.Exit = strictExit(m.Hunt, impliedExit(m.Hunt.Kind, m.Failures), m.Unmatched) // as the hunt would exit
+	m.Exit = impliedExit(m.Hunt.Kind, m.Failures) // as the hunt would exit
 	slices.Sort(interrupted)
 	if m.Exit == ExitOK && (len(interrupted) > 0 || len(m.Missing) > 0) {
 		// As the interrupted shard did: a sweep with slices left (or,
@@ -661,6 +665,9 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 		// one, and a script must not take it for one.
 		m.Exit = ExitInterrupted
 	}
+	// --strict-tables judges the tables only of a whole sweep: a slice
+	// not run may have matched them.
+	m.Exit = strictExit(m.Hunt, m.Exit, m.Unmatched)
 	if asJSON {
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
