@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/spf13/cobra"
@@ -297,11 +296,8 @@ const maxMessage = 2000
 func printable(s string) string {
 	out := printableText.Escape(s)
 	if len(out) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(out[cut]) {
-			cut--
-		}
-		out = fmt.Sprintf("%s… (%d more bytes)", out[:cut], len(out)-cut)
+		head := printableText.Cut(out, maxMessage)
+		out = fmt.Sprintf("%s… (%d more bytes)", head, len(out)-len(head))
 	}
 	return out
 }

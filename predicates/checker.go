@@ -9,13 +9,13 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 
+	"github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
 )
@@ -314,11 +314,8 @@ func clipMessage(msg string) string {
 	if len(msg) <= maxMessageBytes {
 		return msg
 	}
-	cut := maxMessageBytes
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d more bytes)", msg[:cut], len(msg)-cut)
+	head := printable.Cut(msg, maxMessageBytes)
+	return fmt.Sprintf("%s... (%d more bytes)", head, len(msg)-len(head))
 }
 
 // maxPrintBytes bounds what a script's print() writes in one check: a

@@ -3,6 +3,7 @@ package predicates
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestClipPairShowsWhereTheyDiffer: a refusal quotes two long
@@ -37,5 +38,28 @@ func TestClipPairKeepsWhichEntryDiffers(t *testing.T) {
 	a, _ = clipPair(`row vr.Replica r1 "" 1f "`+long+`7"`, `row vr.Replica r1 "" 1f "`+long+`8"`)
 	if !strings.HasPrefix(a, `row vr.Replica r1 "" ...`) {
 		t.Fatalf("a row's entry clipped to %q", a)
+	}
+}
+
+// Clipping cut inside a multi-byte character (invalid UTF-8 on stderr),
+// and a label whose " = " came late, or that had few spaces, was dropped
+// whole (an attack).
+func TestClipPairKeepsRunesAndLongLabels(t *testing.T) {
+	long := strings.Repeat("é", 300)
+	a, b := clipPair("derived value d (#0) = "+long+"x", "derived value d (#0) = "+long+"y")
+	for _, x := range []string{a, b, clip(long)} {
+		if !utf8.ValidString(x) {
+			t.Fatalf("clipped inside a character: %q", x)
+		}
+	}
+	name := strings.Repeat("n", 200)
+	a, _ = clipPair("derived value "+name+" (#0) = "+long+"x", "derived value "+name+" (#0) = "+long+"y")
+	if !strings.HasPrefix(a, "derived value nnn") || !strings.Contains(a, "... = ") {
+		t.Fatalf("a long name's label: %q", a)
+	}
+	word := strings.Repeat("w", 300)
+	a, _ = clipPair(word+"x", word+"y")
+	if !strings.HasPrefix(a, "www") {
+		t.Fatalf("a label without spaces: %q", a)
 	}
 }

@@ -36,9 +36,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.starlark.net/starlark"
 
+	"github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
 )
 
@@ -816,7 +818,11 @@ func clipPair(a, b string) (string, string) {
 		if s == "" {
 			return "nothing"
 		}
-		out := s[min(from, len(s)):min(len(s), from+clipLen)]
+		start := min(from, len(s))
+		for start > 0 && start < len(s) && !utf8.RuneStart(s[start]) {
+			start-- // not inside a character
+		}
+		out := printable.Cut(s[start:], from+clipLen-start)
 		if from > 0 {
 			out = label + "..." + out
 		}
@@ -832,8 +838,11 @@ func clipPair(a, b string) (string, string) {
 // words before its " = ", or its first three words (a row's table, node
 // and path), at most labelLen bytes; "" when prefix holds neither.
 func entryLabel(prefix string) string {
-	if j := strings.Index(prefix, " = "); j >= 0 && j+3 <= labelLen {
-		return prefix[:j+3]
+	if j := strings.Index(prefix, " = "); j >= 0 {
+		if j+3 <= labelLen {
+			return prefix[:j+3]
+		}
+		return printable.Cut(prefix, labelLen) + "... = " // a long name, shortened
 	}
 	words := 0
 	for j, r := range prefix {
@@ -846,7 +855,7 @@ func entryLabel(prefix string) string {
 			}
 		}
 	}
-	return ""
+	return printable.Cut(prefix, labelLen) + " "
 }
 
 // labelLen bounds the label a clipped refusal keeps.
@@ -857,7 +866,7 @@ const clipLen = 200
 
 func clip(s string) string {
 	if len(s) > clipLen {
-		return s[:clipLen] + "..."
+		return printable.Cut(s, clipLen) + "..."
 	}
 	if s == "" {
 		return "nothing"

@@ -125,11 +125,7 @@ func clip(s string) string {
 	if len(s) <= show {
 		return fmt.Sprintf("%q", s)
 	}
-	cut := show
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q…", s[:cut])
+	return fmt.Sprintf("%q…", printable.Cut(s, show))
 }
 
 // check enforces the limits on a gap record against the segment's node
@@ -179,11 +175,7 @@ func clipReason(s string) string {
 	if len(s) <= MaxReasonLen {
 		return s
 	}
-	cut := MaxReasonLen - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return printable.Cut(s, MaxReasonLen-len("…")) + "…"
 }
 
 // ListValue joins items with spaces for a header value, keeping as many

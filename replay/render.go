@@ -64,11 +64,15 @@ func (r *Renderer) messageForms(typ string, payload []byte, wantLine, wantJSON b
 		line = fmt.Sprintf("%s(%d bytes)", typ, len(payload))
 		if decoded {
 			line = formatValue(m, 0)
-			if len(line) > maxLineMessage {
-				// Long containers summarised, so that the fields after
-				// them still show: a view change's OpNum came after
-				// its whole log, past the cut (a new user's).
-				line = formatValue(m, foldContainers)
+			// Long containers summarised, so that the fields after them
+			// still show: a view change's OpNum came after its whole
+			// log, past the cut (a new user's). Shorter ones too, if
+			// that is not enough.
+			for _, fold := range []int{foldLong, foldShort} {
+				if len(line) <= maxLineMessage {
+					break
+				}
+				line = formatValue(m, fold)
 			}
 			line = typ + shorten(line, maxLineMessage)
 		}
@@ -81,12 +85,16 @@ func (r *Renderer) messageForms(typ string, payload []byte, wantLine, wantJSON b
 	return line, fields
 }
 
-// maxLineMessage is how much of a message an event line shows, and
-// foldContainers how long a slice, array or map inside it may print
-// before a line too long shows it as its length instead ([...39 items]).
+// maxLineMessage is how much of a message an event line shows.
+const maxLineMessage = 120
+
+// foldLong and foldShort are how long a slice, array or map inside a
+// message may print before a line too long shows it as its length
+// instead ([...39 items]): the first that makes the line fit, or the
+// second.
 const (
-	maxLineMessage = 120
-	foldContainers = 24
+	foldLong  = 24
+	foldShort = 8
 )
 
 // formatValue is m as writeValue writes it; fold > 0 summarises the
@@ -283,7 +291,7 @@ func shorten(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-3] + "..."
+	return printable.Cut(s, n-3) + "..."
 }
 
 // Time is an event's time since the start of the run.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/statedb"
@@ -300,11 +301,8 @@ func clip(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%s more)", s[:cut], humanize.IBytes(uint64(len(s)-cut)))
+	head := printable.Cut(s, limit)
+	return fmt.Sprintf("%s… (%s more)", head, humanize.IBytes(uint64(len(s)-len(head))))
 }
 
 // maxShownValue is how much of a watch's value the Watches panel shows.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Escape returns s with every control character, line or paragraph
@@ -59,4 +60,17 @@ func Unsafe(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// Cut is the longest prefix of s of at most n bytes that does not end
+// inside a UTF-8 sequence: text cut at a byte count printed half a
+// character (invalid UTF-8) before its "...".
+func Cut(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:max(n, 0)]
 }

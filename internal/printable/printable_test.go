@@ -29,3 +29,17 @@ func TestText(t *testing.T) {
 		t.Fatal("plain text changed")
 	}
 }
+
+func TestCutEndsOnARune(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"héllo", 2, "h"}, {"héllo", 3, "hé"}, {"héllo", 99, "héllo"}, {"é", 1, ""}, {"abc", 0, ""}, {"abc", -1, ""},
+	} {
+		if got := Cut(c.s, c.n); got != c.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}
