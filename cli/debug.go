@@ -482,7 +482,10 @@ func (a *App) debugSearches(f debugFlags, opened []os.FileInfo) (tui.PredictFunc
 		if err := writePredictions(found.preds, prefix, true); err != nil {
 			return nil, err
 		}
-		out := &tui.Predicted{From: step, Futures: found.sum.Runs, Stopped: found.sum.Stopped, Notes: found.notes}
+		out := &tui.Predicted{From: step, Futures: found.sum.Runs, Stopped: found.sum.Stopped}
+		for _, n := range found.notes {
+			out.Notes = append(out.Notes, "note: "+n) // as predict prints it, and the critical popup
+		}
 		for _, p := range found.preds {
 			v := p.violation
 			out.Predictions = append(out.Predictions, tui.Prediction{Predicate: v.Predicate, Witness: v.Witness, Step: v.Step, Trace: p.file})
