@@ -512,7 +512,15 @@ split across machines.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return badInput("%s results needs a subcommand: merge (%s results --help)", a.name(), a.name())
+				return badInput("a subcommand is needed: merge (%s results --help)", a.name())
+			}
+			if args[0] == "help" { // results help [merge], as the root's help command
+				if len(args) > 1 {
+					if sub, _, err := cmd.Find(args[1:]); err == nil && sub != cmd {
+						return sub.Help()
+					}
+				}
+				return cmd.Help()
 			}
 			return badInput("%s", unknownCommand(fmt.Sprintf("unknown command %q for %q%s", args[0], cmd.CommandPath(), suggest(cmd, args[0])), a.name()+" results"))
 		},

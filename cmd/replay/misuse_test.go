@@ -330,5 +330,10 @@ func TestMistypedCommandsSayWhatWasMeant(t *testing.T) {
 	if r.stdout != "" {
 		t.Errorf("results mrge printed to stdout:\n%s", r.stdout)
 	}
-	badInput(t, replay(t, dir, "results"), "needs a subcommand: merge")
+	badInput(t, replay(t, dir, "results"), "a subcommand is needed: merge")
+	for _, args := range [][]string{{"results", "help"}, {"results", "help", "merge"}} {
+		if r := replay(t, dir, args...); r.code != 0 || !strings.Contains(r.stdout, "merge") {
+			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
 }
