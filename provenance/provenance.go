@@ -707,16 +707,18 @@ func fieldEqual(fields []state.Leaf, v, like string) (string, bool) {
 	return found, found != ""
 }
 
-// zeroValue reports whether a leaf's value is a zero value: 0, "", false,
-// nil, an empty container or the zero time. Nearly every record holds
+// zeroValue reports whether a leaf's value is a zero value: 0 (or -0, a
+// zero Duration's 0s, an enum's "0 (Name)"), "", false, nil, an empty
+// container or the zero time. Nearly every record holds
 // some, so an equal zero under another name is no sign of a copy: a new
 // user's OpNum = 0 was linked to a message's Commit = 0, and on through
 // four unrelated zeros to an init. Zeros link only by name (or, in a
 // sender, to a field its send step set).
 func zeroValue(v string) bool {
 	switch v {
-	case "0", `""`, "false", "nil", "[]", "{}", "0001-01-01T00:00:00Z":
+	case "0", "-0", "0s", `""`, "false", "nil", "[]", "{}", "0001-01-01T00:00:00Z":
 		return true
 	}
-	return false
+	// An enum's zero shown with its name: "0 (Follower)".
+	return strings.HasPrefix(v, "0 (") && strings.HasSuffix(v, ")")
 }

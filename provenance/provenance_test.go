@@ -648,3 +648,14 @@ func (e *echoer) Init(env node.Env) {
 }
 func (e *echoer) Receive(node.Env, node.ID, node.Message) {}
 func (e *echoer) Timer(env node.Env, _ node.Timer)        { env.Send("n1", longView{Log: []int{4, 5}}) }
+
+// Zeros as state shows them: a Duration's 0s, an enum's name beside its
+// 0, a negative zero (an attack found them linked as any value).
+func TestZeroValuesAsStateShowsThem(t *testing.T) {
+	for v, want := range map[string]bool{"0": true, "-0": true, "0s": true, "0 (Follower)": true, `""`: true, "nil": true, "[]": true, "{}": true,
+		"false": true, "0001-01-01T00:00:00Z": true, "1": false, "0.5": false, "10s": false, "1 (Leader)": false, `"0"`: false, "0 (": false} {
+		if got := zeroValue(v); got != want {
+			t.Errorf("zeroValue(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
