@@ -44,23 +44,28 @@ func (granter) Receive(node.Env, node.ID, node.Message) {}
 func (granter) Timer(node.Env, node.Timer)              {}
 
 func TestRenderedMessagesShowPointedValuesAndRFC3339Times(t *testing.T) {
-	sys := &system.System{Name: "granter", Codec: node.NewCodec().MustRegister(grant{}),
-		New: func(node.ID, system.Config) node.Handler { return granter{} },
+	ren, ev := firstReceipt(t, "granter", grant{}, granter{})
+	want := "replay_test.grant{Entry:&{Holder:c1 Expiry:2026-01-01T00:00:02.065326Z} Prev:<nil> At:2026-01-01T00:00:01.065326Z Tags:map[a:1 b:2]}"
+	if got := ren.Summary(ev); !strings.HasPrefix(got, want) {
+		t.Fatalf("received message renders as\n%s\nwant it to begin\n%s", got, want)
+	}
+}
+
+// firstReceipt simulates two nodes of handler h, which send msg, and
+// returns a renderer of the run and its first receive.
+func firstReceipt(t *testing.T, name string, msg any, h node.Handler) (*replay.Renderer, *node.Event) {
+	t.Helper()
+	sys := &system.System{Name: name, Codec: node.NewCodec().MustRegister(msg),
+		New: func(node.ID, system.Config) node.Handler { return h },
 		Sim: system.SimDefaults{Nodes: 2, Time: 50 * time.Millisecond}}
 	tr := simulate(t, sys, sim.Config{Seed: 1})
-	ren := replay.NewRenderer(tr, sys.Codec)
-	want := "replay_test.grant{Entry:&{Holder:c1 Expiry:2026-01-01T00:00:02.065326Z} Prev:<nil> At:2026-01-01T00:00:01.065326Z Tags:map[a:1 b:2]}"
 	for i := range tr.Len() {
-		ev := tr.Event(i)
-		if ev.Kind != node.KindRecv {
-			continue
+		if ev := tr.Event(i); ev.Kind == node.KindRecv {
+			return replay.NewRenderer(tr, sys.Codec), ev
 		}
-		if got := ren.Summary(ev); !strings.HasPrefix(got, want) {
-			t.Fatalf("received message renders as\n%s\nwant it to begin\n%s", got, want)
-		}
-		return
 	}
 	t.Fatal("no receive in the trace")
+	return nil, nil
 }
 
 // A broadcast some receivers never got listed only those that got it
@@ -137,21 +142,9 @@ func (viewChanger) Timer(node.Env, node.Timer)              {}
 // fields after it never showed (a new user's VR system). A line too long
 // now shows long containers by their length, and every field.
 func TestEventLinesShowTheFieldsAfterALongContainer(t *testing.T) {
-	sys := &system.System{Name: "vc", Codec: node.NewCodec().MustRegister(doViewChange{}),
-		New: func(node.ID, system.Config) node.Handler { return viewChanger{} },
-		Sim: system.SimDefaults{Nodes: 2, Time: 50 * time.Millisecond}}
-	tr := simulate(t, sys, sim.Config{Seed: 1})
-	ren := replay.NewRenderer(tr, sys.Codec)
-	for i := range tr.Len() {
-		ev := tr.Event(i)
-		if ev.Kind != node.KindRecv {
-			continue
-		}
-		want := "replay_test.doViewChange{View:4 Log:[...39 items] Peers:map[n1:1 n2:2 n3:3] OpNum:39 Commit:36 Short:[1 2] LastNV:3 Comment:ok}"
-		if got := ren.Message(ev.MsgType, ev.Payload); got != want {
-			t.Fatalf("the view change renders as\n%s\nwant\n%s", got, want)
-		}
-		return
+	ren, ev := firstReceipt(t, "vc", doViewChange{}, viewChanger{})
+	want := "replay_test.doViewChange{View:4 Log:[...39 items] Peers:map[n1:1 n2:2 n3:3] OpNum:39 Commit:36 Short:[1 2] LastNV:3 Comment:ok}"
+	if got := ren.Message(ev.MsgType, ev.Payload); got != want {
+		t.Fatalf("the view change renders as\n%s\nwant\n%s", got, want)
 	}
-	t.Fatal("no receive in the trace")
 }
