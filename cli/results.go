@@ -101,6 +101,24 @@ type huntFailure struct {
 	Debug     string `json:"debug"`
 }
 
+// huntRun names a failing run: its seed (a seed hunt's) or its number
+// (an exploration's).
+type huntRun struct {
+	seed   uint64
+	run    int
+	bySeed bool
+}
+
+func (f huntFailure) run() huntRun {
+	if f.Seed != nil {
+		return huntRun{seed: *f.Seed, bySeed: true}
+	}
+	if f.Run != nil {
+		return huntRun{run: *f.Run}
+	}
+	return huntRun{run: -1}
+}
+
 func (f huntFailure) order() uint64 {
 	if f.Seed != nil {
 		return *f.Seed
@@ -270,16 +288,18 @@ func readResults(path, prog string) (*resultFile, error) {
 			}
 		}
 	}
-	// Each failure is a run it made, but a run that diverged, which an
-	// exploration does not count.
-	found := 0
+	// Each failure is of a run it made, but a run that diverged, which an
+	// exploration does not count. One run may break several predicates:
+	// explore --all records each distinct finding, so runs are counted,
+	// not failures (a new user's two-predicate exploration was refused).
+	failed := map[huntRun]bool{}
 	for _, f := range rf.Failures {
 		if f.Kind != "divergence" {
-			found++
+			failed[f.run()] = true
 		}
 	}
-	if rf.Runs < found {
-		return nil, badInput("%s: %d runs with %d failures (each failure is a run): not a file a hunt wrote as it is (edited?)", path, rf.Runs, found)
+	if rf.Runs < len(failed) {
+		return nil, badInput("%s: %d runs, %d of them failing: not a file a hunt wrote as it is (edited?)", path, rf.Runs, len(failed))
 	}
 	if err := checkRuns(path, &rf); err != nil {
 		return nil, err

@@ -158,3 +158,28 @@ safety("TermPositive", lambda: forall(L, lambda l: l.Term > 0))
 		t.Errorf("results merge --partial of one strict shard: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// A run that breaks two predicates is two findings of explore --all, and
+// results merge refused the file explore itself wrote ("2 runs with 4
+// failures (each failure is a run) ... edited?": a new user's SWIM).
+func TestMergeTakesAnExplorationWhoseRunBrokeTwoPredicates(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "two.star")
+	if err := os.WriteFile(script, []byte(`
+L = table("cli_test.Leading")
+safety("TermBelowOne", lambda: forall(L, lambda l: l.Term < 1))
+safety("TermAboveOne", lambda: forall(L, lambda l: l.Term > 1))
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := replayOf(roled)
+	res := filepath.Join(dir, "r.json")
+	code, out, errs := run("explore", "roled", "--check", script, "--budget", "1", "--all", "--results", res, "-o", filepath.Join(dir, "e.lz4"))
+	if code != 1 || !strings.Contains(out, "TermBelowOne") || !strings.Contains(out, "TermAboveOne") {
+		t.Fatalf("explore: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = run("results", "merge", res)
+	if code != 1 || !strings.Contains(out, "TermBelowOne") || !strings.Contains(out, "TermAboveOne") {
+		t.Fatalf("results merge of explore --all's own file: exit %d\n%s%s", code, out, errs)
+	}
+}
