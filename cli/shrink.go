@@ -26,6 +26,7 @@ type shrinkFlags struct {
 	asJSON    bool
 	output    string
 	budgets   scriptBudgetFlags
+	noLoss    bool
 }
 
 // defaultShrinkTime bounds a shrink given no --time: long enough for
@@ -97,6 +98,7 @@ evaluated on TRACE.`,
 	fl.DurationVar(&f.wall, "time", defaultShrinkTime, "stop after this much wall-clock time and keep the smallest run so far")
 	fl.BoolVar(&f.asJSON, "json", false, "print a summary as one JSON object")
 	fl.StringVarP(&f.output, "output", "o", "", "where to write the shrunk trace (default: TRACE-small.lz4)")
+	fl.BoolVar(&f.noLoss, "no-loss", false, "lose no message: keep every delivery (as for a liveness predicate), for a predicate that holds only on a network that loses nothing")
 	f.budgets.register(fl)
 	return cmd
 }
@@ -159,7 +161,7 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 	defer stop()
 	prog := a.progress()
 	res, err := shrink.Shrink(ctx, sys, data, shrink.Options{
-		Script: ref.Path, Predicate: f.predicate, Time: f.wall, From: path, HandlerBound: simBound(a.handlerBound),
+		Script: ref.Path, Predicate: f.predicate, Time: f.wall, From: path, HandlerBound: simBound(a.handlerBound), NoLoss: f.noLoss,
 		Check: simtest.Options{Registry: a.Registry, HandlerBound: simBound(a.handlerBound), MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget},
 		Progress: func(p shrink.Progress) {
 			prog.update("shrink %s: %s; %d candidates, %d events now (%d at start), %v",
@@ -173,6 +175,12 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 	files, err := writeShrunk(res, out)
 	if err != nil {
 		return err
+	}
+	if b, n := res.Before.Dropped, res.After.Dropped; n > b && !f.noLoss && res.Violation.Kind == "safety" {
+		// A new user's failure detector: the shrunk run broke its
+		// accuracy by losing messages, which the correct build fails too.
+		fmt.Fprintf(a.Stderr, "%s shrink: note: the network of the shrunk run dropped %s, that of %s %d; if %s holds only on a network that loses nothing, shrink with --no-loss\n",
+			a.name(), plural(n, "message"), path, b, res.Predicate)
 	}
 	if f.asJSON {
 		return a.shrinkJSON(res, path, ref.Name, files)

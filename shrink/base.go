@@ -178,6 +178,11 @@ type Size struct {
 	Faults  int `json:"faults"`
 	Crashes int `json:"crashes"`
 	Lost    int `json:"lost"`
+	// Dropped is the run's network drop counter (its end record's
+	// "lost"). In a shrunk run it counts every message the candidate did
+	// not deliver, also one its base never delivered (in flight at its
+	// end, or sent to a node that was down there).
+	Dropped int `json:"dropped"`
 	Inputs  int `json:"inputs"`
 	// Prefix counts a fork's kept steps #0..#fork_at among Events: the
 	// recording's, the same before and after (0 for a simulated run).
@@ -207,5 +212,8 @@ func sizeOf(f *record.File, latencyMax time.Duration) Size {
 		}
 	}
 	s.Faults = s.Crashes + s.Lost
+	for _, e := range f.Ends {
+		s.Dropped += int(e.Stats["lost"])
+	}
 	return s
 }

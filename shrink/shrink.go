@@ -43,6 +43,12 @@ type Options struct {
 	// whose handler does not return is given up on and does not fail
 	// the same way. A stuck candidate also ends when ctx is done.
 	HandlerBound time.Duration
+	// NoLoss: candidates lose no message, as for a liveness target: no
+	// delivery is left out, and messages a candidate's base never had
+	// are delivered. For a predicate that holds only on a network that
+	// loses nothing (a failure detector's accuracy), which a shrink that
+	// drops messages would break without the bug.
+	NoLoss bool
 }
 
 // Progress is where a shrink is.
@@ -118,10 +124,11 @@ type shrinker struct {
 	target     string
 	// liveness: the target is a liveness predicate, whose alarm any run
 	// raises once the network loses enough (every retry), whatever the
-	// bug. Its candidates lose no message the run they came from
-	// delivered: no delivery is removed, and messages their base never
-	// had are delivered.
+	// bug. Its candidates, and all with Options.NoLoss (lossless), lose
+	// no message the run they came from delivered: no delivery is
+	// removed, and messages their base never had are delivered.
 	liveness    bool
+	lossless    bool
 	started     time.Time
 	cur, best   *run
 	start       Size
@@ -156,6 +163,7 @@ func Shrink(ctx context.Context, sys *system.System, data []byte, opts Options) 
 	}
 	s.cur, s.best, s.start = orig, orig, orig.size
 	s.liveness = orig.v.Kind == "liveness"
+	s.lossless = s.liveness || opts.NoLoss
 	s.shrink()
 	return s.result()
 }
@@ -377,7 +385,7 @@ func (s *shrinker) shrink() {
 		})
 		s.faultsEarlierPhase()
 		s.timePhase()
-		if !s.liveness {
+		if !s.lossless {
 			s.ddminPhase("deliveries", func(e *entry) bool {
 				// A message to self is never lost in the simulator.
 				return e.Kind == node.KindRecv && e.Msg.From != e.Node
@@ -532,7 +540,7 @@ func (s *shrinker) nodesPhase() {
 			continue
 		}
 		pols := []policy{{}, {deliverNew: true}}
-		if s.liveness {
+		if s.lossless {
 			pols = pols[1:] // try makes every policy deliver new messages
 		}
 		for _, pol := range pols {
@@ -577,7 +585,7 @@ func all(n int) []bool {
 func (s *shrinker) try(b *base, keep []bool, pol policy, nodes int) *run {
 	s.candidates++
 	defer s.progress()
-	if s.liveness {
+	if s.lossless {
 		pol.deliverNew = true
 	}
 	slack := 2 * s.cfg.LatencyMax
