@@ -376,6 +376,12 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	} else {
 		a.exploreText(sys, cfg, f, sum, written, diverged, earlier)
 	}
+	if len(sum.Found) == 0 && diverged == nil && sum.Runs > 0 {
+		// pct and delay-rtc found nothing on a new user's failure
+		// detector, whose bug needs a slow reply: no strategy here makes
+		// one (docs/exploration.md, Limits), and the summary said nothing.
+		fmt.Fprintf(a.Stderr, "%s explore: note: explored runs deliver each message at the earliest moment its latency window allows, so a bug that needs a slow message (a timeout firing before a reply) is out of their reach; a seed hunt (sim --seeds FROM-TO --check) draws latencies\n", a.name())
+	}
 	code := 0
 	switch {
 	case diverged != nil:

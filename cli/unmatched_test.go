@@ -61,6 +61,11 @@ safety("TermPositive", lambda: forall(L, lambda l: l.Term > 0))
 	if code != 0 || !strings.Contains(out, "warning: in all 2 runs: "+want) {
 		t.Errorf("explore: exit %d\n%s%s", code, out, errs)
 	}
+	// Finding nothing, explore says what its runs cannot reach (a new
+	// user's failure detector needed a slow reply).
+	if !strings.Contains(errs, "explore: note: explored runs deliver each message at the earliest moment") {
+		t.Errorf("explore that found nothing: no note of what it cannot reach:\n%s", errs)
+	}
 	code, out, errs = run("explore", "roled", "--check", script, "--budget", "2", "--json", "-o", filepath.Join(dir, "e.lz4"))
 	if code != 0 || !strings.Contains(out, `"did_you_mean": "cli_test.Leading"`) {
 		t.Errorf("explore --json: exit %d\n%s%s", code, out, errs)
