@@ -123,6 +123,19 @@ nothing else decided the exit (a violation's 1 outranks it).`,
 	return cmd
 }
 
+// saySlowDerived notes on stderr, while the check goes on, a derived
+// value slow to evaluate: a new user's value grew by 4,000 elements a
+// step, and the check crawled for minutes within every budget without a
+// word of why.
+func (a *App) saySlowDerived(s predicates.SlowDerived) {
+	holds := ""
+	if s.Size >= 0 {
+		holds = fmt.Sprintf(" (its value holds %s)", plural(s.Size, "element"))
+	}
+	fmt.Fprintf(a.Stderr, "note: derived value %q took %v to evaluate at #%d%s: each evaluation that changes it rebuilds, copies and compares the whole value; keep derived values small (a count, a bounded window), docs/predicates.md \"Predicates that stay cheap\"\n",
+		s.Name, s.Took.Round(time.Millisecond), s.Step, holds)
+}
+
 // strictTablesUsage is --strict-tables' help, the same for every verb that
 // checks.
 const strictTablesUsage = "a table that matched no object in the steps checked (every run, in a search) is an error, exit 4, not a warning: a misspelt type name behind an interface cannot be refused at load"
@@ -234,7 +247,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		fmt.Fprintln(a.Stderr, "note: liveness intervals open at the trace's end are not judged; --allow-damaged judges them as at the end of the run")
 	}
 	popts := predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to,
-		CutShort: tr.Incomplete(replayed) && !f.damage.allow}
+		CutShort: tr.Incomplete(replayed) && !f.damage.allow, Slow: a.saySlowDerived}
 	c, err := predicates.Load(script.Path, r, popts)
 	if err != nil {
 		return badInput("%v", err)

@@ -1,6 +1,7 @@
 package predicates
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -42,7 +43,28 @@ type Options struct {
 	// liveness intervals still open there are left unjudged and the
 	// report is not complete.
 	CutShort bool
+	// Slow, if set, hears of each derived value once, the first time one
+	// evaluation of it (with freezing and comparing its value) takes
+	// SlowAfter (0: SlowDerivedAfter) or more: a value that grows every
+	// step makes a check crawl within every budget, with nothing to say
+	// which.
+	Slow      func(SlowDerived)
+	SlowAfter time.Duration
 }
+
+// SlowDerived is a derived value whose evaluation took Took at Step;
+// Size is how many elements its value holds at the top (a list, tuple
+// or dict), or -1.
+type SlowDerived struct {
+	Name string
+	Step int
+	Took time.Duration
+	Size int
+}
+
+// SlowDerivedAfter is how long one evaluation of a derived value may take
+// before Options.Slow hears of it.
+const SlowDerivedAfter = 250 * time.Millisecond
 
 // DefaultMaxSteps is the default Starlark step budget per evaluation.
 const DefaultMaxSteps = 10_000_000
@@ -197,6 +219,8 @@ type Derived struct {
 	since int64
 	Evals int
 	err   bool
+	// slowSaid: Options.Slow heard of it.
+	slowSaid bool
 	// In a watcher: the Sync the value was computed for, and whether it
 	// is being computed (watchDerived).
 	watchGen  int
@@ -535,6 +559,9 @@ func (c *Checker) call(f *frame, fn starlark.Callable, args starlark.Tuple) (sta
 }
 
 func (c *Checker) evalDerived(d *Derived) {
+	if c.opts.Slow != nil && !d.slowSaid {
+		defer c.timeDerived(d, time.Now())
+	}
 	c.forget(d.frame)
 	d.frame.witness = nil
 	v, err := c.call(d.frame, d.fn, nil)
@@ -567,6 +594,26 @@ func (c *Checker) evalDerived(d *Derived) {
 		d.hist = d.hist[len(d.hist)-d.keep:]
 	}
 	c.changed(dep{depDerived, d.id, 0})
+}
+
+// timeDerived tells Options.Slow of d if its evaluation begun at start
+// was slow.
+func (c *Checker) timeDerived(d *Derived, start time.Time) {
+	took := time.Since(start)
+	if took < cmp.Or(c.opts.SlowAfter, SlowDerivedAfter) || d.err {
+		return
+	}
+	d.slowSaid = true
+	size := -1
+	switch v := d.value.(type) {
+	case *starlark.List:
+		size = v.Len()
+	case starlark.Tuple:
+		size = len(v)
+	case *starlark.Dict:
+		size = v.Len()
+	}
+	c.opts.Slow(SlowDerived{Name: d.name, Step: c.step, Took: took, Size: size})
 }
 
 // derivedFailed reports d's failure. It has no value from now on, and

@@ -1,0 +1,39 @@
+package predicates_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/predicates"
+)
+
+// A derived value that grew by thousands of elements a step made a new
+// user's check crawl for minutes within every budget, and nothing said
+// which value. Options.Slow hears of each slow derived value once, with
+// the size of its value.
+func TestSlowDerivedValuesAreToldOnce(t *testing.T) {
+	var heard []predicates.SlowDerived
+	c, err := predicates.LoadSource("grow.star", []byte(`
+A = table("paxos.Agent")
+def grow():
+    return (big() or []) + [a.Promised for a in A] * 10
+big = derived("big", grow)
+small = derived("small", lambda: len(A))
+safety("Fine", lambda: len(big()) >= 0 and small() >= 0)
+`), simReplayer(t, paxos.System), predicates.Options{To: 40, SlowAfter: time.Nanosecond,
+		Slow: func(s predicates.SlowDerived) { heard = append(heard, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Run(predicates.RunOptions{})
+	if err != nil || len(rep.Errors) > 0 {
+		t.Fatal(err, rep.Errors)
+	}
+	if len(heard) != 2 || heard[0].Name != "big" || heard[1].Name != "small" {
+		t.Fatalf("heard %+v, want big and small once each", heard)
+	}
+	if heard[0].Size <= 0 || heard[1].Size != -1 || heard[0].Took <= 0 {
+		t.Fatalf("heard %+v: want big's size and small's -1 (an int)", heard)
+	}
+}
