@@ -368,6 +368,23 @@ and keep its complete trace, exit 0).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badInput("%v (%ssee %s --help)", err, flagTypo(c, err), c.CommandPath())
 	})
+	// cobra's own help command answers a topic it does not know with
+	// "Unknown help topic" and exit 0.
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || cmd == nil || len(rest) > 0 {
+				typed := strings.Join(args, " ")
+				if len(args) > 0 {
+					typed = args[len(args)-1]
+				}
+				return badInput("%s", unknownCommand(fmt.Sprintf("unknown command %q for %q%s", typed, root.Name(), suggest(root, typed)), a.name()))
+			}
+			return cmd.Help()
+		},
+	})
 	root.AddCommand(a.simCmd(), a.infoCmd(), a.eventsCmd(), a.verifyCmd(), a.mergeCmd(), a.checkCmd(), a.demoCmd(), a.indexCmd(), a.debugCmd(), a.benchCmd(), a.scheduleCmd(), a.forkCmd(), a.exploreCmd(), a.criticalCmd(), a.predictCmd(), a.shrinkCmd(), a.exportCmd(), a.reportCmd(), a.vetCmd(), a.whyCmd(), a.stateCmd(), a.historyCmd(), a.resultsCmd())
 	for _, c := range root.Commands() {
 		c.SilenceErrors, c.SilenceUsage = true, true

@@ -325,6 +325,11 @@ func clip(s string) string {
 func TestMistypedCommandsSayWhatWasMeant(t *testing.T) {
 	dir := t.TempDir()
 	badInput(t, replay(t, dir, "chekc", "x.lz4"), `unknown command "chekc": did you mean "check"?`)
+	// cobra's help command said "Unknown help topic" and exited 0.
+	badInput(t, replay(t, dir, "help", "chekc"), `unknown command "chekc": did you mean "check"?`)
+	if r := replay(t, dir, "help", "check"); r.code != 0 || !strings.Contains(r.stdout, "Replay the traces") {
+		t.Errorf("help check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	r := replay(t, dir, "results", "mrge", "a.json")
 	badInput(t, r, `unknown command "mrge": did you mean "merge"?`)
 	if r.stdout != "" {
