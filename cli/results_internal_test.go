@@ -232,7 +232,7 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 		{"done but not complete", sim(), func(rf *resultFile) { rf.Complete = false }, "complete=false"},
 		{"another seed", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim paxos --seed 9 -o x.lz4" }, "runs seed 9, not 5"},
 		{"another system", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim raft --seed 5 -o x.lz4" }, `runs system "raft"`},
-		{"fewer runs than failures", sim(), func(rf *resultFile) { rf.Runs, rf.Complete, rf.Stopped = 0, false, "failure" }, "0 runs with 1 failures"},
+		{"fewer runs than failing runs", sim(), func(rf *resultFile) { rf.Runs, rf.Complete, rf.Stopped = 0, false, "failure" }, "0 runs, 1 of them failing"},
 		// A hostile pass's edits that merged: an interrupted shard that
 		// exited 1, and a divergence with a failure after it.
 		{"interrupted with exit 1", sim(), func(rf *resultFile) { rf.Stopped, rf.Complete = "interrupted", false }, `stopped "interrupted" but exited 1`},
