@@ -310,25 +310,34 @@ func unknownCommand(msg, prog string) string {
 	if !ok || !strings.HasPrefix(head, "unknown command ") {
 		return msg
 	}
-	cmd, _, _ := strings.Cut(strings.TrimPrefix(head, "unknown command "), " for ")
-	var quoted []string
-	for _, s := range strings.Fields(suggestions) {
-		quoted = append(quoted, strconv.Quote(s))
+	quoted, _, _ := strings.Cut(strings.TrimPrefix(head, "unknown command "), " for ")
+	typed, err := strconv.Unquote(quoted)
+	if err != nil {
+		return msg
 	}
-	return fmt.Sprintf("unknown command %s: did you mean %s? (%s --help lists the commands)", cmd, strings.Join(quoted, " or "), prog)
+	return didYouMean(typed, strings.Fields(suggestions), prog)
 }
 
-// suggest is cobra's "Did you mean this?" block for a mistyped
-// subcommand of cmd, or "".
-func suggest(cmd *cobra.Command, typed string) string {
+// didYouMean is the one line for a command typed under prog that is not
+// one of its commands, naming the nearest (cobra's suggestions).
+func didYouMean(typed string, suggestions []string, prog string) string {
+	if len(suggestions) == 0 {
+		return fmt.Sprintf("unknown command %q for %q", typed, prog)
+	}
+	var quoted []string
+	for _, s := range suggestions {
+		quoted = append(quoted, strconv.Quote(s))
+	}
+	return fmt.Sprintf("unknown command %q: did you mean %s? (%s --help lists the commands)", typed, strings.Join(quoted, " or "), prog)
+}
+
+// unknownSubcommand is badInput for typed, not a subcommand of cmd
+// (called prog in messages).
+func unknownSubcommand(cmd *cobra.Command, typed, prog string) error {
 	if cmd.SuggestionsMinimumDistance <= 0 {
 		cmd.SuggestionsMinimumDistance = 2 // as cobra's own lookup sets it
 	}
-	names := cmd.SuggestionsFor(typed)
-	if len(names) == 0 {
-		return ""
-	}
-	return "\n\nDid you mean this?\n\t" + strings.Join(names, "\n\t") + "\n"
+	return badInput("%s", didYouMean(typed, cmd.SuggestionsFor(typed), prog))
 }
 
 func oneLine(s string) string {
@@ -380,7 +389,7 @@ and keep its complete trace, exit 0).`,
 				if len(args) > 0 {
 					typed = args[len(args)-1]
 				}
-				return badInput("%s", unknownCommand(fmt.Sprintf("unknown command %q for %q%s", typed, root.Name(), suggest(root, typed)), a.name()))
+				return unknownSubcommand(root, typed, a.name())
 			}
 			return cmd.Help()
 		},

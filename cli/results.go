@@ -326,7 +326,8 @@ func readResults(path, prog string) (*resultFile, error) {
 			return nil, badInput("%s: %s's reproduce command %s: not a file a hunt wrote as it is (edited?)", path, f.name(), err)
 		}
 	}
-	implied := strictExit(rf.Hunt, impliedExit(rf.Hunt.Kind, rf.Failures), rf.Unmatched)
+	byFailures := impliedExit(rf.Hunt.Kind, rf.Failures)
+	implied := strictExit(rf.Hunt, byFailures, rf.Unmatched)
 	if rf.Exit == ExitOK && len(rf.Failures) > 0 {
 		// A hunt records only failures --fail-on counts, and exits with
 		// the first one's code.
@@ -338,7 +339,7 @@ func readResults(path, prog string) (*resultFile, error) {
 	// what a hunt wrote.
 	if rf.Exit != implied && rf.Exit != ExitInterrupted {
 		gave := "its failures give"
-		if implied != impliedExit(rf.Hunt.Kind, rf.Failures) {
+		if implied != byFailures {
 			gave = "its tables that matched nothing (--strict-tables) give"
 		}
 		return nil, badInput("%s: the shard exited %d but %s %d: not a file a hunt wrote as it is (edited?)", path, rf.Exit, gave, implied)
@@ -542,7 +543,7 @@ split across machines.`,
 				}
 				return cmd.Help()
 			}
-			return badInput("%s", unknownCommand(fmt.Sprintf("unknown command %q for %q%s", args[0], cmd.CommandPath(), suggest(cmd, args[0])), a.name()+" results"))
+			return unknownSubcommand(cmd, args[0], a.name()+" results")
 		},
 	}
 	var asJSON, partial bool
@@ -714,11 +715,12 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 		}
 		return &exitError{m.Exit, fmt.Errorf("no failure, but shard(s) %s were interrupted before the end of their slice: run them again and merge", intList(interrupted))}
 	}
-	if i := slices.IndexFunc(m.Failures, func(f huntFailure) bool { return failureExit(f.Kind) == m.Exit }); i < 0 {
+	// The error names the first failure of the kind that decided the exit.
+	i := slices.IndexFunc(m.Failures, func(f huntFailure) bool { return failureExit(f.Kind) == m.Exit })
+	if i < 0 {
 		return strictTables(m.Unmatched, m.unmatched.In("run")) // no failure: the tables decided
 	}
-	// The error names the first failure of the kind that decided the exit.
-	f := m.Failures[slices.IndexFunc(m.Failures, func(f huntFailure) bool { return failureExit(f.Kind) == m.Exit })]
+	f := m.Failures[i]
 	switch m.Exit {
 	case ExitPredicateError:
 		return &exitError{m.Exit, fmt.Errorf("%s: a predicate could not be evaluated (not fully checked)", f.name())}
@@ -736,10 +738,6 @@ var stopReasons = map[string][]string{
 	"explore": {"budget", "time", "exhausted", "interrupted", "violation", "predicate error", "divergence", "stall"},
 }
 
-// impliedExit is the code a hunt of kind exits with after failures (when
-// not interrupted): a seed hunt's worst failure's, as worseExit ranks
-// them; an exploration stops at a divergence (3), and otherwise exits 4
-// for a predicate error and 1 for a violation.
 // strictExit is the exit of a hunt that exited code for its failures,
 // after --strict-tables (when the hunt ran with it) judged the tables that
 // matched no object in its runs: 4 when nothing else decided.
@@ -750,6 +748,10 @@ func strictExit(id huntID, code int, unmatched []predicates.UnmatchedTable) int 
 	return code
 }
 
+// impliedExit is the code a hunt of kind exits with after failures (when
+// not interrupted): a seed hunt's worst failure's, as worseExit ranks
+// them; an exploration stops at a divergence (3), and otherwise exits 4
+// for a predicate error and 1 for a violation.
 func impliedExit(kind string, failures []huntFailure) int {
 	code := ExitOK
 	for _, f := range failures {

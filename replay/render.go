@@ -63,16 +63,18 @@ func (r *Renderer) messageForms(typ string, payload []byte, wantLine, wantJSON b
 	if wantLine {
 		line = fmt.Sprintf("%s(%d bytes)", typ, len(payload))
 		if decoded {
-			line = formatValue(m, 0)
+			var foldable bool
+			line, foldable = formatValue(m, 0)
 			// Long containers summarised, so that the fields after them
 			// still show: a view change's OpNum came after its whole
 			// log, past the cut (a new user's). Shorter ones too, if
-			// that is not enough.
+			// that is not enough. A message with no container below the
+			// top (protobuf's, which prints itself) is formatted once.
 			for _, fold := range []int{foldLong, foldShort} {
-				if len(line) <= maxLineMessage {
+				if len(line) <= maxLineMessage || !foldable {
 					break
 				}
-				line = formatValue(m, fold)
+				line, _ = formatValue(m, fold)
 			}
 			line = typ + shorten(line, maxLineMessage)
 		}
@@ -97,15 +99,24 @@ const (
 	foldShort = 8
 )
 
-// formatValue is m as writeValue writes it; fold > 0 summarises the
-// containers below the top whose text would be longer than fold.
-func formatValue(m any, fold int) string {
+// folding is what writeValue does with the slices, arrays and maps below
+// the top: limit > 0 summarises those whose text would be longer; met
+// says whether there were any.
+type folding struct {
+	limit int
+	met   bool
+}
+
+// formatValue is m as writeValue writes it, folding containers longer
+// than fold (0: none), and whether it has any container to fold.
+func formatValue(m any, fold int) (string, bool) {
 	v := reflect.ValueOf(m)
 	for v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()
 	}
 	var b strings.Builder
-	writeValue(&b, v, 0, fold)
+	f := &folding{limit: fold}
+	writeValue(&b, v, 0, f)
 	// Protobuf's text form inserts random extra spaces on purpose (so no
 	// one relies on it); collapsing runs of spaces keeps lines stable
 	// between runs, at the cost of runs of spaces inside string values.
@@ -113,7 +124,7 @@ func formatValue(m any, fold int) string {
 	if v.Kind() != reflect.Struct {
 		s = "(" + s + ")"
 	}
-	return s
+	return s, f.met
 }
 
 // maxShownDepth bounds how deep a message is printed, and maxShownBytes
@@ -137,7 +148,7 @@ var (
 // time.Time shows as RFC 3339 in UTC, to the nanosecond, as `state`,
 // `history` and the debugger show times. A type with its own String,
 // Error or Format method still prints itself (protobuf's text form).
-func writeValue(b *strings.Builder, v reflect.Value, depth, fold int) {
+func writeValue(b *strings.Builder, v reflect.Value, depth int, f *folding) {
 	if !v.IsValid() {
 		b.WriteString("<nil>")
 		return
@@ -160,11 +171,15 @@ func writeValue(b *strings.Builder, v reflect.Value, depth, fold int) {
 		return
 	}
 	switch k := v.Kind(); {
-	case fold > 0 && depth > 0 && (k == reflect.Slice || k == reflect.Array || k == reflect.Map):
+	case depth > 0 && (k == reflect.Slice || k == reflect.Array || k == reflect.Map):
+		f.met = true
+		if f.limit <= 0 {
+			break
+		}
 		var inner strings.Builder
-		writeValue(&inner, v, depth, 0)
+		writeValue(&inner, v, depth, &folding{})
 		switch {
-		case inner.Len() <= fold:
+		case inner.Len() <= f.limit:
 			b.WriteString(inner.String())
 		case k == reflect.Map:
 			fmt.Fprintf(b, "map[...%d entries]", v.Len())
@@ -180,13 +195,13 @@ func writeValue(b *strings.Builder, v reflect.Value, depth, fold int) {
 			return
 		}
 		b.WriteByte('&')
-		writeValue(b, v.Elem(), depth+1, fold)
+		writeValue(b, v.Elem(), depth+1, f)
 	case reflect.Interface:
 		if v.IsNil() {
 			b.WriteString("<nil>")
 			return
 		}
-		writeValue(b, v.Elem(), depth+1, fold)
+		writeValue(b, v.Elem(), depth+1, f)
 	case reflect.Struct:
 		b.WriteByte('{')
 		for i := range t.NumField() {
@@ -195,7 +210,7 @@ func writeValue(b *strings.Builder, v reflect.Value, depth, fold int) {
 			}
 			b.WriteString(t.Field(i).Name)
 			b.WriteByte(':')
-			writeValue(b, v.Field(i), depth+1, fold)
+			writeValue(b, v.Field(i), depth+1, f)
 		}
 		b.WriteByte('}')
 	case reflect.Slice, reflect.Array:
@@ -204,7 +219,7 @@ func writeValue(b *strings.Builder, v reflect.Value, depth, fold int) {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
-			writeValue(b, v.Index(i), depth+1, fold)
+			writeValue(b, v.Index(i), depth+1, f)
 		}
 		b.WriteByte(']')
 	case reflect.Map:
@@ -213,9 +228,9 @@ func writeValue(b *strings.Builder, v reflect.Value, depth, fold int) {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
-			writeValue(b, e.Key, depth+1, fold)
+			writeValue(b, e.Key, depth+1, f)
 			b.WriteByte(':')
-			writeValue(b, e.Value, depth+1, fold)
+			writeValue(b, e.Value, depth+1, f)
 		}
 		b.WriteByte(']')
 	case reflect.Bool:
