@@ -105,11 +105,14 @@ func damageLines(files []*record.File) []string {
 }
 
 // stretch says where an unknown stretch of a node's state begins and
-// ends, in words: ("after #A" or "from the start", "its restart at #B"
-// or "the end").
+// ends, in words: ("after #A", "after its crash at #A" or "from the
+// start", "its restart at #B" or "the end").
 func stretch(u replay.Unknown) (after, until string) {
 	after, until = fmt.Sprintf("after #%d", u.After), "the end"
-	if u.After < 0 {
+	switch {
+	case u.Down:
+		after = fmt.Sprintf("after its crash at #%d", u.After) // down till then, not lost
+	case u.After < 0:
 		after = "from the start" // nothing of the node was recorded before
 	}
 	if u.Until >= 0 {

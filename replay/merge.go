@@ -100,6 +100,10 @@ type Unknown struct {
 	// Killed says the stretch is a killed process's end (its segment has
 	// no end record): a crash of the node, not a loss of recording.
 	Killed bool
+	// Down says the node's last recorded event before the stretch is its
+	// crash: it was down when its recording stopped, and what is unknown
+	// is whether and how it came back, not a state it ran in.
+	Down bool `json:",omitempty"`
 }
 
 // Covers reports whether the node's state is unknown once step pos has
@@ -672,7 +676,8 @@ func (t *Trace) findTruncations() {
 			t.Unknown[c.node][i].Killed = t.Unknown[c.node][i].Killed && c.killed
 			continue
 		}
-		t.Unknown[c.node] = append(t.Unknown[c.node], Unknown{After: after, Until: until, Reason: c.reason, Killed: c.killed && c.stop == nil})
+		down := after >= 0 && t.Event(after).Kind == node.KindCrash
+		t.Unknown[c.node] = append(t.Unknown[c.node], Unknown{After: after, Until: until, Reason: c.reason, Killed: c.killed && c.stop == nil, Down: down})
 	}
 }
 

@@ -692,3 +692,51 @@ func TestCancelledTimersAreNamed(t *testing.T) {
 	}
 	t.Fatal("no event cancelled a timer: the test proves nothing")
 }
+
+// TestTruncatedTraceTellsADownNodeFromALostOne cuts recordings of runs
+// with churn: a node whose last recorded event is its crash was down when
+// the recording stopped, and its unknown stretch says so (Unknown.Down),
+// where a running node's does not.
+func TestTruncatedTraceTellsADownNodeFromALostOne(t *testing.T) {
+	down, running := 0, 0
+	for seed := uint64(1); seed <= 12 && (down == 0 || running == 0); seed++ {
+		cfg := sim.DefaultConfig()
+		cfg.Seed, cfg.Time, cfg.Steps, cfg.Churn = seed, time.Minute, 40_000, 0.5
+		var buf bytes.Buffer
+		if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
+			t.Fatal(err)
+		}
+		data := buf.Bytes()[:buf.Len()*3/4]
+		f, err := record.Read(bytes.NewReader(data), "cut.lz4", int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := replay.Merge([]*record.File{f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range tr.Nodes {
+			steps := tr.NodeSteps(id)
+			last := steps[len(steps)-1]
+			if last == tr.Len()-1 {
+				continue
+			}
+			u, ok := tr.UnknownAt(id, tr.Len()-1)
+			if !ok {
+				t.Fatalf("seed %d: %s is not unknown after the cut", seed, id)
+			}
+			crashed := tr.Event(last).Kind == node.KindCrash
+			if u.Down != crashed {
+				t.Fatalf("seed %d: %s's last event #%d is a crash: %v; its stretch says Down=%v", seed, id, last, crashed, u.Down)
+			}
+			if crashed {
+				down++
+			} else {
+				running++
+			}
+		}
+	}
+	if down == 0 || running == 0 {
+		t.Fatalf("no cut found both a down node (%d) and a running one (%d)", down, running)
+	}
+}

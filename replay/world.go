@@ -219,7 +219,10 @@ func (r *Replayer) unknownAt(id node.ID, step int) string {
 		switch {
 		case u.Covers(step):
 			after := fmt.Sprintf("since its last recorded event at #%d", u.After)
-			if u.After < 0 {
+			switch {
+			case u.Down:
+				after = fmt.Sprintf("since its crash at #%d (it was down; whether it came back is not recorded)", u.After)
+			case u.After < 0:
 				after = "from the start"
 			}
 			return fmt.Sprintf("state unknown %s: %s", after, u.Reason)
