@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,5 +133,70 @@ func TestFewerSegmentsSaysWhy(t *testing.T) {
 	}
 	if stats.Segments != 1 || !strings.Contains(stats.String(), "too few to split") || !strings.Contains(stats.String(), fmt.Sprintf("--warmup %d", tr.Len())) {
 		t.Fatalf("stats %q: want one segment and the reason", stats)
+	}
+}
+
+// TestCrashBuiltinsTakeEverySeam: "which nodes ever crashed" written as
+// an accumulator (a derived value reading its own last value) cannot be
+// known a warm-up after a seam, so --jobs refused its seams and checked
+// everything again; down_nodes() and crashes() read the trace's index,
+// so a segment knows them at once, takes its seam, and reports what the
+// sequential check reports.
+func TestCrashBuiltinsTakeEverySeam(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Steps, cfg.Time, cfg.Churn = 5, 6000, time.Hour, 0.5
+	tr, err := replay.FromBytes(simulate(t, paxos.System, cfg), "paxos.lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	scriptOf := func(name, body string) func(*replay.Replayer, int) (*predicates.Checker, error) {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return func(r *replay.Replayer, from int) (*predicates.Checker, error) {
+			return predicates.Load(path, r, predicates.Options{From: from, To: -1})
+		}
+	}
+	const judge = `
+safety("FewDown", lambda: len(down_nodes()) < 3)
+safety("FewCrashed", lambda: len(ever()) < 6, aux = lambda: {"ever": ever(), "down": down_nodes()})
+`
+	builtin := scriptOf("builtin.star", `
+ever = derived("ever", lambda: [n for n in nodes() if crashes(n) > 0])
+`+judge)
+	accumulated := scriptOf("accumulated.star", `
+def _ever():
+    before = ever() or []
+    if event.kind == "crash" and event.node not in before:
+        return sorted(before + [event.node])
+    return before
+ever = derived("ever", _ever)
+`+judge)
+	n := tr.Len()
+	marks := []int{n / 3, 2 * n / 3}
+	for _, tc := range []struct {
+		name    string
+		load    func(*replay.Replayer, int) (*predicates.Checker, error)
+		refuses bool
+	}{{"accumulated", accumulated, true}, {"built-ins", builtin, false}} {
+		seq, seqErr := sequential(t, tr, tc.load)
+		if seqErr != nil {
+			t.Fatal(seqErr)
+		}
+		if len(seq.Violations) == 0 {
+			t.Fatalf("%s: no violation in the sequential check: the run has too few crashes to test anything", tc.name)
+		}
+		rep, stats, err := parcheck.Check(tr, examples.Registry(), parcheck.Options{Marks: marks, Warmup: 200, Load: tc.load, To: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := report(t, rep), report(t, seq); got != want {
+			t.Fatalf("%s: %s: the report differs from Run's\nRun:\n%s\nparallel:\n%s", tc.name, stats, want, got)
+		}
+		if refused := len(stats.Refused) > 0; refused != tc.refuses {
+			t.Fatalf("%s: %s; refused seams: %v, want %v", tc.name, stats, refused, tc.refuses)
+		}
 	}
 }

@@ -45,6 +45,8 @@ func (c *Checker) builtins() starlark.StringDict {
 		"timers":          b("timers", c.timersBuiltin),
 		"tasks":           b("tasks", c.tasksBuiltin),
 		"unknown_nodes":   b("unknown_nodes", c.unknownNodes),
+		"down_nodes":      b("down_nodes", c.downNodes),
+		"crashes":         b("crashes", c.crashesBuiltin),
 		"nodes":           b("nodes", c.nodesBuiltin),
 		"struct":          starlark.NewBuiltin("struct", starlarkstruct.Make),
 		"history":         b("history", c.declHistory),
@@ -402,6 +404,46 @@ func (c *Checker) unknownNodes(_ *starlark.Thread, b *starlark.Builtin, args sta
 	}
 	sort.Strings(ids)
 	return stringList(ids), nil
+}
+
+// down_nodes(): the nodes down at this step (a crash event, no restart
+// since), each with the time of its crash. Read from the trace's index,
+// not accumulated step by step, so a segment of check --jobs or a fork's
+// check sees what a whole check sees.
+func (c *Checker) downNodes(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackPositionalArgs("down_nodes", args, kwargs, 0); err != nil {
+		return nil, err
+	}
+	c.read(downDep)
+	if c.down != nil {
+		return c.down, nil
+	}
+	tr := c.r.Trace()
+	d := starlark.NewDict(0)
+	for _, id := range tr.Nodes {
+		if crash, down := tr.DownAt(id, c.step); down {
+			if err := d.SetKey(starlark.String(id), starlark.MakeInt64(tr.Event(crash).Time-c.start)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	d.Freeze()
+	c.down = d
+	return d, nil
+}
+
+// crashes(node): how many crash events the node had up to this step.
+func (c *Checker) crashesBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var n starlark.Value
+	if err := starlark.UnpackArgs("crashes", args, kwargs, "node", &n); err != nil {
+		return nil, err
+	}
+	id, err := c.nodeArg("crashes", n)
+	if err != nil {
+		return nil, err
+	}
+	c.read(downDep)
+	return starlark.MakeInt(c.r.Trace().Crashes(id, c.step)), nil
 }
 
 func (c *Checker) nodesBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

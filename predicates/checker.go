@@ -128,6 +128,9 @@ type Checker struct {
 	msgs     msgWindow
 	unknown  map[node.ID]bool
 	flips    map[int][]node.ID // steps at which a node's state becomes unknown or known
+	// down is down_nodes()'s value, kept until a crash or restart (or a
+	// step that does not follow the last) makes it stale: nil then.
+	down *starlark.Dict
 	nodeIdx  map[node.ID]int
 	evaluate bool // first evaluated step: everything is dirty
 
@@ -407,6 +410,10 @@ func (c *Checker) Observe() error {
 	step := c.r.Pos()
 	ev := c.r.Recorded()
 	c.dropAux(c.step)
+	if ev.Kind == node.KindCrash || ev.Kind == node.KindRestart || step != c.step+1 {
+		c.down = nil
+		c.changed(downDep)
+	}
 	c.step, c.ev = step, ev
 	c.last = StepStats{}
 	t := ev.Time - c.start

@@ -23,6 +23,7 @@ const (
 	depGapBefore                    // the gap before one row of an ordered index (sub: the row, 0: the end)
 	depGapAfter                     // the gap after one row of an ordered index (sub: the row, 0: the start)
 	depElems                        // the elements of a chained list column read by index: id is the row, sub the column number
+	depDown                         // down_nodes(), crashes(): which nodes are down, how often each crashed
 )
 
 // dep identifies one thing an evaluation can read. Rows are tracked per
@@ -40,6 +41,7 @@ var (
 	timeDep    = dep{kind: depTime}
 	msgsDep    = dep{kind: depMsgs}
 	unknownDep = dep{kind: depUnknown}
+	downDep    = dep{kind: depDown}
 )
 
 type frameKind uint8

@@ -59,6 +59,9 @@ type Trace struct {
 type nodeSteps struct {
 	steps []int
 	runs  []seqRun
+	// crashes and restarts are the steps of its crash and restart events,
+	// ascending: whether it was down at a step, read without replaying.
+	crashes, restarts []int
 }
 
 // seqRun says that steps[at], steps[at+1], ... hold seqs seq, seq+1, ...
@@ -484,6 +487,12 @@ func (ix *indexer) index(i int, ev *node.Event, fi uint16) {
 		ns.runs = append(ns.runs, seqRun{ev.Seq, 0})
 	}
 	ns.steps = append(ns.steps, i)
+	switch ev.Kind {
+	case node.KindCrash:
+		ns.crashes = append(ns.crashes, i)
+	case node.KindRestart:
+		ns.restarts = append(ns.restarts, i)
+	}
 	if ev.Kind == node.KindRecv {
 		t.recv = append(t.recv, receipt{from: t.intern(ev.From), index: ev.MsgIndex, seq: ev.MsgSeq, step: i})
 	}
@@ -770,6 +779,34 @@ func (t *Trace) NodeSteps(id node.ID) []int {
 		return ns.steps
 	}
 	return nil
+}
+
+// Crashes counts the node's crash events at or before step pos.
+func (t *Trace) Crashes(id node.ID, pos int) int {
+	if ns := t.byNode[id]; ns != nil {
+		return sort.SearchInts(ns.crashes, pos+1)
+	}
+	return 0
+}
+
+// DownAt reports whether the node is down once step pos has executed (a
+// crash event of it at or before pos, and no restart since), and the
+// step of that crash. A node whose recording stopped is not down for it:
+// its state is unknown (UnknownAt).
+func (t *Trace) DownAt(id node.ID, pos int) (crash int, down bool) {
+	ns := t.byNode[id]
+	if ns == nil {
+		return 0, false
+	}
+	i := sort.SearchInts(ns.crashes, pos+1)
+	if i == 0 {
+		return 0, false
+	}
+	crash = ns.crashes[i-1]
+	if j := sort.SearchInts(ns.restarts, pos+1); j > 0 && ns.restarts[j-1] > crash {
+		return 0, false
+	}
+	return crash, true
 }
 
 // LastStepOf returns the node's last step at or before pos (false if none).
