@@ -116,21 +116,21 @@ type Checker struct {
 	scan      *scanner
 	plain     plainTypes // column types hashed as raw bytes
 
-	step     int
-	ev       *node.Event
-	codec    *node.Codec // decodes event.msg; nil when the system is unknown
-	system   string
-	msgStep  int            // the step msgVal was decoded at
-	msgVal   starlark.Value // event.msg, decoded once per step
-	start    int64
-	now      int64 // time frontier: the latest event time seen, since start
-	nodeNow  map[node.ID]int64
-	msgs     msgWindow
-	unknown  map[node.ID]bool
-	flips    map[int][]node.ID // steps at which a node's state becomes unknown or known
+	step    int
+	ev      *node.Event
+	codec   *node.Codec // decodes event.msg; nil when the system is unknown
+	system  string
+	msgStep int            // the step msgVal was decoded at
+	msgVal  starlark.Value // event.msg, decoded once per step
+	start   int64
+	now     int64 // time frontier: the latest event time seen, since start
+	nodeNow map[node.ID]int64
+	msgs    msgWindow
+	unknown map[node.ID]bool
+	flips   map[int][]node.ID // steps at which a node's state becomes unknown or known
 	// down is down_nodes()'s value, kept until a crash or restart (or a
 	// step that does not follow the last) makes it stale: nil then.
-	down *starlark.Dict
+	down     *starlark.Dict
 	nodeIdx  map[node.ID]int
 	evaluate bool // first evaluated step: everything is dirty
 
