@@ -124,16 +124,28 @@ nothing else decided the exit (a violation's 1 outranks it).`,
 }
 
 // saySlowDerived notes on stderr, while the check goes on, a derived
-// value slow to evaluate: a new user's value grew by 4,000 elements a
-// step, and the check crawled for minutes within every budget without a
+// value slow to evaluate, or a derived value or predicate whose
+// evaluations take much of the check: a new user's value grew by 4,000
+// elements a step, and another's predicate scanned every row for every
+// row; both checks crawled for minutes within every budget without a
 // word of why.
-func (a *App) saySlowDerived(s predicates.SlowDerived) {
+func (a *App) saySlowDerived(s predicates.SlowEvaluation) {
 	holds := ""
 	if s.Size >= 0 {
 		holds = fmt.Sprintf(" (its value holds %s)", plural(s.Size, "element"))
 	}
-	fmt.Fprintf(a.Stderr, "note: derived value %q took %v to evaluate at #%d%s: each evaluation that changes it rebuilds, copies and compares the whole value; keep derived values small (a count, a bounded window), docs/predicates.md \"Predicates that stay cheap\"\n",
-		s.Name, s.Took.Round(time.Millisecond), s.Step, holds)
+	const cheap = `docs/predicates.md "Predicates that stay cheap"`
+	if s.Took > 0 {
+		fmt.Fprintf(a.Stderr, "note: derived value %q took %v to evaluate at #%d%s: each evaluation that changes it rebuilds, copies and compares the whole value; keep derived values small (a count, a bounded window), %s\n",
+			s.Name, s.Took.Round(time.Millisecond), s.Step, holds, cheap)
+		return
+	}
+	what := fmt.Sprintf("%s predicate %q", s.Kind, s.Name)
+	if s.Kind == "derived" {
+		what = fmt.Sprintf("derived value %q%s", s.Name, holds)
+	}
+	fmt.Fprintf(a.Stderr, "note: %s took about %v of the %v this check has run (to #%d, %s): it is what makes the check slow; --starlark-profile FILE shows where its time goes, %s\n",
+		what, s.Spent.Round(100*time.Millisecond), s.Elapsed.Round(100*time.Millisecond), s.Step, plural(s.Evals, "evaluation"), cheap)
 }
 
 // strictTablesUsage is --strict-tables' help, the same for every verb that

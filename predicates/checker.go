@@ -43,24 +43,54 @@ type Options struct {
 	// liveness intervals still open there are left unjudged and the
 	// report is not complete.
 	CutShort bool
-	// Slow, if set, hears of each derived value once, the first time one
-	// evaluation of it (with freezing and comparing its value) takes
-	// SlowAfter (0: SlowDerivedAfter) or more: a value that grows every
-	// step makes a check crawl within every budget, with nothing to say
-	// which.
-	Slow      func(SlowDerived)
-	SlowAfter time.Duration
+	// Slow, if set, hears of each derived value and predicate once, the
+	// first time one evaluation of a derived value (with freezing and
+	// comparing its value) takes SlowAfter (0: SlowDerivedAfter) or more,
+	// or once the evaluations of one of them have taken about
+	// SlowShare of the time the check has run, ShareAfter (0:
+	// SlowShareAfter) or more: a
+	// value that grows every step, or a predicate that scans every row
+	// for every row, makes a check crawl within every budget, with
+	// nothing to say which.
+	Slow       func(SlowEvaluation)
+	SlowAfter  time.Duration
+	ShareAfter time.Duration
 }
 
-// SlowDerived is a derived value whose evaluation took Took at Step;
-// Size is how many elements its value holds at the top (a list, tuple
-// or dict), or -1.
-type SlowDerived struct {
+// SlowEvaluation is a derived value or predicate that makes the check
+// slow: one evaluation of a derived value took Took at Step, or (Took 0)
+// its evaluations took about Spent of the Elapsed time the check had run
+// by Step, over Evals evaluations (Spent is estimated from the
+// evaluations of every costSample-th step). Size is how many elements a
+// derived value holds at the top (a list, tuple or dict), or -1.
+type SlowEvaluation struct {
 	Name string
+	Kind string // "derived", "safety" or "liveness"
 	Step int
 	Took time.Duration
 	Size int
+
+	Spent, Elapsed time.Duration
+	Evals          int
 }
+
+// SlowDerived is the name SlowEvaluation had when only derived values
+// were told of.
+//
+// Deprecated: use SlowEvaluation.
+type SlowDerived = SlowEvaluation
+
+// SlowShare and SlowShareAfter: Options.Slow hears of a derived value or
+// predicate whose evaluations took SlowShare of a check that has run
+// SlowShareAfter or more.
+const (
+	SlowShare      = 0.4
+	SlowShareAfter = 10 * time.Second
+)
+
+// costSample: evaluations are timed at every costSample-th step only, so
+// that timing them costs next to nothing.
+const costSample = 8
 
 // SlowDerivedAfter is how long one evaluation of a derived value may take
 // before Options.Slow hears of it.
@@ -133,6 +163,10 @@ type Checker struct {
 	down     *starlark.Dict
 	nodeIdx  map[node.ID]int
 	evaluate bool // first evaluated step: everything is dirty
+	// began is when the first step was observed, and sampling whether
+	// evaluations are timed at this step (Options.Slow; costSample).
+	began    time.Time
+	sampling bool
 
 	report Report
 	last   StepStats
@@ -206,6 +240,10 @@ type Predicate struct {
 	// once, until the witness is seen satisfying the predicate.
 	breaks map[breakKey]bool
 	Evals  int // how many times the predicate ran
+	// spent is its evaluations' time at sampled steps (aux and alarm
+	// included); slowSaid: Options.Slow heard of it.
+	spent    time.Duration
+	slowSaid bool
 }
 
 // Derived is a value recomputed when what it read changed.
@@ -224,6 +262,7 @@ type Derived struct {
 	err   bool
 	// slowSaid: Options.Slow heard of it.
 	slowSaid bool
+	spent    time.Duration // its evaluations' time at sampled steps
 	// In a watcher: the Sync the value was computed for, and whether it
 	// is being computed (watchDerived).
 	watchGen  int
@@ -410,6 +449,12 @@ func (c *Checker) Observe() error {
 	step := c.r.Pos()
 	ev := c.r.Recorded()
 	c.dropAux(c.step)
+	if c.opts.Slow != nil {
+		if c.began.IsZero() {
+			c.began = time.Now()
+		}
+		c.sampling = step%costSample == 0
+	}
 	if ev.Kind == node.KindCrash || ev.Kind == node.KindRestart || step != c.step+1 {
 		c.down = nil
 		c.changed(downDep)
@@ -456,7 +501,39 @@ func (c *Checker) Observe() error {
 		return nil
 	}
 	c.report.Steps++
-	return c.evaluateStep()
+	err := c.evaluateStep()
+	if c.sampling {
+		c.judgeCosts()
+	}
+	return err
+}
+
+// judgeCosts tells Options.Slow of a derived value or predicate whose
+// evaluations have taken SlowShare of the check so far, once it has run
+// SlowShareAfter.
+func (c *Checker) judgeCosts() {
+	elapsed := time.Since(c.began)
+	if elapsed < cmp.Or(c.opts.ShareAfter, SlowShareAfter) {
+		return
+	}
+	heavy := func(spent time.Duration) (time.Duration, bool) {
+		est := spent * costSample
+		return min(est, elapsed), float64(est) >= SlowShare*float64(elapsed)
+	}
+	for _, d := range c.derived {
+		if est, ok := heavy(d.spent); ok && !d.slowSaid && !d.err {
+			d.slowSaid = true
+			c.opts.Slow(SlowEvaluation{Name: d.name, Kind: "derived", Step: c.step, Size: topSize(d.value),
+				Spent: est, Elapsed: elapsed, Evals: d.Evals})
+		}
+	}
+	for _, p := range c.preds {
+		if est, ok := heavy(p.spent); ok && !p.slowSaid {
+			p.slowSaid = true
+			c.opts.Slow(SlowEvaluation{Name: p.Name, Kind: p.Kind, Step: c.step, Size: -1,
+				Spent: est, Elapsed: elapsed, Evals: p.Evals})
+		}
+	}
 }
 
 func (c *Checker) nodeIndex(id node.ID) int { return c.nodeIdx[id] }
@@ -492,19 +569,34 @@ func (c *Checker) evaluateStep() error {
 		if p.disabled {
 			continue
 		}
-		// A safety predicate settles only while it holds with no open
-		// breaks: otherwise its witnesses may change with the same result.
-		settles := p.Kind == "liveness" || p.holding && len(p.breaks) == 0
-		if !p.frame.dirty && p.frame.stale && settles && c.settleTop(p.Name, p.frame) {
-			p.Evals++ // checked, if not run: Evals counts the steps that had to look at it
+		var t0 time.Time
+		if c.sampling {
+			t0 = time.Now()
 		}
-		if p.frame.dirty || p.frame.stale {
-			if err := c.evalPredicate(p); err != nil {
-				return err
-			}
-		} else if p.open != nil {
-			c.updateOpen(p)
+		if err := c.stepPredicate(p); err != nil {
+			return err
 		}
+		if c.sampling {
+			p.spent += time.Since(t0)
+		}
+	}
+	return nil
+}
+
+// stepPredicate brings p up to the step: settled, evaluated again, or its
+// open interval measured.
+func (c *Checker) stepPredicate(p *Predicate) error {
+	// A safety predicate settles only while it holds with no open
+	// breaks: otherwise its witnesses may change with the same result.
+	settles := p.Kind == "liveness" || p.holding && len(p.breaks) == 0
+	if !p.frame.dirty && p.frame.stale && settles && c.settleTop(p.Name, p.frame) {
+		p.Evals++ // checked, if not run: Evals counts the steps that had to look at it
+	}
+	if p.frame.dirty || p.frame.stale {
+		return c.evalPredicate(p)
+	}
+	if p.open != nil {
+		c.updateOpen(p)
 	}
 	return nil
 }
@@ -528,11 +620,18 @@ func (c *Checker) refreshDerived() {
 			continue
 		}
 		c.computing = d
+		var t0 time.Time
+		if c.sampling {
+			t0 = time.Now()
+		}
 		if !d.frame.dirty && c.settleTop(d.name, d.frame) {
 			d.Evals++
-			continue
+		} else {
+			c.evalDerived(d)
 		}
-		c.evalDerived(d)
+		if c.sampling {
+			d.spent += time.Since(t0)
+		}
 	}
 }
 
@@ -579,10 +678,18 @@ func (c *Checker) evalDerived(d *Derived) {
 		c.derivedFailed(d, err)
 		return
 	}
+	if d.value != nil && sameObject(v, d.value) {
+		// Its last value itself, as an accumulator returns when nothing
+		// is new: unchanged, with nothing to freeze or compare (that
+		// cost as much as the value is long, at every step).
+		return
+	}
 	// Freezing copies a row's columns into the value: those are reads.
+	// The rest is frozen where it is: the evaluation that made it is
+	// over and a script's globals are frozen, so nothing changes it.
 	saved := c.cur
 	c.cur = d.frame
-	v, err = freezeChecked(v)
+	v, err = freezeResult(v)
 	c.cur = saved
 	if err != nil {
 		c.derivedFailed(d, fmt.Errorf("%s: derived(%q): %w", d.pos, d.name, err))
@@ -611,16 +718,21 @@ func (c *Checker) timeDerived(d *Derived, start time.Time) {
 		return
 	}
 	d.slowSaid = true
-	size := -1
-	switch v := d.value.(type) {
+	c.opts.Slow(SlowEvaluation{Name: d.name, Kind: "derived", Step: c.step, Took: took, Size: topSize(d.value)})
+}
+
+// topSize is how many elements a list, tuple or dict holds at the top,
+// or -1 for other values.
+func topSize(v starlark.Value) int {
+	switch v := v.(type) {
 	case *starlark.List:
-		size = v.Len()
+		return v.Len()
 	case starlark.Tuple:
-		size = len(v)
+		return len(v)
 	case *starlark.Dict:
-		size = v.Len()
+		return v.Len()
 	}
-	c.opts.Slow(SlowDerived{Name: d.name, Step: c.step, Took: took, Size: size})
+	return -1
 }
 
 // derivedFailed reports d's failure. It has no value from now on, and

@@ -599,6 +599,23 @@ func freezeChecked(v starlark.Value) (starlark.Value, error) {
 	return freeze(v), nil
 }
 
+// sameObject reports whether a and b are one list, dict or tuple (not
+// merely equal ones): a value a derived function returned unchanged.
+func sameObject(a, b starlark.Value) bool {
+	switch x := a.(type) {
+	case *starlark.List:
+		y, ok := b.(*starlark.List)
+		return ok && x == y
+	case *starlark.Dict:
+		y, ok := b.(*starlark.Dict)
+		return ok && x == y
+	case starlark.Tuple:
+		y, ok := b.(starlark.Tuple)
+		return ok && len(x) == len(y) && len(x) > 0 && &x[0] == &y[0]
+	}
+	return false
+}
+
 // freezeResult is freezeChecked for the value a function returned that
 // nothing else holds (an aux or alarm result: the evaluation that made it
 // is over, and a script's globals are frozen): without node state in it,

@@ -13,7 +13,7 @@ import (
 // which value. Options.Slow hears of each slow derived value once, with
 // the size of its value.
 func TestSlowDerivedValuesAreToldOnce(t *testing.T) {
-	var heard []predicates.SlowDerived
+	var heard []predicates.SlowEvaluation
 	c, err := predicates.LoadSource("grow.star", []byte(`
 A = table("paxos.Agent")
 def grow():
@@ -22,7 +22,7 @@ big = derived("big", grow)
 small = derived("small", lambda: len(A))
 safety("Fine", lambda: len(big()) >= 0 and small() >= 0)
 `), simReplayer(t, paxos.System), predicates.Options{To: 40, SlowAfter: time.Nanosecond,
-		Slow: func(s predicates.SlowDerived) { heard = append(heard, s) }})
+		Slow: func(s predicates.SlowEvaluation) { heard = append(heard, s) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,5 +35,34 @@ safety("Fine", lambda: len(big()) >= 0 and small() >= 0)
 	}
 	if heard[0].Size <= 0 || heard[1].Size != -1 || heard[0].Took <= 0 {
 		t.Fatalf("heard %+v: want big's size and small's -1 (an int)", heard)
+	}
+}
+
+// A predicate that costs most of the check is told of by its share of
+// the time, once, with its kind; a cheap one beside it is not: a new
+// user's predicate scanned every row for every row, and the check ran
+// five minutes without a word until the step budget stopped it.
+func TestCostlyPredicatesAreToldByTheirShare(t *testing.T) {
+	var heard []predicates.SlowEvaluation
+	c, err := predicates.LoadSource("costly.star", []byte(`
+A = table("paxos.Agent")
+def heavy(a):
+    return len([i for i in range(3000) if i >= 0]) > event.step - event.step
+safety("Costly", lambda: forall(A, heavy))
+safety("Cheap", lambda: event.step >= 0)
+`), simReplayer(t, paxos.System), predicates.Options{To: 40, ShareAfter: time.Nanosecond,
+		Slow: func(s predicates.SlowEvaluation) { heard = append(heard, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Run(predicates.RunOptions{})
+	if err != nil || len(rep.Errors) > 0 {
+		t.Fatal(err, rep.Errors)
+	}
+	if len(heard) != 1 || heard[0].Name != "Costly" || heard[0].Kind != "safety" {
+		t.Fatalf("heard %+v, want Costly once", heard)
+	}
+	if h := heard[0]; h.Took != 0 || h.Spent <= 0 || h.Spent > h.Elapsed || h.Evals <= 0 {
+		t.Fatalf("heard %+v: want a share (Spent within Elapsed, Took 0) and its evaluations", h)
 	}
 }
