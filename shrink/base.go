@@ -69,6 +69,9 @@ type base struct {
 	from time.Duration
 	// inputsAt counts the inputs at each node and time (key.loose).
 	inputsAt map[key]int
+	// inFlight holds, by the key their delivery would have, the
+	// messages in flight at the run's end (replay.InFlight).
+	inFlight map[key]bool
 }
 
 // schedulable reports whether entry i belongs to the schedule a candidate
@@ -149,6 +152,14 @@ func newBase(f *record.File, tr *replay.Trace) (*base, error) {
 		}
 		bySeq[nodeSeq{ev.Node, ev.Seq}] = i
 		setTimers(timers, ev, i, ev.TimersSet)
+		for j, snd := range ev.Sends {
+			if snd.To != ev.Node && tr.Fate(ev, j).Fate == replay.InFlight {
+				if b.inFlight == nil {
+					b.inFlight = map[key]bool{}
+				}
+				b.inFlight[key{kind: node.KindRecv, node: snd.To, by: i, slot: j}] = true
+			}
+		}
 	}
 	return b, nil
 }
@@ -180,8 +191,9 @@ type Size struct {
 	Lost    int `json:"lost"`
 	// Dropped is the run's network drop counter (its end record's
 	// "lost"). In a shrunk run it counts every message the candidate did
-	// not deliver, also one its base never delivered (in flight at its
-	// end, or sent to a node that was down there).
+	// not deliver (also one its base sent to a node that was down), but
+	// those it ended before: the deliveries its base made after the last
+	// event it keeps, and messages in flight at its base's end.
 	Dropped int `json:"dropped"`
 	Inputs  int `json:"inputs"`
 	// Prefix counts a fork's kept steps #0..#fork_at among Events: the

@@ -69,6 +69,11 @@ type chooser struct {
 	// candidate draws the same.
 	draws  uint64
 	crypto []byte
+	// beyond holds the deliveries of the base after the last entry the
+	// candidate keeps: the candidate ends before they come (a run cut
+	// after its violation), so their messages are in flight at its end,
+	// not lost (Withhold).
+	beyond map[key]bool
 }
 
 func newChooser(b *base, keep []bool, pol policy, slack time.Duration) *chooser {
@@ -81,7 +86,19 @@ func newChooser(b *base, keep []bool, pol policy, slack time.Duration) *chooser 
 		c.seqs[nodeSeq{e.ev.Node, e.ev.Seq}] = i
 		setTimers(c.timers, e.ev, i, e.ev.TimersSet)
 	}
+	last := -1
+	for i := range b.entries {
+		if keep[i] && b.schedulable(i) {
+			last = i
+		}
+	}
 	for i, e := range b.entries {
+		if i > last && e.Kind == node.KindRecv && e.key.by >= 0 {
+			if c.beyond == nil {
+				c.beyond = map[key]bool{}
+			}
+			c.beyond[e.key] = true
+		}
 		if !keep[i] || !b.schedulable(i) {
 			continue
 		}
@@ -355,23 +372,33 @@ func (c *chooser) observe(ev *node.Event, _ *node.Instance) error {
 // delivered it and kept the delivery, lost if the base lost it or the
 // delivery was left out, and by the policy if the base never sent it.
 func (c *chooser) Lose(msg node.MsgID, to node.ID, _ float64) bool {
-	n, known := c.deliveries(msg, to)
+	_, n, known := c.deliveries(msg, to)
 	if !known {
 		return !c.pol.deliverNew
 	}
 	return n == 0
 }
 
+// Withhold tells the simulator which of the messages Lose lost are in
+// flight at the candidate's end instead (sim.Withholder): those the base
+// delivered after everything the candidate keeps, and those in flight at
+// the base's own end. A shrunk run's counts then say what its story
+// shows: "dropped 2" for two messages the run ended before was wrong.
+func (c *chooser) Withhold(msg node.MsgID, to node.ID) bool {
+	k, n, known := c.deliveries(msg, to)
+	return known && n == 0 && (c.beyond[k] || c.b.inFlight[k])
+}
+
 // Duplicate duplicates what the base delivered twice and kept twice.
 func (c *chooser) Duplicate(msg node.MsgID, to node.ID, _ float64) bool {
-	n, _ := c.deliveries(msg, to)
+	_, n, _ := c.deliveries(msg, to)
 	return n > 1
 }
 
 // deliveries counts the kept deliveries of a message the current event
-// sends (or a fork's kept step sent); known is false when the base's
-// event sent no such message.
-func (c *chooser) deliveries(msg node.MsgID, to node.ID) (int, bool) {
+// sends (or a fork's kept step sent), named by k; known is false when
+// the base's event sent no such message.
+func (c *chooser) deliveries(msg node.MsgID, to node.ID) (k key, n int, known bool) {
 	idx := c.cur.idx
 	if msg.From != c.cur.node {
 		// Not sent by the event under way: a message in flight at a
@@ -379,17 +406,18 @@ func (c *chooser) deliveries(msg node.MsgID, to node.ID) (int, bool) {
 		// sender is a kept step of the fork.
 		var ok bool
 		if idx, ok = c.seqs[nodeSeq{msg.From, msg.Seq}]; !ok {
-			return 0, false
+			return k, 0, false
 		}
 	}
 	if idx < 0 {
-		return 0, false
+		return k, 0, false
 	}
 	sends := c.b.entries[idx].ev.Sends
 	if int(msg.Index) >= len(sends) || sends[msg.Index].To != to {
-		return 0, false
+		return k, 0, false
 	}
-	return len(c.queues[key{kind: node.KindRecv, node: to, by: idx, slot: int(msg.Index)}]), true
+	k = key{kind: node.KindRecv, node: to, by: idx, slot: int(msg.Index)}
+	return k, len(c.queues[k]), true
 }
 
 // Latency opens the whole window; Next picks the time within it.

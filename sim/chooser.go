@@ -56,6 +56,15 @@ type Chooser interface {
 	CryptoRead(p []byte)
 }
 
+// Withholder is a Chooser some of whose lost messages are kept from the
+// run rather than lost: the run ends before they would arrive (a shrunk
+// run cut after its violation keeps the deliveries that came later out).
+// The simulator counts them in flight at the end, not lost; they are
+// never delivered either way.
+type Withholder interface {
+	Withhold(msg node.MsgID, to node.ID) bool
+}
+
 // Decision is what a chooser wants to happen next.
 type Decision struct {
 	// InTimeOrder runs the earliest queued event at its own time.

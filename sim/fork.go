@@ -169,8 +169,7 @@ func (s *Sim) restore(w *world.World, prefix []*node.Event) error {
 			s.deliverSince(sent, m.To, msg)
 			continue
 		}
-		if s.chooser.Lose(m.ID, m.To, s.cfg.Drop) {
-			s.stats.Lost++
+		if s.lose(m.ID, m.To) {
 			continue
 		}
 		s.deliverSince(sent, m.To, msg)

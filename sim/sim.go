@@ -300,15 +300,18 @@ type simNode struct {
 // Sim is one run in progress. It implements system.Controller for the
 // system's scenario.
 type Sim struct {
-	sys      *system.System
-	codec    *node.Codec // sys.Codec, encoding as cfg.Codec names
-	cfg      Config
-	sysCfg   system.Config
-	ids      []node.ID
-	members  *node.Members // ids, shared by every instance
-	pacer    *state.HashPacer
-	nodes    map[node.ID]*simNode
-	chooser  Chooser    // network, churn, order and handler seeds
+	sys     *system.System
+	codec   *node.Codec // sys.Codec, encoding as cfg.Codec names
+	cfg     Config
+	sysCfg  system.Config
+	ids     []node.ID
+	members *node.Members // ids, shared by every instance
+	pacer   *state.HashPacer
+	nodes   map[node.ID]*simNode
+	chooser Chooser // network, churn, order and handler seeds
+	// withheld counts the messages a Withholder kept from the run: in
+	// flight at its end.
+	withheld int64
 	scenRand *rand.Rand // the scenario's own stream
 	queue    queue
 	// calls are the queued scenario actions (itemCall), a heap by time:
@@ -496,6 +499,7 @@ func (s *Sim) finish(runErr error) (*Result, error) {
 // end closes the trace with its end record (the final states given) and
 // returns the run's result.
 func (s *Sim) end(runErr error, states []record.FinalState) (*Result, error) {
+	s.stats.InFlight += s.withheld
 	for _, sl := range s.queue {
 		if sl.it.kind == itemDeliver {
 			s.stats.InFlight++
@@ -831,8 +835,7 @@ func (s *Sim) send(ev *node.Event, i int, snd node.Send) {
 		s.stats.Partitioned++
 		return
 	}
-	if s.chooser.Lose(msg.Msg(), snd.To, s.cfg.Drop) {
-		s.stats.Lost++
+	if s.lose(msg.Msg(), snd.To) {
 		return
 	}
 	s.deliverLater(snd.To, msg)
@@ -840,6 +843,21 @@ func (s *Sim) send(ev *node.Event, i int, snd node.Send) {
 		s.stats.Duplicated++
 		s.deliverLater(snd.To, msg)
 	}
+}
+
+// lose asks the chooser whether the network loses a message, and counts
+// it: lost, or, when a Withholder keeps it from the run instead, in flight
+// at the end.
+func (s *Sim) lose(msg node.MsgID, to node.ID) bool {
+	if !s.chooser.Lose(msg, to, s.cfg.Drop) {
+		return false
+	}
+	if w, ok := s.chooser.(Withholder); ok && w.Withhold(msg, to) {
+		s.withheld++
+	} else {
+		s.stats.Lost++
+	}
+	return true
 }
 
 // deliverLater queues a delivery: at the time the chooser picks, and no
