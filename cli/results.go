@@ -503,6 +503,25 @@ func fromVerb(cmd string) string {
 	return cmd[at+1:]
 }
 
+// scriptByPath is the script as a hunt's identity compares it by name:
+// not at all when its text's digest is known (shards started from other
+// folders or machines name one script by other paths), else its path.
+func scriptByPath(h huntID) string {
+	if h.ScriptSHA256 != "" {
+		return ""
+	}
+	return h.Script
+}
+
+// commandWithoutScript is a hunt's command with its script's path left
+// out when its text's digest stands for it (scriptByPath).
+func commandWithoutScript(h huntID) string {
+	if h.ScriptSHA256 == "" {
+		return h.Command
+	}
+	return strings.Replace(h.Command, " --check "+shellQuote(h.Script), " --check SCRIPT", 1)
+}
+
 // huntDiff names the first field in which two hunts differ ("" if none).
 // short is a digest's first 12 characters, enough to tell two apart.
 func short(digest string) string { return digest[:min(12, len(digest))] }
@@ -510,8 +529,8 @@ func short(digest string) string { return digest[:min(12, len(digest))] }
 func huntDiff(a, b huntID) string {
 	for _, f := range []struct{ name, a, b string }{
 		{"kind", a.Kind, b.Kind}, {"system", a.System, b.System}, {"bug", a.Bug, b.Bug},
-		{"script", a.Script, b.Script}, {"script text (with the modules it loads)", short(a.ScriptSHA256), short(b.ScriptSHA256)},
-		{"command", fromVerb(a.Command), fromVerb(b.Command)},
+		{"script", scriptByPath(a), scriptByPath(b)}, {"script text (with the modules it loads)", short(a.ScriptSHA256), short(b.ScriptSHA256)},
+		{"command", fromVerb(commandWithoutScript(a)), fromVerb(commandWithoutScript(b))},
 		{"recorded run (--from) contents", a.From, b.From},
 	} {
 		if f.a != f.b {

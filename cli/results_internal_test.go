@@ -425,3 +425,24 @@ func TestMergeRefusesShardsOfDifferentRecordings(t *testing.T) {
 		t.Fatalf("merge of shards of one recording: exit %d\n%s", code, errb.String())
 	}
 }
+
+// Shards started from other folders name one script by other paths: a
+// new user's shards (../../../tpc.star and /tmp/.../tpc.star, the same
+// text) were refused as different hunts. The text's digest decides.
+func TestHuntIdentityTakesOneScriptByAnyPath(t *testing.T) {
+	a := huntID{Kind: "explore", System: "tpc", Command: "tpccheck explore tpc --check ../../../tpc.star --budget 30 --all",
+		Script: "../../../tpc.star", ScriptSHA256: "fd93"}
+	b := a
+	b.Command, b.Script = "tpccheck explore tpc --check /tmp/trial/tpc.star --budget 30 --all", "/tmp/trial/tpc.star"
+	if d := huntDiff(a, b); d != "" {
+		t.Errorf("one script by two paths: %s", d)
+	}
+	b.ScriptSHA256 = "ab12"
+	if d := huntDiff(a, b); !strings.Contains(d, "script text") {
+		t.Errorf("two texts: %q", d)
+	}
+	b.ScriptSHA256, b.Command = a.ScriptSHA256, "tpccheck explore tpc --check /tmp/trial/tpc.star --budget 40 --all"
+	if d := huntDiff(a, b); !strings.Contains(d, "command") {
+		t.Errorf("two budgets: %q", d)
+	}
+}
