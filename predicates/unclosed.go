@@ -10,13 +10,13 @@ import (
 )
 
 // withOpenBracket adds to a syntax error that wants a closing bracket
-// where the bracket it would close was opened, when that is on an
+// (or a comma between elements) where the bracket it would close was opened, when that is on an
 // earlier line: Starlark reports an unclosed "(" where the parser gave
 // up, often lines further down ("14:7: got identifier, want ')'" for a
 // "(" on line 11).
 func withOpenBracket(err error, src []byte) error {
 	var se syntax.Error
-	if !errors.As(err, &se) || !strings.Contains(se.Msg, "want ')'") && !strings.Contains(se.Msg, "want ']'") && !strings.Contains(se.Msg, "want '}'") {
+	if !errors.As(err, &se) || !wantsCloser(se.Msg) {
 		return err
 	}
 	line, col, ch, ok := openBracket(src, int(se.Pos.Line), int(se.Pos.Col))
@@ -25,6 +25,18 @@ func withOpenBracket(err error, src []byte) error {
 	}
 	se.Msg += fmt.Sprintf(" (the %q on line %d, column %d, is not closed)", ch, line, col)
 	return se
+}
+
+// wantsCloser reports whether a syntax error's message wants what ends
+// an element inside brackets: the closing bracket, or a comma before the
+// next element (an unclosed "table(" runs into the next line's name).
+func wantsCloser(msg string) bool {
+	for _, want := range []string{"want ')'", "want ']'", "want '}'", "want ','"} {
+		if strings.Contains(msg, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // openBracket scans src up to line:col (1-based) and returns the

@@ -14,6 +14,9 @@ func TestUnclosedBracketIsNamed(t *testing.T) {
 		{"def f():\n    return (1 +\n\nsafety(\"x\", lambda: True)\n", "the '(' on line 2, column 12, is not closed"},
 		{"x = [1, 2,  # a ( in a comment\n  \"]\" + ''')(''',\ny = 3\n", "the '[' on line 1, column 5, is not closed"},
 		{"d = {\"a\": (1,\n 2)\nsafety(\"x\", lambda: True)\n", "the '{' on line 1, column 5, is not closed"},
+		// The parser wants a comma here, not the bracket (a new user's
+		// unclosed table( call).
+		{"P = table(\"tpc.PTx\"\nsafety(\"X\", lambda: True)\n", "the '(' on line 1, column 10, is not closed"},
 	} {
 		_, err := fileOptions.Parse("s.star", []byte(c.src), 0)
 		if err == nil {
