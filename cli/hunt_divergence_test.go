@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/replaycheck/replaycheck/cli"
+	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -232,5 +233,28 @@ func TestRootHelpNamesTheTeamsBinary(t *testing.T) {
 	app := &cli.App{Registry: system.NewRegistry(nondet), Program: "kvcheck", Stdout: &out, Stderr: &errb}
 	if code := app.Run([]string{"--help"}); code != cli.ExitOK || !strings.HasPrefix(out.String(), "kvcheck re-executes") || !strings.Contains(out.String(), "(kvcheck sim)") {
 		t.Fatalf("--help: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+// A shrunk trace given to a team's binary's sim --schedule says which
+// verbs reproduce it by the binary's name: it said "replay check or
+// replay debug it" to a new user of their own tpccheck.
+func TestAShrunkTraceAsAScheduleNamesTheTeamsBinary(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		app := &cli.App{Registry: examples.Registry(), Program: "kvcheck", Stdout: &out, Stderr: &errb}
+		return app.Run(args), out.String(), errb.String()
+	}
+	d, small := filepath.Join(dir, "d.lz4"), filepath.Join(dir, "small.lz4")
+	if code, out, errs := run("sim", "paxos", "--bug", "latest-response", "--seed", "21", "-o", d); code != cli.ExitOK {
+		t.Fatalf("sim: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := run("shrink", d, "builtin:paxos", "-o", small); code != cli.ExitOK {
+		t.Fatalf("shrink: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs := run("sim", "paxos", "--schedule", small, "-o", filepath.Join(dir, "rerun.lz4"))
+	if code != cli.ExitDivergence || !strings.Contains(errs, "kvcheck check or kvcheck debug it") || strings.Contains(errs, "replay ") {
+		t.Fatalf("sim --schedule of a shrunk trace: exit %d\n%s", code, errs)
 	}
 }

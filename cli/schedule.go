@@ -114,7 +114,7 @@ with a DAMAGED comment, and exits 2.`,
 // shrunkScheduleHint explains a schedule that cannot run when it is a
 // shrunk trace: replay shrink keeps runs whose scenario inputs or crashes
 // it left out, which only the trace itself reproduces.
-func shrunkScheduleHint(err error, path string) string {
+func shrunkScheduleHint(err error, path, prog string) string {
 	var mm *sim.ScheduleMismatch
 	if !errors.As(err, &mm) {
 		return ""
@@ -123,7 +123,7 @@ func shrunkScheduleHint(err error, path string) string {
 	if rerr != nil || tf.Header.Run["shrunk_from"] == "" {
 		return ""
 	}
-	return fmt.Sprintf("; %s is a shrunk trace: a shrunk run that leaves out inputs or crashes of the scenario cannot be re-run as a schedule (replay shrink says so when it writes no .schedule file); the trace itself is the reproduction: replay check or replay debug it", path)
+	return fmt.Sprintf("; %s is a shrunk trace: a shrunk run that leaves out inputs or crashes of the scenario cannot be re-run as a schedule (%[2]s shrink says so when it writes no .schedule file); the trace itself is the reproduction: %[2]s check or %[2]s debug it", path, prog)
 }
 
 // scheduleExit maps a rerun that left its schedule to exit 3, as a replay

@@ -468,7 +468,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if runErr != nil {
 		fmt.Fprintf(w, "the run stopped on an error; the trace holds every event up to it\n")
 		if f.schedule != "" {
-			runErr = fmt.Errorf("%w%s", runErr, shrunkScheduleHint(runErr, f.schedule))
+			runErr = fmt.Errorf("%w%s", runErr, shrunkScheduleHint(runErr, f.schedule, f.prog()))
 		}
 		return scheduleExit(runErr)
 	}
