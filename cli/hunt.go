@@ -136,7 +136,13 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			if rf != nil {
 				said = " (the result file says so)"
 			}
-			end = &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d of %d seeds: the rest of this slice was not checked%s", tried, mine, said)}
+			rest := ""
+			if shard.Count == 1 && tried < mine {
+				// Seeds run in order: what is left is one range (a
+				// shard's seeds are strided; its slice runs again whole).
+				rest = fmt.Sprintf("; --seeds %d-%d checks the rest", from+tried, to)
+			}
+			end = &exitError{ExitInterrupted, fmt.Errorf("interrupted after %d of %d seeds: the rest of this slice was not checked%s%s", tried, mine, said, rest)}
 		}
 		if rf != nil {
 			rf.Runs, rf.Steps, rf.Failures, rf.Unmatched = int(tried), int64(steps), failures, unmatched.Tables()

@@ -414,5 +414,9 @@ func TestInterruptEndsTheRunUnderWay(t *testing.T) {
 		if b := stoppedByASignal(t, syscall.SIGINT, filepath.Join(dir, "r.json"), r); !strings.Contains(b, `"runs": 0`) {
 			t.Fatalf("%v: result file %s", args[0], b)
 		}
+		// An unsharded hunt names the seeds left, as a range to give.
+		if args[0] == "sim" && !strings.Contains(r.stderr, "--seeds 1-1 checks the rest") {
+			t.Fatalf("the interrupted hunt does not say how to check the rest:\n%s", r.stderr)
+		}
 	}
 }
