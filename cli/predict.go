@@ -21,6 +21,7 @@ import (
 	"github.com/replaycheck/replaycheck/parcheck"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
 )
 
@@ -233,6 +234,9 @@ type predicted struct {
 	// notes are what the futures could not do that a reader would expect
 	// (a node down at the step that no future restarts).
 	notes []string
+	// faults are the futures' random faults, in words ("churn=1 drop=0.1";
+	// "" for none): what made a violation reachable, in the header.
+	faults string
 }
 
 // predict explores the futures of tr after step f.at (checked by the
@@ -323,7 +327,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	slices.SortFunc(preds, func(x, y *prediction) int {
 		return cmpOrInt(x.violation.Step-y.violation.Step, strings.Compare(x.violation.Predicate+x.violation.Witness, y.violation.Predicate+y.violation.Witness))
 	})
-	return &predicted{sum: sum, preds: preds, earlier: earlier, checked: check.Prefix, notes: notes}, nil
+	return &predicted{sum: sum, preds: preds, earlier: earlier, checked: check.Prefix, notes: notes, faults: randomFaults(cfg)}, nil
 }
 
 // defaultForkWarmup is how many steps before a forked step each fork's
@@ -427,6 +431,21 @@ func distinctFiles(preds []*prediction) int {
 	return len(files)
 }
 
+// randomFaults names the random faults of a fork's runs that are on:
+// churn, message loss and duplication.
+func randomFaults(cfg sim.Config) string {
+	var on []string
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"churn", cfg.Churn}, {"drop", cfg.Drop}, {"dup", cfg.Dup}} {
+		if f.v > 0 {
+			on = append(on, fmt.Sprintf("%s=%g", f.name, f.v))
+		}
+	}
+	return strings.Join(on, " ")
+}
+
 func cmpOr(s, def string) string {
 	if s == "" {
 		return def
@@ -444,7 +463,11 @@ func cmpOrInt(a, b int) int {
 func (a *App) predictText(tr *replay.Trace, paths []string, script string, f predictFlags, res *predicted, panics []*explore.Finding) {
 	sum, preds, earlier := res.sum, res.preds, res.earlier
 	w := a.Stdout
-	fmt.Fprintf(w, "futures of #%d in %s (%s, up to %d events each)\n", f.at, strings.Join(paths, " "), sum.Strategy, f.depth)
+	faults := ""
+	if res.faults != "" {
+		faults = ", " + res.faults
+	}
+	fmt.Fprintf(w, "futures of #%d in %s (%s%s, up to %d events each)\n", f.at, strings.Join(paths, " "), sum.Strategy, faults, f.depth)
 	if len(preds) == 0 {
 		fmt.Fprintf(w, "\nno safety violation predicted\n")
 	}

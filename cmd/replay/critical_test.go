@@ -315,4 +315,13 @@ func TestPredictSaysNodesDownAtTheStepStayDown(t *testing.T) {
 	if strings.Contains(churn.stderr, "stay down") {
 		t.Errorf("futures with churn are said to keep n5 down:\n%s", churn.stderr)
 	}
+	// The header names the futures' random faults, which decide what a
+	// future can reach (a new user's --churn 1 was left out of it).
+	header := func(r result) string { first, _, _ := strings.Cut(r.stdout, "\n"); return first }
+	if h := header(churn); !strings.Contains(h, " churn=") {
+		t.Errorf("the header of futures with churn does not say so: %s", h)
+	}
+	if h := header(still); strings.Contains(h, "churn=") {
+		t.Errorf("the header of futures without churn names churn: %s", h)
+	}
 }
