@@ -692,10 +692,48 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 	}
 	fmt.Fprintf(w, "; deepest run: %s\n", plural(sum.MaxDepth, "decision"))
 	fmt.Fprintf(w, "stopped: %s\n", stoppedText(f, sum, cfg.WithDefaults(sys)))
+	if line := findingsByPredicate(sum.Found); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if line := checkedLine(earlier.checked, "run"); line != "" {
 		fmt.Fprintln(w, line)
 	}
 	sum.Unmatched.WriteText(w, "run")
+}
+
+// findingsByPredicate counts --all's findings by predicate when one
+// predicate was found at several witnesses ("" otherwise): a finding is
+// a predicate and its witness, so a bug broken on per-key rows (Txs[6],
+// Txs[9], ...) is listed once per key, and a new user read 13 findings
+// of one bug as 13 bugs.
+func findingsByPredicate(found []*explore.Finding) string {
+	var order []string
+	count := map[string]int{}
+	many := false
+	for _, fd := range found {
+		what := "a handler's panic"
+		switch {
+		case fd.Violation != nil:
+			what = fd.Violation.Predicate
+		case fd.Stall != nil:
+			what = "a handler that did not return"
+		case fd.EvalErr != nil:
+			what = "an evaluation error"
+		}
+		if count[what] == 0 {
+			order = append(order, what)
+		}
+		count[what]++
+		many = many || count[what] > 1
+	}
+	if !many {
+		return ""
+	}
+	parts := make([]string, len(order))
+	for i, what := range order {
+		parts[i] = fmt.Sprintf("%s %d", what, count[what])
+	}
+	return fmt.Sprintf("findings by predicate: %s (one predicate at several witnesses is often one bug)", strings.Join(parts, ", "))
 }
 
 // stoppedText says why the exploration ended, in words; cfg is the runs'

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/replaycheck/replaycheck/explore"
+	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 )
 
@@ -105,5 +106,23 @@ func TestLeftoverTraces(t *testing.T) {
 	}
 	if got := leftoverTraces(filepath.Join(dir, "s-predict"), 10); got != nil {
 		t.Errorf("leftovers past 10: %q", got)
+	}
+}
+
+// explore --all lists a finding per predicate and witness: a bug broken
+// on per-key rows came out as 13 findings, read as 13 bugs. The summary
+// counts them by predicate when one was found at several witnesses.
+func TestFindingsAreCountedByPredicate(t *testing.T) {
+	v := func(pred, witness string) *explore.Finding {
+		return &explore.Finding{Violation: &predicates.Violation{Predicate: pred, Witness: witness}}
+	}
+	found := []*explore.Finding{v("Atomicity", "p3 Txs[6]"), v("AbortOnlyWithCause", "coord Txs[2]"), v("Atomicity", "p1 Txs[9]"),
+		{Panic: &node.PanicError{Node: "n1", Kind: node.KindRecv, Value: "boom"}}}
+	want := "findings by predicate: Atomicity 2, AbortOnlyWithCause 1, a handler's panic 1 (one predicate at several witnesses is often one bug)"
+	if got := findingsByPredicate(found); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := findingsByPredicate(found[:2]); got != "" {
+		t.Errorf("two predicates found once each: %q", got)
 	}
 }
