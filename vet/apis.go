@@ -59,7 +59,13 @@ func explain(k Kind, what string) string {
 	case Global:
 		return what + ": a package-level variable is shared by every node that the simulator and the replayer run in one process, and keeps its value from one run to the next, so a replay reads other values than the recording did; keep the value in the handler's struct (a table every node reads and nobody writes: system.Config.Shared)"
 	case MapOrder:
-		return "map iteration order is random on every run and here it decides " + what + ", so a replay sends, schedules or stores in another order; range over slices.Sorted(maps.Keys(m)) instead"
+		msg := "map iteration order is random on every run and here it decides " + what + ", so a replay sends, schedules or stores in another order; range over slices.Sorted(maps.Keys(m)) instead"
+		if strings.HasPrefix(what, "the order of appends") {
+			// Only sort.* and slices.Sort* later in the function count as
+			// sorting it: a hand-written sort was reported (a new user's).
+			msg += " (sorted later by code of your own? vet knows only sort.* and slices.Sort* in this function: sort with them, or mark the range //replay:ok)"
+		}
+		return msg
 	}
 	return what
 }
