@@ -13,23 +13,14 @@ import (
 // which value. Options.Slow hears of each slow derived value once, with
 // the size of its value.
 func TestSlowDerivedValuesAreToldOnce(t *testing.T) {
-	var heard []predicates.SlowEvaluation
-	c, err := predicates.LoadSource("grow.star", []byte(`
+	heard := slowOnes(t, `
 A = table("paxos.Agent")
 def grow():
     return (big() or []) + [a.Promised for a in A] * 10
 big = derived("big", grow)
 small = derived("small", lambda: len(A))
 safety("Fine", lambda: len(big()) >= 0 and small() >= 0)
-`), simReplayer(t, paxos.System), predicates.Options{To: 40, SlowAfter: time.Nanosecond,
-		Slow: func(s predicates.SlowEvaluation) { heard = append(heard, s) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := c.Run(predicates.RunOptions{})
-	if err != nil || len(rep.Errors) > 0 {
-		t.Fatal(err, rep.Errors)
-	}
+`, predicates.Options{SlowAfter: time.Nanosecond})
 	if len(heard) != 2 || heard[0].Name != "big" || heard[1].Name != "small" {
 		t.Fatalf("heard %+v, want big and small once each", heard)
 	}
@@ -43,15 +34,28 @@ safety("Fine", lambda: len(big()) >= 0 and small() >= 0)
 // user's predicate scanned every row for every row, and the check ran
 // five minutes without a word until the step budget stopped it.
 func TestCostlyPredicatesAreToldByTheirShare(t *testing.T) {
-	var heard []predicates.SlowEvaluation
-	c, err := predicates.LoadSource("costly.star", []byte(`
+	heard := slowOnes(t, `
 A = table("paxos.Agent")
 def heavy(a):
     return len([i for i in range(3000) if i >= 0]) > event.step - event.step
 safety("Costly", lambda: forall(A, heavy))
 safety("Cheap", lambda: event.step >= 0)
-`), simReplayer(t, paxos.System), predicates.Options{To: 40, ShareAfter: time.Nanosecond,
-		Slow: func(s predicates.SlowEvaluation) { heard = append(heard, s) }})
+`, predicates.Options{ShareAfter: time.Nanosecond})
+	if len(heard) != 1 || heard[0].Name != "Costly" || heard[0].Kind != "safety" {
+		t.Fatalf("heard %+v, want Costly once", heard)
+	}
+	if h := heard[0]; h.Took != 0 || h.Spent <= 0 || h.Spent > h.Elapsed || h.Evals <= 0 {
+		t.Fatalf("heard %+v: want a share (Spent within Elapsed, Took 0) and its evaluations", h)
+	}
+}
+
+// slowOnes checks src over the first 41 steps of a paxos run and returns
+// what Options.Slow heard, opts giving the thresholds.
+func slowOnes(t *testing.T, src string, opts predicates.Options) []predicates.SlowEvaluation {
+	t.Helper()
+	var heard []predicates.SlowEvaluation
+	opts.To, opts.Slow = 40, func(s predicates.SlowEvaluation) { heard = append(heard, s) }
+	c, err := predicates.LoadSource("slow.star", []byte(src), simReplayer(t, paxos.System), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +63,5 @@ safety("Cheap", lambda: event.step >= 0)
 	if err != nil || len(rep.Errors) > 0 {
 		t.Fatal(err, rep.Errors)
 	}
-	if len(heard) != 1 || heard[0].Name != "Costly" || heard[0].Kind != "safety" {
-		t.Fatalf("heard %+v, want Costly once", heard)
-	}
-	if h := heard[0]; h.Took != 0 || h.Spent <= 0 || h.Spent > h.Elapsed || h.Evals <= 0 {
-		t.Fatalf("heard %+v: want a share (Spent within Elapsed, Took 0) and its evaluations", h)
-	}
+	return heard
 }
