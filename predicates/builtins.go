@@ -415,7 +415,7 @@ func (c *Checker) downNodes(_ *starlark.Thread, b *starlark.Builtin, args starla
 		return nil, err
 	}
 	c.read(downDep)
-	if c.down != nil {
+	if c.down != nil && c.downAt == c.step {
 		return c.down, nil
 	}
 	tr := c.r.Trace()
@@ -428,7 +428,7 @@ func (c *Checker) downNodes(_ *starlark.Thread, b *starlark.Builtin, args starla
 		}
 	}
 	d.Freeze()
-	c.down = d
+	c.down, c.downAt = d, c.step
 	return d, nil
 }
 

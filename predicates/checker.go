@@ -158,9 +158,12 @@ type Checker struct {
 	msgs    msgWindow
 	unknown map[node.ID]bool
 	flips   map[int][]node.ID // steps at which a node's state becomes unknown or known
-	// down is down_nodes()'s value, kept until a crash or restart (or a
-	// step that does not follow the last) makes it stale: nil then.
+	// down is down_nodes()'s value at step downAt, carried to the next
+	// step observed when that step is no crash or restart. Watches and
+	// matches set the step without observing it: the value is then of
+	// another step, and made again.
 	down     *starlark.Dict
+	downAt   int
 	nodeIdx  map[node.ID]int
 	evaluate bool // first evaluated step: everything is dirty
 	// began is when the first step was observed, and sampling whether
@@ -458,6 +461,8 @@ func (c *Checker) Observe() error {
 	if ev.Kind == node.KindCrash || ev.Kind == node.KindRestart || step != c.step+1 {
 		c.down = nil
 		c.changed(downDep)
+	} else if c.down != nil && c.downAt == c.step {
+		c.downAt = step // nobody went down or came back
 	}
 	c.step, c.ev = step, ev
 	c.last = StepStats{}

@@ -1,15 +1,18 @@
 package predicates_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/examples/paxos"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/predicates/internal/raftkv"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/system"
 )
 
@@ -137,5 +140,59 @@ safety("ok", lambda: True)
 		if got := eval("count()"); got != n {
 			t.Errorf("after failed watches count() = %s, want %s", got, n)
 		}
+	}
+}
+
+// TestWatchOfDownNodesFollowsTheCursor: down_nodes() in a watch is the
+// value at the cursor wherever it seeks, as the checker has it there (the
+// value kept between steps must not outlive a seek).
+func TestWatchOfDownNodesFollowsTheCursor(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Churn, cfg.Steps, cfg.Time = 5, 0.5, 3000, time.Hour
+	var buf bytes.Buffer
+	if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := replay.FromBytes(buf.Bytes(), "p.lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := system.NewRegistry(paxos.System)
+	r1, _ := replay.New(tr, reg, replay.Options{})
+	c, err := predicates.LoadSource("d.star", []byte("d = derived(\"d\", lambda: (down_nodes(), [crashes(n) for n in nodes()]))\nsafety(\"P\", lambda: True)\n"), r1, predicates.Options{To: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{}
+	for r1.Next() == nil {
+		if err := c.Observe(); err != nil {
+			t.Fatal(err)
+		}
+		want[r1.Pos()] = c.DerivedValues()[0].Value().String()
+	}
+	r2, _ := replay.New(tr, reg, replay.Options{})
+	cur, _ := replay.NewCursor(r2, 4)
+	w, err := predicates.NewWatcher(r2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i := range 40 {
+		step := (i * 7919) % tr.Len()
+		if err := cur.Seek(step); err != nil {
+			t.Fatal(err)
+		}
+		w.Sync()
+		got, err := w.Eval("(down_nodes(), [crashes(n) for n in nodes()])")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want[step] {
+			t.Fatalf("at #%d the watch says %s, the checker %s", step, got, want[step])
+		}
+		seen[got] = true
+	}
+	if len(seen) < 5 {
+		t.Fatalf("%d distinct values at 40 steps: the run shows too few crashes", len(seen))
 	}
 }
