@@ -407,7 +407,8 @@ func (c *Checker) unknownNodes(_ *starlark.Thread, b *starlark.Builtin, args sta
 }
 
 // down_nodes(): the nodes down at this step (a crash event, no restart
-// since), each with the time of its crash. Read from the trace's index,
+// since), each with the time of its crash; not those unknown_nodes()
+// lists, whose state is not known. Read from the trace's index,
 // not accumulated step by step, so a segment of check --jobs or a fork's
 // check sees what a whole check sees.
 func (c *Checker) downNodes(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -415,12 +416,16 @@ func (c *Checker) downNodes(_ *starlark.Thread, b *starlark.Builtin, args starla
 		return nil, err
 	}
 	c.read(downDep)
+	c.read(unknownDep)
 	if c.down != nil && c.downAt == c.step {
 		return c.down, nil
 	}
 	tr := c.r.Trace()
 	d := starlark.NewDict(0)
 	for _, id := range tr.Nodes {
+		if c.unknown[id] {
+			continue // in unknown_nodes(): its recording stopped, or it is not replayed
+		}
 		if crash, down := tr.DownAt(id, c.step); down {
 			if err := d.SetKey(starlark.String(id), starlark.MakeInt64(tr.Event(crash).Time-c.start)); err != nil {
 				return nil, err

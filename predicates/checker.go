@@ -490,6 +490,7 @@ func (c *Checker) Observe() error {
 		if unknown != c.unknown[id] {
 			c.unknown[id] = unknown
 			c.changed(unknownDep)
+			c.down = nil // down_nodes() leaves unknown nodes out
 			if unknown {
 				c.scanNode(id, nil)
 			}

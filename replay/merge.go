@@ -61,7 +61,9 @@ type nodeSteps struct {
 	runs  []seqRun
 	// crashes and restarts are the steps of its crash and restart events,
 	// ascending: whether it was down at a step, read without replaying.
-	crashes, restarts []int
+	// kills are its restarts that follow no crash event (its process was
+	// killed, and the restart begins its next recording).
+	crashes, restarts, kills []int
 }
 
 // seqRun says that steps[at], steps[at+1], ... hold seqs seq, seq+1, ...
@@ -486,13 +488,16 @@ func (ix *indexer) index(i int, ev *node.Event, fi uint16) {
 	} else {
 		ns.runs = append(ns.runs, seqRun{ev.Seq, 0})
 	}
-	ns.steps = append(ns.steps, i)
 	switch ev.Kind {
 	case node.KindCrash:
 		ns.crashes = append(ns.crashes, i)
 	case node.KindRestart:
 		ns.restarts = append(ns.restarts, i)
+		if k := len(ns.steps); k > 0 && (len(ns.crashes) == 0 || ns.crashes[len(ns.crashes)-1] != ns.steps[k-1]) {
+			ns.kills = append(ns.kills, i)
+		}
 	}
+	ns.steps = append(ns.steps, i)
 	if ev.Kind == node.KindRecv {
 		t.recv = append(t.recv, receipt{from: t.intern(ev.From), index: ev.MsgIndex, seq: ev.MsgSeq, step: i})
 	}
@@ -781,12 +786,21 @@ func (t *Trace) NodeSteps(id node.ID) []int {
 	return nil
 }
 
-// Crashes counts the node's crash events at or before step pos.
+// Crashes counts the node's crashes up to step pos: its crash events at
+// or before pos, and its killed processes (live recordings: no crash
+// event), from the step after the last event a killed process recorded
+// (Unknown.Killed), or from the restart that follows it.
 func (t *Trace) Crashes(id node.ID, pos int) int {
+	n := 0
 	if ns := t.byNode[id]; ns != nil {
-		return sort.SearchInts(ns.crashes, pos+1)
+		n = sort.SearchInts(ns.crashes, pos+1) + sort.SearchInts(ns.kills, pos+1)
 	}
-	return 0
+	for _, u := range t.Unknown[id] {
+		if u.Killed && u.After < pos && (u.Until < 0 || u.Until > pos) {
+			n++ // killed, its restart (counted in kills) not reached yet
+		}
+	}
+	return n
 }
 
 // DownAt reports whether the node is down once step pos has executed (a

@@ -186,3 +186,33 @@ func TestReceivesFromSeqsNoFileHolds(t *testing.T) {
 		}
 	})
 }
+
+// TestCrashesCountsKilledProcesses: a killed process (a segment without
+// an end record) is a crash of its node with no crash event: "ever
+// crashed" (crashes(n) > 0 in a script) missed it. It counts from the
+// step after its last recorded event on; the node is not "down" there
+// (its state is unknown), so DownAt says no.
+func TestCrashesCountsKilledProcesses(t *testing.T) {
+	evs := []*node.Event{ev("n1", 1, node.KindInit), ev("n1", 2, node.KindTimer), // segment 0, killed
+		ev("n1", 3, node.KindRestart), ev("n1", 4, node.KindTimer), // segment 1, ended
+		ev("n2", 1, node.KindInit)}
+	evs[4].Lamport = 1
+	f := memFile("t.lz4", evs, nil, []int{0, 2}, []bool{false, true})
+	tr, err := replay.Merge([]*record.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := tr.NodeSteps("n1")
+	lastBefore, restart := steps[1], steps[2]
+	if got := tr.Crashes("n1", lastBefore); got != 0 {
+		t.Errorf("at its last recorded event before the kill, n1 has crashed %d times", got)
+	}
+	if got := tr.Crashes("n1", restart); got != 1 {
+		t.Errorf("at its restart after the kill, n1 has crashed %d times, want 1 (unknown: %+v)", got, tr.Unknown["n1"])
+	}
+	for s := range tr.Len() {
+		if _, down := tr.DownAt("n1", s); down {
+			t.Errorf("n1 reads as down at #%d: a killed process's node is unknown, not down", s)
+		}
+	}
+}
