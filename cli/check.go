@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -152,6 +153,22 @@ func (a *App) saySlowDerived(s predicates.SlowEvaluation) {
 		what, share, s.Elapsed.Round(100*time.Millisecond), s.Step, plural(s.Evals, "evaluation"), cheap)
 }
 
+// onceEach passes on each derived value's or predicate's first note
+// only: with --jobs every segment's checker notes it once, and segments
+// run at once.
+func onceEach(say func(predicates.SlowEvaluation)) func(predicates.SlowEvaluation) {
+	var mu sync.Mutex
+	said := map[string]bool{}
+	return func(s predicates.SlowEvaluation) {
+		mu.Lock()
+		defer mu.Unlock()
+		if k := s.Kind + " " + s.Name; !said[k] {
+			said[k] = true
+			say(s)
+		}
+	}
+}
+
 // strictTablesUsage is --strict-tables' help, the same for every verb that
 // checks.
 const strictTablesUsage = "a table that matched no object in the steps checked (every run, in a search) is an error, exit 4, not a warning: a misspelt type name behind an interface cannot be refused at load"
@@ -263,7 +280,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		fmt.Fprintln(a.Stderr, "note: liveness intervals open at the trace's end are not judged; --allow-damaged judges them as at the end of the run")
 	}
 	popts := predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to,
-		CutShort: tr.Incomplete(replayed) && !f.damage.allow, Slow: a.saySlowDerived}
+		CutShort: tr.Incomplete(replayed) && !f.damage.allow, Slow: onceEach(a.saySlowDerived)}
 	c, err := predicates.Load(script.Path, r, popts)
 	if err != nil {
 		return badInput("%v", err)

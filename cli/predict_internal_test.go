@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/explore"
@@ -124,5 +125,24 @@ func TestFindingsAreCountedByPredicate(t *testing.T) {
 	}
 	if got := findingsByPredicate(found[:2]); got != "" {
 		t.Errorf("two predicates found once each: %q", got)
+	}
+}
+
+// With --jobs, each segment's checker notes a slow predicate once: the
+// note came once per segment. onceEach passes on the first of each name.
+func TestSlowNotesComeOnceAcrossSegments(t *testing.T) {
+	var got []string
+	say := onceEach(func(s predicates.SlowEvaluation) { got = append(got, s.Kind+" "+s.Name) })
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			say(predicates.SlowEvaluation{Name: "Odd", Kind: "safety"})
+			say(predicates.SlowEvaluation{Name: "log", Kind: "derived"})
+		})
+	}
+	wg.Wait()
+	slices.Sort(got)
+	if want := []string{"derived log", "safety Odd"}; !slices.Equal(got, want) {
+		t.Errorf("notes %v, want %v", got, want)
 	}
 }

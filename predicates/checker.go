@@ -61,7 +61,8 @@ type Options struct {
 // slow: one evaluation of a derived value took Took at Step, or (Took 0)
 // its evaluations took about Spent of the Elapsed time the check had run
 // by Step, over Evals evaluations (Spent is estimated from the
-// evaluations of every costSample-th step). Size is how many elements a
+// evaluations at one step in costSample, drawn by the step's number).
+// Size is how many elements a
 // derived value holds at the top (a list, tuple or dict), or -1.
 type SlowEvaluation struct {
 	Name string
@@ -88,9 +89,24 @@ const (
 	SlowShareAfter = 10 * time.Second
 )
 
-// costSample: evaluations are timed at every costSample-th step only, so
-// that timing them costs next to nothing.
-const costSample = 8
+// costSample: evaluations are timed at one step in costSample only, so
+// that timing them costs next to nothing; minSamples: no share is judged
+// on fewer sampled steps.
+const (
+	costSample = 8
+	minSamples = 16
+)
+
+// sampledStep draws, from the step's number alone, whether its
+// evaluations are timed: one step in costSample, but not every
+// costSample-th, which a predicate costly at every other step (or at
+// every eighth) would alias with, never timed or always.
+func sampledStep(step int) bool {
+	z := uint64(step) + 0x9e3779b97f4a7c15 // splitmix64's finaliser
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return (z^z>>31)%costSample == 0
+}
 
 // SlowDerivedAfter is how long one evaluation of a derived value may take
 // before Options.Slow hears of it.
@@ -170,6 +186,7 @@ type Checker struct {
 	// evaluations are timed at this step (Options.Slow; costSample).
 	began    time.Time
 	sampling bool
+	samples  int // steps sampled so far
 
 	report Report
 	last   StepStats
@@ -456,7 +473,9 @@ func (c *Checker) Observe() error {
 		if c.began.IsZero() {
 			c.began = time.Now()
 		}
-		c.sampling = step%costSample == 0
+		if c.sampling = sampledStep(step); c.sampling {
+			c.samples++
+		}
 	}
 	if ev.Kind == node.KindCrash || ev.Kind == node.KindRestart || step != c.step+1 {
 		c.down = nil
@@ -519,7 +538,7 @@ func (c *Checker) Observe() error {
 // SlowShareAfter.
 func (c *Checker) judgeCosts() {
 	elapsed := time.Since(c.began)
-	if elapsed < cmp.Or(c.opts.ShareAfter, SlowShareAfter) {
+	if elapsed < cmp.Or(c.opts.ShareAfter, SlowShareAfter) || c.samples < minSamples {
 		return
 	}
 	heavy := func(spent time.Duration) (time.Duration, bool) {
