@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"go.starlark.net/syntax"
@@ -19,12 +21,24 @@ func withOpenBracket(err error, src []byte) error {
 	if !errors.As(err, &se) || !wantsCloser(se.Msg) {
 		return err
 	}
-	line, col, ch, ok := openBracket(src, int(se.Pos.Line), int(se.Pos.Col))
-	if !ok || line >= int(se.Pos.Line) {
+	open := openBrackets(src, int(se.Pos.Line), int(se.Pos.Col))
+	if len(open) == 0 {
 		return err
 	}
-	se.Msg += fmt.Sprintf(" (the %q on line %d, column %d, is not closed)", ch, line, col)
+	o := open[len(open)-1]
+	// Only a bracket the rest of the file does not close either: a
+	// missing comma inside a call that is closed later wants ',' too.
+	if o.line >= int(se.Pos.Line) || !slices.Contains(openBrackets(src, math.MaxInt, 0), o) {
+		return err
+	}
+	se.Msg += fmt.Sprintf(" (the %q on line %d, column %d, is not closed)", o.ch, o.line, o.col)
 	return se
+}
+
+// opener is a bracket opened at line:col.
+type opener struct {
+	line, col int
+	ch        byte
 }
 
 // wantsCloser reports whether a syntax error's message wants what ends
@@ -39,13 +53,10 @@ func wantsCloser(msg string) bool {
 	return false
 }
 
-// openBracket scans src up to line:col (1-based) and returns the
-// innermost bracket still open there, skipping strings and comments.
-func openBracket(src []byte, atLine, atCol int) (line, col int, ch byte, ok bool) {
-	type opener struct {
-		line, col int
-		ch        byte
-	}
+// openBrackets scans src up to line:col (1-based) and returns the
+// brackets still open there, innermost last, skipping strings and
+// comments.
+func openBrackets(src []byte, atLine, atCol int) []opener {
 	var open []opener
 	l, c := 1, 1
 	for i := 0; i < len(src); i++ {
@@ -92,9 +103,5 @@ func openBracket(src []byte, atLine, atCol int) (line, col int, ch byte, ok bool
 		}
 		c++
 	}
-	if len(open) == 0 {
-		return 0, 0, 0, false
-	}
-	o := open[len(open)-1]
-	return o.line, o.col, o.ch, true
+	return open
 }

@@ -26,6 +26,14 @@ func TestUnclosedBracketIsNamed(t *testing.T) {
 			t.Errorf("%q: %s, want %q", c.src, got, c.want)
 		}
 	}
+	// A comma missing inside a call that is closed later: the call's
+	// bracket is closed, and no hint says otherwise (a hostile pass).
+	src0 := "P = table(\"tpc.PTx\"\n    columns = [\"Tx\"])\nsafety(\"x\", lambda: True)\n"
+	if _, err := fileOptions.Parse("s.star", []byte(src0), 0); err == nil {
+		t.Fatal("a call missing a comma parsed")
+	} else if got := withOpenBracket(err, []byte(src0)).Error(); strings.Contains(got, "is not closed") {
+		t.Errorf("missing comma: %s", got)
+	}
 	// A bracket opened on the line of the error needs no pointer.
 	src := "safety(\"x\", lambda: True]\n"
 	_, err := fileOptions.Parse("s.star", []byte(src), 0)
