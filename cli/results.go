@@ -513,13 +513,25 @@ func scriptByPath(h huntID) string {
 	return h.Script
 }
 
-// commandWithoutScript is a hunt's command with its script's path left
-// out when its text's digest stands for it (scriptByPath).
-func commandWithoutScript(h huntID) string {
-	if h.ScriptSHA256 == "" {
-		return h.Command
+// commandWithoutPaths is a hunt's command less the paths whose contents
+// the hunt's identity compares by digest: the script's (--check, when
+// ScriptSHA256 is known) and the recording's (--from, when From is).
+// Shards started from other folders or machines name them by other paths.
+func commandWithoutPaths(h huntID) string {
+	words, err := shellWords(h.Command)
+	if err != nil {
+		return h.Command // not as this program writes it: compared whole
 	}
-	return strings.Replace(h.Command, " --check "+shellQuote(h.Script), " --check SCRIPT", 1)
+	var kept []string
+	for i := 0; i < len(words); i++ {
+		if i+1 < len(words) && (words[i] == "--check" && h.ScriptSHA256 != "" || words[i] == "--from" && h.From != "") {
+			kept = append(kept, words[i], "PATH")
+			i++
+			continue
+		}
+		kept = append(kept, shellQuote(words[i]))
+	}
+	return strings.Join(kept, " ")
 }
 
 // huntDiff names the first field in which two hunts differ ("" if none).
@@ -530,7 +542,7 @@ func huntDiff(a, b huntID) string {
 	for _, f := range []struct{ name, a, b string }{
 		{"kind", a.Kind, b.Kind}, {"system", a.System, b.System}, {"bug", a.Bug, b.Bug},
 		{"script", scriptByPath(a), scriptByPath(b)}, {"script text (with the modules it loads)", short(a.ScriptSHA256), short(b.ScriptSHA256)},
-		{"command", fromVerb(commandWithoutScript(a)), fromVerb(commandWithoutScript(b))},
+		{"command", fromVerb(commandWithoutPaths(a)), fromVerb(commandWithoutPaths(b))},
 		{"recorded run (--from) contents", a.From, b.From},
 	} {
 		if f.a != f.b {
@@ -812,39 +824,9 @@ func replayCommand(cmd string) error {
 	if strings.ContainsFunc(cmd, unicode.IsControl) {
 		return fmt.Errorf("holds control characters")
 	}
-	var words []string
-	var word strings.Builder
-	inWord := false
-	for i := 0; i < len(cmd); {
-		switch c := cmd[i]; {
-		case c == ' ':
-			if inWord {
-				words = append(words, word.String())
-				word.Reset()
-				inWord = false
-			}
-			i++
-			continue
-		case c == '\\' && i+1 < len(cmd) && cmd[i+1] == '\'':
-			word.WriteByte('\'')
-			i += 2
-		case c == '\'':
-			end := strings.IndexByte(cmd[i+1:], '\'')
-			if end < 0 {
-				return fmt.Errorf("an unclosed quote at byte %d", i)
-			}
-			word.WriteString(cmd[i+1 : i+1+end])
-			i += end + 2
-		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_./:=,+@%", c) >= 0:
-			word.WriteByte(c)
-			i++
-		default:
-			return fmt.Errorf("%q outside quotes at byte %d", c, i)
-		}
-		inWord = true
-	}
-	if inWord {
-		words = append(words, word.String())
+	words, err := shellWords(cmd)
+	if err != nil {
+		return err
 	}
 	if len(words) < 2 || words[0] != "replay" || !slices.Contains([]string{"sim", "explore", "debug", "verify"}, words[1]) {
 		return fmt.Errorf("%q is not a replay sim, explore, debug or verify command", cmd)
@@ -867,6 +849,47 @@ func replayCommand(cmd string) error {
 		}
 	}
 	return nil
+}
+
+// shellWords splits a command written as this program writes commands
+// (words bare or single-quoted by shellQuote) into its words; shell
+// syntax outside quotes is an error.
+func shellWords(cmd string) ([]string, error) {
+	var words []string
+	var word strings.Builder
+	inWord := false
+	for i := 0; i < len(cmd); {
+		switch c := cmd[i]; {
+		case c == ' ':
+			if inWord {
+				words = append(words, word.String())
+				word.Reset()
+				inWord = false
+			}
+			i++
+			continue
+		case c == '\\' && i+1 < len(cmd) && cmd[i+1] == '\'':
+			word.WriteByte('\'')
+			i += 2
+		case c == '\'':
+			end := strings.IndexByte(cmd[i+1:], '\'')
+			if end < 0 {
+				return nil, fmt.Errorf("an unclosed quote at byte %d", i)
+			}
+			word.WriteString(cmd[i+1 : i+1+end])
+			i += end + 2
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_./:=,+@%", c) >= 0:
+			word.WriteByte(c)
+			i++
+		default:
+			return nil, fmt.Errorf("%q outside quotes at byte %d", c, i)
+		}
+		inWord = true
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	return words, nil
 }
 
 // completes tells whether a hunt of kind that stopped for reason ran its

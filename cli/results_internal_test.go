@@ -445,4 +445,14 @@ func TestHuntIdentityTakesOneScriptByAnyPath(t *testing.T) {
 	if d := huntDiff(a, b); !strings.Contains(d, "command") {
 		t.Errorf("two budgets: %q", d)
 	}
+	// The recording of explore --from likewise, by its contents.
+	a.Command, a.From = "replay explore paxos --check builtin:paxos --from f1/t.lz4 --budget 30", "fp1"
+	b.Command, b.From, b.Script = "replay explore paxos --check builtin:paxos --from 'f 2/t.lz4' --budget 30", "fp1", a.Script
+	if d := huntDiff(a, b); d != "" {
+		t.Errorf("one recording by two paths: %s", d)
+	}
+	b.From = "fp2"
+	if d := huntDiff(a, b); !strings.Contains(d, "recorded run") {
+		t.Errorf("two recordings: %q", d)
+	}
 }
