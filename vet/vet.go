@@ -541,8 +541,13 @@ func (c *checker) keptAppend(fn *fun, rs *ast.RangeStmt, target ast.Expr) bool {
 			return true
 		}
 		arg := ast.Unparen(call.Args[0])
-		// sort.Sort(sort.StringSlice(keys)) sorts keys.
-		if conv, ok := arg.(*ast.CallExpr); ok && len(conv.Args) == 1 {
+		// sort.Sort(sort.StringSlice(keys)) sorts keys, and so does
+		// sort.Sort(sort.Reverse(sort.StringSlice(keys))).
+		for {
+			conv, ok := arg.(*ast.CallExpr)
+			if !ok || len(conv.Args) != 1 {
+				break
+			}
 			arg = ast.Unparen(conv.Args[0])
 		}
 		if types.ExprString(arg) == want {

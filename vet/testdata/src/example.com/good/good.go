@@ -52,6 +52,12 @@ func (n *Node) Receive(env node.Env, from node.ID, m node.Message) { // want Rec
 		keys = append(keys, string(id))
 	}
 	sort.Strings(keys)
+	// Sorted in reverse through the sort.Interface wrappers.
+	desc := make([]string, 0, len(n.Votes))
+	for id := range n.Votes {
+		desc = append(desc, string(id))
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(desc)))
 	// A slice local to the loop body does not outlive the iteration.
 	for id := range n.Votes {
 		var parts []string
