@@ -21,7 +21,6 @@ import (
 	"github.com/replaycheck/replaycheck/parcheck"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
-	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
 )
 
@@ -234,9 +233,31 @@ type predicted struct {
 	// notes are what the futures could not do that a reader would expect
 	// (a node down at the step that no future restarts).
 	notes []string
-	// faults are the futures' random faults, in words ("churn=1 drop=0.1";
-	// "" for none): what made a violation reachable, in the header.
-	faults string
+	// faults are the futures' random faults: what made a violation
+	// reachable, in the header and the JSON.
+	faults randomFaults
+}
+
+// randomFaults are a fork's runs' random faults: crashes per virtual
+// second, and the chances a message is lost or duplicated.
+type randomFaults struct {
+	Churn float64 `json:"churn"`
+	Drop  float64 `json:"drop"`
+	Dup   float64 `json:"dup"`
+}
+
+// String names those that are on ("churn=1 drop=0.1"; "" for none).
+func (r randomFaults) String() string {
+	var on []string
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"churn", r.Churn}, {"drop", r.Drop}, {"dup", r.Dup}} {
+		if f.v > 0 {
+			on = append(on, fmt.Sprintf("%s=%g", f.name, f.v))
+		}
+	}
+	return strings.Join(on, " ")
 }
 
 // predict explores the futures of tr after step f.at (checked by the
@@ -327,7 +348,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	slices.SortFunc(preds, func(x, y *prediction) int {
 		return cmpOrInt(x.violation.Step-y.violation.Step, strings.Compare(x.violation.Predicate+x.violation.Witness, y.violation.Predicate+y.violation.Witness))
 	})
-	return &predicted{sum: sum, preds: preds, earlier: earlier, checked: check.Prefix, notes: notes, faults: randomFaults(cfg)}, nil
+	return &predicted{sum: sum, preds: preds, earlier: earlier, checked: check.Prefix, notes: notes, faults: randomFaults{cfg.Churn, cfg.Drop, cfg.Dup}}, nil
 }
 
 // defaultForkWarmup is how many steps before a forked step each fork's
@@ -431,21 +452,6 @@ func distinctFiles(preds []*prediction) int {
 	return len(files)
 }
 
-// randomFaults names the random faults of a fork's runs that are on:
-// churn, message loss and duplication.
-func randomFaults(cfg sim.Config) string {
-	var on []string
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"churn", cfg.Churn}, {"drop", cfg.Drop}, {"dup", cfg.Dup}} {
-		if f.v > 0 {
-			on = append(on, fmt.Sprintf("%s=%g", f.name, f.v))
-		}
-	}
-	return strings.Join(on, " ")
-}
-
 func cmpOr(s, def string) string {
 	if s == "" {
 		return def
@@ -464,8 +470,8 @@ func (a *App) predictText(tr *replay.Trace, paths []string, script string, f pre
 	sum, preds, earlier := res.sum, res.preds, res.earlier
 	w := a.Stdout
 	faults := ""
-	if res.faults != "" {
-		faults = ", " + res.faults
+	if on := res.faults.String(); on != "" {
+		faults = ", " + on
 	}
 	fmt.Fprintf(w, "futures of #%d in %s (%s%s, up to %d events each)\n", f.at, strings.Join(paths, " "), sum.Strategy, faults, f.depth)
 	if len(preds) == 0 {
@@ -526,6 +532,7 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 		States    *int         `json:"distinct_states"`
 		Seconds   float64      `json:"seconds"`
 		Stopped   string       `json:"stopped"`
+		Faults    randomFaults `json:"random_faults"`
 		Predicted []predJSON   `json:"predicted"`
 		Panics    []string     `json:"panics"`
 		Earlier   []string     `json:"already_violated"`
@@ -535,7 +542,7 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 		Resumed   *int `json:"checked_from_warmup"`
 		FromStart *int `json:"checked_from_start"`
 	}{Traces: paths, At: f.at, Strategy: sum.Strategy, Depth: f.depth, Futures: sum.Runs, Events: sum.Events,
-		Seconds: sum.Elapsed.Seconds(), Stopped: sum.Stopped, Predicted: []predJSON{}, Panics: []string{}, Earlier: []string{}}
+		Seconds: sum.Elapsed.Seconds(), Stopped: sum.Stopped, Faults: res.faults, Predicted: []predJSON{}, Panics: []string{}, Earlier: []string{}}
 	if sum.States >= 0 {
 		out.States = &sum.States
 	}
