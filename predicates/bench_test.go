@@ -1,7 +1,6 @@
 package predicates_test
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -68,14 +67,7 @@ safety("Some", lambda: len(accepts()) >= 0)
 func BenchmarkAccumulatingDerived(b *testing.B) {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Steps, cfg.Time = 1, 20_000, time.Hour
-	var buf bytes.Buffer
-	if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
-		b.Fatal(err)
-	}
-	tr, err := replay.FromBytes(buf.Bytes(), "paxos.lz4")
-	if err != nil {
-		b.Fatal(err)
-	}
+	tr := paxosTraceOf(b, cfg)
 	for b.Loop() {
 		r, err := replay.New(tr, system.NewRegistry(paxos.System), replay.Options{})
 		if err != nil {

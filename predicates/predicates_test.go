@@ -19,7 +19,7 @@ func paxosTrace(t *testing.T, seed uint64, bug string) *replay.Trace {
 }
 
 // paxosTraceOf simulates paxos as cfg says.
-func paxosTraceOf(t *testing.T, cfg sim.Config) *replay.Trace {
+func paxosTraceOf(t testing.TB, cfg sim.Config) *replay.Trace {
 	t.Helper()
 	var buf bytes.Buffer
 	if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {

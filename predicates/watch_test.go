@@ -1,7 +1,6 @@
 package predicates_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,14 +148,7 @@ safety("ok", lambda: True)
 func TestWatchOfDownNodesFollowsTheCursor(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Churn, cfg.Steps, cfg.Time = 5, 0.5, 3000, time.Hour
-	var buf bytes.Buffer
-	if _, err := sim.Run(paxos.System, cfg.WithDefaults(paxos.System), &buf); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := replay.FromBytes(buf.Bytes(), "p.lz4")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := paxosTraceOf(t, cfg)
 	reg := system.NewRegistry(paxos.System)
 	r1, _ := replay.New(tr, reg, replay.Options{})
 	c, err := predicates.LoadSource("d.star", []byte("d = derived(\"d\", lambda: (down_nodes(), [crashes(n) for n in nodes()]))\nsafety(\"P\", lambda: True)\n"), r1, predicates.Options{To: -1})
