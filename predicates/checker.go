@@ -43,15 +43,14 @@ type Options struct {
 	// liveness intervals still open there are left unjudged and the
 	// report is not complete.
 	CutShort bool
-	// Slow, if set, hears of each derived value and predicate once, the
+	// Slow, if set, hears of each derived value and predicate once: the
 	// first time one evaluation of a derived value (with freezing and
-	// comparing its value) takes SlowAfter (0: SlowDerivedAfter) or more,
-	// or once the evaluations of one of them have taken about
-	// SlowShare of the time the check has run, ShareAfter (0:
-	// SlowShareAfter) or more: a
-	// value that grows every step, or a predicate that scans every row
-	// for every row, makes a check crawl within every budget, with
-	// nothing to say which.
+	// comparing its value) takes SlowAfter (0: SlowDerivedAfter) or
+	// more, or once the evaluations of one of them have taken about
+	// SlowShare of a check that has run ShareAfter (0: SlowShareAfter)
+	// or more. A value that grows every step, or a predicate that scans
+	// every row for every row, makes a check crawl within every budget,
+	// with nothing to say which.
 	Slow       func(SlowEvaluation)
 	SlowAfter  time.Duration
 	ShareAfter time.Duration
@@ -62,8 +61,8 @@ type Options struct {
 // its evaluations took about Spent of the Elapsed time the check had run
 // by Step, over Evals evaluations (Spent is estimated from the
 // evaluations at one step in costSample, drawn by the step's number).
-// Size is how many elements a
-// derived value holds at the top (a list, tuple or dict), or -1.
+// Size is how many elements a derived value holds at the top (a list,
+// tuple or dict), or -1.
 type SlowEvaluation struct {
 	Name string
 	Kind string // "derived", "safety" or "liveness"
