@@ -124,13 +124,13 @@ nothing else decided the exit (a violation's 1 outranks it).`,
 	return cmd
 }
 
-// saySlowDerived notes on stderr, while the check goes on, a derived
+// saySlow notes on stderr, while the check goes on, a derived
 // value slow to evaluate, or a derived value or predicate whose
 // evaluations take much of the check: a new user's value grew by 4,000
 // elements a step, and another's predicate scanned every row for every
 // row; both checks crawled for minutes within every budget without a
 // word of why.
-func (a *App) saySlowDerived(s predicates.SlowEvaluation) {
+func (a *App) saySlow(s predicates.SlowEvaluation) {
 	holds := ""
 	if s.Size >= 0 {
 		holds = fmt.Sprintf(" (its value holds %s)", plural(s.Size, "element"))
@@ -280,7 +280,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		fmt.Fprintln(a.Stderr, "note: liveness intervals open at the trace's end are not judged; --allow-damaged judges them as at the end of the run")
 	}
 	popts := predicates.Options{MaxSteps: maxSteps, MemoryBudget: memory, TimeBudget: timeBudget, From: f.from, To: f.to,
-		CutShort: tr.Incomplete(replayed) && !f.damage.allow, Slow: onceEach(a.saySlowDerived)}
+		CutShort: tr.Incomplete(replayed) && !f.damage.allow, Slow: onceEach(a.saySlow)}
 	c, err := predicates.Load(script.Path, r, popts)
 	if err != nil {
 		return badInput("%v", err)

@@ -644,17 +644,28 @@ func (c *Checker) refreshDerived() {
 			continue
 		}
 		c.computing = d
+		// One clock for both notes (Options.Slow): every evaluation
+		// until one was slow, and the sampled steps' share.
+		timed := c.opts.Slow != nil && (c.sampling || !d.slowSaid)
 		var t0 time.Time
-		if c.sampling {
+		if timed {
 			t0 = time.Now()
 		}
+		evaluated := false
 		if !d.frame.dirty && c.settleTop(d.name, d.frame) {
 			d.Evals++
 		} else {
 			c.evalDerived(d)
+			evaluated = true
 		}
-		if c.sampling {
-			d.spent += time.Since(t0)
+		if timed {
+			took := time.Since(t0)
+			if c.sampling {
+				d.spent += took
+			}
+			if evaluated {
+				c.slowDerived(d, took)
+			}
 		}
 	}
 }
@@ -689,9 +700,6 @@ func (c *Checker) call(f *frame, fn starlark.Callable, args starlark.Tuple) (sta
 }
 
 func (c *Checker) evalDerived(d *Derived) {
-	if c.opts.Slow != nil && !d.slowSaid {
-		defer c.timeDerived(d, time.Now())
-	}
 	c.forget(d.frame)
 	d.frame.witness = nil
 	v, err := c.call(d.frame, d.fn, nil)
@@ -734,11 +742,10 @@ func (c *Checker) evalDerived(d *Derived) {
 	c.changed(dep{depDerived, d.id, 0})
 }
 
-// timeDerived tells Options.Slow of d if its evaluation begun at start
-// was slow.
-func (c *Checker) timeDerived(d *Derived, start time.Time) {
-	took := time.Since(start)
-	if took < cmp.Or(c.opts.SlowAfter, SlowDerivedAfter) || d.err {
+// slowDerived tells Options.Slow of d if its evaluation, which took
+// took, was slow.
+func (c *Checker) slowDerived(d *Derived, took time.Duration) {
+	if d.slowSaid || took < cmp.Or(c.opts.SlowAfter, SlowDerivedAfter) || d.err {
 		return
 	}
 	d.slowSaid = true
