@@ -57,7 +57,8 @@ const ForkDriver = "fork"
 //     down node and stays lost, even if the continuation restarts the
 //     node at once (ReceiverWasDown);
 //   - nodes down at the fork: under churn they restart after a --down
-//     draw, as if they had crashed at the fork; without churn they stay
+//     draw counted from their crash, among the downtimes longer than they
+//     have been down already (restartLater); without churn they stay
 //     down unless the chooser restarts them;
 //   - no partition (traces do not record them: the network is healed);
 //   - no scenario: the system's Scenario is not run again (it would
@@ -123,7 +124,7 @@ func RunFrom(sys *system.System, cfg Config, w *world.World, prefix []*node.Even
 	if cfg.Churn > 0 {
 		for _, id := range s.ids {
 			if sn := s.nodes[id]; sn.inst.Seq() > 0 && !sn.inst.Up() {
-				s.restartLater(id)
+				s.restartLater(id, s.crashedAt(w.Node[id], prefix))
 				continue
 			}
 			s.scheduleCrash(id)
@@ -236,11 +237,36 @@ func (s *Sim) deliverSince(sent int64, to node.ID, msg node.Event) {
 	s.push(&item{at: at, latest: latest, kind: itemDeliver, to: to, ev: msg})
 }
 
-// restartLater restarts a node down at the fork after a --down draw, then
-// lets churn crash it again, as scheduleCrash does after its own crashes.
-func (s *Sim) restartLater(id node.ID) {
-	down := s.chooser.DownFor(s.cfg.DownMin, s.cfg.DownMax)
-	s.push(&item{at: after(s.now, int64(down)), kind: itemCall, fn: func() {
+// crashedAt is the virtual time of the crash that keeps node n down at
+// the fork: its last step's, when that is a crash, and no later than the
+// fork. A node with no crash to count from (a live process that stopped
+// cleanly, whose stop the trace does not time) counts from the fork.
+func (s *Sim) crashedAt(n *world.Node, prefix []*node.Event) int64 {
+	if n.LastStep < 0 || n.LastStep >= len(prefix) {
+		return s.now
+	}
+	ev := prefix[n.LastStep]
+	if ev.Node != n.ID || ev.Kind != node.KindCrash {
+		return s.now
+	}
+	return min(ev.Time-s.start, s.now)
+}
+
+// restartLater restarts a node down at the fork after a --down draw
+// counted from its crash (crashed, virtual time), then lets churn crash
+// it again, as scheduleCrash does after its own crashes. A node already
+// down for a while draws among the downtimes longer than that, so a fork
+// never keeps a node down longer than --down allows (drawn from the fork
+// instead, a node down for 400ms of a 500ms maximum stayed down up to
+// 900ms: a "down too long" the parent's settings could not produce). One
+// down longer than the maximum already restarts at once.
+func (s *Sim) restartLater(id node.ID, crashed int64) {
+	at := s.now
+	if elapsed := time.Duration(s.now - crashed); elapsed < s.cfg.DownMax {
+		down := s.chooser.DownFor(max(s.cfg.DownMin, elapsed), s.cfg.DownMax)
+		at = max(s.now, after(crashed, int64(down)))
+	}
+	s.push(&item{at: at, kind: itemCall, fn: func() {
 		s.Restart(id)
 		s.push(&item{at: s.now, kind: itemCall, fn: func() { s.scheduleCrash(id) }})
 	}})

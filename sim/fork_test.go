@@ -526,3 +526,56 @@ func idsOf(ids []node.ID) string {
 	}
 	return s
 }
+
+// TestForkCountsADownNodesDowntimeFromItsCrash forks a churned run where
+// a node has been down for most of --down's maximum: under churn it comes
+// back within the maximum of its crash, never before the fork, whatever
+// the seed. A draw counted from the fork kept it down up to twice as long
+// as the parent's settings allow: futures "down too long" that predict
+// reported and the parent could not have had.
+func TestForkCountsADownNodesDowntimeFromItsCrash(t *testing.T) {
+	sys := paxos.System
+	tr := simulated(t, sys, 3, false)
+	cfg := forkConfig(sys, 0)
+	long := cfg.DownMax * 7 / 10
+	step, id, crashed := -1, node.ID(""), int64(0)
+	crashAt := map[node.ID]int64{}
+	for s := 0; s < tr.Len() && step < 0; s++ {
+		ev := tr.Event(s)
+		switch ev.Kind {
+		case node.KindCrash:
+			crashAt[ev.Node] = ev.Time
+		case node.KindRestart, node.KindInit:
+			delete(crashAt, ev.Node)
+		}
+		for n, at := range crashAt {
+			if time.Duration(ev.Time-at) >= long && ev.Node != n {
+				step, id, crashed = s, n, at
+				break
+			}
+		}
+	}
+	if step < 0 {
+		t.Fatalf("no node is down %v at any step", long)
+	}
+	forkTime := tr.Event(step).Time
+	for seed := uint64(1); seed <= 6; seed++ {
+		cfg := forkConfig(sys, seed)
+		_, ft, _ := fork(t, sys, tr, step, cfg)
+		restarted := false
+		for i := step + 1; i < ft.Len() && !restarted; i++ {
+			ev := ft.Event(i)
+			if ev.Node != id || ev.Kind != node.KindRestart {
+				continue
+			}
+			restarted = true
+			if down := time.Duration(ev.Time - crashed); down > cfg.DownMax || ev.Time < forkTime {
+				t.Errorf("seed %d: %s, crashed %v before the fork at #%d, restarted at #%d after %v down (--down %v-%v)",
+					seed, id, time.Duration(forkTime-crashed), step, i, down, cfg.DownMin, cfg.DownMax)
+			}
+		}
+		if !restarted {
+			t.Errorf("seed %d: %s, down at #%d, never restarted under churn", seed, id, step)
+		}
+	}
+}
