@@ -2,6 +2,7 @@ package provenance
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -657,5 +658,61 @@ func TestZeroValuesAsStateShowsThem(t *testing.T) {
 		if got := zeroValue(v); got != want {
 			t.Errorf("zeroValue(%q) = %v, want %v", v, got, want)
 		}
+	}
+}
+
+// gossiper piggybacks an update it keeps on a ping and bumps the
+// update's retransmit counter at the send, from the value the update's
+// incarnation has: the counter "took away" an equal value, under
+// another name.
+type gossiper struct {
+	Gossip map[string]*gossipItem
+	Heard  int
+}
+
+type gossipItem struct {
+	Sent   int
+	Update gossipUpdate
+}
+
+type gossipUpdate struct {
+	Node        string
+	Incarnation int
+}
+
+type gossipPing struct{ Updates []gossipUpdate }
+
+func (g *gossiper) Init(env node.Env) {
+	if env.Self() == "n2" {
+		g.Gossip = map[string]*gossipItem{"n3": {Sent: 1, Update: gossipUpdate{Node: "n3", Incarnation: 1}}}
+		env.After(time.Millisecond, "ping")
+	}
+}
+
+func (g *gossiper) Receive(_ node.Env, _ node.ID, m node.Message) {
+	g.Heard = m.(gossipPing).Updates[0].Incarnation
+}
+
+func (g *gossiper) Timer(env node.Env, _ node.Timer) {
+	it := g.Gossip["n3"]
+	it.Sent++
+	env.Send("n1", gossipPing{Updates: []gossipUpdate{it.Update}})
+}
+
+// A gossiped value is followed to the field named like the message's
+// that the send left as it was, not to a counter of another name the
+// send bumped from an equal value: a new user's why went to a
+// retransmit counter, hop after hop, and did not name the update.
+func TestWhyPrefersTheNamedFieldToACounterTheSendBumped(t *testing.T) {
+	c := whyOfTwoNodes(t, "gossiper", gossipPing{}, func() node.Handler { return &gossiper{} }, "Heard")
+	if len(c.Links) < 2 {
+		t.Fatalf("chain %+v", c.Links)
+	}
+	src := c.Links[1]
+	if src.Node != "n2" || src.Field != `Gossip["n3"].Update.Incarnation` {
+		t.Errorf("the gossiped incarnation traced to %s %s (via %q), want n2's Gossip[\"n3\"].Update.Incarnation", src.Node, src.Field, src.Via)
+	}
+	if !slices.ContainsFunc(src.AlsoEqual, func(s string) bool { return strings.HasPrefix(s, `Gossip["n3"].Sent`) }) {
+		t.Errorf("the counter the send bumped is not named among the equal fields: %q", src.AlsoEqual)
 	}
 }
