@@ -382,12 +382,26 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			writeBuildNote(a.Stdout, otherBuilds)
 		}
 		if first != nil {
-			partial := ""
+			// Notes go before the command, which is pasted whole.
+			var notes []string
 			if len(f.nodes) > 0 {
-				partial = " (the debugger replays every node, not only --nodes)"
+				notes = append(notes, "the debugger replays every node, not only --nodes")
 			}
-			fmt.Fprintf(a.Stdout, "debug the first violation: %s debug %s --preds %s --at %d%s\n",
-				a.prog(), shellJoin(traces), shellQuote(script.Name), first.Step, partial)
+			// An alarm opens at the step it was raised, as shrink's
+			// command does: the interval's first step can be a harmless
+			// one (a restart) where a predicate over a changing set
+			// first failed for a pair that recovered.
+			at := first.Step
+			if first.Kind == "liveness" && first.Alarm {
+				at = first.AlarmStep
+				notes = append([]string{fmt.Sprintf("at its alarm; violated since #%d", first.Step)}, notes...)
+			}
+			note := ""
+			if len(notes) > 0 {
+				note = " (" + strings.Join(notes, "; ") + ")"
+			}
+			fmt.Fprintf(a.Stdout, "debug the first violation%s: %s debug %s --preds %s --at %d\n",
+				note, a.prog(), shellJoin(traces), shellQuote(script.Name), at)
 		}
 	}
 	stoppedByUser := interrupted.Load() && !rep.Complete
