@@ -314,10 +314,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		Budget: budget, Time: clock.left(), Jobs: f.jobs, All: f.all, Start: start,
 		Shard: explore.Shard{Index: shard.Index, Count: shard.Count},
 		Progress: func(p explore.Progress) {
-			states := ""
-			if p.States >= 0 {
-				states = fmt.Sprintf(", %d distinct states", p.States)
-			}
+			states := statesNote(p.States)
 			prog.update("explore %s %s: %d runs, %s events%s, %.0f runs/s, deepest %d decisions",
 				sys.Name, f.strategy, p.Runs, humanize.SIWithDigits(float64(p.Events), 1, ""), states,
 				float64(p.Runs)/p.Elapsed.Seconds(), p.MaxDepth)
@@ -687,9 +684,7 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 		fmt.Fprintf(w, "\nalready violated in the recorded steps, at or before #%d, not findings: %s\n", f.at, strings.Join(names, ", "))
 	}
 	fmt.Fprintf(w, "\n%s, %d events in %v (%.1f runs/s)", plural(sum.Runs, "run"), sum.Events, sum.Elapsed.Round(time.Millisecond), sum.RunsPerSecond())
-	if sum.States >= 0 {
-		fmt.Fprintf(w, ", %d distinct states", sum.States)
-	}
+	fmt.Fprint(w, statesNote(sum.States))
 	fmt.Fprintf(w, "; deepest run: %s\n", plural(sum.MaxDepth, "decision"))
 	fmt.Fprintf(w, "stopped: %s\n", stoppedText(f, sum, cfg.WithDefaults(sys)))
 	if line := findingsByPredicate(sum.Found); line != "" {
@@ -1068,4 +1063,13 @@ func failedPredicate(err error) string {
 		return e.Failures[0].Name
 	}
 	return ""
+}
+
+// statesNote is ", N distinct states", or nothing for a strategy that
+// counts no states (random: -1), which a 0 would misreport.
+func statesNote(n int) string {
+	if n < 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d distinct states", n)
 }

@@ -331,7 +331,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 			}
 		},
 		Progress: func(p explore.Progress) {
-			progress(fmt.Sprintf("predicting from #%d: %d futures, %d distinct states, %d violations", f.at, p.Runs, max(p.States, 0), len(best)))
+			progress(fmt.Sprintf("predicting from #%d: %d futures%s, %d violations", f.at, p.Runs, statesNote(p.States), len(best)))
 		},
 	})
 	var evalErr *predicates.EvalError
@@ -500,9 +500,7 @@ func (a *App) predictText(tr *replay.Trace, paths []string, script string, f pre
 		fmt.Fprintf(w, "\nalready violated at or before #%d, not predictions: %s\n", f.at, strings.Join(names, ", "))
 	}
 	fmt.Fprintf(w, "\n%s, %d events in %v", plural(sum.Runs, "future"), sum.Events, sum.Elapsed.Round(time.Millisecond))
-	if sum.States >= 0 {
-		fmt.Fprintf(w, ", %d distinct states", sum.States)
-	}
+	fmt.Fprint(w, statesNote(sum.States))
 	fmt.Fprintf(w, "; stopped: %s\n", map[string]string{"budget": "the budget ran out", "exhausted": "every future within the depth explored",
 		"canceled": "interrupted", "time": "the time ran out"}[sum.Stopped])
 	if line := checkedLine(res.checked, "future"); line != "" {

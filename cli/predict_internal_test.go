@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/explore"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
@@ -144,5 +145,25 @@ func TestSlowNotesComeOnceAcrossSegments(t *testing.T) {
 	slices.Sort(got)
 	if want := []string{"derived log", "safety Odd"}; !slices.Equal(got, want) {
 		t.Errorf("notes %v, want %v", got, want)
+	}
+}
+
+// predict's progress line leaves out the states a strategy does not
+// count: random counts none, and the line (the debugger's status too)
+// said "0 distinct states" of futures that had many.
+func TestPredictProgressOfRandomCountsNoStates(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "p.lz4")
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb, Terminal: true}
+	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "--steps", "400", "-o", trace}); code != ExitOK {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	app.Run([]string{"predict", trace, "builtin:paxos", "--at", "200", "--budget", "400", "--strategy", "random", "-o", filepath.Join(t.TempDir(), "f")})
+	if !strings.Contains(errb.String(), "predicting from #200: ") {
+		t.Fatalf("no progress line:\n%q", errb.String())
+	}
+	if strings.Contains(errb.String(), "distinct states") || strings.Contains(out.String(), "distinct states") {
+		t.Fatalf("random's futures are said to have distinct states:\n%q\n%s", errb.String(), out.String())
 	}
 }
