@@ -20,7 +20,8 @@ type scanner struct {
 	reach map[reflect.Type]bool
 	match map[reflect.Type][]*Table // the tables whose type a Go type is
 	plans map[reflect.Type][]walkField
-	seen  map[pointerKey]bool // pointers and maps walked
+	seen  walked // pointers and maps walked
+	marks int32  // the last map memo mark given (mapmemo.go)
 	gen   int
 	step  int
 	now   int64
@@ -32,7 +33,12 @@ type scanner struct {
 	flat    map[reflect.Type]bool
 	strs    map[reflect.Type][]uintptr // where a flat type's observed strings lie
 	lists   map[listKey]*listMemo
-	collect *[]*rowState // the rows found under the list element being walked
+	maps    map[listKey]*mapMemo
+	pending []pendingEntry // scratch of mapToWalk
+	// wholeMaps walks every map entry by entry, without its memo: the
+	// tests' reference.
+	wholeMaps bool
+	collect   *[]*rowState // the rows found under the list element being walked
 	// within lists the slices being walked around the value being
 	// walked, outermost first.
 	within []withinSlice
@@ -60,6 +66,29 @@ type pointerKey struct {
 	t reflect.Type
 }
 
+// walked holds the pointers and maps a scan walked, by type and address:
+// 1, or the mark of the map memo that passed over them (mapmemo.go). By
+// type first, so that a map of many rows looks its addresses up in one
+// map of integers.
+type walked map[reflect.Type]map[uintptr]int32
+
+// of is the addresses of type t walked.
+func (w walked) of(t reflect.Type) map[uintptr]int32 {
+	m := w[t]
+	if m == nil {
+		m = map[uintptr]int32{}
+		w[t] = m
+	}
+	return m
+}
+
+// reset forgets every address, keeping the maps' room.
+func (w walked) reset() {
+	for _, m := range w {
+		clear(m)
+	}
+}
+
 // withinSlice is a slice being walked: its array, type and length.
 type withinSlice struct {
 	pointerKey
@@ -68,7 +97,7 @@ type withinSlice struct {
 
 func newScanner(c *Checker) *scanner {
 	return &scanner{c: c, reach: map[reflect.Type]bool{}, match: map[reflect.Type][]*Table{},
-		plans: map[reflect.Type][]walkField{}, seen: map[pointerKey]bool{},
+		plans: map[reflect.Type][]walkField{}, seen: walked{}, maps: map[listKey]*mapMemo{},
 		flat: map[reflect.Type]bool{}, strs: map[reflect.Type][]uintptr{}, lists: map[listKey]*listMemo{}}
 }
 
@@ -365,7 +394,7 @@ func (c *Checker) scanNode(id node.ID, h node.Handler) {
 	s := c.scan
 	s.gen++
 	s.id, s.step, s.now = id, c.step, c.now
-	clear(s.seen)
+	s.seen.reset()
 	s.tooDeep = false
 	if h != nil {
 		s.walk(reflect.ValueOf(h), "", 0)
@@ -417,11 +446,11 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		if v.IsNil() || !s.reaches(v.Type()) {
 			return
 		}
-		p := pointerKey{v.Pointer(), v.Type()}
-		if s.seen[p] {
+		seen := s.seen.of(v.Type())
+		if seen[v.Pointer()] != 0 {
 			return // aliased: the object is a row once, at its first path
 		}
-		s.seen[p] = true
+		seen[v.Pointer()] = 1
 		s.walk(v.Elem(), path, depth+1)
 		return
 	case reflect.Interface:
@@ -507,11 +536,14 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		// holds itself (a document whose child's "parent" entry is the
 		// document) was walked again under each way back to it,
 		// doubling at each level, and the scan never ended.
-		p := pointerKey{v.Pointer(), t}
-		if s.seen[p] {
+		seen := s.seen.of(t)
+		if seen[v.Pointer()] != 0 {
 			return
 		}
-		s.seen[p] = true
+		seen[v.Pointer()] = 1
+		if s.mapToWalk(v, path, depth) {
+			return
+		}
 		var keys state.MapKeys
 		for _, e := range state.SortedEntries(v) {
 			s.walk(e.Value, path+string(state.AppendMapKey(nil, e.Key, &keys)), depth+1)
