@@ -40,4 +40,19 @@ func TestCheckOpensAnAlarmWhereItWasRaised(t *testing.T) {
 	if m == nil || m[2] != alarm[1] {
 		t.Fatalf("debug line %q, want one opening at the alarm, #%s, with the command last", line, alarm[1])
 	}
+	// A seed hunt's debug command too.
+	out.Reset()
+	hunt := filepath.Join(t.TempDir(), "h.lz4")
+	app.Run([]string{"sim", "chord", "--bug", "finger-boundary", "--seeds", "1-1", "--check", "builtin:chord", "-o", hunt})
+	if want := "--at " + alarm[1] + "\n"; !strings.Contains(out.String(), "debug:     replay debug "+hunt+" --preds builtin:chord "+want) {
+		t.Fatalf("the hunt's debug command does not open at the alarm (#%s):\n%s", alarm[1], out.String())
+	}
+	// And explore's.
+	out.Reset()
+	explored := filepath.Join(t.TempDir(), "e.lz4")
+	app.Run([]string{"explore", "chord", "--bug", "finger-boundary", "--check", "builtin:chord", "--budget", "10", "-o", explored})
+	at := regexp.MustCompile(`alarm at step #(\d+) \(violated since #\d+\)`).FindStringSubmatch(out.String() + errb.String())
+	if at == nil || !strings.Contains(out.String(), "--preds builtin:chord --at "+at[1]+"\n") {
+		t.Fatalf("explore's debug command does not open at its alarm:\n%s\n%s", out.String(), errb.String())
+	}
 }

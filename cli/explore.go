@@ -433,6 +433,7 @@ type foundFile struct {
 	reproduce       string
 	debug           string
 	step            int
+	at              int // where debug opens: step, or an alarm's own step
 }
 
 // divergedRun is the run whose replay differed from its simulation,
@@ -543,13 +544,19 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 		switch {
 		case fd.Violation != nil:
 			// Where the predicate broke, as check and seed hunts
-			// print it: for an alarm, where its interval began.
+			// report it: for an alarm, where its interval began.
 			ff.step = fd.Violation.Step
 		case fd.Check != nil && len(fd.Check.Report.Errors) > 0:
 			ff.step = fd.Check.Report.Errors[0].Step
 		}
 	}
-	ff.debug = fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellQuote(ff.trace), shellQuote(script), ff.step)
+	// The debugger opens an alarm where it was raised, as check's,
+	// hunts' and shrink's commands do.
+	ff.at = ff.step
+	if v := fd.Violation; v != nil {
+		ff.at = v.Decided()
+	}
+	ff.debug = fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellQuote(ff.trace), shellQuote(script), ff.at)
 }
 
 // prefixViolations collects the violations a fork exploration's runs
@@ -1026,7 +1033,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		cmd, rerun := rerunCommand(sys, cfg, f, shard, run)
 		hf := huntFailure{Run: &run, Kind: "violation", Headline: fd.Headline(), Step: ff.step, Key: fd.Key(), Trace: written(ff.trace, ff.failed),
 			// With --all the rerun writes the findings before this one first.
-			Reproduce: cmd, Debug: fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellQuote(findingPath(rerun, i)), shellQuote(script.Name), ff.step)}
+			Reproduce: cmd, Debug: fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellQuote(findingPath(rerun, i)), shellQuote(script.Name), ff.at)}
 		switch {
 		case fd.Panic != nil:
 			hf.Kind = "panic"

@@ -240,6 +240,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			}
 		}
 		var code *exitError
+		debugAt := -1 // where debug opens: the failure's step unless set
 		switch {
 		case panicked != nil:
 			// The system's own code failed: its trace holds what ran,
@@ -275,16 +276,20 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		default:
 			v := res.Failing[0]
 			fail.Headline, fail.Predicate, fail.Witness, fail.Step = v.Headline(), v.Predicate, v.Witness, v.Step
+			debugAt = v.Decided() // an alarm opens where it was raised
 			fail.AlarmWitness = alarmWitness(v)
 			code = &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, v.Headline())}
 		}
 		// A diverged seed is explained by verify; the debugger cannot
 		// index a trace that does not replay.
+		if debugAt < 0 {
+			debugAt = fail.Step
+		}
 		debugCmd := func(trace string) string {
 			if div != nil {
 				return f.prog() + " verify " + shellQuote(trace)
 			}
-			return fmt.Sprintf("%s debug %s --preds %s --at %d", f.prog(), shellQuote(trace), shellQuote(script.Name), fail.Step)
+			return fmt.Sprintf("%s debug %s --preds %s --at %d", f.prog(), shellQuote(trace), shellQuote(script.Name), debugAt)
 		}
 		fail.Debug = debugCmd(seedTrace)
 		failures = append(failures, fail)
