@@ -693,7 +693,8 @@ type shownState struct {
 
 // revealChange scrolls the State panel, when the cursor moved and none of
 // what its step changed is in view, to the first changed row, and selects
-// it; it returns that row, or -1 when nothing moved. A big state otherwise
+// it (in view, it selects it only in place of the panel's first row); it
+// returns that row, or -1 when nothing moved. A big state otherwise
 // kept its window where the last step left it, and the change that
 // mattered sat off screen. The selection stays where the user put it while
 // the panel has the focus.
@@ -701,7 +702,7 @@ func (m *Model) revealChange(rows []treeRow, body int) int {
 	if m.focus == PanelState {
 		return -1
 	}
-	first := -1
+	first, inView := -1, false
 	for i, r := range rows {
 		// An open subtree's header is marked when a leaf under it
 		// changed; the leaf is what must be seen.
@@ -709,13 +710,24 @@ func (m *Model) revealChange(rows []treeRow, body int) int {
 			continue
 		}
 		if i >= m.stateTop && i < m.stateTop+body {
-			return -1
+			inView = true
 		}
 		if first < 0 {
 			first = i
 		}
 	}
 	if first < 0 {
+		return -1
+	}
+	if inView {
+		// In view already: the selection moves to it only from the
+		// panel's first row, where nobody chose to put it (Tab then h
+		// showed the history of @status, not of the field marked
+		// changed).
+		if len(rows) > 0 && (m.stateSel == "" || m.stateSel == rows[0].key) {
+			m.stateSel = rows[first].key
+			return first
+		}
 		return -1
 	}
 	m.stateSel = rows[first].key

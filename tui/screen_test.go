@@ -523,3 +523,32 @@ func TestTheFocusedPanelIsMarkedInItsTitle(t *testing.T) {
 		t.Fatalf("after Tab the State panel's title is not the one marked:\n%s", u.text())
 	}
 }
+
+// A step's change already in view is selected when the selection sat on
+// the panel's first row, where nobody chose to put it: Tab then h showed
+// the history of @status, not of the field marked changed (a new user's
+// SWIM trial). A row the user chose stays chosen.
+func TestStatePanelSelectsAChangeInView(t *testing.T) {
+	m, _ := openDemo(t, 268)
+	rows := func() []treeRow { m.State(80, 40); return m.stateRows() }
+	first := rows()[0].key
+	m.stateSel, m.stateTop = first, 0
+	if err := m.Seek(269); err != nil {
+		t.Fatal(err)
+	}
+	m.State(80, 40) // 40 rows: the change is in view
+	if m.stateSel != "Agent.Promised" {
+		t.Fatalf("the selection stayed on %q, want the changed field Agent.Promised", m.stateSel)
+	}
+	m.stateSel = "Self"
+	if err := m.Seek(268); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Seek(269); err != nil {
+		t.Fatal(err)
+	}
+	m.State(80, 40)
+	if m.stateSel != "Self" {
+		t.Fatalf("a chosen row moved to %q", m.stateSel)
+	}
+}
