@@ -14,14 +14,16 @@ import (
 // member list by name) is walked after every event of the node, entry by
 // entry in key order, though most events change one entry or none.
 // Sorting the entries, building each one's path and finding its row by
-// that path cost about 1.6 us per entry and event: 8 ms an event for a
-// node keeping 5,000 transactions. For a map whose values are rows that
-// hold no rows of their own (a struct a table takes, or a pointer to
-// one) and whose keys are strings, integers or booleans, the scan
-// remembers the rows each key's entry gave: an entry whose rows hash as
-// they did, and whose pointer (if it is one) is the one it held, is
-// passed over; the others are walked, in key order, as the whole map
-// was, so rows change in the order they did.
+// that path cost about 1.5 us per entry and event: 7.5 ms an event for a
+// node keeping 5,000 transactions. For a map of pointers to rows that
+// hold no rows of their own, keyed by strings, integers or booleans, the
+// scan remembers the rows each key's entry gave: an entry that points
+// where it did, to the object its rows were last read from, whose
+// columns hash as the rows' last versions do, is passed over; the others
+// are walked, in key order, as the whole map was, so rows change in the
+// order they did. A map of values is walked whole: a row read from a
+// copy must be read from a fresh copy at every scan (a pointer column
+// swapped for an equal one, then the old one changed, read the old one).
 type mapMemo struct {
 	typ reflect.Type
 	// The entries by key: strings in byName, integers and booleans as
@@ -51,7 +53,7 @@ func (m *mapMemo) entry(k memoKey, byName bool) *mapEntry {
 	}
 	if e == nil {
 		e = &mapEntry{}
-		e.rows, e.hashes = e.row[:0], e.hash[:0]
+		e.rows = e.row[:0]
 		if byName {
 			m.byName[k.s] = e
 		} else {
@@ -76,14 +78,12 @@ func (m *mapMemo) sweep(gen int) {
 }
 
 type mapEntry struct {
-	ptr    unsafe.Pointer // the pointer the entry held, for pointer values
-	rows   []*rowState    // the rows found in it: one per table of its type
-	hashes []uint64       // the rows' hashes when found (rowState.hash)
-	gen    int            // the last scan that met the key
-	// The room of rows and hashes for one table, the usual case: the
-	// pass reads them with the entry, not from memory of their own.
-	row  [1]*rowState
-	hash [1]uint64
+	ptr  unsafe.Pointer // the pointer the entry held
+	rows []*rowState    // the rows found in it: one per table of its type
+	gen  int            // the last scan that met the key
+	// The room of rows for one table, the usual case: the pass reads
+	// them with the entry, not from memory of their own.
+	row [1]*rowState
 }
 
 // pendingEntry is an entry to walk.
@@ -164,18 +164,21 @@ func (s *scanner) rowLeaf(t reflect.Type) []*Table {
 func (s *scanner) mapToWalk(v reflect.Value, path string, depth int) bool {
 	t := v.Type()
 	kind := t.Key().Kind()
-	if s.wholeMaps || v.Len() < memoLen || !memoKeyKind(kind) || depth+3 > maxScanDepth {
-		return false
-	}
-	row, isPtr := t.Elem(), false
-	if row.Kind() == reflect.Pointer {
-		row, isPtr = row.Elem(), true
-	}
-	tables := s.rowLeaf(row)
-	if tables == nil {
-		return false
-	}
 	key := listKey{s.id, path}
+	var tables []*Table
+	if !s.wholeMaps && v.Len() >= memoLen && memoKeyKind(kind) && depth+3 <= maxScanDepth && t.Elem().Kind() == reflect.Pointer {
+		tables = s.rowLeaf(t.Elem().Elem())
+	}
+	if tables == nil {
+		// Walked whole: what a memo of it held may be out of date by
+		// the time it is used again (a map that shrank below memoLen
+		// and grew back kept the rows of its last pass).
+		if len(s.maps) > 0 {
+			delete(s.maps, key)
+		}
+		return false
+	}
+	row := t.Elem().Elem()
 	m := s.maps[key]
 	if m == nil || m.typ != t {
 		m = &mapMemo{typ: t, byName: map[string]*mapEntry{}, byNumber: map[uint64]*mapEntry{}, dropped: s.c.dropped}
@@ -189,10 +192,7 @@ func (s *scanner) mapToWalk(v reflect.Value, path string, depth int) bool {
 	byName := kind == reflect.String
 	// A row can have been taken out of its table only if some was.
 	check := m.dropped != s.c.dropped
-	var seen map[uintptr]int32
-	if isPtr {
-		seen = s.seen.of(t.Elem())
-	}
+	seen := s.seen.of(t.Elem())
 	todo := s.pending[:0]
 	visit := func(k memoKey, ev reflect.Value) {
 		e := m.entry(k, byName)
@@ -203,7 +203,7 @@ func (s *scanner) mapToWalk(v reflect.Value, path string, depth int) bool {
 	}
 	p := v.UnsafePointer()
 	switch ptrType := t.Elem(); {
-	case isPtr && (kind == reflect.String || t.Key().Size() == 8):
+	case kind == reflect.String || t.Key().Size() == 8:
 		// A map of pointers by string or 64-bit integer is read as the
 		// plain map of the same memory (iteration hashes no key), as the
 		// state hasher reads maps of scalars, and each pointer is set in
@@ -261,7 +261,7 @@ func (s *scanner) mapToWalk(v reflect.Value, path string, depth int) bool {
 		// holds the same pointer may come before it in key order, where
 		// the whole walk would have given it the row: walk the whole
 		// map instead, and build its memo again next time.
-		if isPtr && !vals[i].IsNil() && seen[vals[i].Pointer()] == mark {
+		if !vals[i].IsNil() && seen[vals[i].Pointer()] == mark {
 			m.unmark(seen, mark, s.gen)
 			delete(s.maps, key)
 			return false
@@ -276,46 +276,40 @@ func (s *scanner) mapToWalk(v reflect.Value, path string, depth int) bool {
 		s.collect = &pe.e.rows
 		s.walk(vals[i], path+string(state.AppendMapKey(nil, k, &keys)), depth+1)
 		pe.e.ptr = nil
-		if isPtr && !vals[i].IsNil() {
+		if !vals[i].IsNil() {
 			pe.e.ptr = vals[i].UnsafePointer()
-		}
-		pe.e.hashes = pe.e.hashes[:0]
-		for _, rs := range pe.e.rows {
-			pe.e.hashes = append(pe.e.hashes, rs.hash)
 		}
 	}
 	s.collect = outer
 	return true
 }
 
-// passOver tells whether entry e, holding ev, still has the rows it had,
-// and if so marks them found (and, for a pointer, its address walked
-// with mark in seen); check: rows may have been taken out of tables.
+// passOver tells whether entry e, holding pointer ev, still has the
+// rows it had, and if so marks them found and its address walked (with
+// mark, in seen); check: rows may have been taken out of tables. A row
+// counts as it was when it is still the row of that very object (the
+// walk's last upsert of it read this pointer) and its columns hash as
+// its last version does: what upsert decides of a row it has.
 func (s *scanner) passOver(m *mapMemo, e *mapEntry, ev reflect.Value, seen map[uintptr]int32, tables []*Table, mark int32, check bool) bool {
-	if len(e.rows) != len(tables) {
+	if len(e.rows) != len(tables) || ev.IsNil() || ev.UnsafePointer() != e.ptr {
 		return false
 	}
-	rv := ev
-	if seen != nil {
-		if ev.IsNil() || ev.UnsafePointer() != e.ptr {
+	if seen[uintptr(e.ptr)] != 0 {
+		return false // met first elsewhere: the walk gives it no row here
+	}
+	rv := ev.Elem()
+	for i, tb := range tables {
+		rs := e.rows[i]
+		if check && rs.removed || !rs.v.CanAddr() || rs.v.UnsafeAddr() != uintptr(e.ptr) {
 			return false
 		}
-		if seen[uintptr(e.ptr)] != 0 {
-			return false // met first elsewhere: the walk gives it no row here
-		}
-		rv = ev.Elem()
-	}
-	for i, tb := range tables {
-		// What upsert decides of a row it has, without recording anything.
 		fields, h := tb.hashColumns(rv, m.cols[i], tb.hashes)
 		tb.hashes = fields
-		if h != e.hashes[i] || check && e.rows[i].removed {
+		if h != rs.hash {
 			return false
 		}
 	}
-	if seen != nil {
-		seen[uintptr(e.ptr)] = mark
-	}
+	seen[uintptr(e.ptr)] = mark
 	for _, rs := range e.rows {
 		rs.seen = s.gen
 	}

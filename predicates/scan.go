@@ -67,10 +67,14 @@ type pointerKey struct {
 }
 
 // walked holds the pointers and maps a scan walked, by type and address:
-// 1, or the mark of the map memo that passed over them (mapmemo.go). By
+// walkedMark, or the mark of the map memo pass that passed over them in
+// this scan, which is greater (mapmemo.go). By
 // type first, so that a map of many rows looks its addresses up in one
 // map of integers.
 type walked map[reflect.Type]map[uintptr]int32
+
+// walkedMark marks what the walk itself walked.
+const walkedMark int32 = 1
 
 // of is the addresses of type t walked.
 func (w walked) of(t reflect.Type) map[uintptr]int32 {
@@ -395,6 +399,7 @@ func (c *Checker) scanNode(id node.ID, h node.Handler) {
 	s.gen++
 	s.id, s.step, s.now = id, c.step, c.now
 	s.seen.reset()
+	s.marks = walkedMark // marks are told apart within one scan
 	s.tooDeep = false
 	if h != nil {
 		s.walk(reflect.ValueOf(h), "", 0)
@@ -450,7 +455,7 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		if seen[v.Pointer()] != 0 {
 			return // aliased: the object is a row once, at its first path
 		}
-		seen[v.Pointer()] = 1
+		seen[v.Pointer()] = walkedMark
 		s.walk(v.Elem(), path, depth+1)
 		return
 	case reflect.Interface:
@@ -540,7 +545,7 @@ func (s *scanner) walk(v reflect.Value, path string, depth int) {
 		if seen[v.Pointer()] != 0 {
 			return
 		}
-		seen[v.Pointer()] = 1
+		seen[v.Pointer()] = walkedMark
 		if s.mapToWalk(v, path, depth) {
 			return
 		}

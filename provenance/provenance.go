@@ -455,11 +455,14 @@ func (w *walker) fromSender(t *Trigger, msgField, value string, depth int, ownGu
 		}
 		if q, alsoQ, okQ := w.pick(t.From, consumed(before, leaves, value), map[string]bool{}, msgField, value, prev); okQ {
 			// A field the step left as it was, named like the message
-			// field, against one it took away under another name: the
+			// field, against one it overwrote under another name: the
 			// name is the stronger sign. A retransmit counter bumped at
 			// the send held a gossiped incarnation's value by chance, and
-			// the struct the message copied was not even named.
-			if ok && lastName(q) != lastName(msgField) && lastName(p) == lastName(msgField) {
+			// the struct the message copied was not even named. A field
+			// the step removed (a pending request a reply consumed) stays
+			// the stronger sign whatever its name.
+			overwritten := slices.ContainsFunc(leaves, func(l state.Leaf) bool { return l.Path == q })
+			if ok && overwritten && lastName(q) != lastName(msgField) && lastName(p) == lastName(msgField) {
 				also = append([]string{q + " (taken away by this step)"}, also...)
 				return w.follow(t.From, p, t.SendStep, depth, via, also, true, ownGuess)
 			}

@@ -716,3 +716,68 @@ func TestWhyPrefersTheNamedFieldToACounterTheSendBumped(t *testing.T) {
 		t.Errorf("the counter the send bumped is not named among the equal fields: %q", src.AlsoEqual)
 	}
 }
+
+type consumedReq struct{ ReqID int }
+type consumedResp struct{ ID int }
+
+// consumer keeps its own ID (1, set at Init) and the pending request
+// IDs by client; its reply consumes (removes) the pending entry.
+type consumer struct {
+	ID      int
+	Pending map[string]int
+	Got     int
+}
+
+func (s *consumer) Init(env node.Env) {
+	s.Pending = map[string]int{}
+	if env.Self() == "n2" {
+		s.ID = 1
+	} else {
+		env.Send("n2", consumedReq{ReqID: 1})
+	}
+}
+
+func (s *consumer) Receive(env node.Env, from node.ID, m node.Message) {
+	switch m := m.(type) {
+	case consumedReq:
+		s.Pending[string(from)] = m.ReqID
+		env.After(time.Millisecond, "reply")
+	case consumedResp:
+		s.Got = m.ID
+	}
+}
+
+func (s *consumer) Timer(env node.Env, _ node.Timer) {
+	for k, v := range s.Pending {
+		env.Send(node.ID(k), consumedResp{ID: v})
+		delete(s.Pending, k)
+	}
+}
+
+// A reply's value is followed to the pending request its step removed,
+// although the request's field is named otherwise and an unchanged field
+// is named like the reply's: a removal is the stronger sign (the rule
+// for a counter the send overwrote must not take this case).
+func TestWhyPrefersWhatTheSendRemovedToANamedField(t *testing.T) {
+	sys := &system.System{Name: "consumer", Codec: node.NewCodec().MustRegister(consumedReq{}).MustRegister(consumedResp{}),
+		New: func(node.ID, system.Config) node.Handler { return &consumer{} },
+		Sim: system.SimDefaults{Nodes: 2, LatencyMin: time.Millisecond, LatencyMax: time.Millisecond, Steps: 100, Time: 50 * time.Millisecond}}
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Drop, cfg.Churn = 1, 0, 0
+	trace := simtest.Record(t, sys, cfg.WithDefaults(sys), filepath.Join(t.TempDir(), "c.lz4"))
+	tr, err := replay.Load(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := Replay(tr, system.NewRegistry(sys), tr.Len()-1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Why(Options{Trace: tr, Codec: sys.Codec, States: rp}, "n1", "Got", tr.Len()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Links) < 2 || c.Links[1].Field != `Pending["n1"]` {
+		t.Fatalf("the reply's ID traced to %+v, want the pending request it consumed, Pending[\"n1\"]", c.Links)
+	}
+}
