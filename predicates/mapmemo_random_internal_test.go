@@ -22,7 +22,6 @@ type Frow struct {
 
 type Grow struct{ K int }
 
-
 type fuzzer struct {
 	Leader *Frow
 	P      map[string]*Frow
