@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
-	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -197,68 +196,9 @@ safety("few", lambda: len(R) < 150)
 safety("nprev", lambda: all([r.prev("N", 0) <= r.N + 3 for r in R]))
 safety("tags", lambda: all([len(a.Tags) < 20 and a.S != "2xxx" for a in A]))
 `
-	checkerOf := func(whole bool) (*Checker, *replay.Replayer) {
-		tr, err := replay.FromBytes(buf.Bytes(), "f.lz4")
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := replay.New(tr, system.NewRegistry(sys), replay.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := LoadSource("m.star", []byte(script), r, Options{To: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.scan.wholeMaps = whole
-		return c, r
+	diff, _, _, remembered := walkedBoth(t, sys, buf.Bytes(), script)
+	if diff != "" {
+		t.Fatalf("seed %d: %s", seed, diff)
 	}
-	memo, rm := checkerOf(false)
-	whole, rw := checkerOf(true)
-	var epochM, epochW []int
-	maxMemo, crashes := 0, 0
-	defer func() { t.Logf("seed %d: max memo entries %d, crashes %d", seed, maxMemo, crashes) }()
-	for step := 0; ; step++ {
-		errM, errW := rm.Next(), rw.Next()
-		if errM != nil || errW != nil {
-			break
-		}
-		if err := memo.Observe(); err != nil {
-			t.Fatal(err)
-		}
-		if err := whole.Observe(); err != nil {
-			t.Fatal(err)
-		}
-		ja, ea := journalOf(memo, epochM)
-		jb, eb := journalOf(whole, epochW)
-		epochM, epochW = ea, eb
-		if ja != jb {
-			t.Fatalf("seed %d #%d: journal with memo: %s\nwhole: %s", seed, step, ja, jb)
-		}
-		if a, b := rowsOf(memo), rowsOf(whole); a != b {
-			t.Fatalf("seed %d #%d: rows with memo:\n%s\nwhole:\n%s", seed, step, diffLines(a, b), diffLines(b, a))
-		}
-		cur := 0
-		for _, m := range memo.scan.maps {
-			cur += len(m.byName) + len(m.byNumber)
-		}
-		maxMemo = max(maxMemo, cur)
-		if memo.ev.Kind == node.KindCrash {
-			crashes++
-		}
-		if a, b := valuesOf(memo), valuesOf(whole); a != b {
-			t.Fatalf("seed %d #%d: values with memo:\n%s\nwhole:\n%s", seed, step, diffLines(a, b), diffLines(b, a))
-		}
-	}
-	var rb1, rb2 bytes.Buffer
-	memo.Finish().WriteText(&rb1, 0)
-	whole.Finish().WriteText(&rb2, 0)
-	if rb1.String() != rb2.String() {
-		t.Fatalf("seed %d reports differ:\n%s\n---\n%s", seed, rb1.String(), rb2.String())
-	}
-	n := 0
-	for _, m := range memo.scan.maps {
-		n += len(m.byName) + len(m.byNumber)
-	}
-	return max(n, maxMemo)
+	return remembered
 }

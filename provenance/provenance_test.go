@@ -279,10 +279,19 @@ func TestWhyRivalsSayWhatSpeaksForThem(t *testing.T) {
 }
 
 // whyOfTwoNodes records a lossless run of a two-node system sending msg
-// and asks why n1's field holds its value at the end.
+// (a message type, or a []any of several) and asks why n1's field holds
+// its value at the end.
 func whyOfTwoNodes(t *testing.T, name string, msg any, h func() node.Handler, field string) *Chain {
 	t.Helper()
-	sys := &system.System{Name: name, Codec: node.NewCodec().MustRegister(msg), New: func(node.ID, system.Config) node.Handler { return h() },
+	codec := node.NewCodec()
+	msgs, several := msg.([]any)
+	if !several {
+		msgs = []any{msg}
+	}
+	for _, m := range msgs {
+		codec.MustRegister(m)
+	}
+	sys := &system.System{Name: name, Codec: codec, New: func(node.ID, system.Config) node.Handler { return h() },
 		Sim: system.SimDefaults{Nodes: 2, LatencyMin: time.Millisecond, LatencyMax: time.Millisecond, Steps: 100, Time: 50 * time.Millisecond}}
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Drop, cfg.Churn = 1, 0, 0
@@ -759,24 +768,7 @@ func (s *consumer) Timer(env node.Env, _ node.Timer) {
 // is named like the reply's: a removal is the stronger sign (the rule
 // for a counter the send overwrote must not take this case).
 func TestWhyPrefersWhatTheSendRemovedToANamedField(t *testing.T) {
-	sys := &system.System{Name: "consumer", Codec: node.NewCodec().MustRegister(consumedReq{}).MustRegister(consumedResp{}),
-		New: func(node.ID, system.Config) node.Handler { return &consumer{} },
-		Sim: system.SimDefaults{Nodes: 2, LatencyMin: time.Millisecond, LatencyMax: time.Millisecond, Steps: 100, Time: 50 * time.Millisecond}}
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Drop, cfg.Churn = 1, 0, 0
-	trace := simtest.Record(t, sys, cfg.WithDefaults(sys), filepath.Join(t.TempDir(), "c.lz4"))
-	tr, err := replay.Load(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp, err := Replay(tr, system.NewRegistry(sys), tr.Len()-1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Why(Options{Trace: tr, Codec: sys.Codec, States: rp}, "n1", "Got", tr.Len()-1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := whyOfTwoNodes(t, "consumer", []any{consumedReq{}, consumedResp{}}, func() node.Handler { return &consumer{} }, "Got")
 	if len(c.Links) < 2 || c.Links[1].Field != `Pending["n1"]` {
 		t.Fatalf("the reply's ID traced to %+v, want the pending request it consumed, Pending[\"n1\"]", c.Links)
 	}
