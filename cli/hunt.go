@@ -277,14 +277,17 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			v := res.Failing[0]
 			fail.Headline, fail.Predicate, fail.Witness, fail.Step = v.Headline(), v.Predicate, v.Witness, v.Step
 			debugAt = v.Decided() // an alarm opens where it was raised
+			if v.Kind == "liveness" && v.Alarm {
+				fail.AlarmStep = v.AlarmStep
+			}
 			fail.AlarmWitness = alarmWitness(v)
 			code = &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, v.Headline())}
 		}
-		// A diverged seed is explained by verify; the debugger cannot
-		// index a trace that does not replay.
 		if debugAt < 0 {
 			debugAt = fail.Step
 		}
+		// A diverged seed is explained by verify; the debugger cannot
+		// index a trace that does not replay.
 		debugCmd := func(trace string) string {
 			if div != nil {
 				return f.prog() + " verify " + shellQuote(trace)

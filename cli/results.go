@@ -91,6 +91,9 @@ type huntFailure struct {
 	// it differs from Witness (the row failing when the interval began).
 	AlarmWitness string `json:"alarm_witness,omitempty"`
 	Step         int    `json:"step"`
+	// AlarmStep: where a liveness alarm was raised (Step is where its
+	// interval began), which Debug opens at.
+	AlarmStep int `json:"alarm_step,omitempty"`
 	// Key tells an exploration's findings apart (predicate and witness,
 	// or the panic): merge keeps the first run of each, as --all does.
 	Key string `json:"key,omitempty"`
@@ -404,7 +407,9 @@ func checkRuns(path string, rf *resultFile) error {
 			return edited("a failure of run %d, past the budget of %d runs", *f.Run, budget)
 		case f.Step < 0:
 			return edited("a failure at step %d", f.Step)
-		case atOf(f.Debug) >= 0 && atOf(f.Debug) != f.Step:
+		case f.AlarmStep != 0 && f.AlarmStep <= f.Step:
+			return edited("%s at step %d, raised as an alarm at #%d, before it began", f.name(), f.Step, f.AlarmStep)
+		case atOf(f.Debug) >= 0 && atOf(f.Debug) != f.Step && (f.AlarmStep == 0 || atOf(f.Debug) != f.AlarmStep):
 			return edited("%s at step %d, but its debug command opens #%d", f.name(), f.Step, atOf(f.Debug))
 		case rf.Hunt.Kind == "explore" && f.Key == "":
 			// The key is what merge tells findings apart by: without it
