@@ -391,9 +391,8 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			// command does: the interval's first step can be a harmless
 			// one (a restart) where a predicate over a changing set
 			// first failed for a pair that recovered.
-			at := first.Step
-			if first.Kind == "liveness" && first.Alarm {
-				at = first.AlarmStep
+			at := first.Decided()
+			if at != first.Step {
 				notes = append([]string{fmt.Sprintf("at its alarm; violated since #%d", first.Step)}, notes...)
 			}
 			note := ""

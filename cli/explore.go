@@ -1043,9 +1043,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 			hf.Kind, hf.Predicate = "predicate error", failedPredicate(fd.EvalErr)
 		case fd.Violation != nil:
 			hf.Predicate, hf.Witness, hf.AlarmWitness = fd.Violation.Predicate, fd.Violation.Witness, alarmWitness(fd.Violation)
-			if v := fd.Violation; v.Kind == "liveness" && v.Alarm {
-				hf.AlarmStep = v.AlarmStep
-			}
+			hf.AlarmStep = alarmStep(fd.Violation)
 		}
 		rf.Failures = append(rf.Failures, hf)
 	}

@@ -277,10 +277,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			v := res.Failing[0]
 			fail.Headline, fail.Predicate, fail.Witness, fail.Step = v.Headline(), v.Predicate, v.Witness, v.Step
 			debugAt = v.Decided() // an alarm opens where it was raised
-			if v.Kind == "liveness" && v.Alarm {
-				fail.AlarmStep = v.AlarmStep
-			}
-			fail.AlarmWitness = alarmWitness(v)
+			fail.AlarmStep, fail.AlarmWitness = alarmStep(v), alarmWitness(v)
 			code = &exitError{ExitViolations, fmt.Errorf("seed %d: %s", seed, v.Headline())}
 		}
 		if debugAt < 0 {

@@ -1024,3 +1024,12 @@ func alarmWitness(v *predicates.Violation) string {
 	}
 	return v.AlarmWitness
 }
+
+// alarmStep is where a liveness alarm was raised, for a result file's
+// alarm_step (0: not an alarm).
+func alarmStep(v *predicates.Violation) int {
+	if v.Kind != "liveness" || !v.Alarm {
+		return 0
+	}
+	return v.AlarmStep
+}

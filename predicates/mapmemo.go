@@ -252,11 +252,11 @@ func (s *scanner) mapToWalk(v reflect.Value, path string, depth int) bool {
 		return true
 	}
 	slices.SortFunc(todo, memoKeyOrder(kind))
-	vals := make([]reflect.Value, len(todo))
+	keyVals, vals := make([]reflect.Value, len(todo)), make([]reflect.Value, len(todo))
 	for i, pe := range todo {
-		k := reflect.New(t.Key()).Elem()
-		setMemoKey(k, pe.key)
-		vals[i] = v.MapIndex(k)
+		keyVals[i] = reflect.New(t.Key()).Elem()
+		setMemoKey(keyVals[i], pe.key)
+		vals[i] = v.MapIndex(keyVals[i])
 		// An entry passed over claimed its pointer; one to walk that
 		// holds the same pointer may come before it in key order, where
 		// the whole walk would have given it the row: walk the whole
@@ -270,11 +270,9 @@ func (s *scanner) mapToWalk(v reflect.Value, path string, depth int) bool {
 	outer := s.collect
 	var keys state.MapKeys
 	for i, pe := range todo {
-		k := reflect.New(t.Key()).Elem()
-		setMemoKey(k, pe.key)
 		pe.e.rows = pe.e.rows[:0]
 		s.collect = &pe.e.rows
-		s.walk(vals[i], path+string(state.AppendMapKey(nil, k, &keys)), depth+1)
+		s.walk(vals[i], path+string(state.AppendMapKey(nil, keyVals[i], &keys)), depth+1)
 		pe.e.ptr = nil
 		if !vals[i].IsNil() {
 			pe.e.ptr = vals[i].UnsafePointer()
