@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/hex"
 	"fmt"
 	"maps"
@@ -62,10 +63,17 @@ type Flattener struct {
 	base            int
 	hbuf            []byte
 	copied          int // elements whose leaves were copied, for tests
+	copiedPlain     int // of them, found unchanged by their memory
+	copiedMaps      int // maps whose leaves were copied, for tests
 	// open are the slices that may hold themselves being walked,
 	// innermost last, and where their paths end in path.
 	open   []openSlice
 	openAt []int
+	// sorting holds, per depth and map type, slices of keys and values
+	// that the entries of the last map of that type at that depth were
+	// set into (sortedEntries), and order is scratch for sorting them.
+	sorting entrySlices
+	order   []keyAt
 }
 
 // span is a path held in Flattener.paths.
@@ -283,32 +291,14 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 		if f.reference(v) {
 			return
 		}
-		es, tied := entriesSorted(v, f.inContext)
-		if len(es) == 0 {
-			f.leaf("{}")
+		out, in := f.memoMap(v)
+		if out != nil && f.copyMap(out, in) {
+			return
 		}
-		if len(es) > 1 && keyOrder(v.Type().Key().Kind()) == nil {
-			es, tied = f.byKeyText(es, tied)
-		}
-		n := len(f.path)
-		var keys MapKeys
-		var g *flatTies
-		for i, e := range es {
-			if g == nil && i < len(tied) && tied[i] {
-				g = &flatTies{}
-				f.tied = append(f.tied, g)
-			}
-			if g != nil {
-				g.entry = i
-			}
-			f.path = f.appendMapKey(f.path, e.Key, &keys)
-			f.walk(e.Value, depth+1)
-			f.path = f.path[:n]
-			if g != nil && (i >= len(tied) || !tied[i]) {
-				f.tied = f.tied[:len(f.tied)-1]
-				f.forgetTied(g)
-				g = nil
-			}
+		start := len(f.out)
+		f.walkMap(v, depth)
+		if out != nil {
+			out.at, out.n = start-f.base, len(f.out)-start
 		}
 	case reflect.Slice, reflect.Array:
 		if v.Kind() == reflect.Slice && v.IsNil() {
@@ -338,16 +328,15 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 			}
 			f.open, f.openAt = append(f.open, openSlice{v.Pointer(), v.Len(), v.Type()}), append(f.openAt, len(f.path))
 		}
-		out, in := f.memoSlice(v)
-		n := len(f.path)
-		for i := range v.Len() {
-			f.path = append(strconv.AppendInt(append(f.path, '['), int64(i), 10), ']')
-			if out != nil {
-				f.walkElem(v.Index(i), i, depth+1, out, in)
-			} else {
+		if out, in := f.memoSlice(v); out != nil {
+			f.walkRemembered(v, depth+1, out, in)
+		} else {
+			n := len(f.path)
+			for i := range v.Len() {
+				f.path = append(strconv.AppendInt(append(f.path, '['), int64(i), 10), ']')
 				f.walk(v.Index(i), depth+1)
+				f.path = f.path[:n]
 			}
-			f.path = f.path[:n]
 		}
 		if open {
 			f.open, f.openAt = f.open[:len(f.open)-1], f.openAt[:len(f.openAt)-1]
@@ -356,6 +345,102 @@ func (f *Flattener) walk(v reflect.Value, depth int) {
 		f.val = appendScalar(f.val[:0], v)
 		f.leafVal()
 	}
+}
+
+// walkMap walks the entries of map v in canonical order.
+func (f *Flattener) walkMap(v reflect.Value, depth int) {
+	es, tied, done := f.sortedEntries(v, depth)
+	defer done()
+	if len(es) == 0 {
+		f.leaf("{}")
+	}
+	if len(es) > 1 && keyOrder(v.Type().Key().Kind()) == nil {
+		es, tied = f.byKeyText(es, tied)
+	}
+	n := len(f.path)
+	var keys MapKeys
+	var g *flatTies
+	for i, e := range es {
+		if g == nil && i < len(tied) && tied[i] {
+			g = &flatTies{}
+			f.tied = append(f.tied, g)
+		}
+		if g != nil {
+			g.entry = i
+		}
+		f.path = f.appendMapKey(f.path, e.Key, &keys)
+		f.walk(e.Value, depth+1)
+		f.path = f.path[:n]
+		if g != nil && (i >= len(tied) || !tied[i]) {
+			f.tied = f.tied[:len(f.tied)-1]
+			f.forgetTied(g)
+			g = nil
+		}
+	}
+}
+
+// sortedEntries is entriesSorted for a map at depth of the walk, with
+// a faster way for keys of a kind no two of which are equal (strings,
+// integers, booleans: a map holds each once): their entries are set
+// into slices kept for the next map of the type at this depth instead
+// of being copied out one by one, and sorted by the keys' plain values.
+// done zeroes what the slices held once the entries are walked.
+func (f *Flattener) sortedEntries(m reflect.Value, depth int) (es []MapEntry, tied []bool, done func()) {
+	kind := m.Type().Key().Kind()
+	plain := kind == reflect.String || kind == reflect.Bool || kind >= reflect.Int && kind <= reflect.Uintptr
+	if !plain || m.Len() < 2 {
+		es, tied = entriesSorted(m, f.inContext)
+		return es, tied, func() {}
+	}
+	kv := f.sorting.slices(depth, m.Type(), m.Len())
+	keys, vals := kv[0], kv[1]
+	order := f.order[:0]
+	var it reflect.MapIter
+	it.Reset(readable(m))
+	for i := 0; it.Next(); i++ {
+		k := keys.Index(i)
+		k.SetIterKey(&it)
+		vals.Index(i).SetIterValue(&it)
+		o := keyAt{at: i}
+		switch {
+		case kind == reflect.String:
+			o.s = k.String()
+		case kind == reflect.Bool:
+			if k.Bool() {
+				o.n = 1
+			}
+		case kind <= reflect.Int64:
+			o.n = uint64(k.Int()) ^ 1<<63 // ordered as unsigned
+		default:
+			o.n = k.Uint()
+		}
+		order = append(order, o)
+	}
+	it.Reset(reflect.Value{})
+	if kind == reflect.String {
+		slices.SortFunc(order, func(a, b keyAt) int { return strings.Compare(a.s, b.s) })
+	} else {
+		slices.SortFunc(order, func(a, b keyAt) int { return cmp.Compare(a.n, b.n) })
+	}
+	es = make([]MapEntry, len(order))
+	for i, o := range order {
+		es[i] = MapEntry{keys.Index(o.at), vals.Index(o.at)}
+	}
+	clear(order)
+	f.order = order[:0]
+	return es, nil, func() {
+		for i := range len(es) {
+			keys.Index(i).SetZero()
+			vals.Index(i).SetZero()
+		}
+	}
+}
+
+// keyAt is a map key's plain value and where its entry was set.
+type keyAt struct {
+	s  string
+	n  uint64
+	at int
 }
 
 // inContext orders two entries of a map whose keys and values hash

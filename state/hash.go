@@ -98,7 +98,7 @@ type hasher struct {
 	// sorting holds, per nesting level, the key and value slices of the
 	// last map of each type sorted there (sortSlices); sorted lists the
 	// parts used since the last reset, which reset zeroes.
-	sorting []map[reflect.Type][2]reflect.Value
+	sorting entrySlices
 	sorted  []usedSlice
 }
 
@@ -706,26 +706,39 @@ func (h *hasher) entryInContext(e MapEntry) uint64 {
 // enough. reset zeroes them, so that they hold nothing of a state between
 // hashes.
 func (h *hasher) sortSlices(t reflect.Type, n int) (keys, vals reflect.Value) {
-	for h.depth >= len(h.sorting) {
-		h.sorting = append(h.sorting, nil)
-	}
-	level := h.sorting[h.depth]
-	if level == nil {
-		level = map[reflect.Type][2]reflect.Value{}
-		h.sorting[h.depth] = level
-	}
-	kv, ok := level[t]
-	if !ok || kv[0].Len() < n {
-		c := max(n, 4)
-		kv = [2]reflect.Value{reflect.MakeSlice(reflect.SliceOf(t.Key()), c, c), reflect.MakeSlice(reflect.SliceOf(t.Elem()), c, c)}
-		level[t] = kv
-	}
+	kv := h.sorting.slices(h.depth, t, n)
 	// Whole, not resliced (Slice allocates a header each time); reset
 	// zeroes the n entries used, not the whole length, which the
 	// largest map of the type set: small maps after a big one would
 	// pay for it at every hash.
 	h.sorted = append(h.sorted, usedSlice{kv[0], n}, usedSlice{kv[1], n})
 	return kv[0], kv[1]
+}
+
+// entrySlices holds, per nesting level and map type, a slice of keys and
+// one of values that the entries of the last map of that type at that
+// level were set into: a state holds many maps of one type, and copying
+// each entry out of its map allocated twice per entry.
+type entrySlices []map[reflect.Type][2]reflect.Value
+
+// slices returns the key and value slices of map type t at level, with
+// room for n entries at least.
+func (s *entrySlices) slices(level int, t reflect.Type, n int) [2]reflect.Value {
+	for level >= len(*s) {
+		*s = append(*s, nil)
+	}
+	byType := (*s)[level]
+	if byType == nil {
+		byType = map[reflect.Type][2]reflect.Value{}
+		(*s)[level] = byType
+	}
+	kv, ok := byType[t]
+	if !ok || kv[0].Len() < n {
+		c := max(n, 4)
+		kv = [2]reflect.Value{reflect.MakeSlice(reflect.SliceOf(t.Key()), c, c), reflect.MakeSlice(reflect.SliceOf(t.Elem()), c, c)}
+		byType[t] = kv
+	}
+	return kv
 }
 
 // usedSlice is a scratch slice and how many of its entries a hash set.

@@ -1,10 +1,13 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"reflect"
+	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -23,12 +26,32 @@ import (
 // which changes what a walk shows ("(same as PATH)").
 type Memo struct {
 	slices map[string]*sliceMemo // by the slice's path
+	maps   map[string]*mapMemo   // by the map's path
+}
+
+// mapMemo is a map of scalar keys and values (a key-value store): the
+// sum of its entries' hashes, as a state hash sums them, and where its
+// leaves are. A map whose length and sum did not change shows what it
+// showed: its leaves are copied instead of sorting and formatting every
+// entry again.
+type mapMemo struct {
+	typ   reflect.Type
+	len   int
+	sum   uint64
+	at, n int // its leaves; at < 0: none recorded
+	used  bool
 }
 
 type sliceMemo struct {
 	elem  reflect.Type
 	elems []elemMemo
 	used  bool // filled by the flattening that wrote the memo
+	// copy is a copy of the slice as flattened, for element types whose
+	// shown parts are all in the element's own memory (plainMemory): an
+	// element whose memory equals its copy's shows what it showed, which
+	// comparing memory tells far sooner than hashing what it shows. The
+	// next flattening takes it over (it is invalid here then).
+	copy reflect.Value
 }
 
 // elemMemo is one element: the hash of what its leaves show, and its
@@ -47,8 +70,14 @@ func (m *Memo) reset() {
 	if m.slices == nil {
 		m.slices = map[string]*sliceMemo{}
 	}
+	if m.maps == nil {
+		m.maps = map[string]*mapMemo{}
+	}
 	for _, s := range m.slices {
 		s.elems, s.used = s.elems[:0], false
+	}
+	for _, mm := range m.maps {
+		mm.used = false
 	}
 }
 
@@ -59,7 +88,76 @@ func (m *Memo) drop() {
 			delete(m.slices, k)
 		}
 	}
+	for k, mm := range m.maps {
+		if !mm.used {
+			delete(m.maps, k)
+		}
+	}
 }
+
+// memoMap returns the memo to fill for map v at the current path, with
+// its entries summed, and the one of the previous flattening (nil if
+// none), or nil, nil when v is not remembered: shorter than memoMin, or
+// of keys or values other than scalars.
+func (f *Flattener) memoMap(v reflect.Value) (out, in *mapMemo) {
+	if f.memoOut == nil || v.Len() < memoMin {
+		return nil, nil
+	}
+	summer := mapSummer(v.Type())
+	if summer == nil {
+		return nil, nil
+	}
+	key := string(f.path)
+	out = f.memoOut.maps[key]
+	if out == nil {
+		out = &mapMemo{}
+		f.memoOut.maps[key] = out
+	} else if out.used {
+		return nil, nil // a second map at one path (keys that print alike)
+	}
+	sum, buf := summer(v.UnsafePointer(), f.hbuf)
+	if cap(buf) > maxEntryBuf {
+		buf = nil // one long string must not stay with the flattener
+	}
+	f.hbuf = buf
+	*out = mapMemo{typ: v.Type(), len: v.Len(), sum: sum, at: -1, used: true}
+	if f.memoIn != nil {
+		if p := f.memoIn.maps[key]; p != nil && p.used && p.typ == out.typ {
+			in = p
+		}
+	}
+	return out, in
+}
+
+// copyMap copies the leaves of a remembered map from the flattening
+// before when its entries are the same (length and sum), and reports
+// whether it did.
+func (f *Flattener) copyMap(out, in *mapMemo) bool {
+	if in == nil || in.len != out.len || in.sum != out.sum || in.at < 0 || in.at+in.n > len(f.prev) {
+		return false
+	}
+	start := len(f.out)
+	f.out = append(f.out, f.prev[in.at:in.at+in.n]...)
+	for k := in.at; k < in.at+in.n; k++ {
+		f.matched = append(f.matched, k)
+	}
+	f.next, f.misses = max(f.next, in.at+in.n), 0
+	out.at, out.n = start-f.base, in.n
+	f.copiedMaps++
+	return true
+}
+
+// mapSummer is scalarMapSummer of map type t, made once per type.
+func mapSummer(t reflect.Type) entrySummer {
+	if s, ok := mapSummers.Load(t); ok {
+		return s.(entrySummer)
+	}
+	s := scalarMapSummer(t)
+	mapSummers.Store(t, s)
+	return s
+}
+
+var mapSummers sync.Map // reflect.Type -> entrySummer (nil: none)
 
 // memoizable reports whether values of t hold no references: the leaves
 // of such a value depend on the value alone (and on the path it is at).
@@ -102,6 +200,43 @@ func memoizableUncached(t reflect.Type, visiting map[reflect.Type]bool) bool {
 		return true
 	}
 	return false
+}
+
+// plainMemory reports whether what values of t show is all in their own
+// memory: scalars, strings (immutable: equal headers are equal text, and
+// a copy keeps the text alive), and arrays and structs of them. Equal
+// memory then shows equal leaves. Slices are not: their elements may
+// change under an equal header. Unshown fields may hold anything; they
+// only make memory differ where leaves do not.
+func plainMemory(t reflect.Type) bool {
+	if ok, found := plainMemoryTypes.Load(t); found {
+		return ok.(bool)
+	}
+	ok := memoizable(t) && plainMemoryUncached(t)
+	plainMemoryTypes.Store(t, ok)
+	return ok
+}
+
+var plainMemoryTypes sync.Map // reflect.Type -> bool
+
+// plainMemoryUncached is plainMemory of a memoizable type.
+func plainMemoryUncached(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Slice:
+		return false
+	case reflect.Array:
+		return plainMemoryUncached(t.Elem())
+	case reflect.Struct:
+		if t == timeType {
+			return true
+		}
+		for _, f := range Fields(t) {
+			if !plainMemoryUncached(t.Field(f.Index).Type) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // appendShown appends to b an encoding of what the leaves of v (of a
@@ -188,12 +323,133 @@ func (f *Flattener) memoSlice(v reflect.Value) (out, in *sliceMemo) {
 		return nil, nil // a second slice at one path (keys that print alike)
 	}
 	out.elem, out.used = v.Type().Elem(), true
+	out.copy = reflect.Value{} // only a walk of a slice like this one sets it
 	if f.memoIn != nil {
 		if p := f.memoIn.slices[key]; p != nil && p.used && p.elem == out.elem {
 			in = p
 		}
 	}
 	return out, in
+}
+
+// walkRemembered walks a remembered slice or array element by element
+// (walkElem), except that a run of elements whose memory equals the
+// previous flattening's copy of them has its leaves copied in one go:
+// after a step that appended to a long log, comparing the log's memory
+// is all it costs.
+func (f *Flattener) walkRemembered(v reflect.Value, depth int, out, in *sliceMemo) {
+	n, size := len(f.path), v.Len()
+	plain := v.Kind() == reflect.Slice && plainMemory(out.elem)
+	var was reflect.Value // the copy of the slice flattened before, taken over
+	if plain && in != nil && in.copy.IsValid() && in.copy.Type() == v.Type() {
+		was, in.copy = in.copy, reflect.Value{}
+	}
+	if plain {
+		v = exportedSlice(v) // readable even from an unexported field, to copy
+	}
+	for i := 0; i < size; {
+		if was.IsValid() {
+			if j := f.copyEqualRun(v, was, i, in, out); j > i {
+				i = j
+				continue
+			}
+		}
+		f.path = append(strconv.AppendInt(append(f.path, '['), int64(i), 10), ']')
+		f.walkElem(v.Index(i), i, depth, out, in)
+		f.path = f.path[:n]
+		if was.IsValid() && i < was.Len() {
+			reflect.Copy(was.Slice(i, i+1), v.Slice(i, i+1))
+		}
+		i++
+	}
+	if !plain {
+		return
+	}
+	switch {
+	case !was.IsValid():
+		was = reflect.MakeSlice(v.Type(), size, size)
+		reflect.Copy(was, v)
+	case size > was.Len():
+		was = reflect.AppendSlice(was, v.Slice(was.Len(), size))
+	default:
+		for k := size; k < was.Len(); k++ {
+			was.Index(k).SetZero() // hold nothing the state let go of
+		}
+		was = was.Slice(0, size)
+	}
+	out.copy = was
+}
+
+// copyEqualRun copies the leaves of the elements of v from i on whose
+// memory equals their copy in was (the slice as flattened before, with
+// its memo in) and returns the index of the first element it did not
+// copy.
+func (f *Flattener) copyEqualRun(v, was reflect.Value, i int, in, out *sliceMemo) int {
+	end := min(v.Len(), was.Len(), len(in.elems))
+	if i >= end {
+		return i
+	}
+	size := int(v.Type().Elem().Size())
+	at := func(s reflect.Value, k, n int) []byte {
+		return unsafe.Slice((*byte)(unsafe.Add(s.UnsafePointer(), k*size)), n*size)
+	}
+	// The run's end: blocks at a time while they are equal, then
+	// element by element.
+	j := i
+	for j+equalBlock <= end && bytes.Equal(at(v, j, equalBlock), at(was, j, equalBlock)) {
+		j += equalBlock
+	}
+	for j < end && bytes.Equal(at(v, j, 1), at(was, j, 1)) {
+		j++
+	}
+	// The run's leaves in the flattening before: one stretch of it,
+	// as long as each element's leaves follow the one before's.
+	first := in.elems[i]
+	if first.at < 0 {
+		return i
+	}
+	stop := i
+	for k := i; k < j; k++ {
+		e := in.elems[k]
+		if k > i && e.at != in.elems[k-1].at+in.elems[k-1].n || e.at+e.n > len(f.prev) {
+			break
+		}
+		stop = k + 1
+	}
+	if stop == i {
+		return i
+	}
+	last := in.elems[stop-1]
+	from, to := first.at, last.at+last.n
+	start := len(f.out) - f.base
+	f.out = append(f.out, f.prev[from:to]...)
+	for k := from; k < to; k++ {
+		f.matched = append(f.matched, k)
+	}
+	for k := i; k < stop; k++ {
+		e := in.elems[k]
+		out.elems = append(out.elems, elemMemo{hash: e.hash, at: start + e.at - from, n: e.n})
+	}
+	f.next, f.misses = max(f.next, to), 0
+	f.copied += stop - i
+	f.copiedPlain += stop - i
+	return stop
+}
+
+// equalBlock is how many elements a run compares at once.
+const equalBlock = 64
+
+// exportedSlice is slice v readable whatever field it was reached
+// through (reflect.Copy refuses a value of an unexported field).
+func exportedSlice(v reflect.Value) reflect.Value {
+	if v.CanInterface() {
+		return v
+	}
+	h := struct {
+		data     unsafe.Pointer
+		len, cap int
+	}{v.UnsafePointer(), v.Len(), v.Cap()}
+	return reflect.NewAt(v.Type(), unsafe.Pointer(&h)).Elem()
 }
 
 // walkElem walks element i of a remembered slice, or copies its leaves
