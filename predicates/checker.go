@@ -236,6 +236,12 @@ type StepStats struct {
 	ModelSteps int
 }
 
+// Found lists the violations recorded so far, in the order recorded:
+// safety violations, and liveness intervals, open or closed (Alarm says
+// whether one was raised yet). Read it between calls of Observe, on
+// their goroutine; neither keep nor change its elements.
+func (c *Checker) Found() []*Violation { return c.report.Violations }
+
 // LastStep reports what the last observed step re-evaluated.
 func (c *Checker) LastStep() StepStats { return c.last }
 

@@ -193,7 +193,10 @@ type ReportJSON struct {
 	// TraceIncomplete: checking reached the end of the trace, which
 	// lacks part of the run (a damaged or missing file, no end record).
 	TraceIncomplete bool `json:"trace_incomplete,omitempty"`
-	LastStep        int  `json:"last_step"`
+	// FullyChecked: complete, and every predicate evaluated at every
+	// step (no entry in errors): what a verdict of "no violation" needs.
+	FullyChecked bool `json:"fully_checked"`
+	LastStep     int  `json:"last_step"`
 	// Violations: safety violations and liveness alarms.
 	Violations []*Violation `json:"violations"`
 	// Screened: liveness intervals the stability measures screened out.
@@ -210,7 +213,8 @@ type ReportJSON struct {
 // JSON is the report in its JSON form.
 func (r *Report) JSON() *ReportJSON {
 	out := &ReportJSON{Steps: r.Steps, Complete: r.Complete, TraceIncomplete: r.TraceIncomplete, LastStep: r.LastStep,
-		Violations: []*Violation{}, Screened: []*Violation{}, Errors: r.Errors, Predicates: r.Predicates, Unmatched: r.Unmatched}
+		FullyChecked: r.Complete && !r.TraceIncomplete && len(r.Errors) == 0,
+		Violations:   []*Violation{}, Screened: []*Violation{}, Errors: r.Errors, Predicates: r.Predicates, Unmatched: r.Unmatched}
 	for _, v := range r.Violations {
 		switch v.Status() {
 		case "screened":

@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+
+	"github.com/replaycheck/replaycheck/internal/nearest"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -324,6 +327,13 @@ func (r *Row) Attr(name string) (starlark.Value, error) {
 			// The Go type has it: the script left it out.
 			return nil, starlark.NoSuchAttrError(fmt.Sprintf("row of table(%q) has no .%s: the field is left out by the table's columns= (add %q there to read it)", rs.table.name, name, name))
 		}
+		// Starlark's own hint allows edits under half the name's length:
+		// two swapped letters of a short one (.Lgo) got none.
+		if names := r.AttrNames(); !starlarkHints(name, names) {
+			if near := nearest.Typo(names, name); near != "" {
+				return nil, starlark.NoSuchAttrError(fmt.Sprintf("row has no .%s field or method (did you mean .%s?)", name, near))
+			}
+		}
 		return nil, nil
 	}
 	c := rs.table.c
@@ -394,6 +404,27 @@ func (t *Table) column(ty reflect.Type, name string) (colInfo, bool) {
 	}
 	byName[name] = col // an unknown name is remembered too
 	return col, col.num != 0
+}
+
+// starlarkHints reports whether Starlark's spelling hint names one of
+// names for a missing attribute name (go.starlark.net/internal/spell:
+// case and underscores aside, fewer edits than half the name's length).
+func starlarkHints(name string, names []string) bool {
+	fold := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '_' {
+				return -1
+			}
+			return unicode.ToLower(r)
+		}, s)
+	}
+	x := fold(name)
+	for _, n := range names {
+		if nearest.Distance(x, fold(n)) < (len(x)+1)/2 {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Row) AttrNames() []string {
@@ -716,6 +747,9 @@ type ColumnAdvice struct {
 	Read   []string // the fields the predicates read, in field order
 	// Views and Chained are as declared.
 	Views, Chained []string
+	// Lists are the fields read that are lists or maps not declared
+	// views=: each read copies them whole.
+	Lists []string
 }
 
 // ColumnAdvice lists the tables worth declaring with columns=, judged by
@@ -729,14 +763,20 @@ func (c *Checker) ColumnAdvice() []ColumnAdvice {
 		}
 		for ty, byName := range t.colInfos {
 			fields := state.Fields(ty)
-			var read []string
+			var read, lists []string
 			for _, f := range fields {
 				if col, ok := byName[f.Name]; ok && col.num != 0 {
 					read = append(read, f.Name)
+					switch ty.Field(f.Index).Type.Kind() {
+					case reflect.Slice, reflect.Array, reflect.Map:
+						if !slices.Contains(t.views, f.Name) {
+							lists = append(lists, f.Name)
+						}
+					}
 				}
 			}
 			if len(read) > 0 && len(read) < len(fields) {
-				out = append(out, ColumnAdvice{Table: t.name, Keep: t.keep, Fields: len(fields), Read: read, Views: t.views, Chained: t.chained})
+				out = append(out, ColumnAdvice{Table: t.name, Keep: t.keep, Fields: len(fields), Read: read, Views: t.views, Chained: t.chained, Lists: lists})
 				break // a table's rows are of one Go type
 			}
 		}
