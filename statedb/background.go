@@ -119,6 +119,17 @@ func (bg *Building) Phase() string {
 // Trace is the trace being indexed.
 func (bg *Building) Trace() *replay.Trace { return bg.b.tr }
 
+// FoundSoFar lists the findings of the predicates checked with the index
+// (Options.Preds) up to the step indexing reached: safety violations and
+// liveness alarms raised so far, in the order found. The full results,
+// with liveness intervals judged at the end, come when the build ends.
+func (bg *Building) FoundSoFar() []Violation {
+	if bg.pc == nil {
+		return nil
+	}
+	return bg.pc.found()
+}
+
 // Run replays the trace and writes the database, calling progress (if
 // not nil) with the steps done so far. It returns the build's error (a
 // *replay.Divergence, ErrStopped after Close, ...). It runs once.

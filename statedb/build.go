@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,8 +30,23 @@ import (
 	"github.com/replaycheck/replaycheck/system"
 )
 
+// checkpointEvery is how many deltas of a node whose state has n leaves
+// separate two checkpoints: SnapshotEvery, or for a big state enough
+// that its checkpoints add about 64 leaves per delta. Every 64 deltas,
+// a node holding a 70,000-leaf log wrote 1,100 leaves per step, and its
+// 30-second live trace a 2.9 GB database; a read of its state now
+// applies up to 1,100 deltas (of a few leaves each) to a checkpoint that
+// costs 70,000 to decode.
+func checkpointEvery(n int) int { return max(SnapshotEvery, n/checkpointShare) }
+
+// checkpointShare is the leaves of a big state per delta between two
+// of its checkpoints.
+const checkpointShare = 64
+
 // SnapshotEvery is how many deltas of a node separate two checkpoints of
-// its whole state: a state read applies at most SnapshotEvery-1 deltas.
+// its whole state, for a state of up to 64*SnapshotEvery leaves (bigger
+// ones: checkpointEvery): a state read applies at most SnapshotEvery-1
+// deltas.
 const SnapshotEvery = 64
 
 // PathFor names the database of a set of trace files: FILE.db beside a
@@ -441,7 +458,7 @@ func prepare(dir string, tr *replay.Trace, fingerprint string, opts Options) (*B
 	}
 	ps := &parts{list: []*part{first}}
 	b := &builder{tr: tr, r: r, parts: ps, nodes: map[node.ID]*nodeLeaves{}, build: newBuildID(),
-		last: map[node.ID]*stepLeaves{}, free: make(chan *stepLeaves, pipeDepth), render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(max(opts.PartBytes, 0), PartBytes)}
+		last: map[node.ID]*stepLeaves{}, free: make(chan *stepLeaves, pipeDepth), budget: newLeafBudget(), render: replay.NewRenderer(tr, r.System().Codec), partBytes: cmp.Or(max(opts.PartBytes, 0), PartBytes)}
 	meta := Meta{Schema: Schema, Fingerprint: fingerprint, System: tr.Header.System, Bug: tr.Header.Bug,
 		Nodes: tr.Nodes, Steps: tr.Len(), Start: tr.Header.Start, Unknown: tr.Unknown,
 		SnapshotEvery: SnapshotEvery, Build: b.build}
@@ -560,6 +577,8 @@ type builder struct {
 	// reuse; used is the writer's scratch for diffMatched.
 	free chan *stepLeaves
 	used []bool
+	// budget bounds the leaves of the steps in the pipe.
+	budget *leafBudget
 }
 
 // nodeLeaves is a node's last written state.
@@ -577,11 +596,56 @@ type work struct {
 	rep   *node.Event // the replayed event's inputs and effects (nil: it did not run here)
 	logs  []string    // its log lines
 	state *stepLeaves // its node's state after it (when rep is set)
+	// leaves is how many leaves of the pipe's budget state holds.
+	leaves int
 }
 
 // pipeDepth bounds the steps between the replay and the writer: the
 // memory a build holds does not depend on the trace's length.
 const pipeDepth = 256
+
+// bigLeaves is the most leaves a pooled state may hold room for while
+// bigPooled states are pooled already.
+const (
+	bigLeaves = 4096
+	bigPooled = 8
+)
+
+// pipeLeaves bounds the leaves of the states in those steps: 256 states
+// of a node holding a long log (70,000 leaves each) held 1.5 GB between
+// the replay and the writer, and as much again in the free list.
+const pipeLeaves = 1 << 21
+
+// leafBudget counts the leaves of the states handed to the writer and
+// not yet written, and holds the replay back while they are over
+// pipeLeaves (one state, however large, always passes).
+type leafBudget struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	held int
+}
+
+func newLeafBudget() *leafBudget {
+	b := &leafBudget{}
+	b.cond.L = &b.mu
+	return b
+}
+
+func (b *leafBudget) acquire(n int) {
+	b.mu.Lock()
+	for b.held > 0 && b.held+n > pipeLeaves {
+		b.cond.Wait()
+	}
+	b.held += n
+	b.mu.Unlock()
+}
+
+func (b *leafBudget) release(n int) {
+	b.mu.Lock()
+	b.held -= n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
 
 // run replays the trace and writes the database in two goroutines: the
 // replay (and the predicates) runs here and flattens each step's node
@@ -594,6 +658,7 @@ func (b *builder) run(pc *predCollector, progress func(string, int, int), stop f
 		var err error
 		written := 0 // steps written, all of them before the replay stopped
 		for w := range ch {
+			b.budget.release(w.leaves)
 			if err == nil && b.partFull() && w.step > 0 {
 				err = b.nextPart(w.step, progress)
 			}
@@ -662,6 +727,10 @@ func (b *builder) replay(ch chan<- work, werr chan error, pc *predCollector, sto
 			}
 			l.after(&b.flat, b.r.Instance(rep.Node), b.tr.Header.Start, b.last[rep.Node])
 			w.state, b.last[rep.Node] = l, l
+			// The writer releases them whatever happens to the step,
+			// so this wait ends while it reads from the pipe.
+			w.leaves = len(l.leaves)
+			b.budget.acquire(w.leaves)
 		}
 		select {
 		case ch <- w:
@@ -902,7 +971,7 @@ func (l *stepLeaves) after(f *state.Flattener, inst *node.Instance, start int64,
 func (b *builder) writeState(step int, id node.ID, st *stepLeaves) (int, error) {
 	nl := b.nodes[id]
 	if nl == nil {
-		nl = &nodeLeaves{deltas: SnapshotEvery}
+		nl = &nodeLeaves{deltas: math.MaxInt32} // its first state is a checkpoint
 		b.nodes[id] = nl
 	}
 	cur := st.leaves
@@ -914,8 +983,11 @@ func (b *builder) writeState(step int, id node.ID, st *stepLeaves) (int, error) 
 		d = diffLeaves(nl.leaves, cur)
 	}
 	// The node's state before is no one's now: the replay flattened
-	// this step against it and keeps this one as the next's.
-	if old := nl.state; old != nil {
+	// this step against it and keeps this one as the next's. A big one
+	// is kept for reuse only while few are: the pool filled up while
+	// states were small (a step each), and every state kept in it grew
+	// to the largest (256 copies of a 70,000-leaf log, 1 GB).
+	if old := nl.state; old != nil && (cap(old.leaves) <= bigLeaves || len(b.free) < bigPooled) {
 		select {
 		case b.free <- old:
 		default:
@@ -944,7 +1016,7 @@ func (b *builder) writeState(step int, id node.ID, st *stepLeaves) (int, error) 
 	}
 	b.fields += len(d.removed) + len(d.set)
 	nl.deltas++
-	if nl.deltas >= SnapshotEvery {
+	if nl.deltas >= checkpointEvery(len(cur)) {
 		if err := set(nodeKey(nsSnapshot, id), encodeLeaves(cur)); err != nil {
 			return 0, err
 		}

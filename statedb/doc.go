@@ -13,7 +13,8 @@
 //     pseudo-fields @status and @timers) as versions keyed by the step that
 //     wrote them: a field's history is an iteration over its versions;
 //   - per node, the changes of each step (a delta) and, every SnapshotEvery
-//     changes, the whole flattened state (a checkpoint): the state at step s
+//     changes (more for a big state: checkpointEvery), the whole flattened
+//     state (a checkpoint): the state at step s
 //     is a read at version s of the checkpoint plus the few deltas after it;
 //   - beside the store, in a file of its own (predsFile), the results of a
 //     predicates script: violations and the steps where each predicate

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -134,6 +135,21 @@ type predCollector struct {
 	c     *predicates.Checker
 	holds map[string]bool
 	flips []Flip
+	// seen counts the checker's violations looked at, open its liveness
+	// intervals not yet raised or closed; soFar (under mu) the findings
+	// made so far, which a debugger reads while the index is built.
+	seen int
+	open []*predicates.Violation
+	// raised are the alarms in soFar (at) whose interval is open still:
+	// their end is filled in when it closes.
+	raised []raisedAlarm
+	mu     sync.Mutex
+	soFar  []Violation
+}
+
+type raisedAlarm struct {
+	v  *predicates.Violation
+	at int
 }
 
 func newPredCollector(c *predicates.Checker) *predCollector {
@@ -148,6 +164,7 @@ func (pc *predCollector) observe(step int) error {
 	if err := pc.c.Observe(); err != nil {
 		return err
 	}
+	pc.noteFindings()
 	now := pc.c.Holds()
 	for _, p := range pc.c.Predicates() {
 		if v, ok := now[p.Name]; ok && v != pc.holds[p.Name] {
@@ -158,6 +175,75 @@ func (pc *predCollector) observe(step int) error {
 	return nil
 }
 
+// noteFindings adds to soFar the safety violations and raised alarms
+// the last step recorded, and the end of a raised alarm's interval that
+// it closed.
+func (pc *predCollector) noteFindings() {
+	all := pc.c.Found()
+	var found []*predicates.Violation
+	for ; pc.seen < len(all); pc.seen++ {
+		if v := all[pc.seen]; v.Kind == "safety" {
+			found = append(found, v)
+		} else {
+			pc.open = append(pc.open, v)
+		}
+	}
+	kept := pc.open[:0]
+	for _, v := range pc.open {
+		switch {
+		case v.Alarm:
+			found = append(found, v)
+		case v.EndStep < 0:
+			kept = append(kept, v)
+		}
+	}
+	clear(pc.open[len(kept):])
+	pc.open = kept
+	var closed []raisedAlarm
+	stillOpen := pc.raised[:0]
+	for _, r := range pc.raised {
+		if r.v.EndStep >= 0 {
+			closed = append(closed, r)
+		} else {
+			stillOpen = append(stillOpen, r)
+		}
+	}
+	clear(pc.raised[len(stillOpen):])
+	pc.raised = stillOpen
+	if len(found) == 0 && len(closed) == 0 {
+		return
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	for _, r := range closed {
+		pc.soFar[r.at].EndStep = r.v.EndStep
+	}
+	for _, v := range found {
+		if v.Kind == "liveness" && v.EndStep < 0 {
+			pc.raised = append(pc.raised, raisedAlarm{v, len(pc.soFar)})
+		}
+		pc.soFar = append(pc.soFar, violationOf(v))
+	}
+}
+
+// found returns a copy of the findings made so far.
+func (pc *predCollector) found() []Violation {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	return slices.Clone(pc.soFar)
+}
+
+// violationOf is a checker's violation as results keep it.
+func violationOf(v *predicates.Violation) Violation {
+	out := Violation{Predicate: v.Predicate, Kind: v.Kind, Step: v.Step, EndStep: v.EndStep, Alarm: v.Alarm,
+		AlarmStep: v.AlarmStep, Node: v.Node, Lamport: v.Lamport, Time: v.Time, Event: v.Describe(), Witness: v.Witness, AlarmWitness: v.AlarmWitness,
+		Unjudged: v.Status() == "unjudged"}
+	if v.Aux != nil && v.Aux != starlark.None {
+		out.Aux = v.Aux.String()
+	}
+	return out
+}
+
 func (pc *predCollector) results(script string, elapsed time.Duration) (*Predicates, []Flip) {
 	rep := pc.c.Finish()
 	hash, _ := ScriptHash(script)
@@ -166,13 +252,7 @@ func (pc *predCollector) results(script string, elapsed time.Duration) (*Predica
 		p.Declared = append(p.Declared, Declared{Name: d.Name, Kind: d.Kind})
 	}
 	for _, v := range rep.Violations {
-		out := Violation{Predicate: v.Predicate, Kind: v.Kind, Step: v.Step, EndStep: v.EndStep, Alarm: v.Alarm,
-			AlarmStep: v.AlarmStep, Node: v.Node, Lamport: v.Lamport, Time: v.Time, Event: v.Describe(), Witness: v.Witness, AlarmWitness: v.AlarmWitness,
-			Unjudged: v.Status() == "unjudged"}
-		if v.Aux != nil && v.Aux != starlark.None {
-			out.Aux = v.Aux.String()
-		}
-		p.Violations = append(p.Violations, out)
+		p.Violations = append(p.Violations, violationOf(v))
 	}
 	for _, e := range rep.Errors {
 		p.Errors = append(p.Errors, fmt.Sprintf("%s failed at step #%d and was disabled: %s", e.Name, e.Step, e.Message))

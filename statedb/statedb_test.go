@@ -63,6 +63,20 @@ func ensure(t *testing.T, traces []string, opts Options) (*DB, *Opened) {
 	return db, res
 }
 
+// replayerOf loads trace and readies its replay from the start.
+func replayerOf(t *testing.T, trace string, reg *system.Registry) (*replay.Trace, *replay.Replayer) {
+	t.Helper()
+	tr, err := replay.Load(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.New(tr, reg, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, r
+}
+
 // replayedState is the state the database should hold for a node at a
 // cursor's position.
 func replayedState(c *replay.Cursor, start int64, id node.ID) []state.Leaf {
@@ -79,14 +93,7 @@ func TestStateMatchesReplayAtRandomSteps(t *testing.T) {
 	if !res.Built {
 		t.Fatal("first Ensure did not build")
 	}
-	tr, err := replay.Load(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := replay.New(tr, registry, replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, r := replayerOf(t, trace, registry)
 	c, err := replay.NewCursor(r, 100)
 	if err != nil {
 		t.Fatal(err)
