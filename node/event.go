@@ -155,6 +155,12 @@ type Event struct {
 	DiskWrites      int
 	DiskDigest      uint64 // digest of the disk writes in order (0 if none)
 
+	// Scripted marks a crash or restart the simulated scenario asked for
+	// (ctl.Crash, ctl.Restart): it ran after the scenario actions of its
+	// instant that were queued before it, where a fault a chooser or
+	// churn injected ran before them. A schedule re-run needs to know.
+	Scripted bool
+
 	// StateHash is the canonical hash of the handler's observed state after
 	// the event, when HasStateHash.
 	StateHash    uint64

@@ -9,7 +9,10 @@ import (
 	"github.com/replaycheck/replaycheck/node"
 )
 
-const flagStateHash = 1
+const (
+	flagStateHash = 1
+	flagScripted  = 2 // node.Event.Scripted
+)
 
 // tables map node IDs and message type names to the indexes event records
 // use, as given by a segment's header.
@@ -79,6 +82,9 @@ func encodeEvent(e *encoder, t *tables, ev *node.Event, prev int64) error {
 	var flags byte
 	if ev.HasStateHash {
 		flags |= flagStateHash
+	}
+	if ev.Scripted {
+		flags |= flagScripted
 	}
 	e.byte1(flags)
 	e.varint(ev.Time - prev)
@@ -282,6 +288,7 @@ func decodeEvent(d *decoder, t *tables, ev *node.Event, prev int64) error {
 	if ev.DiskWrites > 0 {
 		ev.DiskDigest = d.u64()
 	}
+	ev.Scripted = flags&flagScripted != 0
 	if flags&flagStateHash != 0 {
 		ev.HasStateHash = true
 		ev.StateHash = d.u64()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -82,8 +83,10 @@ type Decision struct {
 	Restart node.ID
 	// Advance runs the scenario actions (and items that run no handler)
 	// due up to At, which may enable events (a scenario's input); Next is
-	// asked again after.
-	Advance bool
+	// asked again after. With AdvanceOne, only the first of them in time
+	// order runs.
+	Advance    bool
+	AdvanceOne bool
 	// Stop, when set, ends the run with this reason.
 	Stop string
 }
@@ -285,6 +288,13 @@ func (c *Choice) Due() (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(c.s.calls[0].at), true
+}
+
+// dueBy reports whether something Decision.Advance would run is due by
+// at: what AdvanceOne then runs, so a chooser that advances while this
+// holds ends.
+func (c *Choice) dueBy(at time.Duration) bool {
+	return c.s.nextDue(int64(at), math.MaxUint64) != nil
 }
 
 // Enabled lists the events that may run next: every pending event whose

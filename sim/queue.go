@@ -32,6 +32,8 @@ type item struct {
 	// count of the scenario's crashes when planned (simNode.held).
 	planned bool
 	held    int
+	// scripted: a crash or restart the scenario asked for.
+	scripted bool
 }
 
 // queue is a 4-ary min-heap of items by (at, seq), with each item's key

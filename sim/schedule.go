@@ -63,6 +63,9 @@ type ScheduledEvent struct {
 	// Line is where the event was read from a schedule file (0: it came
 	// from a trace), for errors.
 	Line int
+	// Scripted: a crash or restart the scenario asked for (by=scenario),
+	// queued by a scenario action due at its time (node.Event.Scripted).
+	Scripted bool
 }
 
 // ScheduleOf reads the schedule of a simulated trace: its events in the
@@ -127,7 +130,7 @@ func scheduleOf(f *record.File, events []*node.Event) (*Schedule, error) {
 		sc.Origin = "seeded seed=" + run["seed"]
 	}
 	for _, ev := range events {
-		se := ScheduledEvent{At: time.Duration(ev.Time - h.Start), Pending: Pending{Kind: ev.Kind, Node: ev.Node}}
+		se := ScheduledEvent{At: time.Duration(ev.Time - h.Start), Pending: Pending{Kind: ev.Kind, Node: ev.Node}, Scripted: ev.Scripted}
 		switch ev.Kind {
 		case node.KindRecv:
 			se.Msg, se.MsgType = ev.Msg(), ev.MsgType
@@ -232,7 +235,7 @@ func (sc *Schedule) Format(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(bw, "# One line per event, in the order the simulator ran them:")
-	fmt.Fprintln(bw, "#   TIME init|crash|restart NODE")
+	fmt.Fprintln(bw, "#   TIME init|crash|restart NODE [by=scenario]  (by=scenario: ctl.Crash, ctl.Restart)")
 	fmt.Fprintln(bw, "#   TIME recv NODE FROM/SEQ/INDEX TYPE      (a message delivery)")
 	fmt.Fprintln(bw, "#   TIME timer NODE ID NAME")
 	fmt.Fprintln(bw, "#   TIME input NODE TYPE PAYLOAD-DIGEST")
@@ -267,6 +270,9 @@ func (sc *Schedule) Format(w io.Writer) error {
 	fmt.Fprintln(bw)
 	for _, e := range sc.Events {
 		fmt.Fprintf(bw, "%v %s", e.At, e.Pending)
+		if e.Scripted {
+			fmt.Fprint(bw, " by=scenario")
+		}
 		if e.HasSeed {
 			fmt.Fprintf(bw, " seed=%016x", e.Seed)
 		}
@@ -494,8 +500,13 @@ func parseEvent(f []string) (ScheduledEvent, error) {
 				return e, fmt.Errorf("crypto=%q: want hex bytes", v)
 			}
 			e.Crypto = b
+		case "by":
+			if v != "scenario" || kind != node.KindCrash && kind != node.KindRestart {
+				return e, fmt.Errorf("by=%q: only a crash or restart says by=scenario", v)
+			}
+			e.Scripted = true
 		default:
-			return e, fmt.Errorf("unexpected %q (after the event come only seed=HEX and crypto=HEX)", kv)
+			return e, fmt.Errorf("unexpected %q (after the event come only by=scenario, seed=HEX and crypto=HEX)", kv)
 		}
 	}
 	return e, nil
@@ -553,10 +564,15 @@ func (sc *Schedule) Check(sys *system.System) error {
 // edited into an impossible one) stops the run with an error naming the
 // line.
 type ScheduleChooser struct {
-	sc       *Schedule
-	next     int // index of the next event
-	cur      *ScheduledEvent
-	advanced bool // time was advanced to the next event's
+	sc   *Schedule
+	next int // index of the next event
+	// firstFault is the 1-based line of the schedule's first crash or
+	// restart when none says by=scenario (0: none, or some do): a
+	// schedule from before the mark (session 37) that fails after it
+	// may be one whose scenario crashed nodes itself.
+	firstFault int
+	cur        *ScheduledEvent
+	advanced   bool // time was advanced to the next event's
 	// deliveries counts, per message, the deliveries still to come: a
 	// message the schedule never delivers is lost when sent, one it
 	// delivers twice was duplicated.
@@ -567,9 +583,15 @@ type ScheduleChooser struct {
 // NewScheduleChooser returns a chooser that replays sc.
 func NewScheduleChooser(sc *Schedule) *ScheduleChooser {
 	c := &ScheduleChooser{sc: sc, deliveries: map[node.MsgID]int{}}
-	for _, e := range sc.Events {
+	for i, e := range sc.Events {
 		if e.Kind == node.KindRecv {
 			c.deliveries[e.Msg]++
+		}
+		if (e.Kind == node.KindCrash || e.Kind == node.KindRestart) && c.firstFault == 0 {
+			c.firstFault = i + 1
+		}
+		if e.Scripted {
+			c.firstFault = -1
 		}
 	}
 	return c
@@ -580,7 +602,13 @@ func (c *ScheduleChooser) Describe() string {
 }
 
 // Next runs the schedule's next event.
-func (c *ScheduleChooser) Next(ch *Choice) (Decision, error) {
+func (c *ScheduleChooser) Next(ch *Choice) (d Decision, err error) {
+	defer func() {
+		var m *ScheduleMismatch
+		if c.firstFault > 0 && errors.As(err, &m) && m.Line > c.firstFault {
+			m.Unmarked = true
+		}
+	}()
 	if c.next >= len(c.sc.Events) {
 		return Decision{Stop: "schedule done"}, nil
 	}
@@ -615,6 +643,16 @@ func (c *ScheduleChooser) Next(ch *Choice) (Decision, error) {
 	c.advanced = false
 	switch e.Kind {
 	case node.KindCrash, node.KindRestart:
+		// A scenario's ctl.Crash queues its crash from an action due at
+		// that very time, which sees the node up (ctl.Handler) before
+		// it crashes: the actions due by then run one at a time, until
+		// one queued this crash (taken above, after the actions queued
+		// before it). A fault a chooser or churn injected ran before
+		// the actions of its own instant: it is injected now.
+		if e.Scripted && ch.dueBy(e.At) {
+			c.next--
+			return Decision{Advance: true, AdvanceOne: true, At: e.At}, nil
+		}
 		// An impossible fault is a line of the schedule, as an event that
 		// is not pending is (the simulator's own refusal named no line).
 		up := slices.Contains(ch.Up(), e.Node)
@@ -648,9 +686,21 @@ type ScheduleMismatch struct {
 	Event   ScheduledEvent
 	Pending []string // what could run instead
 	Why     string   // set when the event is pending but cannot run as written
+	// Unmarked: the schedule's crashes and restarts, before this line,
+	// say none of them was the scenario's (by=scenario), as a trace
+	// recorded before that mark says of all of them.
+	Unmarked bool
 }
 
 func (e *ScheduleMismatch) Error() string {
+	msg := e.message()
+	if e.Unmarked {
+		msg += "; if the scenario crashes or restarts nodes itself (ctl.Crash, ctl.Restart), a trace recorded before release marks of that (by=scenario, docs/migration.md, \"Session 37\") cannot say so: record the run again"
+	}
+	return msg
+}
+
+func (e *ScheduleMismatch) message() string {
 	where := fmt.Sprintf("schedule event %d", e.Line)
 	if e.Event.Line > 0 {
 		where = fmt.Sprintf("schedule line %d (event %d)", e.Event.Line, e.Line)

@@ -554,6 +554,8 @@ func (s *Sim) loop() error {
 			s.stopped = d.Stop
 		case d.Crash != "" || d.Restart != "":
 			err = s.inject(d)
+		case d.Advance && d.AdvanceOne:
+			_, _, err = s.runOneDue(max(s.now, int64(d.At)), math.MaxUint64)
 		case d.Advance:
 			_, err = s.runDue(max(s.now, int64(d.At)), math.MaxUint64)
 		case d.InTimeOrder:
@@ -629,33 +631,46 @@ func (s *Sim) runChosen(c *Choice, d Decision) error {
 // still arrive after the node restarts (or a partition heals).
 func (s *Sim) runDue(at int64, seq uint64) (done bool, err error) {
 	for {
-		// An item is never due before it starts: those starting after
-		// at, and all after them in the queue's order, are not looked at.
-		var due *item
-		s.queue.ascend(&s.frontier, func(it *item) bool {
-			if it.at > at {
-				return false
-			}
-			if it.latest > at || it.latest == at && it.seq >= seq || s.wouldRun(it) {
-				return true
-			}
-			if due == nil || it.latest < due.latest || it.latest == due.latest && it.seq < due.seq {
-				due = it
-			}
-			return true
-		})
-		if due == nil {
-			return false, nil
-		}
-		s.unqueue(s.queue.remove(due.index))
-		s.now = max(s.now, due.latest)
-		if err := s.run(due); err != nil {
-			return true, err
-		}
-		if s.stopped != "" || s.err != nil {
-			return true, nil
+		ran, done, err := s.runOneDue(at, seq)
+		if !ran || done || err != nil {
+			return done, err
 		}
 	}
+}
+
+// runOneDue runs the first of what runDue runs, if anything is due.
+func (s *Sim) runOneDue(at int64, seq uint64) (ran, done bool, err error) {
+	due := s.nextDue(at, seq)
+	if due == nil {
+		return false, false, nil
+	}
+	s.unqueue(s.queue.remove(due.index))
+	s.now = max(s.now, due.latest)
+	if err := s.run(due); err != nil {
+		return true, true, err
+	}
+	return true, s.stopped != "" || s.err != nil, nil
+}
+
+// nextDue is the first scenario action or item that runs no handler
+// due before (at, seq), in time order, or nil.
+func (s *Sim) nextDue(at int64, seq uint64) *item {
+	// An item is never due before it starts: those starting after at,
+	// and all after them in the queue's order, are not looked at.
+	var due *item
+	s.queue.ascend(&s.frontier, func(it *item) bool {
+		if it.at > at {
+			return false
+		}
+		if it.latest > at || it.latest == at && it.seq >= seq || s.wouldRun(it) {
+			return true
+		}
+		if due == nil || it.latest < due.latest || it.latest == due.latest && it.seq < due.seq {
+			due = it
+		}
+		return true
+	})
+	return due
 }
 
 // inject crashes or restarts a node on a chooser's decision, at its time
@@ -733,7 +748,7 @@ func (s *Sim) run(it *item) error {
 		s.stats.Crashes++
 		s.down++
 		sn.incarnation++
-		return s.dispatch(sn, &node.Event{Kind: node.KindCrash})
+		return s.dispatch(sn, &node.Event{Kind: node.KindCrash, Scripted: it.scripted})
 	case itemTask:
 		if !s.wouldRun(it) {
 			return nil
@@ -746,7 +761,7 @@ func (s *Sim) run(it *item) error {
 		}
 		s.stats.Restarts++
 		s.down--
-		return s.dispatch(sn, &node.Event{Kind: node.KindRestart})
+		return s.dispatch(sn, &node.Event{Kind: node.KindRestart, Scripted: it.scripted})
 	}
 	return fmt.Errorf("sim: unknown queue item %d", it.kind)
 }
@@ -994,14 +1009,14 @@ func (s *Sim) Input(id node.ID, m node.Message) {
 func (s *Sim) Crash(id node.ID) {
 	if !s.checkNode(id) {
 		s.nodes[id].held++
-		s.push(&item{at: s.now, kind: itemCrash, to: id})
+		s.push(&item{at: s.now, kind: itemCrash, to: id, scripted: true})
 	}
 }
 
 // Restart implements system.Controller.
 func (s *Sim) Restart(id node.ID) {
 	if !s.checkNode(id) {
-		s.push(&item{at: s.now, kind: itemRestart, to: id})
+		s.push(&item{at: s.now, kind: itemRestart, to: id, scripted: true})
 	}
 }
 
