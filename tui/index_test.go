@@ -203,3 +203,49 @@ func pausedBuildOf(t *testing.T, script string) (trace string, bg *statedb.Build
 	}
 	return trace, bg, release
 }
+
+// v while the predicates are checked with the index goes to the
+// violations found so far: a new user waited 75 s for v on a trace whose
+// first alarm a check found in a second. The full list still comes at
+// the end.
+func TestNextViolationWhileIndexingGoesToThoseFoundSoFar(t *testing.T) {
+	script, err := filepath.Abs("../scripts/paxos.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// GlobalConsistency breaks at #269 (the demo run, longer).
+	trace := simulate(t, filepath.Join(t.TempDir(), "demo.lz4"), "latest-response", 21, 20*time.Second)
+	release := make(chan struct{})
+	var once sync.Once
+	bg, err := statedb.StartBuild([]string{trace}, "", statedb.Options{Registry: registry, Preds: script, PublishEvery: time.Nanosecond,
+		Progress: func(_ string, done, total int) {
+			if done >= 1024 && done < total {
+				once.Do(func() { <-release })
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Config{Building: bg, Traces: []string{trace}, Registry: registry, Preds: script, At: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	var resumed sync.Once
+	resume := func() { resumed.Do(func() { close(release) }) }
+	t.Cleanup(resume) // before Close, which waits for the build
+	u := startUI(t, m)
+	for deadline := time.Now().Add(20 * time.Second); bg.DB.Len() < 1024; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("indexing did not reach #1024: %d steps", bg.DB.Len())
+		}
+	}
+	u.press(tcell.KeyRune, 'v', 0)
+	u.waitFor("GlobalConsistency (safety) violated at #269")
+	u.waitFor("found so far")
+	if m.pos != 269 {
+		t.Fatalf("v went to #%d, want #269", m.pos)
+	}
+	resume()
+	u.waitFor("indexed ")
+}

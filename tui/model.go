@@ -542,6 +542,10 @@ func dirWord(dir int) string {
 // NextViolation moves to the next (+1) or previous (-1) violation, and
 // to screened liveness intervals too when ToggleScreened asked.
 func (m *Model) NextViolation(dir int) {
+	if m.indexTask != nil && m.script() != "" && m.preds == nil && m.cfg.Building != nil {
+		m.nextFoundSoFar(dir)
+		return
+	}
 	if m.resultsPending() {
 		return
 	}
@@ -572,6 +576,34 @@ func (m *Model) NextViolation(dir int) {
 		return
 	}
 	m.jumpToViolation(best)
+}
+
+// nextFoundSoFar is NextViolation while the predicates are checked with
+// the index: it moves among the findings made up to the step indexing
+// reached (a new user waited 75 s for v on a 100,000-step trace whose
+// first alarm check found in a second).
+func (m *Model) nextFoundSoFar(dir int) {
+	found := m.cfg.Building.FoundSoFar()
+	best := -1
+	for i, v := range found {
+		if dir > 0 && v.Step > m.pos && (best < 0 || v.Step < found[best].Step) ||
+			dir < 0 && v.Step < m.pos && (best < 0 || v.Step > found[best].Step) {
+			best = i
+		}
+	}
+	if best < 0 {
+		m.say("no %s violation found so far (all when indexing ends)", dirWord(dir))
+		return
+	}
+	v := found[best]
+	if v.Step >= m.db.Len() { // checked ahead of what is published
+		m.say("%s: not indexed yet (%s)", describeViolationOpen(v, "open so far"), m.indexing)
+		return
+	}
+	m.seekOrSay(v.Step)
+	if m.pos == v.Step {
+		m.say("%d found so far (all when indexing ends): %s", len(found), describeViolationOpen(v, "open so far"))
+	}
 }
 
 // ToggleScreened makes v and V stop at the liveness intervals the
@@ -605,9 +637,15 @@ func intervalText(v statedb.Violation) string {
 }
 
 func describeViolation(v statedb.Violation) string {
+	return describeViolationOpen(v, "still open at the end")
+}
+
+// describeViolationOpen is describeViolation saying open of an interval
+// not closed (while indexing, it may close later).
+func describeViolationOpen(v statedb.Violation, open string) string {
 	s := fmt.Sprintf("%s (%s) violated at #%d: %s %s", v.Predicate, v.Kind, v.Step, v.Node, v.Event)
 	if v.Kind == "liveness" {
-		end := "still open at the end"
+		end := open
 		if v.EndStep >= 0 {
 			end = fmt.Sprintf("until #%d", v.EndStep)
 		}
