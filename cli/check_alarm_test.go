@@ -17,12 +17,7 @@ import (
 // set was a harmless restart (a new user's SWIM run).
 func TestCheckOpensAnAlarmWhereItWasRaised(t *testing.T) {
 	trace := filepath.Join(t.TempDir(), "fb.lz4")
-	var out, errb bytes.Buffer
-	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
-	if code := app.Run([]string{"sim", "chord", "--bug", "finger-boundary", "--seed", "1", "-o", trace}); code != ExitOK {
-		t.Fatalf("sim: exit %d: %s", code, errb.String())
-	}
-	out.Reset()
+	app, out, errb := simulated(t, "chord", "--bug", "finger-boundary", "--seed", "1", "-o", trace)
 	app.Run([]string{"check", trace, "builtin:chord", "--json"})
 	alarm := regexp.MustCompile(`"alarm_step":\s*(\d+)`).FindStringSubmatch(out.String())
 	if alarm == nil {
@@ -55,4 +50,19 @@ func TestCheckOpensAnAlarmWhereItWasRaised(t *testing.T) {
 	if at == nil || !strings.Contains(out.String(), "--preds builtin:chord --at "+at[1]+"\n") {
 		t.Fatalf("explore's debug command does not open at its alarm:\n%s\n%s", out.String(), errb.String())
 	}
+}
+
+// simulated runs replay sim with args on an App of the bundled systems,
+// failing t unless it succeeds, and returns the App and its outputs,
+// emptied.
+func simulated(t *testing.T, args ...string) (app *App, out, errb *bytes.Buffer) {
+	t.Helper()
+	out, errb = new(bytes.Buffer), new(bytes.Buffer)
+	app = &App{Registry: examples.Registry(), Stdout: out, Stderr: errb}
+	if code := app.Run(append([]string{"sim"}, args...)); code != ExitOK {
+		t.Fatalf("sim %v: exit %d: %s", args, code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	return app, out, errb
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/critical"
@@ -737,11 +739,11 @@ func (r *criticalReport) writeText(a *App) {
 		r.elapsed.Round(time.Millisecond), r.elapsed.Seconds()/max(r.tgt.baseline.Seconds(), 1e-9), r.tgt.baseline.Round(time.Millisecond))
 	fmt.Fprintf(w, "These are random walks: a dead step is one from which none of %d walks recovered, not one from which none can.\n", f.walks)
 	if res.Critical >= 0 && res.Stopped == "" {
-		traces := shellJoin(r.paths)
-		fmt.Fprintf(w, "\ndebug the critical step:   %s debug %s --preds %s --at %d\n", a.prog(), traces, shellQuote(r.script), res.Critical)
+		traces := shellword.Paths(r.paths)
+		fmt.Fprintf(w, "\ndebug the critical step:   %s debug %s --preds %s --at %d\n", a.prog(), traces, shellword.Path(r.script), res.Critical)
 		if r.recovering != "" {
 			fmt.Fprintf(w, "compare a recovering walk: %s debug %s --preds %s --at %d   (forked after #%d; wrote %s)\n",
-				a.prog(), shellQuote(r.recovering), shellQuote(r.script), res.LastLive+1, res.LastLive, filepath.Base(r.recovering))
+				a.prog(), shellword.Path(r.recovering), shellword.Path(r.script), res.LastLive+1, res.LastLive, filepath.Base(r.recovering))
 		}
 	}
 }
@@ -830,15 +832,6 @@ func (r *criticalReport) writeJSON(a *App) error {
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
-}
-
-// shellJoin quotes paths for a command line.
-func shellJoin(paths []string) string {
-	q := make([]string, len(paths))
-	for i, p := range paths {
-		q[i] = shellQuote(p)
-	}
-	return strings.Join(q, " ")
 }
 
 // r2stopped says why a search stopped early, as the report's lines begin.

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -262,7 +264,7 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 		}
 		if !res.Checked {
 			if why := p.Outdated(); why != "" {
-				checked = fmt.Sprintf("stored, outdated: %s; --preds %s checks it again", why, shellQuote(script))
+				checked = fmt.Sprintf("stored, outdated: %s; --preds %s checks it again", why, shellword.Path(script))
 			}
 		}
 		fmt.Fprintf(a.Stdout, "predicates %s (%s): %d violation(s)%s%s\n", script, checked, violations, screened, errs)
@@ -272,9 +274,9 @@ func (a *App) runIndex(traces []string, f indexFlags) error {
 			fmt.Fprintf(a.Stderr, "%s index: predicate error: %s\n", a.name(), e)
 		}
 	}
-	fmt.Fprintf(a.Stdout, "next: %s debug %s", a.prog(), shellJoin(traces))
+	fmt.Fprintf(a.Stdout, "next: %s debug %s", a.prog(), shellword.Paths(traces))
 	if f.preds != "" {
-		fmt.Fprintf(a.Stdout, " --preds %s", shellQuote(preds.Name))
+		fmt.Fprintf(a.Stdout, " --preds %s", shellword.Path(preds.Name))
 	}
 	fmt.Fprintln(a.Stdout)
 	if res.Warning != "" {

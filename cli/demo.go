@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	"github.com/spf13/cobra"
 	"go.starlark.net/starlark"
 
@@ -131,7 +133,7 @@ func (a *App) runDemo(dir, output string, dirSet, outputSet bool) (err error) {
 	} else {
 		fmt.Fprintf(w, "The demo's files go to %s.\n\n", filepath.Dir(output))
 	}
-	qOut, qScript := shellQuote(output), shellQuote(script)
+	qOut, qScript := shellword.Path(output), shellword.Path(script)
 	fmt.Fprintf(w, "1. Simulating %d Paxos processes with the %q bug: seed %d, message loss %g, churn %g crashes/node/s, %v of virtual time.\n",
 		cfg.Nodes, demoBug, cfg.Seed, cfg.Drop, cfg.Churn, cfg.Time)
 	res, err := sim.Run(sys, cfg, out)

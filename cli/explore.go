@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -360,7 +362,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 			diverged.step = d.Step
 		}
 		diverged.reproduce, _ = rerunCommand(sys, cfg, f, shard, divErr.Run)
-		diverged.debug = f.sim.prog() + " verify " + shellQuote(diverged.trace)
+		diverged.debug = f.sim.prog() + " verify " + shellword.Path(diverged.trace)
 		if err := writeBytes(diverged.trace, divErr.Trace); err != nil {
 			writeErr = cmp.Or(writeErr, err)
 			diverged.failed = failedWrite(err)
@@ -406,7 +408,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 	switch {
 	case diverged != nil:
 		return &exitError{ExitDivergence, fmt.Errorf("run %d: %s: a nondeterministic handler (its replay differs from its simulation); wrote the run to %s: %s verify %s explains it%s",
-			diverged.run, diverged.err, diverged.trace, a.prog(), shellQuote(diverged.trace), carriedState(a.prog()))}
+			diverged.run, diverged.err, diverged.trace, a.prog(), shellword.Path(diverged.trace), carriedState(a.prog()))}
 	case code == ExitInterrupted:
 		said := ""
 		if resultsPath != "" {
@@ -519,15 +521,15 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 		// seed and their index); a shard stays, its runs being re-made.
 		args := exploreArgs(sys, f, "budget", "time", "jobs", "all", "json", "output", "results")
 		rerun := strings.TrimSuffix(ff.trace, ".lz4") + "-rerun.lz4"
-		args = append(args, "--budget", strconv.Itoa(fd.Run+1), "-o", shellQuote(rerun))
+		args = append(args, "--budget", strconv.Itoa(fd.Run+1), "-o", shellword.Path(rerun))
 		if f.sim.shard != "" {
-			args = append(args, "--results", shellQuote(rerunResults(rerun)))
+			args = append(args, "--results", shellword.Path(rerunResults(rerun)))
 		}
 		if f.all && i > 0 {
 			// Without --all the rerun would stop at the first finding,
 			// another run; with it, it writes the findings before this
 			// one first.
-			args = append(args, "--all", "#", "its trace is the last written:", shellQuote(findingPath(rerun, i)))
+			args = append(args, "--all", "#", "its trace is the last written:", shellword.Path(findingPath(rerun, i)))
 		}
 		ff.reproduce = strings.Join(args, " ")
 		if fd.Violation != nil {
@@ -537,7 +539,7 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 		// The trace ends before the event that panicked (or stalled);
 		// its schedule file holds that event too.
 		rerun := strings.TrimSuffix(ff.trace, ".lz4") + "-rerun.lz4"
-		ff.reproduce = strings.Join([]string{f.sim.prog(), "sim", shellQuote(sys.Name), "--schedule", shellQuote(ff.schedule), "-o", shellQuote(rerun)}, " ")
+		ff.reproduce = strings.Join([]string{f.sim.prog(), "sim", shellword.Quote(sys.Name), "--schedule", shellword.Path(ff.schedule), "-o", shellword.Path(rerun)}, " ")
 		ff.step = max(fd.Steps-1, 0)
 	default:
 		ff.reproduce = withProgram(f.sim.prog(), simtest.SimCommand(sys, fd.Config, ff.trace))
@@ -556,7 +558,7 @@ func (ff *foundFile) commands(sys *system.System, fd *explore.Finding, f explore
 	if v := fd.Violation; v != nil {
 		ff.at = v.Decided()
 	}
-	ff.debug = fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellQuote(ff.trace), shellQuote(script), ff.at)
+	ff.debug = fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellword.Path(ff.trace), shellword.Path(script), ff.at)
 }
 
 // prefixViolations collects the violations a fork exploration's runs
@@ -949,7 +951,7 @@ func exploreBase(sys *system.System, f exploreFlags) string {
 // exploreArgs is the exploration's command line as given, in flag order,
 // without the flags named in skip, each value quoted for a POSIX shell.
 func exploreArgs(sys *system.System, f exploreFlags, skip ...string) []string {
-	args := []string{f.sim.prog(), "explore", shellQuote(sys.Name)}
+	args := []string{f.sim.prog(), "explore", shellword.Quote(sys.Name)}
 	f.visit(func(fl *pflag.Flag) {
 		// A profile of this command is no part of the hunt: its shards
 		// would differ by it, and its reproduce commands overwrite it.
@@ -964,7 +966,7 @@ func exploreArgs(sys *system.System, f exploreFlags, skip ...string) []string {
 			if fl.Value.Type() == "bool" {
 				args = append(args, "--"+fl.Name)
 			} else {
-				args = append(args, "--"+fl.Name, shellQuote(v))
+				args = append(args, "--"+fl.Name, shellword.Quote(v))
 			}
 		}
 	})
@@ -981,13 +983,13 @@ func rerunCommand(sys *system.System, cfg sim.Config, f exploreFlags, shard shar
 		// Its own result file: by default a shard writes the hunt's,
 		// which re-making one run would overwrite with a hunt of
 		// another budget that no longer merges with the others.
-		cmd += fmt.Sprintf(" --shard %d/%d --results %s", shard.Index, shard.Count, shellQuote(rerunResults(rerun)))
+		cmd += fmt.Sprintf(" --shard %d/%d --results %s", shard.Index, shard.Count, shellword.Path(rerunResults(rerun)))
 	}
 	cmd += " --budget " + strconv.Itoa(run+1)
 	if f.all {
 		cmd += " --all" // the run's finding is the last trace written
 	}
-	return cmd + " -o " + shellQuote(rerun), rerun
+	return cmd + " -o " + shellword.Path(rerun), rerun
 }
 
 // rerunResults is the result file of a command that re-makes one run of a
@@ -1033,7 +1035,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		cmd, rerun := rerunCommand(sys, cfg, f, shard, run)
 		hf := huntFailure{Run: &run, Kind: "violation", Headline: fd.Headline(), Step: ff.step, Key: fd.Key(), Trace: written(ff.trace, ff.failed),
 			// With --all the rerun writes the findings before this one first.
-			Reproduce: cmd, Debug: fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellQuote(findingPath(rerun, i)), shellQuote(script.Name), ff.at)}
+			Reproduce: cmd, Debug: fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellword.Path(findingPath(rerun, i)), shellword.Path(script.Name), ff.at)}
 		switch {
 		case fd.Panic != nil:
 			hf.Kind = "panic"
@@ -1053,7 +1055,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		// The rerun writes the findings before it first, as this one did.
 		rf.Failures = append(rf.Failures, huntFailure{Run: &run, Kind: "divergence", Headline: d.headline(), Step: d.step,
 			Key: divergenceKey(run), Trace: written(d.trace, d.failed), Reproduce: d.reproduce,
-			Debug: f.sim.prog() + " verify " + shellQuote(findingPath(rerun, len(sum.Found)))})
+			Debug: f.sim.prog() + " verify " + shellword.Path(findingPath(rerun, len(sum.Found)))})
 	}
 	if err := writeResults(path, rf); err != nil {
 		return err

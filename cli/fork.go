@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
@@ -94,7 +96,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	changed := f.sim.changed
 	switch {
 	case !changed("at"):
-		return badInput("missing --at STEP (the step to fork at; %s events %s lists the steps)", a.prog(), shellQuote(paths[0]))
+		return badInput("missing --at STEP (the step to fork at; %s events %s lists the steps)", a.prog(), shellword.Path(paths[0]))
 	case f.at < 0:
 		return badInput("--at %d: want a step, 0 or more", f.at)
 	case f.sim.output == "":
@@ -213,7 +215,7 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		fmt.Fprintf(out, "the continuation stopped on an error; the trace holds every event up to it\n")
 		return withCode(ExitViolations, runErr)
 	}
-	o := shellQuote(f.sim.output)
+	o := shellword.Path(f.sim.output)
 	fmt.Fprintf(out, "next: %[1]s verify %[2]s; %[1]s check %[2]s PREDS.star; %[1]s debug %[2]s --at %[3]d\n", a.prog(), o, min(f.at+1, last))
 	return nil
 }
@@ -328,16 +330,6 @@ func sameFile(a, b string) bool {
 	ca, _ := filepath.Abs(a)
 	cb, _ := filepath.Abs(b)
 	return ca == cb
-}
-
-// shellQuote quotes a path for a command line to paste.
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+,:@", r))
-	}) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // timeCutNote warns when the steps #0..#at are not all the events up to

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	printableText "github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
@@ -39,7 +41,7 @@ func parseSeeds(spec string) (uint64, uint64, error) {
 // what this shard found for replay results merge.
 func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 	if f.seeds == "" && f.check != "" && f.changed != nil && f.changed("seed") {
-		return badInput("--check runs with a hunt: for seed %d alone, give --seeds %d-%d --check %s", cfg.Seed, cfg.Seed, cfg.Seed, shellQuote(f.check))
+		return badInput("--check runs with a hunt: for seed %d alone, give --seeds %d-%d --check %s", cfg.Seed, cfg.Seed, cfg.Seed, shellword.Path(f.check))
 	}
 	if f.seeds == "" || f.check == "" {
 		return badInput("--seeds and --check go together: --seeds FROM-TO --check PREDS.star (one seed: --seeds N-N)")
@@ -261,9 +263,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			fail.Headline = fmt.Sprintf("replay diverged at step #%d (%s %s): %s", div.Step, div.Node, printableText.Escape(div.Event), printableText.Escape(div.What))
 			// The trace written for this seed (-o) is the one to
 			// verify; a later seed's is made by its reproduce command.
-			explain := fmt.Sprintf("%s verify %s explains it", f.prog(), shellQuote(fail.Trace))
+			explain := fmt.Sprintf("%s verify %s explains it", f.prog(), shellword.Path(fail.Trace))
 			if fail.Trace == "" {
-				explain = fmt.Sprintf("%s, then %s verify %s, explains it", fail.Reproduce, f.prog(), shellQuote(seedTrace))
+				explain = fmt.Sprintf("%s, then %s verify %s, explains it", fail.Reproduce, f.prog(), shellword.Path(seedTrace))
 			}
 			code = &exitError{ExitDivergence, fmt.Errorf("seed %d: %s; %s%s", seed, fail.Headline, explain, carriedState(f.prog()))}
 		case evalErr != nil:
@@ -287,9 +289,9 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		// index a trace that does not replay.
 		debugCmd := func(trace string) string {
 			if div != nil {
-				return f.prog() + " verify " + shellQuote(trace)
+				return f.prog() + " verify " + shellword.Path(trace)
 			}
-			return fmt.Sprintf("%s debug %s --preds %s --at %d", f.prog(), shellQuote(trace), shellQuote(script.Name), debugAt)
+			return fmt.Sprintf("%s debug %s --preds %s --at %d", f.prog(), shellword.Path(trace), shellword.Path(script.Name), debugAt)
 		}
 		fail.Debug = debugCmd(seedTrace)
 		failures = append(failures, fail)
@@ -389,10 +391,10 @@ func huntIdentity(sys *system.System, cfg sim.Config, f simFlags, from, to uint6
 	// The run's settings as sim prints them, less the seed and output.
 	settings := simtest.SimCommand(sys, cfg, "x")
 	settings = strings.TrimSuffix(settings, " -o x")
-	settings = strings.TrimPrefix(settings, fmt.Sprintf("replay sim %s --seed %d", shellQuote(sys.Name), from))
-	cmd := fmt.Sprintf("%s sim %s%s --seeds %d-%d --check %s", f.prog(), shellQuote(sys.Name), settings, from, to, shellQuote(script.Name))
+	settings = strings.TrimPrefix(settings, fmt.Sprintf("replay sim %s --seed %d", shellword.Quote(sys.Name), from))
+	cmd := fmt.Sprintf("%s sim %s%s --seeds %d-%d --check %s", f.prog(), shellword.Quote(sys.Name), settings, from, to, shellword.Path(script.Name))
 	if f.failOn != "safety,alarm" {
-		cmd += " --fail-on " + shellQuote(f.failOn)
+		cmd += " --fail-on " + shellword.Quote(f.failOn)
 	}
 	cmd += f.budgets.String()
 	if f.all {

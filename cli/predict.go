@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/explore"
@@ -483,7 +485,7 @@ func (a *App) predictText(tr *replay.Trace, paths []string, script string, f pre
 		if v.Witness != "" {
 			fmt.Fprintf(w, "   witness: %s\n", v.Witness)
 		}
-		fmt.Fprintf(w, "   wrote %s; debug: %s debug %s --preds %s --at %d\n", p.file, a.prog(), shellQuote(p.file), shellQuote(script), v.Step)
+		fmt.Fprintf(w, "   wrote %s; debug: %s debug %s --preds %s --at %d\n", p.file, a.prog(), shellword.Path(p.file), shellword.Path(script), v.Step)
 	}
 	for _, fd := range panics {
 		fmt.Fprintf(w, "\nfuture %d: %s\n", fd.Run, fd.Headline())
@@ -548,7 +550,7 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 	for _, p := range preds {
 		v := p.violation
 		out.Predicted = append(out.Predicted, predJSON{Predicate: v.Predicate, Witness: v.Witness, Step: v.Step, StepsAfter: v.Step - f.at,
-			Future: p.run, Trace: p.file, Debug: fmt.Sprintf("%s debug %s --preds %s --at %d", a.prog(), shellQuote(p.file), shellQuote(script), v.Step)})
+			Future: p.run, Trace: p.file, Debug: fmt.Sprintf("%s debug %s --preds %s --at %d", a.prog(), shellword.Path(p.file), shellword.Path(script), v.Step)})
 	}
 	for _, fd := range panics {
 		out.Panics = append(out.Panics, fd.Headline())

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	"golang.org/x/mod/modfile"
 )
 
@@ -39,7 +41,7 @@ func programCommandFor(arg0, exe string, bi *debug.BuildInfo, gomod []byte) stri
 	name := strings.TrimSuffix(arg0[strings.LastIndexAny(arg0, `/\`)+1:], ".exe")
 	// A name a shell would read as more than a bare word (or as a flag)
 	// is not printed into commands.
-	if name == "" || name == "." || strings.HasPrefix(name, "-") || shellQuote(name) != name {
+	if name == "" || name == "." || strings.HasPrefix(name, "-") || shellword.Quote(name) != name {
 		return "replay"
 	}
 	return name

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/export"
@@ -214,12 +216,18 @@ func (a *App) stateDiffs(tr *replay.Trace, items []export.ReportItem) error {
 
 // violationCommands are the commands that look at one violation.
 func violationCommands(prog string, traces []string, script string, v *predicates.Violation) []export.Command {
-	ts := shellJoin(traces)
+	ts := shellword.Paths(traces)
 	from := max(0, v.Step-20)
+	// An alarm opens where it was raised, as check's command does; the
+	// diagram and the diff stay at the step that broke the predicate.
+	debug := "open the debugger at the violation"
+	if at := v.Decided(); at != v.Step {
+		debug = fmt.Sprintf("open the debugger at the alarm (violated since #%d)", v.Step)
+	}
 	return []export.Command{
-		{What: "open the debugger at the violation", Line: fmt.Sprintf("%s debug %s --preds %s --at %d", prog, ts, shellQuote(script), v.Step)},
+		{What: debug, Line: fmt.Sprintf("%s debug %s --preds %s --at %d", prog, ts, shellword.Path(script), v.Decided())},
 		{What: "the events around it", Line: fmt.Sprintf("%s events %s --from %d --limit 30", prog, ts, from)},
-		{What: "the same window for Perfetto (ui.perfetto.dev)", Line: fmt.Sprintf("%s export %s --format perfetto --from %d --to %d --preds %s -o violation.json", prog, ts, from, v.Step+10, shellQuote(script))},
+		{What: "the same window for Perfetto (ui.perfetto.dev)", Line: fmt.Sprintf("%s export %s --format perfetto --from %d --to %d --preds %s -o violation.json", prog, ts, from, v.Step+10, shellword.Path(script))},
 	}
 }
 
@@ -238,11 +246,11 @@ func runCommands(prog string, tr *replay.Trace, traces []string, script string) 
 		cmds = append(cmds,
 			export.Command{What: "recorded by sim: " + runLine(h.Run), Line: "# " + runLine(h.Run)},
 			export.Command{What: "re-run the simulation event for event from the schedule the trace holds",
-				Line: fmt.Sprintf("%s sim %s --schedule %s -o %s", prog, shellQuote(h.System), shellQuote(traces[0]), shellQuote(strings.TrimSuffix(traces[0], ".lz4")+"-rerun.lz4"))})
+				Line: fmt.Sprintf("%s sim %s --schedule %s -o %s", prog, shellword.Quote(h.System), shellword.Path(traces[0]), shellword.Path(strings.TrimSuffix(traces[0], ".lz4")+"-rerun.lz4"))})
 	} else if len(h.Run) > 0 {
 		cmds = append(cmds, export.Command{What: "recorded by " + h.Driver, Line: "# " + runLine(h.Run)})
 	}
-	cmds = append(cmds, export.Command{What: "check the predicates", Line: fmt.Sprintf("%s check %s %s", prog, shellJoin(traces), shellQuote(script))})
+	cmds = append(cmds, export.Command{What: "check the predicates", Line: fmt.Sprintf("%s check %s %s", prog, shellword.Paths(traces), shellword.Path(script))})
 	return cmds
 }
 
@@ -258,9 +266,9 @@ func simCommand(prog string, tr *replay.Trace, out string) (string, bool) {
 	if h.Driver != "sim" || len(tr.Files) != 1 {
 		return "", false
 	}
-	parts := []string{prog, "sim", shellQuote(h.System)}
+	parts := []string{prog, "sim", shellword.Quote(h.System)}
 	if h.Bug != "" && h.Bug != "none" {
-		parts = append(parts, "--bug", shellQuote(h.Bug))
+		parts = append(parts, "--bug", shellword.Quote(h.Bug))
 	}
 	for k := range h.Run {
 		if !slices.Contains(simRunFlags, k) {
@@ -269,15 +277,15 @@ func simCommand(prog string, tr *replay.Trace, out string) (string, bool) {
 	}
 	for _, k := range simRunFlags {
 		if v, ok := h.Run[k]; ok {
-			parts = append(parts, "--"+strings.ReplaceAll(k, "_", "-"), shellQuote(v))
+			parts = append(parts, "--"+strings.ReplaceAll(k, "_", "-"), shellword.Quote(v))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(h.Params)) {
-		parts = append(parts, "--param", shellQuote(k+"="+h.Params[k]))
+		parts = append(parts, "--param", shellword.Quote(k+"="+h.Params[k]))
 	}
 	if !h.StateHashes {
 		parts = append(parts, "--no-state-hashes")
 	}
-	parts = append(parts, "-o", shellQuote(out))
+	parts = append(parts, "-o", shellword.Path(out))
 	return strings.Join(parts, " "), true
 }

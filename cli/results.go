@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/dustin/go-humanize"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +16,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/dustin/go-humanize"
+	"github.com/replaycheck/replaycheck/internal/shellword"
 
 	"github.com/spf13/cobra"
 
@@ -534,7 +536,7 @@ func commandWithoutPaths(h huntID) string {
 			i++
 			continue
 		}
-		kept = append(kept, shellQuote(words[i]))
+		kept = append(kept, shellword.Quote(words[i]))
 	}
 	return strings.Join(kept, " ")
 }
@@ -819,7 +821,7 @@ func asReplayCommand(cmd, prog string) (string, error) {
 
 // replayCommand refuses a command that is not one run of replay's own
 // verbs written as this program writes commands: words that are bare or
-// single-quoted (shellQuote), no shell syntax outside quotes, no control
+// single-quoted (shellword.Quote), no shell syntax outside quotes, no control
 // characters. A result file from another machine may hold anything, and
 // the merged report tells its reader to run these.
 func replayCommand(cmd string) error {
@@ -857,7 +859,7 @@ func replayCommand(cmd string) error {
 }
 
 // shellWords splits a command written as this program writes commands
-// (words bare or single-quoted by shellQuote) into its words; shell
+// (words bare or single-quoted by shellword.Quote) into its words; shell
 // syntax outside quotes is an error.
 func shellWords(cmd string) ([]string, error) {
 	var words []string

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/internal/regular"
@@ -133,6 +135,13 @@ func (a *App) runShrink(path, arg string, f shrinkFlags) error {
 	if err != nil {
 		return badInput("%s: %v", path, err)
 	}
+	if hdr.Damage != nil && hdr.Header.Driver == "sim" && len(hdr.Events) > 0 {
+		// The events recovered are a prefix of the run: re-run into a
+		// whole trace, they shrink as any run does.
+		sched, whole := strings.TrimSuffix(path, ".lz4")+".schedule", strings.TrimSuffix(path, ".lz4")+"-recovered.lz4"
+		return badInput("%v; shrink needs an undamaged trace: to shrink the %d events recovered, re-run them into one with %s schedule %s -o %s, then %s sim %s --schedule %s -o %s",
+			hdr.Damage, len(hdr.Events), a.prog(), shellword.Path(path), shellword.Path(sched), a.prog(), shellword.Quote(sys.Name), shellword.Path(sched), shellword.Path(whole))
+	}
 	if len(hdr.Events) == 0 {
 		// Said here, of this file: the shrink would find it in its
 		// re-run, under the run's own name.
@@ -219,11 +228,11 @@ func writeShrunk(res *shrink.Result, out string) (shrunkFiles, error) {
 }
 
 func (sf *shrunkFiles) commands(prog string, res *shrink.Result, script, system string) {
-	sf.check = fmt.Sprintf("%s check %s %s", prog, shellQuote(sf.trace), shellQuote(script))
-	sf.debug = fmt.Sprintf("%s debug %s --preds %s --at %d", prog, shellQuote(sf.trace), shellQuote(script), res.Violation.Decided())
+	sf.check = fmt.Sprintf("%s check %s %s", prog, shellword.Path(sf.trace), shellword.Path(script))
+	sf.debug = fmt.Sprintf("%s debug %s --preds %s --at %d", prog, shellword.Path(sf.trace), shellword.Path(script), res.Violation.Decided())
 	if sf.schedule != "" {
 		rerun := strings.TrimSuffix(sf.trace, ".lz4") + "-rerun.lz4"
-		sf.rerun = fmt.Sprintf("%s sim %s --schedule %s -o %s", prog, shellQuote(system), shellQuote(sf.schedule), shellQuote(rerun))
+		sf.rerun = fmt.Sprintf("%s sim %s --schedule %s -o %s", prog, shellword.Quote(system), shellword.Path(sf.schedule), shellword.Path(rerun))
 	}
 }
 
@@ -252,12 +261,12 @@ func (a *App) shrinkText(res *shrink.Result, path, script string, sf shrunkFiles
 	first := n.Prefix
 	if first > 0 {
 		fmt.Fprintf(w, "  #0..#%d: the recording's steps, as in %s (%s events %s --limit %d)\n",
-			first-1, path, a.prog(), shellQuote(sf.trace), first)
+			first-1, path, a.prog(), shellword.Path(sf.trace), first)
 	}
 	for step := first; step <= last; step++ {
 		if last+1-first > storyLines && step == first+storyLines/4 {
 			skip := last + 1 - first - storyLines
-			fmt.Fprintf(w, "  ... %d steps (%s events %s --from %d --limit %d)\n", skip, a.prog(), shellQuote(sf.trace), step, skip)
+			fmt.Fprintf(w, "  ... %d steps (%s events %s --from %d --limit %d)\n", skip, a.prog(), shellword.Path(sf.trace), step, skip)
 			step += skip - 1
 			continue
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -472,7 +474,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 		}
 		return scheduleExit(runErr)
 	}
-	q := shellQuote(out)
+	q := shellword.Path(out)
 	fmt.Fprintf(w, "next: %[1]s info %[2]s; %[1]s events %[2]s --limit 20\n", a.prog(), q)
 	return nil
 }

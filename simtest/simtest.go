@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/shellword"
+
 	"github.com/replaycheck/replaycheck/internal/atomicfile"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/parcheck"
@@ -237,7 +239,7 @@ func SimCommand(sys *system.System, cfg sim.Config, output string) string {
 		rerun := strings.TrimSuffix(output, ".lz4") + "-rerun.lz4"
 		args := []string{"replay", "sim", sys.Name, "--schedule", output, "-o", rerun}
 		for i, a := range args {
-			args[i] = shellQuote(a)
+			args[i] = shellword.Quote(a)
 		}
 		return strings.Join(args, " ")
 	}
@@ -274,25 +276,9 @@ func SimCommand(sys *system.System, cfg sim.Config, output string) string {
 	}
 	args = append(args, "-o", output)
 	for i, a := range args {
-		args[i] = shellQuote(a)
+		args[i] = shellword.Quote(a)
 	}
 	return strings.Join(args, " ")
-}
-
-// shellQuote leaves a word made of safe characters alone and puts any
-// other in single quotes, so a printed command pastes into a shell as is.
-func shellQuote(s string) string {
-	safe := s != ""
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Check simulates and checks, and fails t on a counted violation, or on a
@@ -357,7 +343,7 @@ func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string
 	if abs, err := filepath.Abs(scriptPath); err == nil {
 		scriptPath = abs
 	}
-	scriptPath, quotedTrace := shellQuote(scriptPath), shellQuote(tracePath)
+	scriptPath, quotedTrace := shellword.Path(scriptPath), shellword.Path(tracePath)
 	if !bundled(sys) {
 		// The stock replay does not know a system of the user's: the
 		// commands below are for their binary (a new user pasted them
