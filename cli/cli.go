@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/internal/nearest"
 	printableText "github.com/replaycheck/replaycheck/internal/printable"
+	"github.com/replaycheck/replaycheck/internal/shellword"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/system"
@@ -480,11 +482,24 @@ func requireArgs(n int, what string) cobra.PositionalArgs {
 }
 
 // flagTypo is "did you mean --x? " when err names a flag c does not have
-// and one of its flags is a likely misspelling of it.
+// and one of its flags is a likely misspelling of it. A word after one
+// dash that is not a cluster of c's letters is a file whose name starts
+// with "-" (said how to name it) or a long flag given one dash; a single
+// unknown letter is not matched against long names.
 func flagTypo(c *cobra.Command, err error) string {
 	var ne *pflag.NotExistError
 	if !errors.As(err, &ne) || ne.GetSpecifiedName() == "" {
 		return ""
+	}
+	typed := ne.GetSpecifiedName()
+	if short := ne.GetSpecifiedShortnames(); short != "" {
+		if word := "-" + short; exists(word) {
+			return fmt.Sprintf("%s is a file: write %s (or put -- before it); ", word, shellword.Path(word))
+		}
+		if len(short) == 1 {
+			return ""
+		}
+		typed = short
 	}
 	var names []string
 	c.Flags().VisitAll(func(f *pflag.Flag) {
@@ -492,7 +507,10 @@ func flagTypo(c *cobra.Command, err error) string {
 			names = append(names, f.Name)
 		}
 	})
-	if n := nearest.Typo(names, ne.GetSpecifiedName()); n != "" {
+	if slices.Contains(names, typed) {
+		return "did you mean --" + typed + "? "
+	}
+	if n := nearest.Typo(names, typed); n != "" {
 		return "did you mean --" + n + "? "
 	}
 	return ""

@@ -74,6 +74,15 @@ func misuseFixtures(t *testing.T, dir, scriptPath string) {
 	if err := os.Mkdir(filepath.Join(dir, "adir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A trace whose name starts with "-", which a command line reads as
+	// flags unless it is written ./-t.lz4.
+	trace, err := os.ReadFile(filepath.Join(dir, "t.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "-t.lz4"), trace, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func listDir(t *testing.T, dir string) []string {
@@ -117,6 +126,10 @@ func TestMisuse(t *testing.T) {
 		{args: []string{"check", "--jobs", "1000000", "t.lz4", "preds.star"}, want: []string{"--jobs 1000000", "at most 256"}},
 		{args: []string{"explore", "paxos", "--check", "preds.star", "--jobs", "1000"}, want: []string{"--jobs 1000", "at most 256"}},
 		{args: []string{"check", "--stop-at-frist", "t.lz4", "preds.star"}, want: []string{"did you mean --stop-at-first?"}},
+		// a long flag with one dash, and a file whose name starts with one
+		{args: sim("paxos", "-seed", "3"), want: []string{"unknown shorthand flag", "did you mean --seed?"}},
+		{args: []string{"check", "-t.lz4", "preds.star"}, want: []string{"-t.lz4 is a file: write ./-t.lz4 (or put -- before it)"}},
+		{args: []string{"verify", "-t.lz4"}, want: []string{"write ./-t.lz4"}},
 		// an output named like an input (or the other output) would replace it
 		{args: []string{"shrink", "t.lz4", "preds.star", "-o", "preds.star"}, want: []string{"-o preds.star is also an input of the command (argument 2 preds.star)"}},
 		{args: []string{"explore", "paxos", "--check", "preds.star", "--budget", "2", "-o", "./preds.star"}, want: []string{"-o ./preds.star is also an input"}},
