@@ -380,7 +380,17 @@ func (m *Model) countsText() string {
 	if n := m.screenedCount(); n > 0 {
 		s += fmt.Sprintf(", %d liveness interval(s) not raised (s: v stops there too)", n)
 	}
-	return s
+	return s + m.notFullyChecked()
+}
+
+// notFullyChecked says that some predicates could not be evaluated (and
+// were disabled from there on), or is "": without it a count of no
+// violations reads as a clean check.
+func (m *Model) notFullyChecked() string {
+	if m.preds == nil || len(m.preds.Errors) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; not fully checked: %d predicate error(s) (Violations panel)", len(m.preds.Errors))
 }
 
 // Pos is the cursor: the last executed step (-1: before the first).
@@ -556,7 +566,7 @@ func (m *Model) NextViolation(dir int) {
 		case m.screenedCount() > 0:
 			m.say("no violations; %d liveness interval(s) were not raised (s: v stops there too)", m.screenedCount())
 		default:
-			m.say("no violations")
+			m.say("no violations%s", m.notFullyChecked())
 		}
 		return
 	}

@@ -803,7 +803,11 @@ func (m *Model) Violations(w, h int) []Line {
 		out = append(out, Line{{text, style}})
 	}
 	if m.violationCount() == 0 {
-		out = append(out, line(StyleDim, "no violations in %d steps", m.preds.Steps))
+		if len(m.preds.Errors) > 0 {
+			out = append(out, line(StyleError, "no violations found in %d steps, but not fully checked: the errors below disabled predicates", m.preds.Steps))
+		} else {
+			out = append(out, line(StyleDim, "no violations in %d steps", m.preds.Steps))
+		}
 	}
 	for _, e := range m.preds.Errors {
 		out = append(out, line(StyleError, "error: %s", e))

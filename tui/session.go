@@ -559,6 +559,13 @@ func (m *Model) Reload() {
 			if m.cfg.Trace == nil {
 				m.cfg.Trace = tr
 			}
+			if err == nil && len(res.Errors) > 0 && m.preds != nil {
+				// A predicate that could not be evaluated leaves a check
+				// that is not whole: results that read as clean would be
+				// shown and stored. It fails like a script that did not
+				// load, and the previous results stay.
+				err = errors.New(predicateErrors(res))
+			}
 			if err != nil {
 				// Said now, and kept in the Violations panel (the status
 				// line speaks of the cursor and clears when it moves).
@@ -586,7 +593,12 @@ func errorsNote(p *statedb.Predicates) string {
 	if len(p.Errors) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d predicate error(s): %s", len(p.Errors), p.Errors[0])
+	return "; " + predicateErrors(p)
+}
+
+// predicateErrors counts p's predicate errors and says the first.
+func predicateErrors(p *statedb.Predicates) string {
+	return fmt.Sprintf("%d predicate error(s): %s", len(p.Errors), p.Errors[0])
 }
 
 // Cancel asks the running task to stop (chunk tasks stop at their next

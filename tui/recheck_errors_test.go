@@ -1,0 +1,75 @@
+package tui
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/statedb"
+)
+
+// typoPredicate fails when it is first evaluated (a misspelt column),
+// which disables it: the check goes on without it, not fully done.
+const typoPredicate = "\nsafety(\"Typo\", lambda: all([a.AcceptedValu == None for a in Agent]))\n"
+
+// A re-check whose predicate could not be evaluated is a failed re-check:
+// the previous results stay, on the screen and in the database, and the
+// error says why (a new user's typo showed "no violations" and stored it).
+func TestRecheckWithAPredicateErrorKeepsThePreviousResults(t *testing.T) {
+	m, script := openDemo(t, 0)
+	before := m.violationCount()
+	if before == 0 {
+		t.Fatal("the demo's script found nothing to keep")
+	}
+	u := startUI(t, m)
+	src, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, append(append([]byte{}, src...), typoPredicate...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.keys("r")
+	u.waitFor("re-check failed")
+	if got := m.violationCount(); got != before {
+		t.Fatalf("after a re-check with a predicate error: %d violations shown, want the previous %d:\n%s", got, before, u.text())
+	}
+	if u.row("Typo failed at step") == "" {
+		t.Fatalf("the predicate's error is not shown:\n%s", u.text())
+	}
+	if stored := m.db.Predicates(); stored == nil || len(stored.Errors) > 0 || len(stored.Violations) == 0 {
+		t.Fatalf("the database holds the failed re-check's results: %+v", stored)
+	}
+}
+
+// Results with predicate errors never read as a clean check: not on the
+// status line, not from v, not in the Violations panel.
+func TestStoredResultsWithErrorsSayNotFullyChecked(t *testing.T) {
+	trace, script := demoFiles(t)
+	if err := os.WriteFile(script, []byte("Agent = table(\"paxos.Agent\")"+typoPredicate), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: registry, Preds: script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.preds == nil || len(m.preds.Errors) == 0 {
+		t.Fatalf("the index kept no predicate error: %+v", m.preds)
+	}
+	u := startUI(t, m)
+	if s := u.statusText(); !strings.Contains(s, "not fully checked") {
+		t.Fatalf("the status line reads as a clean check:\n%s", s)
+	}
+	u.keys("v")
+	if s := u.statusText(); !strings.Contains(s, "not fully checked") {
+		t.Fatalf("v reads as a clean check:\n%s", s)
+	}
+	if u.row("no violations in") != "" && !strings.Contains(u.row("no violations in"), "not fully checked") {
+		t.Fatalf("the Violations panel reads as a clean check:\n%s", u.text())
+	}
+}
