@@ -664,6 +664,9 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 		ff := &files[i]
 		ff.commands(sys, fd, f, i)
 		fmt.Fprintf(w, "\nrun %d fails: %s\n", fd.Run, fd.Headline())
+		if fd.Runs > 1 {
+			fmt.Fprintf(w, "(the first of %d runs that found it)\n", fd.Runs)
+		}
 		switch {
 		case fd.Panic != nil:
 			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimSpace(fd.Panic.Stack), "\n", "\n  "))
@@ -692,7 +695,11 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 	if names := earlier.names(true); len(names) > 0 {
 		fmt.Fprintf(w, "\nalready violated in the recorded steps, at or before #%d, not findings: %s\n", f.at, strings.Join(names, ", "))
 	}
-	fmt.Fprintf(w, "\n%s, %d events in %v (%.1f runs/s)", plural(sum.Runs, "run"), sum.Events, sum.Elapsed.Round(time.Millisecond), sum.RunsPerSecond())
+	failed := ""
+	if sum.FailedRuns > 0 {
+		failed = fmt.Sprintf(" (%d failed)", sum.FailedRuns)
+	}
+	fmt.Fprintf(w, "\n%s%s, %d events in %v (%.1f runs/s)", plural(sum.Runs, "run"), failed, sum.Events, sum.Elapsed.Round(time.Millisecond), sum.RunsPerSecond())
 	fmt.Fprint(w, statesNote(sum.States))
 	fmt.Fprintf(w, "; deepest run: %s\n", plural(sum.MaxDepth, "decision"))
 	fmt.Fprintf(w, "stopped: %s\n", stoppedText(f, sum, cfg.WithDefaults(sys)))
@@ -806,16 +813,19 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		// AlarmWitness as in result files (huntFailure).
 		AlarmWitness string `json:"alarm_witness,omitempty"`
 		Step         int    `json:"step"`
-		Trace        string `json:"trace"`
-		Schedule     string `json:"schedule,omitempty"`
-		Reproduce    string `json:"reproduce"`
-		Debug        string `json:"debug"`
+		// Runs: how many runs found it, this one the first (--all).
+		Runs      int    `json:"runs"`
+		Trace     string `json:"trace"`
+		Schedule  string `json:"schedule,omitempty"`
+		Reproduce string `json:"reproduce"`
+		Debug     string `json:"debug"`
 	}
 	out := struct {
 		System     string  `json:"system"`
 		Bug        string  `json:"bug"`
 		Strategy   string  `json:"strategy"`
 		Runs       int     `json:"runs"`
+		FailedRuns int     `json:"failed_runs"`
 		Events     int64   `json:"events"`
 		States     *int    `json:"distinct_states"`
 		MaxDepth   int     `json:"max_depth"`
@@ -836,7 +846,7 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		FromStart *int `json:"checked_from_start,omitempty"`
 		// Tables that matched no object in any run (see check's).
 		Unmatched []predicates.UnmatchedTable `json:"unmatched_tables,omitempty"`
-	}{Unmatched: sum.Unmatched.Tables(), System: sys.Name, Bug: cfg.Bug, Strategy: sum.Strategy, Runs: sum.Runs, Events: sum.Events, MaxDepth: sum.MaxDepth,
+	}{Unmatched: sum.Unmatched.Tables(), System: sys.Name, Bug: cfg.Bug, Strategy: sum.Strategy, Runs: sum.Runs, FailedRuns: sum.FailedRuns, Events: sum.Events, MaxDepth: sum.MaxDepth,
 		Seconds: sum.Elapsed.Seconds(), RunsPerSec: sum.RunsPerSecond(), Stopped: sum.Stopped, Exhausted: sum.Stopped == "exhausted",
 		Found: []found{}, AlreadyViolated: earlier.names(false), AlreadyViolatedAt: earlier.breaks()}
 	if sum.States >= 0 {
@@ -846,7 +856,7 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 	for i, fd := range sum.Found {
 		ff := &files[i]
 		ff.commands(sys, fd, f, i)
-		j := found{Run: fd.Run, Chooser: fd.Chooser, Headline: fd.Headline(), Step: ff.step, Trace: written(ff.trace, ff.failed),
+		j := found{Run: fd.Run, Runs: fd.Runs, Chooser: fd.Chooser, Headline: fd.Headline(), Step: ff.step, Trace: written(ff.trace, ff.failed),
 			Schedule: ff.schedule, Reproduce: ff.reproduce, Debug: ff.debug, Kind: "violation"}
 		switch {
 		case fd.Panic != nil:

@@ -172,6 +172,10 @@ type Finding struct {
 	Stall *sim.StallError
 	// EvalErr: a predicate could not be evaluated on the run.
 	EvalErr error
+	// Runs counts the runs that found it (this one the first): with
+	// All, a later run that breaks the same predicate at the same
+	// witness counts here instead of being listed.
+	Runs int
 }
 
 // Key names what a finding found, for telling findings apart.
@@ -233,6 +237,9 @@ type Summary struct {
 	// distinct finding (the first violation of each predicate a run
 	// broke), in run order.
 	Found []*Finding
+	// FailedRuns counts the runs that failed: with All, every one, so
+	// that how often a bug is hit compares across strategies and fixes.
+	FailedRuns int
 	// Unmatched are the script's tables that matched no object in any
 	// run checked: most likely misspelt (predicates.UnmatchedTable).
 	Unmatched predicates.UnmatchedAcross
@@ -313,7 +320,7 @@ type driver struct {
 	runs     int
 	events   int64
 	depth    int
-	seen     map[string]bool
+	seen     map[string]*Finding // each distinct finding's first
 	// alone, with Jobs above 1: each run holds it shared; a check that
 	// ran out of a budget measuring the process runs again holding it
 	// alone.
@@ -410,10 +417,12 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 			if !j.failed() {
 				continue
 			}
+			sum.FailedRuns++
 			f, err := d.finding(j)
 			if err != nil {
 				return err
 			}
+			f.Runs = 1
 			if j.evalErr != nil {
 				sum.Found = append(sum.Found, f)
 				sum.Stopped = "predicate error"
@@ -427,13 +436,16 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 				return nil
 			}
 			if d.seen == nil {
-				d.seen = map[string]bool{}
+				d.seen = map[string]*Finding{}
 			}
 			for _, f := range d.distinct(f) {
-				if !d.seen[f.Key()] {
-					d.seen[f.Key()] = true
-					sum.Found = append(sum.Found, f)
+				if first := d.seen[f.Key()]; first != nil {
+					first.Runs++
+					continue
 				}
+				f.Runs = 1
+				d.seen[f.Key()] = f
+				sum.Found = append(sum.Found, f)
 			}
 			if !d.opts.All {
 				sum.Stopped = "violation"

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/examples/paxos"
@@ -582,18 +583,39 @@ func TestAllReportsEveryViolationOfARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := New("random", cfg, Params{Seed: 1})
-	sum, err := Run(context.Background(), sys, cfg, st, Options{Script: script, Budget: 60, All: true})
+	// How many runs broke each predicate, counted apart from the driver.
+	var mu sync.Mutex
+	broke := map[string]int{}
+	onRun := func(_ int, check *simtest.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen := map[string]bool{}
+		for _, v := range check.Failing {
+			if !seen[v.Predicate] {
+				seen[v.Predicate] = true
+				broke[v.Predicate]++
+			}
+		}
+	}
+	sum, err := Run(context.Background(), sys, cfg, st, Options{Script: script, Budget: 60, All: true, OnRun: onRun})
 	if err != nil {
 		t.Fatal(err)
 	}
 	preds := map[string]int{}
+	hits := map[string]int{}
 	for _, f := range sum.Found {
 		if f.Violation == nil {
 			t.Fatalf("a finding without a violation: %s", f.Headline())
 		}
 		preds[f.Violation.Predicate]++
+		hits[f.Violation.Predicate] += f.Runs
 	}
 	if preds["Early"] != 1 || preds["NoInversion"] == 0 {
 		t.Fatalf("findings by predicate %v in %d runs: want Early once and NoInversion too", preds, sum.Runs)
+	}
+	// Every run breaks Early: each failed, and each counts in the one
+	// finding; each run that broke NoInversion counts in one of its.
+	if sum.FailedRuns != sum.Runs || hits["Early"] != sum.Runs || hits["NoInversion"] != broke["NoInversion"] {
+		t.Fatalf("%d runs, %d failed; runs per finding %v, runs that broke each %v", sum.Runs, sum.FailedRuns, hits, broke)
 	}
 }
