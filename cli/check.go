@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -219,6 +220,9 @@ func splitScript(args []string) ([]string, string, error) {
 		if i := slices.IndexFunc(args, isScriptArg); i >= 0 {
 			return nil, "", badInput("the last argument %q is not a predicates script (*.star or builtin:NAME), but %q is: the script comes after the traces", script, args[i])
 		}
+		if exists(script + ".star") {
+			return nil, "", badInput("the last argument %q is not a predicates script (*.star or builtin:NAME): did you mean %s?", script, shellword.Path(script+".star"))
+		}
 		return nil, "", badInput("the last argument %q is not a predicates script (*.star or builtin:NAME)", script)
 	}
 	return args[:len(args)-1], script, nil
@@ -295,6 +299,8 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		}}
 	var rep *predicates.Report
 	var runErr error
+	checkers := []*predicates.Checker{c}
+	var checkersMu sync.Mutex
 	if interrupted.Load() {
 		prog.done()
 		return &exitError{ExitInterrupted, errors.New("interrupted before the first step: nothing was checked")}
@@ -311,7 +317,13 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			Load: func(r *replay.Replayer, from int) (*predicates.Checker, error) {
 				o := popts
 				o.From = max(o.From, from)
-				return predicates.Load(script.Path, r, o)
+				sc, err := predicates.Load(script.Path, r, o)
+				if err == nil {
+					checkersMu.Lock()
+					checkers = append(checkers, sc)
+					checkersMu.Unlock()
+				}
+				return sc, err
 			},
 			From: f.from, To: f.to, Run: ropts, Marks: f.marks,
 		})
@@ -383,6 +395,7 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		}
 		// Predicates judged without these nodes' rows there.
 		writeUnknown(a.Stdout, tr.Unknown, r.Nodes(), "")
+		writeFrontierNote(a.Stderr, tr, checkers)
 		rep.WriteErrors(a.Stderr)
 		if d != nil {
 			fmt.Fprint(a.Stdout, d.ReportAs(a.prog()))
@@ -436,4 +449,44 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 		return strictTables(rep.Unmatched, "in the steps checked")
 	}
 	return nil
+}
+
+// writeFrontierNote warns that the safety predicates that compared with
+// now() may have missed a real-time overlap, when the trace (a
+// recording, a run simulated with --clocks causal) replays some of its
+// steps in causal order rather than in the order they ran.
+func writeFrontierNote(w io.Writer, tr *replay.Trace, checkers []*predicates.Checker) {
+	if !causalSteps(tr) {
+		return
+	}
+	var names []string
+	for _, c := range checkers {
+		for _, n := range c.SafetyReadingNow() {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	what := "safety predicate " + names[0]
+	if len(names) > 1 {
+		what = "safety predicates " + strings.Join(names, ", ")
+	}
+	fmt.Fprintf(w, "note: %s compared with now(), the time frontier, on a trace replayed in causal order (a recording, or a run simulated with --clocks causal): a real-time overlap between nodes (two leases held at once) can fall between the cuts checked and go unseen; state it over intervals on each node's clock, now(node) (docs/predicates.md, \"A real-time overlap can fall between cuts\")\n",
+		what)
+}
+
+// causalSteps tells whether some of tr's steps replay in causal order:
+// any file (or segment) not simulated serially from its first event.
+func causalSteps(tr *replay.Trace) bool {
+	for _, f := range tr.Files {
+		for _, seg := range f.Segments {
+			if seg.SerialClocks != 1 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -253,6 +253,7 @@ func (c *Checker) nowBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starl
 	}
 	if n == starlark.None {
 		c.read(timeDep)
+		c.noteNowRead()
 		return starlark.MakeInt64(c.now), nil
 	}
 	id, err := c.nodeArg("now", n)

@@ -141,6 +141,9 @@ type Checker struct {
 	derived []*Derived
 	ordered []*Ordered
 	preds   []*Predicate
+	// readNow holds the predicates' frames whose evaluation (or a
+	// quantifier body under it) read the time frontier, now().
+	readNow map[*frame]bool
 	// histories accumulate operations (history()); models holds the
 	// bundled models (models.register, models.kv), built once.
 	histories []*History
@@ -468,6 +471,37 @@ func (c *Checker) loader(dir string, modules map[string]*loadEntry) func(*starla
 func (c *Checker) Tables() []*Table          { return c.tables }
 func (c *Checker) Predicates() []*Predicate  { return c.preds }
 func (c *Checker) DerivedValues() []*Derived { return c.derived }
+
+// SafetyReadingNow names the safety predicates that compared with the
+// time frontier (now(), not now(node)) in an evaluation so far, in
+// declaration order. On a trace in causal order a real-time overlap
+// between nodes can fall between the cuts checked, which such a
+// predicate then misses (docs/predicates.md).
+func (c *Checker) SafetyReadingNow() []string {
+	var out []string
+	for _, p := range c.preds {
+		if p.Kind == "safety" && c.readNow[p.frame] {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// noteNowRead marks the predicate being evaluated, if any, as reading
+// the time frontier.
+func (c *Checker) noteNowRead() {
+	f := c.cur
+	for f != nil && f.parent != nil {
+		f = f.parent
+	}
+	if f == nil || f.kind != framePredicate || c.readNow[f] {
+		return
+	}
+	if c.readNow == nil {
+		c.readNow = map[*frame]bool{}
+	}
+	c.readNow[f] = true
+}
 
 // Observe evaluates the script after the replayer executed a step.
 func (c *Checker) Observe() error {
