@@ -466,19 +466,44 @@ func exactlyOne(what, hint string) cobra.PositionalArgs {
 		case len(args) == 0:
 			return badInput("missing %s (%ssee %s --help)", what, hint, cmd.CommandPath())
 		case len(args) > 1:
+			if err := scriptMisplaced(cmd, args[1:]); err != nil {
+				return err
+			}
 			return badInput("want one %s, got %d: %s", what, len(args), strings.Join(args, " "))
 		}
 		return nil
 	}
 }
 
+// requireArgs wants at least n arguments; what names them, and a
+// command whose what names no PREDS takes no script among them.
 func requireArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < n {
 			return badInput("missing %s (see %s --help)", what, cmd.CommandPath())
 		}
+		if !strings.Contains(what, "PREDS") {
+			return scriptMisplaced(cmd, args)
+		}
 		return nil
 	}
+}
+
+// scriptMisplaced refuses a predicates script given as an argument of a
+// command that takes it with a flag (debug --preds, sim --check), or
+// none: the verbs differ, and reading the script as a trace or a system
+// said only that it was not one.
+func scriptMisplaced(cmd *cobra.Command, args []string) error {
+	i := slices.IndexFunc(args, isScriptArg)
+	if i < 0 {
+		return nil
+	}
+	for _, flag := range []string{"preds", "check"} {
+		if cmd.Flags().Lookup(flag) != nil {
+			return badInput("%s is a predicates script: %s takes it with --%s %s", args[i], cmd.CommandPath(), flag, shellword.Path(args[i]))
+		}
+	}
+	return badInput("%s is a predicates script, which %s does not take (see %s --help)", args[i], cmd.CommandPath(), cmd.CommandPath())
 }
 
 // flagTypo is "did you mean --x? " when err names a flag c does not have
@@ -492,6 +517,17 @@ func flagTypo(c *cobra.Command, err error) string {
 		return ""
 	}
 	typed := ne.GetSpecifiedName()
+	if typed == "preds" || typed == "check" {
+		// The verbs take the script three ways; say this one's.
+		for _, flag := range []string{"preds", "check"} {
+			if flag != typed && c.Flags().Lookup(flag) != nil {
+				return "did you mean --" + flag + "? "
+			}
+		}
+		if c.Flags().Lookup(typed) == nil && strings.Contains(c.Use, "PREDS") {
+			return "the predicates script is the last argument, after the traces; "
+		}
+	}
 	if short := ne.GetSpecifiedShortnames(); short != "" {
 		if word := "-" + short; exists(word) {
 			return fmt.Sprintf("%s is a file: write %s (or put -- before it); ", word, shellword.Path(word))

@@ -130,6 +130,14 @@ func TestMisuse(t *testing.T) {
 		{args: sim("paxos", "-seed", "3"), want: []string{"unknown shorthand flag", "did you mean --seed?"}},
 		{args: []string{"check", "-t.lz4", "preds.star"}, want: []string{"-t.lz4 is a file: write ./-t.lz4 (or put -- before it)"}},
 		{args: []string{"verify", "-t.lz4"}, want: []string{"write ./-t.lz4"}},
+		// the predicates script given the way another verb takes it
+		{args: []string{"check", "t.lz4", "--preds", "preds.star"}, want: []string{"unknown flag: --preds", "the predicates script is the last argument"}},
+		{args: []string{"debug", "t.lz4", "--check", "preds.star"}, want: []string{"did you mean --preds?"}},
+		{args: sim("paxos", "--preds", "preds.star"), want: []string{"did you mean --check?"}},
+		{args: []string{"debug", "t.lz4", "preds.star"}, want: []string{"preds.star is a predicates script: replay debug takes it with --preds preds.star"}},
+		{args: []string{"explore", "paxos", "preds.star"}, want: []string{"preds.star is a predicates script: replay explore takes it with --check preds.star"}},
+		{args: []string{"verify", "t.lz4", "builtin:paxos"}, want: []string{"builtin:paxos is a predicates script, which replay verify does not take"}},
+		{args: []string{"check", "t.lz4", "preds"}, want: []string{`the last argument "preds" is not a predicates script`, "did you mean preds.star?"}},
 		// an output named like an input (or the other output) would replace it
 		{args: []string{"shrink", "t.lz4", "preds.star", "-o", "preds.star"}, want: []string{"-o preds.star is also an input of the command (argument 2 preds.star)"}},
 		{args: []string{"explore", "paxos", "--check", "preds.star", "--budget", "2", "-o", "./preds.star"}, want: []string{"-o ./preds.star is also an input"}},
