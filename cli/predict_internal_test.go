@@ -37,15 +37,19 @@ func TestPredictionsOfOneFutureShareItsFile(t *testing.T) {
 	}
 }
 
-// The zero time reads as a date in replay state and history, where
-// predicates see None and the debugger "zero time" (a new user took it
-// for a value): the text says so.
-func TestZeroTimeNoted(t *testing.T) {
-	if got := zeroTimeNoted("0001-01-01T00:00:00Z"); got != "0001-01-01T00:00:00Z (zero time: None to predicates)" {
+// The zero time reads as a date in a leaf, where predicates see None and
+// the debugger "zero time" (a new user took it for a value): replay
+// state and history say so; other times read as times since the start.
+func TestShownValue(t *testing.T) {
+	start := int64(1767225600) * 1e9 // 2026-01-01T00:00:00Z
+	if got := shownValue("0001-01-01T00:00:00Z", start); got != "zero time (None to predicates)" {
 		t.Errorf("the zero time: %q", got)
 	}
-	for _, v := range []string{"0001-01-01T00:00:00.000000001Z", "2026-01-01T00:00:00Z", `"0001-01-01T00:00:00Z"`} {
-		if got := zeroTimeNoted(v); got != v {
+	if got := shownValue("2026-01-01T00:00:02.5Z", start); got != "t=2.5s" {
+		t.Errorf("a time: %q", got)
+	}
+	for _, v := range []string{`"0001-01-01T00:00:00Z"`, "42"} {
+		if got := shownValue(v, start); got != v {
 			t.Errorf("%s became %q", v, got)
 		}
 	}

@@ -33,6 +33,8 @@ type stateSource interface {
 	// crashed tells whether step is a crash of node id (what removed
 	// every field of the node there).
 	crashed(id node.ID, step int) bool
+	// start is the run's time origin (Unix ns), which times count from.
+	start() int64
 	close()
 }
 
@@ -41,6 +43,7 @@ type dbSource struct{ db *statedb.DB }
 func (s dbSource) nodes() []node.ID { return s.db.Nodes() }
 func (s dbSource) steps() int       { return s.db.Len() }
 func (s dbSource) close()           { s.db.Close() }
+func (s dbSource) start() int64     { return s.db.Meta().Start }
 func (s dbSource) leaves(id node.ID, pos int) ([]state.Leaf, string, error) {
 	ns, err := s.db.State(id, pos)
 	if err != nil {
@@ -66,6 +69,7 @@ type replaySource struct {
 func (s replaySource) nodes() []node.ID { return s.tr.Nodes }
 func (s replaySource) steps() int       { return s.tr.Len() }
 func (s replaySource) close()           {}
+func (s replaySource) start() int64     { return s.tr.Header.Start }
 func (s replaySource) crashed(id node.ID, step int) bool {
 	ev := s.tr.Event(step)
 	return ev.Node == id && ev.Kind == node.KindCrash
@@ -279,7 +283,7 @@ trace does not replay.`,
 				default:
 					fmt.Fprintf(a.Stdout, "%s:\n", n.Node)
 					for _, l := range n.Fields {
-						fmt.Fprintf(a.Stdout, "  %s = %s\n", l.Path, zeroTimeNoted(l.Value))
+						fmt.Fprintf(a.Stdout, "  %s = %s\n", l.Path, shownValue(l.Value, src.start()))
 					}
 				}
 			}
@@ -406,9 +410,9 @@ not replay.`,
 				case v.Removed:
 					fmt.Fprintf(a.Stdout, "#%d (removed)\n", v.Step)
 				case isRestored[v.Step]:
-					fmt.Fprintf(a.Stdout, "#%d %s (after its restart: as before the stretch)\n", v.Step, zeroTimeNoted(v.Value))
+					fmt.Fprintf(a.Stdout, "#%d %s (after its restart: as before the stretch)\n", v.Step, shownValue(v.Value, src.start()))
 				default:
-					fmt.Fprintf(a.Stdout, "#%d %s\n", v.Step, zeroTimeNoted(v.Value))
+					fmt.Fprintf(a.Stdout, "#%d %s\n", v.Step, shownValue(v.Value, src.start()))
 				}
 			}
 			printUnknown(math.MaxInt)
@@ -517,14 +521,12 @@ func unknownField(src stateSource, id node.ID, path string) error {
 	return badInput("--field %s: node %s has no such field (nearest: %s)", path, id, strings.Join(nearest.Names(names, path, 5), ", "))
 }
 
-// zeroTime is how a zero time.Time reads as a value.
-const zeroTime = "0001-01-01T00:00:00Z"
-
-// zeroTimeNoted says what the zero time is where the text shows it:
-// predicates read it as None, and the debugger as "zero time".
-func zeroTimeNoted(v string) string {
-	if v == zeroTime {
-		return v + " (zero time: None to predicates)"
+// shownValue is a value as the text shows it (state.ShowValue: times
+// since the run's start, as events show theirs), saying of the zero
+// time what predicates read: None (a new user took it for a value).
+func shownValue(v string, start int64) string {
+	if v == state.ZeroTime {
+		return "zero time (None to predicates)"
 	}
-	return v
+	return state.ShowValue(v, start)
 }

@@ -83,8 +83,11 @@ type Trigger struct {
 // Link is one step of the chain: a step that wrote a field, and how it is
 // connected to the link before it.
 type Link struct {
-	Depth int     `json:"depth"`
-	Step  int     `json:"step"`
+	Depth int `json:"depth"`
+	Step  int `json:"step"`
+	// Time is the step's time since the run's start, in ns (as the
+	// event's t= in replay events).
+	Time  int64   `json:"time_ns"`
 	Node  node.ID `json:"node"`
 	Event string  `json:"event"` // kind and details, as replay events prints them
 	Field string  `json:"field"`
@@ -117,6 +120,9 @@ type Chain struct {
 	// between at which the node received a field of the same name with
 	// another value and kept its own (nil: none seen).
 	Kept *Kept `json:"kept,omitempty"`
+	// start is the run's time origin (Unix ns): Lines shows time values
+	// from it, as replay events shows times.
+	start int64
 }
 
 // Kept is a step that left the field as it was although its trigger
@@ -210,7 +216,7 @@ func Why(opts Options, id node.ID, path string, at int) (*Chain, error) {
 		depth = DefaultDepth
 	}
 	w := &walker{opts: opts, render: replay.NewRenderer(tr, opts.Codec), depth: depth, seen: map[string]bool{}}
-	c := &Chain{Node: id, Field: path, At: at, Value: value}
+	c := &Chain{Node: id, Field: path, At: at, Value: value, start: tr.Header.Start}
 	c.Links, err = w.follow(id, path, at, 0, "", nil, false, false)
 	if err == nil && len(c.Links) > 0 && c.Links[0].Step < at {
 		c.Kept = w.kept(id, path, value, c.Links[0].Step, at)
@@ -298,6 +304,14 @@ type walker struct {
 	seen   map[string]bool // node/path/write step: a value that cycles ends the chain
 }
 
+// timeOf is step's time since the run's start (0 for no step).
+func (w *walker) timeOf(step int) int64 {
+	if step < 0 || step >= w.opts.Trace.Len() {
+		return 0
+	}
+	return int64(w.opts.Trace.Time(w.opts.Trace.Event(step)))
+}
+
 // follow explains the version of (id, path) held at pos: the link of the
 // step that wrote it, then the links of what fed that step.
 // ownGuess: the chain has guessed an own field of a node from an equal
@@ -308,11 +322,11 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, als
 		return nil, err
 	}
 	if !ok || wr.Removed {
-		return []Link{{Depth: depth, Step: pos, Node: id, Field: path, Via: via, Inferred: inferred, AlsoEqual: also,
+		return []Link{{Depth: depth, Step: pos, Time: w.timeOf(pos), Node: id, Field: path, Via: via, Inferred: inferred, AlsoEqual: also,
 			Origin: fmt.Sprintf("no version of %s on %s at #%d", path, id, pos)}}, nil
 	}
 	ev := w.opts.Trace.Event(wr.Step)
-	link := Link{Depth: depth, Step: wr.Step, Node: id, Event: strings.TrimSpace(ev.Kind.String() + " " + w.render.Details(ev)),
+	link := Link{Depth: depth, Step: wr.Step, Time: w.timeOf(wr.Step), Node: id, Event: strings.TrimSpace(ev.Kind.String() + " " + w.render.Details(ev)),
 		Field: path, Value: wr.Value, Via: via, Inferred: inferred, AlsoEqual: also, Trigger: w.trigger(wr.Step, ev)}
 	key := fmt.Sprintf("%s\x00%s\x00%d", id, path, wr.Step)
 	switch {
@@ -474,7 +488,7 @@ func (w *walker) fromSender(t *Trigger, msgField, value string, depth int, ownGu
 			}
 		}
 	}
-	link := Link{Depth: depth, Step: t.SendStep, Node: t.From, Event: w.eventText(t.SendStep), Via: via, Inferred: true}
+	link := Link{Depth: depth, Step: t.SendStep, Time: w.timeOf(t.SendStep), Node: t.From, Event: w.eventText(t.SendStep), Via: via, Inferred: true}
 	// What the sender received there holds the value: forwarded as it
 	// came (a client command a follower passes to its leader in the step
 	// that received it), or answered with.

@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/internal/printable"
+	"github.com/replaycheck/replaycheck/state"
 )
 
 // Lines renders the chain as the CLI and the debugger show it: one line
-// per link, `#STEP node event — field = value`, indented by depth, with
+// per link, `#STEP t=TIME node event — field = value` (times since the
+// run's start, values of time.Time too), indented by depth, with
 // how it feeds the line above and where the chain ends. Each line's step
 // is returned beside it (-1 for lines that are not a step) so that the
 // debugger can jump there.
@@ -19,7 +22,8 @@ func (c *Chain) Lines() (text []string, steps []int) {
 		text = append(text, strings.Repeat("  ", indent)+printable.Escape(fmt.Sprintf(format, args...)))
 		steps = append(steps, step)
 	}
-	add(-1, 0, "why %s %s = %s at #%d:", c.Node, c.Field, c.Value, c.At)
+	show := func(v string) string { return state.ShowValue(v, c.start) }
+	add(-1, 0, "why %s %s = %s at #%d:", c.Node, c.Field, show(c.Value), c.At)
 	for _, l := range c.Links {
 		in := l.Depth + 1
 		if l.Via != "" {
@@ -32,10 +36,11 @@ func (c *Chain) Lines() (text []string, steps []int) {
 				add(-1, in+1, "also equal there: %s", strings.Join(l.AlsoEqual, ", "))
 			}
 		}
+		at := fmt.Sprintf("#%d t=%v", l.Step, time.Duration(l.Time))
 		if l.Field != "" {
-			add(l.Step, in, "#%d %s %s — %s = %s", l.Step, l.Node, l.Event, l.Field, l.Value)
+			add(l.Step, in, "%s %s %s — %s = %s", at, l.Node, l.Event, l.Field, show(l.Value))
 		} else {
-			add(l.Step, in, "#%d %s %s", l.Step, l.Node, l.Event)
+			add(l.Step, in, "%s %s %s", at, l.Node, l.Event)
 		}
 		if t := l.Trigger; t != nil {
 			switch {
@@ -56,7 +61,7 @@ func (c *Chain) Lines() (text []string, steps []int) {
 		}
 	}
 	if k := c.Kept; k != nil {
-		add(k.Step, 1, "kept at #%d: %s %s carried %s = %s, and %s stayed %s", k.Step, k.Node, k.Event, k.Field, k.Value, c.Field, c.Value)
+		add(k.Step, 1, "kept at #%d: %s %s carried %s = %s, and %s stayed %s", k.Step, k.Node, k.Event, k.Field, show(k.Value), c.Field, show(c.Value))
 	}
 	return text, steps
 }

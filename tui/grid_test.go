@@ -109,11 +109,11 @@ func TestWhyListEnterJumps(t *testing.T) {
 	}
 	u.keys("\t/Agent.AcceptedValue\ny")
 	u.waitFor("why n7 Agent.AcceptedValue at #269")
-	u.waitFor(`#260 n5 recv paxos.Last{Round:82 AcceptedRound:35 AcceptedValue:x7} from n3`)
+	u.waitFor(`#260 t=110.045319ms n5 recv paxos.Last{Round:82 AcceptedRound:35 AcceptedValue:x7} from n3`)
 	u.waitFor("inferred: equal value")
 	// The first selectable line is #269 itself; go down to #260's.
 	p, _ := m.Popup()
-	for !strings.Contains(p.Lines[p.Sel].String(), "#260 n5 recv") {
+	for !strings.Contains(p.Lines[p.Sel].String(), "#260 t=110.045319ms n5 recv") {
 		u.press(tcell.KeyDown, 0, 0)
 		p, _ = m.Popup()
 		if p.Sel == len(p.Lines)-1 {

@@ -1044,19 +1044,9 @@ func (m *Model) Popup() (PopupView, bool) {
 	return v, true
 }
 
-// showValue is a field's value as the debugger shows it: a time.Time
-// (stored as an RFC 3339 date, state.Scalar) as the time since the start
-// of the run, like every other time on the screen.
+// showValue is a field's value as the debugger shows it: a time.Time as
+// the time since the start of the run, like every other time on the
+// screen (state.ShowValue).
 func (m *Model) showValue(v string) string {
-	if len(v) < len("2006-01-02T15:04:05Z") || v[4] != '-' || v[10] != 'T' {
-		return v
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return v
-	}
-	if t.IsZero() {
-		return "zero time"
-	}
-	return fmt.Sprintf("t=%v", time.Duration(t.UnixNano()-m.db.Meta().Start))
+	return state.ShowValue(v, m.db.Meta().Start)
 }

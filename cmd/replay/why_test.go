@@ -17,9 +17,9 @@ func TestWhy(t *testing.T) {
 	replayed := replay(t, dir, args...)
 	mustOK(t, replayed)
 	for _, want := range []string{
-		`#269 n7 recv paxos.Begin{Round:82 Value:x7} from n5 (sent #260) — Agent.AcceptedValue = "x7"`,
+		`#269 t=118.410319ms n7 recv paxos.Begin{Round:82 Value:x7} from n5 (sent #260) — Agent.AcceptedValue = "x7"`,
 		`← from paxos.Begin field Value = "x7", sent by n5 at #260 (inferred: equal value)`,
-		`#260 n5 recv paxos.Last{Round:82 AcceptedRound:35 AcceptedValue:x7} from n3 (sent #259) — Leader.Lasts[3].Last.AcceptedValue = "x7"`,
+		`#260 t=110.045319ms n5 recv paxos.Last{Round:82 AcceptedRound:35 AcceptedValue:x7} from n3 (sent #259) — Leader.Lasts[3].Last.AcceptedValue = "x7"`,
 		`message paxos.Last from n3, sent at #259: Round = 82, AcceptedRound = 35, AcceptedValue = "x7"`,
 		`origin: input paxos.Propose, field Value`,
 	} {
@@ -39,6 +39,7 @@ func TestWhy(t *testing.T) {
 		Value string
 		Links []struct {
 			Step     int
+			Time     int64 `json:"time_ns"`
 			Node     string
 			Inferred bool
 			Origin   string
@@ -47,7 +48,7 @@ func TestWhy(t *testing.T) {
 	if err := json.Unmarshal([]byte(js.stdout), &chain); err != nil {
 		t.Fatalf("%v:\n%s", err, js.stdout)
 	}
-	if chain.Value != `"x7"` || len(chain.Links) != 2 || chain.Links[1].Step != 260 || !chain.Links[1].Inferred ||
+	if chain.Value != `"x7"` || len(chain.Links) != 2 || chain.Links[1].Step != 260 || chain.Links[1].Time != 110045319 || !chain.Links[1].Inferred ||
 		!strings.Contains(chain.Links[1].Origin, "depth limit") {
 		t.Fatalf("--json --depth 2: %+v", chain)
 	}

@@ -1,0 +1,23 @@
+package provenance
+
+import (
+	"strings"
+	"testing"
+)
+
+// A time.Time value reads as the time since the run's start, as the
+// State panel and replay events show times, and each step's line gives
+// the step's time (a new user compared a lease's end, a date, with event
+// times by hand).
+func TestLinesShowTimesSinceTheStart(t *testing.T) {
+	start := int64(1767225600) * 1e9 // 2026-01-01T00:00:00Z
+	c := &Chain{Node: "c1", Field: "LeaseEnd", At: 829, Value: "2026-01-01T00:00:02.165974Z", start: start,
+		Links: []Link{{Step: 798, Time: 2065974000, Node: "c1", Event: "recv Grant{Lease:100ms}", Field: "LeaseEnd", Value: "2026-01-01T00:00:02.165974Z"}}}
+	text, _ := c.Lines()
+	got := strings.Join(text, "\n")
+	for _, want := range []string{"why c1 LeaseEnd = t=2.165974s at #829:", "#798 t=2.065974s c1 recv Grant{Lease:100ms} — LeaseEnd = t=2.165974s"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("lacks %q:\n%s", want, got)
+		}
+	}
+}
