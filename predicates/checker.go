@@ -141,9 +141,6 @@ type Checker struct {
 	derived []*Derived
 	ordered []*Ordered
 	preds   []*Predicate
-	// readNow holds the predicates' frames whose evaluation (or a
-	// quantifier body under it) read the time frontier, now().
-	readNow map[*frame]bool
 	// histories accumulate operations (history()); models holds the
 	// bundled models (models.register, models.kv), built once.
 	histories []*History
@@ -480,7 +477,7 @@ func (c *Checker) DerivedValues() []*Derived { return c.derived }
 func (c *Checker) SafetyReadingNow() []string {
 	var out []string
 	for _, p := range c.preds {
-		if p.Kind == "safety" && c.readNow[p.frame] {
+		if p.Kind == "safety" && p.frame.readNow {
 			out = append(out, p.Name)
 		}
 	}
@@ -494,13 +491,9 @@ func (c *Checker) noteNowRead() {
 	for f != nil && f.parent != nil {
 		f = f.parent
 	}
-	if f == nil || f.kind != framePredicate || c.readNow[f] {
-		return
+	if f != nil && f.kind == framePredicate {
+		f.readNow = true
 	}
-	if c.readNow == nil {
-		c.readNow = map[*frame]bool{}
-	}
-	c.readNow[f] = true
 }
 
 // Observe evaluates the script after the replayer executed a step.

@@ -61,6 +61,9 @@ type frame struct {
 	kind   frameKind
 	id     int
 	parent *frame
+	// readNow: a predicate's evaluation (or a quantifier body under it)
+	// read the time frontier, now() (Checker.SafetyReadingNow).
+	readNow bool
 	// deps is what the current evaluation read, each once; depSet
 	// indexes it once it is long. gen counts forgets: index entries
 	// made under an older gen are stale.
