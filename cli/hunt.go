@@ -375,8 +375,26 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		fmt.Fprintf(a.Stdout, " (%d liveness interval(s) not raised: closed, or screened by an alarm function)", screened)
 	}
 	fmt.Fprintln(a.Stdout)
+	if early := earliestFailure(failures); early != nil && early != &failures[0] {
+		// The first seed is not the one to read: a new user shrank a
+		// 1,357-event run for minutes where another seed failed at #40.
+		fmt.Fprintf(a.Stdout, "earliest failure: seed %d at #%d (seed %d fails at #%d): the shortest run to read and shrink\n  reproduce: %s\n",
+			*early.Seed, early.Step, *failures[0].Seed, failures[0].Step, early.Reproduce)
+	}
 	unmatched.WriteText(a.Stdout, "run")
 	return finish()
+}
+
+// earliestFailure is the failure at the earliest step (the first of
+// those), or nil for none.
+func earliestFailure(failures []huntFailure) *huntFailure {
+	var early *huntFailure
+	for i := range failures {
+		if early == nil || failures[i].Step < early.Step {
+			early = &failures[i]
+		}
+	}
+	return early
 }
 
 // huntIdentity names a seed hunt for its result file: the settings that

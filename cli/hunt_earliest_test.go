@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/examples"
+)
+
+// A hunt with --all names the failing seed that breaks earliest when it
+// is not the first: the short run is the one to read and shrink.
+func TestHuntNamesTheEarliestFailure(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	code := app.Run([]string{"sim", "paxos", "--bug", "spec", "--seeds", "1-40", "--check", "builtin:paxos", "--all", "--results", "r.json", "-o", "h.lz4"})
+	if code != ExitViolations {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	b, err := os.ReadFile("r.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rf resultFile
+	if err := json.Unmarshal(b, &rf); err != nil {
+		t.Fatal(err)
+	}
+	if len(rf.Failures) < 2 {
+		t.Fatalf("want several failing seeds to compare, got %d", len(rf.Failures))
+	}
+	early := earliestFailure(rf.Failures)
+	line := ""
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "earliest failure:") {
+			line = l
+		}
+	}
+	if early == &rf.Failures[0] {
+		if line != "" {
+			t.Fatalf("the first failure is the earliest, yet: %s", line)
+		}
+		t.Fatalf("seeds 1-40 no longer have a later seed failing earlier than the first: pick a range that does")
+	}
+	want := fmt.Sprintf("earliest failure: seed %d at #%d (seed %d fails at #%d)", *early.Seed, early.Step, *rf.Failures[0].Seed, rf.Failures[0].Step)
+	if !strings.HasPrefix(line, want) {
+		t.Fatalf("want %q, got %q:\n%s", want, line, out.String())
+	}
+	for _, f := range rf.Failures {
+		if f.Step < early.Step {
+			t.Fatalf("seed %d fails at #%d, before the earliest named", *f.Seed, f.Step)
+		}
+	}
+}
