@@ -92,12 +92,14 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		return err // now, not after the hunt found a failure
 	}
 	var rf *resultFile
-	if resultsPath != "" {
+	if resultsPath != "" || f.asJSON {
 		id, err := huntIdentity(sys, cfg, f, from, to, script)
 		if err != nil {
 			return err
 		}
 		rf = &resultFile{Hunt: id, Shard: shard, Stopped: "done", Complete: true}
+	}
+	if resultsPath != "" {
 		// A bad --results is refused now, not after the hunt.
 		if err := notOverATrace(resultsPath, "the result file"); err != nil {
 			return err
@@ -105,6 +107,13 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		if err := checkWritable(resultsPath); err != nil {
 			return err
 		}
+	}
+	jsonOut := a.Stdout
+	if f.asJSON {
+		// The report goes to stderr: stdout holds one JSON document.
+		quiet := *a
+		quiet.Stdout = a.Stderr
+		a = &quiet
 	}
 	mine := seedsOfShard(from, to, shard) // seeds in this shard's slice
 	slice := fmt.Sprintf("seeds %d-%d", from, to)
@@ -151,10 +160,17 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 			if end != nil {
 				rf.Exit = end.code
 			}
-			if err := writeResults(resultsPath, rf); err != nil {
-				return err
+			if resultsPath != "" {
+				if err := writeResults(resultsPath, rf); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Stdout, "results: %s\n", resultsPath)
 			}
-			fmt.Fprintf(a.Stdout, "results: %s\n", resultsPath)
+			if f.asJSON {
+				if err := rf.encode(jsonOut); err != nil {
+					return err
+				}
+			}
 		}
 		if writeErr != nil {
 			return withCode(ExitBadInput, fmt.Errorf("%w (the seed's reproduce command above re-creates it)", writeErr))

@@ -55,3 +55,30 @@ func TestHuntNamesTheEarliestFailure(t *testing.T) {
 		}
 	}
 }
+
+// --json prints the hunt's result (the result file's document) alone on
+// stdout, the report on stderr; without --seeds it is refused.
+func TestHuntJSON(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	code := app.Run([]string{"sim", "paxos", "--bug", "spec", "--seeds", "1-40", "--check", "builtin:paxos", "--all", "--json", "-o", "h.lz4"})
+	if code != ExitViolations {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rf resultFile
+	if err := json.Unmarshal(out.Bytes(), &rf); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s", err, out.String())
+	}
+	if rf.Format != resultsFormat || rf.Runs != 40 || len(rf.Failures) < 2 || rf.Failures[0].Reproduce == "" || !rf.Complete {
+		t.Fatalf("result: %+v", rf)
+	}
+	if !strings.Contains(errb.String(), fmt.Sprintf("seed %d fails", *rf.Failures[0].Seed)) {
+		t.Fatalf("the report is not on stderr:\n%s", errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := app.Run([]string{"sim", "paxos", "--json"}); code != ExitBadInput || !strings.Contains(errb.String(), "--json goes with a hunt") {
+		t.Fatalf("--json without --seeds: exit %d: %s", code, errb.String())
+	}
+}

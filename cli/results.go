@@ -191,6 +191,17 @@ func scriptDigest(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// encode writes rf as its file holds it, stamped with the format.
+func (rf *resultFile) encode(w io.Writer) error {
+	rf.Format, rf.Version = resultsFormat, resultsVersion
+	if rf.Failures == nil {
+		rf.Failures = []huntFailure{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rf)
+}
+
 func writeResults(path string, rf *resultFile) error {
 	if err := notOverATrace(path, "the result file"); err != nil {
 		return err
@@ -198,15 +209,7 @@ func writeResults(path string, rf *resultFile) error {
 	if err := replacesOnlyResults(path); err != nil {
 		return err
 	}
-	rf.Format, rf.Version = resultsFormat, resultsVersion
-	if rf.Failures == nil {
-		rf.Failures = []huntFailure{}
-	}
-	return writeAtomic(path, func(w *atomicFile) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rf)
-	})
+	return writeAtomic(path, func(w *atomicFile) error { return rf.encode(w) })
 }
 
 // replacesOnlyResults refuses to write a result file over a file that is

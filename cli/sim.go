@@ -50,6 +50,7 @@ type simFlags struct {
 	shard   string
 	results string
 	all     bool
+	asJSON  bool // a hunt's result on stdout, as JSON
 	// strictTables: a table that matched no object in any run is an
 	// error (hunts, explore).
 	strictTables bool
@@ -134,6 +135,7 @@ files into one report.`,
 	fl.BoolVar(&f.strictTables, "strict-tables", false, "with --check: "+strictTablesUsage)
 	fl.StringVar(&f.shard, "shard", "", "with --seeds: run shard I of N (I/N, I from 0): the seeds FROM+I, FROM+I+N, ...")
 	fl.StringVar(&f.results, "results", "", "with --seeds: write the hunt's result file here, for replay results merge (default with --shard: SYSTEM-BUG-results-I-of-N.json)")
+	fl.BoolVar(&f.asJSON, "json", false, "with --seeds: print the hunt's result as JSON on stdout (what --results writes: runs, failures with their reproduce and debug commands), the report on stderr")
 	f.budgets.register(fl)
 	cmd.SetHelpTemplate(cmd.HelpTemplate() + a.systemsHelp())
 	return cmd
@@ -322,7 +324,7 @@ func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
 // --schedule. The schedule fixes every setting, so a flag that would
 // change the run is refused rather than ignored.
 func scheduleConfig(sys *system.System, f simFlags) (sim.Config, error) {
-	for _, name := range []string{"seeds", "check", "all", "shard", "results"} {
+	for _, name := range []string{"seeds", "check", "all", "shard", "results", "json"} {
 		if f.changed(name) {
 			return sim.Config{}, badInput("--%s goes with a hunt across seeds, not with --schedule (check the rerun with replay check)", name)
 		}
@@ -388,7 +390,7 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	if f.seeds != "" || f.check != "" || f.changed != nil && (f.changed("seeds") || f.changed("check")) {
 		return a.huntSeeds(sys, cfg, f)
 	}
-	for _, name := range []string{"fail-on", "max-steps", "script-memory", "script-time", "all", "shard", "results", "strict-tables"} {
+	for _, name := range []string{"fail-on", "max-steps", "script-memory", "script-time", "all", "shard", "results", "strict-tables", "json"} {
 		if f.changed != nil && f.changed(name) {
 			return badInput("--%s goes with a hunt: --seeds FROM-TO --check PREDS.star", name)
 		}
