@@ -494,7 +494,14 @@ func requireArgs(n int, what string) cobra.PositionalArgs {
 // none: the verbs differ, and reading the script as a trace or a system
 // said only that it was not one.
 func scriptMisplaced(cmd *cobra.Command, args []string) error {
-	i := slices.IndexFunc(args, isScriptArg)
+	// A file that is a trace is one, whatever its name says.
+	i := slices.IndexFunc(args, func(a string) bool {
+		if !isScriptArg(a) {
+			return false
+		}
+		_, trace := existing(a)
+		return !trace
+	})
 	if i < 0 {
 		return nil
 	}

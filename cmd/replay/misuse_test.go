@@ -363,3 +363,32 @@ func TestMistypedCommandsSayWhatWasMeant(t *testing.T) {
 		}
 	}
 }
+
+// A trace whose file name ends in .star is a trace, not a misplaced
+// predicates script: refusing it by its name alone broke verify and
+// check on files that had worked before.
+func TestATraceNamedLikeAScriptIsATrace(t *testing.T) {
+	script, err := filepath.Abs("../../scripts/paxos.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	misuseFixtures(t, dir, script)
+	trace, err := os.ReadFile(filepath.Join(dir, "t.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "run.star"), trace, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"verify", "run.star"}, {"merge", "run.star", "-o", "m.lz4"}} {
+		if stdout, stderr, code := runApp(t, dir, args); code != 0 {
+			t.Errorf("replay %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+	// A script is still refused where one is not taken.
+	if _, stderr, code := runApp(t, dir, []string{"verify", "preds.star"}); code != 2 || !strings.Contains(stderr, "is a predicates script") {
+		t.Errorf("verify preds.star: exit %d, %q", code, stderr)
+	}
+}
