@@ -73,3 +73,40 @@ func TestStoredResultsWithErrorsSayNotFullyChecked(t *testing.T) {
 		t.Fatalf("the Violations panel reads as a clean check:\n%s", u.text())
 	}
 }
+
+// When the results shown already hold predicate errors, a re-check that
+// still has some is no worse: its results replace them (a user fixing a
+// script one typo at a time saw the first typo's results kept forever).
+func TestRecheckOverResultsWithErrorsShowsTheNewOnes(t *testing.T) {
+	trace, script := demoFiles(t)
+	const header = "Agent = table(\"paxos.Agent\")"
+	if err := os.WriteFile(script, []byte(header+typoPredicate), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: registry, Preds: script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := startUI(t, m)
+	other := strings.ReplaceAll(typoPredicate, "Typo", "Other")
+	if err := os.WriteFile(script, []byte(header+other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.keys("r")
+	u.waitFor("re-checked")
+	if u.row("Other failed at step") == "" {
+		t.Fatalf("the new results are not shown:\n%s", u.text())
+	}
+	if s := u.statusText(); strings.Count(s, "predicate error(s)") != 1 {
+		t.Errorf("the status line should count the errors once:\n%s", s)
+	}
+	stored := m.db.Predicates()
+	if stored == nil || len(stored.Errors) != 1 || !strings.Contains(stored.Errors[0], "Other") {
+		t.Fatalf("the database does not hold the new results: %+v", stored)
+	}
+}

@@ -559,11 +559,13 @@ func (m *Model) Reload() {
 			if m.cfg.Trace == nil {
 				m.cfg.Trace = tr
 			}
-			if err == nil && len(res.Errors) > 0 && m.preds != nil {
+			if err == nil && len(res.Errors) > 0 && m.preds != nil && len(m.preds.Errors) == 0 {
 				// A predicate that could not be evaluated leaves a check
-				// that is not whole: results that read as clean would be
-				// shown and stored. It fails like a script that did not
-				// load, and the previous results stay.
+				// that is not whole: it would replace whole results with
+				// ones that read as clean. It fails like a script that did
+				// not load, and the previous results stay. Over results
+				// that were not whole either, the new ones are no worse
+				// and show the script as it is now.
 				err = errors.New(predicateErrors(res))
 			}
 			if err != nil {
@@ -580,7 +582,7 @@ func (m *Model) Reload() {
 				m.sess.w = nil // the watches see the new script's tables too
 				m.evalWatches()
 			}
-			m.say("re-checked %s: %s (before: %d)%s", script, m.countsText(), before, errorsNote(res))
+			m.say("re-checked %s: %s (before: %d)%s", script, m.countsText(), before, firstError(res))
 			if storeErr != nil {
 				m.fail("re-checked %s: %s; %v", script, m.countsText(), storeErr)
 			}
@@ -589,11 +591,13 @@ func (m *Model) Reload() {
 	m.tasks = append(m.tasks, m.recheck)
 }
 
-func errorsNote(p *statedb.Predicates) string {
+// firstError is the first predicate error, for a message whose counts
+// (countsText) already say how many there are.
+func firstError(p *statedb.Predicates) string {
 	if len(p.Errors) == 0 {
 		return ""
 	}
-	return "; " + predicateErrors(p)
+	return "; the first: " + p.Errors[0]
 }
 
 // predicateErrors counts p's predicate errors and says the first.
