@@ -871,7 +871,7 @@ func (a *App) exploreJSON(sys *system.System, cfg sim.Config, f exploreFlags, su
 		out.Found = append(out.Found, j)
 	}
 	if d := diverged; d != nil {
-		out.Found = append(out.Found, found{Run: d.run, Kind: "divergence", Headline: d.headline(), Step: d.step,
+		out.Found = append(out.Found, found{Run: d.run, Runs: 1, Kind: "divergence", Headline: d.headline(), Step: d.step,
 			Trace: written(d.trace, d.failed), Reproduce: d.reproduce, Debug: d.debug})
 	}
 	enc := json.NewEncoder(a.Stdout)
@@ -1036,14 +1036,14 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		}
 	}
 	rf := &resultFile{Hunt: huntID{Kind: "explore", System: sys.Name, Bug: cfg.Bug, Command: id, Script: script.Name, ScriptSHA256: digest, From: from},
-		Shard: shard, Stopped: cmp.Or(map[string]string{"canceled": "interrupted"}[sum.Stopped], sum.Stopped), Runs: sum.Runs, Steps: sum.Events, Exit: code,
+		Shard: shard, Stopped: cmp.Or(map[string]string{"canceled": "interrupted"}[sum.Stopped], sum.Stopped), Runs: sum.Runs, FailedRuns: sum.FailedRuns, Steps: sum.Events, Exit: code,
 		Complete: sum.Stopped == "budget" || sum.Stopped == "exhausted", Unmatched: sum.Unmatched.Tables()}
 	for i, fd := range sum.Found {
 		ff := files[i]
 		ff.commands(sys, fd, f, i)
 		run := fd.Run
 		cmd, rerun := rerunCommand(sys, cfg, f, shard, run)
-		hf := huntFailure{Run: &run, Kind: "violation", Headline: fd.Headline(), Step: ff.step, Key: fd.Key(), Trace: written(ff.trace, ff.failed),
+		hf := huntFailure{Run: &run, Runs: fd.Runs, Kind: "violation", Headline: fd.Headline(), Step: ff.step, Key: fd.Key(), Trace: written(ff.trace, ff.failed),
 			// With --all the rerun writes the findings before this one first.
 			Reproduce: cmd, Debug: fmt.Sprintf("%s debug %s --preds %s --at %d", f.sim.prog(), shellword.Path(findingPath(rerun, i)), shellword.Path(script.Name), ff.at)}
 		switch {
@@ -1063,7 +1063,7 @@ func (a *App) exploreResults(path string, sys *system.System, cfg sim.Config, f 
 		run := d.run
 		_, rerun := rerunCommand(sys, cfg, f, shard, run)
 		// The rerun writes the findings before it first, as this one did.
-		rf.Failures = append(rf.Failures, huntFailure{Run: &run, Kind: "divergence", Headline: d.headline(), Step: d.step,
+		rf.Failures = append(rf.Failures, huntFailure{Run: &run, Runs: 1, Kind: "divergence", Headline: d.headline(), Step: d.step,
 			Key: divergenceKey(run), Trace: written(d.trace, d.failed), Reproduce: d.reproduce,
 			Debug: f.sim.prog() + " verify " + shellword.Path(findingPath(rerun, len(sum.Found)))})
 	}

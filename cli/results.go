@@ -48,6 +48,9 @@ type resultFile struct {
 	Complete bool   `json:"complete"`
 	Stopped  string `json:"stopped"`
 	Runs     int    `json:"runs"`
+	// FailedRuns: an exploration's runs that failed (with --all, every
+	// one, so it may exceed its distinct findings).
+	FailedRuns int `json:"failed_runs,omitempty"`
 	// Steps: events checked (sim hunts) or simulated (explore).
 	Steps    int64         `json:"steps"`
 	Failures []huntFailure `json:"failures"`
@@ -83,12 +86,14 @@ type shardSpec struct {
 
 type huntFailure struct {
 	// Seed (sim hunts) or Run (explore) names the failing run.
-	Seed      *uint64 `json:"seed,omitempty"`
-	Run       *int    `json:"run,omitempty"`
-	Kind      string  `json:"kind"` // violation, panic, predicate error, divergence
-	Headline  string  `json:"headline"`
-	Predicate string  `json:"predicate,omitempty"`
-	Witness   string  `json:"witness,omitempty"`
+	Seed *uint64 `json:"seed,omitempty"`
+	Run  *int    `json:"run,omitempty"`
+	// Runs: an exploration's runs that found it, Run the first (--all).
+	Runs      int    `json:"runs,omitempty"`
+	Kind      string `json:"kind"` // violation, panic, predicate error, divergence
+	Headline  string `json:"headline"`
+	Predicate string `json:"predicate,omitempty"`
+	Witness   string `json:"witness,omitempty"`
 	// AlarmWitness: a liveness alarm's witness when it was raised, where
 	// it differs from Witness (the row failing when the interval began).
 	AlarmWitness string `json:"alarm_witness,omitempty"`
@@ -254,8 +259,10 @@ func readResults(path, prog string) (*resultFile, error) {
 		return nil, badInput("%s: result file version %d; this replay reads version %d", path, rf.Version, resultsVersion)
 	case rf.Shard.Count < 1 || rf.Shard.Index < 0 || rf.Shard.Index >= rf.Shard.Count || rf.Shard.Count > maxShards:
 		return nil, badInput("%s: shard %d/%d is not a shard", path, rf.Shard.Index, rf.Shard.Count)
-	case rf.Runs < 0 || rf.Steps < 0:
-		return nil, badInput("%s: %d runs, %d steps: counts cannot be negative", path, rf.Runs, rf.Steps)
+	case rf.Runs < 0 || rf.Steps < 0 || rf.FailedRuns < 0:
+		return nil, badInput("%s: %d runs, %d steps, %d failed runs: counts cannot be negative", path, rf.Runs, rf.Steps, rf.FailedRuns)
+	case rf.FailedRuns > rf.Runs:
+		return nil, badInput("%s: %d runs, %d of them failed: not a file a hunt wrote as it is (edited?)", path, rf.Runs, rf.FailedRuns)
 	case rf.Steps > maxShardSteps || int64(rf.Runs) > maxShardSteps:
 		return nil, badInput("%s: %d runs, %d steps: more than a shard can run (%d at most)", path, rf.Runs, rf.Steps, int64(maxShardSteps))
 	case !slices.Contains(shardExits, rf.Exit):
@@ -315,6 +322,9 @@ func readResults(path, prog string) (*resultFile, error) {
 	for _, f := range rf.Failures {
 		if !slices.Contains(failureKinds, f.Kind) {
 			return nil, badInput("%s: a failure of kind %q: a hunt writes %s", path, f.Kind, strings.Join(failureKinds, ", "))
+		}
+		if f.Runs < 0 || f.Runs > rf.Runs {
+			return nil, badInput("%s: %s was found by %d runs of the shard's %d: not a file a hunt wrote as it is (edited?)", path, f.name(), f.Runs, rf.Runs)
 		}
 		// The merged report prints these for its reader to run.
 		reproduce, err := asReplayCommand(f.Reproduce, prog)
@@ -627,18 +637,20 @@ again) or, with --partial, missing, 2 bad input.`,
 
 // mergedResults is the merged report (--json).
 type mergedResults struct {
-	Format   string        `json:"format"`
-	Version  int           `json:"version"`
-	Hunt     huntID        `json:"hunt"`
-	Shards   int           `json:"shards"`
-	Merged   []int         `json:"merged"`
-	Missing  []int         `json:"missing"`
-	Partial  []int         `json:"incomplete"` // shards that did not run their whole slice
-	Complete bool          `json:"complete"`
-	Runs     int           `json:"runs"`
-	Steps    int64         `json:"steps"`
-	Failures []huntFailure `json:"failures"`
-	Exit     int           `json:"exit"`
+	Format   string `json:"format"`
+	Version  int    `json:"version"`
+	Hunt     huntID `json:"hunt"`
+	Shards   int    `json:"shards"`
+	Merged   []int  `json:"merged"`
+	Missing  []int  `json:"missing"`
+	Partial  []int  `json:"incomplete"` // shards that did not run their whole slice
+	Complete bool   `json:"complete"`
+	Runs     int    `json:"runs"`
+	// FailedRuns: as a shard's, summed (explorations).
+	FailedRuns int           `json:"failed_runs,omitempty"`
+	Steps      int64         `json:"steps"`
+	Failures   []huntFailure `json:"failures"`
+	Exit       int           `json:"exit"`
 	// Unmatched: tables that matched no object in any run of any shard.
 	Unmatched []predicates.UnmatchedTable `json:"unmatched_tables,omitempty"`
 	unmatched predicates.UnmatchedAcross
@@ -691,6 +703,7 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 		have[rf.Shard.Index] = true
 		m.Merged = append(m.Merged, rf.Shard.Index)
 		m.Runs += rf.Runs
+		m.FailedRuns += rf.FailedRuns
 		m.Steps += rf.Steps
 		if !rf.Complete {
 			m.Partial = append(m.Partial, rf.Shard.Index)
@@ -716,13 +729,19 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 	slices.SortStableFunc(m.Failures, func(x, y huntFailure) int { return cmp.Compare(x.order(), y.order()) })
 	if m.Hunt.Kind == "explore" {
 		// The first run of each distinct finding, as an unsharded
-		// exploration with --all reports them.
-		seen := map[string]bool{}
-		m.Failures = slices.DeleteFunc(m.Failures, func(f huntFailure) bool {
-			dup := seen[f.Key]
-			seen[f.Key] = true
-			return dup
-		})
+		// exploration with --all reports them, found by the runs of
+		// every shard that found it.
+		first := map[string]*huntFailure{}
+		kept := m.Failures[:0]
+		for _, f := range m.Failures {
+			if k := first[f.Key]; k != nil {
+				k.Runs += f.Runs
+				continue
+			}
+			kept = append(kept, f)
+			first[f.Key] = &kept[len(kept)-1]
+		}
+		m.Failures = kept
 	}
 	if m.Failures == nil {
 		m.Failures = []huntFailure{}
@@ -965,7 +984,11 @@ func worseExit(a, b int) int {
 // anything, terminal control sequences included.
 func writeMerged(w io.Writer, m *mergedResults) {
 	fmt.Fprintf(w, "hunt: %s\n", printable(m.Hunt.Command))
-	fmt.Fprintf(w, "shards: %d of %d merged, %s, %d steps\n", len(m.Merged), m.Shards, plural(m.Runs, "run"), m.Steps)
+	failed := ""
+	if m.FailedRuns > 0 {
+		failed = fmt.Sprintf(" (%d failed)", m.FailedRuns)
+	}
+	fmt.Fprintf(w, "shards: %d of %d merged, %s%s, %d steps\n", len(m.Merged), m.Shards, plural(m.Runs, "run"), failed, m.Steps)
 	if len(m.Missing) > 0 {
 		fmt.Fprintf(w, "missing: shard(s) %s: their runs were not made\n", intList(m.Missing))
 	}
@@ -984,6 +1007,9 @@ func writeMerged(w io.Writer, m *mergedResults) {
 	fmt.Fprintf(w, "%s:\n", plural(len(m.Failures), "failure"))
 	for _, f := range m.Failures {
 		fmt.Fprintf(w, "\n%s (%s): %s\n", printable(f.name()), printable(f.Kind), printable(f.Headline))
+		if f.Runs > 1 {
+			fmt.Fprintf(w, "  (the first of %d runs that found it)\n", f.Runs)
+		}
 		switch {
 		case f.AlarmWitness != "":
 			fmt.Fprintf(w, "  witness:   %s at the alarm; %s when it began\n", printable(f.AlarmWitness), printable(cmp.Or(f.Witness, "none")))

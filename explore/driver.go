@@ -396,6 +396,7 @@ func (d *driver) loop(ctx context.Context, sum *Summary) error {
 				if _, ok := j.err.(*DivergenceError); ok {
 					// The run was made; its check is what failed.
 					sum.Stopped = "divergence"
+					sum.FailedRuns++
 					d.count(j)
 				}
 				return j.err

@@ -19,9 +19,12 @@ type merged struct {
 	Missing  []int `json:"missing"`
 	Complete bool  `json:"complete"`
 	Runs     int   `json:"runs"`
-	Failures []struct {
+	// FailedRuns and each failure's Runs: an exploration's counts.
+	FailedRuns int `json:"failed_runs"`
+	Failures   []struct {
 		Seed      *uint64 `json:"seed"`
 		Run       *int    `json:"run"`
+		Runs      int     `json:"runs"`
 		Headline  string  `json:"headline"`
 		Reproduce string  `json:"reproduce"`
 		Debug     string  `json:"debug"`
@@ -147,6 +150,20 @@ func TestShardExploreMatchesOneProcess(t *testing.T) {
 	}
 	if r.code != 1 || !m.Complete || m.Runs != 45 {
 		t.Fatalf("merge: exit %d, report %+v", r.code, m)
+	}
+	// The counts --all makes (how many runs failed, how many found each
+	// finding) are the unsharded exploration's, in its file and merged.
+	failed := regexp.MustCompile(`\((\d+) failed\)`).FindStringSubmatch(one.stdout)
+	if failed == nil {
+		t.Fatalf("the exploration does not say how many runs failed:\n%s", one.stdout)
+	}
+	if n, _ := strconv.Atoi(failed[1]); whole.FailedRuns != n || m.FailedRuns != n {
+		t.Errorf("failed runs: %d said, %d in its result file, %d merged", n, whole.FailedRuns, m.FailedRuns)
+	}
+	for i, f := range m.Failures {
+		if f.Runs < 1 || f.Runs != whole.Failures[i].Runs {
+			t.Errorf("%s: found by %d runs merged, %d in one process", f.Headline, f.Runs, whole.Failures[i].Runs)
+		}
 	}
 	// A shard's finding is re-made by the shard stopped after its run.
 	last := m.Failures[len(m.Failures)-1]
