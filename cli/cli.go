@@ -524,6 +524,20 @@ func flagTypo(c *cobra.Command, err error) string {
 		return ""
 	}
 	typed := ne.GetSpecifiedName()
+	if short := ne.GetSpecifiedShortnames(); short != "" {
+		if word := "-" + short; exists(word) {
+			return fmt.Sprintf("%s is a file: write %s (or put -- before it); ", word, shellword.Path(word))
+		}
+		if len(short) == 1 {
+			return ""
+		}
+		if n, err := strconv.ParseUint(short[1:], 10, 64); err == nil {
+			// -j2: a letter and its value, as other tools take them;
+			// the one long flag the letter starts is what was meant.
+			return longOfLetter(c, short[:1], n)
+		}
+		typed = short
+	}
 	if typed == "preds" || typed == "check" {
 		// The verbs take the script three ways; say this one's.
 		for _, flag := range []string{"preds", "check"} {
@@ -535,21 +549,7 @@ func flagTypo(c *cobra.Command, err error) string {
 			return "the predicates script is the last argument, after the traces; "
 		}
 	}
-	if short := ne.GetSpecifiedShortnames(); short != "" {
-		if word := "-" + short; exists(word) {
-			return fmt.Sprintf("%s is a file: write %s (or put -- before it); ", word, shellword.Path(word))
-		}
-		if len(short) == 1 {
-			return ""
-		}
-		typed = short
-	}
-	var names []string
-	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if !f.Hidden {
-			names = append(names, f.Name)
-		}
-	})
+	names := visibleFlags(c)
 	if slices.Contains(names, typed) {
 		return "did you mean --" + typed + "? "
 	}
@@ -557,6 +557,32 @@ func flagTypo(c *cobra.Command, err error) string {
 		return "did you mean --" + n + "? "
 	}
 	return ""
+}
+
+// longOfLetter is "did you mean --jobs 2? " for -j2 when jobs is the one
+// visible flag of c that starts with letter and takes a number, or "".
+func longOfLetter(c *cobra.Command, letter string, value uint64) string {
+	var match []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && strings.HasPrefix(f.Name, letter) && strings.Contains(f.Value.Type(), "int") {
+			match = append(match, f.Name)
+		}
+	})
+	if len(match) != 1 {
+		return ""
+	}
+	return fmt.Sprintf("did you mean --%s %d? ", match[0], value)
+}
+
+// visibleFlags names c's flags that --help shows.
+func visibleFlags(c *cobra.Command) []string {
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	return names
 }
 
 // maxJobs bounds --jobs: each job holds a replay of the world (and for

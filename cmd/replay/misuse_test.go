@@ -130,6 +130,8 @@ func TestMisuse(t *testing.T) {
 		{args: sim("paxos", "-seed", "3"), want: []string{"unknown shorthand flag", "did you mean --seed?"}},
 		{args: []string{"check", "-t.lz4", "preds.star"}, want: []string{"-t.lz4 is a file: write ./-t.lz4 (or put -- before it)"}},
 		{args: []string{"verify", "-t.lz4"}, want: []string{"write ./-t.lz4"}},
+		{args: []string{"check", "-j2", "t.lz4", "preds.star"}, want: []string{"unknown shorthand flag", "did you mean --jobs 2?"}},
+		{args: sim("paxos", "-preds", "preds.star"), want: []string{"unknown shorthand flag", "did you mean --check?"}},
 		// the predicates script given the way another verb takes it
 		{args: []string{"check", "t.lz4", "--preds", "preds.star"}, want: []string{"unknown flag: --preds", "the predicates script is the last argument"}},
 		{args: []string{"debug", "t.lz4", "--check", "preds.star"}, want: []string{"did you mean --preds?"}},
