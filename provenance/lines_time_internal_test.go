@@ -3,6 +3,8 @@ package provenance
 import (
 	"strings"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/state"
 )
 
 // A time.Time value reads as the time since the run's start, as the
@@ -16,6 +18,30 @@ func TestLinesShowTimesSinceTheStart(t *testing.T) {
 	text, _ := c.Lines()
 	got := strings.Join(text, "\n")
 	for _, want := range []string{"why c1 LeaseEnd = t=2.165974s at #829:", "#798 t=2.065974s c1 recv Grant{Lease:100ms} — LeaseEnd = t=2.165974s"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// A time value in a message's fields and in how a link feeds the one
+// above reads the same way as the fields' own values: they were dates.
+func TestLinesShowTimesInMessagesToo(t *testing.T) {
+	start := int64(1767225600) * 1e9 // 2026-01-01T00:00:00Z
+	date := "2026-01-01T00:00:02.165974Z"
+	c := &Chain{Node: "c1", Field: "LeaseEnd", At: 829, Value: date, start: start,
+		Links: []Link{
+			{Step: 798, Time: 2065974000, Node: "c1", Event: "recv Grant", Field: "LeaseEnd", Value: date,
+				Trigger: &Trigger{Kind: "recv", Type: "Grant", From: "s1", SendStep: 790, Fields: []state.Leaf{{Path: "Expiry", Value: date}}}},
+			{Depth: 1, Step: 790, Time: 2000000000, Node: "s1", Event: "timer tick", Field: "Expiry", Value: date,
+				Via: "Grant field Expiry = " + date + ", sent by s1 at #790"},
+		}}
+	text, _ := c.Lines()
+	got := strings.Join(text, "\n")
+	if strings.Contains(got, "2026-01-01") {
+		t.Fatalf("a date is left:\n%s", got)
+	}
+	for _, want := range []string{"message Grant from s1, sent at #790: Expiry = t=2.165974s", "← from Grant field Expiry = t=2.165974s, sent by s1 at #790"} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("lacks %q:\n%s", want, got)
 		}

@@ -3,6 +3,7 @@ package provenance
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ func (c *Chain) Lines() (text []string, steps []int) {
 			if l.Inferred {
 				how = "inferred: equal value"
 			}
-			add(-1, in, "← from %s (%s)", l.Via, how)
+			add(-1, in, "← from %s (%s)", c.showDates(l.Via), how)
 			if len(l.AlsoEqual) > 0 {
 				add(-1, in+1, "also equal there: %s", strings.Join(l.AlsoEqual, ", "))
 			}
@@ -47,13 +48,13 @@ func (c *Chain) Lines() (text []string, steps []int) {
 			case t.Kind == "timer" && t.TimerSetAt >= 0:
 				add(t.TimerSetAt, in+1, "timer %s set at #%d", t.Timer, t.TimerSetAt)
 			case len(t.Fields) > 0 && t.Kind == "task":
-				add(t.SendStep, in+1, "task %s woken at #%d by message %s from %s, %s: %s", t.Task, t.WokenAt, t.Type, t.From, sentAt(t.SendStep), fields(t, l.Value))
+				add(t.SendStep, in+1, "task %s woken at #%d by message %s from %s, %s: %s", t.Task, t.WokenAt, t.Type, t.From, sentAt(t.SendStep), c.fields(t, l.Value))
 			case t.Kind == "task" && t.WokenAt >= 0:
 				add(t.WokenAt, in+1, "task %s woken by %s at #%d", t.Task, t.Wake, t.WokenAt)
 			case len(t.Fields) > 0 && t.Kind == "recv":
-				add(t.SendStep, in+1, "message %s from %s, %s: %s", t.Type, t.From, sentAt(t.SendStep), fields(t, l.Value))
+				add(t.SendStep, in+1, "message %s from %s, %s: %s", t.Type, t.From, sentAt(t.SendStep), c.fields(t, l.Value))
 			case len(t.Fields) > 0:
-				add(-1, in+1, "%s %s: %s", t.Kind, t.Type, fields(t, l.Value))
+				add(-1, in+1, "%s %s: %s", t.Kind, t.Type, c.fields(t, l.Value))
 			}
 		}
 		if l.Origin != "" {
@@ -81,8 +82,9 @@ func sentAt(step int) string {
 const maxShownFields = 8
 
 // fields lists a trigger's fields, those holding the value the chain
-// follows first among the ones shown, in the message's order.
-func fields(t *Trigger, value string) string {
+// follows first among the ones shown, in the message's order, their
+// values as Lines shows values.
+func (c *Chain) fields(t *Trigger, value string) string {
 	show := make([]bool, len(t.Fields))
 	n := 0
 	for pass := 0; pass < 2; pass++ {
@@ -99,13 +101,22 @@ func fields(t *Trigger, value string) string {
 	var parts []string
 	for i, f := range t.Fields {
 		if show[i] {
-			parts = append(parts, f.Path+" = "+f.Value)
+			parts = append(parts, f.Path+" = "+state.ShowValue(f.Value, c.start))
 		}
 	}
 	if more := len(t.Fields) - n; more > 0 {
 		parts = append(parts, fmt.Sprintf("... and %d more fields (replay why --json lists them all)", more))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// dateText is a time.Time value as a leaf holds it (RFC 3339).
+var dateText = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)`)
+
+// showDates shows the time values in a sentence that quotes them (how a
+// link feeds the one above) as Lines shows values.
+func (c *Chain) showDates(s string) string {
+	return dateText.ReplaceAllStringFunc(s, func(d string) string { return state.ShowValue(d, c.start) })
 }
 
 // Write prints the chain's lines.
