@@ -12,6 +12,28 @@ import (
 // which disables it: the check goes on without it, not fully done.
 const typoPredicate = "\nsafety(\"Typo\", lambda: all([a.AcceptedValu == None for a in Agent]))\n"
 
+const agentTable = "Agent = table(\"paxos.Agent\")"
+
+// openWithErrors opens the demo's trace with results that hold a
+// predicate error: its script is the Agent table and typoPredicate.
+func openWithErrors(t *testing.T) (*Model, string) {
+	t.Helper()
+	trace, script := demoFiles(t)
+	if err := os.WriteFile(script, []byte(agentTable+typoPredicate), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: registry, Preds: script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, script
+}
+
 // A re-check whose predicate could not be evaluated is a failed re-check:
 // the previous results stay, on the screen and in the database, and the
 // error says why (a new user's typo showed "no violations" and stored it).
@@ -45,19 +67,7 @@ func TestRecheckWithAPredicateErrorKeepsThePreviousResults(t *testing.T) {
 // Results with predicate errors never read as a clean check: not on the
 // status line, not from v, not in the Violations panel.
 func TestStoredResultsWithErrorsSayNotFullyChecked(t *testing.T) {
-	trace, script := demoFiles(t)
-	if err := os.WriteFile(script, []byte("Agent = table(\"paxos.Agent\")"+typoPredicate), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: registry, Preds: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: registry})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, _ := openWithErrors(t)
 	if m.preds == nil || len(m.preds.Errors) == 0 {
 		t.Fatalf("the index kept no predicate error: %+v", m.preds)
 	}
@@ -78,23 +88,10 @@ func TestStoredResultsWithErrorsSayNotFullyChecked(t *testing.T) {
 // still has some is no worse: its results replace them (a user fixing a
 // script one typo at a time saw the first typo's results kept forever).
 func TestRecheckOverResultsWithErrorsShowsTheNewOnes(t *testing.T) {
-	trace, script := demoFiles(t)
-	const header = "Agent = table(\"paxos.Agent\")"
-	if err := os.WriteFile(script, []byte(header+typoPredicate), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: registry, Preds: script})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: registry})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, script := openWithErrors(t)
 	u := startUI(t, m)
 	other := strings.ReplaceAll(typoPredicate, "Typo", "Other")
-	if err := os.WriteFile(script, []byte(header+other), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(agentTable+other), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	u.keys("r")

@@ -85,6 +85,20 @@ func misuseFixtures(t *testing.T, dir, scriptPath string) {
 	}
 }
 
+// misuseDir makes a temporary directory holding misuseFixtures (the
+// script is the bundled paxos one) and changes to it.
+func misuseDir(t *testing.T) string {
+	t.Helper()
+	script, err := filepath.Abs("../../scripts/paxos.star")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	misuseFixtures(t, dir, script)
+	return dir
+}
+
 func listDir(t *testing.T, dir string) []string {
 	t.Helper()
 	var names []string
@@ -102,13 +116,7 @@ func listDir(t *testing.T, dir string) []string {
 // must exit 2 with exactly one line on stderr saying what is wrong, print
 // nothing on stdout, and leave no file behind.
 func TestMisuse(t *testing.T) {
-	script, err := filepath.Abs("../../scripts/paxos.star")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	t.Chdir(dir)
-	misuseFixtures(t, dir, script)
+	dir := misuseDir(t)
 	sim := func(args ...string) []string { return append([]string{"sim"}, args...) }
 	cases := []misuse{
 		// the root
@@ -370,13 +378,7 @@ func TestMistypedCommandsSayWhatWasMeant(t *testing.T) {
 // predicates script: refusing it by its name alone broke verify and
 // check on files that had worked before.
 func TestATraceNamedLikeAScriptIsATrace(t *testing.T) {
-	script, err := filepath.Abs("../../scripts/paxos.star")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	t.Chdir(dir)
-	misuseFixtures(t, dir, script)
+	dir := misuseDir(t)
 	trace, err := os.ReadFile(filepath.Join(dir, "t.lz4"))
 	if err != nil {
 		t.Fatal(err)
