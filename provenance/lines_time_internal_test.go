@@ -47,3 +47,28 @@ func TestLinesShowTimesInMessagesToo(t *testing.T) {
 		}
 	}
 }
+
+// Only values that are times are shown as times: a string that reads
+// like a date stays the string it is (quoted), wherever a line quotes
+// it; a restart's origin quotes the value the node started with.
+func TestLinesShowOnlyTimesAsTimes(t *testing.T) {
+	start := int64(1767225600) * 1e9 // 2026-01-01T00:00:00Z
+	note := `"2026-01-01T00:00:00.75Z"`
+	c := &Chain{Node: "c1", Field: "Note", At: 9, Value: note, start: start,
+		Links: []Link{
+			{Step: 8, Node: "c1", Event: "recv Hb", Field: "Note", Value: note},
+			{Depth: 1, Step: 5, Node: "s1", Event: "restart", Field: "Note", Value: note,
+				Via:    "Hb field Note = " + note + ", sent by s1 at #5",
+				Origin: "set by Init at restart, which read nothing from disk: not restored; the node started (#1) with 2026-01-01T00:00:00Z", originValue: "2026-01-01T00:00:00Z"},
+		}}
+	text, _ := c.Lines()
+	got := strings.Join(text, "\n")
+	for _, want := range []string{"← from Hb field Note = " + note + ", sent by s1", "the node started (#1) with t=0s"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `"t=`) {
+		t.Fatalf("a string was shown as a time:\n%s", got)
+	}
+}

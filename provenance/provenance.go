@@ -107,6 +107,9 @@ type Link struct {
 	// Origin is why the chain stops here: an input, the initial state,
 	// the depth limit, or no field that holds the value ("": it goes on).
 	Origin string `json:"origin,omitempty"`
+	// originValue is the value Origin ends with, quoted as it is
+	// recorded ("": none), for Lines to show as it shows values.
+	originValue string
 }
 
 // Chain answers one query.
@@ -345,7 +348,7 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, als
 		out[0].Origin = "initial state"
 		return out, nil
 	case node.KindRestart:
-		out[0].Origin, err = w.restartOrigin(id, path, wr.Value, wr.Step, ev)
+		out[0].Origin, out[0].originValue, err = w.restartOrigin(id, path, wr.Value, wr.Step, ev)
 		return out, err
 	case node.KindCrash:
 		out[0].Origin = "the node crashed here (a fault of the run, not its handler's doing)"
@@ -404,7 +407,7 @@ func (w *walker) follow(id node.ID, path string, pos, depth int, via string, als
 // Init. Handlers are not traced inside, so with disk reads both sources
 // stay possible; the value the node started with tells them apart for
 // the reader.
-func (w *walker) restartOrigin(id node.ID, path, value string, step int, ev *node.Event) (string, error) {
+func (w *walker) restartOrigin(id node.ID, path, value string, step int, ev *node.Event) (origin, quoted string, err error) {
 	var keys []string
 	for _, nd := range ev.Nondet {
 		if nd.Kind == node.NondetDisk && nd.Found && !slices.Contains(keys, nd.Key) {
@@ -416,17 +419,17 @@ func (w *walker) restartOrigin(id node.ID, path, value string, step int, ev *nod
 		was, ok, err := w.opts.States.LastWrite(id, path, first)
 		switch {
 		case err != nil:
-			return "", err
+			return "", "", err
 		case !ok || was.Removed:
 			start = fmt.Sprintf("; it had no %s when the node started (#%d)", path, first)
 		case was.Value == value:
 			start = fmt.Sprintf("; the node started (#%d) with the same value", first)
 		default:
-			start = fmt.Sprintf("; the node started (#%d) with %s", first, was.Value)
+			start, quoted = fmt.Sprintf("; the node started (#%d) with %s", first, was.Value), was.Value
 		}
 	}
 	if len(keys) == 0 {
-		return "set by Init at restart, which read nothing from disk: the value a fresh handler starts with, not restored" + start, nil
+		return "set by Init at restart, which read nothing from disk: the value a fresh handler starts with, not restored" + start, quoted, nil
 	}
 	shown := keys[:min(len(keys), 4)]
 	more := ""
@@ -434,7 +437,7 @@ func (w *walker) restartOrigin(id node.ID, path, value string, step int, ev *nod
 		more = fmt.Sprintf(" and %d more", len(keys)-len(shown))
 	}
 	return fmt.Sprintf("set by Init at restart, which read disk key(s) %s%s: restored from them, or set by Init itself (handlers are not traced inside)%s",
-		strings.Join(shown, ", "), more, start), nil
+		strings.Join(shown, ", "), more, start), quoted, nil
 }
 
 // fromSender follows a message field back to the sender's state at the

@@ -3,7 +3,6 @@ package provenance
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 
@@ -32,7 +31,7 @@ func (c *Chain) Lines() (text []string, steps []int) {
 			if l.Inferred {
 				how = "inferred: equal value"
 			}
-			add(-1, in, "← from %s (%s)", c.showDates(l.Via), how)
+			add(-1, in, "← from %s (%s)", c.showQuoted(l.Via, "= ", l.Value), how)
 			if len(l.AlsoEqual) > 0 {
 				add(-1, in+1, "also equal there: %s", strings.Join(l.AlsoEqual, ", "))
 			}
@@ -58,7 +57,7 @@ func (c *Chain) Lines() (text []string, steps []int) {
 			}
 		}
 		if l.Origin != "" {
-			add(-1, in+1, "origin: %s", l.Origin)
+			add(-1, in+1, "origin: %s", c.showQuoted(l.Origin, "with ", l.originValue))
 		}
 	}
 	if k := c.Kept; k != nil {
@@ -110,13 +109,15 @@ func (c *Chain) fields(t *Trigger, value string) string {
 	return strings.Join(parts, ", ")
 }
 
-// dateText is a time.Time value as a leaf holds it (RFC 3339).
-var dateText = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)`)
-
-// showDates shows the time values in a sentence that quotes them (how a
-// link feeds the one above) as Lines shows values.
-func (c *Chain) showDates(s string) string {
-	return dateText.ReplaceAllStringFunc(s, func(d string) string { return state.ShowValue(d, c.start) })
+// showQuoted shows value, which sentence quotes after lead (how a link
+// feeds the one above: "= VALUE"), as Lines shows values. Only the
+// value is rewritten: a string that reads like a date is no time.
+func (c *Chain) showQuoted(sentence, lead, value string) string {
+	shown := state.ShowValue(value, c.start)
+	if value == "" || shown == value {
+		return sentence
+	}
+	return strings.Replace(sentence, lead+value, lead+shown, 1)
 }
 
 // Write prints the chain's lines.
