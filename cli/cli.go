@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -457,7 +458,6 @@ func (a *App) examplesNote(example string) string {
 	return example
 }
 
-// requireArgs is cobra.MinimumNArgs with an error that says what is missing.
 // exactlyOne takes exactly one WHAT: a second word is a mistake (a
 // misspelt flag, say), not something to ignore.
 func exactlyOne(what, hint string) cobra.PositionalArgs {
@@ -475,7 +475,8 @@ func exactlyOne(what, hint string) cobra.PositionalArgs {
 	}
 }
 
-// requireArgs wants at least n arguments; what names them, and a
+// requireArgs is cobra.MinimumNArgs with an error that says what is
+// missing: it wants at least n arguments; what names them, and a
 // command whose what names no PREDS takes no script among them.
 func requireArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
@@ -494,14 +495,7 @@ func requireArgs(n int, what string) cobra.PositionalArgs {
 // none: the verbs differ, and reading the script as a trace or a system
 // said only that it was not one.
 func scriptMisplaced(cmd *cobra.Command, args []string) error {
-	// A file that is a trace is one, whatever its name says.
-	i := slices.IndexFunc(args, func(a string) bool {
-		if !isScriptArg(a) {
-			return false
-		}
-		_, trace := existing(a)
-		return !trace
-	})
+	i := slices.IndexFunc(args, looksLikeScript)
 	if i < 0 {
 		return nil
 	}
@@ -511,6 +505,22 @@ func scriptMisplaced(cmd *cobra.Command, args []string) error {
 		}
 	}
 	return badInput("%s is a predicates script, which %s does not take (see %s --help)", args[i], cmd.CommandPath(), cmd.CommandPath())
+}
+
+// looksLikeScript tells whether an argument is a predicates script: a
+// bundled one, or a file named *.star holding text. A file that is a
+// trace is one whatever its name says, and what is missing, empty, a
+// directory or bytes is left for the verb to say as it is.
+func looksLikeScript(a string) bool {
+	if strings.HasPrefix(a, builtinPrefix) {
+		_, trace := existing(a)
+		return !trace
+	}
+	if !isScriptArg(a) {
+		return false
+	}
+	head, present := headOf(a, 512)
+	return present && !bytes.HasPrefix(head, lz4Magic) && !bytes.ContainsRune(head, 0)
 }
 
 // flagTypo is "did you mean --x? " when err names a flag c does not have

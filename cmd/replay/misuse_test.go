@@ -395,4 +395,20 @@ func TestATraceNamedLikeAScriptIsATrace(t *testing.T) {
 	if _, stderr, code := runApp(t, dir, []string{"verify", "preds.star"}); code != 2 || !strings.Contains(stderr, "is a predicates script") {
 		t.Errorf("verify preds.star: exit %d, %q", code, stderr)
 	}
+	// What is neither is said as it is: missing, empty, a directory, bytes.
+	if err := os.WriteFile(filepath.Join(dir, "empty.star"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bytes.star"), []byte{0, 1, 2, 0xff, 0}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "d.star"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"missing.star", "empty.star", "bytes.star", "d.star"} {
+		_, stderr, code := runApp(t, dir, []string{"verify", name})
+		if code != 2 || strings.Contains(stderr, "predicates script") || !strings.Contains(stderr, name) {
+			t.Errorf("verify %s: exit %d, %q", name, code, stderr)
+		}
+	}
 }
