@@ -395,6 +395,11 @@ func TestATraceNamedLikeAScriptIsATrace(t *testing.T) {
 	if _, stderr, code := runApp(t, dir, []string{"verify", "preds.star"}); code != 2 || !strings.Contains(stderr, "is a predicates script") {
 		t.Errorf("verify preds.star: exit %d, %q", code, stderr)
 	}
+	// Given as the script, it is said to be a trace (two traces given,
+	// the script forgotten), not a text with a NUL byte.
+	if _, stderr, code := runApp(t, dir, []string{"check", "t.lz4", "run.star"}); code != 2 || !strings.Contains(stderr, "run.star is a trace, not a predicates script") {
+		t.Errorf("check t.lz4 run.star: exit %d, %q", code, stderr)
+	}
 	// What is neither is said as it is: missing, empty, a directory, bytes.
 	if err := os.WriteFile(filepath.Join(dir, "empty.star"), nil, 0o644); err != nil {
 		t.Fatal(err)
