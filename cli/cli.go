@@ -154,6 +154,9 @@ func (a *App) run(args []string) int {
 		if err := noEmptyValues(cmd); err != nil {
 			return err
 		}
+		if err := longFlagOneDash(cmd); err != nil {
+			return err
+		}
 		if err := outputsAreNotInputs(cmd, args); err != nil {
 			return err
 		}
@@ -262,6 +265,23 @@ func noEmptyValues(cmd *cobra.Command) error {
 				}
 				err = badInput("%s '': give it a value, or leave the flag out", name)
 			}
+		}
+	})
+	return err
+}
+
+// longFlagOneDash refuses a long flag written with one dash whose first
+// letter is its own shorthand: -output=x.lz4 parses as -o utput=x.lz4,
+// which wrote a file of that name.
+func longFlagOneDash(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil || f.Shorthand == "" || f.Value.Type() != "string" || !strings.HasPrefix(f.Name, f.Shorthand) || len(f.Name) == 1 {
+			return
+		}
+		rest, v := f.Name[1:], f.Value.String()
+		if v == rest || strings.HasPrefix(v, rest+"=") {
+			err = badInput("-%s reads as -%s %s: write --%s (a long flag takes two dashes)", f.Shorthand+v, f.Shorthand, shellword.Quote(v), f.Shorthand+v)
 		}
 	})
 	return err
@@ -533,7 +553,7 @@ func flagTypo(c *cobra.Command, err error) string {
 	if !errors.As(err, &ne) || ne.GetSpecifiedName() == "" {
 		return ""
 	}
-	typed := ne.GetSpecifiedName()
+	typed, oneDash := ne.GetSpecifiedName(), false
 	if short := ne.GetSpecifiedShortnames(); short != "" {
 		if word := "-" + short; exists(word) {
 			return fmt.Sprintf("%s is a file: write %s (or put -- before it); ", word, shellword.Path(word))
@@ -546,7 +566,7 @@ func flagTypo(c *cobra.Command, err error) string {
 			// the one long flag the letter starts is what was meant.
 			return longOfLetter(c, short[:1], n)
 		}
-		typed = short
+		typed, oneDash = short, true
 	}
 	if typed == "preds" || typed == "check" {
 		// The verbs take the script three ways; say this one's.
@@ -563,18 +583,26 @@ func flagTypo(c *cobra.Command, err error) string {
 	if slices.Contains(names, typed) {
 		return "did you mean --" + typed + "? "
 	}
-	if n := nearest.Typo(names, typed); n != "" {
+	n := nearest.Typo(names, typed)
+	if oneDash && len(typed) < 5 && nearest.Distance(n, typed) > 1 {
+		// A short word after one dash is as likely a letter and its
+		// value run together (-fdot: -f dot) as a misspelt long flag.
+		return ""
+	}
+	if n != "" {
 		return "did you mean --" + n + "? "
 	}
 	return ""
 }
 
 // longOfLetter is "did you mean --jobs 2? " for -j2 when jobs is the one
-// visible flag of c that starts with letter and takes a number, or "".
+// visible one-word flag of c that starts with letter and takes a number,
+// or "".
 func longOfLetter(c *cobra.Command, letter string, value uint64) string {
 	var match []string
 	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if !f.Hidden && strings.HasPrefix(f.Name, letter) && strings.Contains(f.Value.Type(), "int") {
+		// A one-word flag: --jobs-events is no job count.
+		if !f.Hidden && strings.HasPrefix(f.Name, letter) && !strings.Contains(f.Name, "-") && strings.Contains(f.Value.Type(), "int") {
 			match = append(match, f.Name)
 		}
 	})

@@ -138,6 +138,9 @@ func TestMisuse(t *testing.T) {
 		{args: sim("paxos", "-seed", "3"), want: []string{"unknown shorthand flag", "did you mean --seed?"}},
 		{args: []string{"check", "-t.lz4", "preds.star"}, want: []string{"-t.lz4 is a file: write ./-t.lz4 (or put -- before it)"}},
 		{args: []string{"verify", "-t.lz4"}, want: []string{"write ./-t.lz4"}},
+		{args: []string{"export", "t.lz4", "-fdot"}, want: []string{"unknown shorthand flag: 'f' in -fdot (see replay export --help)"}},
+		{args: []string{"bench", "-j2"}, want: []string{"unknown shorthand flag: 'j' in -j2 (see replay bench --help)"}},
+		{args: sim("paxos", "-output=found.lz4"), want: []string{"-output=found.lz4 reads as -o utput=found.lz4: write --output=found.lz4"}},
 		{args: []string{"check", "-j2", "t.lz4", "preds.star"}, want: []string{"unknown shorthand flag", "did you mean --jobs 2?"}},
 		{args: sim("paxos", "-preds", "preds.star"), want: []string{"unknown shorthand flag", "did you mean --check?"}},
 		// the predicates script given the way another verb takes it
