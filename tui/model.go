@@ -375,8 +375,16 @@ func (m *Model) screenedCount() int {
 func (m *Model) listedCount() int { return len(m.listed) }
 
 // countsText is "N violation(s)", with the screened intervals if any.
-func (m *Model) countsText() string {
+func (m *Model) countsText() string { return m.countsBefore(-1) }
+
+// countsBefore is countsText with, when before >= 0, the count of
+// violations before a re-check beside the new one (not after the notes,
+// where it read as a count of them).
+func (m *Model) countsBefore(before int) string {
 	s := fmt.Sprintf("%d violation(s)", m.violationCount())
+	if before >= 0 {
+		s += fmt.Sprintf(" (before: %d)", before)
+	}
 	if n := m.screenedCount(); n > 0 {
 		s += fmt.Sprintf(", %d liveness interval(s) not raised (s: v stops there too)", n)
 	}

@@ -99,8 +99,12 @@ func TestRecheckOverResultsWithErrorsShowsTheNewOnes(t *testing.T) {
 	if u.row("Other failed at step") == "" {
 		t.Fatalf("the new results are not shown:\n%s", u.text())
 	}
-	if s := u.statusText(); strings.Count(s, "predicate error(s)") != 1 {
+	s := u.statusText()
+	if strings.Count(s, "predicate error(s)") != 1 {
 		t.Errorf("the status line should count the errors once:\n%s", s)
+	}
+	if !strings.Contains(s, "violation(s) (before: ") {
+		t.Errorf("the count before should stand beside the violations:\n%s", s)
 	}
 	stored := m.db.Predicates()
 	if stored == nil || len(stored.Errors) != 1 || !strings.Contains(stored.Errors[0], "Other") {

@@ -582,7 +582,7 @@ func (m *Model) Reload() {
 				m.sess.w = nil // the watches see the new script's tables too
 				m.evalWatches()
 			}
-			m.say("re-checked %s: %s (before: %d)%s", script, m.countsText(), before, firstError(res))
+			m.say("re-checked %s: %s%s", script, m.countsBefore(before), firstError(res))
 			if storeErr != nil {
 				m.fail("re-checked %s: %s; %v", script, m.countsText(), storeErr)
 			}
