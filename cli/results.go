@@ -59,6 +59,9 @@ type resultFile struct {
 	// Unmatched: the script's tables that matched no object in any of
 	// the shard's runs (a misspelt name checks nothing).
 	Unmatched []predicates.UnmatchedTable `json:"unmatched_tables,omitempty"`
+	// uncounted: an exploration's file with failures and none of --all's
+	// counts (written before they were): the merge says no counts.
+	uncounted bool
 }
 
 // huntID names a hunt: shards whose IDs differ are not slices of one
@@ -316,15 +319,15 @@ func readResults(path, prog string) (*resultFile, error) {
 	if rf.Runs < len(failed) {
 		return nil, badInput("%s: %d runs, %d of them failing: not a file a hunt wrote as it is (edited?)", path, rf.Runs, len(failed))
 	}
+	if err := checkCounts(path, &rf); err != nil {
+		return nil, err
+	}
 	if err := checkRuns(path, &rf); err != nil {
 		return nil, err
 	}
 	for _, f := range rf.Failures {
 		if !slices.Contains(failureKinds, f.Kind) {
 			return nil, badInput("%s: a failure of kind %q: a hunt writes %s", path, f.Kind, strings.Join(failureKinds, ", "))
-		}
-		if f.Runs < 0 || f.Runs > rf.Runs {
-			return nil, badInput("%s: %s was found by %d runs of the shard's %d: not a file a hunt wrote as it is (edited?)", path, f.name(), f.Runs, rf.Runs)
 		}
 		// The merged report prints these for its reader to run.
 		reproduce, err := asReplayCommand(f.Reproduce, prog)
@@ -374,6 +377,34 @@ func readResults(path, prog string) (*resultFile, error) {
 		}
 	}
 	return &rf, nil
+}
+
+// checkCounts refuses --all's counts a hunt cannot have written: a seed
+// hunt writes none; an exploration's failed runs include every run its
+// failures name, and each finding was found by one to that many runs. A
+// file with failures and no counts at all was written before them.
+func checkCounts(path string, rf *resultFile) error {
+	counted := rf.FailedRuns != 0 || slices.ContainsFunc(rf.Failures, func(f huntFailure) bool { return f.Runs != 0 })
+	switch {
+	case !counted:
+		rf.uncounted = rf.Hunt.Kind == "explore" && len(rf.Failures) > 0
+		return nil
+	case rf.Hunt.Kind != "explore":
+		return badInput("%s: failed runs counted, which a seed hunt writes no count of: not a file a hunt wrote as it is (edited?)", path)
+	}
+	runs := map[huntRun]bool{}
+	for _, f := range rf.Failures {
+		runs[f.run()] = true
+	}
+	if rf.FailedRuns < len(runs) {
+		return badInput("%s: %d failed runs counts without some of the %d runs its failures name: not a file a hunt wrote as it is (edited?)", path, rf.FailedRuns, len(runs))
+	}
+	for _, f := range rf.Failures {
+		if f.Runs < 1 || f.Runs > rf.FailedRuns {
+			return badInput("%s: %s was found by %d runs, of the shard's %d failed ones: not a file a hunt wrote as it is (edited?)", path, f.name(), f.Runs, rf.FailedRuns)
+		}
+	}
+	return nil
 }
 
 // checkRuns refuses a result file whose runs a hunt cannot have made:
@@ -715,6 +746,13 @@ func (a *App) mergeResults(paths []string, asJSON, partial bool) error {
 		m.unmatched.Merge(rf.Unmatched, rf.Runs)
 	}
 	m.Unmatched = m.unmatched.Tables()
+	if slices.ContainsFunc(files, func(rf *resultFile) bool { return rf.uncounted }) {
+		// A shard without counts: a sum would be too low.
+		m.FailedRuns = 0
+		for i := range m.Failures {
+			m.Failures[i].Runs = 0
+		}
+	}
 	slices.Sort(m.Merged)
 	slices.Sort(m.Partial)
 	for i := range m.Shards {
@@ -993,7 +1031,7 @@ func writeMerged(w io.Writer, m *mergedResults) {
 		fmt.Fprintf(w, "missing: shard(s) %s: their runs were not made\n", intList(m.Missing))
 	}
 	if len(m.Partial) > 0 {
-		fmt.Fprintf(w, "incomplete: shard(s) %s stopped before the end of their slice (at a first failure without --all, a time limit or an interrupt)\n", intList(m.Partial))
+		fmt.Fprintf(w, "incomplete: shard(s) %s stopped before the end of their slice (at a first failure without --all, a predicate error, a divergence, a time limit or an interrupt)\n", intList(m.Partial))
 	}
 	var warn strings.Builder
 	m.unmatched.WriteText(&warn, "run")

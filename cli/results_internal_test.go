@@ -155,6 +155,12 @@ func TestResultFilesWithRunsNoShardMakes(t *testing.T) {
 		{"more runs than the slice", explore(), func(rf *resultFile) { rf.Runs = 6 }, "holds 5"},
 		{"complete with no runs", sim(), func(rf *resultFile) { rf.Runs, rf.Failures, rf.Exit = 0, nil, ExitOK }, "complete with 0 runs"},
 		{"a negative step", sim(), func(rf *resultFile) { rf.Failures[0].Step = -3 }, "at step -3"},
+		// --all's counts, written by explorations only and consistent.
+		{"a seed hunt's failed runs", sim(), func(rf *resultFile) { rf.FailedRuns = 1 }, "a seed hunt writes no"},
+		{"a seed hunt's runs per failure", sim(), func(rf *resultFile) { rf.Failures[0].Runs = 1 }, "a seed hunt writes no"},
+		{"fewer failed runs than failing", counted(explore(), 1), func(rf *resultFile) { rf.FailedRuns = 0 }, "counts without"},
+		{"a finding found by no run", counted(explore(), 1), func(rf *resultFile) { rf.Failures[0].Runs = 0 }, "found by 0 runs"},
+		{"a finding found by more runs than failed", counted(explore(), 2), func(rf *resultFile) { rf.Failures[0].Runs = 3 }, "found by 3 runs"},
 	} {
 		c.edit(c.rf)
 		if err := read(c.rf); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -249,6 +255,16 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 }
 
 // readBack writes rf as a shard would and reads it as merge does.
+// counted gives an exploration's file --all's counts: failed runs that
+// failed, each finding found by one.
+func counted(rf *resultFile, failed int) *resultFile {
+	rf.FailedRuns = failed
+	for i := range rf.Failures {
+		rf.Failures[i].Runs = 1
+	}
+	return rf
+}
+
 func readBack(t *testing.T, dir string, rf *resultFile) error {
 	t.Helper()
 	p := filepath.Join(dir, "r.json")
@@ -454,5 +470,33 @@ func TestHuntIdentityTakesOneScriptByAnyPath(t *testing.T) {
 	b.From = "fp2"
 	if d := huntDiff(a, b); !strings.Contains(d, "recorded run") {
 		t.Errorf("two recordings: %q", d)
+	}
+}
+
+// A shard written before --all's counts merges with one written after
+// them, without counts: summed, they would read as fewer failed runs.
+func TestMergeWithAShardWithoutCountsSaysNone(t *testing.T) {
+	t.Chdir(t.TempDir())
+	n := func(v int) *int { return &v }
+	shard := func(i, run int) *resultFile {
+		return &resultFile{Format: resultsFormat, Version: resultsVersion,
+			Hunt:  huntID{Kind: "explore", System: "paxos", Command: "replay explore paxos --budget 10 --all"},
+			Shard: shardSpec{Index: i, Count: 2}, Runs: 5, Complete: true, Stopped: "budget", Exit: ExitViolations,
+			Failures: []huntFailure{{Run: n(run), Kind: "violation", Step: 7, Predicate: "Agreement", Witness: "n2", Key: "Agreement n2",
+				Reproduce: "replay explore paxos --budget 10 --all", Debug: "replay debug x.lz4"}}}
+	}
+	if err := writeResults("r0.json", counted(shard(0, 2), 3)); err != nil {
+		t.Fatal(err)
+	}
+	run, out, errb := guardedApp()
+	if code := run("results", "merge", "--partial", "r0.json"); code != ExitViolations || !strings.Contains(out.String(), "5 runs (3 failed)") {
+		t.Fatalf("one counted shard: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if err := writeResults("r1.json", shard(1, 3)); err != nil {
+		t.Fatal(err)
+	}
+	code := run("results", "merge", "r0.json", "r1.json")
+	if code != ExitViolations || strings.Contains(out.String(), "failed)") || strings.Contains(out.String(), "runs that found it") {
+		t.Fatalf("a counted and an uncounted shard: exit %d\n%s%s", code, out.String(), errb.String())
 	}
 }
