@@ -379,7 +379,7 @@ func (a *App) runExplore(name string, f exploreFlags) error {
 		// pct and delay-rtc found nothing on a new user's failure
 		// detector, whose bug needs a slow reply: no strategy here makes
 		// one (docs/exploration.md, Limits), and the summary said nothing.
-		fmt.Fprintf(a.Stderr, "%s explore: note: explored runs deliver each message at the earliest moment its latency window allows, so a bug that needs a slow message (a timeout firing before a reply) is out of their reach; a seed hunt (sim --seeds FROM-TO --check) draws latencies\n", a.name())
+		fmt.Fprintf(a.Stderr, "%s explore: note: explored runs deliver each message at the earliest moment its latency window allows, so a bug that needs a slow message (a timeout firing before a reply) is out of their reach, and every run draws the same workload from --seed (another --seed explores another); a seed hunt (sim --seeds FROM-TO --check) draws latencies and workload per seed\n", a.name())
 	}
 	code := 0
 	switch {

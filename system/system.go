@@ -114,7 +114,9 @@ type Controller interface {
 	Config() Config
 	// Now is the virtual time since the start of the run.
 	Now() time.Duration
-	// Rand is the scenario's generator, derived from the run's seed.
+	// Rand is the scenario's generator, derived from the run's seed
+	// (--seed): in an exploration every run draws from the same one, so
+	// the runs share a workload and differ in their schedules.
 	Rand() *rand.Rand
 	// At runs fn at virtual time t (now if t is in the past).
 	At(t time.Duration, fn func())
