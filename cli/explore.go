@@ -669,7 +669,7 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 		}
 		switch {
 		case fd.Panic != nil:
-			fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(strings.TrimSpace(fd.Panic.Stack), "\n", "\n  "))
+			writeStack(w, fd.Panic.Stack)
 			if ff.failed != "" {
 				fmt.Fprintln(w, wrote(ff.trace, ff.failed))
 				break

@@ -350,9 +350,7 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		switch {
 		case panicked != nil:
 			fmt.Fprintf(a.Stdout, "seed %d: a handler panicked (%d of %s tried): %s\n", seed, tried, slice, fail.Headline)
-			if panicked.Stack != "" {
-				fmt.Fprintf(a.Stdout, "  %s\n", strings.ReplaceAll(strings.TrimSpace(panicked.Stack), "\n", "\n  "))
-			}
+			writeStack(a.Stdout, panicked.Stack)
 			fmt.Fprintln(a.Stdout)
 		case stalled != nil:
 			fmt.Fprintf(a.Stdout, "seed %d: a handler did not return (%d of %s tried): %s\n\n", seed, tried, slice, fail.Headline)

@@ -71,6 +71,11 @@ safety("Ticks", lambda: forall(F, lambda f: f.Ticks >= 0))
 	if code != cli.ExitViolations || !strings.Contains(out, "hunt_panic_test.go:") {
 		t.Fatalf("hunt without --all: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
+	// One run prints the stack too, as the user guide says.
+	code, out, errs = run("sim", "faulty", "--seed", "1", "-o", filepath.Join(dir, "one.lz4"))
+	if code == cli.ExitOK || !strings.Contains(out, "goroutine ") || !strings.Contains(out, "hunt_panic_test.go:") {
+		t.Fatalf("one run: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
 }
 
 // Stuck's n2 blocks in its third timer until release closes.

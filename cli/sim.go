@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -471,6 +472,9 @@ func (a *App) runSim(cmd *cobra.Command, name string, f simFlags) error {
 	}
 	if runErr != nil {
 		fmt.Fprintf(w, "the run stopped on an error; the trace holds every event up to it\n")
+		if pe := (*node.PanicError)(nil); errors.As(runErr, &pe) {
+			writeStack(w, pe.Stack)
+		}
 		if f.schedule != "" {
 			runErr = fmt.Errorf("%w%s", runErr, shrunkScheduleHint(runErr, f.schedule, f.prog()))
 		}
@@ -527,4 +531,12 @@ func sortInterrupt(err error) (runErr, stuck error) {
 		return nil, nil
 	}
 	return err, nil
+}
+
+// writeStack writes a panicked handler's stack, indented under the line
+// that reported it (nothing when none was kept).
+func writeStack(w io.Writer, stack string) {
+	if stack = strings.TrimSpace(stack); stack != "" {
+		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(stack, "\n", "\n  "))
+	}
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,11 +63,13 @@ func (e *PanicError) Error() string {
 }
 
 // Where is the function and line that panicked, from Stack: the first
-// frame below the panic outside the Go runtime ("" if Stack does not
-// show one), e.g. "main.(*Node).Timer (node.go:42)".
+// frame below the panic outside the Go runtime and this package ("" if
+// Stack does not show one), e.g. "main.(*Node).Timer (node.go:42)". A
+// panic of this package (a lock taken twice) is placed at its caller,
+// the handler's line; only when no such frame is there is it its own.
 func (e *PanicError) Where() string {
 	lines := strings.Split(e.Stack, "\n")
-	below := false
+	below, own := false, ""
 	for i := 0; i+1 < len(lines); i++ {
 		fn := lines[i]
 		if strings.HasPrefix(fn, "\t") || fn == "" {
@@ -86,10 +89,25 @@ func (e *PanicError) Where() string {
 		if sp := strings.IndexByte(file, ' '); sp > 0 {
 			file = file[:sp] // the +0x offset
 		}
-		return fmt.Sprintf("%s (%s)", fn, filepath.Base(file))
+		at := fmt.Sprintf("%s (%s)", fn, filepath.Base(file))
+		if strings.HasPrefix(fn, "created by ") {
+			break // the frames are over
+		}
+		path := file
+		if c := strings.LastIndexByte(file, ':'); c > 0 {
+			path = file[:c] // the line
+		}
+		if strings.HasPrefix(fn, thisPackage) && !strings.HasSuffix(path, "_test.go") {
+			own = cmp.Or(own, at)
+			continue
+		}
+		return at
 	}
-	return ""
+	return own
 }
+
+// thisPackage prefixes the functions of this package in a stack.
+const thisPackage = "github.com/replaycheck/replaycheck/node."
 
 // PendingTimer is a timer set and neither fired nor cancelled.
 type PendingTimer struct {

@@ -259,6 +259,26 @@ func TestTaskPanicReported(t *testing.T) {
 	}
 }
 
+// A task that misuses a lock panics inside this package; the panic is
+// placed at the task's call, not at Mutex.Lock (a new user's relock was
+// reported "at node.(*Mutex).Lock (tasksync.go:42)").
+func TestTaskMisusePanicNamesTheCaller(t *testing.T) {
+	d := newMini(t, 0, func(env Env, h *taskNode) {
+		Go(env, "twice", func(t *Task) {
+			h.Mu.Lock(t)
+			h.Mu.Lock(t)
+		})
+	})
+	err := d.run()
+	var pe *PanicError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "which it already holds") {
+		t.Fatalf("got %v", err)
+	}
+	if w := pe.Where(); !strings.Contains(w, "task_test.go:") {
+		t.Fatalf("where %q, want the task's line", w)
+	}
+}
+
 func TestCrashEndsTasks(t *testing.T) {
 	// Counted by the tasks themselves, not by runtime.NumGoroutine, which
 	// other tests' goroutines winding down make flaky.
