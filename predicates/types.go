@@ -136,8 +136,12 @@ func (c *Checker) checkTableTypes() error {
 		}
 		if !found && !st.open {
 			names := slices.Sorted(maps.Keys(st.named))
-			return fmt.Errorf("%s: table(%q): no type of that name is in any node state of %s (types there: %s)",
-				t.pos, t.name, c.r.System().Name, strings.Join(names, ", "))
+			hint := ""
+			if n := nearest.Typo(names, t.name); n != "" {
+				hint = fmt.Sprintf(": did you mean %q?", n)
+			}
+			return fmt.Errorf("%s: table(%q): no type of that name is in any node state of %s%s (types there: %s)",
+				t.pos, t.name, c.r.System().Name, hint, strings.Join(names, ", "))
 		}
 		if !found {
 			// An interface field may hold it: the run will tell
