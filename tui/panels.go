@@ -702,23 +702,29 @@ func (m *Model) revealChange(rows []treeRow, body int) int {
 	if m.focus == PanelState {
 		return -1
 	}
-	first, inView := -1, false
+	first, field := -1, -1
 	for i, r := range rows {
 		// An open subtree's header is marked when a leaf under it
 		// changed; the leaf is what must be seen.
 		if !r.changed || !(r.leaf || m.collapsed[r.key]) {
 			continue
 		}
-		if i >= m.stateTop && i < m.stateTop+body {
-			inView = true
-		}
 		if first < 0 {
 			first = i
+		}
+		if field < 0 && !strings.HasPrefix(r.key, "@") {
+			field = i
 		}
 	}
 	if first < 0 {
 		return -1
 	}
+	if field >= 0 {
+		// A field of the node before the runtime's rows (@status,
+		// @tasks): what the step did to the node is what h should show.
+		first = field
+	}
+	inView := first >= m.stateTop && first < m.stateTop+body
 	if inView {
 		// In view already: the selection moves to it only from the
 		// panel's first row, where nobody chose to put it (Tab then h

@@ -48,3 +48,49 @@ func TestTasksInStatePanelAndFlow(t *testing.T) {
 		t.Errorf("no message-flow row marks a task resume with K:\n%s", text)
 	}
 }
+
+// When a step changed a task's bookkeeping (@tasks) and a field of the
+// node, the State panel selects the field: Tab then h showed the history
+// of a task's status, not of what the step did to the node (a new
+// user's lost update).
+func TestRevealedChangePrefersTheNodesFields(t *testing.T) {
+	reg := system.NewRegistry(lockserver.System)
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Bug = 1, "deadlock"
+	cfg = cfg.WithDefaults(lockserver.System)
+	trace := simtest.Record(t, lockserver.System, cfg, filepath.Join(t.TempDir(), "ls.lz4"))
+	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tried := 0
+	for step := 0; step < m.db.Len() && tried < 20; step++ {
+		if err := m.Seek(step); err != nil {
+			t.Fatal(err)
+		}
+		m.stateSel, m.stateTop = "", 0
+		m.State(100, 400) // selects a changed row
+		var meta, field bool
+		for _, r := range m.stateRows() {
+			if r.changed && r.leaf {
+				meta = meta || strings.HasPrefix(r.key, "@")
+				field = field || !strings.HasPrefix(r.key, "@")
+			}
+		}
+		if !meta || !field {
+			continue
+		}
+		tried++
+		if strings.HasPrefix(m.stateSel, "@") {
+			t.Fatalf("#%d %s: selected %q, a task's row, where a field of the node changed too", step, m.Node(), m.stateSel)
+		}
+	}
+	if tried == 0 {
+		t.Fatal("no step changed both a task's row and a field: the test checks nothing")
+	}
+}
