@@ -72,3 +72,22 @@ func TestLinesShowOnlyTimesAsTimes(t *testing.T) {
 		t.Fatalf("a string was shown as a time:\n%s", got)
 	}
 }
+
+// A value the sender forwarded without keeping it (the link holds no
+// value of its own) reads as a time too, in how it feeds the line above
+// and in the origin that says the sender computed it.
+func TestLinesShowForwardedTimes(t *testing.T) {
+	start := int64(1767225600) * 1e9 // 2026-01-01T00:00:00Z
+	date := "2026-01-01T00:00:02.1Z"
+	c := &Chain{Node: "c1", Field: "Deadline", At: 9, Value: date, start: start,
+		Links: []Link{
+			{Step: 8, Node: "c1", Event: "recv Lease", Field: "Deadline", Value: date},
+			{Depth: 1, Step: 5, Node: "s1", Event: "recv Tick", Via: "Lease field Deadline = " + date + ", sent by s1 at #5",
+				Origin: "computed by the sender: no field of s1 at #5, nor of what it received there, equals " + date, originValue: date},
+		}}
+	text, _ := c.Lines()
+	got := strings.Join(text, "\n")
+	if strings.Contains(got, "2026-01-01") {
+		t.Fatalf("a date is left:\n%s", got)
+	}
+}

@@ -107,8 +107,8 @@ type Link struct {
 	// Origin is why the chain stops here: an input, the initial state,
 	// the depth limit, or no field that holds the value ("": it goes on).
 	Origin string `json:"origin,omitempty"`
-	// originValue is the value Origin ends with, quoted as it is
-	// recorded ("": none), for Lines to show as it shows values.
+	// originValue is the value Origin ends with, as it is recorded ("":
+	// none), for Lines to show as it shows values.
 	originValue string
 }
 
@@ -518,6 +518,7 @@ func (w *walker) fromSender(t *Trigger, msgField, value string, depth int, ownGu
 		return w.follow(t.From, p, t.SendStep, depth, via, also, true, ownGuess)
 	}
 	link.Origin = fmt.Sprintf("computed by the sender: no field of %s at #%d, nor of what it received there, equals %s", t.From, t.SendStep, value)
+	link.originValue = value
 	return []Link{link}, nil
 }
 

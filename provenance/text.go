@@ -31,7 +31,7 @@ func (c *Chain) Lines() (text []string, steps []int) {
 			if l.Inferred {
 				how = "inferred: equal value"
 			}
-			add(-1, in, "← from %s (%s)", c.showQuoted(l.Via, "= ", l.Value), how)
+			add(-1, in, "← from %s (%s)", c.showVia(l.Via), how)
 			if len(l.AlsoEqual) > 0 {
 				add(-1, in+1, "also equal there: %s", strings.Join(l.AlsoEqual, ", "))
 			}
@@ -57,7 +57,7 @@ func (c *Chain) Lines() (text []string, steps []int) {
 			}
 		}
 		if l.Origin != "" {
-			add(-1, in+1, "origin: %s", c.showQuoted(l.Origin, "with ", l.originValue))
+			add(-1, in+1, "origin: %s", c.showEnd(l.Origin, l.originValue))
 		}
 	}
 	if k := c.Kept; k != nil {
@@ -109,15 +109,24 @@ func (c *Chain) fields(t *Trigger, value string) string {
 	return strings.Join(parts, ", ")
 }
 
-// showQuoted shows value, which sentence quotes after lead (how a link
-// feeds the one above: "= VALUE"), as Lines shows values. Only the
-// value is rewritten: a string that reads like a date is no time.
-func (c *Chain) showQuoted(sentence, lead, value string) string {
-	shown := state.ShowValue(value, c.start)
-	if value == "" || shown == value {
+// showVia shows the value a link's Via quotes ("T field F = VALUE,
+// sent by N at #S...") as Lines shows values. Only that value is
+// rewritten: a string that reads like a date is no time.
+func (c *Chain) showVia(via string) string {
+	i, j := strings.Index(via, " = "), strings.LastIndex(via, ", sent by ")
+	if i < 0 || j < i+len(" = ") {
+		return via // an own field's, which quotes no value
+	}
+	return via[:i+len(" = ")] + state.ShowValue(via[i+len(" = "):j], c.start) + via[j:]
+}
+
+// showEnd shows value, which sentence ends with (an origin's "... with
+// VALUE"), as Lines shows values.
+func (c *Chain) showEnd(sentence, value string) string {
+	if value == "" || !strings.HasSuffix(sentence, value) {
 		return sentence
 	}
-	return strings.Replace(sentence, lead+value, lead+shown, 1)
+	return strings.TrimSuffix(sentence, value) + state.ShowValue(value, c.start)
 }
 
 // Write prints the chain's lines.
