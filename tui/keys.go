@@ -329,11 +329,11 @@ func (m *Model) panelKey(key tcell.Key) {
 		switch {
 		case move != 0 && len(rows) > 0:
 			i = min(max(0, i+move), len(rows)-1)
-			m.stateSel = rows[i].key
+			m.stateSel, m.stateAuto = rows[i].key, false
 		case key == tcell.KeyHome && len(rows) > 0:
-			m.stateSel = rows[0].key
+			m.stateSel, m.stateAuto = rows[0].key, false
 		case key == tcell.KeyEnd && len(rows) > 0:
-			m.stateSel = rows[len(rows)-1].key
+			m.stateSel, m.stateAuto = rows[len(rows)-1].key, false
 		case key == tcell.KeyEnter && len(rows) > 0 && !rows[i].leaf:
 			m.collapsed[rows[i].key] = !m.collapsed[rows[i].key]
 		}
@@ -389,7 +389,7 @@ func (m *Model) FindField(text string) {
 					delete(m.collapsed, k)
 				}
 			}
-			m.stateSel = l.Path
+			m.stateSel, m.stateAuto = l.Path, false
 			m.focus = PanelState
 			m.say("%s = %s", l.Path, m.showValue(l.Value))
 			return

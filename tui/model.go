@@ -113,6 +113,9 @@ type Model struct {
 	gridCols []string
 
 	stateSel  string // selected row of the state tree (its key)
+	// stateAuto: stateSel is the panel's own choice (a step's change),
+	// which the next step's change replaces; a row the user picks stays.
+	stateAuto bool
 	stateTop  int
 	collapsed map[string]bool
 	// stateShown is the node and step the State panel last drew: when

@@ -730,13 +730,13 @@ func (m *Model) revealChange(rows []treeRow, body int) int {
 		// panel's first row, where nobody chose to put it (Tab then h
 		// showed the history of @status, not of the field marked
 		// changed).
-		if len(rows) > 0 && (m.stateSel == "" || m.stateSel == rows[0].key) {
-			m.stateSel = rows[first].key
+		if len(rows) > 0 && (m.stateSel == "" || m.stateSel == rows[0].key || m.stateAuto) {
+			m.stateSel, m.stateAuto = rows[first].key, true
 			return first
 		}
 		return -1
 	}
-	m.stateSel = rows[first].key
+	m.stateSel, m.stateAuto = rows[first].key, true
 	m.stateTop = max(0, first-body/3)
 	return first
 }
