@@ -272,17 +272,30 @@ func noEmptyValues(cmd *cobra.Command) error {
 
 // longFlagOneDash refuses a long flag written with one dash whose first
 // letter is its own shorthand: -output=x.lz4 parses as -o utput=x.lz4,
-// which wrote a file of that name.
+// which wrote a file of that name. The word read as the flag's value is
+// taken for its long name when it starts with the whole name, or its part
+// before any "=" is the name cut short (-out) or misspelt (-outptu=).
 func longFlagOneDash(cmd *cobra.Command) error {
 	var err error
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if err != nil || f.Shorthand == "" || f.Value.Type() != "string" || !strings.HasPrefix(f.Name, f.Shorthand) || len(f.Name) == 1 {
 			return
 		}
-		rest, v := f.Name[1:], f.Value.String()
-		if v == rest || strings.HasPrefix(v, rest+"=") {
-			err = badInput("-%s reads as -%s %s: write --%s (a long flag takes two dashes)", f.Shorthand+v, f.Shorthand, shellword.Quote(v), f.Shorthand+v)
+		v := f.Value.String()
+		word := f.Shorthand + v // what followed the dash
+		name, value, hasValue := strings.Cut(word, "=")
+		switch {
+		case strings.HasPrefix(word, f.Name):
+		case len(name) >= 3 && strings.HasPrefix(f.Name, name):
+		case hasValue && len(name) >= 4 && nearest.Distance(name, f.Name) <= 2:
+		default:
+			return
 		}
+		want := "--" + f.Name + " VALUE"
+		if hasValue {
+			want = shellword.Quote("--" + f.Name + "=" + value)
+		}
+		err = badInput("-%s reads as -%s %s: write %s (a long flag takes two dashes)", word, f.Shorthand, shellword.Quote(v), want)
 	})
 	return err
 }
@@ -482,6 +495,9 @@ func (a *App) examplesNote(example string) string {
 // misspelt flag, say), not something to ignore.
 func exactlyOne(what, hint string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
+		if err := longFlagOneDash(cmd); err != nil {
+			return err // its value's word left another as an argument
+		}
 		switch {
 		case len(args) == 0:
 			return badInput("missing %s (%ssee %s --help)", what, hint, cmd.CommandPath())
@@ -500,6 +516,9 @@ func exactlyOne(what, hint string) cobra.PositionalArgs {
 // command whose what names no PREDS takes no script among them.
 func requireArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
+		if err := longFlagOneDash(cmd); err != nil {
+			return err
+		}
 		if len(args) < n {
 			return badInput("missing %s (see %s --help)", what, cmd.CommandPath())
 		}

@@ -141,6 +141,11 @@ func TestMisuse(t *testing.T) {
 		{args: []string{"export", "t.lz4", "-fdot"}, want: []string{"unknown shorthand flag: 'f' in -fdot (see replay export --help)"}},
 		{args: []string{"bench", "-j2"}, want: []string{"unknown shorthand flag: 'j' in -j2 (see replay bench --help)"}},
 		{args: sim("paxos", "-output=found.lz4"), want: []string{"-output=found.lz4 reads as -o utput=found.lz4: write --output=found.lz4"}},
+		{args: sim("paxos", "-out=found.lz4"), want: []string{"-out=found.lz4 reads as -o ut=found.lz4: write --output=found.lz4"}},
+		{args: sim("paxos", "-outptu=found.lz4"), want: []string{"write --output=found.lz4"}},
+		{args: sim("paxos", "-outputs.lz4"), want: []string{"-outputs.lz4 reads as -o utputs.lz4: write --output VALUE"}},
+		{args: sim("paxos", "-output", "found.lz4"), want: []string{"-output reads as -o utput: write --output VALUE"}},
+		{args: []string{"explore", "paxos", "--check", "preds.star", "-output", "found.lz4"}, want: []string{"-output reads as -o utput"}},
 		{args: []string{"check", "-j2", "t.lz4", "preds.star"}, want: []string{"unknown shorthand flag", "did you mean --jobs 2?"}},
 		{args: sim("paxos", "-preds", "preds.star"), want: []string{"unknown shorthand flag", "did you mean --check?"}},
 		// the predicates script given the way another verb takes it
