@@ -137,7 +137,7 @@ func (c *Checker) checkTableTypes() error {
 		if !found && !st.open {
 			names := slices.Sorted(maps.Keys(st.named))
 			hint := ""
-			if n := nearest.Typo(names, t.name); n != "" {
+			if n := nearestType(names, t.name); n != "" {
 				hint = fmt.Sprintf(": did you mean %q?", n)
 			}
 			return fmt.Errorf("%s: table(%q): no type of that name is in any node state of %s%s (types there: %s)",
@@ -309,4 +309,27 @@ func (u *UnmatchedAcross) WriteText(w io.Writer, what string) {
 	for _, t := range u.tables {
 		fmt.Fprintf(w, "warning: %s: %s\n", in, t)
 	}
+}
+
+// nearestType is the type name in names a table's misspelt name most
+// likely meant, or "": a name without its package ("Node") is matched
+// against the names' last parts, so that it finds "kv.Node" rather than
+// a short name a few letters away ("node.Mutex").
+func nearestType(names []string, want string) string {
+	if strings.Contains(want, ".") {
+		return nearest.Typo(names, want)
+	}
+	byLast := map[string][]string{}
+	var lasts []string
+	for _, n := range names {
+		last := n[strings.LastIndexByte(n, '.')+1:]
+		if len(byLast[last]) == 0 {
+			lasts = append(lasts, last)
+		}
+		byLast[last] = append(byLast[last], n)
+	}
+	if got := byLast[nearest.Typo(lasts, want)]; len(got) == 1 {
+		return got[0]
+	}
+	return ""
 }
