@@ -525,6 +525,12 @@ func requireArgs(n int, what string) cobra.PositionalArgs {
 		if !strings.Contains(what, "PREDS") {
 			return scriptMisplaced(cmd, args)
 		}
+		// The script is the last argument: one before it too is a second
+		// script (splitScript says it of a script given before a trace).
+		last := len(args) - 1
+		if i := slices.IndexFunc(args[:last], looksLikeScript); i >= 0 && looksLikeScript(args[last]) {
+			return badInput("%s is a predicates script: %s takes one, as the last argument, after the traces", args[i], cmd.CommandPath())
+		}
 		return nil
 	}
 }

@@ -396,6 +396,10 @@ func checkCounts(path string, rf *resultFile) error {
 	for _, f := range rf.Failures {
 		runs[f.run()] = true
 	}
+	if rf.FailedRuns > 0 && len(rf.Failures) == 0 {
+		// Every failed run finds something, if only the first's again.
+		return badInput("%s: %d failed runs and no failure: not a file a hunt wrote as it is (edited?)", path, rf.FailedRuns)
+	}
 	if rf.FailedRuns < len(runs) {
 		return badInput("%s: %d failed runs counts without some of the %d runs its failures name: not a file a hunt wrote as it is (edited?)", path, rf.FailedRuns, len(runs))
 	}

@@ -159,6 +159,7 @@ func TestResultFilesWithRunsNoShardMakes(t *testing.T) {
 		{"a seed hunt's failed runs", sim(), func(rf *resultFile) { rf.FailedRuns = 1 }, "a seed hunt writes no"},
 		{"a seed hunt's runs per failure", sim(), func(rf *resultFile) { rf.Failures[0].Runs = 1 }, "a seed hunt writes no"},
 		{"fewer failed runs than failing", counted(explore(), 1), func(rf *resultFile) { rf.FailedRuns = 0 }, "counts without"},
+		{"failed runs and no failure", counted(explore(), 1), func(rf *resultFile) { rf.Failures, rf.Exit = nil, ExitOK }, "and no failure"},
 		{"a finding found by no run", counted(explore(), 1), func(rf *resultFile) { rf.Failures[0].Runs = 0 }, "found by 0 runs"},
 		{"a finding found by more runs than failed", counted(explore(), 2), func(rf *resultFile) { rf.Failures[0].Runs = 3 }, "found by 3 runs"},
 	} {

@@ -155,6 +155,7 @@ func TestMisuse(t *testing.T) {
 		{args: []string{"debug", "t.lz4", "preds.star"}, want: []string{"preds.star is a predicates script: replay debug takes it with --preds preds.star"}},
 		{args: []string{"explore", "paxos", "preds.star"}, want: []string{"preds.star is a predicates script: replay explore takes it with --check preds.star"}},
 		{args: []string{"verify", "t.lz4", "builtin:paxos"}, want: []string{"builtin:paxos is a predicates script, which replay verify does not take"}},
+		{args: []string{"check", "t.lz4", "preds.star", "builtin:paxos"}, want: []string{"preds.star is a predicates script: replay check takes one, as the last argument, after the traces"}},
 		{args: []string{"check", "t.lz4", "preds"}, want: []string{`the last argument "preds" is not a predicates script`, "did you mean preds.star?"}},
 		// an output named like an input (or the other output) would replace it
 		{args: []string{"shrink", "t.lz4", "preds.star", "-o", "preds.star"}, want: []string{"-o preds.star is also an input of the command (argument 2 preds.star)"}},
