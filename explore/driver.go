@@ -206,7 +206,11 @@ func ViolationKey(predicate, witness string) string { return predicate + " " + w
 func (f *Finding) Headline() string {
 	switch {
 	case f.Panic != nil:
-		return fmt.Sprintf("node %s panicked in a %s handler: %v", f.Panic.Node, f.Panic.Kind, f.Panic.Value)
+		where := ""
+		if w := f.Panic.Where(); w != "" {
+			where = " at " + w
+		}
+		return fmt.Sprintf("node %s panicked in a %s handler%s: %v", f.Panic.Node, f.Panic.Kind, where, f.Panic.Value)
 	case f.Stall != nil:
 		return fmt.Sprintf("node %s's handler did not return from its %s event within %v", f.Stall.Node, f.Stall.Kind, f.Stall.After)
 	case f.Violation != nil:

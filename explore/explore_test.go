@@ -233,6 +233,10 @@ func TestPanicIsAFinding(t *testing.T) {
 		t.Fatalf("found %d in %d runs, want a panic", len(sum.Found), sum.Runs)
 	}
 	f := sum.Found[0]
+	// The headline says where, as sim's does: the handler's line.
+	if h := f.Headline(); !strings.Contains(h, " at ") || !strings.Contains(h, "_test.go:") {
+		t.Errorf("headline %q does not say where the handler panicked", h)
+	}
 	last := f.Schedule.Events[len(f.Schedule.Events)-1]
 	if last.Kind != node.KindRecv || last.Node != f.Panic.Node || len(f.Schedule.Events) != f.Steps+1 {
 		t.Fatalf("schedule ends with %v at %s (%d events, trace %d); the panic was at %s", last.Pending, last.Node, len(f.Schedule.Events), f.Steps, f.Panic.Node)
