@@ -112,7 +112,7 @@ type Model struct {
 	grid     bool
 	gridCols []string
 
-	stateSel  string // selected row of the state tree (its key)
+	stateSel string // selected row of the state tree (its key)
 	// stateAuto: stateSel is the panel's own choice (a step's change),
 	// which the next step's change replaces; a row the user picks stays.
 	stateAuto bool

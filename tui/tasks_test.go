@@ -14,10 +14,10 @@ import (
 	"github.com/replaycheck/replaycheck/system"
 )
 
-// TestTasksInStatePanelAndFlow: on a task-heavy trace (the lock service
-// deadlocked), the State panel lists each live task of the node and what
-// it waits for, and the flow marks task resumes K with what woke them.
-func TestTasksInStatePanelAndFlow(t *testing.T) {
+// openDeadlock opens the lock service's deadlocked run (seed 1) at step
+// at, indexed.
+func openDeadlock(t *testing.T, at int) *Model {
+	t.Helper()
 	reg := system.NewRegistry(lockserver.System)
 	cfg := sim.DefaultConfig()
 	cfg.Seed, cfg.Bug = 1, "deadlock"
@@ -27,11 +27,19 @@ func TestTasksInStatePanelAndFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: reg, At: 100})
+	t.Cleanup(func() { db.Close() })
+	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: reg, At: at})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// TestTasksInStatePanelAndFlow: on a task-heavy trace (the lock service
+// deadlocked), the State panel lists each live task of the node and what
+// it waits for, and the flow marks task resumes K with what woke them.
+func TestTasksInStatePanelAndFlow(t *testing.T) {
+	m := openDeadlock(t, 100)
 	for m.Node() != node.ID("c1") {
 		m.SelectNode(+1)
 	}
@@ -55,20 +63,7 @@ func TestTasksInStatePanelAndFlow(t *testing.T) {
 // user's lost update). Stepping through every step: a row selected for
 // an earlier step's change is no choice of the user's and moves on.
 func TestRevealedChangePrefersTheNodesFields(t *testing.T) {
-	reg := system.NewRegistry(lockserver.System)
-	cfg := sim.DefaultConfig()
-	cfg.Seed, cfg.Bug = 1, "deadlock"
-	cfg = cfg.WithDefaults(lockserver.System)
-	trace := simtest.Record(t, lockserver.System, cfg, filepath.Join(t.TempDir(), "ls.lz4"))
-	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := openDeadlock(t, 0)
 	tried := 0
 	for step := 0; step < m.db.Len(); step++ {
 		if err := m.Seek(step); err != nil {
