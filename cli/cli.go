@@ -96,6 +96,9 @@ type App struct {
 	// handlerBound is --handler-bound: how long one handler call may run
 	// (0: no bound).
 	handlerBound time.Duration
+	// cmdline is the command line Run was given, for hints that read the
+	// word after a flag.
+	cmdline []string
 }
 
 // Main runs the command line in os.Args with the given systems and returns
@@ -140,6 +143,7 @@ func (a *App) run(args []string) int {
 	out := &gate{}
 	stdout := &stickyWriter{w: out.wrap(a.Stdout)}
 	a.Stdout, a.Stderr = stdout, out.wrap(stderr)
+	a.cmdline = args
 	root := a.root()
 	root.SetArgs(args)
 	root.SetOut(a.Stdout)
@@ -411,7 +415,7 @@ and keep its complete trace, exit 0).`,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return badInput("%v (%ssee %s --help)", err, flagTypo(c, err), c.CommandPath())
+		return badInput("%v (%ssee %s --help)", err, flagTypo(c, err, a.cmdline), c.CommandPath())
 	})
 	// cobra's own help command answers a topic it does not know with
 	// "Unknown help topic" and exit 0.
@@ -573,7 +577,7 @@ func looksLikeScript(a string) bool {
 // dash that is not a cluster of c's letters is a file whose name starts
 // with "-" (said how to name it) or a long flag given one dash; a single
 // unknown letter is not matched against long names.
-func flagTypo(c *cobra.Command, err error) string {
+func flagTypo(c *cobra.Command, err error, args []string) string {
 	var ne *pflag.NotExistError
 	if !errors.As(err, &ne) || ne.GetSpecifiedName() == "" {
 		return ""
@@ -584,6 +588,12 @@ func flagTypo(c *cobra.Command, err error) string {
 			return fmt.Sprintf("%s is a file: write %s (or put -- before it); ", word, shellword.Path(word))
 		}
 		if len(short) == 1 {
+			// -j 2: the letter alone, its value the next word.
+			if i := slices.Index(args, "-"+short); i >= 0 && i+1 < len(args) {
+				if n, err := strconv.ParseUint(args[i+1], 10, 64); err == nil {
+					return longOfLetter(c, short, n)
+				}
+			}
 			return ""
 		}
 		if n, err := strconv.ParseUint(short[1:], 10, 64); err == nil {

@@ -147,6 +147,8 @@ func TestMisuse(t *testing.T) {
 		{args: sim("paxos", "-output", "found.lz4"), want: []string{"-output reads as -o utput: write --output VALUE"}},
 		{args: []string{"explore", "paxos", "--check", "preds.star", "-output", "found.lz4"}, want: []string{"-output reads as -o utput"}},
 		{args: []string{"check", "-j2", "t.lz4", "preds.star"}, want: []string{"unknown shorthand flag", "did you mean --jobs 2?"}},
+		{args: []string{"check", "-j", "2", "t.lz4", "preds.star"}, want: []string{"unknown shorthand flag", "did you mean --jobs 2?"}},
+		{args: []string{"check", "-j", "t.lz4", "preds.star"}, want: []string{"unknown shorthand flag: 'j' in -j (see replay check --help)"}},
 		{args: sim("paxos", "-preds", "preds.star"), want: []string{"unknown shorthand flag", "did you mean --check?"}},
 		// the predicates script given the way another verb takes it
 		{args: []string{"check", "t.lz4", "--preds", "preds.star"}, want: []string{"unknown flag: --preds", "the predicates script is the last argument"}},
