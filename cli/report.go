@@ -177,7 +177,14 @@ func (a *App) stateDiffs(tr *replay.Trace, items []export.ReportItem) error {
 		}
 		for _, i := range at[next] {
 			id := items[i].V.Node
-			if tr.Event(next).Kind != node.KindRestart {
+			switch tr.Event(next).Kind {
+			case node.KindInit:
+				// Not started: every field the init sets is new (the
+				// node is not down).
+				before[i] = nil
+				continue
+			case node.KindRestart:
+			default:
 				before[i], items[i].DiffNote = leaves(id)
 				continue
 			}

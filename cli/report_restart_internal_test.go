@@ -110,3 +110,42 @@ func TestReportOfAnExploredTraceReRunsItsSchedule(t *testing.T) {
 		t.Fatalf("the report's command: exit %d %s", code, errb.String())
 	}
 }
+
+// A predicate broken by a node's first step (its init) has a diff from
+// nothing: the node had not started, which the report called "n1 is
+// down" in place of the diff (a new user's liveness interval opened at
+// #1, a node's init).
+func TestReportDiffAtAnInitIsFromNothing(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		app := &App{Registry: system.NewRegistry(rearm), Stdout: &out, Stderr: &errb}
+		return app.Run(args), out.String(), errb.String()
+	}
+	trace, script, page := filepath.Join(dir, "r.lz4"), filepath.Join(dir, "r.star"), filepath.Join(dir, "r.html")
+	if err := os.WriteFile(script, []byte("R = table(\"cli.Rearm\")\nsafety(\"NotArmed\", lambda: forall(R, lambda r: not r.Armed))\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errb := run("sim", "rearm", "--seed", "1", "--drop", "0", "--churn", "0", "-o", trace); code != ExitOK {
+		t.Fatalf("sim: exit %d\n%s%s", code, out, errb)
+	}
+	if code, out, errb := run("report", trace, script, "-o", page); code != ExitViolations && code != ExitOK {
+		t.Fatalf("report: exit %d\n%s%s", code, out, errb)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	if strings.Contains(html, "n1 is down") {
+		t.Fatalf("the report says the starting node is down:\n%s", html)
+	}
+	i := strings.Index(html, `<table class="diff mono">`)
+	if i < 0 {
+		t.Fatalf("the page has no state diff:\n%s", html)
+	}
+	table := html[i : i+strings.Index(html[i:], "</table>")]
+	if !strings.Contains(table, "<td>Armed</td><td>(none)</td><td>true</td>") {
+		t.Errorf("the diff at the init does not show Armed new:\n%s", table)
+	}
+}
