@@ -53,7 +53,18 @@ func createAtomic(path string) (*atomicFile, error) {
 	}
 	f, err := statedb.CreatePartial(path)
 	if err != nil {
-		return nil, badInput("cannot create output in %s: %v", dir, err)
+		// Said of the folder: the partial file's name is this
+		// program's, not something the user named.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		if st, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			err = errors.New("no such folder")
+		} else if serr == nil && !st.IsDir() {
+			err = errors.New("not a folder")
+		}
+		return nil, badInput("cannot create output %s in %s: %v", path, dir, err)
 	}
 	return &atomicFile{File: f, target: path}, nil
 }

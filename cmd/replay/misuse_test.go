@@ -212,7 +212,8 @@ func TestMisuse(t *testing.T) {
 		// sim: output
 		{args: sim("paxos", "-o", ""), want: []string{"(-o) ''", "give it a value"}},
 		{args: sim("paxos", "-o", "adir"), want: []string{"adir", "directory"}},
-		{args: sim("paxos", "-o", "nodir/x.lz4"), want: []string{"nodir"}},
+		{args: sim("paxos", "-o", "nodir/x.lz4"), want: []string{"cannot create output nodir/x.lz4 in nodir: no such folder"}},
+		{args: []string{"predict", "t.lz4", "preds.star", "--at", "100", "-o", "nodir/p.lz4"}, want: []string{"in nodir: no such folder"}},
 		{args: sim("paxos", "-o", "file/x.lz4"), want: []string{"file"}},
 		// sim: hunting
 		{args: sim("paxos", "--seeds", "5-1", "--check", "preds.star"), want: []string{"--seeds", "5-1"}},
