@@ -488,6 +488,9 @@ func (a *App) debugSearches(f debugFlags, opened []os.FileInfo) (tui.PredictFunc
 		for _, n := range found.notes {
 			out.Notes = append(out.Notes, "note: "+n) // as predict prints it, and the critical popup
 		}
+		if len(found.liveness) > 0 {
+			out.Notes = append(out.Notes, "note: "+livenessNotJudged(found.liveness, a.prog()))
+		}
 		for _, p := range found.preds {
 			v := p.violation
 			out.Predictions = append(out.Predictions, tui.Prediction{Predicate: v.Predicate, Witness: v.Witness, Step: v.Step, Trace: p.file})

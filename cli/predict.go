@@ -238,6 +238,9 @@ type predicted struct {
 	// faults are the futures' random faults: what made a violation
 	// reachable, in the header and the JSON.
 	faults randomFaults
+	// liveness names the script's liveness predicates, sorted: futures
+	// do not judge them (a run cut at a depth proves no "never").
+	liveness []string
 }
 
 // randomFaults are a fork's runs' random faults: crashes per virtual
@@ -312,6 +315,7 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	defer check.Prefix.Close()
 	best := map[string]*prediction{}
 	earlier := map[string]*predicates.Violation{}
+	liveness := map[string]bool{}
 	a.sayStalls(&cfg, "predict")
 	sum, runErr := explore.Run(ctx, sys, cfg, strat, explore.Options{
 		Script: script,
@@ -320,6 +324,11 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 		OnRun: func(run int, check *simtest.Result) {
 			if check == nil {
 				return
+			}
+			for name, st := range check.Report.Predicates {
+				if st.Kind == "liveness" {
+					liveness[name] = true
+				}
 			}
 			for _, v := range check.Failing {
 				key := v.Predicate + " " + v.Witness
@@ -350,7 +359,8 @@ func (a *App) predict(ctx context.Context, tr *replay.Trace, script string, f pr
 	slices.SortFunc(preds, func(x, y *prediction) int {
 		return cmpOrInt(x.violation.Step-y.violation.Step, strings.Compare(x.violation.Predicate+x.violation.Witness, y.violation.Predicate+y.violation.Witness))
 	})
-	return &predicted{sum: sum, preds: preds, earlier: earlier, checked: check.Prefix, notes: notes, faults: randomFaults{cfg.Churn, cfg.Drop, cfg.Dup}}, nil
+	return &predicted{sum: sum, preds: preds, earlier: earlier, checked: check.Prefix, notes: notes, faults: randomFaults{cfg.Churn, cfg.Drop, cfg.Dup},
+		liveness: slices.Sorted(maps.Keys(liveness))}, nil
 }
 
 // defaultForkWarmup is how many steps before a forked step each fork's
@@ -508,6 +518,9 @@ func (a *App) predictText(tr *replay.Trace, paths []string, script string, f pre
 	if line := checkedLine(res.checked, "future"); line != "" {
 		fmt.Fprintln(w, line)
 	}
+	if len(res.liveness) > 0 {
+		fmt.Fprintln(w, livenessNotJudged(res.liveness, a.prog()))
+	}
 	fmt.Fprintf(w, "A prediction is a future the search reached; none predicted means none within the budget.\n")
 }
 
@@ -541,7 +554,10 @@ func (a *App) predictJSON(tr *replay.Trace, paths []string, script string, f pre
 		// on; the others from #0 (both null: every future from #0).
 		Resumed   *int `json:"checked_from_warmup"`
 		FromStart *int `json:"checked_from_start"`
-	}{Traces: paths, At: f.at, Strategy: sum.Strategy, Depth: f.depth, Futures: sum.Runs, Events: sum.Events,
+		// Liveness: the script's liveness predicates, which futures do
+		// not judge.
+		Liveness []string `json:"liveness_not_judged"`
+	}{Liveness: append([]string{}, res.liveness...), Traces: paths, At: f.at, Strategy: sum.Strategy, Depth: f.depth, Futures: sum.Runs, Events: sum.Events,
 		Seconds: sum.Elapsed.Seconds(), Stopped: sum.Stopped, Faults: res.faults, Predicted: []predJSON{}, Panics: []string{}, Earlier: []string{}}
 	if sum.States >= 0 {
 		out.States = &sum.States
@@ -619,4 +635,11 @@ func inputsAfter(tr *replay.Trace, at int) (n, first int) {
 		}
 	}
 	return n, first
+}
+
+// livenessNotJudged says that futures judge no liveness predicate, and
+// names the script's.
+func livenessNotJudged(names []string, prog string) string {
+	return fmt.Sprintf("liveness predicates are not judged in futures: %s (a future cut at --depth proves no \"never\"; %s critical finds where one became unavoidable)",
+		strings.Join(names, ", "), prog)
 }

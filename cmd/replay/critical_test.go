@@ -325,3 +325,26 @@ func TestPredictSaysNodesDownAtTheStepStayDown(t *testing.T) {
 		t.Errorf("the header of futures without churn names churn: %s", h)
 	}
 }
+
+// predict judges safety predicates only: a script of liveness
+// predicates read "no safety violation predicted" with nothing said of
+// them (a new user's membership service).
+func TestPredictSaysLivenessIsNotJudged(t *testing.T) {
+	dir := t.TempDir()
+	star, _ := filepath.Abs("../../scripts/chord.star")
+	mustOK(t, replay(t, dir, "sim", "chord", "--seed", "1", "-o", "c.lz4"))
+	r := replay(t, dir, "predict", "c.lz4", star, "--at", "50", "--budget", "5")
+	if r.code != 0 && r.code != 1 {
+		t.Fatalf("predict: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "liveness predicates are not judged in futures: FingersCorrect, RingConsistent") {
+		t.Fatalf("predict does not say the liveness predicates were not judged:\n%s", r.stdout)
+	}
+	j := replay(t, dir, "predict", "c.lz4", star, "--at", "50", "--budget", "5", "--json")
+	var out struct {
+		Liveness []string `json:"liveness_not_judged"`
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &out); err != nil || len(out.Liveness) != 2 {
+		t.Fatalf("--json: %v %+v\n%s", err, out, j.stdout)
+	}
+}
