@@ -231,11 +231,18 @@ func violationCommands(prog string, traces []string, script string, v *predicate
 	if at := v.Decided(); at != v.Step {
 		debug = fmt.Sprintf("open the debugger at the alarm (violated since #%d)", v.Step)
 	}
-	return []export.Command{
+	cmds := []export.Command{
 		{What: debug, Line: fmt.Sprintf("%s debug %s --preds %s --at %d", prog, ts, shellword.Path(script), v.Decided())},
 		{What: "the events around it", Line: fmt.Sprintf("%s events %s --from %d --limit 30", prog, ts, from)},
 		{What: "the same window for Perfetto (ui.perfetto.dev)", Line: fmt.Sprintf("%s export %s --format perfetto --from %d --to %d --preds %s -o violation.json", prog, ts, from, v.Step+10, shellword.Path(script))},
 	}
+	if v.Kind == "liveness" {
+		// The diagram shows where the interval began; the cause of a
+		// liveness bug is often a transition inside it.
+		cmds = append(cmds, export.Command{What: "where the liveness bug became unavoidable",
+			Line: fmt.Sprintf("%s critical %s %s --predicate %s --alarm %d", prog, ts, shellword.Path(script), shellword.Quote(v.Predicate), v.Decided())})
+	}
+	return cmds
 }
 
 // runCommands reproduce the whole run: the simulation that recorded it

@@ -32,4 +32,9 @@ func TestReportOpensAnAlarmWhereItWasRaised(t *testing.T) {
 	if !strings.Contains(string(html), want) || !strings.Contains(string(html), "open the debugger at the alarm (violated since #"+m[1]+")") {
 		t.Fatalf("the report's debugger command does not open at the alarm (%s, since #%s)", want, m[1])
 	}
+	// A liveness alarm's page offers the command that finds where the
+	// bug became unavoidable (a new user's page had nothing near it).
+	if crit := "critical " + trace + " builtin:chord --predicate FingersCorrect --alarm " + m[2]; !strings.Contains(string(html), crit) {
+		t.Fatalf("the report offers no %q", crit)
+	}
 }
