@@ -48,11 +48,10 @@ var rearm = &system.System{
 	},
 }
 
-// The report's state diff of a violation at a restart compared with no
-// state at all: every field "(none)" before, and a row "." for the absent
-// handler. It compares with the state before the crash, as the debugger
-// does, and says so in the column's header.
-func TestReportDiffAtARestartIsAgainstTheCrash(t *testing.T) {
+// rearmReport simulates rearm, reports it against a script of the
+// predicate pred, and returns the page and its state diff's table.
+func rearmReport(t *testing.T, pred string) (html, table string) {
+	t.Helper()
 	dir := t.TempDir()
 	run := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
@@ -60,7 +59,7 @@ func TestReportDiffAtARestartIsAgainstTheCrash(t *testing.T) {
 		return app.Run(args), out.String(), errb.String()
 	}
 	trace, script, page := filepath.Join(dir, "r.lz4"), filepath.Join(dir, "r.star"), filepath.Join(dir, "r.html")
-	if err := os.WriteFile(script, []byte("R = table(\"cli.Rearm\")\nsafety(\"Armed\", lambda: forall(R, lambda r: r.Armed))\n"), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte("R = table(\"cli.Rearm\")\n"+pred+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, errb := run("sim", "rearm", "--seed", "1", "--drop", "0", "--churn", "0", "-o", trace); code != ExitOK {
@@ -73,12 +72,20 @@ func TestReportDiffAtARestartIsAgainstTheCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	html := string(b)
+	html = string(b)
 	i := strings.Index(html, `<table class="diff mono">`)
 	if i < 0 {
 		t.Fatalf("the page has no state diff:\n%s", html)
 	}
-	table := html[i : i+strings.Index(html[i:], "</table>")]
+	return html, html[i : i+strings.Index(html[i:], "</table>")]
+}
+
+// The report's state diff of a violation at a restart compared with no
+// state at all: every field "(none)" before, and a row "." for the absent
+// handler. It compares with the state before the crash, as the debugger
+// does, and says so in the column's header.
+func TestReportDiffAtARestartIsAgainstTheCrash(t *testing.T) {
+	_, table := rearmReport(t, "safety(\"Armed\", lambda: forall(R, lambda r: r.Armed))")
 	if !strings.Contains(table, "before the crash (after #") {
 		t.Errorf("the diff at the restart does not say it starts before the crash:\n%s", table)
 	}
@@ -116,35 +123,10 @@ func TestReportOfAnExploredTraceReRunsItsSchedule(t *testing.T) {
 // down" in place of the diff (a new user's liveness interval opened at
 // #1, a node's init).
 func TestReportDiffAtAnInitIsFromNothing(t *testing.T) {
-	dir := t.TempDir()
-	run := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		app := &App{Registry: system.NewRegistry(rearm), Stdout: &out, Stderr: &errb}
-		return app.Run(args), out.String(), errb.String()
-	}
-	trace, script, page := filepath.Join(dir, "r.lz4"), filepath.Join(dir, "r.star"), filepath.Join(dir, "r.html")
-	if err := os.WriteFile(script, []byte("R = table(\"cli.Rearm\")\nsafety(\"NotArmed\", lambda: forall(R, lambda r: not r.Armed))\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, out, errb := run("sim", "rearm", "--seed", "1", "--drop", "0", "--churn", "0", "-o", trace); code != ExitOK {
-		t.Fatalf("sim: exit %d\n%s%s", code, out, errb)
-	}
-	if code, out, errb := run("report", trace, script, "-o", page); code != ExitViolations && code != ExitOK {
-		t.Fatalf("report: exit %d\n%s%s", code, out, errb)
-	}
-	b, err := os.ReadFile(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	html := string(b)
+	html, table := rearmReport(t, "safety(\"NotArmed\", lambda: forall(R, lambda r: not r.Armed))")
 	if strings.Contains(html, "n1 is down") {
 		t.Fatalf("the report says the starting node is down:\n%s", html)
 	}
-	i := strings.Index(html, `<table class="diff mono">`)
-	if i < 0 {
-		t.Fatalf("the page has no state diff:\n%s", html)
-	}
-	table := html[i : i+strings.Index(html[i:], "</table>")]
 	if !strings.Contains(table, "<td>Armed</td><td>(none)</td><td>true</td>") {
 		t.Errorf("the diff at the init does not show Armed new:\n%s", table)
 	}
