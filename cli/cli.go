@@ -575,8 +575,10 @@ func looksLikeScript(a string) bool {
 // flagTypo is "did you mean --x? " when err names a flag c does not have
 // and one of its flags is a likely misspelling of it. A word after one
 // dash that is not a cluster of c's letters is a file whose name starts
-// with "-" (said how to name it) or a long flag given one dash; a single
-// unknown letter is not matched against long names.
+// with "-" (said how to name it), a letter and a number (-j2, or -j 2 in
+// args, the command line: the one numeric flag of that letter), or a
+// long flag given one dash; a single unknown letter is not matched
+// against long names by spelling.
 func flagTypo(c *cobra.Command, err error, args []string) string {
 	var ne *pflag.NotExistError
 	if !errors.As(err, &ne) || ne.GetSpecifiedName() == "" {
