@@ -25,6 +25,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/nearest"
 	printableText "github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/internal/shellword"
+	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/system"
@@ -569,7 +570,7 @@ func looksLikeScript(a string) bool {
 		return false
 	}
 	head, present := headOf(a, 512)
-	return present && !bytes.HasPrefix(head, lz4Magic) && !bytes.ContainsRune(head, 0)
+	return present && !record.HasTraceMagic(head) && !bytes.ContainsRune(head, 0)
 }
 
 // flagTypo is "did you mean --x? " when err names a flag c does not have

@@ -175,8 +175,8 @@ func notOverATrace(path, what string) error {
 // opening it to read would wait for a writer. What cannot be read is left
 // for createAtomic to say.
 func existing(path string) (present, trace bool) {
-	head, present := headOf(path, len(lz4Magic))
-	return present, bytes.Equal(head, lz4Magic)
+	head, present := headOf(path, record.TraceMagicLen)
+	return present, record.HasTraceMagic(head)
 }
 
 // headOf reads up to n first bytes of path when it is a regular file with
@@ -198,9 +198,9 @@ func headOf(path string, n int) (head []byte, present bool) {
 // startsLikeATrace reads the first bytes of r and says whether they open
 // an lz4 frame, as every trace does.
 func startsLikeATrace(r io.Reader) bool {
-	head := make([]byte, len(lz4Magic))
+	head := make([]byte, record.TraceMagicLen)
 	n, _ := io.ReadFull(r, head)
-	return bytes.Equal(head[:n], lz4Magic)
+	return record.HasTraceMagic(head[:n])
 }
 
 // writeTrace writes a trace and, when sc is set, the schedule that

@@ -12,9 +12,6 @@ import (
 	"github.com/replaycheck/replaycheck/sim"
 )
 
-// lz4Magic opens every lz4 frame, so every trace.
-var lz4Magic = []byte{0x04, 0x22, 0x4d, 0x18}
-
 // loadSchedule reads a schedule from a schedule file or from a simulated
 // trace (which holds the schedule of its run).
 func loadSchedule(path string) (*sim.Schedule, error) {

@@ -13,6 +13,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/replaycheck/replaycheck/internal/regular"
+	"github.com/replaycheck/replaycheck/record"
 )
 
 // MaxScriptBytes caps a predicates script and every module it loads.
@@ -74,7 +75,7 @@ func readScript(dir, path string) ([]byte, error) {
 // exec parses a script, rewrites it to keep it within its budgets, and
 // runs it on the checker's thread with the predeclared names.
 func (c *Checker) exec(path string, src []byte) (starlark.StringDict, error) {
-	if bytes.HasPrefix(src, lz4Frame) {
+	if record.HasTraceMagic(src) {
 		return nil, fmt.Errorf("%s is a trace, not a predicates script (a verb that checks takes the traces first and the script last)", path)
 	}
 	if err := noNUL(path, string(src)); err != nil {
@@ -97,9 +98,6 @@ func (c *Checker) exec(path string, src []byte) (starlark.StringDict, error) {
 	g.Freeze()
 	return g, err
 }
-
-// lz4Frame opens every lz4 frame, so every trace.
-var lz4Frame = []byte{0x04, 0x22, 0x4d, 0x18}
 
 // noNUL refuses source holding a NUL byte, naming where: Starlark's
 // scanner takes it for the end of the file, so everything after it (the

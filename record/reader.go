@@ -148,7 +148,17 @@ func (c *counter) Read(p []byte) (int, error) {
 }
 
 // frameMagic opens every lz4 frame (0x184D2204, little-endian).
-var frameMagic = [4]byte{0x04, 0x22, 0x4d, 0x18}
+var frameMagic = [TraceMagicLen]byte{0x04, 0x22, 0x4d, 0x18}
+
+// TraceMagicLen is how many first bytes HasTraceMagic reads.
+const TraceMagicLen = 4
+
+// HasTraceMagic tells whether head begins as every trace does, with an
+// lz4 frame's magic number: what tells a trace from a script or a note
+// named like one, before reading it.
+func HasTraceMagic(head []byte) bool {
+	return len(head) >= TraceMagicLen && [TraceMagicLen]byte(head[:TraceMagicLen]) == frameMagic
+}
 
 func newLZ4Reader(r io.Reader, blk *blocks) (*lz4.Reader, error) {
 	zr := lz4.NewReader(r)
