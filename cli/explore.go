@@ -664,9 +664,7 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 		ff := &files[i]
 		ff.commands(sys, fd, f, i)
 		fmt.Fprintf(w, "\nrun %d fails: %s\n", fd.Run, fd.Headline())
-		if fd.Runs > 1 {
-			fmt.Fprintf(w, "(the first of %d runs that found it)\n", fd.Runs)
-		}
+		writeFoundBy(w, "", fd.Runs)
 		switch {
 		case fd.Panic != nil:
 			writeStack(w, fd.Panic.Stack)
@@ -695,11 +693,7 @@ func (a *App) exploreText(sys *system.System, cfg sim.Config, f exploreFlags, su
 	if names := earlier.names(true); len(names) > 0 {
 		fmt.Fprintf(w, "\nalready violated in the recorded steps, at or before #%d, not findings: %s\n", f.at, strings.Join(names, ", "))
 	}
-	failed := ""
-	if sum.FailedRuns > 0 {
-		failed = fmt.Sprintf(" (%d failed)", sum.FailedRuns)
-	}
-	fmt.Fprintf(w, "\n%s%s, %d events in %v (%.1f runs/s)", plural(sum.Runs, "run"), failed, sum.Events, sum.Elapsed.Round(time.Millisecond), sum.RunsPerSecond())
+	fmt.Fprintf(w, "\n%s%s, %d events in %v (%.1f runs/s)", plural(sum.Runs, "run"), failedNote(sum.FailedRuns), sum.Events, sum.Elapsed.Round(time.Millisecond), sum.RunsPerSecond())
 	fmt.Fprint(w, statesNote(sum.States))
 	fmt.Fprintf(w, "; deepest run: %s\n", plural(sum.MaxDepth, "decision"))
 	fmt.Fprintf(w, "stopped: %s\n", stoppedText(f, sum, cfg.WithDefaults(sys)))

@@ -1026,11 +1026,7 @@ func worseExit(a, b int) int {
 // anything, terminal control sequences included.
 func writeMerged(w io.Writer, m *mergedResults) {
 	fmt.Fprintf(w, "hunt: %s\n", printable(m.Hunt.Command))
-	failed := ""
-	if m.FailedRuns > 0 {
-		failed = fmt.Sprintf(" (%d failed)", m.FailedRuns)
-	}
-	fmt.Fprintf(w, "shards: %d of %d merged, %s%s, %d steps\n", len(m.Merged), m.Shards, plural(m.Runs, "run"), failed, m.Steps)
+	fmt.Fprintf(w, "shards: %d of %d merged, %s%s, %d steps\n", len(m.Merged), m.Shards, plural(m.Runs, "run"), failedNote(m.FailedRuns), m.Steps)
 	if len(m.Missing) > 0 {
 		fmt.Fprintf(w, "missing: shard(s) %s: their runs were not made\n", intList(m.Missing))
 	}
@@ -1049,9 +1045,7 @@ func writeMerged(w io.Writer, m *mergedResults) {
 	fmt.Fprintf(w, "%s:\n", plural(len(m.Failures), "failure"))
 	for _, f := range m.Failures {
 		fmt.Fprintf(w, "\n%s (%s): %s\n", printable(f.name()), printable(f.Kind), printable(f.Headline))
-		if f.Runs > 1 {
-			fmt.Fprintf(w, "  (the first of %d runs that found it)\n", f.Runs)
-		}
+		writeFoundBy(w, "  ", f.Runs)
 		switch {
 		case f.AlarmWitness != "":
 			fmt.Fprintf(w, "  witness:   %s at the alarm; %s when it began\n", printable(f.AlarmWitness), printable(cmp.Or(f.Witness, "none")))
@@ -1105,4 +1099,21 @@ func alarmStep(v *predicates.Violation) int {
 		return 0
 	}
 	return v.AlarmStep
+}
+
+// failedNote is " (K failed)" after an exploration's run count, or ""
+// when none failed (or the count is unknown).
+func failedNote(failed int) string {
+	if failed == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d failed)", failed)
+}
+
+// writeFoundBy says, under a finding that more than one run found, how
+// many did (indented by indent).
+func writeFoundBy(w io.Writer, indent string, runs int) {
+	if runs > 1 {
+		fmt.Fprintf(w, "%s(the first of %d runs that found it)\n", indent, runs)
+	}
 }
