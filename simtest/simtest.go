@@ -337,7 +337,8 @@ func KeptName(sys *system.System, cfg sim.Config, trace []byte) string {
 // Failure is the message Check fails a test with: the report, then the
 // commands that reproduce the run and open the debugger at the first
 // violation. Evaluation failures come first: the run was not fully
-// checked. The script's path is made absolute: a test runs in its
+// checked. A liveness alarm opens where it was raised, as the CLI's
+// commands do. The script's path is made absolute: a test runs in its
 // package's directory, and the command is run from anywhere.
 func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string) string {
 	if abs, err := filepath.Abs(scriptPath); err == nil {
@@ -359,7 +360,7 @@ func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string
 		// (the error may come long after it), else at the error.
 		at := res.Report.Errors[0].Step
 		if len(res.Failing) > 0 {
-			at = res.Failing[0].Step
+			at = res.Failing[0].Decided()
 		}
 		return fmt.Sprintf("%s seed %d: %v\n%s%s%s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d",
 			sys.Name, res.Config.Seed, err, e.String(), b.String(), kept,
@@ -368,7 +369,7 @@ func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string
 	v := res.Failing[0]
 	return fmt.Sprintf("%s seed %d: %d violation(s); the first: %s\n%s%s\nreproduce: %s\ndebug:     replay debug %s --preds %s --at %d",
 		sys.Name, res.Config.Seed, len(res.Failing), v.Headline(), b.String(), kept,
-		SimCommand(sys, res.Config, tracePath), quotedTrace, scriptPath, v.Step)
+		SimCommand(sys, res.Config, tracePath), quotedTrace, scriptPath, v.Decided())
 }
 
 // Record simulates sys under cfg (defaults applied) into the trace file at

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/examples/lockserver"
 	"github.com/replaycheck/replaycheck/examples/paxos"
+	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/simtest"
 )
@@ -129,5 +131,31 @@ func TestKeptTracesOfOneSeedDoNotClash(t *testing.T) {
 		if !strings.Contains(tb.msg, "replay debug "+path+" ") {
 			t.Errorf("the debug command does not open the kept trace %s:\n%s", path, tb.msg)
 		}
+	}
+}
+
+// A liveness alarm opens the debugger where the alarm was raised, as the
+// CLI's commands do, not where the interval began (a new user's store:
+// --at 263 for an alarm at #381).
+func TestFailureDebugsAnAlarmWhereItWasRaised(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seed, cfg.Bug = 1, "deadlock"
+	res, err := simtest.Run(lockserver.System, cfg, "../scripts/lockserver.star", simtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var alarm *predicates.Violation
+	for _, v := range res.Failing {
+		if v.Kind == "liveness" && v.Alarm && v.AlarmStep != v.Step {
+			alarm = v
+			break
+		}
+	}
+	if alarm == nil || res.Failing[0] != alarm {
+		t.Fatalf("want an alarm raised after its interval began, first: %v", res.Failing)
+	}
+	msg := simtest.Failure(lockserver.System, res, "../scripts/lockserver.star", "/tmp/x.lz4", "kept")
+	if want := fmt.Sprintf(" --at %d\n", alarm.AlarmStep); !strings.Contains(msg+"\n", want) {
+		t.Errorf("the debug command does not open at the alarm (#%d):\n%s", alarm.AlarmStep, msg)
 	}
 }
