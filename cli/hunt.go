@@ -393,18 +393,19 @@ func (a *App) huntSeeds(sys *system.System, cfg sim.Config, f simFlags) error {
 		// The first seed is not the one to read: a new user shrank a
 		// 1,357-event run for minutes where another seed failed at #40.
 		fmt.Fprintf(a.Stdout, "earliest failure: seed %d at #%d (seed %d fails at #%d): the shortest run to read and shrink\n  reproduce: %s\n",
-			*early.Seed, early.Step, *failures[0].Seed, failures[0].Step, early.Reproduce)
+			*early.Seed, early.decided(), *failures[0].Seed, failures[0].decided(), early.Reproduce)
 	}
 	unmatched.WriteText(a.Stdout, "run")
 	return finish()
 }
 
-// earliestFailure is the failure at the earliest step (the first of
-// those), or nil for none.
+// earliestFailure is the failure decided at the earliest step (the first
+// of those), or nil for none: a liveness alarm where it was raised, which
+// is as far as its run must go.
 func earliestFailure(failures []huntFailure) *huntFailure {
 	var early *huntFailure
 	for i := range failures {
-		if early == nil || failures[i].Step < early.Step {
+		if early == nil || failures[i].decided() < early.decided() {
 			early = &failures[i]
 		}
 	}

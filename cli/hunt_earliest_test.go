@@ -82,3 +82,20 @@ func TestHuntJSON(t *testing.T) {
 		t.Fatalf("--json without --seeds: exit %d: %s", code, errb.String())
 	}
 }
+
+// A liveness alarm counts where it was raised: a run whose interval began
+// early but whose alarm came late is not the shortest to read and shrink
+// (a new user's hunt named seed 13 "at #263" for an alarm at #381).
+func TestEarliestFailureWeighsAlarmsWhereRaised(t *testing.T) {
+	s1, s2 := uint64(1), uint64(2)
+	failures := []huntFailure{
+		{Seed: &s1, Kind: "violation", Step: 300},
+		{Seed: &s2, Kind: "violation", Step: 100, AlarmStep: 900},
+	}
+	if early := earliestFailure(failures); early != &failures[0] {
+		t.Fatalf("earliest: seed %d, want seed 1 (decided at #300, against an alarm at #900)", *early.Seed)
+	}
+	if got := failures[1].decided(); got != 900 {
+		t.Fatalf("decided %d, want the alarm's #900", got)
+	}
+}

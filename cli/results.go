@@ -1092,6 +1092,15 @@ func alarmWitness(v *predicates.Violation) string {
 	return v.AlarmWitness
 }
 
+// decided is where f became a failure: a liveness alarm where it was
+// raised, anything else at its step.
+func (f *huntFailure) decided() int {
+	if f.AlarmStep > 0 {
+		return f.AlarmStep
+	}
+	return f.Step
+}
+
 // alarmStep is where a liveness alarm was raised, for a result file's
 // alarm_step (0: not an alarm).
 func alarmStep(v *predicates.Violation) int {
