@@ -227,7 +227,7 @@ func (a *App) checkTarget(tr *replay.Trace, script, predicate string, alarm int,
 	case kind == "":
 		return nil, badInput("--predicate %q: %s has no such predicate (it has: %s)", predicate, script, strings.Join(known, ", "))
 	case kind != "liveness":
-		return nil, badInput("--predicate %s is a %s predicate: %s traces back liveness violations (replay shrink or replay debug for a safety violation)", predicate, kind, verb)
+		return nil, badInput("--predicate %s is a %s predicate: %s traces back liveness violations (%[4]s shrink or %[4]s debug for a safety violation)", predicate, kind, verb, a.prog())
 	}
 	start := time.Now()
 	rep, err := c.Run(predicates.RunOptions{Progress: func(step, total int) {

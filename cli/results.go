@@ -656,7 +656,7 @@ again) or, with --partial, missing, 2 bad input.`,
   replay results merge --json shard-0.json shard-1.json shard-2.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return badInput("missing FILES: the result files of a hunt's shards (--results of replay sim --shard or replay explore --shard)")
+				return badInput("missing FILES: the result files of a hunt's shards (--results of %[1]s sim --shard or %[1]s explore --shard)", a.prog())
 			}
 			return nil
 		},

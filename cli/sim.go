@@ -327,7 +327,7 @@ func simConfig(sys *system.System, f simFlags) (sim.Config, error) {
 func scheduleConfig(sys *system.System, f simFlags) (sim.Config, error) {
 	for _, name := range []string{"seeds", "check", "all", "shard", "results", "json"} {
 		if f.changed(name) {
-			return sim.Config{}, badInput("--%s goes with a hunt across seeds, not with --schedule (check the rerun with replay check)", name)
+			return sim.Config{}, badInput("--%s goes with a hunt across seeds, not with --schedule (check the rerun with %s check)", name, f.prog())
 		}
 	}
 	for _, name := range []string{"seed", "nodes", "steps", "time", "drop", "dup", "churn", "latency", "down", "max-down", "bug", "param", "clocks", "codec"} {
