@@ -185,7 +185,9 @@ type Size struct {
 	// Faults are crashes plus messages the network lost: sent to another
 	// node, never received, and due (latency max after the send) before
 	// the trace's last event. Messages still in flight at the end are not
-	// losses; dropped deliveries are.
+	// losses; dropped deliveries are; a message whose receiver was down
+	// over its whole delivery window is the crash's (replay's fate
+	// "receiver down"), not a loss.
 	Faults  int `json:"faults"`
 	Crashes int `json:"crashes"`
 	Lost    int `json:"lost"`
@@ -201,7 +203,8 @@ type Size struct {
 	Prefix int `json:"prefix,omitempty"`
 }
 
-func sizeOf(f *record.File, latencyMax time.Duration) Size {
+// sizeOf measures f, whose merged trace tr tells each message's fate.
+func sizeOf(f *record.File, tr *replay.Trace, latencyMax time.Duration) Size {
 	s := Size{Events: len(f.Events), Nodes: len(f.Header.Nodes)}
 	received := map[node.MsgID]bool{}
 	var end int64
@@ -218,7 +221,7 @@ func sizeOf(f *record.File, latencyMax time.Duration) Size {
 	}
 	for _, ev := range f.Events {
 		for i, snd := range ev.Sends {
-			if snd.To != ev.Node && !received[ev.SentMsg(i)] && ev.Time+int64(latencyMax) <= end {
+			if snd.To != ev.Node && !received[ev.SentMsg(i)] && ev.Time+int64(latencyMax) <= end && tr.Fate(ev, i).Fate != replay.ReceiverDown {
 				s.Lost++
 			}
 		}

@@ -360,7 +360,7 @@ func (s *shrinker) asRun(data []byte) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := sizeOf(f, s.cfg.LatencyMax)
+	size := sizeOf(f, tr, s.cfg.LatencyMax)
 	size.Prefix = b.fixed
 	return &run{data: data, file: f, base: b, v: chk.Failing[0], size: size}, nil
 }
