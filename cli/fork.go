@@ -192,11 +192,13 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		fmt.Fprintf(out, "  stopped: %s\n", reason)
 	}
 	s := res.Stats
+	// The counts are the header's (printWorld): in flight, and apart
+	// from them the messages the parent had lost, which lost counts.
 	parent := ""
 	if s.LostByParent > 0 {
-		parent = fmt.Sprintf(", of which the parent had lost %d (above): the continuation lost %d", s.LostByParent, s.Lost-s.LostByParent)
+		parent = fmt.Sprintf(", and lost the %d the parent had lost (above): the continuation lost %d", s.LostByParent, s.Lost-s.LostByParent)
 	}
-	fmt.Fprintf(out, "%s (delivered and lost count the %d message(s) of the world in flight at the fork too%s)\n", networkLine(s), len(w.InFlight), parent)
+	fmt.Fprintf(out, "%s (delivered and lost count the %d message(s) in flight at the fork too%s)\n", networkLine(s), int64(len(w.InFlight))-s.LostByParent, parent)
 	fmt.Fprintf(out, "  faults: %d crashes, %d restarts\n", s.Crashes, s.Restarts)
 	size := int64(0)
 	if st, err := os.Stat(f.sim.output); err == nil {

@@ -408,8 +408,16 @@ func TestForkSaysWhichLossesAreTheParents(t *testing.T) {
 	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--drop", "0.2", "-o", "pd.lz4"))
 	r := replay(t, dir, "fork", "pd.lz4", "--at", "800", "--seed", "3", "--drop", "0", "-o", "f.lz4")
 	mustOK(t, r)
-	if !regexp.MustCompile(`, of which the parent had lost [1-9][0-9]* \(above\): the continuation lost 0\)`).MatchString(r.stdout) {
+	m := regexp.MustCompile(`count the (\d+) message\(s\) in flight at the fork too, and lost the (\d+) the parent had lost \(above\): the continuation lost 0\)`).FindStringSubmatch(r.stdout)
+	if m == nil {
 		t.Fatalf("the network line does not tell the parent's losses apart:\n%s", r.stdout)
+	}
+	// The counts are the header's: a new user read "in flight: 1" above
+	// and "the 3 message(s) of the world in flight at the fork" below.
+	header := regexp.MustCompile(`(?m)^  in flight: (\d+) message`).FindStringSubmatch(r.stdout)
+	lost := regexp.MustCompile(`(?m)^  lost by the parent run: (\d+) message`).FindStringSubmatch(r.stdout)
+	if header == nil || lost == nil || header[1] != m[1] || lost[1] != m[2] {
+		t.Fatalf("the network line's counts (%s in flight, %s lost by the parent) are not the header's (%v, %v):\n%s", m[1], m[2], header, lost, r.stdout)
 	}
 }
 
