@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,6 +83,8 @@ type debugFlags struct {
 	db        string
 	at        int
 	budget    int // futures p explores
+	depth     int // and their events at most
+	faults    int // and the crashes each may inject
 	walks     int // c's random walks per probed step
 	walkSteps int // and their length
 	keepDown  bool
@@ -105,7 +108,7 @@ edit the predicates file and re-check the same run with r. Press ? for
 every key; docs/debugger.md walks through a session.
 
 p predicts from the cursor's step as replay predict does (--budget
-futures) and lists the safety violations the futures reach; Enter opens a
+futures of --depth events, each injecting up to --faults crashes) and lists the safety violations the futures reach; Enter opens a
 branch trace at its violation, b comes back. On a liveness alarm, c
 searches its critical transition as replay critical does (--walks,
 --walk-steps) and goes to the critical step. Their branch traces are
@@ -126,6 +129,8 @@ indexed. Later opens reuse the database.`,
 	fl.IntVar(&f.at, "at", 0, "start with the cursor at this step")
 	fl.StringVar(&f.db, "db", "", "database directory (default: beside the first trace file)")
 	fl.IntVar(&f.budget, "budget", defaultPredictBudget, "p (predict): futures to run at most")
+	fl.IntVar(&f.depth, "depth", defaultPredictDepth, "p (predict): events per future at most (a failover may need hundreds)")
+	fl.IntVar(&f.faults, "faults", 0, "p (predict): crashes each future may inject")
 	fl.IntVar(&f.walks, "walks", defaultWalks, "c (critical transition): random walks per probed step")
 	fl.IntVar(&f.walkSteps, "walk-steps", defaultWalkSteps, "c (critical transition): events per walk at most")
 	fl.BoolVar(&f.keepDown, "keep-down", false, "c (critical transition): walks leave nodes down that are down where they start (fail-stop)")
@@ -309,7 +314,7 @@ func (a *App) runDebug(traces []string, f debugFlags) error {
 	if f.at < 0 {
 		return badInput("--at %d: steps are numbered from #0", f.at)
 	}
-	if err := checkAtLeast(atLeast{"budget", f.budget, 1}, atLeast{"walks", f.walks, 1}, atLeast{"walk-steps", f.walkSteps, 1}); err != nil {
+	if err := checkAtLeast(atLeast{"budget", f.budget, 1}, atLeast{"depth", f.depth, 1}, atLeast{"faults", f.faults, 0}, atLeast{"walks", f.walks, 1}, atLeast{"walk-steps", f.walkSteps, 1}); err != nil {
 		return err
 	}
 	preds, err := a.resolveOptional(f.preds)
@@ -439,6 +444,15 @@ func (a *App) startBuild(traces []string, preds, dir string) (*statedb.Building,
 	return bg, nil
 }
 
+// predictFlags are replay predict's flags for p at step: the debugger's
+// --budget, --depth and --faults, predict's defaults otherwise.
+func (f debugFlags) predictFlags(step int, budgets scriptBudgetFlags) predictFlags {
+	pf := predictFlags{at: step, depth: cmp.Or(f.depth, defaultPredictDepth), strategy: defaultPredictStrategy, budget: f.budget, faults: f.faults, jobs: 1, warmup: defaultForkWarmup}
+	pf.sim.seed, pf.sim.budgets = 1, budgets
+	pf.sim.changed = func(string) bool { return false }
+	return pf
+}
+
 // debugSearches are replay predict's and replay critical's searches for
 // the debugger's p and c, with their defaults but for the flags debug
 // takes, writing branch traces beside the trace they start from. They
@@ -471,10 +485,7 @@ func (a *App) debugSearches(f debugFlags, opened []os.FileInfo) (tui.PredictFunc
 		if err := checkForkStep(tr, step, traces); err != nil {
 			return nil, err
 		}
-		pf := predictFlags{at: step, depth: defaultPredictDepth, strategy: defaultPredictStrategy, budget: f.budget, jobs: 1, warmup: defaultForkWarmup}
-		pf.sim.seed, pf.sim.budgets = 1, budgets
-		pf.sim.changed = func(string) bool { return false }
-		found, err := quiet.predict(ctx, tr, script, pf, progress)
+		found, err := quiet.predict(ctx, tr, script, f.predictFlags(step, budgets), progress)
 		if err != nil {
 			return nil, err
 		}
