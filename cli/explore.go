@@ -582,9 +582,12 @@ func checkedLine(p *parcheck.Prefix, what string) string {
 	}
 	checks, resumed := p.Stats()
 	var line string
-	if resumed == 0 && checks > 0 {
+	switch {
+	case p.Cannot() != "" && checks > 0:
+		return fmt.Sprintf("Checked every %s from #0: none can take over from the check of the recording up to #%d (%s).", what, p.At(), p.Cannot())
+	case resumed == 0 && checks > 0:
 		line = fmt.Sprintf("Checked every %s from #0: none could take over from the check of the recording up to #%d", what, p.At())
-	} else {
+	default:
 		line = fmt.Sprintf("Checked %s from a warm-up of %d steps, after one check of the recording up to #%d; %d from #0",
 			plural(resumed, what), p.Warmup(), p.At(), checks-resumed)
 	}

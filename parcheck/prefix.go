@@ -46,6 +46,7 @@ type Prefix struct {
 	warmup   int              // the steps from base to at
 	gaveUp   bool             // refused at the longest warm-up
 	firstWhy string           // why the first refused seam was refused
+	cannot   string           // why no warm-up can take over (then gaveUp from the start)
 
 	checks, resumed atomic.Int64
 }
@@ -118,6 +119,13 @@ func NewPrefix(tr *replay.Trace, reg *system.Registry, at int, o PrefixOptions,
 			}
 		}
 		p.seam, p.part = seg.Seam(), seg.Part()
+		if name, step, ok := c.EarliestOperation(); ok && step <= at-longestWarmup(o.Warmup, at) {
+			// Every warm-up would be refused, each costing a fork its
+			// warm-up before its check from #0.
+			p.gaveUp = true
+			p.cannot = fmt.Sprintf("history %s holds an operation called at #%d, before the longest warm-up (%d steps) begins, and no warm-up short of #0 rebuilds a history", name, step, longestWarmup(o.Warmup, at))
+			return nil
+		}
 		if p.base, err = replay.New(tr, reg, p.opts); err != nil {
 			return err
 		}
@@ -132,6 +140,19 @@ func NewPrefix(tr *replay.Trace, reg *system.Registry, at int, o PrefixOptions,
 	}
 	return p, nil
 }
+
+// longestWarmup is the longest warm-up refusals lead to from warmup
+// steps before at: four times longer after each, within half of at.
+func longestWarmup(warmup, at int) int {
+	for warmup*4 <= at/2 {
+		warmup *= 4
+	}
+	return warmup
+}
+
+// Cannot says why no fork's check can take over from the prefix ("": one
+// may): then every fork is checked from #0 without trying.
+func (p *Prefix) Cannot() string { return p.cannot }
 
 // Close ends the prefix's replay (its nodes' task goroutines).
 func (p *Prefix) Close() {
@@ -192,7 +213,7 @@ func (p *Prefix) refused(why error, warmup int) {
 		return // another fork already acted on this length
 	}
 	longer := warmup * 4
-	if longer > p.at/2 || p.base == nil {
+	if longer > p.at/2 || p.base == nil { // longestWarmup's rule
 		// A warm-up of half the recording or more saves at most half of
 		// each fork's check, and some state no warm-up short of #0
 		// rebuilds (a break still open since early on, read through

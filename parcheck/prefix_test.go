@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,4 +158,44 @@ func scriptPath(tb testing.TB, script string) string {
 		tb.Fatal(err)
 	}
 	return path
+}
+
+// A history holding operations from before the longest warm-up cannot be
+// rebuilt by any: the prefix says so at once and every fork is checked
+// from #0 without paying a warm-up first (a new user read "the first
+// refused: ... Linearizable last evaluated true where the warm-up has
+// ... false" with no word of why).
+func TestPrefixWithAnEarlyHistoryTriesNoWarmup(t *testing.T) {
+	sys, err := examples.Registry().Lookup("raftkv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sim.Config{Seed: 3, Steps: 2000, Time: time.Hour}
+	tr, err := replay.FromBytes(simulate(t, sys, cfg), "raftkv.lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = 1400
+	for _, c := range []struct {
+		script string
+		cannot bool
+	}{{"raftkv-linearizable.star", true}, {"raft.star", false}} {
+		pre, err := parcheck.NewPrefix(tr, examples.Registry(), at, parcheck.PrefixOptions{Warmup: 300}, loader(t, c.script))
+		if err != nil || pre == nil {
+			t.Fatalf("%s: prefix %v, %v", c.script, pre, err)
+		}
+		why := pre.Cannot()
+		if (why != "") != c.cannot {
+			t.Errorf("%s: Cannot() = %q", c.script, why)
+		}
+		if c.cannot {
+			if !strings.Contains(why, "history writes holds an operation called at #") {
+				t.Errorf("%s: Cannot() = %q, want the history named", c.script, why)
+			}
+			if _, ok, err := pre.Check(tr, examples.Registry(), replay.Options{}, predicates.RunOptions{}); ok || err != nil {
+				t.Errorf("%s: Check took over (%v) or failed (%v)", c.script, ok, err)
+			}
+		}
+		pre.Close()
+	}
 }

@@ -124,6 +124,22 @@ func (c *Checker) declHistory(thread *starlark.Thread, b *starlark.Builtin, args
 	return h, nil
 }
 
+// EarliestOperation is the earliest step at which an operation that a
+// history (history()) holds now was called, and that history's name; ok
+// is false when no history holds an operation from the trace. A check
+// that starts after that step cannot hold the same history: no warm-up
+// short of it takes over from this checker.
+func (c *Checker) EarliestOperation() (history string, step int, ok bool) {
+	for _, h := range c.histories {
+		for _, op := range h.ops {
+			if op.callStep >= 0 && (!ok || op.callStep < step) {
+				history, step, ok = h.name, op.callStep, true
+			}
+		}
+	}
+	return history, step, ok
+}
+
 // recordHistories runs every history's recorder after a step. Recorders
 // run at every step, also outside --from/--to: a history must hold every
 // operation of the run to be checked.
