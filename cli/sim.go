@@ -206,6 +206,16 @@ func (a *App) systemsHelp() string {
 		for _, bug := range s.Bugs {
 			fmt.Fprintf(&b, "      %s: %s\n", bug.Name, bug.Summary)
 		}
+		if len(s.Params) > 0 {
+			b.WriteString("    params (--param KEY=VALUE):\n")
+		}
+		for _, p := range s.Params {
+			def := ""
+			if p.Default != "" {
+				def = " (default " + p.Default + ")"
+			}
+			fmt.Fprintf(&b, "      %s%s: %s\n", p.Name, def, p.Summary)
+		}
 	}
 	return b.String()
 }

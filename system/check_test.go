@@ -37,3 +37,24 @@ func TestCheckConfigRefusesABrokenSystem(t *testing.T) {
 		t.Errorf("a runnable system: %v", err)
 	}
 }
+
+// A system that documents its --param keys has the others refused before
+// its Validate runs; one that documents none leaves them to Validate.
+func TestCheckConfigRefusesUndocumentedParams(t *testing.T) {
+	newIdle := func(node.ID, system.Config) node.Handler { return idle{} }
+	validated := false
+	sys := &system.System{Name: "kv", New: newIdle, Codec: node.NewCodec(),
+		Params:   []system.Param{{Name: "ops", Default: "100", Summary: "client operations"}, {Name: "crashes", Summary: "on or off"}},
+		Validate: func(system.Config) error { validated = true; return nil }}
+	err := sys.CheckConfig(system.Config{Nodes: []node.ID{"n1"}, Params: map[string]string{"opz": "3"}})
+	if err == nil || err.Error() != `kv: unknown parameter "opz" (known: crashes, ops)` || validated {
+		t.Fatalf("an undocumented key: %v (Validate ran: %v)", err, validated)
+	}
+	if err := sys.CheckConfig(system.Config{Nodes: []node.ID{"n1"}, Params: map[string]string{"ops": "3"}}); err != nil || !validated {
+		t.Fatalf("a documented key: %v (Validate ran: %v)", err, validated)
+	}
+	sys.Params = nil
+	if err := sys.CheckConfig(system.Config{Nodes: []node.ID{"n1"}, Params: map[string]string{"opz": "3"}}); err != nil {
+		t.Fatalf("no keys documented: %v", err)
+	}
+}

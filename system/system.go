@@ -89,6 +89,15 @@ type Bug struct {
 	Summary string
 }
 
+// Param documents one --param key a system reads (Config.Param).
+type Param struct {
+	Name string
+	// Default is the value a run without the key uses, as the system's
+	// code falls back to it (shown in help; "" for none).
+	Default string
+	Summary string
+}
+
 // SimDefaults are a system's default simulation settings; command-line flags
 // override them. A zero field takes the simulator's own default: 3 nodes,
 // 100,000 steps, 1 minute of virtual time, latency 1-10ms, downtime
@@ -155,6 +164,11 @@ type System struct {
 	New func(id node.ID, cfg Config) node.Handler
 	// Bugs lists seeded defects; "none" (the correct program) is implied.
 	Bugs []Bug
+	// Params documents the --param keys the system reads: replay sim
+	// --help lists them, and when set, a key not among them is refused
+	// before the run (and before Validate). Optional: nil leaves every
+	// key to Validate, or unchecked without it.
+	Params []Param
 	// NodeName names the i-th node (0-based) of a simulated run; default
 	// "n1", "n2", ...
 	NodeName func(i int) node.ID
@@ -183,7 +197,17 @@ func (s *System) CheckConfig(cfg Config) (err error) {
 		return fmt.Errorf("system %q has no New: it is what builds each node's handler", s.Name)
 	case s.Codec == nil:
 		return fmt.Errorf("system %q has no Codec: give it node.NewCodec(), with MustRegister for each message type it sends (none, if it sends none)", s.Name)
-	case s.Validate == nil:
+	}
+	if len(s.Params) > 0 {
+		known := make([]string, len(s.Params))
+		for i, p := range s.Params {
+			known[i] = p.Name
+		}
+		if err := cfg.CheckParams(known...); err != nil {
+			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
+	if s.Validate == nil {
 		return nil
 	}
 	defer func() {

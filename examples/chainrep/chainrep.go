@@ -845,5 +845,8 @@ var System = &system.System{
 		Time:    20 * time.Second,
 	},
 	Scenario: scenario,
+	Params: []system.Param{
+		{Name: "crash", Summary: "crashes the scenario makes: NODE[+NODE...]@TIME, comma-separated (e.g. s2+s3@3s); each restarts a second later"},
+	},
 	Validate: validate,
 }

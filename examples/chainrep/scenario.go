@@ -61,9 +61,6 @@ func validate(cfg system.Config) error {
 	if n := len(cfg.Nodes); n < MinNodes || n > MaxNodes {
 		return fmt.Errorf("chainrep: %d nodes: need %d to %d (a client, a master and 2 to 9 servers)", n, MinNodes, MaxNodes)
 	}
-	if err := cfg.CheckParams("crash"); err != nil {
-		return fmt.Errorf("chainrep: %w", err)
-	}
 	crashes, err := ParseCrashes(cfg.Param("crash", ""))
 	if err != nil {
 		return fmt.Errorf("chainrep: %w", err)

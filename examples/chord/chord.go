@@ -275,9 +275,6 @@ func intParam(cfg system.Config, name string, def, lo, hi int) (int, error) {
 // validate refuses, before any node is built, a run New or the scenario
 // could not do.
 func validate(cfg system.Config) error {
-	if err := cfg.CheckParams("bits", "succs", "leave_at"); err != nil {
-		return fmt.Errorf("chord: %w", err)
-	}
 	bits, err := intParam(cfg, "bits", defaultBits, 4, 30)
 	if err != nil {
 		return err
@@ -991,6 +988,11 @@ var System = &system.System{
 		Time:  5 * time.Second,
 	},
 	Scenario: scenario,
+	Params: []system.Param{
+		{Name: "bits", Default: strconv.Itoa(defaultBits), Summary: "the ring has 2^bits positions (4..30), which must hold every node"},
+		{Name: "succs", Default: strconv.Itoa(defaultSuccs), Summary: "successor-list length (1..16)"},
+		{Name: "leave_at", Default: defaultLeaveAt.String(), Summary: "when the scenario's node leaves the ring (0: nobody leaves)"},
+	},
 	Validate: validate,
 }
 

@@ -445,10 +445,11 @@ var System = &system.System{
 		Steps:      200_000,
 		Time:       5 * time.Second,
 	},
+	Params: []system.Param{
+		{Name: "locks", Default: strconv.Itoa(defaultLocks), Summary: fmt.Sprintf("locks the clerks contend for (1..%d)", len(lockNames))},
+		{Name: "tasks", Default: strconv.Itoa(defaultTasks), Summary: "worker tasks per clerk (1..64)"},
+	},
 	Validate: func(cfg system.Config) error {
-		if err := cfg.CheckParams("locks", "tasks"); err != nil {
-			return fmt.Errorf("lockserver: %w", err)
-		}
 		if len(cfg.Nodes) < 2 || cfg.Nodes[len(cfg.Nodes)-1] != ServerID {
 			return fmt.Errorf("lockserver: needs a server and at least one clerk (--nodes 2 or more)")
 		}

@@ -478,6 +478,10 @@ var System = &system.System{
 		Time:       6 * time.Second,
 	},
 	Scenario: scenario,
+	Params: []system.Param{
+		{Name: "tick", Default: DefaultTick.String(), Summary: fmt.Sprintf("etcd raft's tick: heartbeats every %d, elections after %d to %d", HeartbeatTick, ElectionTicks, 2*ElectionTicks)},
+		{Name: "writes", Default: "300", Summary: fmt.Sprintf("client writes the scenario makes (0..%d)", maxWrites)},
+	},
 	Validate: validate,
 }
 
@@ -489,9 +493,6 @@ const maxWrites = 100_000
 // run cannot use. (tickParam and the scenario fall back to the defaults,
 // which a live node started with a bad value still does.)
 func validate(cfg system.Config) error {
-	if err := cfg.CheckParams("tick", "writes"); err != nil {
-		return fmt.Errorf("raftkv: %w", err)
-	}
 	if v := cfg.Param("tick", ""); v != "" {
 		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
 			return fmt.Errorf("raftkv: --param tick=%q: want a positive duration, e.g. 10ms", v)

@@ -182,9 +182,6 @@ const maxResets = 10_000
 // scenario cannot use (the scenario used to fall back to the default
 // number of resets silently).
 func validate(cfg system.Config) error {
-	if err := cfg.CheckParams("fanout", "resets"); err != nil {
-		return fmt.Errorf("randtree: %w", err)
-	}
 	if _, err := fanoutParam(cfg); err != nil {
 		return err
 	}
@@ -621,6 +618,10 @@ var System = &system.System{
 		Time:  4 * time.Second,
 	},
 	Scenario: scenario,
+	Params: []system.Param{
+		{Name: "fanout", Default: strconv.Itoa(DefaultFanout), Summary: "children per tree node"},
+		{Name: "resets", Default: strconv.Itoa(DefaultResets), Summary: fmt.Sprintf("resets the scenario makes (0..%d)", maxResets)},
+	},
 	Validate: validate,
 }
 

@@ -888,10 +888,10 @@ var System = &system.System{
 		Time:  24 * time.Second,
 	},
 	Scenario: scenario,
+	Params: []system.Param{
+		{Name: "target", Default: fmt.Sprint(DefaultTarget), Summary: "replicas each object should have (at most --nodes)"},
+	},
 	Validate: func(cfg system.Config) error {
-		if err := cfg.CheckParams("target"); err != nil {
-			return fmt.Errorf("replicastore: %w", err)
-		}
 		target, err := targetParam(cfg)
 		if err == nil && target > len(cfg.Nodes) {
 			// Every node holds at most one replica of an object: the
