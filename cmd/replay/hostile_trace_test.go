@@ -484,3 +484,28 @@ func TestInfoRefusesAConcatenatedFile(t *testing.T) {
 	}
 	mustOK(t, replay(t, dir, "info", "p.lz4"))
 }
+
+// shrink refuses a trace whose receipt does not match its send as verify
+// does, naming the file: it exited 1 naming the run's re-run
+// (paxos-seed8.lz4), as a failed shrink.
+func TestShrinkRefusesAMismatchedReceiptAsVerifyDoes(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--bug", "spec", "--seed", "8", "-o", "spec.lz4"))
+	data, err := os.ReadFile(filepath.Join(dir, "spec.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := decompress(t, data)
+	raw[7055] ^= 0xc8 // a byte of a message's payload (found by a fuzzer)
+	os.WriteFile(filepath.Join(dir, "m.lz4"), compress(t, raw), 0o644)
+	if r := replay(t, dir, "verify", "m.lz4"); r.code != 2 || !strings.Contains(r.stderr, "m.lz4: node n6 seq 21: message n4/8/5 does not match its send") {
+		t.Fatalf("the edit no longer makes a receipt that does not match its send (pick another byte): verify exit %d: %s", r.code, r.stderr)
+	}
+	r := replay(t, dir, "shrink", "m.lz4", "builtin:paxos", "-o", "s.lz4")
+	if r.code != 2 || !strings.Contains(r.stderr, "m.lz4: node n6 seq 21: message n4/8/5 does not match its send") || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("shrink: exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "s.lz4")); err == nil {
+		t.Fatal("shrink wrote an output for a trace it refused")
+	}
+}
