@@ -117,7 +117,8 @@ corrupted file is summarised up to the damage, and the damage is described
 (byte offset, bytes lost, last complete event); such a file exits 0, since
 it was read. A file that is not a trace at all exits 2, and so does one
 that reads but that no verb replays (a node's events recorded twice: a
-file concatenated with a copy), after its summary.`,
+file concatenated with a copy), after its summary (text or --json, which says
+why in "invalid").`,
 		Example: `  replay info paxos.lz4
   replay info --json node1.lz4 node2.lz4 node3.lz4`,
 		Args: requireArgs(1, "FILE (a trace file)"),
@@ -133,17 +134,24 @@ file concatenated with a copy), after its summary.`,
 			if asJSON {
 				enc := json.NewEncoder(a.Stdout)
 				enc.SetIndent("", "  ")
+				var err error
 				if len(infos) == 1 {
-					return enc.Encode(infos[0])
+					err = enc.Encode(infos[0])
+				} else {
+					err = enc.Encode(infos)
 				}
-				return enc.Encode(infos)
-			}
-			for i, in := range infos {
-				if i > 0 {
-					fmt.Fprintln(a.Stdout)
+				if err != nil {
+					return err
 				}
-				printInfo(a, in)
+			} else {
+				for i, in := range infos {
+					if i > 0 {
+						fmt.Fprintln(a.Stdout)
+					}
+					printInfo(a, in)
+				}
 			}
+			// An invalid file exits 2 whichever way it was described.
 			for _, in := range infos {
 				if in.Invalid != "" {
 					return badInput("%s: %s", in.File, in.Invalid)

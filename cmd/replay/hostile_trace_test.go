@@ -482,6 +482,10 @@ func TestInfoRefusesAConcatenatedFile(t *testing.T) {
 	if r := replay(t, dir, "verify", "cat.lz4"); r.code != 2 {
 		t.Fatalf("verify: exit %d", r.code)
 	}
+	// --json says so too, and exits as the text does (it exited 0).
+	if r := replay(t, dir, "info", "--json", "cat.lz4"); r.code != 2 || !strings.Contains(r.stdout, `"invalid": "node n1's seqs 1..`) || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("info --json: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
 	mustOK(t, replay(t, dir, "info", "p.lz4"))
 }
 
