@@ -183,11 +183,8 @@ func writeOutput(a *App, path string, inputs []string, write func(io.Writer) err
 	if err := refuseInput(path, inputs, "the output"); err != nil {
 		return err
 	}
-	if err := notOverATrace(path, "the output"); err != nil {
+	if err := notOverInput(path, "the output"); err != nil {
 		return err
-	}
-	if present, _ := existing(path); present && strings.HasSuffix(path, ".star") {
-		return badInput("%s is a predicates script (.star): writing the output there would replace it (name another file, or remove it first)", path)
 	}
 	out, err := createAtomic(path)
 	if err != nil {

@@ -169,6 +169,19 @@ func notOverATrace(path, what string) error {
 	return nil
 }
 
+// notOverInput is notOverATrace that also keeps an existing predicates
+// script (.star): outputs that are neither (an export, a report, a
+// profile) replaced a recording or a script named by mistake.
+func notOverInput(path, what string) error {
+	if err := notOverATrace(path, what); err != nil {
+		return err
+	}
+	if present, _ := existing(path); present && strings.HasSuffix(path, ".star") {
+		return badInput("%s is a predicates script (.star): writing %s there would replace it (name another file, or remove it first)", path, what)
+	}
+	return nil
+}
+
 // existing tells whether an output's path holds a file that writing it
 // would lose (a regular file with something in it), and whether that file
 // is a trace. A pipe or device is not opened: it is written in place, and

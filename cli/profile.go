@@ -70,6 +70,9 @@ func startProfile(flag, path string, start func(io.Writer) error) (*profileFile,
 	if path == "" {
 		return nil, nil
 	}
+	if err := notOverInput(path, "the "+flag+" profile"); err != nil {
+		return nil, err
+	}
 	file, err := os.Create(path)
 	if err != nil {
 		return nil, badInput("%s: %v", flag, err)

@@ -122,6 +122,25 @@ safety("Slow", lambda: forall(Agent, slow_helper))
 	if after, _ := os.ReadFile(filepath.Join(dir, "p.lz4")); !bytes.Equal(before, after) {
 		t.Fatal("a refused profile changed the trace")
 	}
+	// Nor may it replace a trace or a script the command does not name
+	// (both were overwritten with a gzip profile).
+	os.WriteFile(filepath.Join(dir, "keep.lz4"), before, 0o644)
+	os.WriteFile(filepath.Join(dir, "mine.star"), []byte("safety(\"P\", lambda: True)\n"), 0o644)
+	for _, c := range []struct{ flag, path, want string }{
+		{"--cpuprofile", "keep.lz4", "keep.lz4 is a trace"},
+		{"--starlark-profile", "mine.star", "mine.star is a predicates script"},
+	} {
+		r = replay(t, dir, "check", "p.lz4", script, c.flag, c.path)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Fatalf("%s %s: exit %d, %q", c.flag, c.path, r.code, r.stderr)
+		}
+	}
+	if kept, _ := os.ReadFile(filepath.Join(dir, "keep.lz4")); !bytes.Equal(before, kept) {
+		t.Fatal("a refused profile replaced a trace")
+	}
+	if kept, _ := os.ReadFile(filepath.Join(dir, "mine.star")); !bytes.HasPrefix(kept, []byte("safety(")) {
+		t.Fatal("a refused profile replaced a script")
+	}
 	// A word of the command that names no file (the system) is no input
 	// to keep: the profile may take that name.
 	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "-o", "p4.lz4", "--cpuprofile", "paxos"))
