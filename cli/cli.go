@@ -25,6 +25,8 @@ import (
 	"github.com/replaycheck/replaycheck/internal/nearest"
 	printableText "github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/internal/shellword"
+	// Before go.starlark.net initialises: see the package.
+	_ "github.com/replaycheck/replaycheck/internal/startupnoise"
 	"github.com/replaycheck/replaycheck/record"
 	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/stall"
