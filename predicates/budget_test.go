@@ -446,3 +446,39 @@ func TestTinyStepBudgetIsTheScriptsError(t *testing.T) {
 		}
 	}
 }
+
+// A global nested deeper than any script needs is refused at load: one
+// an evaluation nested further and hashed as a dict key overflowed the Go
+// stack, which no recover survives (a hostile script killed every verb).
+// A global sharing its parts (a tuple of itself twice, over and over) is
+// not refused for the paths to its leaves.
+func TestDeeplyNestedGlobalIsRefused(t *testing.T) {
+	tr := smallTrace(t)
+	for _, c := range []struct {
+		src  string
+		want string // "": loads
+	}{
+		{"def build(t):\n    for i in range(20000):\n        t = (t,)\n    return t\nT = build(())\n", "global T is nested more than 10000 levels deep"},
+		{"def build(t):\n    for i in range(20000):\n        t = [t]\n    return t\nL = build([])\n", "global L is nested more than 10000 levels deep"},
+		{"def build(t):\n    for i in range(12):\n        t = (t, t)\n    return t\nD = build((1,))\n", ""},
+		{"def build(t):\n    for i in range(9000):\n        t = (i, t)\n    return t\nC = build(())\n", ""},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "deep.star")
+		if err := os.WriteFile(path, []byte(c.src+"safety(\"P\", lambda: True)\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := replay.New(tr, system.NewRegistry(dd.System), replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = predicates.Load(path, r, predicates.Options{To: -1})
+		var se *predicates.ScriptError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.src, err)
+		case c.want != "" && (!errors.As(err, &se) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want a script error saying %q", c.src, err, c.want)
+		}
+	}
+}

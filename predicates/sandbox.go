@@ -712,3 +712,95 @@ func keepable(v starlark.Value, depth int, onPath []starlark.Value) (live bool, 
 	}
 	return live, nil
 }
+
+// maxGlobalDepth bounds how deeply a global may be nested: an evaluation
+// nesting a global further (within its own memory budget) made a value
+// deep enough for Starlark's recursive hashing to overflow the Go stack,
+// which kills the process (a hostile script: a tuple nested 5.5 million
+// levels at load, 5.5 million more in a predicate, used as a dict key).
+const maxGlobalDepth = 10_000
+
+// tooDeepGlobal names a global nested more than maxGlobalDepth levels
+// ("" if none). Values are walked without recursion, each shared one
+// once (a tuple of itself twice, over and over, has exponentially many
+// paths).
+func tooDeepGlobal(globals starlark.StringDict) string {
+	heights := map[any]int{}
+	for _, name := range globals.Keys() {
+		if height(globals[name], heights) > maxGlobalDepth {
+			return name
+		}
+	}
+	return ""
+}
+
+// height is how many levels of containers v nests (0: not one), or more
+// than maxGlobalDepth once it is found to be; heights memoises them by
+// identity.
+func height(v starlark.Value, heights map[any]int) int {
+	type frame struct {
+		key   any
+		elems []starlark.Value
+		next  int
+		h     int
+	}
+	open := func(v starlark.Value) (frame, bool) {
+		var elems []starlark.Value
+		var key any
+		switch x := v.(type) {
+		case starlark.Tuple:
+			if len(x) == 0 {
+				return frame{}, false
+			}
+			key, elems = [2]any{&x[0], len(x)}, x
+		case *starlark.List, *starlark.Dict:
+			key = x
+			elems, _ = elements(x)
+		case *starlark.Set:
+			key = x
+			for e := range starlark.Elements(x) {
+				elems = append(elems, e)
+			}
+		default:
+			return frame{}, false
+		}
+		return frame{key: key, elems: elems, h: 1}, true
+	}
+	root, ok := open(v)
+	if !ok {
+		return 0
+	}
+	if h, done := heights[root.key]; done {
+		return h
+	}
+	stack := []frame{root}
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next == len(top.elems) || len(stack) > maxGlobalDepth {
+			h := top.h
+			if len(stack) > maxGlobalDepth {
+				h = maxGlobalDepth + 1
+			}
+			heights[top.key] = h
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				stack[len(stack)-1].h = max(stack[len(stack)-1].h, h+1)
+			} else {
+				return h
+			}
+			continue
+		}
+		e := top.elems[top.next]
+		top.next++
+		child, ok := open(e)
+		if !ok {
+			continue
+		}
+		if h, done := heights[child.key]; done {
+			top.h = max(top.h, h+1)
+			continue
+		}
+		stack = append(stack, child)
+	}
+	return 0
+}
