@@ -7,6 +7,7 @@ package tui
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -954,8 +955,20 @@ func witnessText(prefix string, v statedb.Violation) string {
 // scriptShown names the script whose results are shown: as the user
 // named it (Config.PredsName), else by the path they were checked with.
 func (m *Model) scriptShown() string {
-	if m.cfg.PredsName != "" && m.preds.Script == m.cfg.Preds {
+	if m.cfg.PredsName != "" && sameScript(m.preds.Script, m.cfg.Preds) {
 		return m.cfg.PredsName
 	}
 	return m.preds.Script
+}
+
+// sameScript says whether two paths name one script file: results stored
+// by a build name it as the build was given it (a bundled script's copy
+// in the user's cache, reached by another path than this session's).
+func sameScript(a, b string) bool {
+	if a == b {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }

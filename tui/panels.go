@@ -761,7 +761,7 @@ func (m *Model) Violations(w, h int) []Line {
 		msg := "no predicates checked (start with --preds FILE)"
 		if m.indexTask != nil && m.script() != "" {
 			// Checked with the index: the results come at its end.
-			msg = fmt.Sprintf("%s: checked while indexing, the results come when it ends (%s)", m.script(), m.indexing)
+			msg = fmt.Sprintf("%s: checked while indexing, the results come when it ends (%s)", m.scriptName(), m.indexing)
 		}
 		out := []Line{line(StyleDim, "%s", msg)}
 		if m.recheckErr != "" {

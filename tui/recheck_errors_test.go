@@ -2,6 +2,7 @@ package tui
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,5 +110,32 @@ func TestRecheckOverResultsWithErrorsShowsTheNewOnes(t *testing.T) {
 	stored := m.db.Predicates()
 	if stored == nil || len(stored.Errors) != 1 || !strings.Contains(stored.Errors[0], "Other") {
 		t.Fatalf("the database does not hold the new results: %+v", stored)
+	}
+}
+
+// A script the user named otherwise than by its path (builtin:paxos, read
+// from a copy in their cache) is named so on the screen and by a
+// re-check, also when the database stored its results under another
+// spelling of the copy's path (a new user saw the cache path).
+func TestTheScriptIsNamedAsTheUserNamedIt(t *testing.T) {
+	trace, script := demoFiles(t)
+	db, _, err := statedb.Ensure([]string{trace}, "", statedb.Options{Registry: registry, Preds: script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	other := filepath.Dir(script) + string(filepath.Separator) + "." + string(filepath.Separator) + filepath.Base(script)
+	m, err := New(Config{DB: db, Traces: []string{trace}, Registry: registry, Preds: other, PredsName: "builtin:mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := startUI(t, m)
+	if s := u.text(); !strings.Contains(s, "builtin:mine") || strings.Contains(s, script) {
+		t.Fatalf("the screen names the script by its path:\n%s", s)
+	}
+	u.keys("r")
+	u.waitFor("re-checked")
+	if s := u.statusText(); !strings.Contains(s, "re-checked builtin:mine") {
+		t.Fatalf("the re-check names the script by its path:\n%s", s)
 	}
 }

@@ -110,6 +110,15 @@ func (m *Model) script() string {
 	return ""
 }
 
+// scriptName is script as the user named it (builtin:raft, not the copy
+// of the bundled script it is read from), for messages.
+func (m *Model) scriptName() string {
+	if s := m.script(); m.cfg.PredsName == "" || s != m.cfg.Preds {
+		return s
+	}
+	return m.cfg.PredsName
+}
+
 // watch is one Starlark expression evaluated at the cursor.
 type watch struct {
 	expr    string
@@ -544,7 +553,7 @@ func (m *Model) Reload() {
 		err   error
 	)
 	before := m.violationCount()
-	m.checking = "re-checking " + script
+	m.checking = "re-checking " + m.scriptName()
 	m.recheck = &Task{
 		Name: "re-checking",
 		Background: func(progress func(int, int)) {
@@ -582,9 +591,9 @@ func (m *Model) Reload() {
 				m.sess.w = nil // the watches see the new script's tables too
 				m.evalWatches()
 			}
-			m.say("re-checked %s: %s%s", script, m.countsBefore(before), firstError(res))
+			m.say("re-checked %s: %s%s", m.scriptName(), m.countsBefore(before), firstError(res))
 			if storeErr != nil {
-				m.fail("re-checked %s: %s; %v", script, m.countsText(), storeErr)
+				m.fail("re-checked %s: %s; %v", m.scriptName(), m.countsText(), storeErr)
 			}
 		},
 	}
