@@ -128,6 +128,8 @@ func (m *Message) Undelivered() string {
 		return "in flight at the end"
 	case m.Fate == replay.NotDelivered || m.Fate == 0:
 		return "lost"
+	case m.Fate == replay.Unrecorded:
+		return "receipt unknown: the receiver's recording is missing after it"
 	}
 	return "lost: " + m.Fate.String()
 }

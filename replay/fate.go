@@ -36,9 +36,13 @@ const (
 	// NotDelivered: never received, and the trace cannot tell whether it
 	// was dropped, cut by a partition or arrived at a down receiver.
 	NotDelivered
+	// Unrecorded: no receipt is recorded, but the receiver's recording is
+	// missing for a stretch after the send (a killed process's unwritten
+	// tail, a file cut short): it may have received it there.
+	Unrecorded
 )
 
-var fateNames = [...]string{"", "delivered", "in flight", "receiver down", "dropped", "partitioned", "not delivered"}
+var fateNames = [...]string{"", "delivered", "in flight", "receiver down", "dropped", "partitioned", "not delivered", "receiver unrecorded"}
 
 func (f Fate) String() string {
 	if int(f) < len(fateNames) && f != 0 {
@@ -178,6 +182,16 @@ func (t *Trace) Fate(ev *node.Event, i int) MessageFate {
 		return MessageFate{Fate: Delivered, Receipts: rs}
 	}
 	to := ev.Sends[i].To
+	if step, ok := t.Step(ev.Node, ev.Seq); ok {
+		for _, u := range t.Unknown[to] {
+			// A stretch after the send in which the receiver's events,
+			// a receipt among them, were not recorded; one it spent
+			// down (its last event a crash) is told as down below.
+			if !u.Down && (u.Until < 0 || u.Until > step) {
+				return MessageFate{Fate: Unrecorded, Why: fmt.Sprintf("%s's recording is missing after #%d (%s): a receipt there is not in the trace", to, u.After, u.Reason)}
+			}
+		}
+	}
 	n := t.network()
 	latency := n.hasLatency
 	if latency && n.latFrom > 0 {

@@ -90,3 +90,34 @@ func TestFate(t *testing.T) {
 		})
 	}
 }
+
+// A message to a node whose recording is missing after the send (a killed
+// process's unwritten tail) is not "never received": the receipt may be
+// in what the recording lost (a user's leader committed what the acks it
+// was said never to receive acknowledged).
+func TestFateOfAMessageToAnUnrecordedReceiver(t *testing.T) {
+	n1 := nodeFile("n1", []*node.Event{ev("n1", 1, node.KindInit), ev("n1", 2, node.KindTimer)}, nil, false)
+	send := ev("n2", 2, node.KindTimer)
+	send.Lamport = 10
+	send.Sends = []node.Send{{To: "n1", Type: "paxos.Collect", Digest: xxhash.Sum64(nil)}}
+	n2 := nodeFile("n2", []*node.Event{ev("n2", 1, node.KindInit), send}, nil, true)
+	tr, err := replay.Merge([]*record.File{n1, n2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if us := tr.Unknown["n1"]; len(us) != 1 || !us[0].Killed {
+		t.Fatalf("n1: %+v, want its killed tail unknown", us)
+	}
+	step, ok := tr.Step("n2", 2)
+	if !ok {
+		t.Fatal("n2's send is not in the trace")
+	}
+	f := tr.Fate(tr.Event(step), 0)
+	if f.Fate != replay.Unrecorded || !strings.Contains(f.Why, "n1's recording is missing after #") {
+		t.Fatalf("fate %v (%s), want receiver unrecorded", f.Fate, f.Why)
+	}
+	line := replay.NewRenderer(tr, nil).Line(step, tr.Event(step))
+	if strings.Contains(line, "never received") || !strings.Contains(line, "receipt unknown: n1's recording is missing after it") {
+		t.Fatalf("the step's line: %s", line)
+	}
+}

@@ -379,8 +379,8 @@ func (r *Renderer) effects(ev *node.Event) string {
 	// Group equal messages, in order of first appearance: a broadcast
 	// reads as one message to many.
 	type group struct {
-		msg      string
-		to, lost []string
+		msg                  string
+		to, lost, unrecorded []string
 	}
 	var groups []*group
 	byMsg := map[string]*group{}
@@ -405,7 +405,13 @@ func (r *Renderer) effects(ev *node.Event) string {
 		// Every receiver is listed after "to", received or not: "to r2,r4
 		// (never received: r3 ...)" read as though r3 was never sent it.
 		g.to = append(g.to, string(s.To))
-		if f := r.tr.Fate(ev, i); f.Fate != Delivered {
+		switch f := r.tr.Fate(ev, i); f.Fate {
+		case Delivered:
+		case Unrecorded:
+			// Not "never received": the receipt may be in what the
+			// receiver's recording lost.
+			g.unrecorded = append(g.unrecorded, string(s.To))
+		default:
 			// "n2 (dropped)": "n2 dropped" read as though n2 dropped it.
 			g.lost = append(g.lost, string(s.To)+" ("+f.Fate.String()+")")
 		}
@@ -414,6 +420,9 @@ func (r *Renderer) effects(ev *node.Event) string {
 		s := g.msg + " to " + strings.Join(g.to, ",")
 		if len(g.lost) > 0 {
 			s += " (never received: " + strings.Join(g.lost, ", ") + ")"
+		}
+		if len(g.unrecorded) > 0 {
+			s += " (receipt unknown: " + strings.Join(g.unrecorded, ", ") + "'s recording is missing after it)"
 		}
 		parts = append(parts, s)
 	}
