@@ -404,16 +404,7 @@ func TestUnprintableNamesAreRefused(t *testing.T) {
 		`ordered("", table("paxos.Agent"), by = lambda r: r.node)`:          "an ordered index needs a name",
 		`history("h\r", lambda: None)` + "\n" + `safety("x", lambda: True)`: "holds a control",
 	} {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "names.star")
-		if err := os.WriteFile(path, []byte(src+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, err := replay.New(tr, system.NewRegistry(dd.System), replay.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = predicates.Load(path, r, predicates.Options{To: -1})
+		err := loadSource(t, tr, "names.star", src+"\n")
 		var se *predicates.ScriptError
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "names.star:1:") {
 			t.Errorf("%s: %v, want a script error at line 1 saying %q", src, err, want)
@@ -463,16 +454,7 @@ func TestDeeplyNestedGlobalIsRefused(t *testing.T) {
 		{"def build(t):\n    for i in range(12):\n        t = (t, t)\n    return t\nD = build((1,))\n", ""},
 		{"def build(t):\n    for i in range(9000):\n        t = (i, t)\n    return t\nC = build(())\n", ""},
 	} {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "deep.star")
-		if err := os.WriteFile(path, []byte(c.src+"safety(\"P\", lambda: True)\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, err := replay.New(tr, system.NewRegistry(dd.System), replay.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = predicates.Load(path, r, predicates.Options{To: -1})
+		err := loadSource(t, tr, "deep.star", c.src+"safety(\"P\", lambda: True)\n")
 		var se *predicates.ScriptError
 		switch {
 		case c.want == "" && err != nil:
@@ -481,4 +463,20 @@ func TestDeeplyNestedGlobalIsRefused(t *testing.T) {
 			t.Errorf("%s: %v, want a script error saying %q", c.src, err, c.want)
 		}
 	}
+}
+
+// loadSource writes src to a script called name and loads it over tr,
+// returning Load's error.
+func loadSource(t *testing.T, tr *replay.Trace, name, src string) error {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := replay.New(tr, system.NewRegistry(dd.System), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = predicates.Load(path, r, predicates.Options{To: -1})
+	return err
 }
