@@ -141,13 +141,22 @@ func NewPrefix(tr *replay.Trace, reg *system.Registry, at int, o PrefixOptions,
 	return p, nil
 }
 
-// longestWarmup is the longest warm-up refusals lead to from warmup
-// steps before at: four times longer after each, within half of at.
+// longerWarmup is the warm-up a refusal after warmup steps before at
+// leads to: four times longer, while it stays within half of at (ok).
+func longerWarmup(warmup, at int) (longer int, ok bool) {
+	longer = warmup * 4
+	return longer, longer <= at/2
+}
+
+// longestWarmup is the longest warm-up refusals lead to from warmup.
 func longestWarmup(warmup, at int) int {
-	for warmup*4 <= at/2 {
-		warmup *= 4
+	for {
+		longer, ok := longerWarmup(warmup, at)
+		if !ok {
+			return warmup
+		}
+		warmup = longer
 	}
-	return warmup
 }
 
 // Cannot says why no fork's check can take over from the prefix ("": one
@@ -212,8 +221,8 @@ func (p *Prefix) refused(why error, warmup int) {
 	if warmup != p.warmup || p.gaveUp {
 		return // another fork already acted on this length
 	}
-	longer := warmup * 4
-	if longer > p.at/2 || p.base == nil { // longestWarmup's rule
+	longer, ok := longerWarmup(warmup, p.at)
+	if !ok || p.base == nil {
 		// A warm-up of half the recording or more saves at most half of
 		// each fork's check, and some state no warm-up short of #0
 		// rebuilds (a break still open since early on, read through

@@ -734,9 +734,9 @@ func tooDeepGlobal(globals starlark.StringDict) string {
 	return ""
 }
 
-// height is how many levels of containers v nests (0: not one), or more
-// than maxGlobalDepth once it is found to be; heights memoises them by
-// identity.
+// height is how many levels of containers v nests (0: not one), or
+// maxGlobalDepth+1 as soon as it is found to nest more; heights memoises
+// the heights of the values walked whole, by identity.
 func height(v starlark.Value, heights map[any]int) int {
 	type frame struct {
 		key   any
@@ -745,26 +745,25 @@ func height(v starlark.Value, heights map[any]int) int {
 		h     int
 	}
 	open := func(v starlark.Value) (frame, bool) {
-		var elems []starlark.Value
-		var key any
+		f := frame{h: 1}
 		switch x := v.(type) {
 		case starlark.Tuple:
 			if len(x) == 0 {
 				return frame{}, false
 			}
-			key, elems = [2]any{&x[0], len(x)}, x
+			f.key, f.elems = [2]any{&x[0], len(x)}, x
 		case *starlark.List, *starlark.Dict:
-			key = x
-			elems, _ = elements(x)
+			f.key = x
+			f.elems, _ = elements(x)
 		case *starlark.Set:
-			key = x
+			f.key = x
 			for e := range starlark.Elements(x) {
-				elems = append(elems, e)
+				f.elems = append(f.elems, e)
 			}
 		default:
 			return frame{}, false
 		}
-		return frame{key: key, elems: elems, h: 1}, true
+		return f, true
 	}
 	root, ok := open(v)
 	if !ok {
@@ -774,25 +773,20 @@ func height(v starlark.Value, heights map[any]int) int {
 		return h
 	}
 	stack := []frame{root}
-	for len(stack) > 0 {
+	for {
 		top := &stack[len(stack)-1]
-		if top.next == len(top.elems) || len(stack) > maxGlobalDepth {
+		if top.next == len(top.elems) {
 			h := top.h
-			if len(stack) > maxGlobalDepth {
-				h = maxGlobalDepth + 1
-			}
 			heights[top.key] = h
 			stack = stack[:len(stack)-1]
-			if len(stack) > 0 {
-				stack[len(stack)-1].h = max(stack[len(stack)-1].h, h+1)
-			} else {
+			if len(stack) == 0 {
 				return h
 			}
+			stack[len(stack)-1].h = max(stack[len(stack)-1].h, h+1)
 			continue
 		}
-		e := top.elems[top.next]
+		child, ok := open(top.elems[top.next])
 		top.next++
-		child, ok := open(e)
 		if !ok {
 			continue
 		}
@@ -800,7 +794,9 @@ func height(v starlark.Value, heights map[any]int) int {
 			top.h = max(top.h, h+1)
 			continue
 		}
+		if len(stack) == maxGlobalDepth {
+			return maxGlobalDepth + 1
+		}
 		stack = append(stack, child)
 	}
-	return 0
 }

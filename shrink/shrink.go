@@ -178,6 +178,15 @@ func (s *shrinker) original(data []byte) (*run, error) {
 	if f.Damage != nil {
 		return nil, inputErr("%v", f.Damage)
 	}
+	// A trace whose events contradict each other (a receipt that does not
+	// match its send) is refused as verify refuses it, of this file: found
+	// by the check below it was named after the run's re-run, as a
+	// shrink that failed.
+	tr, err := replay.Merge([]*record.File{f})
+	if err != nil {
+		return nil, inputErr("%v", err)
+	}
+	tr.Close()
 	d := f.Header.Driver
 	if d != "sim" && d != sim.ForkDriver {
 		return nil, inputErr("%s: a %s trace; shrink edits the schedule of a simulated run (replay sim, replay explore) "+
