@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/stall"
 )
 
@@ -40,6 +41,9 @@ func (s *stuckCommand) message() string {
 	}
 	if s.Interrupted {
 		return fmt.Sprintf("interrupted (step #%d: %s, had not returned after %v) before it finished: its output was not written, or is incomplete (events)", s.Step, s.What, s.After)
+	}
+	if s.Own {
+		return predicates.StuckFailure(s.Stuck).String() + "; the command was given up on: its output was not written, or is incomplete"
 	}
 	return fmt.Sprintf("replay diverged at step #%d: %s, did not return within %v (--handler-bound), where the recorded one returned: an endless loop, or a call that blocks outside the runtime (a Go channel, sync.Mutex, time.Sleep, file or network I/O), in code changed since the recording or not deterministic; the command did not finish: its output was not written, or is incomplete (events)", s.Step, s.What, s.bound)
 }
@@ -93,8 +97,13 @@ func (a *App) executeWatched(root *cobra.Command, name string, bound *atomic.Int
 		return nil, nil, &stuckCommand{Stuck: st, code: code, goexit: true}
 	case gaveUp:
 		code := ExitDivergence
-		if st.Interrupted {
+		switch {
+		case st.Interrupted:
 			code = ExitInterrupted
+		case st.Own && st.Step < 0: // the script's load: a broken script, as when it runs out of budget
+			code = ExitBadInput
+		case st.Own: // a predicate's evaluation: the only slots with bounds of their own
+			code = ExitPredicateError
 		}
 		return nil, nil, &stuckCommand{Stuck: st, bound: limit(), code: code}
 	}

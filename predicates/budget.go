@@ -1,6 +1,7 @@
 package predicates
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"go.starlark.net/starlark"
+
+	"github.com/replaycheck/replaycheck/stall"
 )
 
 // Budgets of one script load and of one evaluation (a predicate, derived
@@ -73,7 +76,30 @@ type budget struct {
 	// measure the process (its heap, the wall clock): other work running
 	// beside it counts too.
 	process bool
+	// slot shows the evaluation running to Options.Watch (nil: none),
+	// which gives up on one that outruns StuckBound: the budgets above
+	// are looked at between Starlark steps, and one step (a built-in)
+	// can run for as long as it likes. depth counts evaluations begun
+	// and not ended: one nested in another is part of its call.
+	slot  *stall.Slot
+	depth int
 }
+
+// StuckBound is how long one load or evaluation under timeBudget may run
+// before a watch (Options.Watch) gives up on the check: the budget's own
+// check fails an evaluation between two Starlark steps, so only one step
+// that runs on far past the budget (one built-in call: set() over
+// integers alike in their low 32 bits, a hash of a value that shares
+// itself 60 levels deep) gets this far. Twice the budget, and at least
+// 10 s past it: a busy machine must not make a slow evaluation look
+// stuck.
+func StuckBound(timeBudget time.Duration) time.Duration {
+	return timeBudget + max(timeBudget, 10*time.Second)
+}
+
+// errGivenUp: a watch gave up on an evaluation of this checker, whose
+// owner has stopped waiting for it; nothing evaluates after it.
+var errGivenUp = errors.New("the check was given up on: an evaluation did not return within its bound (predicates.StuckBound)")
 
 func newBudget(t *starlark.Thread, opts Options) *budget {
 	b := &budget{thread: t, maxSteps: opts.MaxSteps, memory: uint64(opts.MemoryBudget), time: opts.TimeBudget,
@@ -82,10 +108,23 @@ func newBudget(t *starlark.Thread, opts Options) *budget {
 	return b
 }
 
-// begin starts a load or an evaluation with fresh budgets.
-func (b *budget) begin(what string) {
+// defaultDesc names an evaluation its caller did not describe.
+var defaultDesc = "an evaluation of the predicates script"
+
+// begin starts a load or an evaluation with fresh budgets; step and
+// desc (kept: it must not change) say what it is to a watch. Every begin
+// has its end.
+func (b *budget) begin(what string, step int, desc *string) {
 	b.thread.Uncancel()
 	b.what, b.err, b.pending, b.process = what, nil, 0, false
+	if b.depth++; b.depth == 1 && b.slot != nil {
+		if desc == nil {
+			desc = &defaultDesc
+		}
+		if !b.slot.Begin(step, desc) {
+			b.fail(errGivenUp)
+		}
+	}
 	b.stepLimit = satAdd(b.thread.Steps, b.maxSteps)
 	b.start = time.Now()
 	b.deadline = b.start.Add(b.time)
@@ -95,6 +134,16 @@ func (b *budget) begin(what string) {
 	// allocations, as every large one looks first.
 	b.baseRead = false
 	b.arm()
+}
+
+// end ends what begin began, reporting false when a watch gave up on it
+// meanwhile (it returned after all, too late: its owner has gone on).
+func (b *budget) end() bool {
+	if b.depth--; b.depth > 0 || b.slot == nil || b.slot.Leave() {
+		return true
+	}
+	b.fail(errGivenUp)
+	return false
 }
 
 func satAdd(a, b uint64) uint64 {

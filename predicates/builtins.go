@@ -182,7 +182,7 @@ func (c *Checker) declDerived(thread *starlark.Thread, b *starlark.Builtin, args
 	if err := c.claimName(thread, "derived value", name); err != nil {
 		return nil, err
 	}
-	d := &Derived{c: c, name: name, pos: thread.CallFrame(1).Pos, fn: fn, keep: keep, id: len(c.derived) + 1}
+	d := &Derived{c: c, name: name, desc: "derived value " + name, pos: thread.CallFrame(1).Pos, fn: fn, keep: keep, id: len(c.derived) + 1}
 	d.frame = c.newFrame(frameDerived, nil)
 	c.derived = append(c.derived, d)
 	return d, nil
@@ -206,7 +206,7 @@ func (c *Checker) declPredicate(kind string) func(*starlark.Thread, *starlark.Bu
 		if err := c.claimName(thread, "predicate", name); err != nil {
 			return nil, err
 		}
-		p := &Predicate{Name: name, Kind: kind, Pos: thread.CallFrame(1).Pos, fn: fn, aux: aux, alarm: alarm, holding: true}
+		p := &Predicate{Name: name, Kind: kind, desc: kind + " predicate " + name, Pos: thread.CallFrame(1).Pos, fn: fn, aux: aux, alarm: alarm, holding: true}
 		p.frame = c.newFrame(framePredicate, nil)
 		c.preds = append(c.preds, p)
 		return starlark.None, nil

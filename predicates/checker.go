@@ -19,6 +19,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/stall"
 )
 
 // Options tune a check.
@@ -54,6 +55,13 @@ type Options struct {
 	Slow       func(SlowEvaluation)
 	SlowAfter  time.Duration
 	ShareAfter time.Duration
+	// Watch, if set, watches the load and each evaluation through a slot
+	// of its own, bounded at StuckBound(TimeBudget), for its owner
+	// (stall.Watch.Run) to give up on a check that one built-in call
+	// keeps running past every budget. Given up on, the checker fails
+	// every evaluation after. Nil: the replay's watch (Replayer.Watch),
+	// whose owner watches its handler calls.
+	Watch *stall.Watch
 }
 
 // SlowEvaluation is a derived value or predicate that makes the check
@@ -253,6 +261,7 @@ type Predicate struct {
 	fn    starlark.Callable
 	aux   starlark.Callable
 	alarm starlark.Callable
+	desc  string // "predicate NAME", for a watch (Options.Watch)
 
 	frame    *frame
 	holding  bool
@@ -275,6 +284,7 @@ type Predicate struct {
 type Derived struct {
 	c     *Checker
 	name  string
+	desc  string // "derived value NAME", for a watch
 	pos   syntax.Position
 	fn    starlark.Callable
 	keep  int
@@ -330,10 +340,16 @@ func LoadSource(path string, src []byte, r *replay.Replayer, opts Options) (*Che
 	modules := map[string]*loadEntry{}
 	c.thread = &starlark.Thread{Name: "predicates", Load: c.loader(filepath.Dir(path), modules), Print: c.print}
 	c.budget = newBudget(c.thread, opts)
-	c.budget.begin("load")
+	if opts.Watch == nil {
+		opts.Watch = r.Watch()
+	}
+	c.budget.slot = opts.Watch.BoundedSlot(StuckBound(opts.TimeBudget))
+	loading := "the load of " + path
+	c.budget.begin("load", -1, &loading)
 	c.loading = true
 	globals, err := c.exec(path, src)
 	c.loading = false
+	c.budget.end()
 	if err == nil {
 		err = c.budget.err
 	}
@@ -649,7 +665,7 @@ func (c *Checker) stepPredicate(p *Predicate) error {
 	// A safety predicate settles only while it holds with no open
 	// breaks: otherwise its witnesses may change with the same result.
 	settles := p.Kind == "liveness" || p.holding && len(p.breaks) == 0
-	if !p.frame.dirty && p.frame.stale && settles && c.settleTop(p.Name, p.frame) {
+	if !p.frame.dirty && p.frame.stale && settles && c.settleTop(p.Name, &p.desc, p.frame) {
 		p.Evals++ // checked, if not run: Evals counts the steps that had to look at it
 	}
 	if p.frame.dirty || p.frame.stale {
@@ -688,7 +704,7 @@ func (c *Checker) refreshDerived() {
 			t0 = time.Now()
 		}
 		evaluated := false
-		if !d.frame.dirty && c.settleTop(d.name, d.frame) {
+		if !d.frame.dirty && c.settleTop(d.name, &d.desc, d.frame) {
 			d.Evals++
 		} else {
 			c.evalDerived(d)
@@ -709,11 +725,12 @@ func (c *Checker) refreshDerived() {
 // settleTop settles a stale predicate or derived value (see settle)
 // within an evaluation's budget; a failure leaves it to run again, where
 // the failure is met and reported as usual.
-func (c *Checker) settleTop(name string, f *frame) bool {
+func (c *Checker) settleTop(name string, desc *string, f *frame) bool {
 	saved := c.cur
 	c.cur = f
-	c.budget.begin("evaluation")
+	c.budget.begin("evaluation", c.step, desc)
 	ok := c.settle(c.thread, f)
+	ok = c.budget.end() && ok
 	c.cur = saved
 	if ok = ok && c.budget.err == nil; ok {
 		c.last.Settled = append(c.last.Settled, name)
@@ -722,12 +739,13 @@ func (c *Checker) settleTop(name string, f *frame) bool {
 }
 
 // call runs a Starlark callable in a frame with the per-evaluation step
-// budget.
-func (c *Checker) call(f *frame, fn starlark.Callable, args starlark.Tuple) (starlark.Value, error) {
+// budget; desc says what it evaluates (kept: it must not change).
+func (c *Checker) call(f *frame, fn starlark.Callable, args starlark.Tuple, desc *string) (starlark.Value, error) {
 	saved := c.cur
 	c.cur = f
-	c.budget.begin("evaluation")
+	c.budget.begin("evaluation", c.step, desc)
 	v, err := starlark.Call(c.thread, fn, args, nil)
+	c.budget.end()
 	c.cur = saved
 	if err == nil && c.budget.err != nil {
 		err = c.budget.err // a budgeted iterator was cut short
@@ -738,7 +756,7 @@ func (c *Checker) call(f *frame, fn starlark.Callable, args starlark.Tuple) (sta
 func (c *Checker) evalDerived(d *Derived) {
 	c.forget(d.frame)
 	d.frame.witness = nil
-	v, err := c.call(d.frame, d.fn, nil)
+	v, err := c.call(d.frame, d.fn, nil, &d.desc)
 	d.frame.dirty, d.frame.stale = false, false
 	d.Evals++
 	c.last.Derived = append(c.last.Derived, d.name)
@@ -821,7 +839,7 @@ func (c *Checker) fail(name, what string, err error) {
 func (c *Checker) evalPredicate(p *Predicate) error {
 	c.forget(p.frame)
 	p.frame.witness = nil
-	v, err := c.call(p.frame, p.fn, nil)
+	v, err := c.call(p.frame, p.fn, nil, &p.desc)
 	p.frame.dirty, p.frame.stale = false, false
 	p.Evals++
 	c.last.Predicates = append(c.last.Predicates, p.Name)
@@ -1010,7 +1028,7 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 		f = c.newFrame(frameAux, nil)
 		c.forget(f)
 	}
-	v, err := c.call(f, fn, args)
+	v, err := c.call(f, fn, args, &p.desc)
 	c.endRun(f)
 	f.dirty = false
 	c.last.Aux++

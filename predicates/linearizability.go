@@ -28,6 +28,7 @@ import (
 type History struct {
 	c    *Checker
 	name string
+	desc string // "history NAME", for a watch
 	pos  syntax.Position
 	fn   starlark.Callable
 	id   int
@@ -118,7 +119,7 @@ func (c *Checker) declHistory(thread *starlark.Thread, b *starlark.Builtin, args
 	if err := c.claimName(thread, "history", name); err != nil {
 		return nil, err
 	}
-	h := &History{c: c, name: name, pos: thread.CallFrame(1).Pos, fn: fn, id: len(c.histories) + 1,
+	h := &History{c: c, name: name, desc: "history " + name, pos: thread.CallFrame(1).Pos, fn: fn, id: len(c.histories) + 1,
 		byID: map[string]int{}, caches: map[*Model]*linCache{}}
 	c.histories = append(c.histories, h)
 	return h, nil
@@ -151,7 +152,7 @@ func (c *Checker) recordHistories() {
 		f := c.newFrame(frameAux, nil)
 		h.recording = true
 		n := len(h.changes)
-		_, err := c.call(f, h.fn, nil)
+		_, err := c.call(f, h.fn, nil, &h.desc)
 		h.recording = false
 		c.forget(f)
 		if err != nil {

@@ -58,8 +58,9 @@ func NewMatcher(expr string, tr *replay.Trace, codec *node.Codec, opts Options) 
 	if err != nil {
 		return nil, oneLine(err)
 	}
-	c.budget.begin("load")
+	c.budget.begin("load", -1, nil)
 	g, err := prog.Init(c.thread, pre)
+	c.budget.end()
 	if err != nil {
 		return nil, oneLine(err)
 	}
@@ -71,7 +72,7 @@ func NewMatcher(expr string, tr *replay.Trace, codec *node.Codec, opts Options) 
 // silently truthy.
 func (m *Matcher) Match(step int, ev *node.Event) (bool, error) {
 	m.c.step, m.c.ev = step, ev
-	v, err := m.c.call(nil, m.fn, nil)
+	v, err := m.c.call(nil, m.fn, nil, nil)
 	if err != nil {
 		return false, oneLine(err)
 	}

@@ -23,6 +23,7 @@ import (
 type Ordered struct {
 	c     *Checker
 	name  string
+	desc  string // "ordered index NAME", for a watch
 	pos   syntax.Position
 	id    int
 	table *Table
@@ -68,7 +69,7 @@ func (c *Checker) declOrdered(thread *starlark.Thread, b *starlark.Builtin, args
 	if err := c.claimName(thread, "ordered index", name); err != nil {
 		return nil, err
 	}
-	o := &Ordered{c: c, name: name, pos: thread.CallFrame(1).Pos, id: len(c.ordered) + 1, table: t, by: by,
+	o := &Ordered{c: c, name: name, desc: "ordered index " + name, pos: thread.CallFrame(1).Pos, id: len(c.ordered) + 1, table: t, by: by,
 		inst: map[*rowState]*frame{}, key: map[*rowState]starlark.Value{}}
 	c.ordered = append(c.ordered, o)
 	return o, nil
@@ -82,10 +83,15 @@ func (c *Checker) refreshOrdered() {
 		if !o.stale() {
 			continue // most steps move no key: no budget to start
 		}
-		if c.cur == nil {
-			c.budget.begin("evaluation")
+		top := c.cur == nil
+		if top {
+			c.budget.begin("evaluation", c.step, &o.desc)
 		}
-		if err := o.refresh(); err != nil && o.err == nil {
+		err := o.refresh()
+		if top && !c.budget.end() && err == nil {
+			err = c.budget.err
+		}
+		if err != nil && o.err == nil {
 			o.failed(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/stall"
 )
 
 // Violation is a safety violation (a point) or a liveness violation (an
@@ -159,7 +160,7 @@ type AuxValue = starlark.Value
 // failed at a step (and was disabled): the run was not fully checked.
 type EvalFailure struct {
 	Name    string `json:"predicate"`
-	Kind    string `json:"kind"` // safety, liveness, derived, ordered, or "safety aux", "liveness aux", "liveness alarm"; "state": a node's state (Name) the tables could not read whole
+	Kind    string `json:"kind"` // safety, liveness, derived, ordered, or "safety aux", "liveness aux", "liveness alarm"; "state": a node's state (Name) the tables could not read whole; "stuck": a load or evaluation (Name says which) a watch gave up on
 	Step    int    `json:"step"`
 	Message string `json:"message"`
 	// Process: the evaluation ran out of its memory or time budget, which
@@ -182,8 +183,27 @@ func (e EvalFailure) String() string {
 		what = "the alarm of " + e.Name
 	case "state":
 		return fmt.Sprintf("node %s's state could not be read into the tables at step #%d: %s", e.Name, e.Step, e.Message)
+	case "stuck":
+		if e.Step < 0 {
+			return fmt.Sprintf("%s did not return: %s", e.Name, e.Message)
+		}
+		return fmt.Sprintf("%s did not return at step #%d: %s", e.Name, e.Step, e.Message)
 	}
 	return fmt.Sprintf("%s failed at step #%d and was disabled: %s", what, e.Step, e.Message)
+}
+
+// StuckFailure is the failure of a load or evaluation that a watch gave
+// up on (Options.Watch): st as the watch saw it, past StuckBound.
+func StuckFailure(st stall.Stuck) EvalFailure {
+	return EvalFailure{Name: st.What, Kind: "stuck", Step: st.Step, Process: true,
+		Message: fmt.Sprintf("given up on after %v: one Starlark step (a built-in call, or freezing or hashing a value) ran far past the time budget (--script-time), which is looked at only between steps", st.After)}
+}
+
+// StuckReport is the report of a check from #0 that a watch gave up on at
+// st: the steps before st's were checked, and its failure is its one
+// error.
+func StuckReport(st stall.Stuck) *Report {
+	return &Report{Steps: max(0, st.Step), LastStep: max(-1, st.Step-1), Errors: []EvalFailure{StuckFailure(st)}, Predicates: map[string]*PredicateStats{}}
 }
 
 // EvalError is returned (by simtest, and by Report.Err) when something

@@ -127,7 +127,8 @@ func (w *Watcher) Eval(expr string) (string, error) {
 		return "", fmt.Errorf("%w", scriptError(err))
 	}
 	e = guardExpr(e)
-	c.budget.begin("evaluation")
+	desc := "the watch " + expr
+	c.budget.begin("evaluation", c.step, &desc)
 	c.watching = true // table() may be called: it returns a filled table
 	v, err := starlark.EvalExprOptions(fileOptions, c.thread, e, env)
 	c.watching = false
@@ -137,6 +138,7 @@ func (w *Watcher) Eval(expr string) (string, error) {
 			v = d.Value()
 		}
 	}
+	c.budget.end()
 	if err == nil {
 		err = c.budget.err
 	}

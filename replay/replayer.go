@@ -148,6 +148,11 @@ func (r *Replayer) Trace() *Trace { return r.tr }
 // System is the system the trace records.
 func (r *Replayer) System() *system.System { return r.sys }
 
+// Watch is the watch of the replay's handler calls (Options.Watch; nil:
+// none), for work bound to the replay (a predicates checker) to be
+// watched by the same owner.
+func (r *Replayer) Watch() *stall.Watch { return r.opts.Watch }
+
 // Nodes lists the replayed nodes, sorted.
 func (r *Replayer) Nodes() []node.ID { return r.ids }
 

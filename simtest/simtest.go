@@ -121,11 +121,10 @@ func CheckTrace(sys *system.System, cfg sim.Config, res *sim.Result, trace []byt
 	if err != nil {
 		return nil, err
 	}
-	if opts.HandlerBound <= 0 {
-		return checkTrace(sys, cfg, res, tr, trace, scriptPath, opts, nil)
-	}
 	// The check runs on a goroutine of its own, watched from this one:
-	// Go cannot end a goroutine stuck in a handler.
+	// Go cannot end a goroutine stuck in a handler, or in one Starlark
+	// built-in call that outruns the predicates' time budget (which has
+	// a bound of its own: predicates.StuckBound).
 	w := stall.NewWatch()
 	var checked *Result
 	st, gaveUp, goexit := w.Run(func() { checked, err = checkTrace(sys, cfg, res, tr, trace, scriptPath, opts, w) },
@@ -139,9 +138,13 @@ func CheckTrace(sys *system.System, cfg sim.Config, res *sim.Result, trace []byt
 		return nil, fmt.Errorf("seed %d: runtime.Goexit was called while the check replayed the run, %s", cfg.Seed, where)
 	case !gaveUp:
 		return checked, err
-	}
-	if st.Interrupted {
+	case st.Interrupted:
 		return nil, fmt.Errorf("seed %d: the check's replay was stuck at step #%d: %w", cfg.Seed, st.Step, sim.ErrInterrupted)
+	case st.Own && st.Step < 0: // the script's load: the script is broken, as when its load runs out of budget
+		return nil, &predicates.ScriptError{Err: errors.New(predicates.StuckFailure(st).String())}
+	case st.Own: // an evaluation, not a handler
+		rep := predicates.StuckReport(st)
+		return &Result{Config: cfg, Sim: res, Trace: trace, Report: rep}, fmt.Errorf("seed %d: %w", cfg.Seed, rep.Err())
 	}
 	ev := tr.Event(st.Step)
 	d := &replay.Divergence{Step: st.Step, File: name, Node: ev.Node, Seq: ev.Seq, Event: ev.Kind.String(),

@@ -96,6 +96,10 @@ type Slot struct {
 	Call
 	step atomic.Int64
 	what atomic.Pointer[string]
+	// own, if set, is the slot's bound instead of the watch's: its calls
+	// are not a handler's (a predicate's evaluation, which has a budget
+	// of its own), and are not warned of.
+	own time.Duration
 }
 
 // Begin notes which step's call begins (what describes it; the pointer
@@ -112,6 +116,9 @@ type Stuck struct {
 	What        string // as its owner described it
 	After       time.Duration
 	Interrupted bool // given up on at a stop, not past the bound
+	// Own: the call is in a slot with a bound of its own (BoundedSlot),
+	// not a handler's; given up on, it was past that bound.
+	Own bool
 }
 
 // Watch watches the slots of one command's replays.
@@ -124,11 +131,17 @@ type Watch struct {
 func NewWatch() *Watch { return &Watch{slots: map[*Slot]*Tracker{}} }
 
 // Slot adds a slot to the watch (nil on a nil watch: not watched).
-func (w *Watch) Slot() *Slot {
+func (w *Watch) Slot() *Slot { return w.BoundedSlot(0) }
+
+// BoundedSlot adds a slot whose calls are given up on past bound, not
+// past the watch's bound (bound 0: the watch's), and are not warned of:
+// calls whose owner bounds them itself, where only one that outruns its
+// owner's bound by far is stuck.
+func (w *Watch) BoundedSlot(bound time.Duration) *Slot {
 	if w == nil {
 		return nil
 	}
-	s := new(Slot)
+	s := &Slot{own: bound}
 	w.mu.Lock()
 	w.slots[s] = new(Tracker)
 	w.mu.Unlock()
@@ -158,7 +171,7 @@ func (w *Watch) Monitor(done <-chan struct{}, bound func() time.Duration, stop f
 		case <-done:
 			return Stuck{}, false
 		case now := <-tick.C:
-			if st, ok := w.look(now, bound(), stop, slow); ok {
+			if st, ok := w.look(now, bound(), true, stop, slow); ok {
 				return st, true
 			}
 		}
@@ -221,7 +234,7 @@ func (w *Watch) Running(now time.Time) (Stuck, bool) {
 		if seen&phaseMask != phaseIn || found && running <= longest.After {
 			continue
 		}
-		st := Stuck{Step: int(s.step.Load()), What: *s.what.Load(), After: running}
+		st := Stuck{Step: int(s.step.Load()), What: *s.what.Load(), After: running, Own: s.own > 0}
 		if s.Seen() != seen {
 			continue
 		}
@@ -235,11 +248,11 @@ func (w *Watch) Running(now time.Time) (Stuck, bool) {
 // far timed it: call it now and then), for a caller that does not run
 // Monitor and is about to stop waiting for the calls.
 func (w *Watch) GiveUp(now time.Time, after time.Duration) (Stuck, bool) {
-	return w.look(now, after, nil, nil)
+	return w.look(now, after, false, nil, nil)
 }
 
-// look is one tick of Monitor.
-func (w *Watch) look(now time.Time, bound time.Duration, stop func() bool, slow func(Stuck)) (Stuck, bool) {
+// look is one tick of Monitor (own: slots' own bounds count) or GiveUp.
+func (w *Watch) look(now time.Time, bound time.Duration, own bool, stop func() bool, slow func(Stuck)) (Stuck, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	stopping := false
@@ -252,21 +265,25 @@ func (w *Watch) look(now time.Time, bound time.Duration, stop func() bool, slow 
 		if running == 0 {
 			continue
 		}
-		st := Stuck{Step: int(s.step.Load()), What: *s.what.Load(), After: running.Round(time.Second)}
+		st := Stuck{Step: int(s.step.Load()), What: *s.what.Load(), After: running.Round(time.Second), Own: s.own > 0}
 		if s.Seen() != seen {
 			continue // it returned while read: step and what may be the next call's
+		}
+		limit := bound
+		if own && s.own > 0 {
+			limit, warn = s.own, false
 		}
 		if warn && slow != nil {
 			slow(st)
 		}
-		over := bound > 0 && running >= bound
+		over := limit > 0 && running >= limit
 		if !(over || stopping && running >= StopAfter) || !s.Abandon(seen) {
 			continue
 		}
 		// The swap succeeded, so the call seen is the one stuck, and
 		// step and what (stored before it was entered) name it.
 		if over {
-			st.After = bound
+			st.After = limit
 		} else {
 			st.Interrupted = true
 		}

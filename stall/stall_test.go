@@ -83,3 +83,28 @@ func TestANilWatchWatchesNothing(t *testing.T) {
 	}
 	w.Drop(nil)
 }
+
+// A slot with its own bound is given up on past that bound, whatever the
+// watch's (none here), says so, and is not warned of as a handler is.
+func TestABoundedSlotIsGivenUpOnPastItsOwnBound(t *testing.T) {
+	w := NewWatch()
+	handler := w.Slot()
+	script := w.BoundedSlot(700 * time.Millisecond)
+	hw, sw := "a handler", "an evaluation"
+	if !handler.Begin(3, &hw) || !script.Begin(4, &sw) {
+		t.Fatal("a fresh slot refused a call")
+	}
+	done := make(chan struct{})
+	defer close(done)
+	st, ok := w.Monitor(done, func() time.Duration { return 0 }, nil, func(st Stuck) { t.Errorf("warned of %+v", st) })
+	if !ok || st.Step != 4 || st.What != sw || st.After != 700*time.Millisecond || !st.Own || st.Interrupted {
+		t.Fatalf("gave up on %+v (%v)", st, ok)
+	}
+	if !script.Abandoned() || handler.Abandoned() {
+		t.Fatal("gave up on the wrong call")
+	}
+	// GiveUp (a stop) takes its own bound for every slot.
+	if st, ok := w.GiveUp(time.Now().Add(time.Hour), time.Second); !ok || st.Own || st.Step != 3 {
+		t.Fatalf("GiveUp: %+v (%v)", st, ok)
+	}
+}

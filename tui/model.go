@@ -239,6 +239,9 @@ func (m *Model) startIndexing() {
 			if !ok || st.After < stall.WarnAfter {
 				return ""
 			}
+			if st.Own {
+				return fmt.Sprintf("indexing stuck at step #%d: %s has run for %v, in one Starlark step past its time budget (--script-time); q ends the session", st.Step, st.What, st.After)
+			}
 			return fmt.Sprintf("indexing stuck at step #%d: %s, has not returned for %v when replayed (the recorded one returned); q ends the session", st.Step, st.What, st.After)
 		},
 		Done: func() { m.indexed(err) },
