@@ -28,6 +28,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/replaycheck/replaycheck/node"
@@ -56,10 +57,50 @@ var marshalOpts = proto.MarshalOptions{Deterministic: true}
 // Marshal implements node.Marshaler.
 func (m *Message) Marshal() ([]byte, error) { return marshalOpts.Marshal(m.M) }
 
+// maxSizePerMsg is raft's MaxSizePerMsg here: the most bytes of entries
+// one append carries (one entry more may go over it).
+const maxSizePerMsg = 1 << 20
+
+// maxEntriesPerMessage bounds the entries of a message this system can
+// have sent: raft fills an append up to maxSizePerMsg, and a real entry
+// (its term and index set) takes at least 4 bytes of it. A trace is
+// input: a forged message of 30 million empty entries (60 MB, 250 KB
+// compressed) took 25 s and 4 GB to decode, before anything looked at
+// it.
+const maxEntriesPerMessage = maxSizePerMsg/4 + 1
+
 // Unmarshal implements node.Unmarshaler.
 func (m *Message) Unmarshal(b []byte) error {
+	if n := countEntries(b); n > maxEntriesPerMessage {
+		return fmt.Errorf("%d log entries in one raft message, more than raftkv sends in one (at most %d: MaxSizePerMsg %d bytes)", n, maxEntriesPerMessage, maxSizePerMsg)
+	}
 	m.M = new(raftpb.Message)
 	return proto.Unmarshal(b, m.M)
+}
+
+// entriesField is raftpb.Message's field number of Entries.
+var entriesField = (&raftpb.Message{}).ProtoReflect().Descriptor().Fields().ByName("entries").Number()
+
+// countEntries counts the entries of an encoded raftpb.Message without
+// decoding them; what does not parse is left for proto.Unmarshal to
+// report.
+func countEntries(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		num, typ, tagLen := protowire.ConsumeTag(b)
+		if tagLen < 0 {
+			return n
+		}
+		valLen := protowire.ConsumeFieldValue(num, typ, b[tagLen:])
+		if valLen < 0 {
+			return n
+		}
+		if num == entriesField {
+			n++
+		}
+		b = b[tagLen+valLen:]
+	}
+	return n
 }
 
 // Entry is one entry of a node's raft log as predicates see it.
@@ -165,7 +206,7 @@ func (n *Node) Init(env node.Env) {
 	hs, restarted := n.load(env)
 	c := &raft.Config{
 		ID: n.ID, ElectionTick: ElectionTicks, HeartbeatTick: HeartbeatTick, Storage: n.storage,
-		MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 1 << 30,
+		MaxSizePerMsg: maxSizePerMsg, MaxInflightMsgs: 256, MaxUncommittedEntriesSize: 1 << 30,
 		CheckQuorum: true, PreVote: true, Logger: n.logger,
 	}
 	rn, err := raft.NewRawNode(c)
