@@ -21,7 +21,7 @@ import (
 // Event(i) is step i.
 type Trace struct {
 	Files  []*record.File
-	Header *record.Header // the first file's first segment
+	Header *record.Header // the first file's first segment, with the earliest Start of any file
 	Nodes  []node.ID      // every node of the system, sorted
 	// Recorded lists the nodes with at least one event, sorted.
 	Recorded []node.ID
@@ -369,6 +369,16 @@ func newTrace(files []*record.File) (*Trace, error) {
 		t.Nodes = append(t.Nodes, n)
 	}
 	slices.Sort(t.Nodes)
+	// Times are shown from the first recorder's start, whichever file
+	// holds it: from the first file's, a node whose process started
+	// earlier showed negative times.
+	for _, f := range files[1:] {
+		if s := f.Header.Start; s != 0 && s < t.Header.Start {
+			h := *t.Header
+			h.Start = s
+			t.Header = &h
+		}
+	}
 	return t, nil
 }
 

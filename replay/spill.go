@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/replaycheck/replaycheck/internal/ahead"
@@ -308,6 +310,7 @@ func LoadWith(opts LoadOptions, paths ...string) (*Trace, error) {
 	if err := givenOnce(paths); err != nil {
 		return nil, err
 	}
+	paths = CanonicalOrder(paths)
 	guess := byDefault && filesHoldMore(paths, limit)
 	t, read, err := load(opts, limit, limit < 0 || guess, paths)
 	var ve *ValidationError
@@ -389,6 +392,29 @@ func filesHoldMore(paths []string, limit int) bool {
 		}
 	}
 	return size > int64(limit)*minEventBytes
+}
+
+// CanonicalOrder is the order a trace's files are loaded in, whatever
+// order they were given in: by absolute path (as given where it cannot be
+// made absolute). The first file's header is the trace's (its Start is
+// the time base every time is shown from), so `history 3 2 1` showed
+// times 3 ms off those of `history 1 2 3`, and named another database.
+func CanonicalOrder(paths []string) []string {
+	type named struct{ abs, given string }
+	ns := make([]named, len(paths))
+	for i, p := range paths {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			a = p
+		}
+		ns[i] = named{a, p}
+	}
+	slices.SortStableFunc(ns, func(a, b named) int { return strings.Compare(a.abs, b.abs) })
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.given
+	}
+	return out
 }
 
 // givenOnce refuses a file given twice (by the same name or another: a

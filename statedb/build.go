@@ -50,13 +50,15 @@ const checkpointShare = 64
 const SnapshotEvery = 64
 
 // PathFor names the database of a set of trace files: FILE.db beside a
-// single file; beside the first of several, FIRST+N.HASH.db, where N counts
-// the other files and HASH identifies the set (so two sets starting with
-// the same file do not share a database).
+// single file; beside the first of several in their canonical order
+// (replay.CanonicalOrder: the order given does not matter), FIRST+N.HASH.db,
+// where N counts the other files and HASH identifies the set (so two sets
+// starting with the same file do not share a database).
 func PathFor(traces []string) string {
 	if len(traces) == 1 {
 		return traces[0] + ".db"
 	}
+	first := replay.CanonicalOrder(traces)[0]
 	abs := make([]string, len(traces))
 	for i, t := range traces {
 		a, err := filepath.Abs(t)
@@ -67,7 +69,7 @@ func PathFor(traces []string) string {
 	}
 	slices.Sort(abs)
 	h := xxhash.Sum64String(strings.Join(abs, "\x00"))
-	return fmt.Sprintf("%s+%d.%08x.db", traces[0], len(traces)-1, uint32(h))
+	return fmt.Sprintf("%s+%d.%08x.db", first, len(traces)-1, uint32(h))
 }
 
 // target is the database folder of traces (dir, or PathFor(traces) when
