@@ -617,7 +617,8 @@ func TestDivergenceShowsARenamedFieldAsRecorded(t *testing.T) {
 }
 
 // Nodes whose binaries were of different releases record parts of one
-// trace with different codecs: a replay encodes as the first file's, and
+// trace with different codecs: a replay encodes as the first file's (by
+// path: replay.CanonicalOrder), and
 // a divergence then names the mix as its first likely cause (nothing in
 // the handlers' source would explain a time that differs).
 func TestMixedCodecsAreTheFirstCause(t *testing.T) {
@@ -632,13 +633,13 @@ func TestMixedCodecsAreTheFirstCause(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var paths []string
-	for _, id := range []node.ID{"n2", "n1"} { // n2's file first: its codec is the replay's
+	for _, id := range []node.ID{"n2", "n1"} { // n2's file first by path: its codec is the replay's
 		h := *f.Header
 		h.Driver, h.Recorded, h.Run = "live", []node.ID{id}, nil
 		if id == "n2" {
 			h.Codec = node.CodecName // n2 ran a newer binary
 		}
-		path := filepath.Join(dir, string(id)+".lz4")
+		path := filepath.Join(dir, map[node.ID]string{"n2": "a-", "n1": "b-"}[id]+string(id)+".lz4")
 		var evs []*node.Event
 		for _, ev := range f.Events {
 			if ev.Node == id {
