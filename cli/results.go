@@ -329,6 +329,12 @@ func readResults(path, prog string) (*resultFile, error) {
 		if !slices.Contains(failureKinds, f.Kind) {
 			return nil, badInput("%s: a failure of kind %q: a hunt writes %s", path, f.Kind, strings.Join(failureKinds, ", "))
 		}
+		// A violation names its predicate; a panic, a stall and a
+		// divergence have none (a violation relabelled a stall kept
+		// its predicate).
+		if f.Kind != "predicate error" && (f.Kind == "violation") != (f.Predicate != "") {
+			return nil, badInput("%s: %s is a %s that names predicate %q: not a file a hunt wrote as it is (edited?)", path, f.name(), f.Kind, f.Predicate)
+		}
 		// The merged report prints these for its reader to run.
 		reproduce, err := asReplayCommand(f.Reproduce, prog)
 		if err != nil {
@@ -343,7 +349,7 @@ func readResults(path, prog string) (*resultFile, error) {
 				return nil, badInput("%s: %s's %s command: %s: not a file a hunt wrote as it is (edited?)", path, f.name(), c.what, err)
 			}
 		}
-		if err := reproducesIt(reproduce, f.Seed, rf.Hunt.System); err != nil {
+		if err := reproducesIt(reproduce, f.Seed, rf.Hunt.System, rf.Hunt.Bug); err != nil {
 			return nil, badInput("%s: %s's reproduce command %s: not a file a hunt wrote as it is (edited?)", path, f.name(), err)
 		}
 	}
@@ -970,9 +976,9 @@ func completes(kind, reason string) bool {
 }
 
 // reproducesIt refuses a reproduce command that makes another run than
-// the failure's: another system's, or a seed hunt's failure reproduced by
-// another seed.
-func reproducesIt(reproduce string, seed *uint64, system string) error {
+// the failure's: another system's, another bug's, or a seed hunt's
+// failure reproduced by another seed.
+func reproducesIt(reproduce string, seed *uint64, system, bug string) error {
 	words := strings.Fields(reproduce)
 	if len(words) < 3 {
 		return nil // no command (an exploration's run without one)
@@ -980,11 +986,19 @@ func reproducesIt(reproduce string, seed *uint64, system string) error {
 	if sys := strings.Trim(words[2], "'"); sys != system {
 		return fmt.Errorf("runs system %q, not the hunt's %q", sys, system)
 	}
-	if seed == nil || words[1] != "sim" {
-		return nil
-	}
-	if i := slices.Index(words, "--seed"); i >= 0 && i+1 < len(words) && words[i+1] != strconv.FormatUint(*seed, 10) {
+	if i := slices.Index(words, "--seed"); seed != nil && words[1] == "sim" && i >= 0 && i+1 < len(words) && words[i+1] != strconv.FormatUint(*seed, 10) {
 		return fmt.Errorf("runs seed %s, not %d", words[i+1], *seed)
+	}
+	// A command without --bug runs the system as built without one,
+	// unless a schedule or a recording (--from) names the bug.
+	runs := "none"
+	if i := slices.Index(words, "--bug"); i >= 0 && i+1 < len(words) {
+		runs = strings.Trim(words[i+1], "'")
+	} else if slices.Contains(words, "--schedule") || slices.ContainsFunc(words, func(w string) bool { return w == "--from" || strings.HasPrefix(w, "--from=") }) {
+		runs = ""
+	}
+	if want := cmp.Or(bug, "none"); runs != "" && runs != want {
+		return fmt.Errorf("runs bug %q, not the hunt's %q", runs, want)
 	}
 	return nil
 }

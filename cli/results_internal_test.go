@@ -43,7 +43,7 @@ func TestHostileResultFiles(t *testing.T) {
 	dir := t.TempDir()
 	seed := uint64(2)
 	rf := &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Command: "replay sim paxos"}, Shard: shardSpec{Index: 0, Count: 1}, Runs: 3,
-		Exit: ExitViolations, Stopped: "failure", Failures: []huntFailure{{Seed: &seed, Kind: "violation", Headline: "\x1b]0;pwned\x07\x1b[2J evil\nsecond line"}}}
+		Exit: ExitViolations, Stopped: "failure", Failures: []huntFailure{{Seed: &seed, Kind: "violation", Predicate: "Agreement", Headline: "\x1b]0;pwned\x07\x1b[2J evil\nsecond line"}}}
 	good := filepath.Join(dir, "good.json")
 	if err := writeResults(good, rf); err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestEditedResultFilesAreRefused(t *testing.T) {
 		return &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Bug: "spec",
 			Command: "replay sim paxos --bug spec --seeds 1-30 --check builtin:paxos"},
 			Shard: shardSpec{Index: 1, Count: 3}, Runs: 10, Stopped: "done", Complete: true, Exit: ExitViolations,
-			Failures: []huntFailure{{Seed: seed(8), Kind: "violation", Headline: "AcceptedRoundIncreasing violated at step #1050"}}}
+			Failures: []huntFailure{{Seed: seed(8), Kind: "violation", Predicate: "AcceptedRoundIncreasing", Headline: "AcceptedRoundIncreasing violated at step #1050"}}}
 	}
 	write := func(name string, rf *resultFile) string {
 		p := filepath.Join(dir, name)
@@ -122,7 +122,7 @@ func TestResultFilesWithRunsNoShardMakes(t *testing.T) {
 	// Shard 1/3 of seeds 1-30 runs 2, 5, ..., 29: ten seeds.
 	sim := func() *resultFile {
 		return &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Command: "replay sim paxos --seeds 1-30 --all"}, Shard: shardSpec{Index: 1, Count: 3},
-			Runs: 10, Complete: true, Stopped: "done", Exit: ExitViolations, Failures: []huntFailure{{Seed: u(5), Kind: "violation", Step: 7}}}
+			Runs: 10, Complete: true, Stopped: "done", Exit: ExitViolations, Failures: []huntFailure{{Seed: u(5), Kind: "violation", Predicate: "Agreement", Step: 7}}}
 	}
 	// Shard 1/2 of a budget of 10 makes runs 1, 3, 5, 7, 9.
 	explore := func() *resultFile {
@@ -195,8 +195,8 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 	u := func(v uint64) *uint64 { return &v }
 	n := func(v int) *int { return &v }
 	sim := func() *resultFile {
-		return &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Command: "replay sim paxos --seeds 1-30 --all"}, Shard: shardSpec{Index: 1, Count: 3},
-			Runs: 10, Complete: true, Stopped: "done", Exit: ExitViolations, Failures: []huntFailure{{Seed: u(5), Kind: "violation", Step: 7,
+		return &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Bug: "spec", Command: "replay sim paxos --bug spec --seeds 1-30 --all"}, Shard: shardSpec{Index: 1, Count: 3},
+			Runs: 10, Complete: true, Stopped: "done", Exit: ExitViolations, Failures: []huntFailure{{Seed: u(5), Kind: "violation", Predicate: "Agreement", Step: 7,
 				Reproduce: "replay sim paxos --seed 5 --bug spec -o 'runs/seed 5.lz4'",
 				Debug:     `replay debug 'runs/seed 5.lz4' --preds 'it'\''s.star' --at 7`}}}
 	}
@@ -239,6 +239,17 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 		{"done but not complete", sim(), func(rf *resultFile) { rf.Complete = false }, "complete=false"},
 		{"another seed", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim paxos --seed 9 -o x.lz4" }, "runs seed 9, not 5"},
 		{"another system", sim(), func(rf *resultFile) { rf.Failures[0].Reproduce = "replay sim raft --seed 5 -o x.lz4" }, `runs system "raft"`},
+		// A hostile pass's edits that merged: a reproduce command of
+		// another bug, of none, and a violation relabelled a stall (or
+		// a stall given a predicate).
+		{"another bug", sim(), func(rf *resultFile) {
+			rf.Failures[0].Reproduce = strings.Replace(rf.Failures[0].Reproduce, "--bug spec", "--bug stale", 1)
+		}, `runs bug "stale", not the hunt's "spec"`},
+		{"no bug", sim(), func(rf *resultFile) {
+			rf.Failures[0].Reproduce = strings.Replace(rf.Failures[0].Reproduce, " --bug spec", "", 1)
+		}, `runs bug "none", not the hunt's "spec"`},
+		{"a violation relabelled a stall", sim(), func(rf *resultFile) { rf.Failures[0].Kind = "stall" }, `is a stall that names predicate "Agreement"`},
+		{"a stall with a predicate", explore(), func(rf *resultFile) { rf.Failures[0].Kind = "panic" }, `is a panic that names predicate`},
 		{"fewer runs than failing runs", sim(), func(rf *resultFile) { rf.Runs, rf.Complete, rf.Stopped = 0, false, "failure" }, "0 runs, 1 of them failing"},
 		// A hostile pass's edits that merged: an interrupted shard that
 		// exited 1, and a divergence with a failure after it.
@@ -283,7 +294,7 @@ func TestResultFilesOfAnotherProgram(t *testing.T) {
 	seed := uint64(5)
 	rf := &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Command: "kvcheck sim paxos --seeds 1-10 --check builtin:paxos"},
 		Shard: shardSpec{Index: 0, Count: 1}, Runs: 10, Complete: false, Stopped: "failure", Exit: ExitViolations,
-		Failures: []huntFailure{{Seed: &seed, Kind: "violation", Step: 7, Reproduce: "kvcheck sim paxos --seed 5 -o s5.lz4",
+		Failures: []huntFailure{{Seed: &seed, Kind: "violation", Predicate: "Agreement", Step: 7, Reproduce: "kvcheck sim paxos --seed 5 -o s5.lz4",
 			Debug: "kvcheck debug s5.lz4 --preds builtin:paxos --at 7"}}}
 	p := filepath.Join(dir, "r.json")
 	if err := writeResults(p, rf); err != nil {
