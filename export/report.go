@@ -45,6 +45,22 @@ type Report struct {
 	Made     time.Time
 }
 
+// MoreFindings counts the violations (safety violations, liveness alarms)
+// among Others: those past the diagrams.
+func (r *Report) MoreFindings() int {
+	n := 0
+	for _, v := range r.Others {
+		if v.Finding() {
+			n++
+		}
+	}
+	return n
+}
+
+// NotFindings counts the liveness intervals among Others that are not
+// violations: screened by their alarm function, or left unjudged.
+func (r *Report) NotFindings() int { return len(r.Others) - r.MoreFindings() }
+
 // Command is a command line with what it does.
 type Command struct{ What, Line string }
 
