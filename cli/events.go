@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -168,7 +170,12 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 	if f.to >= 0 {
 		end = min(end, f.to+1)
 	}
+	var gaps *stretchMarks
+	if !f.asJSON {
+		gaps = newStretchMarks(tr, nodes, f.from)
+	}
 	for step := f.from; step < end; step++ {
+		gaps.before(a.Stdout, step)
 		ev := tr.Event(step)
 		if len(nodes) > 0 && !nodes[ev.Node] || len(kinds) > 0 && !kinds[ev.Kind] || !typeMatches(f.types, ev) {
 			continue
@@ -195,6 +202,9 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 		if f.limit > 0 && printed >= f.limit {
 			break
 		}
+	}
+	if f.limit == 0 || printed < f.limit {
+		gaps.before(a.Stdout, end)
 	}
 	if match != nil && printed == 0 && considered > 0 {
 		// A comparison with a short type name ("Grant") is the usual
@@ -442,4 +452,53 @@ func (s *sentPayloads) needs(ev *node.Event) bool {
 func (s *sentPayloads) fail(err error) {
 	s.failed = true
 	fmt.Fprintf(s.a.Stderr, "warning: the fields of lost messages are not shown: %v\n", err)
+}
+
+// stretchMarks says, between the lines of a listing, where a node's
+// recording goes missing (a killed process's unwritten tail, a damaged
+// file): a listing of a killed node's events just went on without it,
+// while every other verb said its state was unknown.
+type stretchMarks struct {
+	marks []stretchMark // by the step they come before
+}
+
+type stretchMark struct {
+	at   int // printed before this step's line
+	line string
+}
+
+// newStretchMarks lists the marks of the nodes shown (nodes; none: all)
+// for a listing from step from: a stretch begun before it and not over
+// there is marked before its first line.
+func newStretchMarks(tr *replay.Trace, nodes map[node.ID]bool, from int) *stretchMarks {
+	m := &stretchMarks{}
+	for _, id := range tr.Nodes {
+		if len(nodes) > 0 && !nodes[id] {
+			continue
+		}
+		for _, u := range tr.Unknown[id] {
+			at := u.After + 1
+			if at < from {
+				if u.Until >= 0 && u.Until <= from {
+					continue // over before the listing begins
+				}
+				at = from
+			}
+			after, until := stretch(u)
+			m.marks = append(m.marks, stretchMark{at, fmt.Sprintf("   %s: state unknown %s until %s: %s", id, after, until, u.Reason)})
+		}
+	}
+	slices.SortStableFunc(m.marks, func(a, b stretchMark) int { return cmp.Compare(a.at, b.at) })
+	return m
+}
+
+// before prints the marks that come before step's line.
+func (m *stretchMarks) before(w io.Writer, step int) {
+	if m == nil {
+		return
+	}
+	for len(m.marks) > 0 && m.marks[0].at <= step {
+		fmt.Fprintln(w, printable(m.marks[0].line))
+		m.marks = m.marks[1:]
+	}
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -177,6 +180,42 @@ func TestHistoryShowsWhatARestartRestored(t *testing.T) {
 		}
 		if m := want.FindStringSubmatch(r.stdout); m == nil || !asJSON && m[1] != m[2] {
 			t.Fatalf("history of n3's N does not show the value its restart restored:\n%s", r.stdout)
+		}
+	}
+}
+
+// A listing says where a killed node's recording goes missing, between
+// the lines where it does: events went on without n3, and only verify
+// and check said that its state was unknown up to its restart (an SRE's
+// kill -9 of a live raftkv node).
+func TestEventsMarkAKilledNodesUnknownStretch(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "-o", "full.lz4"))
+	_, paths := liveLikeFiles(t, dir, "full.lz4")
+	mark := regexp.MustCompile(`(?m)^   n3: state unknown after #(\d+) until its restart at #(\d+): .*n3\.lz4: the recording of segment 0 has no end record`)
+	r := replay(t, dir, append([]string{"events"}, paths...)...)
+	mustOK(t, r)
+	m := mark.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no mark of n3's unknown stretch:\n%s", r.stdout)
+	}
+	lines := strings.Split(r.stdout, "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return mark.MatchString(l) })
+	if i == 0 || !strings.HasPrefix(lines[i-1], "#"+m[1]+" ") || !strings.HasPrefix(lines[i+1], fmt.Sprintf("#%d ", atoi(t, m[1])+1)) {
+		t.Fatalf("the mark is not between #%s and the step after it:\n%s", m[1], strings.Join(lines[max(0, i-2):min(len(lines), i+3)], "\n"))
+	}
+	// Shown for n3's own lines, from a step inside the stretch too; not
+	// for another node's, nor in --json.
+	inside := strconv.Itoa(atoi(t, m[1]) + 1)
+	if mine := replay(t, dir, append([]string{"events", "--node", "n3", "--from", inside}, paths...)...); !mark.MatchString(strings.SplitN(mine.stdout, "\n", 2)[0]) {
+		t.Fatalf("--node n3 --from %s (inside the stretch) does not begin with the mark:\n%s", inside, mine.stdout)
+	}
+	if mine := replay(t, dir, append([]string{"events", "--node", "n3"}, paths...)...); !mark.MatchString(mine.stdout) {
+		t.Fatalf("--node n3:\n%s", mine.stdout)
+	}
+	for _, args := range [][]string{{"--node", "n1"}, {"--json"}} {
+		if other := replay(t, dir, append(append([]string{"events"}, args...), paths...)...); strings.Contains(other.stdout, "state unknown") {
+			t.Fatalf("%v shows the mark:\n%s", args, other.stdout)
 		}
 	}
 }
