@@ -174,6 +174,20 @@ func (n *network) index() {
 	}
 }
 
+// UnrecordedAfter is the first of a receiver's unknown stretches
+// (Trace.Unknown) in which it could have received a message sent at
+// step without a receipt in the trace: one that ends after the send, in
+// which its events were not recorded. One it spent down (its last event
+// a crash) is not: it received nothing there.
+func UnrecordedAfter(stretches []Unknown, step int) (Unknown, bool) {
+	for _, u := range stretches {
+		if !u.Down && (u.Until < 0 || u.Until > step) {
+			return u, true
+		}
+	}
+	return Unknown{}, false
+}
+
 // Fate tells what became of the i-th message ev sent. It is the one
 // place that decides it: `replay events`, the trace database and the
 // debugger all show this.
@@ -183,13 +197,8 @@ func (t *Trace) Fate(ev *node.Event, i int) MessageFate {
 	}
 	to := ev.Sends[i].To
 	if step, ok := t.Step(ev.Node, ev.Seq); ok {
-		for _, u := range t.Unknown[to] {
-			// A stretch after the send in which the receiver's events,
-			// a receipt among them, were not recorded; one it spent
-			// down (its last event a crash) is told as down below.
-			if !u.Down && (u.Until < 0 || u.Until > step) {
-				return MessageFate{Fate: Unrecorded, Why: fmt.Sprintf("%s's recording is missing after #%d (%s): a receipt there is not in the trace", to, u.After, u.Reason)}
-			}
+		if u, ok := UnrecordedAfter(t.Unknown[to], step); ok {
+			return MessageFate{Fate: Unrecorded, Why: fmt.Sprintf("%s's recording is missing after #%d (%s): a receipt there is not in the trace", to, u.After, u.Reason)}
 		}
 	}
 	n := t.network()

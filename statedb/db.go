@@ -409,6 +409,10 @@ func (db *DB) Unknown(id node.ID, pos int) (string, bool) {
 	return "", false
 }
 
+// UnknownStretches lists the stretches of steps where a node's state is
+// unknown (replay.Trace.Unknown).
+func (db *DB) UnknownStretches(id node.ID) []replay.Unknown { return db.meta.Unknown[id] }
+
 func decodeStep(step int, v []byte) (*Step, error) {
 	var s Step
 	if err := cbor.Unmarshal(v, &s); err != nil {

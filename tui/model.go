@@ -742,6 +742,10 @@ func (m *Model) FollowSends() {
 	for _, s := range c.Sends {
 		switch len(s.Receipts) {
 		case 0:
+			if u, ok := replay.UnrecordedAfter(m.db.UnknownStretches(s.To), from); ok {
+				items = append(items, popupItem{text: fmt.Sprintf("%s to %s: receipt unknown (%s's recording is missing after #%d)", s.Type, s.To, s.To, u.After), step: -1, style: StyleUnknown})
+				continue
+			}
 			items = append(items, popupItem{text: fmt.Sprintf("%s to %s: never received (lost, or in flight at the end)", s.Type, s.To), step: -1, style: StyleLost})
 		default:
 			for _, r := range s.Receipts {
@@ -758,7 +762,7 @@ func (m *Model) FollowSends() {
 	p := &popup{title: fmt.Sprintf("messages sent at #%d (Enter: go to the receipt)", from), items: items, sel: max(received, 0)}
 	p.onEnter = func(it popupItem) {
 		if it.step < 0 {
-			m.say("that message was never received")
+			m.say("that message has no receipt in the trace")
 			return
 		}
 		m.popup = nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/internal/printable"
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/replay"
 	"github.com/replaycheck/replaycheck/state"
 	"github.com/replaycheck/replaycheck/statedb"
 )
@@ -203,25 +204,35 @@ func (m *Model) EventLines(w, h int) []Line {
 	}
 	// One line per message type: where each message was received.
 	var types []string
-	got, lost := map[string][]string{}, map[string][]string{}
+	got, lost, unrecorded := map[string][]string{}, map[string][]string{}, map[string][]string{}
 	for _, s := range c.Sends {
 		if _, ok := got[s.Type]; !ok {
 			types = append(types, s.Type)
 			got[s.Type] = nil
 		}
-		if len(s.Receipts) == 0 {
+		switch _, missing := replay.UnrecordedAfter(m.db.UnknownStretches(s.To), c.Step); {
+		case len(s.Receipts) == 0 && missing:
+			// A receipt may be in the receiver's unrecorded stretch.
+			unrecorded[s.Type] = append(unrecorded[s.Type], string(s.To))
+		case len(s.Receipts) == 0:
 			lost[s.Type] = append(lost[s.Type], string(s.To))
-		} else {
+		default:
 			got[s.Type] = append(got[s.Type], fmt.Sprintf("%s #%s", s.To, joinInts(s.Receipts)))
 		}
 	}
 	for _, t := range types {
 		l := Line{{t + " received: " + strings.Join(got[t], ", "), StyleLink}}
-		if len(got[t]) == 0 {
+		switch {
+		case len(got[t]) == 0 && len(unrecorded[t]) > 0:
+			l = Line{{t + ": no receipt recorded", StyleLost}}
+		case len(got[t]) == 0:
 			l = Line{{t + " received by nobody", StyleLost}}
 		}
 		if len(lost[t]) > 0 {
 			l = append(l, Span{"; never received: " + strings.Join(lost[t], ", "), StyleLost})
+		}
+		if len(unrecorded[t]) > 0 {
+			l = append(l, Span{"; receipt unknown (recording missing after it): " + strings.Join(unrecorded[t], ", "), StyleUnknown})
 		}
 		out = append(out, l)
 	}

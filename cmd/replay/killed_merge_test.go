@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -10,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/replaycheck/replaycheck/internal/syncbuf"
+	"github.com/replaycheck/replaycheck/internal/livelike"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
 )
@@ -41,75 +40,10 @@ func TestKilledNodeMergedIsNotALoss(t *testing.T) {
 	}
 }
 
-// liveLikeFiles splits a simulated trace into per-node files as live
-// processes write them; n3's recorder is killed with its node at its
-// first crash (segment 0 without an end record, the crash lost with its
-// buffer), and its restart recorded in segment 1. with(n3's segments)
-// may keep fewer segments.
+// liveLikeFiles is livelike.Files: n3's process killed at its first
+// crash.
 func liveLikeFiles(t *testing.T, dir, trace string, keep ...func(segs [][]*node.Event, ended []bool) ([][]*node.Event, []bool)) (*record.File, []string) {
-	f, err := record.ReadFile(filepath.Join(dir, trace))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name string, id node.ID, segs [][]*node.Event, ended []bool) string {
-		var file []byte
-		for i, evs := range segs {
-			var buf syncbuf.Buffer
-			h := *f.Header
-			h.Driver, h.Recorded, h.Segment, h.Run = "live", []node.ID{id}, i, nil
-			w, err := record.NewWriter(&buf, h, record.WriterOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, ev := range evs {
-				if err := w.Append(ev); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if !ended[i] {
-				w.Flush()
-				file = append(file, buf.Bytes()...)
-				w.Close(record.End{})
-				continue
-			}
-			w.Close(record.End{Reason: "done", Time: f.Ends[0].Time})
-			file = append(file, buf.Bytes()...)
-		}
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, file, 0o644)
-		return p
-	}
-	var paths []string
-	for _, id := range f.Header.Nodes {
-		var evs []*node.Event
-		for _, ev := range f.Events {
-			if ev.Node == id {
-				evs = append(evs, ev)
-			}
-		}
-		if id != "n3" {
-			paths = append(paths, write(string(id)+".lz4", id, [][]*node.Event{evs}, []bool{true}))
-			continue
-		}
-		r := -1
-		for i, ev := range evs {
-			if ev.Kind == node.KindRestart {
-				r = i
-				break
-			}
-		}
-		if r < 0 { // killed for good: no crash in the trace, no restart
-			paths = append(paths, write(string(id)+".lz4", id, [][]*node.Event{evs}, []bool{false}))
-			continue
-		}
-		seg0 := evs[:r-1] // the crash never reached the file
-		segs, ended := [][]*node.Event{seg0, evs[r:]}, []bool{false, true}
-		for _, k := range keep {
-			segs, ended = k(segs, ended)
-		}
-		paths = append(paths, write(string(id)+".lz4", id, segs, ended))
-	}
-	return f, paths
+	return livelike.Files(t, dir, trace, keep...)
 }
 
 // A node killed for good (its file's only segment has no end record) is
