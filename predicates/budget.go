@@ -94,7 +94,14 @@ type budget struct {
 // 10 s past it: a busy machine must not make a slow evaluation look
 // stuck.
 func StuckBound(timeBudget time.Duration) time.Duration {
-	return timeBudget + max(timeBudget, 10*time.Second)
+	more := max(timeBudget, 10*time.Second)
+	if timeBudget > math.MaxInt64-more {
+		// Saturated: a bound that overflowed to a negative one was taken
+		// for none, and the watch's (--handler-bound) gave up on a slow
+		// evaluation as a stuck handler.
+		return math.MaxInt64
+	}
+	return timeBudget + more
 }
 
 // errGivenUp: a watch gave up on an evaluation of this checker, whose

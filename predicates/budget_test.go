@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -479,4 +480,18 @@ func loadSource(t *testing.T, tr *replay.Trace, name, src string) error {
 	}
 	_, err = predicates.Load(path, r, predicates.Options{To: -1})
 	return err
+}
+
+// A time budget near the largest duration does not overflow the stuck
+// bound into a negative one, which a watch took for none (and then gave
+// up on a slow evaluation at --handler-bound, as a stuck handler).
+func TestStuckBoundSaturates(t *testing.T) {
+	for _, b := range []time.Duration{time.Second, 10 * time.Second, time.Hour, 2_000_000 * time.Hour, math.MaxInt64} {
+		if got := predicates.StuckBound(b); got < b || got <= 0 {
+			t.Errorf("StuckBound(%v) = %v", b, got)
+		}
+	}
+	if got := predicates.StuckBound(time.Second); got != 11*time.Second {
+		t.Errorf("StuckBound(1s) = %v, want 11s", got)
+	}
 }

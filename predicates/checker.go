@@ -1037,6 +1037,13 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 			err = fmt.Errorf("%s: %w", p.Pos, err)
 		}
 	}
+	if err == nil && failed == &p.auxFailed {
+		// Shown beside each violation, in every report: a value that
+		// prints to gigabytes is refused, not printed.
+		if n, perr := c.printSize(v); perr != nil || n > maxAuxBytes {
+			err = cmp.Or(perr, fmt.Errorf("%s: the aux value prints to more than %s (at most %s): a stability measure is shown beside every violation; keep it to what tells a reader why", p.Pos, humanize.IBytes(n), humanize.IBytes(maxAuxBytes)))
+		}
+	}
 	if !memo || err != nil {
 		c.forget(f)
 		if m != nil {
@@ -1061,6 +1068,9 @@ func (c *Checker) evalAux(p *Predicate, fn starlark.Callable, args starlark.Tupl
 	}
 	return v, true
 }
+
+// maxAuxBytes bounds how long an aux value may print.
+const maxAuxBytes = 1 << 20
 
 // dropAux forgets the memoised aux and alarm results that did not answer
 // at step last (their intervals closed, or the alarm's argument is a new

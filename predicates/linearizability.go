@@ -1496,7 +1496,13 @@ func (lc *linChecker) step(state starlark.Value, op *linOp) (bool, starlark.Valu
 		return false, nil, nil
 	}
 	// States are shared by porcupine's search branches and its cache:
-	// frozen, a step cannot change one another branch uses.
-	t[1].Freeze()
-	return true, t[1], nil
+	// frozen, a step cannot change one another branch uses. They are
+	// kept and hashed as derived values are, and bounded as they are: a
+	// state nested one level deeper at every step overflowed the Go
+	// stack in the cache's hash, which ends the process.
+	next, err := freezeChecked(t[1])
+	if err != nil {
+		return false, nil, fmt.Errorf("%s: model %q: the new state: %w", lc.fn, lc.m.name, err)
+	}
+	return true, next, nil
 }

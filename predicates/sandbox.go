@@ -593,7 +593,8 @@ func (it *rangeIter) Done() {}
 // neither contain themselves nor be nested too deeply to print.
 func freezeChecked(v starlark.Value) (starlark.Value, error) {
 	var path [8]starlark.Value
-	if _, err := keepable(v, 0, path[:0]); err != nil {
+	left := maxKeptWeight
+	if _, err := keepable(v, 0, path[:0], &left); err != nil {
 		return nil, err
 	}
 	return freeze(v), nil
@@ -624,7 +625,8 @@ func sameObject(a, b starlark.Value) bool {
 // passes on and goes on using (h.call's input) must be copied.
 func freezeResult(v starlark.Value) (starlark.Value, error) {
 	var path [8]starlark.Value
-	live, err := keepable(v, 0, path[:0])
+	left := maxKeptWeight
+	live, err := keepable(v, 0, path[:0], &left)
 	if err != nil {
 		return nil, err
 	}
@@ -655,19 +657,41 @@ func elements(v starlark.Value) (elems []starlark.Value, ok bool) {
 	return elems, true
 }
 
+// maxKeptWeight bounds the size of a value kept (a derived value, an
+// aux or alarm result, an ordered key, a history's operation): each
+// element counts one for every place it appears, a string one more per
+// 64 bytes. A tuple of itself twice, fifty times over, takes a few
+// hundred bytes and has 2^50 places: checking, freezing, copying and
+// printing it each walk them all (a hostile script's derived value hung
+// a check for good, and one of 2^20 places with a 1,000-byte string
+// printed an aux of gigabytes).
+const maxKeptWeight = 1 << 22
+
+// weigh takes a string's weight (one per 64 bytes) from left.
+func weigh(left *int, bytes int) error {
+	if *left -= bytes / 64; *left < 0 {
+		return fmt.Errorf("the value is too large to keep: more than %d elements, counting each as often as it appears (and a string once more per 64 bytes)", maxKeptWeight)
+	}
+	return nil
+}
+
 // keepable checks what freezeChecked promises, and tells whether v holds
 // live node state (rows, their views and structs), which freeze copies.
 // onPath holds the lists and dicts v lies in (a short stack: values are
 // at most maxDepth deep), and elements are visited in place: an aux
 // value or derived value is checked at every step it is computed, where
 // a map and a list of a dict's items per call cost as much as the check.
-func keepable(v starlark.Value, depth int, onPath []starlark.Value) (live bool, err error) {
+// left is what is left of maxKeptWeight.
+func keepable(v starlark.Value, depth int, onPath []starlark.Value, left *int) (live bool, err error) {
 	if depth > maxDepth {
 		return false, fmt.Errorf("the value is nested more than %d levels deep", maxDepth)
 	}
+	if err := weigh(left, 64); err != nil {
+		return false, err
+	}
 	// each visits an element: the first error stops the walk.
 	each := func(e starlark.Value) bool {
-		l, err1 := keepable(e, depth+1, onPath)
+		l, err1 := keepable(e, depth+1, onPath, left)
 		live = live || l
 		err = err1
 		return err == nil
@@ -675,9 +699,32 @@ func keepable(v starlark.Value, depth int, onPath []starlark.Value) (live bool, 
 	switch x := v.(type) {
 	case *listView, *mapView, *Row, *goStruct:
 		return true, nil
+	case starlark.String:
+		return false, weigh(left, len(x))
+	case starlark.Bytes:
+		return false, weigh(left, len(x))
 	case starlark.Tuple:
 		for _, e := range x {
 			if !each(e) {
+				return false, err
+			}
+		}
+		return live, nil
+	case *starlark.Set:
+		// Its elements are hashable (tuples of tuples...): freezing it
+		// walks them as a tuple's.
+		it := x.Iterate()
+		defer it.Done()
+		var e starlark.Value
+		for it.Next(&e) {
+			if !each(e) {
+				return false, err
+			}
+		}
+		return live, nil
+	case starlarkStruct:
+		for _, name := range x.AttrNames() {
+			if f, _ := x.Attr(name); f != nil && !each(f) {
 				return false, err
 			}
 		}
