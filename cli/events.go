@@ -160,7 +160,7 @@ func (a *App) runEvents(paths []string, f eventsFlags) error {
 	}
 	var match *predicates.Matcher
 	if f.match != "" {
-		if match, err = predicates.NewMatcher(f.match, tr, a.codec(tr), predicates.Options{}); err != nil {
+		if match, err = predicates.NewMatcher(f.match, tr, a.codec(tr), predicates.Options{Watch: a.watch}); err != nil {
 			return badInput("--match: %v", err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -100,7 +101,9 @@ func (a *App) executeWatched(root *cobra.Command, name string, bound *atomic.Int
 		switch {
 		case st.Interrupted:
 			code = ExitInterrupted
-		case st.Own && st.Step < 0: // the script's load: a broken script, as when it runs out of budget
+		case st.Own && (st.Step < 0 || strings.HasSuffix(name, " events")):
+			// The script's load, or events' --match: bad input, as when
+			// either runs out of budget.
 			code = ExitBadInput
 		case st.Own: // a predicate's evaluation: the only slots with bounds of their own
 			code = ExitPredicateError

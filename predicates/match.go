@@ -16,8 +16,9 @@ import (
 // budgets, but nothing that needs a replay (node state, tables, now()),
 // so listing events stays a read of the trace.
 type Matcher struct {
-	c  *Checker
-	fn starlark.Callable
+	c    *Checker
+	fn   starlark.Callable
+	desc string // what a watch (Options.Watch) says it runs
 }
 
 // NewMatcher compiles expr. tr gives the time origin of event.time; codec
@@ -52,19 +53,21 @@ func NewMatcher(expr string, tr *replay.Trace, codec *node.Codec, opts Options) 
 		index: index{}, nodeNow: map[node.ID]int64{}, unknown: map[node.ID]bool{}}
 	c.thread = &starlark.Thread{Name: "match"}
 	c.budget = newBudget(c.thread, opts)
+	c.budget.slot = opts.Watch.BoundedSlot(StuckBound(opts.TimeBudget))
 	pre := starlark.StringDict{"event": &eventValue{c: c}}
 	c.sandboxBuiltins(pre)
 	prog, err := starlark.FileProgram(f, pre.Has)
 	if err != nil {
 		return nil, oneLine(err)
 	}
-	c.budget.begin("load", -1, nil)
+	desc := "the expression " + expr
+	c.budget.begin("load", -1, &desc)
 	g, err := prog.Init(c.thread, pre)
 	c.budget.end()
 	if err != nil {
 		return nil, oneLine(err)
 	}
-	return &Matcher{c: c, fn: g["match"].(starlark.Callable)}, nil
+	return &Matcher{c: c, fn: g["match"].(starlark.Callable), desc: desc}, nil
 }
 
 // Match evaluates the expression for the event at step. It must be a
@@ -72,7 +75,7 @@ func NewMatcher(expr string, tr *replay.Trace, codec *node.Codec, opts Options) 
 // silently truthy.
 func (m *Matcher) Match(step int, ev *node.Event) (bool, error) {
 	m.c.step, m.c.ev = step, ev
-	v, err := m.c.call(nil, m.fn, nil, nil)
+	v, err := m.c.call(nil, m.fn, nil, &m.desc)
 	if err != nil {
 		return false, oneLine(err)
 	}

@@ -69,6 +69,11 @@ func TestOneStepPastTheTimeBudgetIsGivenUpOn(t *testing.T) {
 		t.Parallel()
 		badInput(t, within(t, "check", "--script-time", "1s", "ok.lz4", atLoad), "the load of", "atload.star did not return", "--script-time")
 	})
+	t.Run("events --match", func(t *testing.T) {
+		t.Parallel()
+		// No --script-time here: the default budget, given up on at 20 s.
+		badInput(t, within(t, "events", "ok.lz4", "--limit", "1", "--match", collide), "the expression", "did not return at step #0")
+	})
 	t.Run("hunt", func(t *testing.T) {
 		t.Parallel()
 		r := within(t, "sim", "paxos", "--seeds", "1-3", "--check", atStep, "--script-time", "1s", "-o", "hunt.lz4")
