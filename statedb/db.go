@@ -30,7 +30,10 @@ import (
 // 5: a task's resume records the step that woke it.
 // 6: integers of named types with a String method are stored as
 // "2 (leader)" (state.Scalar).
-const Schema = 6
+// 7: times count from the earliest start of the trace's files, which
+// are read in one order (replay.CanonicalOrder): a database of several
+// files built before kept the first given file's time base.
+const Schema = 7
 
 // Meta describes a database and the traces it indexes.
 type Meta struct {
