@@ -31,4 +31,15 @@ func TestAMessageOfMoreEntriesThanRaftSendsIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "more than raftkv sends") {
 		t.Fatalf("a message over the limit: %v", err)
 	}
+	// The same elements hidden in responses (messages of their own, with
+	// entries of their own): a hostile pass's 8 million empty responses
+	// took 4 GB.
+	hidden := []byte{byte(responsesField)<<3 | 2, 2, byte(entriesField)<<3 | 2, 0}
+	var resp []byte
+	for range maxEntriesPerMessage/2 + 1 {
+		resp = append(resp, hidden...)
+	}
+	if err := m.Unmarshal(resp); err == nil || !strings.Contains(err.Error(), "more than raftkv sends") {
+		t.Fatalf("responses over the limit: %v", err)
+	}
 }

@@ -72,21 +72,33 @@ const maxEntriesPerMessage = maxSizePerMsg/4 + 1
 // Unmarshal implements node.Unmarshaler.
 func (m *Message) Unmarshal(b []byte) error {
 	if n := countEntries(b); n > maxEntriesPerMessage {
-		return fmt.Errorf("%d log entries in one raft message, more than raftkv sends in one (at most %d: MaxSizePerMsg %d bytes)", n, maxEntriesPerMessage, maxSizePerMsg)
+		return fmt.Errorf("more than %d log entries and responses in one raft message, more than raftkv sends in one (MaxSizePerMsg %d bytes)", maxEntriesPerMessage, maxSizePerMsg)
 	}
 	m.M = new(raftpb.Message)
 	return proto.Unmarshal(b, m.M)
 }
 
-// entriesField is raftpb.Message's field number of Entries.
-var entriesField = (&raftpb.Message{}).ProtoReflect().Descriptor().Fields().ByName("entries").Number()
+// entriesField and responsesField are raftpb.Message's field numbers of
+// Entries and of Responses (messages, with entries of their own).
+var (
+	messageFields  = (&raftpb.Message{}).ProtoReflect().Descriptor().Fields()
+	entriesField   = messageFields.ByName("entries").Number()
+	responsesField = messageFields.ByName("responses").Number()
+)
 
-// countEntries counts the entries of an encoded raftpb.Message without
-// decoding them; what does not parse is left for proto.Unmarshal to
-// report.
-func countEntries(b []byte) int {
+// countEntries counts the entries and responses of an encoded
+// raftpb.Message, and those of its responses, without decoding them;
+// what does not parse is left for proto.Unmarshal to report. It stops
+// counting past maxEntriesPerMessage, and counts responses nested deeper
+// than raft nests them (one level) as too many.
+func countEntries(b []byte) int { return countEntriesAt(b, 0) }
+
+func countEntriesAt(b []byte, depth int) int {
+	if depth > 8 {
+		return maxEntriesPerMessage + 1
+	}
 	n := 0
-	for len(b) > 0 {
+	for len(b) > 0 && n <= maxEntriesPerMessage {
 		num, typ, tagLen := protowire.ConsumeTag(b)
 		if tagLen < 0 {
 			return n
@@ -95,8 +107,16 @@ func countEntries(b []byte) int {
 		if valLen < 0 {
 			return n
 		}
-		if num == entriesField {
+		switch num {
+		case entriesField:
 			n++
+		case responsesField:
+			// A forged message hid its millions of empty elements in
+			// responses, which are messages too.
+			n++
+			if inner, m := protowire.ConsumeBytes(b[tagLen:]); m >= 0 && typ == protowire.BytesType {
+				n += countEntriesAt(inner, depth+1)
+			}
 		}
 		b = b[tagLen+valLen:]
 	}
