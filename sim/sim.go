@@ -26,8 +26,11 @@ import (
 // Epoch is virtual time zero, as Env.Now reports it.
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 
-// Config is one simulated run. Zero fields take the system's defaults
-// (WithDefaults); Drop, Dup and Churn use negative values for "default".
+// Config is one simulated run: start from DefaultConfig. Zero fields
+// take the system's defaults (WithDefaults), except Drop, Dup and Churn,
+// where zero means none and Unset (negative) the system's default: a
+// Config{Seed: 1} literal runs without loss, duplicates or crashes,
+// whatever the system's defaults, where DefaultConfig() runs with them.
 type Config struct {
 	Seed       uint64
 	Nodes      int
@@ -35,9 +38,9 @@ type Config struct {
 	Time       time.Duration // stop at this virtual time
 	LatencyMin time.Duration
 	LatencyMax time.Duration
-	Drop       float64
-	Dup        float64
-	Churn      float64 // crashes per node per virtual second
+	Drop       float64 // probability a message is lost; 0: none; Unset: the system's
+	Dup        float64 // probability a message is delivered twice; 0: none; Unset: the system's
+	Churn      float64 // crashes per node per virtual second; 0: none; Unset: the system's
 	DownMin    time.Duration
 	DownMax    time.Duration
 	MaxDown    int // at most this many nodes down at once (churn only); default a minority

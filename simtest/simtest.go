@@ -84,8 +84,10 @@ type Options struct {
 	Prefix *parcheck.Prefix
 }
 
-// Run simulates sys under cfg (defaults applied), then replays the trace
-// and checks the script at scriptPath. If a predicate, derived value or
+// Run simulates sys under cfg (defaults applied: start from
+// sim.DefaultConfig(), as a sim.Config literal's zero Drop, Dup and Churn
+// mean none, not the system's), then replays the trace and checks the
+// script at scriptPath. If a predicate, derived value or
 // stability measure failed to evaluate, the run was not fully checked:
 // Run returns the result together with an error wrapping a
 // *predicates.EvalError, so a caller that only looks at Failing cannot
