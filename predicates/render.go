@@ -35,11 +35,30 @@ func (v *Violation) Describe() string {
 // WriteText writes the human report: each finding (safety violations,
 // liveness alarms), then a summary. Screened and unjudged intervals are
 // only counted there: they are not violations.
-func (r *Report) WriteText(w io.Writer, elapsed time.Duration) {
+func (r *Report) WriteText(w io.Writer, elapsed time.Duration) { r.WriteTextLimited(w, elapsed, 0) }
+
+// WriteTextLimited is WriteText showing at most perPredicate findings of
+// each predicate (0: all), and how many of each it left out: a test's
+// failure message of 197 violations ran to 600 lines.
+func (r *Report) WriteTextLimited(w io.Writer, elapsed time.Duration, perPredicate int) {
+	shown, left := map[string]int{}, map[string]int{}
+	var leftOrder []string
 	for _, v := range r.Violations {
-		if v.Finding() {
-			r.writeViolation(w, v)
+		if !v.Finding() {
+			continue
 		}
+		if perPredicate > 0 && shown[v.Predicate] >= perPredicate {
+			if left[v.Predicate] == 0 {
+				leftOrder = append(leftOrder, v.Predicate)
+			}
+			left[v.Predicate]++
+			continue
+		}
+		shown[v.Predicate]++
+		r.writeViolation(w, v)
+	}
+	for _, name := range leftOrder {
+		fmt.Fprintf(w, "... and %d more finding(s) of %s (replay check lists every one)\n", left[name], name)
 	}
 	names := slices.Sorted(maps.Keys(r.Predicates))
 	fmt.Fprintf(w, "checked %d steps", r.Steps)

@@ -339,6 +339,10 @@ func KeptName(sys *system.System, cfg sim.Config, trace []byte) string {
 	return fmt.Sprintf("replaycheck-%s-%s-seed%d-%x.lz4", sys.Name, cfg.Bug, cfg.Seed, sum[:4])
 }
 
+// failureFindings is how many findings of each predicate a failure
+// message shows.
+const failureFindings = 3
+
 // Failure is the message Check fails a test with: the report, then the
 // commands that reproduce the run and open the debugger at the first
 // violation. Evaluation failures come first: the run was not fully
@@ -357,7 +361,7 @@ func Failure(sys *system.System, res *Result, scriptPath, tracePath, kept string
 		kept += fmt.Sprintf("\n(replay below is a binary that registers %s: yours, built with cli.Main; the bundled replay does not know it)", sys.Name)
 	}
 	var b strings.Builder
-	res.Report.WriteText(&b, time.Duration(0))
+	res.Report.WriteTextLimited(&b, time.Duration(0), failureFindings)
 	if err := res.Report.Err(); err != nil {
 		var e strings.Builder
 		res.Report.WriteErrors(&e)
