@@ -294,7 +294,13 @@ func printWorld(out io.Writer, tr *replay.Trace, w *world.World, latencyMax time
 	list(flying)
 	if len(lost) > 0 {
 		fmt.Fprintf(out, "  lost by the parent run: %d message(s), never received though the receiver's clock passed the latest arrival (--latency), or the receiver was down when it passed\n", len(lost))
-		list(lost)
+		// The latest, nearest the fork: a fork at #1740 listed losses
+		// of #3 and #8 (a new user's).
+		earlier := max(0, len(lost)-show)
+		list(lost[earlier:])
+		if earlier > 0 {
+			fmt.Fprintf(out, "    ... and %d earlier\n", earlier)
+		}
 	}
 	fmt.Fprintf(out, "  pending timers: %d", w.Timers())
 	var per []string
