@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
@@ -72,9 +73,13 @@ const CheckpointEvery = 250
 
 // Model is the debugger's state and logic, with no terminal in it.
 type Model struct {
-	cfg   Config
-	db    *statedb.DB
-	preds *statedb.Predicates
+	cfg Config
+	// watchBound is how long the watches' evaluation may take before the
+	// one running is switched off (0: predicates.StuckBound of the
+	// default time budget).
+	watchBound time.Duration
+	db         *statedb.DB
+	preds      *statedb.Predicates
 	// predsOutdated says why the stored results shown may be stale ("":
 	// they are the script's as it is, or were checked this session).
 	predsOutdated string

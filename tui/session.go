@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/replaycheck/replaycheck/predicates"
@@ -130,20 +131,68 @@ type watch struct {
 	// (reprDiff), when changed.
 	delta     []string
 	deltaStep int
+	// off says why the watch is no longer evaluated ("": it is).
+	off string
 }
 
-// values evaluates every watch at the session cursor's position.
-func (m *Model) values(w *predicates.Watcher) []string {
-	w.Sync()
+// values evaluates every watch at the session cursor's position; false
+// when one did not return within watchBound (one Starlark step that runs
+// on: set() over integers alike in their low 32 bits), which froze the
+// debugger for good, deaf to q. Such a watch is switched off, and the
+// session (its replay, cursor and watcher) is left to the goroutine still
+// running it: the next use opens another. Callers stop what they were
+// doing with w.
+func (m *Model) values(w *predicates.Watcher) ([]string, bool) {
+	exprs := make([]string, len(m.watches))
 	out := make([]string, len(m.watches))
 	for i, wt := range m.watches {
-		v, err := w.Eval(wt.expr)
-		if err != nil {
-			v = "error: " + err.Error()
+		exprs[i] = wt.expr
+		if wt.off != "" {
+			out[i] = "error: " + wt.off
 		}
-		out[i] = v
 	}
-	return out
+	var at atomic.Int64 // the watch being evaluated
+	done := make(chan []string, 1)
+	go func() {
+		w.Sync()
+		vals := slices.Clone(out)
+		for i, expr := range exprs {
+			if vals[i] != "" {
+				continue // off
+			}
+			at.Store(int64(i))
+			v, err := w.Eval(expr)
+			if err != nil {
+				v = "error: " + err.Error()
+			}
+			vals[i] = v
+		}
+		done <- vals
+	}()
+	bound := m.watchBound
+	if bound <= 0 {
+		bound = predicates.StuckBound(predicates.DefaultTimeBudget)
+	}
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	select {
+	case vals := <-done:
+		return vals, true
+	case <-timer.C:
+	}
+	stuck := m.watches[at.Load()]
+	stuck.off = fmt.Sprintf("did not return within %v (one Starlark step ran on past the time budget): switched off; add it again to retry", bound)
+	m.sess = nil
+	m.fail("watch %s did not return within %v: switched off; the cursor's replay starts again", stuck.expr, bound)
+	for i, wt := range m.watches {
+		if out[i] == "" {
+			out[i] = "error: not evaluated: watch " + stuck.expr + " did not return"
+		}
+		if wt.off != "" {
+			out[i] = "error: " + wt.off
+		}
+	}
+	return out, false
 }
 
 // isWatchError tells a watch's value that is its evaluation's error.
@@ -173,7 +222,7 @@ func (m *Model) evalWatches() {
 		}
 		return
 	}
-	vals := m.values(w)
+	vals, _ := m.values(w)
 	for i, wt := range m.watches {
 		near := wt.at == m.pos-1 || wt.at == m.pos+1
 		wt.changed = near && !sameWatchValue(wt.value, vals[i])
@@ -411,7 +460,10 @@ func (m *Model) RunUntilChange(dir int) {
 			m.fail("%v", err)
 			return
 		}
-		prev := m.values(w)
+		prev, ok := m.values(w)
+		if !ok {
+			return
+		}
 		task.Chunk = func() bool {
 			began := time.Now()
 			for i := 0; i < runChunk && (i == 0 || time.Since(began) < chunkTime); i++ {
@@ -433,7 +485,10 @@ func (m *Model) RunUntilChange(dir int) {
 					m.fail("%v", err)
 					return true
 				}
-				vals := m.values(w)
+				vals, ok := m.values(w)
+				if !ok {
+					return true // the session is gone, said so
+				}
 				if !sameWatchValues(vals, prev) {
 					found(cur.Pos(), prev, vals)
 					return true
@@ -464,14 +519,20 @@ func (m *Model) RunUntilChange(dir int) {
 			}
 			began := time.Now()
 			defer func() { window = backWindow(window, began.Sub(sought), time.Since(began)) }()
-			prev := m.values(w)
+			prev, ok := m.values(w)
+			if !ok {
+				return true
+			}
 			last, lastBefore, lastAfter := -1, []string(nil), []string(nil)
 			for t := lo; t <= hi; t++ {
 				if err := cur.Step(); err != nil && !errors.Is(err, io.EOF) {
 					m.fail("%v", err)
 					return true
 				}
-				vals := m.values(w)
+				vals, ok := m.values(w)
+				if !ok {
+					return true
+				}
 				if !sameWatchValues(vals, prev) {
 					last, lastBefore, lastAfter = t, prev, vals
 				}
