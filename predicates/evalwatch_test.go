@@ -88,6 +88,8 @@ func TestEvaluationsAreWatchedOnlyWhileTheyRun(t *testing.T) {
 	}
 }
 
+// watchedReplay simulates sys with its defaults and returns a replayer of
+// the run whose handler calls w watches (nil: none).
 func watchedReplay(t *testing.T, sys *system.System, w *stall.Watch) *replay.Replayer {
 	t.Helper()
 	var buf bytes.Buffer

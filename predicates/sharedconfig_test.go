@@ -1,14 +1,12 @@
 package predicates_test
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
-	"github.com/replaycheck/replaycheck/sim"
 	"github.com/replaycheck/replaycheck/system"
 )
 
@@ -45,20 +43,7 @@ safety("P", lambda: len(T) >= 0)`), r, predicates.Options{To: -1}); err != nil {
 // the run, for a script to be loaded on.
 func simReplayer(t *testing.T, sys *system.System) *replay.Replayer {
 	t.Helper()
-	var buf bytes.Buffer
-	cfg := sim.DefaultConfig()
-	if _, err := sim.Run(sys, cfg.WithDefaults(sys), &buf); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := replay.FromBytes(buf.Bytes(), sys.Name+".lz4")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := replay.New(tr, system.NewRegistry(sys), replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return watchedReplay(t, sys, nil)
 }
 
 type deadliner struct{ Never, Old, Now time.Time }
