@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gdamore/tcell/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -399,7 +400,8 @@ Traces come from the simulator (` + a.name() + ` sim) or from live binaries buil
 -tags record. Every event is numbered by its step in the causal order and
 printed as #STEP; the same number works in every verb.
 
-A trace over ` + strconv.Itoa(replay.DefaultInMemory) + ` events is spilled to unnamed temporary files in
+A trace over ` + strconv.Itoa(replay.DefaultInMemory) + ` events (or whose events take over
+` + humanize.IBytes(replay.DefaultInMemoryBytes) + ` decoded) is spilled to unnamed temporary files in
 $TMPDIR while a verb runs, so memory grows only by its indexes (about
 25 bytes per event);
 REPLAY_IN_MEMORY=N keeps up to N events in memory instead (-1 spills every

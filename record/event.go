@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/replaycheck/replaycheck/node"
 )
@@ -300,4 +301,29 @@ func decodeEvent(d *decoder, t *tables, ev *node.Event, prev int64) error {
 		return fmt.Errorf("%d unexpected bytes after the event", len(d.b)-d.off)
 	}
 	return nil
+}
+
+// DecodedSize estimates the memory a decoded event takes: its struct,
+// each list element's, and the bytes of its strings and payloads. What
+// holds events by the thousand (a load in memory, a cache of chunks)
+// bounds them by it: a clock reading takes 2 bytes in a record and 64
+// decoded.
+func DecodedSize(ev *node.Event) int64 {
+	const (
+		event    = 320 // node.Event and its strings' headers
+		nondet   = int64(unsafe.Sizeof(node.Nondet{}))
+		send     = int64(unsafe.Sizeof(node.Send{}))
+		timerSet = int64(unsafe.Sizeof(node.TimerSet{}))
+		timerID  = int64(unsafe.Sizeof(node.TimerID(0)))
+	)
+	n := int64(event + len(ev.Payload) + len(ev.TimerName) + len(ev.TaskName) + len(ev.Wake))
+	n += nondet * int64(len(ev.Nondet))
+	for i := range ev.Nondet {
+		n += int64(len(ev.Nondet[i].Key) + len(ev.Nondet[i].Bytes))
+	}
+	n += send*int64(len(ev.Sends)) + timerSet*int64(len(ev.TimersSet)) + timerID*int64(len(ev.TimersCancelled))
+	for i := range ev.TimersSet {
+		n += int64(len(ev.TimersSet[i].Name))
+	}
+	return n
 }

@@ -307,8 +307,20 @@ func (d *decoder) count() int {
 		d.fail(fmt.Errorf("list of %d elements in %d remaining bytes", n, len(d.b)-d.off))
 		return 0
 	}
+	if n > MaxListElements {
+		d.fail(fmt.Errorf("list of %d elements, more than an event holds (%d)", n, MaxListElements))
+		return 0
+	}
 	return int(n)
 }
+
+// MaxListElements bounds each list of an event (its nondeterministic
+// values, sends, timers set and cancelled), written and read alike. A
+// clock reading takes 2 bytes of a record and 64 decoded: a forged 326 KB
+// file of 8 million of them per event took 2 GB to read. 65,536 clock
+// readings, or sends, or timers, in one handler call is far more than
+// any system makes.
+const MaxListElements = 1 << 16
 
 // RunBuild is the Header.Run key of the build that recorded a live trace:
 // the main package, its module's version, the commit (with "+modified"

@@ -216,3 +216,43 @@ func TestLossyWriterRecordsAnOversizedEventAsAGap(t *testing.T) {
 		t.Fatalf("%d events (want %d), gaps %+v", len(f.Events), len(evs)-1, f.Gaps)
 	}
 }
+
+// An event's lists are bounded, read and written alike: a clock reading
+// takes 2 bytes of a record and 64 decoded, and a forged 326 KB file of 8
+// million per event took 2 GB to read. One over the bound is damage to
+// the reader and an error (or, lossy, a gap) to the writer; one at it
+// goes through.
+func TestAnEventsListsAreBounded(t *testing.T) {
+	h := testHeader()
+	tab := newTables(&h)
+	clocks := func(n int) *node.Event {
+		ev := &node.Event{Node: h.Nodes[0], Seq: 1, Lamport: 1, Kind: node.KindInit, Time: h.Start}
+		ev.Nondet = make([]node.Nondet, n)
+		for i := range ev.Nondet {
+			ev.Nondet[i] = node.Nondet{Kind: node.NondetClock, Int: h.Start}
+		}
+		return ev
+	}
+	for _, c := range []struct {
+		n  int
+		ok bool
+	}{{MaxListElements, true}, {MaxListElements + 1, false}} {
+		var e encoder
+		if err := encodeEvent(&e, tab, clocks(c.n), h.Start); err != nil {
+			t.Fatal(err)
+		}
+		var ev node.Event
+		err := decodeEvent(&decoder{b: e.b}, tab, &ev, h.Start)
+		if c.ok != (err == nil) || !c.ok && !strings.Contains(err.Error(), "more than an event holds") {
+			t.Errorf("%d clock readings: %v", c.n, err)
+		}
+		w, err := NewWriter(io.Discard, h, WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = w.Append(clocks(c.n))
+		if c.ok != (err == nil) || !c.ok && !strings.Contains(err.Error(), "more than a trace record holds") {
+			t.Errorf("writing %d clock readings: %v", c.n, err)
+		}
+	}
+}

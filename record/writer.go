@@ -200,6 +200,14 @@ func (w *Writer) Append(ev *node.Event) error {
 	}
 	w.flushGaps()
 	w.scratch.b = w.scratch.b[:0]
+	if list, n := longestList(ev); n > MaxListElements {
+		// Readers refuse such a record too.
+		if w.opts.Lossy {
+			w.dropFor(ev, fmt.Sprintf("event of %d %s, over the limit of a trace record (%d)", n, list, MaxListElements))
+			return nil
+		}
+		return fmt.Errorf("record event %s seq %d: it has %d %s, more than a trace record holds (%d)", ev.Node, ev.Seq, n, list, MaxListElements)
+	}
 	if err := encodeEvent(&w.scratch, w.tab, ev, w.lastTime); err != nil {
 		return fmt.Errorf("record event %s seq %d: %w", ev.Node, ev.Seq, err)
 	}
@@ -568,4 +576,18 @@ func (w *Writer) firstLost(id node.ID) uint64 {
 		return g.From
 	}
 	return w.lost[id]
+}
+
+// longestList names an event's longest list and its length.
+func longestList(ev *node.Event) (string, int) {
+	name, n := "nondeterministic values (clock readings, seeds, disk reads)", len(ev.Nondet)
+	for _, l := range []struct {
+		name string
+		n    int
+	}{{"sends", len(ev.Sends)}, {"timers set", len(ev.TimersSet)}, {"timers cancelled", len(ev.TimersCancelled)}} {
+		if l.n > n {
+			name, n = l.name, l.n
+		}
+	}
+	return name, n
 }

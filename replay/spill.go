@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"errors"
@@ -43,6 +44,10 @@ type LoadOptions struct {
 	// system's). They are removed as soon as they are open, so nothing is
 	// left behind, even by a killed process.
 	TempDir string
+	// InMemoryBytes bounds the events kept decoded by their size in
+	// memory (record.DecodedSize), whatever their number; 0 means
+	// DefaultInMemoryBytes.
+	InMemoryBytes int64
 }
 
 // eventStore holds a trace's events in step order.
@@ -182,6 +187,7 @@ func (s *spillStore) at(i int) *node.Event {
 		s.reads++
 		s.mu.Unlock()
 		c.events, c.err = s.readChunk(k)
+		s.weigh(k, c)
 		close(c.ready)
 	}
 	if c.err != nil {
@@ -191,6 +197,35 @@ func (s *spillStore) at(i int) *node.Event {
 		panic(&ReadBackError{Step: i, Err: c.err})
 	}
 	return c.events[i%chunkEvents]
+}
+
+// weigh counts a chunk just decoded in the cache by its size in memory
+// (record.DecodedSize), where it counted by its size on disk, and evicts
+// other chunks while the cache is over cachedBytes: a chunk of events of
+// many clock readings each is 32 times its stored size decoded.
+func (s *spillStore) weigh(k int, c *cachedChunk) {
+	var size int64
+	for _, ev := range c.events {
+		size += record.DecodedSize(ev)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cache[k] != c || size <= c.size {
+		return // evicted meanwhile, or no bigger than counted
+	}
+	s.cached += size - c.size
+	c.size = size
+	for s.cached > cachedBytes && len(s.cache) > 1 {
+		oldest := -1
+		var used uint64 = ^uint64(0)
+		for key, o := range s.cache {
+			if key != k && o.used < used {
+				oldest, used = key, o.used
+			}
+		}
+		s.cached -= s.cache[oldest].size
+		delete(s.cache, oldest)
+	}
 }
 
 // readChunk reads back and decodes chunk k.
@@ -444,6 +479,10 @@ type loader struct {
 	limit int
 	n     int
 	held  [][]*node.Event // per file, while in memory
+	// heldBytes is the held events' size in memory (record.DecodedSize):
+	// past LoadOptions.InMemoryBytes they are spilled, whatever their
+	// number.
+	heldBytes int64
 
 	codec   *record.Codec
 	runs    *os.File
@@ -458,6 +497,14 @@ type loader struct {
 	// firstBreak names the first of them.
 	firstBreak Problem
 }
+
+// DefaultInMemoryBytes bounds the events a load holds decoded before it
+// spills them, by their size: a trace of few events, each holding tens
+// of thousands of clock readings (two bytes each on disk, 64 decoded),
+// took gigabytes held, under the count that spills (DefaultInMemory). The
+// bundled systems' events take about 400 bytes: a trace is spilled by
+// its count long before this.
+const DefaultInMemoryBytes = 256 << 20
 
 // maxBreaks bounds how many events out of merge order within their file's
 // node a spilled trace takes (each one is a run, with a block to buffer
@@ -500,7 +547,8 @@ func (ld *loader) add(fi uint16, ev *node.Event) error {
 			ld.held = append(ld.held, nil)
 		}
 		ld.held[fi] = append(ld.held[fi], ev)
-		if ld.limit > 0 && ld.n <= ld.limit {
+		ld.heldBytes += record.DecodedSize(ev)
+		if ld.limit > 0 && ld.n <= ld.limit && ld.heldBytes <= cmp.Or(ld.opts.InMemoryBytes, DefaultInMemoryBytes) {
 			return nil
 		}
 		return ld.startSpilling()

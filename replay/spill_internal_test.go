@@ -162,3 +162,56 @@ func writeFile(t *testing.T, data []byte) string {
 	}
 	return path
 }
+
+// Events that hold many clock readings each (2 bytes on disk, 64
+// decoded) are bounded by their size in memory, held and cached alike: a
+// forged file of a few such events took gigabytes to load under the
+// count that spills, and a chunk cache bounded by stored bytes held 32
+// times that decoded.
+func TestEventsOfManyClockReadingsAreBoundedBySize(t *testing.T) {
+	h := record.Header{System: "test", Nodes: []node.ID{"a"}, Recorded: []node.ID{"a"}, Bug: "none", Driver: "live", Start: 1_000_000_000}
+	var buf bytes.Buffer
+	w, err := record.NewWriter(&buf, h, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clocks := make([]node.Nondet, 4096)
+	for i := range clocks {
+		clocks[i] = node.Nondet{Kind: node.NondetClock, Int: h.Start}
+	}
+	const events = 2 * chunkEvents
+	for i := range events {
+		ev := &node.Event{Node: "a", Seq: uint64(i + 1), Lamport: uint64(i + 1), Time: h.Start, Kind: node.KindTimer, TimerName: "t", Nondet: clocks}
+		if i == 0 {
+			ev.Kind, ev.TimerName = node.KindInit, ""
+		}
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(record.End{Reason: "test", Time: h.Start}); err != nil {
+		t.Fatal(err)
+	}
+	path := writeFile(t, buf.Bytes())
+	each := record.DecodedSize(&node.Event{Nondet: clocks})
+	// Held: under the count that spills, over the size.
+	tr, err := LoadWith(LoadOptions{InMemory: 1 << 20, InMemoryBytes: 100 * each, TempDir: t.TempDir()}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	st, ok := tr.events.(*spillStore)
+	if !ok {
+		t.Fatalf("%d events of %d bytes each were held in memory, past the %d bytes allowed", events, each, 100*each)
+	}
+	// Cached: a chunk counts as its size decoded, and the cache keeps
+	// to cachedBytes by it (a chunk here is 256 events of 4,096 clock
+	// readings: about 67 MB decoded, 2 MB stored).
+	for i := range events {
+		tr.Event(i)
+	}
+	// One chunk decoded is over the bound alone: the cache keeps it only.
+	if len(st.cache) > 1 || st.cached < int64(chunkEvents)*each {
+		t.Fatalf("the cache holds %d chunks counted as %d bytes, where one chunk decoded is about %d (bound %d)", len(st.cache), st.cached, int64(chunkEvents)*each, cachedBytes)
+	}
+}
