@@ -120,7 +120,7 @@ nothing else decided the exit (a violation's 1 outranks it).`,
 	fl.StringSliceVar(&f.nodes, "nodes", nil, "replay only these nodes (partial replay; the others' rows are absent)")
 	fl.IntVar(&f.jobs, "jobs", 1, "check on this many cores (0: all); the report is that of --jobs 1")
 	fl.IntVar(&f.warmup, "warmup", parcheck.DefaultWarmup, "with --jobs: steps each segment evaluates before the first step it owns")
-	fl.IntSliceVar(&f.marks, "marks", nil, "with --jobs: the steps segments start at (the seams an earlier check --jobs printed), instead of borders chosen as the work goes")
+	fl.IntSliceVar(&f.marks, "marks", nil, "with --jobs: the steps segments start at (the seams an earlier check --jobs printed), instead of borders chosen as the work goes; at most --jobs segments (2 at least) run at once")
 	fl.BoolVar(&f.strictTables, "strict-tables", false, strictTablesUsage)
 	f.damage.register(fl)
 	f.budgets.register(fl)

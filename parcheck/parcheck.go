@@ -72,6 +72,9 @@ type Stats struct {
 	// Fewer says why fewer segments ran than jobs were given ("" when
 	// as many ran, or marks fixed them).
 	Fewer string
+	// MostAtOnce is the most segments that ran at once (warming up or
+	// checking), at most Jobs.
+	MostAtOnce int
 }
 
 // String is the stats in one line, for stderr.
@@ -113,6 +116,21 @@ type driver struct {
 	done     chan struct{}
 	finished bool
 	wg       sync.WaitGroup
+	running  int // segments warming up or checking, under mu
+}
+
+// enter and leave count a segment running, for Stats.MostAtOnce.
+func (d *driver) enter() {
+	d.mu.Lock()
+	d.running++
+	d.stats.MostAtOnce = max(d.stats.MostAtOnce, d.running)
+	d.mu.Unlock()
+}
+
+func (d *driver) leave() {
+	d.mu.Lock()
+	d.running--
+	d.mu.Unlock()
 }
 
 // seg is one segment's goroutine state.
@@ -129,6 +147,11 @@ type seg struct {
 
 	prev    chan *predicates.Seam // the sequential run's state at mark
 	verdict chan bool             // to the predecessor: taken over or not
+	// idle says, once, that the segment no longer runs (Stats.MostAtOnce)
+	// and gives back its place among the jobs (fixed marks): when it
+	// returns, or when it has checked its range and waits for its
+	// successor to take over, which may need that place to run.
+	idle func()
 	// from is the segment that handed over (set before the seam is
 	// sent); handed is its part, which the taker adds to the report, so
 	// that parts are added in order.
@@ -179,12 +202,17 @@ func Check(tr *replay.Trace, reg *system.Registry, o Options) (*predicates.Repor
 		d.stats.Segments++
 	}
 	d.wg.Add(1)
+	d.enter()
+	first.idle = sync.OnceFunc(d.leave)
 	go func() {
 		defer d.wg.Done()
+		defer first.idle()
 		first.runCatching()
 	}()
 	if len(o.Marks) > 0 {
-		d.stats.Jobs = len(d.segs)
+		// Two at least: the segment that checked its range waits for the
+		// next one's verdict (Jobs 1 would be a chain run in turn).
+		d.stats.Jobs = min(max(o.Jobs, 2), len(d.segs))
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
@@ -324,6 +352,12 @@ func (d *driver) fixedPass() {
 	if err != nil {
 		return
 	}
+	// At most Jobs segments run at once, the first among them: every
+	// mark's segment ran at once, however many (a machine of 2 cores
+	// given 40 marks held 40 replays). They start in order, and one that
+	// has checked its range gives its place back before it waits for its
+	// successor to take over: the successor may need that place.
+	slots := make(chan struct{}, max(1, d.stats.Jobs-1))
 	for i, g := range segs {
 		at := max(g.mark-d.warmup, d.o.From) - 1 // the checkpoint
 		for r.Pos() < at {
@@ -336,10 +370,17 @@ func (d *driver) fixedPass() {
 				return
 			}
 		}
+		select {
+		case slots <- struct{}{}:
+		case <-d.done:
+			return
+		}
 		g.pos.Store(int64(r.Pos()))
 		d.wg.Add(1)
 		started++
-		go g.start(d.from(r, i == len(segs)-1))
+		from := d.from(r, i == len(segs)-1)
+		g.idle = sync.OnceFunc(func() { d.leave(); <-slots })
+		go g.start(from)
 	}
 }
 
@@ -395,6 +436,11 @@ func (d *driver) from(r *replay.Replayer, last bool) func() (*replay.Replayer, e
 // mark.
 func (g *seg) start(replayer func() (*replay.Replayer, error)) {
 	defer g.d.wg.Done()
+	if g.idle == nil {
+		g.idle = sync.OnceFunc(g.d.leave)
+	}
+	g.d.enter()
+	defer g.idle()
 	if err := replay.CatchReadBack(func() error { return g.warm(replayer) }); err != nil {
 		// It cannot take over; its predecessor will go on.
 		g.refuse(err)
@@ -502,6 +548,7 @@ func (g *seg) run() {
 			d.mu.Unlock()
 			st := s.Seam()
 			g.handed, next.from = s.Part(), g
+			g.idle()
 			select {
 			case next.prev <- st:
 			case <-d.done: // the chain ended (end filled the buffer)

@@ -102,6 +102,8 @@ func TestCheckIsRun(t *testing.T) {
 				{Jobs: 3, Warmup: 100},
 				{Marks: []int{n / 3, 2 * n / 3}, Warmup: 50},
 				{Marks: []int{n / 5, 2 * n / 5, 3 * n / 5, 4 * n / 5}, Warmup: 400},
+				// Every mark's segment ran at once, whatever --jobs.
+				{Marks: []int{n / 6, 2 * n / 6, 3 * n / 6, 4 * n / 6, 5 * n / 6}, Warmup: 100, Jobs: 2},
 			} {
 				o.Load, o.To = load, -1
 				rep, stats, err := parcheck.Check(tr, examples.Registry(), o)
@@ -113,6 +115,9 @@ func TestCheckIsRun(t *testing.T) {
 				}
 				if len(o.Marks) > 0 && stats.Seams != len(o.Marks) {
 					t.Fatalf("%+v: %s; want a seam at every mark", o, stats)
+				}
+				if jobs := max(o.Jobs, 2); stats.MostAtOnce > jobs || stats.MostAtOnce < 1 {
+					t.Fatalf("%+v: %d segments ran at once, want 1 to %d", o, stats.MostAtOnce, jobs)
 				}
 				t.Logf("%v: %s", o.Marks, stats)
 			}
