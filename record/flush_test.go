@@ -67,6 +67,12 @@ func TestDamageInTheFirstBlockNamesIt(t *testing.T) {
 	if d.LostFrom != 7 || d.Offset <= 7 || !strings.Contains(d.Error(), want) {
 		t.Fatalf("lost from %d: %v", d.LostFrom, d)
 	}
+	// A file cut short lost what was written after its end too, which
+	// the bytes it still has do not bound (an SRE's cut file lost 12 s of
+	// its node, said "at most 3785 bytes").
+	if !strings.Contains(d.Error(), "and whatever was written after the file's end") {
+		t.Fatalf("a cut file's loss is given as bounded: %v", d)
+	}
 }
 
 // appendUntilWake appends events until one makes a block's worth pending

@@ -90,6 +90,13 @@ func (e *DamageError) Error() string {
 	default:
 		lost += fmt.Sprintf(", from byte offset %d at most", e.LostFrom)
 	}
+	if e.Truncated {
+		// The bytes counted are those the file still has: what was
+		// written after the cut is gone too, and the file cannot say how
+		// much (an SRE's file cut mid-way lost 12 s of its node, "at most
+		// 3785 bytes").
+		lost += ", and whatever was written after the file's end (a file cut short: how much, the file cannot tell; other nodes' receipts of its messages can, see the warnings of where its recording stops)"
+	}
 	return fmt.Sprintf("%s; %d complete records recovered (%s); lost: %s", msg, e.Records, last, lost)
 }
 
