@@ -279,7 +279,14 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 	}
 	replayed := wanted(tr, f.nodes)
 	if n := len(r.Nodes()); len(parseIDs(f.nodes)) > 0 && n < len(tr.Nodes) {
-		fmt.Fprintf(a.Stderr, "note: --nodes replays %d of the %d nodes: the others' rows are absent (unknown_nodes() lists them), so predicates over every node, liveness ones above all, judge without them unless they consult unknown_nodes() (docs/predicates.md, under table())\n", n, len(tr.Nodes))
+		// "checked N steps" counts every step, the others' too (time
+		// passes at them): said here, where a user of --nodes 2,3 read
+		// it as the steps replayed.
+		steps := 0
+		for _, id := range r.Nodes() {
+			steps += len(tr.NodeSteps(id))
+		}
+		fmt.Fprintf(a.Stderr, "note: --nodes replays %d of the %d nodes, %d of the trace's %d steps (predicates are evaluated at every step, the others' too): the others' rows are absent (unknown_nodes() lists them), so predicates over every node, liveness ones above all, judge without them unless they consult unknown_nodes() (docs/predicates.md, under table())\n", n, len(tr.Nodes), steps, tr.Len())
 	}
 	if tr.NoEndRecord() && len(tr.DamagedFiles(replayed)) == 0 && !f.damage.allow {
 		// Said after the load's warning that there is no end record.

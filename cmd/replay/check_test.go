@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -284,5 +285,22 @@ func TestInterruptedBeforeOutputSaysSo(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, c.args[len(c.args)-1])); !os.IsNotExist(err) {
 			t.Fatalf("%v: the output exists: %v", c.args, err)
 		}
+	}
+}
+
+// check --nodes says how many of the steps it checked are the replayed
+// nodes' own: "checked 3886 steps" counts them all (predicates run at
+// every step), which a user of --nodes 2,3 read as the steps replayed.
+func TestCheckNodesSaysHowManyStepsAreTheirs(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "raftkv", "--seed", "2", "-o", "rk.lz4"))
+	ev := replay(t, dir, "events", "rk.lz4", "--node", "2,3")
+	mustOK(t, ev)
+	theirs := strings.Count(ev.stdout, "\n#") + 1
+	all := replay(t, dir, "events", "rk.lz4")
+	total := strings.Count(all.stdout, "\n#") + 1
+	r := replay(t, dir, "check", "rk.lz4", "builtin:raft", "--nodes", "2,3")
+	if want := fmt.Sprintf("replays 2 of the 3 nodes, %d of the trace's %d steps", theirs, total); !strings.Contains(r.stderr, want) || theirs >= total {
+		t.Fatalf("exit %d; stderr does not say %q:\n%s", r.code, want, r.stderr)
 	}
 }
