@@ -454,6 +454,17 @@ func TestDeeplyNestedGlobalIsRefused(t *testing.T) {
 		{"def build(t):\n    for i in range(20000):\n        t = [t]\n    return t\nL = build([])\n", "global L is nested more than 10000 levels deep"},
 		{"def build(t):\n    for i in range(12):\n        t = (t, t)\n    return t\nD = build((1,))\n", ""},
 		{"def build(t):\n    for i in range(9000):\n        t = (i, t)\n    return t\nC = build(())\n", ""},
+		// Hidden in a closure or a struct, reached by calling or reading
+		// it (a hostile pass's fatal stack overflow).
+		{"def build(t):\n    for i in range(20000):\n        t = (t,)\n    return t\nT = build(())\nG = lambda: T\n", "global T is nested more than 10000 levels deep"},
+		{"def hide():\n    t = ()\n    for i in range(20000):\n        t = (t,)\n    return lambda: t\nG = hide()\n", "global G is nested more than 10000 levels deep"},
+		{"def build(t):\n    for i in range(20000):\n        t = (t,)\n    return t\nS = struct(x = build(()))\n", "global S is nested more than 10000 levels deep"},
+		// A closure that names itself cannot be frozen: go.starlark.net's
+		// freeze overflowed the Go stack on it, in every verb.
+		{"def outer():\n    def f(n):\n        return f(n - 1) if n else 0\n    return f\nF = outer()\n", "global F holds a function that holds itself"},
+		{"def outer():\n    def f(n):\n        return f\n    return [f]\nL = outer()\n", "global L holds a function that holds itself"},
+		// One that names itself through a list freezes: the list stops it.
+		{"def outer():\n    box = []\n    def f():\n        return box\n    box.append(f)\n    return f\nF = outer()\n", ""},
 	} {
 		err := loadSource(t, tr, "deep.star", c.src+"safety(\"P\", lambda: True)\n")
 		var se *predicates.ScriptError

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -722,9 +723,16 @@ func keepable(v starlark.Value, depth int, onPath []starlark.Value, left *int) (
 			}
 		}
 		return live, nil
-	case starlarkStruct:
-		for _, name := range x.AttrNames() {
-			if f, _ := x.Attr(name); f != nil && !each(f) {
+	case starlarkStruct, *starlark.Function:
+		// Freezing a function freezes what it holds (a closure's free
+		// variables): a derived value of lambda: t, t a tuple of itself
+		// twice fifty times over, hung the freeze for good.
+		if slices.Contains(onPath, v) {
+			return live, nil // a closure that names itself
+		}
+		onPath = append(onPath, v)
+		for _, e := range held(x) {
+			if !each(e) {
 				return false, err
 			}
 		}
@@ -807,6 +815,12 @@ func height(v starlark.Value, heights map[any]int) int {
 			for e := range starlark.Elements(x) {
 				f.elems = append(f.elems, e)
 			}
+		case *starlark.Function, starlarkStruct:
+			// What a function or a struct holds is reached by calling or
+			// reading it: a tuple nested millions deep hidden as a
+			// closure's free variable (G = lambda: t) overflowed the
+			// stack once a predicate nested it further and hashed it.
+			f.key, f.elems, f.h = x, held(x), 0
 		default:
 			return frame{}, false
 		}
@@ -820,11 +834,13 @@ func height(v starlark.Value, heights map[any]int) int {
 		return h
 	}
 	stack := []frame{root}
+	onStack := map[any]bool{root.key: true}
 	for {
 		top := &stack[len(stack)-1]
 		if top.next == len(top.elems) {
 			h := top.h
 			heights[top.key] = h
+			delete(onStack, top.key)
 			stack = stack[:len(stack)-1]
 			if len(stack) == 0 {
 				return h
@@ -841,9 +857,112 @@ func height(v starlark.Value, heights map[any]int) int {
 			top.h = max(top.h, h+1)
 			continue
 		}
+		if onStack[child.key] {
+			continue // a cycle (a closure that names itself): no deeper
+		}
 		if len(stack) == maxGlobalDepth {
 			return maxGlobalDepth + 1
 		}
+		onStack[child.key] = true
 		stack = append(stack, child)
 	}
+}
+
+// selfFreezing names a global whose freeze would never end ("" if none):
+// one holding a function that holds itself through free variables,
+// tuples and structs only (a list or dict on the way stops a freeze, as
+// it is frozen once). go.starlark.net freezes a function's free variables
+// every time it is reached: a recursive inner function kept as a global
+// overflowed the Go stack at load, in every verb.
+func selfFreezing(globals starlark.StringDict) string {
+	done := map[any]bool{} // walked whole: holds no such cycle
+	onPath := map[*starlark.Function]bool{}
+	var cyclic func(v starlark.Value, depth int) bool
+	cyclic = func(v starlark.Value, depth int) bool {
+		if depth > maxGlobalDepth {
+			return false // refused as too deep (tooDeepGlobal)
+		}
+		var key any
+		var elems []starlark.Value
+		switch x := v.(type) {
+		case *starlark.Function:
+			if onPath[x] {
+				return true
+			}
+			key, elems = x, held(x)
+		case starlarkStruct:
+			key, elems = x, held(x)
+		case starlark.Tuple:
+			if len(x) == 0 {
+				return false
+			}
+			key, elems = [2]any{&x[0], len(x)}, x
+		case *starlark.List, *starlark.Dict:
+			// A cycle through it stops there; a function in it may
+			// still hold itself by another way: walked with a path of
+			// its own.
+			if done[x] {
+				return false
+			}
+			done[x] = true
+			es, _ := elements(x)
+			saved := onPath
+			onPath = map[*starlark.Function]bool{}
+			defer func() { onPath = saved }()
+			for _, e := range es {
+				if cyclic(e, depth+1) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+		if done[key] {
+			return false
+		}
+		if f, ok := v.(*starlark.Function); ok {
+			onPath[f] = true
+			defer delete(onPath, f)
+		}
+		for _, e := range elems {
+			if cyclic(e, depth+1) {
+				return true
+			}
+		}
+		done[key] = true
+		return false
+	}
+	for _, name := range globals.Keys() {
+		if cyclic(globals[name], 0) {
+			return name
+		}
+	}
+	return ""
+}
+
+// held lists what a function (its free variables and defaults) or a
+// struct (its fields) holds.
+func held(v starlark.Value) []starlark.Value {
+	var out []starlark.Value
+	switch x := v.(type) {
+	case *starlark.Function:
+		for i := range x.NumFreeVars() {
+			if _, fv := x.FreeVar(i); fv != nil {
+				out = append(out, fv)
+			}
+		}
+		for i := range x.NumParams() {
+			if d := x.ParamDefault(i); d != nil {
+				out = append(out, d)
+			}
+		}
+	case starlarkStruct:
+		for _, name := range x.AttrNames() {
+			if f, _ := x.Attr(name); f != nil {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }

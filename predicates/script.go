@@ -95,6 +95,16 @@ func (c *Checker) exec(path string, src []byte) (starlark.StringDict, error) {
 		return nil, err
 	}
 	g, err := prog.Init(c.thread, predeclared)
+	if err == nil {
+		// Checked before the freeze, which these would overflow the Go
+		// stack in (no recover survives it).
+		if name := tooDeepGlobal(g); name != "" {
+			return nil, fmt.Errorf("%s: global %s is nested more than %d levels deep: hashing or comparing it could overflow the checker's stack", path, name, maxGlobalDepth)
+		}
+		if name := selfFreezing(g); name != "" {
+			return nil, fmt.Errorf("%s: global %s holds a function that holds itself (a closure that names itself, as a recursive inner function does), which Starlark cannot freeze: define the function at the top level of the script", path, name)
+		}
+	}
 	g.Freeze()
 	return g, err
 }
