@@ -986,21 +986,39 @@ func reproducesIt(reproduce string, seed *uint64, system, bug string) error {
 	if sys := strings.Trim(words[2], "'"); sys != system {
 		return fmt.Errorf("runs system %q, not the hunt's %q", sys, system)
 	}
-	if i := slices.Index(words, "--seed"); seed != nil && words[1] == "sim" && i >= 0 && i+1 < len(words) && words[i+1] != strconv.FormatUint(*seed, 10) {
-		return fmt.Errorf("runs seed %s, not %d", words[i+1], *seed)
+	if s, ok := lastFlag(words, "--seed"); seed != nil && words[1] == "sim" && ok && s != strconv.FormatUint(*seed, 10) {
+		return fmt.Errorf("runs seed %s, not %d", s, *seed)
 	}
 	// A command without --bug runs the system as built without one,
 	// unless a schedule or a recording (--from) names the bug.
 	runs := "none"
-	if i := slices.Index(words, "--bug"); i >= 0 && i+1 < len(words) {
-		runs = strings.Trim(words[i+1], "'")
-	} else if slices.Contains(words, "--schedule") || slices.ContainsFunc(words, func(w string) bool { return w == "--from" || strings.HasPrefix(w, "--from=") }) {
+	if b, ok := lastFlag(words, "--bug"); ok {
+		runs = b
+	} else if _, ok := lastFlag(words, "--schedule"); ok {
+		runs = ""
+	} else if _, ok := lastFlag(words, "--from"); ok {
 		runs = ""
 	}
 	if want := cmp.Or(bug, "none"); runs != "" && runs != want {
 		return fmt.Errorf("runs bug %q, not the hunt's %q", runs, want)
 	}
 	return nil
+}
+
+// lastFlag is the value a command line gives flag, as the command reads
+// it: the last of `--flag V` and `--flag=V` (an edited reproduce command
+// of `--bug spec --bug none` ran bug none, where the first was checked).
+func lastFlag(words []string, flag string) (string, bool) {
+	value, found := "", false
+	for i, w := range words {
+		switch {
+		case w == flag && i+1 < len(words):
+			value, found = words[i+1], true
+		case strings.HasPrefix(w, flag+"="):
+			value, found = strings.TrimPrefix(w, flag+"="), true
+		}
+	}
+	return strings.Trim(value, "'"), found
 }
 
 // failureExit is the exit code a hunt's failure of kind gives.

@@ -249,6 +249,16 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 			rf.Failures[0].Reproduce = strings.Replace(rf.Failures[0].Reproduce, " --bug spec", "", 1)
 		}, `runs bug "none", not the hunt's "spec"`},
 		{"a violation relabelled a stall", sim(), func(rf *resultFile) { rf.Failures[0].Kind = "stall" }, `is a stall that names predicate "Agreement"`},
+		// The flag the command reads is the last one given.
+		{"a second bug", sim(), func(rf *resultFile) {
+			rf.Failures[0].Reproduce = strings.Replace(rf.Failures[0].Reproduce, "--bug spec", "--bug spec --bug none", 1)
+		}, `runs bug "none", not the hunt's "spec"`},
+		{"a bug with =", sim(), func(rf *resultFile) {
+			rf.Failures[0].Reproduce = strings.Replace(rf.Failures[0].Reproduce, "--bug spec", "--bug spec --bug=none", 1)
+		}, `runs bug "none", not the hunt's "spec"`},
+		{"a second seed", sim(), func(rf *resultFile) {
+			rf.Failures[0].Reproduce = strings.Replace(rf.Failures[0].Reproduce, "--seed 5", "--seed 5 --seed=9", 1)
+		}, "runs seed 9, not 5"},
 		{"a stall with a predicate", explore(), func(rf *resultFile) { rf.Failures[0].Kind = "panic" }, `is a panic that names predicate`},
 		{"fewer runs than failing runs", sim(), func(rf *resultFile) { rf.Runs, rf.Complete, rf.Stopped = 0, false, "failure" }, "0 runs, 1 of them failing"},
 		// A hostile pass's edits that merged: an interrupted shard that
