@@ -78,8 +78,11 @@ type Model struct {
 	// one running is switched off (0: predicates.StuckBound of the
 	// default time budget).
 	watchBound time.Duration
-	db         *statedb.DB
-	preds      *statedb.Predicates
+	// stuckScript is a script whose load for the watches did not return
+	// within the watch bound: watches run without it.
+	stuckScript string
+	db          *statedb.DB
+	preds       *statedb.Predicates
 	// predsOutdated says why the stored results shown may be stale ("":
 	// they are the script's as it is, or were checked this session).
 	predsOutdated string

@@ -89,7 +89,32 @@ func (m *Model) watcher() (*predicates.Watcher, error) {
 		return m.sess.w, nil
 	}
 	script := m.script()
-	w, err := predicates.NewWatcher(m.sess.r, script)
+	if script == m.stuckScript {
+		script = "" // its load did not return: watches run without it
+	}
+	// Loaded off the event loop and waited for up to the watch bound, as
+	// the watches are evaluated (values): a script edited into one whose
+	// load is stuck in one Starlark step froze the debugger for good.
+	type loaded struct {
+		w   *predicates.Watcher
+		err error
+	}
+	done := make(chan loaded, 1)
+	r := m.sess.r
+	go func() {
+		w, err := predicates.NewWatcher(r, script)
+		done <- loaded{w, err}
+	}()
+	timer := time.NewTimer(m.stuckAfter())
+	defer timer.Stop()
+	var got loaded
+	select {
+	case got = <-done:
+	case <-timer.C:
+		m.stuckScript, m.sess = script, nil // the session is the stuck load's now
+		return nil, fmt.Errorf("loading %s for the watches did not return within %v (one Starlark step ran on past the time budget): watches run without it from now on", script, m.stuckAfter())
+	}
+	w, err := got.w, got.err
 	if err != nil && script != "" {
 		m.fail("watches run without %s: %v", script, err)
 		w, err = predicates.NewWatcher(m.sess.r, "")
@@ -99,6 +124,15 @@ func (m *Model) watcher() (*predicates.Watcher, error) {
 	}
 	m.sess.w = w
 	return w, nil
+}
+
+// stuckAfter is how long a watch's evaluation, or the load of the
+// script for them, may run before the debugger gives up on it.
+func (m *Model) stuckAfter() time.Duration {
+	if m.watchBound > 0 {
+		return m.watchBound
+	}
+	return predicates.StuckBound(predicates.DefaultTimeBudget)
 }
 
 func (m *Model) script() string {
@@ -169,10 +203,7 @@ func (m *Model) values(w *predicates.Watcher) ([]string, bool) {
 		}
 		done <- vals
 	}()
-	bound := m.watchBound
-	if bound <= 0 {
-		bound = predicates.StuckBound(predicates.DefaultTimeBudget)
-	}
+	bound := m.stuckAfter()
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
 	select {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -27,5 +28,21 @@ func TestAStuckWatchIsSwitchedOffAndTheDebuggerGoesOn(t *testing.T) {
 	}
 	// Other watches work on a session opened anew.
 	u.keys("w1+1\n")
+	u.waitWithin("= 2", 10*time.Second)
+}
+
+// The script the watches load, edited into one whose load is stuck in
+// one Starlark step, froze the debugger for good at the next watch: its
+// load is given up on after the watch bound, and watches run without it.
+func TestAStuckLoadOfTheWatchesScriptIsGivenUpOn(t *testing.T) {
+	m, script := openDemo(t, 10)
+	m.watchBound = time.Second
+	if err := os.WriteFile(script, []byte("S = len(set([i << 32 for i in range(20000)]))\nsafety(\"P\", lambda: True)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u := startUI(t, m)
+	u.keys("w1+1\n")
+	u.waitWithin("did not return within 1s", 30*time.Second)
+	u.press(tcell.KeyRight, 0, 0)
 	u.waitWithin("= 2", 10*time.Second)
 }
