@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/replaycheck/replaycheck/internal/shellword"
 
@@ -23,6 +24,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/statedb"
 	"github.com/replaycheck/replaycheck/tui"
 )
@@ -429,7 +431,19 @@ func (a *App) startBuild(traces []string, preds, dir string) (*statedb.Building,
 	if need, err := statedb.NeedsBuild(traces, dir); err != nil || !need {
 		return nil, nil // openDB says what is wrong
 	}
-	bg, err := statedb.StartBuild(traces, dir, statedb.Options{Registry: a.Registry, Preds: preds})
+	// The script is loaded before the screen is up, under a watch of the
+	// build's own (the command's would end the session with the
+	// terminal raw once the screen is up): a load stuck in one Starlark
+	// step left a blank terminal for good, deaf to Ctrl-C.
+	w := stall.NewWatch()
+	var bg *statedb.Building
+	var err error
+	st, gaveUp, _ := w.Run(func() {
+		bg, err = statedb.StartBuild(traces, dir, statedb.Options{Registry: a.Registry, Preds: preds, Watch: w})
+	}, func() time.Duration { return 0 }, nil, nil)
+	if gaveUp {
+		return nil, badInput("%s; the debugger did not open", predicates.StuckFailure(st))
+	}
 	if errors.Is(err, statedb.ErrBusy) {
 		return nil, nil
 	}

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gdamore/tcell/v2"
+
+	"github.com/replaycheck/replaycheck/examples"
 	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/system"
 )
@@ -60,5 +63,40 @@ func TestDebugQuitsWhileIndexingIsStuckInAHandler(t *testing.T) {
 	// Nothing half-built is kept, and the next session can build.
 	if _, err := os.Stat(trace + ".db"); err == nil {
 		t.Fatal("a database was kept")
+	}
+}
+
+// A predicates script whose load is stuck in one Starlark step left
+// `replay debug` of a trace without a database on a blank terminal for
+// good, deaf to Ctrl-C (a hostile pass): the load runs before the screen
+// is up, and is given up on at the stuck bound with one line, exit 2.
+func TestDebugGivesUpOnAStuckLoadBeforeTheScreen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the 20 s stuck bound")
+	}
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	app := &App{Registry: examples.Registry(), Stdout: &out, Stderr: &errb}
+	trace := filepath.Join(dir, "t.lz4")
+	if code := app.Run([]string{"sim", "paxos", "--seed", "1", "-o", trace}); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	// About 30 s in one set() call: past the bound, and over soon after.
+	script := filepath.Join(dir, "stuck.star")
+	if err := os.WriteFile(script, []byte("S = len(set([i << 32 for i in range(40000)]))\nsafety(\"P\", lambda: True)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	screen := &shotScreen{SimulationScreen: tcell.NewSimulationScreen("UTF-8")}
+	app.Screen = screen
+	done := make(chan int, 1)
+	go func() { done <- app.Run([]string{"debug", trace, "--preds", script}) }()
+	select {
+	case code := <-done:
+		if code != ExitBadInput || !strings.Contains(errb.String(), "stuck.star did not return") || !strings.Contains(errb.String(), "the debugger did not open") {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("debug still loading its script after 2 minutes")
 	}
 }
