@@ -45,7 +45,8 @@ const (
 	// MaxEntries caps the params and run entries of a header and the
 	// stats of an end record.
 	MaxEntries = 1024
-	// MaxValueLen caps a param or run value, in bytes.
+	// MaxValueLen caps a param or run value, in bytes, and the values of
+	// each map together.
 	MaxValueLen = 64 << 10
 	// MaxReasonLen caps the reason of a gap or end record, in bytes.
 	MaxReasonLen = 4096

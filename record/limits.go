@@ -85,6 +85,7 @@ func checkMap(plural, what string, m map[string]string) error {
 	if len(m) > MaxEntries {
 		return fmt.Errorf("%d %s (at most %d)", len(m), plural, MaxEntries)
 	}
+	total := 0
 	for k, v := range m {
 		if err := checkName(what+" key", k, MaxNameLen, false); err != nil {
 			return err
@@ -92,6 +93,12 @@ func checkMap(plural, what string, m map[string]string) error {
 		if len(v) > MaxValueLen {
 			return fmt.Errorf("%s %s: value of %d bytes is longer than %d bytes", what, k, len(v), MaxValueLen)
 		}
+		total += len(v)
+	}
+	if total > MaxValueLen {
+		// Each segment's header is kept: a forged file of 20 segments
+		// of 990 values of 64 KiB each held 1.3 GB.
+		return fmt.Errorf("%s of %d bytes in all, more than %d bytes", plural, total, MaxValueLen)
 	}
 	return nil
 }

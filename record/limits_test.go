@@ -256,3 +256,21 @@ func TestAnEventsListsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// A header's params (and run values) are bounded together as well as
+// each: every segment's header is kept, and a forged file of 20 segments
+// of 990 values of 64 KiB each held 1.3 GB.
+func TestHeaderValuesAreBoundedTogether(t *testing.T) {
+	h := testHeader()
+	h.Params = map[string]string{}
+	for i := range 2 {
+		h.Params[fmt.Sprintf("p%d", i)] = strings.Repeat("v", MaxValueLen)
+	}
+	if err := h.check(); err == nil || !strings.Contains(err.Error(), "params of 131072 bytes in all") {
+		t.Fatalf("check: %v", err)
+	}
+	delete(h.Params, "p1")
+	if err := h.check(); err != nil {
+		t.Fatalf("one value at the limit: %v", err)
+	}
+}
