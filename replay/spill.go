@@ -172,15 +172,7 @@ func (s *spillStore) at(i int) *node.Event {
 		size := s.chunks[k+1] - s.chunks[k]
 		c = &cachedChunk{used: s.clock, ready: make(chan struct{}), size: size}
 		for len(s.cache) >= cachedChunks || len(s.cache) > 0 && s.cached+size > cachedBytes {
-			var oldest int
-			var used uint64 = ^uint64(0)
-			for key, c := range s.cache {
-				if c.used < used {
-					oldest, used = key, c.used
-				}
-			}
-			s.cached -= s.cache[oldest].size
-			delete(s.cache, oldest)
+			s.evictOldest(-1)
 		}
 		s.cache[k] = c
 		s.cached += size
@@ -216,16 +208,22 @@ func (s *spillStore) weigh(k int, c *cachedChunk) {
 	s.cached += size - c.size
 	c.size = size
 	for s.cached > cachedBytes && len(s.cache) > 1 {
-		oldest := -1
-		var used uint64 = ^uint64(0)
-		for key, o := range s.cache {
-			if key != k && o.used < used {
-				oldest, used = key, o.used
-			}
-		}
-		s.cached -= s.cache[oldest].size
-		delete(s.cache, oldest)
+		s.evictOldest(k)
 	}
+}
+
+// evictOldest drops the least recently used cached chunk but keep (-1:
+// none kept); under s.mu, with such a chunk cached.
+func (s *spillStore) evictOldest(keep int) {
+	oldest := -1
+	var used uint64 = ^uint64(0)
+	for key, c := range s.cache {
+		if key != keep && c.used < used {
+			oldest, used = key, c.used
+		}
+	}
+	s.cached -= s.cache[oldest].size
+	delete(s.cache, oldest)
 }
 
 // readChunk reads back and decodes chunk k.

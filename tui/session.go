@@ -95,26 +95,13 @@ func (m *Model) watcher() (*predicates.Watcher, error) {
 	// Loaded off the event loop and waited for up to the watch bound, as
 	// the watches are evaluated (values): a script edited into one whose
 	// load is stuck in one Starlark step froze the debugger for good.
-	type loaded struct {
-		w   *predicates.Watcher
-		err error
-	}
-	done := make(chan loaded, 1)
+	var w *predicates.Watcher
+	var err error
 	r := m.sess.r
-	go func() {
-		w, err := predicates.NewWatcher(r, script)
-		done <- loaded{w, err}
-	}()
-	timer := time.NewTimer(m.stuckAfter())
-	defer timer.Stop()
-	var got loaded
-	select {
-	case got = <-done:
-	case <-timer.C:
+	if !m.within(func() { w, err = predicates.NewWatcher(r, script) }) {
 		m.stuckScript, m.sess = script, nil // the session is the stuck load's now
 		return nil, fmt.Errorf("loading %s for the watches did not return within %v (one Starlark step ran on past the time budget): watches run without it from now on", script, m.stuckAfter())
 	}
-	w, err := got.w, got.err
 	if err != nil && script != "" {
 		m.fail("watches run without %s: %v", script, err)
 		w, err = predicates.NewWatcher(m.sess.r, "")
@@ -124,6 +111,26 @@ func (m *Model) watcher() (*predicates.Watcher, error) {
 	}
 	m.sess.w = w
 	return w, nil
+}
+
+// within runs work on a goroutine of its own and waits for it up to
+// stuckAfter, reporting whether it returned. When it did not, what work
+// writes to is the goroutine's, left running: the caller must not read
+// it, nor touch again what work uses (the watches' session).
+func (m *Model) within(work func()) bool {
+	done := make(chan struct{})
+	go func() {
+		work()
+		close(done)
+	}()
+	timer := time.NewTimer(m.stuckAfter())
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		return false
+	}
 }
 
 // stuckAfter is how long a watch's evaluation, or the load of the
@@ -186,10 +193,9 @@ func (m *Model) values(w *predicates.Watcher) ([]string, bool) {
 		}
 	}
 	var at atomic.Int64 // the watch being evaluated
-	done := make(chan []string, 1)
-	go func() {
+	vals := slices.Clone(out)
+	if m.within(func() {
 		w.Sync()
-		vals := slices.Clone(out)
 		for i, expr := range exprs {
 			if vals[i] != "" {
 				continue // off
@@ -201,16 +207,10 @@ func (m *Model) values(w *predicates.Watcher) ([]string, bool) {
 			}
 			vals[i] = v
 		}
-		done <- vals
-	}()
-	bound := m.stuckAfter()
-	timer := time.NewTimer(bound)
-	defer timer.Stop()
-	select {
-	case vals := <-done:
+	}) {
 		return vals, true
-	case <-timer.C:
 	}
+	bound := m.stuckAfter()
 	stuck := m.watches[at.Load()]
 	stuck.off = fmt.Sprintf("did not return within %v (one Starlark step ran on past the time budget): switched off; add it again to retry", bound)
 	m.sess = nil
