@@ -54,7 +54,7 @@ func (l loss) what() string {
 		parts = append(parts, "no trace file records node "+strings.Join(ids, ", "))
 	}
 	for _, g := range groupStops(l.stops) {
-		parts = append(parts, fmt.Sprintf("%s: the recording of %s %s (warning above)", g[0].Path, nodeCount(len(g), g[0].Node), stopVerb(g[0], "stopped early")))
+		parts = append(parts, fmt.Sprintf("%s: the recording of %s %s (warning above)", g[0].Path, stopNodes(g), stopVerb(g[0], "stopped early")))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -208,6 +208,16 @@ func groupStops(stops []replay.RecordingStop) [][]replay.RecordingStop {
 	return out
 }
 
+// stopNodes names the nodes of a group of stops as nodeCount does: one
+// node may lose events at several places.
+func stopNodes(g []replay.RecordingStop) string {
+	nodes := map[node.ID]bool{}
+	for _, st := range g {
+		nodes[st.Node] = true
+	}
+	return nodeCount(len(nodes), g[0].Node)
+}
+
 // nodeCount is "node ID" for one node, else "N nodes".
 func nodeCount(n int, one node.ID) string {
 	if n == 1 {
@@ -238,7 +248,7 @@ func (a *App) warnStops(stops []replay.RecordingStop) {
 			}
 		}
 		fmt.Fprintf(a.Stderr, "warning: %s: the recording of %s %s (%s): %s\n",
-			g[0].Path, nodeCount(len(g), g[0].Node), stopVerb(g[0], "stopped before the run ended"), listSome(each, 8, ""), g[0].Reason)
+			g[0].Path, stopNodes(g), stopVerb(g[0], "stopped before the run ended"), listSome(each, 8, ""), g[0].Reason)
 	}
 }
 

@@ -315,7 +315,11 @@ func printInfo(a *App, in fileInfo) {
 	if len(in.EndStats) > 0 {
 		row("run stats", "%s%s", joinStats(in.EndStats), last)
 	}
-	for _, g := range in.Gaps {
+	for i, g := range in.Gaps {
+		if i == infoGapRows && len(in.Gaps) > infoGapRows+1 {
+			row("gap", "and %d more gap records (--json lists them all)", len(in.Gaps)-i)
+			break
+		}
 		if g.Killed {
 			more := ""
 			if g.To != 0 {
@@ -359,11 +363,29 @@ func printInfo(a *App, in fileInfo) {
 			row("status", "complete, but %d earlier segment(s) were killed (see segments): the nodes' states are unknown from each one's last event to the next restart", killed)
 		} else if len(killedEnds) > 0 {
 			row("status", "complete, but the process of %s was killed before the run ended (see gap): its state is unknown from its last event on", strings.Join(killedEnds, ", "))
+		} else if lost := lossyGaps(in.Gaps); lost > 0 {
+			row("status", "complete, but its recorder lost events on the way (%d gap record(s), see gap)", lost)
 		} else {
 			row("status", "complete")
 		}
 	}
 }
+
+// lossyGaps counts the gaps in the middle of a recording that are no
+// killed process's end: events its recorder could not keep.
+func lossyGaps(gaps []record.Gap) int {
+	n := 0
+	for _, g := range gaps {
+		if g.To != 0 && !g.Killed {
+			n++
+		}
+	}
+	return n
+}
+
+// infoGapRows is how many gap records info's text shows of a file: a
+// recorder that kept falling behind writes thousands.
+const infoGapRows = 20
 
 // unclosed counts the segments without an end record.
 func (in fileInfo) unclosed() int {

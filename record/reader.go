@@ -757,8 +757,12 @@ type File struct {
 	Events []*node.Event
 	// Count is the number of events read, kept or not.
 	Count int
-	Gaps  []Gap
-	Ends  []End
+	// Gaps are the file's gap records in file order, a node's gaps that
+	// follow on from each other folded into one (a lossy writer that
+	// falls behind while other nodes record writes one per stretch
+	// between their events).
+	Gaps []Gap
+	Ends []End
 	// SegmentStart[i] is the index (in file order) of segment i's first
 	// event; SegmentEnded[i] whether segment i has its end record.
 	SegmentStart []int
@@ -774,6 +778,8 @@ type File struct {
 	// Damage is set when the file could not be read to its end; Events
 	// then holds every complete event before the damage.
 	Damage *DamageError
+
+	gaps gapFold
 }
 
 // Span is the seqs of a node's first and last event in a segment.
@@ -906,8 +912,9 @@ func (tf *File) next(rd *Reader, ev *node.Event) (done bool, err error) {
 		tf.SegmentStart = append(tf.SegmentStart, tf.Count)
 		tf.SegmentEnded = append(tf.SegmentEnded, false)
 		tf.Spans = append(tf.Spans, map[node.ID]Span{})
+		tf.gaps.last = nil // a gap folds only into one of its own segment
 	case RecGap:
-		tf.Gaps = append(tf.Gaps, rd.Gap())
+		tf.Gaps = tf.gaps.add(tf.Gaps, rd.Gap())
 	case RecEnd:
 		tf.Ends = append(tf.Ends, rd.End())
 		tf.SegmentEnded[len(tf.SegmentEnded)-1] = true

@@ -1,8 +1,10 @@
 package replay_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/examples"
@@ -142,5 +144,54 @@ func TestAFileWithoutItsEndGoesOnInTheNext(t *testing.T) {
 	defer tr.Close()
 	if len(tr.Unknown) == 0 {
 		t.Error("the first file alone: no node unknown after its unended segment")
+	}
+}
+
+// Gaps past a node's last recorded event lost its last events: its
+// recording stopped early, so the check of the file is not the check of
+// the run. They were passed over (verify exit 0). Many such gaps are one
+// stretch of unknown state and one stop that counts them, not a reason
+// and a stop per gap (200,000 of them took 1.9 GB and printed 828 MB).
+func TestGapsPastTheLastEventAreALoss(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sim.DefaultConfig()
+	cfg.Seed = 3
+	f := simulatedFile(t, cfg, dir)
+	var last uint64
+	for _, ev := range f.Events {
+		if ev.Node == "n2" {
+			last = ev.Seq
+		}
+	}
+	const n = 500
+	var gaps []record.Gap
+	for i := range n {
+		s := last + 10 + uint64(2*i) // apart, so that the reader keeps each
+		gaps = append(gaps, record.Gap{Node: "n2", From: s, To: s, Reason: fmt.Sprintf("forged %d", i)})
+	}
+	h := *f.Header
+	path := filepath.Join(dir, "past.lz4")
+	writeTrace(t, path, h, f.Events, &record.End{Reason: "test", Time: f.Ends[0].Time}, gaps...)
+	tr, err := replay.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	stops := tr.RecordingStops(f.Header.Nodes)
+	if len(stops) != 1 || stops[0].Node != "n2" || tr.Event(stops[0].After).Seq != last {
+		t.Fatalf("stops %+v, want one of n2 after its last event (seq %d)", stops, last)
+	}
+	if want := fmt.Sprintf("and %d more gap(s)", n-1); !strings.Contains(stops[0].Lost, want) {
+		t.Errorf("the stop loses %q, want it to say %q", stops[0].Lost, want)
+	}
+	if !tr.Incomplete(f.Header.Nodes) {
+		t.Error("the trace is complete, with events of n2 lost after its last")
+	}
+	u := tr.Unknown["n2"]
+	if len(u) != 1 {
+		t.Fatalf("n2 has %d unknown stretches, want 1", len(u))
+	}
+	if got := strings.Count(u[0].Reason, "forged"); got > 3 || !strings.Contains(u[0].Reason, fmt.Sprintf("and %d more", n-got)) {
+		t.Errorf("the stretch gives %d reasons: %.200q", got, u[0].Reason)
 	}
 }

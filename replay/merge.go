@@ -659,21 +659,40 @@ func (t *Trace) findTruncations() {
 			cuts = append(cuts, cut{g.Node, first - 1, fmt.Sprintf("%s: %s of %s were not recorded: %s", f.Path, g.Seqs(), g.Node, g.Reason), stop, g.To, -1, g.Killed})
 		}
 	}
+	// A file may hold many gaps (a recorder that kept falling behind, or
+	// a forged file of 200,000): each is found by search, not by a walk
+	// over the node's steps or stretches, and the gaps that make one
+	// stretch of a node are one stretch, and one stop, that counts them.
+	type stretchKey struct {
+		node         node.ID
+		after, until int
+	}
+	type stopKey struct {
+		stretchKey
+		path string
+		mid  bool
+	}
+	stretches := map[stretchKey]int{}
+	stopAt := map[stopKey]int{}
+	more := map[stretchKey]int{} // further reasons of a stretch, past the ones it shows
+	foldedStops := map[int]int{} // further gaps folded into a stop, by its index
 	for _, c := range cuts {
 		after := -1
 		if c.seq > 0 {
 			s, ok := t.Step(c.node, c.seq)
 			if !ok {
-				continue
+				// A gap past the node's last recorded event lost events
+				// after it: its state is unknown from there.
+				if s, ok = t.lastStepBefore(c.node, c.seq); !ok {
+					continue
+				}
 			}
 			after = s
 		}
 		until := -1
-		steps := t.NodeSteps(c.node)
-		for _, s := range steps[sort.SearchInts(steps, after+1):] {
-			if t.Event(s).Kind == node.KindRestart {
-				until = s
-				break
+		if ns := t.byNode[c.node]; ns != nil {
+			if j := sort.SearchInts(ns.restarts, after+1); j < len(ns.restarts) {
+				until = ns.restarts[j]
 			}
 		}
 		if until >= 0 && after >= 0 && t.Event(until).Seq == c.seq+1 {
@@ -684,10 +703,17 @@ func (t *Trace) findTruncations() {
 		// those are a killed process's end, kept so by a merge (the
 		// process restarted, rebuilding the node from its disk).
 		killedEnd := until >= 0 && (c.gapTo == 0 || t.Event(until).Seq == c.gapTo+1)
+		key := stretchKey{c.node, after, until}
 		if c.stop != nil && !killedEnd {
-			st := *c.stop
-			st.After = after
-			t.stops = append(t.stops, st)
+			sk := stopKey{key, c.stop.Path, c.stop.Lost != ""}
+			if i, ok := stopAt[sk]; ok {
+				foldedStops[i]++
+			} else {
+				st := *c.stop
+				st.After = after
+				stopAt[sk] = len(t.stops)
+				t.stops = append(t.stops, st)
+			}
 		}
 		if was, ok := t.lostAfter[c.file]; c.file >= 0 && (!ok || after < was) {
 			t.lostAfter[c.file] = after
@@ -695,14 +721,56 @@ func (t *Trace) findTruncations() {
 		// The same stretch for two reasons (a segment killed before it
 		// recorded anything after one killed, a gap to the end) is one
 		// stretch that gives both.
-		if i := slices.IndexFunc(t.Unknown[c.node], func(u Unknown) bool { return u.After == after && u.Until == until }); i >= 0 {
-			t.Unknown[c.node][i].Reason += "; " + c.reason
-			t.Unknown[c.node][i].Killed = t.Unknown[c.node][i].Killed && c.killed
+		if i, ok := stretches[key]; ok {
+			u := &t.Unknown[c.node][i]
+			if strings.Count(u.Reason, "; ") < maxStretchReasons-1 {
+				u.Reason += "; " + c.reason
+			} else {
+				more[key]++
+			}
+			u.Killed = u.Killed && c.killed
 			continue
 		}
 		down := after >= 0 && t.Event(after).Kind == node.KindCrash
+		stretches[key] = len(t.Unknown[c.node])
 		t.Unknown[c.node] = append(t.Unknown[c.node], Unknown{After: after, Until: until, Reason: c.reason, Killed: c.killed && c.stop == nil, Down: down})
 	}
+	for k, i := range stretches {
+		if n := more[k]; n > 0 {
+			t.Unknown[k.node][i].Reason += fmt.Sprintf("; and %d more", n)
+		}
+	}
+	for _, i := range stopAt {
+		if n := foldedStops[i]; n > 0 {
+			st := &t.stops[i]
+			if st.Lost != "" {
+				st.Lost += fmt.Sprintf(" and %d more gap(s)", n)
+			}
+		}
+	}
+}
+
+// maxStretchReasons is how many reasons an unknown stretch names; the
+// rest are counted.
+const maxStretchReasons = 3
+
+// lastStepBefore is the step of the node's event of the greatest seq
+// below seq, if it has one.
+func (t *Trace) lastStepBefore(id node.ID, seq uint64) (int, bool) {
+	ns := t.byNode[id]
+	if ns == nil {
+		return 0, false
+	}
+	r := sort.Search(len(ns.runs), func(i int) bool { return ns.runs[i].seq >= seq }) - 1
+	if r < 0 {
+		return 0, false
+	}
+	end := len(ns.steps)
+	if r+1 < len(ns.runs) {
+		end = ns.runs[r+1].at
+	}
+	k := min(uint64(end-ns.runs[r].at), seq-ns.runs[r].seq) // events of the run below seq
+	return ns.steps[ns.runs[r].at+int(k)-1], true
 }
 
 // LostAfter is where the damage of file i (an index into Files) begins

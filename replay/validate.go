@@ -30,7 +30,7 @@ import (
 // re-executed sender sends with the recorded one.
 type validator struct {
 	t     *Trace
-	gaps  map[node.ID][]record.Gap
+	gaps  map[node.ID]gapCover
 	count map[node.ID]nodeCount // each node's events in the trace
 	last  map[node.ID]seqClock  // each node's latest event so far
 	// Step i's messages have fingerprints prints[firstMsg[i]:firstMsg[i+1]].
@@ -87,23 +87,55 @@ type pendingRecv struct {
 
 func (v *validator) start(t *Trace, steps int, count map[node.ID]nodeCount) {
 	v.t, v.count = t, count
-	v.gaps = map[node.ID][]record.Gap{}
+	byNode := map[node.ID][]record.Gap{}
 	for _, f := range t.Files {
 		for _, g := range f.Gaps {
-			v.gaps[g.Node] = append(v.gaps[g.Node], g)
+			byNode[g.Node] = append(byNode[g.Node], g)
 		}
+	}
+	v.gaps = make(map[node.ID]gapCover, len(byNode))
+	for id, gs := range byNode {
+		v.gaps[id] = newGapCover(gs)
 	}
 	v.last = map[node.ID]seqClock{}
 	v.firstMsg = make([]uint32, 1, steps+1)
 }
 
 func (v *validator) covered(id node.ID, from, to uint64) bool {
-	for _, g := range v.gaps[id] {
-		if g.From <= from && (g.To == 0 || g.To >= to) {
-			return true
+	return v.gaps[id].covers(from, to)
+}
+
+// gapCover answers whether one of a node's gaps covers a seq range, by
+// search: a file may hold thousands of gaps of a node, and a seq jump is
+// asked about at every one.
+type gapCover struct {
+	from  []uint64 // the gaps' first seqs, ascending
+	reach []uint64 // reach[i]: the furthest last seq of gaps 0..i (MaxUint64: to the end)
+}
+
+func newGapCover(gaps []record.Gap) gapCover {
+	gaps = slices.Clone(gaps)
+	slices.SortFunc(gaps, func(a, b record.Gap) int { return cmp.Compare(a.From, b.From) })
+	c := gapCover{from: make([]uint64, len(gaps)), reach: make([]uint64, len(gaps))}
+	for i, g := range gaps {
+		to := g.To
+		if to == 0 {
+			to = math.MaxUint64
 		}
+		if i > 0 {
+			to = max(to, c.reach[i-1])
+		}
+		c.from[i], c.reach[i] = g.From, to
 	}
-	return false
+	return c
+}
+
+// covers says whether one gap holds all of seqs from..to.
+func (c gapCover) covers(from, to uint64) bool {
+	// The gaps that begin at or before from; of those, the one that
+	// reaches furthest.
+	i, _ := slices.BinarySearch(c.from, from+1)
+	return i > 0 && c.reach[i-1] >= to
 }
 
 func (v *validator) note(step int, msg string) {

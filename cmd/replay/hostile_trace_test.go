@@ -513,3 +513,62 @@ func TestShrinkRefusesAMismatchedReceiptAsVerifyDoes(t *testing.T) {
 		t.Fatal("shrink wrote an output for a trace it refused")
 	}
 }
+
+// TestManyGapsOfOneNode: a file whose recorder lost n1's events at many
+// places after its last recorded one. info showed every gap (828 MB of
+// text for 200,000 of them) and called the file complete; verify passed
+// them over and exited 0; the warning counted the places as nodes.
+func TestManyGapsOfOneNode(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.lz4")
+	mustOK(t, app(t, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", small))
+	f, err := record.ReadFile(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := record.NewWriter(&buf, *f.Header, record.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	for _, ev := range f.Events {
+		if err := w.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Node == "n1" {
+			last = ev.Seq
+		}
+	}
+	const gaps = 300
+	for i := range gaps {
+		s := last + 5 + uint64(3*i)
+		if err := w.Gap(record.Gap{Node: "n1", From: s, To: s + 1, Reason: "recorder fell behind"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(record.End{Reason: "time limit"}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "gaps.lz4")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r := app(t, "info", path)
+	mustOK(t, r)
+	if n := strings.Count(r.stdout, "\ngap "); n > 21 || !strings.Contains(r.stdout, fmt.Sprintf("and %d more gap records", gaps-20)) ||
+		!strings.Contains(r.stdout, fmt.Sprintf("lost events on the way (%d gap record(s)", gaps)) {
+		t.Fatalf("info shows %d gap rows:\n%s", n, r.stdout)
+	}
+	r = app(t, "info", path, "--json")
+	mustOK(t, r)
+	if n := strings.Count(r.stdout, `"Reason": "recorder fell behind"`); n != gaps {
+		t.Fatalf("info --json lists %d gaps, want %d", n, gaps)
+	}
+	r = app(t, "verify", path)
+	if r.code != 2 || !strings.Contains(r.stderr, "the recording of node n1 lost events on the way") || !strings.Contains(r.stderr, fmt.Sprintf("and %d more gap(s)", gaps-1)) {
+		t.Fatalf("verify: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	mustOK(t, app(t, "verify", path, "--allow-damaged"))
+}
