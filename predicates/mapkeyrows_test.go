@@ -1,9 +1,11 @@
 package predicates_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/node"
+	"github.com/replaycheck/replaycheck/predicates"
 )
 
 type keyedPeer struct{ Name string }
@@ -30,4 +32,41 @@ func TestRowsUnderMapKeysThatPrintAlikeAreRows(t *testing.T) {
 	holdsOnOneNode(t, "bypeer", func() node.Handler { return &byPeer{} }, `P = table("predicates_test.keyedProgress")
 safety("ThreeRows", lambda: len(P) == 3 and sorted([p.Match for p in P]) == [1, 2, 3])
 `)
+}
+
+type slotEntry struct{ Slot int }
+
+// bySlot keeps its rows in a map keyed by ints, as a log or a table of
+// transactions does.
+type bySlot struct{ slots map[int]*slotEntry }
+
+func (b *bySlot) Init(node.Env) {
+	b.slots = map[int]*slotEntry{}
+	for i := range 12 {
+		b.slots[i+1] = &slotEntry{i + 1}
+	}
+}
+func (*bySlot) Receive(node.Env, node.ID, node.Message) {}
+func (*bySlot) Timer(node.Env, node.Timer)              {}
+
+// TestRowsUnderIntKeysIterateInNumberOrder: the rows of a map keyed by
+// ints iterated as their paths sort as text, 1, 10, 11, 12, 2, ...: a
+// derived dict over them, printed in an aux, read so, and the first
+// failing row was slots[10], not slots[2].
+func TestRowsUnderIntKeysIterateInNumberOrder(t *testing.T) {
+	holdsOnOneNode(t, "byslot", func() node.Handler { return &bySlot{} }, `S = table("predicates_test.slotEntry")
+want = list(range(1, 13))
+safety("InOrder", lambda: [s.Slot for s in S] == want)
+safety("RowsInOrder", lambda: [s.Slot for s in S.rows("n1")] == want)
+`)
+}
+
+// comparePaths is a total order: numbers by value, then text.
+func TestComparePathsOrder(t *testing.T) {
+	paths := []string{"M[10]", "M[2]", "M[1].X", "M[1]", "M[01]", "M[-3]", "M[\"a10\"]", "M[\"a9\"]", "L[3]", "M[9][10]", "M[9][9]"}
+	slices.SortFunc(paths, predicates.ComparePaths)
+	want := []string{"L[3]", "M[\"a9\"]", "M[\"a10\"]", "M[-3]", "M[01]", "M[1]", "M[1].X", "M[2]", "M[9][9]", "M[9][10]", "M[10]"}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("sorted %q\nwant   %q", paths, want)
+	}
 }

@@ -274,7 +274,7 @@ func (q *quant) witnessRows() []*rowState {
 		if c := strings.Compare(string(a.key.node), string(b.key.node)); c != 0 {
 			return c
 		}
-		return strings.Compare(a.key.path, b.key.path)
+		return comparePaths(a.key.path, b.key.path)
 	})
 	return rows
 }

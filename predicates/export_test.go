@@ -1,0 +1,4 @@
+package predicates
+
+// ComparePaths is comparePaths, for the external tests.
+var ComparePaths = comparePaths
