@@ -495,7 +495,9 @@ func (a *App) examplesNote(example string) string {
 		if known == "" {
 			known = "none"
 		}
-		return example + "\n  # The examples name systems bundled with replaycheck; this binary knows: " + known + "."
+		// First, so that it is read before an example is pasted (a new
+		// user ran the paxos ones in a binary of a 2PC system).
+		return "  # The examples name systems bundled with replaycheck; this binary knows: " + known + ".\n" + example
 	}
 	return example
 }

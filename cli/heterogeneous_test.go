@@ -178,8 +178,8 @@ func TestHelpInAnotherBinary(t *testing.T) {
 	const note = "The examples name systems bundled with replaycheck; this binary knows: twophase."
 	for _, verb := range []string{"sim", "explore", "shrink", "check", "critical"} {
 		own, bundled := help(system.NewRegistry(twoPhase), verb), help(examples.Registry(), verb)
-		if !strings.Contains(own, note) {
-			t.Errorf("%s --help in a binary of its own lacks the note:\n%s", verb, own)
+		if !strings.Contains(own, "Examples:\n  # "+note) {
+			t.Errorf("%s --help in a binary of its own lacks the note before its examples:\n%s", verb, own)
 		}
 		if strings.Contains(bundled, "The examples name systems bundled") {
 			t.Errorf("%s --help in the bundled binary has the note:\n%s", verb, bundled)
