@@ -383,6 +383,9 @@ func (a *App) runCheck(args []string, f checkFlags) error {
 			return err
 		}
 	} else {
+		if d != nil {
+			rep.Stopped = fmt.Sprintf("the replay diverged at #%d (below), so nothing after it was checked", d.Step)
+		}
 		rep.WriteText(a.Stdout, elapsed)
 		if f.jobs == 1 && len(f.marks) == 0 && elapsed >= adviseAfter {
 			for _, adv := range c.ColumnAdvice() {

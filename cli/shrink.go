@@ -283,6 +283,8 @@ func (a *App) shrinkText(res *shrink.Result, path, script string, sf shrunkFiles
 		fmt.Fprintf(w, "reproduce: %s\n", sf.rerun)
 	} else {
 		fmt.Fprintf(w, "reproduce: the trace itself (no schedule file: %s)\n", res.NoSchedule)
+		// A new user checked a fix against it and met a divergence.
+		fmt.Fprintf(w, "           it replays the code that made it: to try a fix, simulate the original run again (its seed or schedule)\n")
 	}
 	fmt.Fprintf(w, "\n%d candidates (%d failed the same way) in %v; stopped: %s\n",
 		res.Candidates, res.Accepted, res.Elapsed.Round(time.Millisecond), shrinkStopped(res.Stopped))

@@ -73,6 +73,8 @@ func (r *Report) WriteTextLimited(w io.Writer, elapsed time.Duration, perPredica
 	switch {
 	case r.TraceIncomplete:
 		fmt.Fprintf(w, "; the trace is incomplete (see above): checked to its end, #%d", r.LastStep)
+	case !r.Complete && r.Stopped != "":
+		fmt.Fprintf(w, "; checking stopped early, after #%d: %s", r.LastStep, r.Stopped)
 	case !r.Complete:
 		fmt.Fprintf(w, "; checking stopped early, after #%d", r.LastStep)
 	}

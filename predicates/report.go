@@ -289,6 +289,11 @@ type Report struct {
 	LastStep int
 	// Unmatched are the tables that matched no object (UnmatchedTable).
 	Unmatched []UnmatchedTable
+	// Stopped says why checking stopped early, when its caller knows
+	// ("the replay diverged at #7, below"): the text report says it
+	// beside where it stopped, above counts of 0 that a reader could
+	// take for a clean run.
+	Stopped string
 }
 
 // witnessName names a witness row: its node, and its path when it is not

@@ -15,16 +15,18 @@ import (
 
 // Divergence reports the first step at which re-execution did not do what
 // the recording says the node did.
+// Its JSON keys are snake_case, as the rest of check's and verify's
+// --json are (they were the Go names until session 42).
 type Divergence struct {
-	Step     int
-	File     string
-	Node     node.ID
-	Seq      uint64
-	Event    string // the event, one line: "recv paxos.Last from n5"
-	What     string // what differs
-	Recorded string
-	Now      string
-	Causes   []string
+	Step     int      `json:"step"`
+	File     string   `json:"file"`
+	Node     node.ID  `json:"node"`
+	Seq      uint64   `json:"seq"`
+	Event    string   `json:"event"` // the event, one line: "recv paxos.Last from n5"
+	What     string   `json:"differs"`
+	Recorded string   `json:"recorded,omitempty"`
+	Now      string   `json:"replayed,omitempty"`
+	Causes   []string `json:"causes"`
 	mixed    []string // the trace's codecs, when more than one
 }
 
@@ -82,6 +84,26 @@ var (
 	causeState    = "state outside the handler struct (package-level variables, caches) that the recording run had and this one does not"
 )
 
+// causeSimChanged is causeCode for a simulated trace: what was simulated
+// is made again, not replayed, once the code changed.
+const causeSimChanged = "the handler's code or a dependency changed since the run was simulated: a simulated trace replays only the code that made it; simulate the run again (its seed, or the schedule explore or a fork wrote) to see what the new code does"
+
+// causes orders the likely causes of a divergence for this trace. In a
+// simulated or forked one a changed handler comes first: such a trace
+// names no build that would tell a change from nondeterminism, and
+// checking a fix against the trace of the bug is the common case (a new
+// user doing so read map order and math/rand first).
+func (r *Replayer) causes(cs ...string) []string {
+	out := slices.Clone(cs)
+	if d := r.tr.Header.Driver; d != "sim" && d != "fork" {
+		return out
+	}
+	if i := slices.Index(out, causeCode); i >= 0 {
+		out = slices.Delete(out, i, i+1)
+	}
+	return slices.Insert(out, 0, causeSimChanged)
+}
+
 // describe renders an event as one line.
 func describe(ev *node.Event) string {
 	switch ev.Kind {
@@ -109,17 +131,17 @@ func (r *Replayer) diverged(step int, rec, now *node.Event, err error) *Divergen
 	case errors.As(err, &mm):
 		d.What = fmt.Sprintf("nondeterministic input %d", mm.index)
 		d.Recorded, d.Now = mm.recorded, mm.now
-		d.Causes = []string{causeMapOrder, causeTime, causeRand, causeGo, causeCode}
+		d.Causes = r.causes(causeMapOrder, causeTime, causeRand, causeGo, causeCode)
 	case errors.As(err, &pe):
 		d.What = "the handler panicked, but completed in the recorded run"
 		d.Recorded, d.Now = "the event completed", fmt.Sprintf("panic: %v", pe.Value)
-		d.Causes = []string{causeCode, causeState, causeMapOrder}
+		d.Causes = r.causes(causeCode, causeState, causeMapOrder)
 	case errors.As(err, &stuck):
 		d.What = err.Error()
-		d.Causes = []string{"the task blocks on a real channel, sync.Mutex or I/O instead of the runtime's primitives", causeCode}
+		d.Causes = r.causes("the task blocks on a real channel, sync.Mutex or I/O instead of the runtime's primitives", causeCode)
 	case err != nil:
 		d.What = err.Error()
-		d.Causes = []string{causeCode}
+		d.Causes = r.causes(causeCode)
 	}
 	return d
 }
@@ -135,7 +157,7 @@ func (r *Replayer) divergence(step int, rec *node.Event) *Divergence {
 func (r *Replayer) compare(step int, rec, now *node.Event) *Divergence {
 	set := func(what, recorded, replayed string, causes ...string) *Divergence {
 		d := r.divergence(step, rec)
-		d.What, d.Recorded, d.Now, d.Causes = what, recorded, replayed, causes
+		d.What, d.Recorded, d.Now, d.Causes = what, recorded, replayed, r.causes(causes...)
 		return d
 	}
 	if now.Seq != rec.Seq || now.Lamport != rec.Lamport {

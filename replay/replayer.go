@@ -273,7 +273,7 @@ func (r *Replayer) checkFinalStates() error {
 					d := r.divergence(n.lastRun, rec)
 					d.What = "the node's final state (its effects matched)" + r.hashWindow(n.lastRun, rec.Node)
 					d.Recorded, d.Now = fmt.Sprintf("state hash %016x (end record)", fs.Hash), fmt.Sprintf("state hash %016x", h)
-					d.Causes = stateCauses
+					d.Causes = r.causes(stateCauses...)
 					return d
 				}
 			}
@@ -363,7 +363,7 @@ func (r *Replayer) exec(step int, rec *node.Event, n *rnode, hashes bool) error 
 			d := r.divergence(step, rec)
 			d.What = "the node's state after the event (its effects matched)" + r.hashWindow(step, rec.Node)
 			d.Recorded, d.Now = fmt.Sprintf("state hash %016x", rec.StateHash), fmt.Sprintf("state hash %016x", h)
-			d.Causes = stateCauses
+			d.Causes = r.causes(stateCauses...)
 			return d
 		}
 	}
