@@ -182,13 +182,18 @@ func writeAux(w io.Writer, aux starlark.Value, when string) {
 // auxWhen says at which step a liveness interval's aux was computed: it
 // is recomputed at every step the interval is open, so the value printed
 // beside the step it opened is a later one.
-func auxWhen(v *Violation) string {
+func auxWhen(v *Violation) string { return AuxWhen(v.Kind, v.Alarm, v.AlarmStep, v.EndStep) }
+
+// AuxWhen is auxWhen for a violation read back from elsewhere (the
+// debugger's database): its kind, whether it was raised and at which
+// step, and where a liveness interval closed (-1: open at the end).
+func AuxWhen(kind string, alarm bool, alarmStep, endStep int) string {
 	switch {
-	case v.Kind != "liveness":
+	case kind != "liveness":
 		return ""
-	case v.Alarm && v.AlarmStep >= 0:
-		return fmt.Sprintf(" (at the alarm, #%d)", v.AlarmStep)
-	case v.EndStep >= 0:
+	case alarm && alarmStep >= 0:
+		return fmt.Sprintf(" (at the alarm, #%d)", alarmStep)
+	case endStep >= 0:
 		return " (the last computed before it closed)"
 	default:
 		return " (the last computed)"

@@ -705,7 +705,10 @@ func describeViolationOpen(v statedb.Violation, open string) string {
 	}
 	s += witnessText("; witness ", v)
 	if v.Aux != "" {
-		s += "; aux " + v.Aux
+		// An interval's aux is recomputed while it is open: the value
+		// shown beside its first step is a later one (a new user read
+		// a screened interval's aux as its first step's).
+		s += "; aux" + predicates.AuxWhen(v.Kind, v.Alarm, v.AlarmStep, v.EndStep) + " " + v.Aux
 	}
 	return s
 }

@@ -613,6 +613,16 @@ func TestDescribeLivenessIntervals(t *testing.T) {
 	if got := describeViolation(open); !strings.Contains(got, "not judged") || strings.Contains(got, "alarm function") {
 		t.Errorf("open, unjudged: %s", got)
 	}
+	// An interval's aux is the last one computed (or the alarm's), not
+	// its first step's: a new user read a screened one's as #7's.
+	closed.Aux = `{"worst_for": 10805000}`
+	if got := describeViolation(closed); !strings.Contains(got, `aux (the last computed before it closed) {"worst_for": 10805000}`) {
+		t.Errorf("closed interval's aux: %s", got)
+	}
+	withAux := statedb.Violation{Predicate: "AllResolved", Kind: "liveness", Step: 54, EndStep: -1, Alarm: true, AlarmStep: 70, Aux: `{"worst_for": 3}`}
+	if got := describeViolation(withAux); !strings.Contains(got, `aux (at the alarm, #70) {"worst_for": 3}`) {
+		t.Errorf("raised interval's aux: %s", got)
+	}
 	// The event is #54's: after the alarm's step it read as the alarm's
 	// event (a new user looked for a timer at #90 that ran at #54).
 	raised := statedb.Violation{Predicate: "AllResolved", Kind: "liveness", Step: 54, EndStep: -1, Alarm: true, AlarmStep: 90, Node: "c3", Event: "timer sleep"}
