@@ -33,6 +33,9 @@ type stateSource interface {
 	// crashed tells whether step is a crash of node id (what removed
 	// every field of the node there).
 	crashed(id node.ID, step int) bool
+	// restartAfter is the node's restart that follows its crash at step
+	// (a down node runs nothing else), if it restarted.
+	restartAfter(id node.ID, crash int) (int, bool)
 	// start is the run's time origin (Unix ns), which times count from.
 	start() int64
 	close()
@@ -53,6 +56,14 @@ func (s dbSource) leaves(id node.ID, pos int) ([]state.Leaf, string, error) {
 }
 func (s dbSource) unknown(id node.ID) []replay.Unknown { return s.db.Meta().Unknown[id] }
 func (s dbSource) crashed(id node.ID, step int) bool   { return s.db.Crashed(id, step) }
+func (s dbSource) restartAfter(id node.ID, crash int) (int, bool) {
+	st, err := s.db.Step(crash)
+	if err != nil || st.NextOnNode < 0 {
+		return 0, false
+	}
+	next, err := s.db.Step(st.NextOnNode)
+	return st.NextOnNode, err == nil && next.Kind == node.KindRestart
+}
 func (s dbSource) history(id node.ID, path string) ([]statedb.Version, error) {
 	vs, err := s.db.History(id, path, s.db.Len()-1, math.MaxInt, 0)
 	if err != nil {
@@ -73,6 +84,14 @@ func (s replaySource) start() int64     { return s.tr.Header.Start }
 func (s replaySource) crashed(id node.ID, step int) bool {
 	ev := s.tr.Event(step)
 	return ev.Node == id && ev.Kind == node.KindCrash
+}
+func (s replaySource) restartAfter(id node.ID, crash int) (int, bool) {
+	steps := s.tr.NodeSteps(id)
+	i, ok := slices.BinarySearch(steps, crash)
+	if !ok || i+1 >= len(steps) {
+		return 0, false
+	}
+	return steps[i+1], s.tr.Event(steps[i+1]).Kind == node.KindRestart
 }
 func (s replaySource) unknown(id node.ID) []replay.Unknown {
 	return s.tr.Unknown[id]
@@ -311,7 +330,9 @@ func (a *App) historyCmd() *cobra.Command {
 'replay state' and the debugger's State panel show it, e.g.
 Agent.AcceptedValue or @status), each with the step that wrote it; "(removed)"
 where the field stopped existing (an entry was deleted; a filled
-container too), "(removed: N crashed)" where its node crashed;
+container too), "(removed: N crashed)" where its node crashed, and
+"(N restarted; not restored)" where the restart after it did not rebuild
+the field;
 "[...]" (elements below it) or "{...}" (fields) where a nil or empty
 slice, map or pointer filled up, or where it came back filled (a restart
 rebuilt it, or the handler made it again; its own growth is no version);
@@ -373,6 +394,9 @@ not replay.`,
 					// Restored: the value a restart rebuilt, equal to
 					// the last before the node's state became unknown.
 					Restored bool `json:"restored,omitempty"`
+					// NotRestoredAt: of a crash, the restart after it
+					// that did not rebuild the field.
+					NotRestoredAt int `json:"not_restored_at,omitempty"`
 				}
 				type unknownJSON struct {
 					After  int    `json:"after"`
@@ -385,8 +409,13 @@ not replay.`,
 					Versions []versionJSON `json:"versions"`
 					Unknown  []unknownJSON `json:"unknown,omitempty"`
 				}{Node: id, Field: field}
-				for _, v := range vs {
-					out.Versions = append(out.Versions, versionJSON{v.Step, v.Value, v.Removed, v.Removed && src.crashed(id, v.Step), v.Composite, isRestored[v.Step]})
+				for i, v := range vs {
+					crash := v.Removed && src.crashed(id, v.Step)
+					vj := versionJSON{v.Step, v.Value, v.Removed, crash, v.Composite, isRestored[v.Step], 0}
+					if r, ok := notRestored(src, vs, i, id); ok && crash {
+						vj.NotRestoredAt = r
+					}
+					out.Versions = append(out.Versions, vj)
 				}
 				for _, u := range unknown {
 					out.Unknown = append(out.Unknown, unknownJSON{u.After, u.Until, u.Reason})
@@ -402,11 +431,17 @@ not replay.`,
 					fmt.Fprintf(a.Stdout, "%s unknown until %s: %s\n", after, until, unknown[next].Reason)
 				}
 			}
-			for _, v := range vs {
+			for i, v := range vs {
 				printUnknown(v.Step)
 				switch {
 				case v.Removed && src.crashed(id, v.Step):
 					fmt.Fprintf(a.Stdout, "#%d (removed: %s crashed)\n", v.Step, id)
+					// A restart that does not rebuild the field is no
+					// version, but it is what a reader looks for (a new
+					// user's 2PC participant forgot its vote there).
+					if r, ok := notRestored(src, vs, i, id); ok {
+						fmt.Fprintf(a.Stdout, "#%d (%s restarted; not restored)\n", r, id)
+					}
 				case v.Removed:
 					fmt.Fprintf(a.Stdout, "#%d (removed)\n", v.Step)
 				case isRestored[v.Step]:
@@ -422,9 +457,17 @@ not replay.`,
 	fl := cmd.Flags()
 	fl.StringVar(&nodeID, "node", "", "the node (required)")
 	fl.StringVar(&field, "field", "", "the field's path, e.g. Agent.AcceptedValue (required)")
-	fl.BoolVar(&asJSON, "json", false, "print JSON: {node, field, versions: [{step, value, removed, crash, composite}], unknown: [{after, until, reason}]}")
+	fl.BoolVar(&asJSON, "json", false, "print JSON: {node, field, versions: [{step, value, removed, crash, composite, restored, not_restored_at}], unknown: [{after, until, reason}]}")
 	fl.StringVar(&dbDir, "db", "", "trace database directory (default: beside the first trace file)")
 	return cmd
+}
+
+// notRestored is the restart after the crash that removed vs[i], when
+// that restart did not rebuild the field (its next version comes later,
+// or none does).
+func notRestored(src stateSource, vs []statedb.Version, i int, id node.ID) (int, bool) {
+	r, ok := src.restartAfter(id, vs[i].Step)
+	return r, ok && (i+1 == len(vs) || vs[i+1].Step > r)
 }
 
 // restoredVersions are the values restarts rebuilt that equal the last

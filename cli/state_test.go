@@ -378,3 +378,34 @@ func historyBothWays(t *testing.T, run func(...string) (string, string, int), tr
 	jsDB, _, _ = run(append(args, "--json")...)
 	return text, js, textDB, jsDB
 }
+
+// A field its node's restart does not rebuild (paxos' Leader.Lasts,
+// volatile; a new user's 2PC participant's transaction, whose vote it
+// forgot) has no version at the restart: history went from "(removed:
+// n5 crashed)" to its next value many steps later, and the restart a
+// reader looks for did not show. It says so at the restart, from a
+// replay and from the database alike.
+func TestHistorySaysARestartDidNotRestore(t *testing.T) {
+	run := inProcess()
+	trace := filepath.Join(t.TempDir(), "t.lz4")
+	if _, e, code := run("sim", "paxos", "--seed", "1", "-o", trace); code != 0 {
+		t.Fatalf("sim: %s", e)
+	}
+	args := []string{"history", trace, "--node", "n5", "--field", "Leader.Lasts[0].From"}
+	byReplay, jsReplay, byDB, jsDB := historyBothWays(t, run, trace, args)
+	if byDB != byReplay || jsDB != jsReplay {
+		t.Fatalf("history differs between the database and replay:\n%s\nvs\n%s", byDB, byReplay)
+	}
+	// n5 crashes at #148 and restarts at #217 (the seed's churn).
+	if !strings.Contains(byDB, "#148 (removed: n5 crashed)\n#217 (n5 restarted; not restored)\n") {
+		t.Errorf("history does not say the restart at #217 left the field out:\n%s", byDB)
+	}
+	if !strings.Contains(jsDB, `"crash": true,`+"\n"+`      "not_restored_at": 217`) {
+		t.Errorf("history --json does not name the restart:\n%s", jsDB)
+	}
+	// A field the restart rebuilds says nothing of the kind.
+	rebuilt, _, _ := run("history", trace, "--node", "n5", "--field", "Leader.Round")
+	if strings.Contains(rebuilt, "not restored") || !strings.Contains(rebuilt, "#217 0\n") {
+		t.Errorf("history of a field Init sets again:\n%s", rebuilt)
+	}
+}

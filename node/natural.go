@@ -54,13 +54,15 @@ func trimZeros(s string) string {
 
 // SortNatural sorts IDs in natural order (NaturalLess), in place.
 func SortNatural(ids []ID) {
-	slices.SortFunc(ids, func(a, b ID) int { return compareNatural(string(a), string(b)) })
+	slices.SortFunc(ids, func(a, b ID) int { return CompareNatural(string(a), string(b)) })
 }
 
 // SortNaturalStrings sorts strings in natural order, in place.
-func SortNaturalStrings(ss []string) { slices.SortFunc(ss, compareNatural) }
+func SortNaturalStrings(ss []string) { slices.SortFunc(ss, CompareNatural) }
 
-func compareNatural(a, b string) int {
+// CompareNatural is NaturalLess as a comparison (-1, 0, +1), for
+// slices.SortFunc.
+func CompareNatural(a, b string) int {
 	switch {
 	case NaturalLess(a, b):
 		return -1

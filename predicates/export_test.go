@@ -1,4 +1,6 @@
 package predicates
 
-// ComparePaths is comparePaths, for the external tests.
-var ComparePaths = comparePaths
+import "github.com/replaycheck/replaycheck/node"
+
+// ComparePaths is the order of row paths, for the external tests.
+var ComparePaths = node.CompareNatural

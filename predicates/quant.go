@@ -7,6 +7,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
+
+	"github.com/replaycheck/replaycheck/node"
 )
 
 type quantKind uint8
@@ -274,7 +276,7 @@ func (q *quant) witnessRows() []*rowState {
 		if c := strings.Compare(string(a.key.node), string(b.key.node)); c != 0 {
 			return c
 		}
-		return comparePaths(a.key.path, b.key.path)
+		return node.CompareNatural(a.key.path, b.key.path)
 	})
 	return rows
 }

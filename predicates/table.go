@@ -167,7 +167,7 @@ func (t *Table) sortedRows() []*rowState {
 			if a.node != b.node {
 				return a.node < b.node
 			}
-			return comparePaths(a.path, b.path) < 0
+			return node.CompareNatural(a.path, b.path) < 0
 		})
 		t.sorted = true
 	}
@@ -255,7 +255,7 @@ func (t *Table) nodeRows(_ *starlark.Thread, b *starlark.Builtin, args starlark.
 	}
 	t.readNode(node.ID(id))
 	rs := slices.Clone(t.byNode[node.ID(id)])
-	slices.SortFunc(rs, func(a, b *rowState) int { return comparePaths(a.key.path, b.key.path) })
+	slices.SortFunc(rs, func(a, b *rowState) int { return node.CompareNatural(a.key.path, b.key.path) })
 	out := make(starlark.Tuple, len(rs))
 	for i, r := range rs {
 		out[i] = &Row{rs: r}
