@@ -267,6 +267,14 @@ func CheckPredicates(tr *replay.Trace, reg *system.Registry, script string, prog
 	return checkPredicates(tr, reg, script, progress, nil, nil)
 }
 
+// CheckPredicatesWatched is CheckPredicates whose handler calls, and the
+// script's load and evaluations, take slots of watch, so that whoever
+// runs watch (stall.Watch.Run) can give up on one stuck in a single
+// step.
+func CheckPredicatesWatched(tr *replay.Trace, reg *system.Registry, script string, progress func(string, int, int), watch *stall.Watch) (*Predicates, []Flip, error) {
+	return checkPredicates(tr, reg, script, progress, nil, watch)
+}
+
 func checkPredicates(tr *replay.Trace, reg *system.Registry, script string, progress func(string, int, int), stop func() bool, watch *stall.Watch) (*Predicates, []Flip, error) {
 	start := time.Now()
 	r, err := replay.New(tr, reg, replay.Options{SkipStateHashes: true, Watch: watch})

@@ -11,7 +11,9 @@ import (
 
 	"github.com/replaycheck/replaycheck/predicates"
 	"github.com/replaycheck/replaycheck/replay"
+	"github.com/replaycheck/replaycheck/stall"
 	"github.com/replaycheck/replaycheck/statedb"
+	"github.com/replaycheck/replaycheck/system"
 )
 
 // session is the replay behind watches: the database answers everything
@@ -131,6 +133,33 @@ func (m *Model) within(work func()) bool {
 	case <-timer.C:
 		return false
 	}
+}
+
+// recheckWatched re-checks the script under a watch of its own: a load
+// or an evaluation stuck in one Starlark step (or a handler stuck in a
+// call) is given up on, and the re-check fails, so that r works again
+// once the script is mended. Before, it said "already re-checking" for
+// good, and a CPU spun. The stuck goroutine is left behind: Go cannot
+// stop it, and nothing reads what it writes.
+func (m *Model) recheckWatched(tr *replay.Trace, reg *system.Registry, script string, progress func(int, int)) (*statedb.Predicates, []statedb.Flip, error) {
+	var (
+		res   *statedb.Predicates
+		flips []statedb.Flip
+		err   error
+	)
+	w := stall.NewWatch()
+	bound := m.stuckAfter() // the handlers' bound too: this replay's calls are the ones already indexed
+	st, gaveUp, _ := w.Run(func() {
+		res, flips, err = statedb.CheckPredicatesWatched(tr, reg, script, func(_ string, done, total int) { progress(done, total) }, w)
+	}, func() time.Duration { return bound }, nil, nil)
+	if gaveUp {
+		what := "a handler call"
+		if st.Own {
+			what = fmt.Sprintf("%s of the script (one Starlark step: a built-in call, or freezing or hashing a value)", st.What)
+		}
+		return nil, nil, fmt.Errorf("given up on %s at step #%d after %v", what, st.Step, st.After)
+	}
+	return res, flips, err
 }
 
 // stuckAfter is how long a watch's evaluation, or the load of the
@@ -654,7 +683,7 @@ func (m *Model) Reload() {
 					return
 				}
 			}
-			res, flips, err = statedb.CheckPredicates(tr, reg, script, func(_ string, done, total int) { progress(done, total) })
+			res, flips, err = m.recheckWatched(tr, reg, script, progress)
 		},
 		Done: func() {
 			if m.cfg.Trace == nil {
