@@ -986,7 +986,16 @@ func reproducesIt(reproduce string, seed *uint64, system, bug string) error {
 	if sys := strings.Trim(words[2], "'"); sys != system {
 		return fmt.Errorf("runs system %q, not the hunt's %q", sys, system)
 	}
-	if s, ok := lastFlag(words, "--seed"); seed != nil && words[1] == "sim" && ok && s != strconv.FormatUint(*seed, 10) {
+	if seed != nil {
+		// A seed hunt's run is made again by sim with its seed: an
+		// explore command, or a schedule, makes another (a hostile pass
+		// merged a seed hunt's failure reproduced by explore).
+		_, schedule := lastFlag(words, "--schedule")
+		if _, seeded := lastFlag(words, "--seed"); words[1] != "sim" || !seeded || schedule {
+			return fmt.Errorf("is not sim with the failing seed (%s)", strings.Join(words[1:min(len(words), 4)], " "))
+		}
+	}
+	if s, ok := lastFlag(words, "--seed"); seed != nil && ok && s != strconv.FormatUint(*seed, 10) {
 		return fmt.Errorf("runs seed %s, not %d", s, *seed)
 	}
 	// A command without --bug runs the system as built without one,

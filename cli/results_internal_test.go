@@ -259,6 +259,12 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 		{"a second seed", sim(), func(rf *resultFile) {
 			rf.Failures[0].Reproduce = strings.Replace(rf.Failures[0].Reproduce, "--seed 5", "--seed 5 --seed=9", 1)
 		}, "runs seed 9, not 5"},
+		{"a seed hunt's failure reproduced by explore", sim(), func(rf *resultFile) {
+			rf.Failures[0].Reproduce = "replay explore paxos --bug spec --check builtin:paxos -o x.lz4"
+		}, "is not sim with the failing seed"},
+		{"a seed hunt's failure reproduced by a schedule", sim(), func(rf *resultFile) {
+			rf.Failures[0].Reproduce = "replay sim paxos --bug spec --seed 5 --schedule s.lz4 -o x.lz4"
+		}, "is not sim with the failing seed"},
 		{"a stall with a predicate", explore(), func(rf *resultFile) { rf.Failures[0].Kind = "panic" }, `is a panic that names predicate`},
 		{"fewer runs than failing runs", sim(), func(rf *resultFile) { rf.Runs, rf.Complete, rf.Stopped = 0, false, "failure" }, "0 runs, 1 of them failing"},
 		// A hostile pass's edits that merged: an interrupted shard that
