@@ -625,18 +625,31 @@ func sameObject(a, b starlark.Value) bool {
 // step of an open interval was copied at every step. A value a script
 // passes on and goes on using (h.call's input) must be copied.
 func freezeResult(v starlark.Value) (starlark.Value, error) {
+	v, _, err := freezeWeighed(v)
+	return v, err
+}
+
+// freezeWeighed is freezeResult that also says what the value weighs,
+// as maxKeptWeight counts.
+func freezeWeighed(v starlark.Value) (starlark.Value, int, error) {
 	var path [8]starlark.Value
 	left := maxKeptWeight
 	live, err := keepable(v, 0, path[:0], &left)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	weight := maxKeptWeight - left
 	if !live {
 		v.Freeze()
-		return v, nil
+		return v, weight, nil
 	}
-	return freeze(v), nil
+	return freeze(v), weight, nil
 }
+
+// maxKeptHistory bounds what a derived value's kept versions (keep=N)
+// weigh together: four values of the largest size. Each was bounded
+// alone, so keep=40 of a new 100 MB string at every step took 6.3 GB.
+const maxKeptHistory = 4 * maxKeptWeight
 
 // elements lists what a list, tuple or dict holds (a dict's keys and
 // values); ok is false for other values.
