@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/replaycheck/replaycheck/examples"
-	"github.com/replaycheck/replaycheck/node"
 	"github.com/replaycheck/replaycheck/record"
 )
 
@@ -312,17 +311,7 @@ func TestJobsDivergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Tamper with the 60th random seed drawn.
-	seen := 0
-	for _, ev := range f.Events {
-		for i := range ev.Nondet {
-			if ev.Nondet[i].Kind == node.NondetSeed {
-				if seen++; seen == 60 {
-					ev.Nondet[i].Int ^= 0x5a5a
-				}
-			}
-		}
-	}
+	tamperSeed(f, 60)
 	seq, at, script := checkTampered(t, dir, f)
 	seqJSON := replay(t, dir, "check", "--json", "tampered.lz4", script)
 	marks := fmt.Sprintf("%d,%d,%d", at/2, at+50, at+400)

@@ -400,7 +400,7 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 
 // rewriteTrace writes f's events, as a test changed them, to path under
 // f's first header and end record.
-func rewriteTrace(t *testing.T, f *record.File, path string) {
+func rewriteTrace(t *testing.T, f *record.File, path string, gapsAfter ...record.Gap) {
 	t.Helper()
 	out, err := os.Create(path)
 	if err != nil {
@@ -416,8 +416,28 @@ func rewriteTrace(t *testing.T, f *record.File, path string) {
 			t.Fatal(err)
 		}
 	}
+	for _, g := range gapsAfter {
+		if err := w.Gap(g); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := w.Close(f.Ends[0]); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// tamperSeed changes the nth random seed the trace's events drew, so
+// that replay diverges there.
+func tamperSeed(f *record.File, nth int) {
+	seen := 0
+	for _, ev := range f.Events {
+		for i := range ev.Nondet {
+			if ev.Nondet[i].Kind == node.NondetSeed {
+				if seen++; seen == nth {
+					ev.Nondet[i].Int ^= 0x5a5a
+				}
+			}
+		}
 	}
 }
 
