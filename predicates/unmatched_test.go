@@ -1,6 +1,7 @@
 package predicates_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,26 @@ func TestUnmatchedAcrossRuns(t *testing.T) {
 	u.Add(&predicates.Report{})
 	if len(u.Tables()) != 0 {
 		t.Errorf("B matched in the fourth run, yet %+v", u.Tables())
+	}
+}
+
+// Shards' lists are intersected by a set: a nested search was quadratic,
+// and three forged result files of 100,000 tables each kept results
+// merge busy for minutes (this test ran past the go test timeout).
+func TestUnmatchedAcrossLongLists(t *testing.T) {
+	const n = 100000
+	list := func(from int) []predicates.UnmatchedTable {
+		out := make([]predicates.UnmatchedTable, n)
+		for i := range out {
+			out[i] = predicates.UnmatchedTable{Table: fmt.Sprintf("x.T%d", from+i)}
+		}
+		return out
+	}
+	var u predicates.UnmatchedAcross
+	u.Merge(list(0), 5)
+	u.Merge(list(n/2), 5)
+	u.Merge(list(n/4), 5)
+	if got := u.Tables(); len(got) != n/2 || got[0].Table != fmt.Sprintf("x.T%d", n/2) {
+		t.Fatalf("%d tables in common, the first %+v; want %d from x.T%d", len(got), got[0], n/2, n/2)
 	}
 }
