@@ -93,3 +93,31 @@ func TestGapReasonsAreBounded(t *testing.T) {
 		t.Fatalf("a reason past the budget reads %.40q..., want its first bytes and an ellipsis", last)
 	}
 }
+
+// A forged gap reason, end reason or run value held escape sequences and
+// a newline: every verb's warning printed them raw, setting the
+// terminal's title and printing a line that read as replay's verdict.
+// They are read escaped.
+func TestTraceTextIsReadEscaped(t *testing.T) {
+	const evil = "x\x1b[2J\nreplayed 0 steps\x1b]0;pwned\x07"
+	h := testHeader()
+	h.Run = map[string]string{"note": evil}
+	data := rawTrace(headerRec(t, h), cborRec(t, TypeGap, Gap{Node: "a", From: 3, To: 4, Reason: evil}),
+		cborRec(t, TypeEnd, End{Reason: evil}))
+	f, err := readBounded(t, "evil.lz4", data)
+	if err != nil || f.Damage != nil {
+		t.Fatalf("%v %+v", err, f)
+	}
+	texts := []string{f.Gaps[0].Reason, f.Ends[0].Reason}
+	for _, v := range f.Header.Run {
+		texts = append(texts, v)
+	}
+	for _, s := range texts {
+		if strings.ContainsAny(s, "\x1b\n\x07") {
+			t.Errorf("read raw: %q", s)
+		}
+	}
+	if !strings.Contains(f.Gaps[0].Reason, `\x1b[2J`) {
+		t.Errorf("the reason reads %q, want its escapes shown", f.Gaps[0].Reason)
+	}
+}

@@ -203,3 +203,20 @@ func ListValue(items []string) string {
 	}
 	return b.String()
 }
+
+// Text a trace carries that verbs print as it is (a gap's and an end's
+// reason, the run's values; names are refused if they hold control
+// characters) is read with its control characters escaped, as message
+// fields are shown: a forged reason held escape sequences and newlines
+// that set a terminal's title and printed a line of its own that read
+// as replay's verdict.
+
+func (g *Gap) escapeText() { g.Reason = printable.Escape(g.Reason) }
+
+func (e *End) escapeText() { e.Reason = printable.Escape(e.Reason) }
+
+func (h *Header) escapeText() {
+	for k, v := range h.Run {
+		h.Run[k] = printable.Escape(v)
+	}
+}

@@ -373,6 +373,7 @@ func decodeHeader(body []byte) (*Header, error) {
 	if err := h.check(); err != nil {
 		return nil, err
 	}
+	h.escapeText()
 	if err := node.SupportedCodec(h.Codec); err != nil {
 		// Replay could not decode a single message.
 		return nil, err
@@ -707,6 +708,7 @@ func (r *Reader) decode(typ byte, body []byte, ev *node.Event) (RecordKind, erro
 		if err := r.end.check(); err != nil {
 			return 0, err
 		}
+		r.end.escapeText()
 		r.ended = true
 		return RecEnd, nil
 	}
@@ -727,6 +729,7 @@ func (r *Reader) decodeGap(body []byte) (Gap, error) {
 	if err := g.check(r.tab); err != nil {
 		return g, err
 	}
+	g.escapeText()
 	return g, nil
 }
 
