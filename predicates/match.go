@@ -51,7 +51,7 @@ func NewMatcher(expr string, tr *replay.Trace, codec *node.Codec, opts Options) 
 	guardFile(f)
 	c := &Checker{opts: opts, start: tr.Header.Start, step: -1, msgStep: -1, codec: codec, system: tr.Header.System,
 		index: index{}, nodeNow: map[node.ID]int64{}, unknown: map[node.ID]bool{}}
-	c.thread = &starlark.Thread{Name: "match"}
+	c.thread = &starlark.Thread{Name: "match", Print: c.print} // bounded as a script's
 	c.budget = newBudget(c.thread, opts)
 	c.budget.slot = opts.Watch.BoundedSlot(StuckBound(opts.TimeBudget))
 	pre := starlark.StringDict{"event": &eventValue{c: c}}

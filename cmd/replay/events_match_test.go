@@ -66,3 +66,16 @@ func TestEventsMatchAndLostMessages(t *testing.T) {
 		badInput(t, replay(t, dir, "events", "r.lz4", "--match", c.expr), c.want)
 	}
 }
+
+// print() in a --match expression wrote without end: 1.8 GB on stderr
+// from a trace of 1,795 events. It is bounded as a script's print is
+// (1 MiB, then one line that says the rest is dropped).
+func TestEventsMatchPrintIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "1000", "-o", "p.lz4"))
+	r := replay(t, dir, "events", "p.lz4", "--match", `print("x" * 10000) or True`)
+	mustOK(t, r)
+	if len(r.stderr) > 1<<20+4096 || !strings.Contains(r.stderr, "is dropped") {
+		t.Fatalf("--match's print wrote %d bytes on stderr, ending %q", len(r.stderr), r.stderr[max(0, len(r.stderr)-200):])
+	}
+}
