@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,8 +52,9 @@ anywhere (after go install, too) and leaves no files in a checkout; the
 demo prints where, and every command it prints works from the current
 directory. --dir DIR writes them into DIR instead (created if missing);
 -o FILE names the trace (the script goes beside it, as .star), inside DIR
-with --dir, else relative to the current directory. Exits 0 when the
-demonstration worked.`, demoBug, demoSeed),
+with --dir, else relative to the current directory. A script there that
+is not the demo's (one you edited) is not replaced: the demo exits 2.
+Exits 0 when the demonstration worked.`, demoBug, demoSeed),
 		Example: `  replay demo
   replay demo --dir demo     # then: replay debug demo/replay-demo.lz4 --preds demo/replay-demo.star`,
 		Args: cobra.NoArgs,
@@ -116,6 +118,16 @@ func (a *App) runDemo(dir, output string, dirSet, outputSet bool) (err error) {
 	if script == output {
 		return badInput("-o %s: the demo writes its predicates beside the trace as %s; name the trace with .lz4", output, script)
 	}
+	src, err := scripts.FS.ReadFile("paxos.star")
+	if err != nil {
+		return err
+	}
+	// The demo's script is there to be edited (docs/debugger.md refines
+	// it): a run of the demo again replaces only its own copy, as it
+	// replaces only a trace, not the user's edits.
+	if old, err := os.ReadFile(script); err == nil && !bytes.Equal(old, src) {
+		return badInput("%s exists and is not the demo's script (your edits?): move it, or give --dir another directory", script)
+	}
 	out, err := createTrace(output)
 	if err != nil {
 		return err
@@ -145,10 +157,6 @@ func (a *App) runDemo(dir, output string, dirSet, outputSet bool) (err error) {
 	}
 	fmt.Fprintf(w, "   %d events recorded to %s (%s).\n", res.Steps, output, res.Reason)
 
-	src, err := scripts.FS.ReadFile("paxos.star")
-	if err != nil {
-		return err
-	}
 	if _, err := sf.Write(src); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -43,6 +44,17 @@ func TestDemo(t *testing.T) {
 	r = replay(t, dir, "check", "out/replay-demo.lz4", "out/replay-demo.star")
 	if r.code != 1 || !strings.Contains(r.stdout, "violated at step #"+m[1]) {
 		t.Fatalf("check of the demo trace: exit %d\n%s", r.code, r.stdout)
+	}
+	// Again into the same directory: its own files are made again, but a
+	// script the user edited there is not replaced (it was, silently).
+	mustOK(t, replay(t, dir, "demo", "--dir", "out"))
+	edited := []byte("# my refined predicates\n")
+	if err := os.WriteFile(filepath.Join(dir, "out", "replay-demo.star"), edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = replay(t, dir, "demo", "--dir", "out")
+	if got, _ := os.ReadFile(filepath.Join(dir, "out", "replay-demo.star")); r.code != 2 || !bytes.Equal(got, edited) || !strings.Contains(r.stderr, "is not the demo's script") {
+		t.Fatalf("demo over an edited script: exit %d, script now %.40q\n%s", r.code, got, r.stderr)
 	}
 }
 
