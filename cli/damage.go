@@ -51,7 +51,9 @@ func (l loss) what() string {
 		for i, id := range l.missing {
 			ids[i] = string(id)
 		}
-		parts = append(parts, "no trace file records node "+strings.Join(ids, ", "))
+		// Clipped: a header may list 10,000 nodes of 256-byte names,
+		// and the warning was one line of 5 MB.
+		parts = append(parts, "no trace file records node "+listSome(ids, 8, ""))
 	}
 	for _, g := range groupStops(l.stops) {
 		parts = append(parts, fmt.Sprintf("%s: the recording of %s %s (warning above)", g[0].Path, stopNodes(g), stopVerb(g[0], "stopped early")))
@@ -184,7 +186,11 @@ func (a *App) warnUnknownFromDB(db *statedb.DB) {
 // warnMissing says which nodes no file records, before a verb's output.
 func (a *App) warnMissing(tr *replay.Trace, missing []node.ID) {
 	if len(missing) > 0 {
-		fmt.Fprintf(a.Stderr, "warning: %s (the traces' header lists %s): its state is unknown throughout\n", loss{missing: missing}.what(), joinIDs(tr.Nodes))
+		listed := make([]string, len(tr.Nodes))
+		for i, id := range tr.Nodes {
+			listed[i] = string(id)
+		}
+		fmt.Fprintf(a.Stderr, "warning: %s (the traces' header lists %s): its state is unknown throughout\n", loss{missing: missing}.what(), listSome(listed, 8, ""))
 	}
 }
 

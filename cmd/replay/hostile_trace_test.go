@@ -558,3 +558,34 @@ func TestManyGapsOfOneNode(t *testing.T) {
 	}
 	mustOK(t, app(t, "verify", path, "--allow-damaged"))
 }
+
+// TestManyNodesNoFileRecords: a header may list 10,000 nodes; of a file
+// that records few of them, the warning named every other node, and the
+// header's whole list besides, in one line (5 MB for 256-byte names). It
+// names eight of each and counts the rest.
+func TestManyNodesNoFileRecords(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.lz4")
+	mustOK(t, app(t, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", small))
+	f, err := record.ReadFile(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		f.Header.Nodes = append(f.Header.Nodes, node.ID(fmt.Sprintf("z%02d", i))) // after n1..n7: their indexes hold
+	}
+	path := filepath.Join(dir, "listed.lz4")
+	rewriteTrace(t, f, path)
+	// (events: the nodes' state depends on how many there are, so a
+	// replay diverges, but reading the trace warns first.)
+	r := app(t, "events", path, "--limit", "1")
+	line := ""
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(l, "no trace file records node") {
+			line = l
+		}
+	}
+	if r.code != 0 || !strings.Contains(line, "z07, and 32 more") || strings.Contains(line, "z08") || len(line) > 400 {
+		t.Fatalf("events: exit %d, the warning (%d bytes): %s\n%s", r.code, len(line), line, r.stderr)
+	}
+}
