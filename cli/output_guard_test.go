@@ -39,6 +39,19 @@ func TestExportAndReportGuardTheirInputs(t *testing.T) {
 	if after, _ := os.ReadFile(trace); !bytes.Equal(before, after) {
 		t.Fatal("the trace was overwritten")
 	}
+	// A script that is no input of schedule is kept as export and
+	// report keep one (schedule -o mine.star replaced it), and so is
+	// anything else that is not a schedule; a schedule is written again.
+	scriptBefore, _ := os.ReadFile(script)
+	if code := run("schedule", trace, "-o", script); code != ExitBadInput || !strings.Contains(errb.String(), "exists and is not a schedule") {
+		t.Errorf("schedule -o over a script: exit %d, stderr %q", code, errb.String())
+	}
+	if after, _ := os.ReadFile(script); !bytes.Equal(scriptBefore, after) {
+		t.Fatal("the script was overwritten")
+	}
+	sched := filepath.Join(dir, "p.schedule")
+	mustRun(t, run, errb, "schedule", trace, "-o", sched)
+	mustRun(t, run, errb, "schedule", trace, "-o", sched)
 	for _, args := range [][]string{
 		{"report", trace, script, "-o", filepath.Join(dir, "r.html")},
 		{"export", trace, "--format", "jsonl", "--preds", script, "-o", filepath.Join(dir, "e.jsonl")},

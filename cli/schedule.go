@@ -90,7 +90,9 @@ with a DAMAGED comment, and exits 2.`,
 					return err
 				}
 			} else {
-				if err := notOverATrace(output, "the schedule"); err != nil {
+				// As explore's schedules: a script named by mistake (-o
+				// mine.star) was replaced, which export and report refuse.
+				if err := replacesOnlyASchedule(output); err != nil {
 					return err
 				}
 				if err := writeAtomic(output, func(w *atomicFile) error { return sc.Format(w) }); err != nil {
