@@ -231,7 +231,14 @@ func Merge(files []*record.File) (*Trace, error) {
 	}
 	if total == 0 {
 		// A header and no event (a recorder killed at once, the run of an
-		// empty schedule): there is no step to replay or show.
+		// empty schedule): there is no step to replay or show. Damage
+		// right after the header is why, when there is some: said alone,
+		// "no events recorded" hid it (only info named it).
+		for _, f := range files {
+			if f.Damage != nil {
+				return nil, fmt.Errorf("no events could be read: %v", f.Damage)
+			}
+		}
 		return nil, fmt.Errorf("%s: no events recorded: nothing to replay", strings.Join(record.Paths(files), ", "))
 	}
 	if total > math.MaxInt32 {

@@ -589,3 +589,27 @@ func TestManyNodesNoFileRecords(t *testing.T) {
 		t.Fatalf("events: exit %d, the warning (%d bytes): %s\n%s", r.code, len(line), line, r.stderr)
 	}
 }
+
+// TestDamageRightAfterTheHeader: a file whose first record after the
+// header is damaged has no event: verify and check said only "no events
+// recorded", and the damage was named by info alone.
+func TestDamageRightAfterTheHeader(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.lz4")
+	mustOK(t, app(t, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", small))
+	good, err := os.ReadFile(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := records(t, decompress(t, good))
+	path := filepath.Join(dir, "damaged.lz4")
+	if err := os.WriteFile(path, compress(t, recs[0], []byte{0}), 0o644); err != nil { // a record of length 0
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"verify", path}, {"check", path, "builtin:paxos"}} {
+		r := app(t, args...)
+		if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, path+": trace corrupt at byte offset") || !strings.Contains(r.stderr, "record length 0") {
+			t.Errorf("%s: exit %d\n%s", args[0], r.code, r.stderr)
+		}
+	}
+}
