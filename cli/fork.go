@@ -125,12 +125,15 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 		return err
 	}
 
-	// The output first: a bad -o fails before a long replay.
-	file, err := createTrace(f.sim.output)
-	if err != nil {
+	// The output is checked first, so that a bad -o fails before a long
+	// replay, but made after it: a Ctrl-C during the replay ends the
+	// process at once, and left the empty partial file behind.
+	if err := replacesOnlyATrace(f.sim.output); err != nil {
 		return err
 	}
-	defer file.Abort()
+	if err := checkWritable(f.sim.output); err != nil {
+		return err
+	}
 
 	prog := a.progress()
 	w, err := rebuildWorld(r, f.at, func(step int) {
@@ -140,6 +143,11 @@ func (a *App) runFork(paths []string, f forkFlags) error {
 	if err != nil {
 		return err
 	}
+	file, err := createTrace(f.sim.output)
+	if err != nil {
+		return err
+	}
+	defer file.Abort()
 
 	interrupted, stopSignals := onInterrupt()
 	defer stopSignals()

@@ -458,3 +458,27 @@ func TestForkSaysADownNodeStaysDown(t *testing.T) {
 		t.Fatalf("fork with churn says a node stayed down:\n%s", r.stderr)
 	}
 }
+
+// TestForkInterruptedLeavesNothing: a Ctrl-C while fork rebuilds the
+// world ends the process at once ("its output was not written"), and the
+// empty partial file it had made for its output stayed behind. The
+// output is now made once the world is rebuilt.
+func TestForkInterruptedLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "9", "--time", "3000s", "--steps", "300000", "-o", "huge.lz4"))
+	// Loading takes about half a second here and the rebuild seconds:
+	// the signal comes during the rebuild.
+	r := replayInterrupted(t, dir, time.Second, os.Interrupt, "fork", "huge.lz4", "--at", "299000", "-o", "out.fork.lz4")
+	if r.code != 130 {
+		t.Fatalf("fork interrupted: exit %d\n%s", r.code, r.stderr)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "out.fork") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
