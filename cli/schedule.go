@@ -25,11 +25,7 @@ func loadSchedule(path string) (*sim.Schedule, error) {
 		return nil, badInput("--schedule %s: %v", path, err)
 	}
 	if isTrace {
-		tf, err := record.ReadFile(path)
-		if err != nil {
-			return nil, badInput("--schedule: %v", err)
-		}
-		sc, err := sim.ScheduleOf(tf)
+		sc, err := sim.ScheduleOfFile(path)
 		if err != nil {
 			return nil, badInput("--schedule: %v", err)
 		}
@@ -70,11 +66,7 @@ with a DAMAGED comment, and exits 2.`,
   diff <(replay schedule a.lz4) <(replay schedule b.lz4)`,
 		Args: oneTrace,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tf, err := record.ReadFile(args[0])
-			if err != nil {
-				return badInput("%v", err)
-			}
-			sc, err := sim.ScheduleOf(tf)
+			sc, err := sim.ScheduleOfFile(args[0])
 			if sc == nil {
 				return badInput("%v", err)
 			}

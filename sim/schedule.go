@@ -76,7 +76,66 @@ func ScheduleOf(f *record.File) (*Schedule, error) {
 	if h.Driver != "sim" {
 		return nil, fmt.Errorf("%s: a schedule exists only for simulated runs (this trace's driver is %q)", f.Path, h.Driver)
 	}
-	return scheduleOf(f, f.Events)
+	return scheduleOf(f, f.Events, nil)
+}
+
+// ScheduleOfFile is ScheduleOf of the trace at path, read one event at a
+// time: each is kept as its schedule entry, not whole (a schedule of a
+// 1M-event trace held every event, 1.5 GB).
+func ScheduleOfFile(path string) (*Schedule, error) {
+	// In chunks, copied into one slice at the end: a slice grown by
+	// append allocated five times its final size on the way, and held
+	// two of them at once.
+	const chunk = 4096
+	var chunks [][]ScheduledEvent
+	f, err := record.ScanFileReusing(path, func(ev *node.Event) error {
+		if len(chunks) == 0 || len(chunks[len(chunks)-1]) == chunk {
+			chunks = append(chunks, make([]ScheduledEvent, 0, chunk))
+		}
+		last := &chunks[len(chunks)-1]
+		*last = append(*last, scheduled(ev, 0))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, c := range chunks {
+		n += len(c)
+	}
+	scanned := make([]ScheduledEvent, 0, n)
+	for i, c := range chunks {
+		scanned = append(scanned, c...)
+		chunks[i] = nil
+	}
+	if f.Header.Driver != "sim" {
+		return nil, fmt.Errorf("%s: a schedule exists only for simulated runs (this trace's driver is %q)", f.Path, f.Header.Driver)
+	}
+	return scheduleOf(f, nil, scanned)
+}
+
+// scheduled is ev's schedule entry, its time counted from start.
+func scheduled(ev *node.Event, start int64) ScheduledEvent {
+	se := ScheduledEvent{At: time.Duration(ev.Time - start), Pending: Pending{Kind: ev.Kind, Node: ev.Node}, Scripted: ev.Scripted}
+	switch ev.Kind {
+	case node.KindRecv:
+		se.Msg, se.MsgType = ev.Msg(), ev.MsgType
+	case node.KindTimer:
+		se.Timer, se.TimerName = ev.TimerID, ev.TimerName
+	case node.KindInput:
+		se.MsgType, se.InputDigest = ev.MsgType, payloadDigest(ev.Payload)
+	case node.KindTask:
+		se.Task, se.TaskName = ev.Task, ev.TaskName
+	}
+	for _, nd := range ev.Nondet {
+		switch nd.Kind {
+		case node.NondetSeed:
+			se.Seed, se.HasSeed = uint64(nd.Int), true
+		case node.NondetCrypto:
+			se.Crypto = append(se.Crypto, nd.Bytes...)
+		}
+	}
+	return se
 }
 
 // ContinuationOf reads the schedule of a fork's continuation: the events
@@ -97,13 +156,13 @@ func ContinuationOf(f *record.File) (sc *Schedule, at int, err error) {
 	if at >= len(f.Events) {
 		return nil, 0, fmt.Errorf("%s: forked at #%d but holds %d events", f.Path, at, len(f.Events))
 	}
-	sc, err = scheduleOf(f, f.Events[at+1:])
+	sc, err = scheduleOf(f, f.Events[at+1:], nil)
 	return sc, at, err
 }
 
 // scheduleOf is the schedule of events, which the simulator ran in this
 // order, under the settings of f's header.
-func scheduleOf(f *record.File, events []*node.Event) (*Schedule, error) {
+func scheduleOf(f *record.File, events []*node.Event, scanned []ScheduledEvent) (*Schedule, error) {
 	h := f.Header
 	if len(f.Segments) > 1 {
 		return nil, fmt.Errorf("%s: %d writer sessions; a simulated trace has one", f.Path, len(f.Segments))
@@ -129,27 +188,18 @@ func scheduleOf(f *record.File, events []*node.Event) (*Schedule, error) {
 	if sc.Origin == "" {
 		sc.Origin = "seeded seed=" + run["seed"]
 	}
-	for _, ev := range events {
-		se := ScheduledEvent{At: time.Duration(ev.Time - h.Start), Pending: Pending{Kind: ev.Kind, Node: ev.Node}, Scripted: ev.Scripted}
-		switch ev.Kind {
-		case node.KindRecv:
-			se.Msg, se.MsgType = ev.Msg(), ev.MsgType
-		case node.KindTimer:
-			se.Timer, se.TimerName = ev.TimerID, ev.TimerName
-		case node.KindInput:
-			se.MsgType, se.InputDigest = ev.MsgType, payloadDigest(ev.Payload)
-		case node.KindTask:
-			se.Task, se.TaskName = ev.Task, ev.TaskName
+	if scanned != nil {
+		// Scanned (ScheduleOfFile): each event was kept as its schedule
+		// entry, its time from the Unix epoch until the header was read.
+		sc.Events = scanned
+		for i := range sc.Events {
+			sc.Events[i].At -= time.Duration(h.Start)
 		}
-		for _, nd := range ev.Nondet {
-			switch nd.Kind {
-			case node.NondetSeed:
-				se.Seed, se.HasSeed = uint64(nd.Int), true
-			case node.NondetCrypto:
-				se.Crypto = append(se.Crypto, nd.Bytes...)
-			}
+	} else {
+		sc.Events = make([]ScheduledEvent, 0, len(events))
+		for _, ev := range events {
+			sc.Events = append(sc.Events, scheduled(ev, h.Start))
 		}
-		sc.Events = append(sc.Events, se)
 	}
 	if f.Damage != nil {
 		return sc, fmt.Errorf("%s: damaged; the schedule holds the %d events before the damage: %w", f.Path, len(sc.Events), f.Damage)
