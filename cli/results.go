@@ -352,6 +352,9 @@ func readResults(path, prog string) (*resultFile, error) {
 		if err := reproducesIt(reproduce, f.Seed, rf.Hunt.System, rf.Hunt.Bug); err != nil {
 			return nil, badInput("%s: %s's reproduce command %s: not a file a hunt wrote as it is (edited?)", path, f.name(), err)
 		}
+		if err := debugsIt(debug, rf.Hunt.Script); err != nil {
+			return nil, badInput("%s: %s's debug command %s: not a file a hunt wrote as it is (edited?)", path, f.name(), err)
+		}
 	}
 	byFailures := impliedExit(rf.Hunt.Kind, rf.Failures)
 	implied := strictExit(rf.Hunt, byFailures, rf.Unmatched)
@@ -1012,6 +1015,31 @@ func reproducesIt(reproduce string, seed *uint64, system, bug string) error {
 		return fmt.Errorf("runs bug %q, not the hunt's %q", runs, want)
 	}
 	return nil
+}
+
+// debugsIt refuses a debug command a hunt does not write: one that is
+// not debug or verify, or a debug that checks another script than the
+// hunt's (a hostile pass merged one with --preds /tmp/evil.star).
+func debugsIt(debug, script string) error {
+	if debug == "" {
+		return nil
+	}
+	words, err := shellWords(debug)
+	if err != nil || len(words) < 2 {
+		return err
+	}
+	switch words[1] {
+	case "verify":
+		return nil
+	case "debug":
+		// (A file that names no script, as none before it was kept,
+		// is not held to one.)
+		if p, ok := lastFlag(words, "--preds"); script != "" && (!ok || p != script) {
+			return fmt.Errorf("checks %q, not the hunt's script %q", p, script)
+		}
+		return nil
+	}
+	return fmt.Errorf("is a %s command, not debug or verify", words[1])
 }
 
 // lastFlag is the value a command line gives flag, as the command reads

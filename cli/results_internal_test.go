@@ -195,7 +195,7 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 	u := func(v uint64) *uint64 { return &v }
 	n := func(v int) *int { return &v }
 	sim := func() *resultFile {
-		return &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Bug: "spec", Command: "replay sim paxos --bug spec --seeds 1-30 --all"}, Shard: shardSpec{Index: 1, Count: 3},
+		return &resultFile{Hunt: huntID{Kind: "sim", System: "paxos", Bug: "spec", Command: "replay sim paxos --bug spec --seeds 1-30 --all", Script: "it's.star"}, Shard: shardSpec{Index: 1, Count: 3},
 			Runs: 10, Complete: true, Stopped: "done", Exit: ExitViolations, Failures: []huntFailure{{Seed: u(5), Kind: "violation", Predicate: "Agreement", Step: 7,
 				Reproduce: "replay sim paxos --seed 5 --bug spec -o 'runs/seed 5.lz4'",
 				Debug:     `replay debug 'runs/seed 5.lz4' --preds 'it'\''s.star' --at 7`}}}
@@ -265,6 +265,12 @@ func TestResultFilesWithCommandsOrExitsNoHuntWrites(t *testing.T) {
 		{"a seed hunt's failure reproduced by a schedule", sim(), func(rf *resultFile) {
 			rf.Failures[0].Reproduce = "replay sim paxos --bug spec --seed 5 --schedule s.lz4 -o x.lz4"
 		}, "is not sim with the failing seed"},
+		{"a debug command of another script", sim(), func(rf *resultFile) {
+			rf.Failures[0].Debug = "replay debug 'runs/seed 5.lz4' --preds /tmp/evil.star --at 7"
+		}, "not the hunt's script"},
+		{"a debug command that explores", sim(), func(rf *resultFile) {
+			rf.Failures[0].Debug = "replay explore paxos --check builtin:paxos -o x.lz4"
+		}, "is a explore command, not debug or verify"},
 		{"a stall with a predicate", explore(), func(rf *resultFile) { rf.Failures[0].Kind = "panic" }, `is a panic that names predicate`},
 		{"fewer runs than failing runs", sim(), func(rf *resultFile) { rf.Runs, rf.Complete, rf.Stopped = 0, false, "failure" }, "0 runs, 1 of them failing"},
 		// A hostile pass's edits that merged: an interrupted shard that
