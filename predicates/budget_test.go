@@ -88,7 +88,7 @@ safety("P", big)`},
 	// Each version is bounded alone; keep=N of them were not together
 	// (keep=40 of a new 100 MB string each step took 6.3 GB). A tuple
 	// of shared halves weighs its places in little memory.
-	{name: "kept-history", eval: true, want: "kept versions (keep = 10) weigh",
+	{name: "kept-history", eval: true, want: "with keep = 10, each value kept may weigh at most",
 		src: `
 def big():
     t = ("x",)

@@ -292,12 +292,9 @@ type Derived struct {
 	frame *frame
 	value starlark.Value
 	hist  []starlark.Value
-	// weights are what the last len(weights) versions of hist weigh (a
-	// segment's stitched history leaves fewer known).
-	weights []int
-	since   int64
-	Evals   int
-	err     bool
+	since int64
+	Evals int
+	err   bool
 	// slowSaid: Options.Slow heard of it.
 	slowSaid bool
 	spent    time.Duration // its evaluations' time at sampled steps
@@ -777,6 +774,12 @@ func (c *Checker) evalDerived(d *Derived) {
 	c.cur = d.frame
 	v, weight, err := freezeWeighed(v)
 	c.cur = saved
+	if err == nil && d.keep > 1 && weight > maxKeptHistory/d.keep {
+		// Each version is bounded so that keep of them are: a bound on
+		// their sum would read the whole history, which a --jobs
+		// segment's warm-up has only part of.
+		err = fmt.Errorf("with keep = %d, each value kept may weigh at most %d, and this one weighs %d (each element counts one for every place it appears, a string once more per 64 bytes): keep fewer, or smaller values", d.keep, maxKeptHistory/d.keep, weight)
+	}
 	if err != nil {
 		c.derivedFailed(d, fmt.Errorf("%s: derived(%q): %w", d.pos, d.name, err))
 		return
@@ -790,27 +793,10 @@ func (c *Checker) evalDerived(d *Derived) {
 	d.since = c.now
 	c.trackDerived(d)
 	d.hist = append(d.hist, v)
-	d.weights = append(d.weights, weight)
 	if len(d.hist) > d.keep {
 		d.hist = d.hist[len(d.hist)-d.keep:]
 	}
-	if len(d.weights) > len(d.hist) {
-		d.weights = d.weights[len(d.weights)-len(d.hist):]
-	}
-	if total := sumInts(d.weights); total > maxKeptHistory {
-		c.derivedFailed(d, fmt.Errorf("%s: derived(%q): its %d kept versions (keep = %d) weigh %d together, more than %d (each element counts one for every place it appears, a string once more per 64 bytes): keep fewer, or smaller values", d.pos, d.name, len(d.weights), d.keep, total, maxKeptHistory))
-		d.hist, d.weights = d.hist[len(d.hist)-1:], d.weights[len(d.weights)-1:]
-		return
-	}
 	c.changed(dep{depDerived, d.id, 0})
-}
-
-func sumInts(xs []int) int {
-	n := 0
-	for _, x := range xs {
-		n += x
-	}
-	return n
 }
 
 // slowDerived tells Options.Slow of d if its evaluation, which took

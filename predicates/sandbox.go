@@ -638,17 +638,24 @@ func freezeWeighed(v starlark.Value) (starlark.Value, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	weight := maxKeptWeight - left
 	if !live {
 		v.Freeze()
-		return v, weight, nil
+		return v, maxKeptWeight - left, nil
 	}
-	return freeze(v), weight, nil
+	// A row or view weighs one until frozen into what it holds (a whole
+	// log): the copy is what is kept, so the copy is weighed.
+	v = freeze(v)
+	left = maxKeptWeight
+	if _, err := keepable(v, 0, path[:0], &left); err != nil {
+		return nil, 0, err
+	}
+	return v, maxKeptWeight - left, nil
 }
 
 // maxKeptHistory bounds what a derived value's kept versions (keep=N)
-// weigh together: four values of the largest size. Each was bounded
-// alone, so keep=40 of a new 100 MB string at every step took 6.3 GB.
+// weigh together, four values of the largest size, by bounding each to
+// its share. Each was bounded alone, so keep=40 of a new 100 MB string
+// at every step took 6.3 GB.
 const maxKeptHistory = 4 * maxKeptWeight
 
 // elements lists what a list, tuple or dict holds (a dict's keys and

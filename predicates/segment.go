@@ -409,9 +409,8 @@ func (o *openSeam) same(b *openSeam) bool {
 }
 
 type derivedSeam struct {
-	since   int64
-	hist    []starlark.Value
-	weights []int
+	since int64
+	hist  []starlark.Value
 }
 
 type tableSeam struct {
@@ -671,14 +670,10 @@ func (c *Checker) takeOver(s *Segment, prev *Seam) error {
 			if w := t.writes[it]; w < max(1, d.keep) {
 				patches = append(patches, func() {
 					h := append(slices.Clone(a.hist), d.hist[len(d.hist)-w:]...)
-					ws := append(slices.Clone(a.weights), d.weights[len(d.weights)-min(w, len(d.weights)):]...)
 					if len(h) > d.keep {
 						h = h[len(h)-d.keep:]
 					}
-					if len(ws) > len(h) {
-						ws = ws[len(ws)-len(h):]
-					}
-					d.hist, d.weights = h, ws
+					d.hist = h
 				})
 			}
 		}
@@ -1001,7 +996,7 @@ func (c *Checker) seam() *Seam {
 		} else {
 			add("derived value %s (#%d) = %s", d.name, i, valueString(d.value))
 		}
-		s.derived = append(s.derived, derivedSeam{since: d.since, hist: slices.Clone(d.hist), weights: slices.Clone(d.weights)})
+		s.derived = append(s.derived, derivedSeam{since: d.since, hist: slices.Clone(d.hist)})
 	}
 	for _, p := range c.preds {
 		add("predicate %s %s", p.Name, predicateState(p))

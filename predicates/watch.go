@@ -84,7 +84,7 @@ func (w *Watcher) Sync() {
 	// Derived values are computed again when a watch reads them.
 	c.watchGen++
 	for _, d := range c.derived {
-		d.value, d.hist, d.weights = nil, nil, nil
+		d.value, d.hist = nil, nil
 	}
 	for _, t := range c.tables {
 		for _, rs := range t.rows {

@@ -530,3 +530,31 @@ func replaySourcesKnown(t *testing.T) bool {
 	}
 	return strings.Contains(string(vcs), "vcs.revision=")
 }
+
+// TestJobsKeptHistoryBound: a derived value kept 10 deep that grows too
+// big for its share at some steps fails at the same step, with the same
+// report, split or not. A bound on the sum of the kept versions (a
+// review's find) failed later in a segment whose warm-up held part of
+// the history, and a seam then sliced past the history it had cut.
+func TestJobsKeptHistoryBound(t *testing.T) {
+	dir := t.TempDir()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "1", "--steps", "200", "-o", "p.lz4"))
+	if err := os.WriteFile(filepath.Join(dir, "big.star"), []byte(`
+def big():
+    t = ("x",)
+    for i in range(20 if event.step >= 100 and event.step <= 103 else 8):
+        t = (t, t)
+    return (event.step, t)
+d = derived("big", big, keep = 10)
+safety("P", lambda: d() != None)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seq := replay(t, dir, "check", "p.lz4", "big.star")
+	if seq.code != 4 || !strings.Contains(seq.stderr, "with keep = 10, each value kept may weigh at most") || !strings.Contains(seq.stderr, "#100") {
+		t.Fatalf("--jobs 1: exit %d, want 4 and the derived value's failure at #100\n%s%s", seq.code, seq.stdout, seq.stderr)
+	}
+	for _, args := range [][]string{{"--marks", "100", "--warmup", "2"}, {"--marks", "60,140", "--warmup", "5"}} {
+		sameReport(t, strings.Join(args, " "), seq, replay(t, dir, append(append([]string{"check"}, args...), "p.lz4", "big.star")...))
+	}
+}
