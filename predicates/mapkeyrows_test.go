@@ -70,3 +70,14 @@ func TestComparePathsOrder(t *testing.T) {
 		t.Fatalf("sorted %q\nwant   %q", paths, want)
 	}
 }
+
+// Rows whose keys tie in an ordered index come in the tables' order,
+// numbers in their paths by value (they came in text order, Slot[10]
+// before Slot[2], a review's find).
+func TestOrderedTiesInNumberOrder(t *testing.T) {
+	holdsOnOneNode(t, "byslot", func() node.Handler { return &bySlot{} }, `S = table("predicates_test.slotEntry")
+O = ordered("all", S, by = lambda s: 0)
+want = list(range(1, 13))
+safety("TiesInOrder", lambda: [s.Slot for s in O] == want)
+`)
+}

@@ -7,6 +7,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
+
+	"github.com/replaycheck/replaycheck/node"
 )
 
 // Ordered is ordered(NAME, TABLE, by=FN): the rows of a table whose key
@@ -294,7 +296,7 @@ func (o *Ordered) search(k starlark.Value, rs *rowState) (int, error) {
 		if r.key.node != rs.key.node {
 			return r.key.node >= rs.key.node
 		}
-		return r.key.path >= rs.key.path
+		return node.CompareNatural(r.key.path, rs.key.path) >= 0 // as tables iterate
 	})
 	return i, err
 }

@@ -26,7 +26,10 @@ type gapFold struct {
 // returns the list.
 func (f *gapFold) add(gaps []Gap, g Gap) []Gap {
 	if f.last == nil {
-		f.last, f.reasons = map[string]int{}, map[string]string{}
+		f.last = map[string]int{}
+	}
+	if f.reasons == nil {
+		f.reasons = map[string]string{} // shared across segments
 	}
 	id := string(g.Node)
 	if i, ok := f.last[id]; ok {
@@ -34,11 +37,12 @@ func (f *gapFold) add(gaps []Gap, g Gap) []Gap {
 		// A gap that begins inside or right after the node's latest one
 		// (which did not run to the end) is the same stretch. One that
 		// begins further on leaves seqs between them that were recorded
-		// (or a gap to the end before it: a restart may follow it).
-		if prev.To != 0 && prev.Killed == g.Killed && g.From >= prev.From && g.From <= prev.To+1 {
-			if g.To == 0 || g.To > prev.To {
-				prev.To = g.To
-			}
+		// (or a gap to the end before it: a restart may follow it). A
+		// gap to the end is kept apart: its reason is why the recording
+		// stopped (a full disk after the recorder fell behind), which
+		// the first reason of the stretch is not.
+		if prev.To != 0 && g.To != 0 && prev.Killed == g.Killed && g.From >= prev.From && g.From <= prev.To+1 {
+			prev.To = max(prev.To, g.To)
 			return gaps
 		}
 	}

@@ -23,7 +23,7 @@ func TestGapsThatFollowOnAreOne(t *testing.T) {
 		{Node: "a", From: 6, To: 9, Reason: "fell behind again"}, // follows on from 3..5
 		{Node: "a", From: 8, To: 12},                             // overlaps: 3..12
 		{Node: "a", From: 20, To: 21},                            // apart
-		{Node: "a", From: 22},                                    // to the end: 20 onwards
+		{Node: "a", From: 22, Reason: "disk full"},               // to the end: apart, its reason kept
 	} {
 		if err := w.Gap(g); err != nil {
 			t.Fatal(err)
@@ -39,7 +39,8 @@ func TestGapsThatFollowOnAreOne(t *testing.T) {
 	want := []Gap{
 		{Node: "a", From: 3, To: 12, Reason: "fell behind"},
 		{Node: "b", From: 2, To: 2, Reason: "fell behind"},
-		{Node: "a", From: 20, To: 0, Reason: ""},
+		{Node: "a", From: 20, To: 21, Reason: ""},
+		{Node: "a", From: 22, To: 0, Reason: "disk full"},
 	}
 	if fmt.Sprint(f.Gaps) != fmt.Sprint(want) {
 		t.Fatalf("gaps %+v, want %+v", f.Gaps, want)
@@ -119,5 +120,35 @@ func TestTraceTextIsReadEscaped(t *testing.T) {
 	}
 	if !strings.Contains(f.Gaps[0].Reason, `\x1b[2J`) {
 		t.Errorf("the reason reads %q, want its escapes shown", f.Gaps[0].Reason)
+	}
+}
+
+// An equal reason is one string across a file's segments (a recorder
+// restarted 300 times, stopping each time for the same reason): the
+// reasons were forgotten at each segment, so the same one counted
+// against the budget of distinct reasons again, and was clipped.
+func TestGapReasonsAreSharedAcrossSegments(t *testing.T) {
+	var buf bytes.Buffer
+	reason := strings.Repeat("r", MaxReasonLen-1)
+	for i := range 300 {
+		h := testHeader()
+		h.Segment = i
+		w, err := NewWriter(&buf, h, WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Gap(Gap{Node: "a", From: uint64(10*i + 1), To: uint64(10*i + 2), Reason: reason}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(End{Reason: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := readBounded(t, "segments.lz4", buf.Bytes())
+	if err != nil || f.Damage != nil {
+		t.Fatalf("%v %v", err, f.Damage)
+	}
+	if len(f.Gaps) != 300 || f.Gaps[299].Reason != reason {
+		t.Fatalf("%d gaps, the last with a reason of %d bytes, want 300 and %d", len(f.Gaps), len(f.Gaps[len(f.Gaps)-1].Reason), len(reason))
 	}
 }

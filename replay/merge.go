@@ -681,8 +681,9 @@ func (t *Trace) findTruncations() {
 	}
 	stretches := map[stretchKey]int{}
 	stopAt := map[stopKey]int{}
-	more := map[stretchKey]int{} // further reasons of a stretch, past the ones it shows
-	foldedStops := map[int]int{} // further gaps folded into a stop, by its index
+	reasons := map[stretchKey]int{} // reasons a stretch shows
+	more := map[stretchKey]int{}    // further reasons of a stretch, past the ones it shows
+	foldedStops := map[int]int{}    // further gaps folded into a stop, by its index
 	for _, c := range cuts {
 		after := -1
 		if c.seq > 0 {
@@ -730,8 +731,11 @@ func (t *Trace) findTruncations() {
 		// stretch that gives both.
 		if i, ok := stretches[key]; ok {
 			u := &t.Unknown[c.node][i]
-			if strings.Count(u.Reason, "; ") < maxStretchReasons-1 {
+			// Counted, not read back from the text: a reason may hold
+			// "; " itself.
+			if reasons[key] < maxStretchReasons {
 				u.Reason += "; " + c.reason
+				reasons[key]++
 			} else {
 				more[key]++
 			}
@@ -739,7 +743,7 @@ func (t *Trace) findTruncations() {
 			continue
 		}
 		down := after >= 0 && t.Event(after).Kind == node.KindCrash
-		stretches[key] = len(t.Unknown[c.node])
+		stretches[key], reasons[key] = len(t.Unknown[c.node]), 1
 		t.Unknown[c.node] = append(t.Unknown[c.node], Unknown{After: after, Until: until, Reason: c.reason, Killed: c.killed && c.stop == nil, Down: down})
 	}
 	for k, i := range stretches {

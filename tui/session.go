@@ -148,18 +148,32 @@ func (m *Model) recheckWatched(tr *replay.Trace, reg *system.Registry, script st
 		err   error
 	)
 	w := stall.NewWatch()
-	bound := m.stuckAfter() // the handlers' bound too: this replay's calls are the ones already indexed
-	st, gaveUp, _ := w.Run(func() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
 		res, flips, err = statedb.CheckPredicatesWatched(tr, reg, script, func(_ string, done, total int) { progress(done, total) }, w)
-	}, func() time.Duration { return bound }, nil, nil)
-	if gaveUp {
-		what := "a handler call"
-		if st.Own {
-			what = fmt.Sprintf("%s of the script (one Starlark step: a built-in call, or freezing or hashing a value)", st.What)
+	}()
+	// One bound for every call, the script's and the handlers' (this
+	// replay's calls are the ones already indexed): the watches' bound.
+	bound := m.stuckAfter()
+	tick := time.NewTicker(stall.Tick)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return res, flips, err
+		case now := <-tick.C:
+			st, gaveUp := w.GiveUp(now, bound)
+			if !gaveUp {
+				continue
+			}
+			what := "a handler call"
+			if st.Own {
+				what = fmt.Sprintf("%s of the script (one Starlark step: a built-in call, or freezing or hashing a value)", st.What)
+			}
+			return nil, nil, fmt.Errorf("given up on %s at step #%d after %v", what, st.Step, st.After)
 		}
-		return nil, nil, fmt.Errorf("given up on %s at step #%d after %v", what, st.Step, st.After)
 	}
-	return res, flips, err
 }
 
 // stuckAfter is how long a watch's evaluation, or the load of the

@@ -466,9 +466,13 @@ func TestForkSaysADownNodeStaysDown(t *testing.T) {
 func TestForkInterruptedLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "9", "--time", "3000s", "--steps", "300000", "-o", "huge.lz4"))
-	// Loading takes about half a second here and the rebuild seconds:
-	// the signal comes during the rebuild.
-	r := replayInterrupted(t, dir, time.Second, os.Interrupt, "fork", "huge.lz4", "--at", "299000", "-o", "out.fork.lz4")
+	// The rebuild takes four to five times as long as loading the trace
+	// (0.5 s and 2.5 s here): a signal at twice the load's time comes
+	// during the rebuild on a faster machine or a slower one alike.
+	start := time.Now()
+	mustOK(t, replay(t, dir, "events", "huge.lz4", "--limit", "1"))
+	load := time.Since(start)
+	r := replayInterrupted(t, dir, 2*load, os.Interrupt, "fork", "huge.lz4", "--at", "299000", "-o", "out.fork.lz4")
 	if r.code != 130 {
 		t.Fatalf("fork interrupted: exit %d\n%s", r.code, r.stderr)
 	}
