@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/replaycheck/replaycheck/record"
 )
 
 // TestDivergenceOfASimulatedTrace: a new user checked a fix against the
@@ -17,12 +15,7 @@ import (
 // recording keeps its order of causes.
 func TestDivergenceOfASimulatedTrace(t *testing.T) {
 	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "-o", "t.lz4"))
-	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tamperSeed(f, 60)
+	f := tamperedPaxos(t, dir)
 	_, at, script := checkTampered(t, dir, f)
 	text := replay(t, dir, "check", "tampered.lz4", script)
 	if !strings.Contains(text.stdout, "checking stopped early, after #") || !strings.Contains(text.stdout, "the replay diverged at #") {

@@ -136,8 +136,7 @@ func unclosed(t *testing.T, path string) []byte {
 // and what is wrong; no panic, no hang.
 func TestHostileTraces(t *testing.T) {
 	dir := t.TempDir()
-	small := filepath.Join(dir, "small.lz4")
-	mustOK(t, app(t, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", small))
+	small, _ := smallPaxos(t, dir)
 	good, err := os.ReadFile(small)
 	if err != nil {
 		t.Fatal(err)
@@ -285,12 +284,7 @@ func (d *fillingDisk) Write(p []byte) (int, error) {
 // instead of blaming a kill.
 func TestDiskFullTraceSaysSo(t *testing.T) {
 	dir := t.TempDir()
-	small := filepath.Join(dir, "small.lz4")
-	mustOK(t, app(t, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", small))
-	f, err := record.ReadFile(small)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, f := smallPaxos(t, dir)
 	d := &fillingDisk{room: 6000}
 	w, err := record.NewWriter(d, *f.Header, record.WriterOptions{})
 	if err != nil {
@@ -520,12 +514,7 @@ func TestShrinkRefusesAMismatchedReceiptAsVerifyDoes(t *testing.T) {
 // them over and exited 0; the warning counted the places as nodes.
 func TestManyGapsOfOneNode(t *testing.T) {
 	dir := t.TempDir()
-	small := filepath.Join(dir, "small.lz4")
-	mustOK(t, app(t, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", small))
-	f, err := record.ReadFile(small)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, f := smallPaxos(t, dir)
 	var last uint64
 	for _, ev := range f.Events {
 		if ev.Node == "n1" {
@@ -565,12 +554,7 @@ func TestManyGapsOfOneNode(t *testing.T) {
 // names eight of each and counts the rest.
 func TestManyNodesNoFileRecords(t *testing.T) {
 	dir := t.TempDir()
-	small := filepath.Join(dir, "small.lz4")
-	mustOK(t, app(t, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", small))
-	f, err := record.ReadFile(small)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, f := smallPaxos(t, dir)
 	for i := range 40 {
 		f.Header.Nodes = append(f.Header.Nodes, node.ID(fmt.Sprintf("z%02d", i))) // after n1..n7: their indexes hold
 	}
@@ -595,8 +579,7 @@ func TestManyNodesNoFileRecords(t *testing.T) {
 // recorded", and the damage was named by info alone.
 func TestDamageRightAfterTheHeader(t *testing.T) {
 	dir := t.TempDir()
-	small := filepath.Join(dir, "small.lz4")
-	mustOK(t, app(t, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", small))
+	small, _ := smallPaxos(t, dir)
 	good, err := os.ReadFile(small)
 	if err != nil {
 		t.Fatal(err)
@@ -612,4 +595,17 @@ func TestDamageRightAfterTheHeader(t *testing.T) {
 			t.Errorf("%s: exit %d\n%s", args[0], r.code, r.stderr)
 		}
 	}
+}
+
+// smallPaxos simulates a second of paxos (seed 1) into dir/small.lz4 and
+// reads it back.
+func smallPaxos(t *testing.T, dir string) (string, *record.File) {
+	t.Helper()
+	small := filepath.Join(dir, "small.lz4")
+	mustOK(t, app(t, "sim", "paxos", "--seed", "1", "--time", "1s", "-o", small))
+	f, err := record.ReadFile(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return small, f
 }

@@ -306,12 +306,7 @@ func TestCheckToLeavesOpenIntervalsUnjudged(t *testing.T) {
 // pass cannot reach.
 func TestJobsDivergence(t *testing.T) {
 	dir := t.TempDir()
-	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "-o", "t.lz4"))
-	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tamperSeed(f, 60)
+	f := tamperedPaxos(t, dir)
 	seq, at, script := checkTampered(t, dir, f)
 	seqJSON := replay(t, dir, "check", "--json", "tampered.lz4", script)
 	marks := fmt.Sprintf("%d,%d,%d", at/2, at+50, at+400)

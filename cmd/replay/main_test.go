@@ -426,6 +426,19 @@ func rewriteTrace(t *testing.T, f *record.File, path string, gapsAfter ...record
 	}
 }
 
+// tamperedPaxos simulates paxos (seed 4) into dir/t.lz4 and reads it
+// back with its 60th random seed changed: a replay of it diverges.
+func tamperedPaxos(t *testing.T, dir string) *record.File {
+	t.Helper()
+	mustOK(t, replay(t, dir, "sim", "paxos", "--seed", "4", "-o", "t.lz4"))
+	f, err := record.ReadFile(filepath.Join(dir, "t.lz4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tamperSeed(f, 60)
+	return f
+}
+
 // tamperSeed changes the nth random seed the trace's events drew, so
 // that replay diverges there.
 func tamperSeed(f *record.File, nth int) {
