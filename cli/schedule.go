@@ -84,6 +84,10 @@ with a DAMAGED comment, and exits 2.`,
 			} else {
 				// As explore's schedules: a script named by mistake (-o
 				// mine.star) was replaced, which export and report refuse.
+				// A trace is said to be one.
+				if err := notOverATrace(output, "the schedule"); err != nil {
+					return err
+				}
 				if err := replacesOnlyASchedule(output); err != nil {
 					return err
 				}
