@@ -681,8 +681,7 @@ func (t *Trace) findTruncations() {
 	}
 	stretches := map[stretchKey]int{}
 	stopAt := map[stopKey]int{}
-	reasons := map[stretchKey]int{} // reasons a stretch shows
-	more := map[stretchKey]int{}    // further reasons of a stretch, past the ones it shows
+	reasons := map[stretchKey]int{} // a stretch's reasons, shown or counted
 	foldedStops := map[int]int{}    // further gaps folded into a stop, by its index
 	for _, c := range cuts {
 		after := -1
@@ -735,10 +734,8 @@ func (t *Trace) findTruncations() {
 			// "; " itself.
 			if reasons[key] < maxStretchReasons {
 				u.Reason += "; " + c.reason
-				reasons[key]++
-			} else {
-				more[key]++
 			}
+			reasons[key]++
 			u.Killed = u.Killed && c.killed
 			continue
 		}
@@ -747,7 +744,7 @@ func (t *Trace) findTruncations() {
 		t.Unknown[c.node] = append(t.Unknown[c.node], Unknown{After: after, Until: until, Reason: c.reason, Killed: c.killed && c.stop == nil, Down: down})
 	}
 	for k, i := range stretches {
-		if n := more[k]; n > 0 {
+		if n := reasons[k] - maxStretchReasons; n > 0 {
 			t.Unknown[k.node][i].Reason += fmt.Sprintf("; and %d more", n)
 		}
 	}

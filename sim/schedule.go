@@ -72,11 +72,10 @@ type ScheduledEvent struct {
 // order the simulator ran them (the file's order), with their times and
 // drawn randomness.
 func ScheduleOf(f *record.File) (*Schedule, error) {
-	h := f.Header
-	if h.Driver != "sim" {
-		return nil, fmt.Errorf("%s: a schedule exists only for simulated runs (this trace's driver is %q)", f.Path, h.Driver)
+	if err := simulated(f); err != nil {
+		return nil, err
 	}
-	return scheduleOf(f, f.Events, nil)
+	return scheduleOf(f, entries(f.Events))
 }
 
 // ScheduleOfFile is ScheduleOf of the trace at path, read one event at a
@@ -93,30 +92,49 @@ func ScheduleOfFile(path string) (*Schedule, error) {
 			chunks = append(chunks, make([]ScheduledEvent, 0, chunk))
 		}
 		last := &chunks[len(chunks)-1]
-		*last = append(*last, scheduled(ev, 0))
+		*last = append(*last, scheduled(ev))
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := simulated(f); err != nil {
 		return nil, err
 	}
 	n := 0
 	for _, c := range chunks {
 		n += len(c)
 	}
-	scanned := make([]ScheduledEvent, 0, n)
+	all := make([]ScheduledEvent, 0, n)
 	for i, c := range chunks {
-		scanned = append(scanned, c...)
+		all = append(all, c...)
 		chunks[i] = nil
 	}
-	if f.Header.Driver != "sim" {
-		return nil, fmt.Errorf("%s: a schedule exists only for simulated runs (this trace's driver is %q)", f.Path, f.Header.Driver)
-	}
-	return scheduleOf(f, nil, scanned)
+	return scheduleOf(f, all)
 }
 
-// scheduled is ev's schedule entry, its time counted from start.
-func scheduled(ev *node.Event, start int64) ScheduledEvent {
-	se := ScheduledEvent{At: time.Duration(ev.Time - start), Pending: Pending{Kind: ev.Kind, Node: ev.Node}, Scripted: ev.Scripted}
+// simulated refuses a trace the simulator did not make.
+func simulated(f *record.File) error {
+	if d := f.Header.Driver; d != "sim" {
+		return fmt.Errorf("%s: a schedule exists only for simulated runs (this trace's driver is %q)", f.Path, d)
+	}
+	return nil
+}
+
+// entries are the schedule entries of events, timed from the epoch as
+// scheduleOf takes them.
+func entries(events []*node.Event) []ScheduledEvent {
+	out := make([]ScheduledEvent, 0, len(events))
+	for _, ev := range events {
+		out = append(out, scheduled(ev))
+	}
+	return out
+}
+
+// scheduled is ev's schedule entry, its time from the epoch until
+// scheduleOf counts it from the run's start.
+func scheduled(ev *node.Event) ScheduledEvent {
+	se := ScheduledEvent{At: time.Duration(ev.Time), Pending: Pending{Kind: ev.Kind, Node: ev.Node}, Scripted: ev.Scripted}
 	switch ev.Kind {
 	case node.KindRecv:
 		se.Msg, se.MsgType = ev.Msg(), ev.MsgType
@@ -156,13 +174,14 @@ func ContinuationOf(f *record.File) (sc *Schedule, at int, err error) {
 	if at >= len(f.Events) {
 		return nil, 0, fmt.Errorf("%s: forked at #%d but holds %d events", f.Path, at, len(f.Events))
 	}
-	sc, err = scheduleOf(f, f.Events[at+1:], nil)
+	sc, err = scheduleOf(f, entries(f.Events[at+1:]))
 	return sc, at, err
 }
 
-// scheduleOf is the schedule of events, which the simulator ran in this
-// order, under the settings of f's header.
-func scheduleOf(f *record.File, events []*node.Event, scanned []ScheduledEvent) (*Schedule, error) {
+// scheduleOf is the schedule of events (entries timed from the epoch),
+// which the simulator ran in this order, under the settings of f's
+// header.
+func scheduleOf(f *record.File, events []ScheduledEvent) (*Schedule, error) {
 	h := f.Header
 	if len(f.Segments) > 1 {
 		return nil, fmt.Errorf("%s: %d writer sessions; a simulated trace has one", f.Path, len(f.Segments))
@@ -188,18 +207,9 @@ func scheduleOf(f *record.File, events []*node.Event, scanned []ScheduledEvent) 
 	if sc.Origin == "" {
 		sc.Origin = "seeded seed=" + run["seed"]
 	}
-	if scanned != nil {
-		// Scanned (ScheduleOfFile): each event was kept as its schedule
-		// entry, its time from the Unix epoch until the header was read.
-		sc.Events = scanned
-		for i := range sc.Events {
-			sc.Events[i].At -= time.Duration(h.Start)
-		}
-	} else {
-		sc.Events = make([]ScheduledEvent, 0, len(events))
-		for _, ev := range events {
-			sc.Events = append(sc.Events, scheduled(ev, h.Start))
-		}
+	sc.Events = events
+	for i := range sc.Events {
+		sc.Events[i].At -= time.Duration(h.Start)
 	}
 	if f.Damage != nil {
 		return sc, fmt.Errorf("%s: damaged; the schedule holds the %d events before the damage: %w", f.Path, len(sc.Events), f.Damage)
